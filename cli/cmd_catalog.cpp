@@ -1,0 +1,67 @@
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "format.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost::cli {
+
+namespace {
+
+void print_catalog_text() {
+  const auto all = nlohmann::json::parse(catalog_json());
+  Table devices({"device", "arch", "SMs", "memory GiB", "HBM GB/s", "NVLink GB/s", "bf16 TFLOP/s",
+                 "fp8 TFLOP/s"},
+                {false, false, true, true, true, true, true, true});
+  for (const auto& d : all["devices"]) {
+    const auto& p = d["peak_tflops"];
+    devices.add({d["name"], d.value("architecture", ""), fmt::format("{}", d.value("sms", 0)),
+                 fmt::format("{:.1f}", d.value("memory_GiB", 0.0)),
+                 fmt::format("{:.0f}", d.value("memory_bandwidth_GBps", 0.0)),
+                 fmt::format("{:.0f}", d.value("nvlink_bandwidth_GBps", 0.0)),
+                 fmt::format("{:.1f}", p.value("bf16", 0.0)),
+                 p.contains("fp8") && p["fp8"].is_number() ? fmt::format("{:.0f}", p["fp8"].get<double>())
+                                                            : "-"});
+  }
+  Table systems({"system", "device", "GPUs/node", "intra GB/s", "inter GB/s"},
+                {false, false, true, true, true});
+  for (const auto& s : all["systems"]) {
+    systems.add({s["name"], s["device"], fmt::format("{}", s.value("gpus_per_node", 0)),
+                 fmt::format("{:.0f}", s.value("intra_node_bandwidth_GBps", 0.0)),
+                 fmt::format("{:.0f}", s.value("inter_node_bandwidth_GBps", 0.0))});
+  }
+  Table models({"model", "params", "layers", "hidden", "heads", "kv", "ffn", "vocab", "seq", "moe"},
+               {false, true, true, true, true, true, true, true, true, false});
+  for (const auto& m : all["models"]) {
+    const Model model = load_model(m["name"].get<std::string>());
+    models.add({model.name, fmt::format("{:.1f}B", parameter_count(model) / 1e9),
+                fmt::format("{}", model.layers), fmt::format("{}", model.hidden),
+                fmt::format("{}", model.heads), fmt::format("{}", model.kv_heads),
+                fmt::format("{}", model.ffn_hidden), fmt::format("{}", model.vocab),
+                fmt::format("{}", model.seq_len),
+                model.is_moe() ? fmt::format("{}x top-{}", model.experts, model.top_k) : "-"});
+  }
+  fmt::print("devices (dense peaks; sources in 'shardcost catalog --format json')\n{}\n",
+             devices.render(2));
+  fmt::print("systems (bandwidth per GPU, one direction)\n{}\n", systems.render(2));
+  fmt::print("models\n{}", models.render(2));
+}
+
+}  // namespace
+
+void add_catalog_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("catalog", "Print the built-in devices, systems and models");
+  auto format = std::make_shared<std::string>("text");
+  cmd->add_option("--format", *format, "text or json (json carries every figure's source)");
+  cmd->callback([format] {
+    if (parse_format(*format, {Format::text, Format::json}) == Format::json) {
+      fmt::print("{}\n", catalog_json());
+    } else {
+      print_catalog_text();
+    }
+  });
+}
+
+}  // namespace shardcost::cli

@@ -1,0 +1,179 @@
+// estimate and rank: price one strategy, or search the space of strategies.
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "commands.h"
+#include "format.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost::cli {
+namespace {
+
+struct PlanArgs {
+  std::string model;
+  std::string cluster;
+  std::optional<int> gpus;
+  std::string software = "megatron-core";
+  std::string format = "text";
+};
+
+void add_plan_options(CLI::App* cmd, PlanArgs& a) {
+  cmd->add_option("--model", a.model, "catalog model name or model JSON file")->required();
+  cmd->add_option("--cluster", a.cluster, "catalog system name or cluster JSON file")->required();
+  cmd->add_option("--gpus", a.gpus, "GPU count (whole nodes, or part of one node)");
+  cmd->add_option("--software", a.software,
+                  "software stack: megatron-core (default) or megatron-lm-2021");
+}
+
+std::string cluster_line(const Cluster& c) {
+  const NodeGroup& g = c.groups.front();
+  return fmt::format("{} GPUs: {} node{} x {} {}", c.total_gpus(), g.nodes, g.nodes == 1 ? "" : "s",
+                     g.gpus_per_node, g.device.name);
+}
+
+std::string summary_text(const Estimate& e) {
+  std::string out;
+  out += fmt::format("step time       {:.3f} s\n", e.step_time_s);
+  out += fmt::format("throughput      {} tokens/s, {:.1f} TFLOP/s per GPU, MFU {:.1f} %\n",
+                     thousands(e.tokens_per_s), e.tflops_per_gpu, 100 * e.mfu);
+  out += fmt::format("memory per GPU  {:.1f} GiB of {:.1f} GiB ({})\n",
+                     e.memory_per_gpu_bytes / kGiB, e.memory_capacity_bytes / kGiB,
+                     e.feasible ? "fits" : "does not fit: " + e.reason);
+  return out;
+}
+
+void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, const Estimate& e) {
+  fmt::print("{} ({:.1f}B parameters) on {} ({}), software {}\n", m.name, e.parameters / 1e9,
+             c.name, cluster_line(c), a.software);
+  fmt::print("strategy        {}\n\n{}\n", to_string(e.strategy), summary_text(e));
+  Table time({"time per step", "seconds", "share", "source"}, {false, true, true, false});
+  for (const auto& p : e.time) {
+    time.add({p.name, fmt::format("{:.3f}", p.seconds),
+              fmt::format("{:.1f} %", 100 * p.seconds / e.step_time_s),
+              p.seconds > 0 ? std::string(to_string(p.origin)) : "-"});
+  }
+  time.add({"total", fmt::format("{:.3f}", e.step_time_s), "100.0 %", ""});
+  Table memory({"memory per GPU", "GiB", "share"}, {false, true, true});
+  for (const auto& p : e.memory) {
+    memory.add({p.name, fmt::format("{:.2f}", p.bytes / kGiB),
+                fmt::format("{:.1f} %", 100 * p.bytes / e.memory_per_gpu_bytes)});
+  }
+  memory.add({"total", fmt::format("{:.2f}", e.memory_per_gpu_bytes / kGiB), "100.0 %"});
+  fmt::print("{}\n{}", time.render(), memory.render());
+}
+
+void run_estimate(const PlanArgs& a, const std::string& strategy_text) {
+  const Format format = parse_format(a.format, {Format::text, Format::json});
+  const Model m = load_model(a.model);
+  const Cluster c = load_cluster(a.cluster, a.gpus);
+  const Strategy s = parse_strategy(strategy_text, c.total_gpus());
+  EstimateOptions opt;
+  opt.software = software_preset(a.software);
+  const Estimate e = estimate(m, c, s, opt);
+  if (format == Format::json) {
+    nlohmann::json j = to_json(e);
+    j["model"] = m.name;
+    j["cluster"] = c.name;
+    j["gpus"] = c.total_gpus();
+    j["software"] = a.software;
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    print_estimate_text(m, c, a, e);
+  }
+}
+
+void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective) {
+  const Format format = parse_format(a.format, {Format::text, Format::json, Format::csv});
+  if (objective == "time") ro.objective = Objective::time;
+  else if (objective == "memory") ro.objective = Objective::memory;
+  else throw InputError(fmt::format("unknown --objective '{}'; use time or memory", objective));
+  const Model m = load_model(a.model);
+  const Cluster c = load_cluster(a.cluster, a.gpus);
+  ro.estimate.software = software_preset(a.software);
+  const RankResult r = rank(m, c, ro);
+
+  if (format == Format::json) {
+    nlohmann::json j;
+    j["model"] = m.name;
+    j["cluster"] = c.name;
+    j["gpus"] = c.total_gpus();
+    j["software"] = a.software;
+    j["evaluated"] = r.evaluated;
+    j["feasible"] = r.feasible;
+    j["elapsed_s"] = r.elapsed_s;
+    j["rejected"] = r.rejected;
+    j["strategies"] = nlohmann::json::array();
+    for (const auto& e : r.best) j["strategies"].push_back(to_json(e));
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  if (format == Format::csv) {
+    fmt::print("rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
+               "ep,mbs,gbs,vpp,recompute,sp,zero\n");
+    int i = 0;
+    for (const auto& e : r.best) {
+      const Strategy& s = e.strategy;
+      fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{}\n", ++i,
+                 e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
+                 e.memory_per_gpu_bytes / kGiB, s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs, s.vpp,
+                 to_string(s.recompute), s.sp, s.zero);
+    }
+    return;
+  }
+  fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c),
+             ro.global_batch, a.software);
+  fmt::print("{} candidates evaluated, {} feasible\n\n", thousands(static_cast<double>(r.evaluated)),
+             thousands(static_cast<double>(r.feasible)));
+  Table t({"#", "step s", "tokens/s", "TFLOP/s", "MFU", "GiB", "tp", "pp", "dp", "cp", "ep", "mbs",
+           "vpp", "recompute", "sp", "zero"},
+          {true, true, true, true, true, true, true, true, true, true, true, true, true, false,
+           false, true});
+  int i = 0;
+  for (const auto& e : r.best) {
+    const Strategy& s = e.strategy;
+    t.add({fmt::format("{}", ++i), fmt::format("{:.3f}", e.step_time_s), thousands(e.tokens_per_s),
+           fmt::format("{:.1f}", e.tflops_per_gpu), fmt::format("{:.1f}%", 100 * e.mfu),
+           fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB), fmt::format("{}", s.tp),
+           fmt::format("{}", s.pp), fmt::format("{}", s.dp), fmt::format("{}", s.cp),
+           fmt::format("{}", s.ep), fmt::format("{}", s.mbs), fmt::format("{}", s.vpp),
+           std::string(to_string(s.recompute)), s.sp ? "yes" : "no", fmt::format("{}", s.zero)});
+  }
+  fmt::print("{}", t.render());
+  if (!r.rejected.empty()) {
+    fmt::print("\nrejected\n");
+    for (const auto& [reason, count] : r.rejected)
+      fmt::print("  {:>10}  {}\n", thousands(static_cast<double>(count)), reason);
+  }
+  fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
+}
+
+}  // namespace
+
+void add_plan_commands(CLI::App& app) {
+  auto est_args = std::make_shared<PlanArgs>();
+  auto strategy = std::make_shared<std::string>();
+  auto* est = app.add_subcommand("estimate", "Price one strategy: step time, throughput, memory");
+  add_plan_options(est, *est_args);
+  est->add_option("--strategy", *strategy,
+                  "e.g. \"tp=8,pp=8,dp=1,cp=1,ep=1,mbs=1,gbs=64,vpp=3,recompute=selective,"
+                  "sp=true,zero=0\"; missing keys take defaults (dp from the GPU count)")
+      ->required();
+  est->add_option("--format", est_args->format, "text or json");
+  est->callback([est_args, strategy] { run_estimate(*est_args, *strategy); });
+
+  auto rank_args = std::make_shared<PlanArgs>();
+  auto ro = std::make_shared<RankOptions>();
+  auto objective = std::make_shared<std::string>("time");
+  auto* rk = app.add_subcommand("rank", "Search every strategy and print the best");
+  add_plan_options(rk, *rank_args);
+  rk->add_option("--gbs", ro->global_batch, "global batch size in sequences")->required();
+  rk->add_option("--top", ro->top, "how many strategies to print (default 10)");
+  rk->add_option("--fix", ro->fixed, "pin strategy keys, e.g. \"tp=8,recompute=full\"");
+  rk->add_option("--objective", *objective, "time (default) or memory");
+  rk->add_option("--format", rank_args->format, "text, json or csv");
+  rk->callback([rank_args, ro, objective] { run_rank(*rank_args, *ro, *objective); });
+}
+
+}  // namespace shardcost::cli

@@ -1,0 +1,64 @@
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "commands.h"
+#include "format.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost::cli {
+
+void add_validate_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "validate", "Reproduce published training results and print the error row by row");
+  auto format = std::make_shared<std::string>("text");
+  cmd->add_option("--format", *format, "text, json or csv");
+  cmd->callback([format] {
+    const Format f = parse_format(*format, {Format::text, Format::json, Format::csv});
+    const ValidationReport r = validate();
+    const char* tables[] = {"korthikanti2022", "megatron2021"};
+    if (f == Format::json) {
+      nlohmann::json j;
+      for (const char* t : tables) {
+        nlohmann::json rows = nlohmann::json::array();
+        for (const auto& row : r.rows) {
+          if (row.table != t) continue;
+          rows.push_back({{"label", row.label},
+                          {"strategy", to_json(row.strategy)},
+                          {"published_s", row.published_s},
+                          {"predicted_s", std::round(row.predicted_s * 1000) / 1000},
+                          {"error", std::round(row.error() * 10000) / 10000}});
+        }
+        j[t] = {{"rows", rows},
+                {"mean_abs_error", std::round(r.mean_abs_error(t) * 10000) / 10000},
+                {"max_abs_error", std::round(r.max_abs_error(t) * 10000) / 10000}};
+      }
+      fmt::print("{}\n", j.dump(2));
+      return;
+    }
+    if (f == Format::csv) {
+      fmt::print("table,label,published_s,predicted_s,error,strategy\n");
+      for (const auto& row : r.rows)
+        fmt::print("{},{},{},{:.3f},{:.4f},{}\n", row.table, row.label, row.published_s,
+                   row.predicted_s, row.error(), csv_escape(to_string(row.strategy)));
+      return;
+    }
+    const char* titles[] = {
+        "Korthikanti et al. 2022, Table 5 (DGX A100, given strategies)",
+        "Narayanan et al. 2021, Table 1 (DGX A100; tp, pp, dp given, mbs/vpp/zero searched)"};
+    for (int i = 0; i < 2; ++i) {
+      Table t({"row", "published s", "predicted s", "error", "strategy"},
+              {false, true, true, true, false});
+      for (const auto& row : r.rows) {
+        if (row.table != tables[i]) continue;
+        t.add({row.label, fmt::format("{:.2f}", row.published_s),
+               fmt::format("{:.2f}", row.predicted_s), fmt::format("{:+.1f} %", 100 * row.error()),
+               to_string(row.strategy)});
+      }
+      fmt::print("{}\n{}mean absolute error {:.2f} %, worst {:.2f} %\n\n", titles[i], t.render(2),
+                 100 * r.mean_abs_error(tables[i]), 100 * r.max_abs_error(tables[i]));
+    }
+  });
+}
+
+}  // namespace shardcost::cli

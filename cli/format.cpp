@@ -1,0 +1,115 @@
+#include "format.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "shardcost/error.h"
+
+namespace shardcost::cli {
+
+Format parse_format(const std::string& s, const std::vector<Format>& allowed) {
+  Format f;
+  if (s == "text") f = Format::text;
+  else if (s == "json") f = Format::json;
+  else if (s == "csv") f = Format::csv;
+  else throw InputError(fmt::format("unknown --format '{}'; use text, json or csv", s));
+  if (std::find(allowed.begin(), allowed.end(), f) == allowed.end())
+    throw InputError(fmt::format("--format {} is not available for this command", s));
+  return f;
+}
+
+Table::Table(std::vector<std::string> header, std::vector<bool> right_aligned)
+    : header_(std::move(header)), right_(std::move(right_aligned)) {
+  right_.resize(header_.size(), false);
+}
+
+void Table::add(std::vector<std::string> row) {
+  row.resize(header_.size());
+  rows_.push_back(std::move(row));
+}
+
+std::string Table::render(int indent) const {
+  std::vector<size_t> width(header_.size());
+  for (size_t i = 0; i < header_.size(); ++i) width[i] = header_[i].size();
+  for (const auto& r : rows_)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l(static_cast<size_t>(indent), ' ');
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i) l += "  ";
+      l += right_[i] ? fmt::format("{:>{}}", cells[i], width[i])
+                     : fmt::format("{:<{}}", cells[i], width[i]);
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line(header_);
+  for (const auto& r : rows_) line(r);
+  return out;
+}
+
+nlohmann::json to_json(const Strategy& s) {
+  return {{"tp", s.tp},   {"pp", s.pp},   {"dp", s.dp},
+          {"cp", s.cp},   {"ep", s.ep},   {"mbs", s.mbs},
+          {"gbs", s.gbs}, {"vpp", s.vpp}, {"recompute", std::string(to_string(s.recompute))},
+          {"sp", s.sp},   {"zero", s.zero}};
+}
+
+namespace {
+// Rounds to 6 significant digits so JSON output is stable and readable.
+double round6(double v) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, 5 - static_cast<int>(std::floor(std::log10(std::abs(v)))));
+  return std::round(v * scale) / scale;
+}
+}  // namespace
+
+nlohmann::json to_json(const Estimate& e) {
+  nlohmann::json j;
+  j["strategy"] = to_json(e.strategy);
+  j["step_time_s"] = round6(e.step_time_s);
+  j["tokens_per_s"] = round6(e.tokens_per_s);
+  j["tflops_per_gpu"] = round6(e.tflops_per_gpu);
+  j["mfu"] = round6(e.mfu);
+  j["memory_per_gpu_gib"] = round6(e.memory_per_gpu_bytes / kGiB);
+  j["memory_capacity_gib"] = round6(e.memory_capacity_bytes / kGiB);
+  j["feasible"] = e.feasible;
+  j["reason"] = e.reason;
+  j["parameters"] = e.parameters;
+  j["model_flops_per_step"] = round6(e.model_flops);
+  nlohmann::json time = nlohmann::json::array();
+  for (const auto& p : e.time)
+    time.push_back({{"part", p.name}, {"seconds", round6(p.seconds)},
+                    {"source", std::string(to_string(p.origin))}});
+  nlohmann::json memory = nlohmann::json::array();
+  for (const auto& p : e.memory)
+    memory.push_back({{"part", p.name}, {"gib", round6(p.bytes / kGiB)}, {"source", "analytic"}});
+  j["breakdown"] = {{"time", time}, {"memory", memory}};
+  return j;
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string thousands(double value) {
+  std::string digits = fmt::format("{:.0f}", value);
+  std::string out;
+  const size_t start = digits[0] == '-' ? 1 : 0;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+}  // namespace shardcost::cli

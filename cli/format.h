@@ -1,0 +1,34 @@
+#pragma once
+// Turning records into text: aligned tables, JSON objects, CSV rows.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "shardcost/estimator.h"
+
+namespace shardcost::cli {
+
+enum class Format { text, json, csv };
+Format parse_format(const std::string& s, const std::vector<Format>& allowed);
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header, std::vector<bool> right_aligned = {});
+  void add(std::vector<std::string> row);
+  std::string render(int indent = 0) const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+nlohmann::json to_json(const Strategy&);
+nlohmann::json to_json(const Estimate&);
+std::string csv_escape(const std::string&);
+// "1,234,567"
+std::string thousands(double value);
+
+}  // namespace shardcost::cli

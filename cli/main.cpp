@@ -1,0 +1,36 @@
+// shardcost: measure kernels and collectives, price training strategies, catch regressions.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "commands.h"
+#include "shardcost/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"shardcost: what GPU kernels and collectives cost, and how to split a model"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(SHARDCOST_VERSION " (" SHARDCOST_GIT_REVISION ")"));
+  shardcost::cli::add_catalog_command(app);
+  shardcost::cli::add_plan_commands(app);
+  shardcost::cli::add_validate_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "shardcost: %s (see --help)\n", e.what());
+    return 2;
+  } catch (const shardcost::Error& e) {
+    std::fprintf(stderr, "shardcost: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shardcost: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

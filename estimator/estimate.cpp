@@ -1,0 +1,342 @@
+// Step time and memory of one strategy: prices the layer's operators once, builds the
+// pipeline schedule from per-stage micro-batch times, adds data-parallel communication and
+// the optimizer step.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "layer_ops.h"
+#include "memory.h"
+#include "model_math.h"
+#include "pricing.h"
+#include "shardcost/error.h"
+
+namespace shardcost {
+namespace {
+
+enum Part {
+  kComputeForward,
+  kComputeBackward,
+  kComputeRecompute,
+  kTpComm,
+  kCpComm,
+  kEpComm,
+  kPpComm,
+  kBubble,
+  kDpComm,
+  kOptimizer,
+  kPartCount
+};
+constexpr const char* kPartNames[kPartCount] = {
+    "compute_forward", "compute_backward", "compute_recompute", "tp_comm",    "cp_comm",
+    "ep_comm",         "pp_p2p",           "pipeline_bubble",   "dp_comm",    "optimizer"};
+
+// Seconds per part, with the weakest cost origin that contributed a non-zero time.
+struct Times {
+  std::array<double, kPartCount> s{};
+  std::array<int, kPartCount> origin{};  // CostOrigin as int; kNone when nothing contributed
+  static constexpr int kNone = 99;
+  Times() { origin.fill(kNone); }
+  void add(Part p, Priced x, double times = 1) {
+    if (x.seconds <= 0) return;
+    s[p] += x.seconds * times;
+    origin[p] = std::min(origin[p], static_cast<int>(x.origin));
+  }
+  void add(const Times& o, double times) {
+    for (int i = 0; i < kPartCount; ++i) {
+      if (o.s[i] <= 0) continue;
+      s[i] += o.s[i] * times;
+      origin[i] = std::min(origin[i], o.origin[i]);
+    }
+  }
+  double total() const {
+    double t = 0;
+    for (double x : s) t += x;
+    return t;
+  }
+};
+
+CostOrigin weakest_origin(const Times& t) {
+  int o = Times::kNone;
+  for (int x : t.origin) o = std::min(o, x);
+  return static_cast<CostOrigin>(o == Times::kNone ? 0 : o);
+}
+
+Priced scaled(Priced p, double f) { return {p.seconds * f, p.origin}; }
+Priced weakest(Priced a, Priced b) {
+  return {a.seconds + b.seconds, static_cast<CostOrigin>(std::min(static_cast<int>(a.origin),
+                                                                  static_cast<int>(b.origin)))};
+}
+
+struct OpCost {
+  Priced fwd, bwd;
+  Part comm_part = kTpComm;
+  bool is_comm = false;
+  bool is_attention = false;
+  bool selective = false;
+};
+
+OpCost price(const Op& op, const Pricer& pr) {
+  OpCost c;
+  c.selective = op.selective;
+  switch (op.cls) {
+    case OpClass::gemm: {
+      c.fwd = pr.gemm(op.gemm);
+      // Backward: input gradient (m x k, inner n) and weight gradient (k x n, inner m).
+      const GemmShape dgrad{op.gemm.m, op.gemm.k, op.gemm.n, op.gemm.batch};
+      const GemmShape wgrad{op.gemm.k, op.gemm.n, op.gemm.m, op.gemm.batch};
+      c.bwd = weakest(pr.gemm(dgrad), pr.gemm(wgrad));
+      c.is_attention = op.selective;
+      break;
+    }
+    case OpClass::attention:
+      c.fwd = pr.fused_attention(op.flops);
+      // FlashAttention's backward recomputes the scores: 2.5x the forward matmuls.
+      c.bwd = pr.fused_attention(2.5 * op.flops);
+      c.is_attention = true;
+      break;
+    case OpClass::elementwise:
+      c.fwd = pr.memory_pass(op.bytes);
+      c.bwd = pr.memory_pass(op.backward_bytes);
+      c.is_attention = op.selective;
+      break;
+    case OpClass::tp_comm:
+    case OpClass::ep_comm:
+      c.fwd = pr.collective(op.op, op.bytes, op.group);
+      c.bwd = pr.collective(op.backward_op, op.bytes, op.group);
+      c.is_comm = true;
+      c.comm_part = op.cls == OpClass::tp_comm ? kTpComm : kEpComm;
+      break;
+    case OpClass::cp_comm: {
+      // cp-1 ring steps, each one neighbour exchange.
+      const int steps = op.group.ranks - 1;
+      c.fwd = scaled(pr.send_recv(op.bytes / steps, op.group.stride), steps);
+      c.bwd = scaled(pr.send_recv(2 * op.bytes / steps, op.group.stride), steps);
+      c.is_comm = true;
+      c.comm_part = kCpComm;
+      break;
+    }
+  }
+  return c;
+}
+
+// Per micro-batch times of a block of ops (a layer, the embedding, the head).
+Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recompute) {
+  Times t;
+  Priced cp_fwd, cp_bwd, attn_fwd, attn_bwd;
+  for (const Op& op : ops) {
+    const OpCost c = price(op, pr);
+    if (op.cls == OpClass::cp_comm) {
+      cp_fwd = c.fwd;
+      cp_bwd = c.bwd;
+      continue;
+    }
+    if (c.is_comm) {
+      t.add(c.comm_part, c.fwd);
+      t.add(c.comm_part, c.bwd);
+      if (recompute == Recompute::full) t.add(c.comm_part, c.fwd);
+    } else {
+      t.add(kComputeForward, c.fwd);
+      t.add(kComputeBackward, c.bwd);
+      if (recompute == Recompute::full || (recompute == Recompute::selective && c.selective))
+        t.add(kComputeRecompute, c.fwd);
+      if (c.is_attention) {
+        attn_fwd = weakest(attn_fwd, c.fwd);
+        attn_bwd = weakest(attn_bwd, c.bwd);
+      }
+    }
+  }
+  // Ring attention hides the K/V exchange behind the attention of the block in hand.
+  const double recomputes = recompute == Recompute::full ? 1 : 0;
+  t.add(kCpComm, {std::max(0.0, cp_fwd.seconds - attn_fwd.seconds), cp_fwd.origin}, 1 + recomputes);
+  t.add(kCpComm, {std::max(0.0, cp_bwd.seconds - attn_bwd.seconds), cp_bwd.origin});
+  return t;
+}
+
+struct Engine {
+  const Model& m;
+  const Cluster& c;
+  const Strategy& s;
+  const EstimateOptions& opt;
+  const NodeGroup& g = c.groups.front();
+  Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, opt.costs};
+
+  Estimate run() {
+    Estimate e;
+    e.strategy = s;
+    e.parameters = parameter_count(m);
+    e.model_flops = model_flops_per_step(m, s.gbs);
+    e.memory_capacity_bytes = g.device.memory_bytes;
+
+    // Memory: the most loaded stage (first or last).
+    MemoryBreakdown mem = stage_memory(m, s, opt.software, 0);
+    if (s.pp > 1) {
+      const MemoryBreakdown last = stage_memory(m, s, opt.software, s.pp - 1);
+      if (last.total() > mem.total()) mem = last;
+    }
+    e.memory_per_gpu_bytes = mem.total();
+
+    const Times t = step_times();
+    e.step_time_s = t.total();
+    const double gpus = c.total_gpus();
+    e.tokens_per_s = static_cast<double>(s.gbs) * m.seq_len / e.step_time_s;
+    e.tflops_per_gpu = e.model_flops / e.step_time_s / gpus / 1e12;
+    e.mfu = e.model_flops / e.step_time_s / gpus /
+            g.device.peak_flops[static_cast<int>(DType::bf16)];
+    e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
+    if (!e.feasible) {
+      constexpr double kGiB = 1024.0 * 1024 * 1024;
+      e.reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", e.memory_per_gpu_bytes / kGiB,
+                             e.memory_capacity_bytes / kGiB);
+    }
+    if (opt.breakdown) {
+      for (int i = 0; i < kPartCount; ++i) {
+        const int o = t.origin[i] == Times::kNone ? 0 : t.origin[i];
+        e.time.push_back({kPartNames[i], t.s[i], static_cast<CostOrigin>(o)});
+      }
+      e.memory = {{"weights", mem.weights},
+                  {"gradients", mem.gradients},
+                  {"optimizer_state", mem.optimizer},
+                  {"activations", mem.activations},
+                  {"buffers", mem.buffers}};
+    }
+    return e;
+  }
+
+  Times step_times() {
+    thread_local std::vector<Op> ops;
+    ops.clear();
+    layer_ops(m, s, opt.software.attention, ops);
+    const Times layer = block_times(ops, pr, s.recompute);
+    ops.clear();
+    embedding_ops(m, s, ops);
+    const Times embedding = block_times(ops, pr, Recompute::none);
+    ops.clear();
+    head_ops(m, s, ops);
+    const Times head = block_times(ops, pr, Recompute::none);
+
+    const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
+    const Placement place = placement(s);
+
+    // Pipeline: each micro-batch crosses 2*vpp stage boundaries per stage (activation
+    // forward, gradient backward). Megatron sends 1/tp of the activation from each tensor-
+    // parallel rank over its own link (scatter-gather) and all-gathers it on arrival.
+    Times p2p;
+    if (s.pp > 1) {
+      const double act_bytes = 2.0 * s.mbs * m.seq_len / s.cp * m.hidden;
+      Priced hop = pr.send_recv(act_bytes / s.tp, place.pp_stride);
+      if (!s.sp && s.tp > 1)
+        hop = weakest(hop, pr.collective(CollectiveOp::all_gather, act_bytes, place.tp));
+      p2p.add(kPpComm, hop, 2.0 * s.vpp);
+    }
+
+    Times first, middle, last;
+    first.add(layer, layers_per_stage);
+    middle.add(layer, layers_per_stage);
+    last.add(layer, layers_per_stage);
+    first.add(embedding, 1);
+    last.add(head, 1);
+    for (Times* st : {&first, &middle, &last}) st->add(p2p, 1);
+    Times only;  // pp == 1: one stage holds everything, no p2p
+    only.add(layer, layers_per_stage);
+    only.add(embedding, 1);
+    only.add(head, 1);
+
+    const Times* slowest = &only;
+    double sum_stages = only.total();
+    if (s.pp > 1) {
+      slowest = &first;
+      for (const Times* st : {&middle, &last}) {
+        if (s.pp > 2 || st != &middle)
+          if (st->total() > slowest->total()) slowest = st;
+      }
+      sum_stages = first.total() + last.total() + (s.pp - 2) * middle.total();
+    }
+
+    const int micro_batches = s.micro_batches();
+    Times step;
+    step.add(*slowest, micro_batches);
+    // Fill and drain: every other stage's work once, shortened by interleaving.
+    const double bubble = (sum_stages - slowest->total()) / s.vpp;
+    step.add(kBubble, {bubble, weakest_origin(*slowest)});
+
+    add_data_parallel(step, *slowest, micro_batches);
+    add_optimizer(step);
+    return step;
+  }
+
+  void add_data_parallel(Times& step, const Times& stage, int micro_batches) {
+    const Placement place = placement(s);
+    const StageParameters p = stage_parameters(m, s, 0);
+    const double gbytes = opt.software.grad_reduce_bytes;
+    const double stage_bwd = stage.s[kComputeBackward] + stage.s[kTpComm] / 2;
+    const double stage_fwd = stage.s[kComputeForward];
+
+    auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
+      Priced dense = pr.collective(op, params_dense * gbytes, place.dp_cp);
+      Priced expert = pr.collective(op, params_expert * gbytes, place.expert_dp);
+      return weakest(dense, expert);
+    };
+    auto gather = [&](double params_dense, double params_expert) {
+      Priced dense = pr.collective(CollectiveOp::all_gather, params_dense * 2, place.dp_cp);
+      Priced expert = pr.collective(CollectiveOp::all_gather, params_expert * 2, place.expert_dp);
+      return weakest(dense, expert);
+    };
+    auto exposed = [](Priced comm, double window, bool overlap) {
+      return Priced{overlap ? std::max(0.0, comm.seconds - window) : comm.seconds, comm.origin};
+    };
+    const bool overlap = opt.software.overlap_grad_reduce;
+    const bool overlap_gather = opt.software.overlap_param_gather;
+
+    if (s.zero <= 1) {
+      // Gradients reduced once per step, overlapped with the last micro-batch's backward.
+      const CollectiveOp op = s.zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
+      step.add(kDpComm, exposed(reduce(op, p.dense, p.expert), stage_bwd, overlap));
+    } else {
+      // ZeRO-2/3 reduce-scatter every micro-batch's gradients into the shards.
+      step.add(kDpComm,
+               exposed(reduce(CollectiveOp::reduce_scatter, p.dense, p.expert), stage_bwd, overlap),
+               micro_batches);
+    }
+    if (s.zero == 1 || s.zero == 2) {
+      // Updated bf16 shards gathered back after the step, hidden behind the next forward.
+      step.add(kDpComm, exposed(gather(p.dense, p.expert), stage_fwd, overlap_gather));
+    }
+    if (s.zero == 3) {
+      // Parameters gathered for every micro-batch's forward and backward, prefetched.
+      const Priced ag = gather(p.dense, p.expert);
+      step.add(kDpComm, exposed(ag, stage_fwd, overlap_gather), micro_batches);
+      step.add(kDpComm, exposed(ag, stage_bwd, overlap_gather), micro_batches);
+    }
+    // Tied embeddings on different stages: their gradients are all-reduced between the first
+    // and last stage after backward.
+    if (m.tied_embeddings && s.pp > 1) {
+      const double shard = static_cast<double>(m.vocab) * m.hidden / s.tp;
+      GroupPlacement pair{2, place.pp_stride * (s.pp - 1)};
+      step.add(kDpComm, pr.collective(CollectiveOp::all_reduce, shard * gbytes, pair));
+    }
+  }
+
+  void add_optimizer(Times& step) {
+    const StageParameters p = stage_parameters(m, s, 0);
+    const double shards = s.zero >= 1 ? s.dp * s.cp : 1;
+    const double expert_shards = s.zero >= 1 ? static_cast<double>(s.dp * s.cp) / s.ep : 1;
+    const double local = p.dense / shards + p.expert / expert_shards;
+    // Adam in fp32: read the gradient (4) and the gradient norm pass (4), read and write the
+    // master weight and both moments (24), write the bf16 weight (2).
+    step.add(kOptimizer, pr.memory_pass(34.0 * local));
+  }
+};
+
+}  // namespace
+
+Estimate estimate(const Model& m, const Cluster& c, const Strategy& s,
+                  const EstimateOptions& opt) {
+  if (auto why = check_strategy(m, c, s)) {
+    throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), *why));
+  }
+  return Engine{m, c, s, opt}.run();
+}
+
+}  // namespace shardcost

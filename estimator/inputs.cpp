@@ -1,0 +1,219 @@
+// Loading models, devices and clusters from the catalog or from JSON files.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "catalog.h"
+#include "json_fields.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+namespace {
+
+constexpr double kGB = 1e9;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Defaults for cluster fields a user file may omit. The bandwidth fractions are what
+// nccl-tests' bus bandwidth reaches on NVSwitch and InfiniBand systems (docs/catalog-sources.md);
+// latencies are typical small-message NCCL collective latencies.
+constexpr double kDefaultIntraLatencyUs = 10.0;
+constexpr double kDefaultInterLatencyUs = 20.0;
+constexpr double kDefaultIntraEfficiency = 0.80;
+constexpr double kDefaultInterEfficiency = 0.90;
+
+Device parse_device(const nlohmann::json& j, const std::string& where) {
+  JsonFields f(j, where);
+  Device d;
+  d.name = f.required_string("name");
+  d.architecture = f.optional_string("architecture").value_or("unknown");
+  d.sms = f.required_int("sms", 1);
+  d.memory_bytes = f.required_number("memory_GiB", 0.001) * kGiB;
+  d.memory_bandwidth_Bps = f.required_number("memory_bandwidth_GBps", 0.001) * kGB;
+  d.nvlink_bandwidth_Bps = f.optional_number("nvlink_bandwidth_GBps", 0).value_or(0) * kGB;
+  d.pcie_bandwidth_Bps = f.optional_number("pcie_bandwidth_GBps", 0).value_or(32) * kGB;
+  const nlohmann::json* peaks = f.optional_object("peak_tflops");
+  if (!peaks) f.fail("peak_tflops", "is missing; add {\"bf16\": <dense TFLOP/s>, ...}");
+  JsonFields pf(*peaks, where + " peak_tflops");
+  for (int i = 0; i < kDTypeCount; ++i) {
+    const auto name = std::string(to_string(static_cast<DType>(i)));
+    d.peak_flops[i] = pf.optional_number(name.c_str(), 0).value_or(0) * 1e12;
+  }
+  if (d.peak_flops[static_cast<int>(DType::bf16)] <= 0)
+    pf.fail("bf16", "is missing; the estimator prices bf16 mixed precision");
+  const nlohmann::json* eff = f.optional_object("efficiency");
+  if (!eff) f.fail("efficiency", "is missing; add {\"gemm\": 0.8, \"memory\": 0.85, \"attention\": 0.5}");
+  JsonFields ef(*eff, where + " efficiency");
+  d.gemm_efficiency = ef.required_number("gemm", 0.01);
+  d.memory_efficiency = ef.required_number("memory", 0.01);
+  d.attention_efficiency = ef.required_number("attention", 0.01);
+  for (const char* key : {"gemm", "memory", "attention"}) {
+    if (ef.required_number(key, 0.01) > 1.0) ef.fail(key, "must be a fraction in (0, 1]");
+  }
+  return d;
+}
+
+// "device": a catalog name, or an object with the device's fields.
+Device resolve_device(const nlohmann::json& j, const JsonFields& f) {
+  const auto it = j.find("device");
+  if (it != j.end() && it->is_object()) return parse_device(*it, f.where() + " device");
+  return find_device(f.required_string("device"));
+}
+
+Fabric parse_fabric(const JsonFields& f, const char* bw_key, const char* lat_key,
+                    const char* eff_key, double default_latency_us, double default_efficiency) {
+  Fabric fab;
+  fab.bandwidth_Bps = f.required_number(bw_key, 0.001) * kGB;
+  fab.latency_s = f.optional_number(lat_key, 0).value_or(default_latency_us) * 1e-6;
+  const auto eff = f.optional_number(eff_key, 0.01);
+  if (eff && *eff > 1) f.fail(eff_key, "must be a fraction in (0, 1]");
+  fab.efficiency = eff.value_or(default_efficiency);
+  return fab;
+}
+
+NodeGroup parse_group(const nlohmann::json& j, const std::string& where) {
+  JsonFields f(j, where);
+  NodeGroup g;
+  g.device = resolve_device(j, f);
+  g.nodes = f.optional_int("nodes", 1).value_or(1);
+  g.gpus_per_node = f.required_int("gpus_per_node", 1);
+  g.intra_node = parse_fabric(f, "intra_node_bandwidth_GBps", "intra_node_latency_us",
+                              "intra_node_efficiency", kDefaultIntraLatencyUs,
+                              kDefaultIntraEfficiency);
+  return g;
+}
+
+void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
+  if (gpus <= 0)
+    throw InputError(fmt::format("--gpus must be a positive integer (got {})", gpus));
+  if (c.groups.size() != 1) {
+    if (gpus != c.total_gpus())
+      throw InputError(fmt::format("{}: --gpus {} cannot resize a cluster of {} node groups; "
+                                   "set 'nodes' in each group instead",
+                                   where, gpus, c.groups.size()));
+    return;
+  }
+  NodeGroup& g = c.groups[0];
+  if (gpus <= g.gpus_per_node) {
+    g.nodes = 1;
+    g.gpus_per_node = gpus;
+  } else if (gpus % g.gpus_per_node == 0) {
+    g.nodes = gpus / g.gpus_per_node;
+  } else {
+    throw InputError(fmt::format("--gpus {} is not a whole number of {}-GPU nodes of {}; use a "
+                                 "multiple of {}",
+                                 gpus, g.gpus_per_node, where, g.gpus_per_node));
+  }
+}
+
+bool is_file(std::string_view path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(std::filesystem::path(path), ec);
+}
+
+}  // namespace
+
+int Cluster::total_gpus() const {
+  int n = 0;
+  for (const auto& g : groups) n += g.nodes * g.gpus_per_node;
+  return n;
+}
+
+Device find_device(std::string_view name) {
+  if (const auto* e = catalog::find("devices", name)) {
+    return parse_device(*e, fmt::format("catalog device '{}'", name));
+  }
+  throw InputError(fmt::format("unknown device '{}'; use one of: {}", name,
+                               catalog::names_list("devices")));
+}
+
+Model parse_model_json(std::string_view text, std::string_view origin) {
+  const auto j = parse_json_text(text, origin);
+  JsonFields f(j, std::string(origin));
+  Model m;
+  m.name = f.optional_string("name").value_or(std::string(origin));
+  m.layers = f.required_int("layers", 1);
+  m.hidden = f.required_int("hidden", 1);
+  m.heads = f.required_int("heads", 1);
+  m.kv_heads = f.required_int("kv_heads", 1);
+  m.ffn_hidden = f.required_int("ffn_hidden", 1);
+  m.vocab = f.required_int("vocab", 1);
+  m.seq_len = f.required_int("seq_len", 1);
+  if (m.hidden % m.heads != 0)
+    f.fail("heads", fmt::format("({}) must divide hidden ({})", m.heads, m.hidden));
+  if (m.heads % m.kv_heads != 0)
+    f.fail("kv_heads", fmt::format("({}) must divide heads ({})", m.kv_heads, m.heads));
+  const auto act = f.optional_string("activation").value_or("gelu");
+  if (act == "gelu") {
+    m.activation = Activation::gelu;
+  } else if (act == "swiglu") {
+    m.activation = Activation::swiglu;
+  } else {
+    f.fail("activation", fmt::format("must be \"gelu\" or \"swiglu\" (got \"{}\")", act));
+  }
+  const auto norm = f.optional_string("norm").value_or("layernorm");
+  if (norm != "layernorm" && norm != "rmsnorm")
+    f.fail("norm", fmt::format("must be \"layernorm\" or \"rmsnorm\" (got \"{}\")", norm));
+  m.rmsnorm = norm == "rmsnorm";
+  const auto pos = f.optional_string("position_embedding").value_or("learned");
+  if (pos != "learned" && pos != "rope")
+    f.fail("position_embedding", fmt::format("must be \"learned\" or \"rope\" (got \"{}\")", pos));
+  m.learned_positions = pos == "learned";
+  m.bias = f.optional_bool("bias").value_or(true);
+  m.tied_embeddings = f.optional_bool("tied_embeddings").value_or(true);
+  m.dropout = f.optional_number("dropout", 0).value_or(0);
+  if (m.dropout >= 1) f.fail("dropout", "must be a probability in [0, 1)");
+  if (const auto* moe = f.optional_object("moe")) {
+    JsonFields mf(*moe, std::string(origin) + " moe");
+    m.experts = mf.required_int("experts", 1);
+    m.top_k = mf.required_int("top_k", 1);
+    if (m.top_k > m.experts)
+      mf.fail("top_k", fmt::format("({}) must not exceed experts ({})", m.top_k, m.experts));
+  }
+  return m;
+}
+
+Model load_model(std::string_view name_or_path) {
+  if (const auto* e = catalog::find("models", name_or_path)) {
+    return parse_model_json(e->dump(), fmt::format("catalog model '{}'", name_or_path));
+  }
+  if (!is_file(name_or_path))
+    throw InputError(fmt::format("unknown model '{}': not a catalog name ({}) and no such file",
+                                 name_or_path, catalog::names_list("models")));
+  return parse_model_json(read_text_file(name_or_path, "model file"),
+                          fmt::format("model file '{}'", name_or_path));
+}
+
+Cluster parse_cluster_json(std::string_view text, std::string_view origin,
+                           std::optional<int> gpus) {
+  const auto j = parse_json_text(text, origin);
+  JsonFields f(j, std::string(origin));
+  Cluster c;
+  c.name = f.optional_string("name").value_or(std::string(origin));
+  if (const auto* groups = f.optional_array("node_groups")) {
+    if (groups->empty()) f.fail("node_groups", "is empty; give at least one node group");
+    for (size_t i = 0; i < groups->size(); ++i) {
+      c.groups.push_back(parse_group((*groups)[i], fmt::format("{} node_groups[{}]", origin, i)));
+    }
+  } else {
+    c.groups.push_back(parse_group(j, std::string(origin)));
+  }
+  c.inter_node = parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us",
+                              "inter_node_efficiency", kDefaultInterLatencyUs,
+                              kDefaultInterEfficiency);
+  if (gpus) apply_gpu_count(c, *gpus, std::string(origin));
+  return c;
+}
+
+Cluster load_cluster(std::string_view name_or_path, std::optional<int> gpus) {
+  if (const auto* e = catalog::find("systems", name_or_path)) {
+    return parse_cluster_json(e->dump(), fmt::format("catalog system '{}'", name_or_path), gpus);
+  }
+  if (!is_file(name_or_path))
+    throw InputError(fmt::format("unknown cluster '{}': not a catalog system ({}) and no such file",
+                                 name_or_path, catalog::names_list("systems")));
+  return parse_cluster_json(read_text_file(name_or_path, "cluster file"),
+                            fmt::format("cluster file '{}'", name_or_path), gpus);
+}
+
+}  // namespace shardcost

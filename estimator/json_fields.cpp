@@ -1,0 +1,128 @@
+#include "json_fields.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "shardcost/error.h"
+
+namespace shardcost {
+
+JsonFields::JsonFields(const nlohmann::json& object, std::string where)
+    : object_(object), where_(std::move(where)) {
+  if (!object_.is_object()) throw InputError(fmt::format("{}: expected a JSON object", where_));
+}
+
+void JsonFields::fail(const char* key, const std::string& what) const {
+  throw InputError(fmt::format("{}: field '{}' {}", where_, key, what));
+}
+
+namespace {
+std::string shown(const nlohmann::json& v) {
+  std::string s = v.dump();
+  return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+}
+}  // namespace
+
+std::optional<int> JsonFields::optional_int(const char* key, int min_value) const {
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_integer())
+    fail(key, fmt::format("must be an integer (got {}); write it as e.g. {}", shown(*it), min_value));
+  const auto v = it->get<int64_t>();
+  if (v < min_value || v > std::numeric_limits<int>::max())
+    fail(key, fmt::format("must be an integer >= {} (got {}); correct the value", min_value, v));
+  return static_cast<int>(v);
+}
+
+int JsonFields::required_int(const char* key, int min_value) const {
+  auto v = optional_int(key, min_value);
+  if (!v) fail(key, fmt::format("is missing; add it as an integer >= {}", min_value));
+  return *v;
+}
+
+std::optional<double> JsonFields::optional_number(const char* key, double min_value) const {
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) fail(key, fmt::format("must be a number (got {})", shown(*it)));
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < min_value)
+    fail(key, fmt::format("must be a number >= {} (got {}); correct the value", min_value, v));
+  return v;
+}
+
+double JsonFields::required_number(const char* key, double min_value) const {
+  auto v = optional_number(key, min_value);
+  if (!v) fail(key, fmt::format("is missing; add it as a number >= {}", min_value));
+  return *v;
+}
+
+std::optional<std::string> JsonFields::optional_string(const char* key) const {
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) fail(key, fmt::format("must be a string (got {})", shown(*it)));
+  return it->get<std::string>();
+}
+
+std::string JsonFields::required_string(const char* key) const {
+  auto v = optional_string(key);
+  if (!v) fail(key, "is missing; add it as a string");
+  return *v;
+}
+
+std::optional<bool> JsonFields::optional_bool(const char* key) const {
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) fail(key, fmt::format("must be true or false (got {})", shown(*it)));
+  return it->get<bool>();
+}
+
+const nlohmann::json* JsonFields::optional_object(const char* key) const {
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return nullptr;
+  if (!it->is_object()) fail(key, fmt::format("must be an object (got {})", shown(*it)));
+  return &*it;
+}
+
+const nlohmann::json* JsonFields::optional_array(const char* key) const {
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return nullptr;
+  if (!it->is_array()) fail(key, fmt::format("must be an array (got {})", shown(*it)));
+  return &*it;
+}
+
+nlohmann::json parse_json_text(std::string_view text, std::string_view origin) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is the 1-based offset of the error; turn it into line:column.
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    throw InputError(fmt::format("{}: malformed JSON at line {}, column {}; fix the syntax there",
+                                 origin, line, col));
+  }
+}
+
+std::string read_text_file(std::string_view path, std::string_view what) {
+  std::ifstream in{std::string(path), std::ios::binary};
+  if (!in)
+    throw InputError(fmt::format("cannot open {} '{}': no such file, and it is not a catalog name "
+                                 "(see 'shardcost catalog')",
+                                 what, path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("cannot read {} '{}'", what, path));
+  return ss.str();
+}
+
+}  // namespace shardcost

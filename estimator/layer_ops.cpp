@@ -1,0 +1,197 @@
+#include "layer_ops.h"
+
+#include <algorithm>
+
+namespace shardcost {
+
+Placement placement(const Strategy& s) {
+  Placement p;
+  p.tp = {s.tp, 1};
+  p.cp = {s.cp, s.tp};
+  p.dp_cp = {s.dp * s.cp, s.tp};
+  p.ep = {s.ep, s.tp};
+  p.expert_dp = {s.dp * s.cp / s.ep, s.tp * s.ep};
+  p.pp_stride = s.tp * s.cp * s.dp;
+  return p;
+}
+
+namespace {
+
+struct Dims {
+  double b, s, s_local, tokens, h, t, sp_div, q_local, kv_local, hd;
+};
+
+Dims dims(const Model& m, const Strategy& st) {
+  Dims d;
+  d.b = st.mbs;
+  d.s = m.seq_len;
+  d.s_local = static_cast<double>(m.seq_len) / st.cp;
+  d.tokens = d.b * d.s_local;
+  d.h = m.hidden;
+  d.t = st.tp;
+  d.sp_div = st.sp ? st.tp : 1;
+  d.hd = m.head_dim();
+  d.q_local = static_cast<double>(m.heads) / st.tp;
+  // With more tensor-parallel ranks than kv heads, each rank holds one replicated kv head.
+  d.kv_local = std::max(1.0, static_cast<double>(m.kv_heads) / st.tp);
+  return d;
+}
+
+Op gemm(const char* name, double m, double n, double k, double batch = 1) {
+  Op op;
+  op.name = name;
+  op.cls = OpClass::gemm;
+  op.gemm = {static_cast<int64_t>(m), static_cast<int64_t>(n), static_cast<int64_t>(k),
+             static_cast<int64_t>(batch)};
+  return op;
+}
+
+Op pass(const char* name, double elements, double fwd_bytes_per_el, double bwd_bytes_per_el) {
+  Op op;
+  op.name = name;
+  op.cls = OpClass::elementwise;
+  op.bytes = elements * fwd_bytes_per_el;
+  op.backward_bytes = elements * bwd_bytes_per_el;
+  return op;
+}
+
+Op comm(const char* name, OpClass cls, CollectiveOp fwd, CollectiveOp bwd, double bytes,
+        GroupPlacement g) {
+  Op op;
+  op.name = name;
+  op.cls = cls;
+  op.op = fwd;
+  op.backward_op = bwd;
+  op.bytes = bytes;
+  op.group = g;
+  return op;
+}
+
+// Tensor-parallel communication around a block: without sequence parallelism an all-reduce
+// after it (and one in backward before it); with it, all-gather before and reduce-scatter
+// after (mirrored in backward).
+void tp_enter(const Dims& d, const Strategy& st, const Placement& p, std::vector<Op>& out) {
+  if (st.tp > 1 && st.sp) {
+    out.push_back(comm("tp_all_gather", OpClass::tp_comm, CollectiveOp::all_gather,
+                       CollectiveOp::reduce_scatter, 2 * d.tokens * d.h, p.tp));
+  }
+}
+
+void tp_exit(const Dims& d, const Strategy& st, const Placement& p, std::vector<Op>& out) {
+  if (st.tp == 1) return;
+  if (st.sp) {
+    out.push_back(comm("tp_reduce_scatter", OpClass::tp_comm, CollectiveOp::reduce_scatter,
+                       CollectiveOp::all_gather, 2 * d.tokens * d.h, p.tp));
+  } else {
+    out.push_back(comm("tp_all_reduce", OpClass::tp_comm, CollectiveOp::all_reduce,
+                       CollectiveOp::all_reduce, 2 * d.tokens * d.h, p.tp));
+  }
+}
+
+// Norm: read x, write y in bf16; backward reads x and dy, writes dx.
+Op norm(const char* name, const Dims& d) { return pass(name, d.tokens * d.h / d.sp_div, 4, 6); }
+
+// Residual add, with bias and dropout fused (Megatron's bias_dropout_add): forward reads x
+// and the residual, writes the sum and a one-byte mask; backward reads dy and the mask.
+Op residual(const char* name, const Dims& d, bool dropout) {
+  return pass(name, d.tokens * d.h / d.sp_div, dropout ? 7 : 6, dropout ? 5 : 4);
+}
+
+}  // namespace
+
+void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::vector<Op>& out) {
+  const Dims d = dims(m, st);
+  const Placement p = placement(st);
+  const bool dropout = m.dropout > 0;
+
+  out.push_back(norm("input_norm", d));
+  tp_enter(d, st, p, out);
+  out.push_back(gemm("qkv", d.tokens, (d.q_local + 2 * d.kv_local) * d.hd, d.h));
+
+  const double heads_batch = d.b * d.q_local;
+  const double scores = heads_batch * d.s_local * d.s;
+  if (kernel == AttentionKernel::flash) {
+    Op a;
+    a.name = "flash_attention";
+    a.cls = OpClass::attention;
+    // QK^T and AV, causal: half of the score matrix is computed.
+    a.flops = 4 * heads_batch * d.s_local * d.s * d.hd * 0.5;
+    out.push_back(a);
+  } else {
+    Op qk = gemm("attention_qk", d.s_local, d.s, d.hd, heads_batch);
+    qk.selective = true;
+    out.push_back(qk);
+    // Fused scale-mask-softmax: read and write the scores; backward reads y and dy, writes dx.
+    Op softmax = pass("attention_softmax", scores, 4, 6);
+    softmax.selective = true;
+    out.push_back(softmax);
+    if (dropout) {
+      Op drop = pass("attention_dropout", scores, 5, 5);
+      drop.selective = true;
+      out.push_back(drop);
+    }
+    Op av = gemm("attention_av", d.s_local, d.hd, d.s, heads_batch);
+    av.selective = true;
+    out.push_back(av);
+  }
+  if (st.cp > 1) {
+    // Ring attention: K and V blocks travel cp-1 hops around the ring, overlapped with the
+    // attention of the block in hand; backward also returns dK and dV (twice the bytes).
+    const double kv_bytes = 2 * 2 * d.b * d.s_local * d.kv_local * d.hd;
+    out.push_back(comm("cp_ring_exchange", OpClass::cp_comm, CollectiveOp::send_recv,
+                       CollectiveOp::send_recv, kv_bytes * (st.cp - 1), p.cp));
+  }
+  out.push_back(gemm("attention_proj", d.tokens, d.h, d.q_local * d.hd));
+  tp_exit(d, st, p, out);
+  out.push_back(residual("attention_residual", d, dropout));
+
+  out.push_back(norm("mlp_norm", d));
+  tp_enter(d, st, p, out);
+  const double f_local = static_cast<double>(m.ffn_hidden) / st.tp;
+  const bool swiglu = m.activation == Activation::swiglu;
+  if (!m.is_moe()) {
+    out.push_back(gemm("mlp_fc1", d.tokens, (swiglu ? 2 : 1) * f_local, d.h));
+    out.push_back(swiglu ? pass("swiglu", d.tokens * f_local, 6, 10)
+                         : pass("bias_gelu", d.tokens * f_local, 4, 6));
+    out.push_back(gemm("mlp_fc2", d.tokens, d.h, f_local));
+  } else {
+    out.push_back(gemm("moe_router", d.tokens, m.experts, d.h));
+    // Dispatch and combine: every token goes to top_k experts spread over the ep ranks.
+    const double routed = d.tokens * m.top_k;
+    out.push_back(comm("ep_dispatch", OpClass::ep_comm, CollectiveOp::all_to_all,
+                       CollectiveOp::all_to_all, 2 * routed * d.h, p.ep));
+    const double local_experts = static_cast<double>(m.experts) / st.ep;
+    const double tokens_per_expert = routed * st.ep / m.experts;
+    out.push_back(
+        gemm("expert_fc1", tokens_per_expert, (swiglu ? 2 : 1) * f_local, d.h, local_experts));
+    out.push_back(swiglu ? pass("expert_swiglu", routed * f_local, 6, 10)
+                         : pass("expert_bias_gelu", routed * f_local, 4, 6));
+    out.push_back(gemm("expert_fc2", tokens_per_expert, d.h, f_local, local_experts));
+    out.push_back(comm("ep_combine", OpClass::ep_comm, CollectiveOp::all_to_all,
+                       CollectiveOp::all_to_all, 2 * routed * d.h, p.ep));
+  }
+  tp_exit(d, st, p, out);
+  out.push_back(residual("mlp_residual", d, dropout));
+}
+
+void embedding_ops(const Model& m, const Strategy& st, std::vector<Op>& out) {
+  const Dims d = dims(m, st);
+  const Placement p = placement(st);
+  // Vocab-parallel lookup writes the (partial) embeddings; backward scatters into the table.
+  out.push_back(pass("embedding_lookup", d.tokens * d.h, m.learned_positions ? 6 : 2, 6));
+  tp_exit(d, st, p, out);
+}
+
+void head_ops(const Model& m, const Strategy& st, std::vector<Op>& out) {
+  const Dims d = dims(m, st);
+  const Placement p = placement(st);
+  out.push_back(norm("final_norm", d));
+  tp_enter(d, st, p, out);
+  const double v_local = static_cast<double>(m.vocab) / st.tp;
+  out.push_back(gemm("lm_head", d.tokens, v_local, d.h));
+  // Vocab-parallel cross entropy in fp32: upcast, max, exp-sum and the loss read the logits
+  // about three times; backward writes the softmax gradient in place.
+  out.push_back(pass("cross_entropy", d.tokens * v_local, 12, 8));
+}
+
+}  // namespace shardcost

@@ -1,0 +1,41 @@
+#pragma once
+// A model expanded into the operators one GPU runs for one micro-batch, with the exact
+// per-GPU shapes after the strategy's splits. Forward ops carry what their backward costs.
+#include <vector>
+
+#include "pricing.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+
+enum class OpClass { gemm, attention, elementwise, tp_comm, cp_comm, ep_comm };
+
+struct Op {
+  const char* name = "";
+  OpClass cls = OpClass::elementwise;
+  GemmShape gemm;              // gemm (also the batched GEMMs of unfused attention)
+  double flops = 0;            // fused attention, forward
+  double bytes = 0;            // elementwise: HBM bytes forward; comm: buffer bytes
+  double backward_bytes = 0;   // elementwise: HBM bytes backward
+  CollectiveOp op = CollectiveOp::all_reduce;           // forward collective
+  CollectiveOp backward_op = CollectiveOp::all_reduce;  // its mirror in backward
+  GroupPlacement group;
+  bool selective = false;      // recomputed under selective recomputation
+};
+
+// Parallel group placements, tensor parallel innermost, then context, data, pipeline
+// (Megatron's order); experts are spread over data/context-parallel ranks.
+struct Placement {
+  GroupPlacement tp, cp, dp_cp, ep, expert_dp;
+  int pp_stride = 1;
+};
+Placement placement(const Strategy&);
+
+// Forward ops of one transformer layer for one micro-batch.
+void layer_ops(const Model&, const Strategy&, AttentionKernel, std::vector<Op>& out);
+// Forward ops of the input embedding (first stage) and of the final norm, LM head and loss
+// (last stage).
+void embedding_ops(const Model&, const Strategy&, std::vector<Op>& out);
+void head_ops(const Model&, const Strategy&, std::vector<Op>& out);
+
+}  // namespace shardcost

@@ -1,0 +1,117 @@
+#include "pricing.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardcost {
+namespace {
+constexpr int kBf16 = static_cast<int>(DType::bf16);
+}
+
+double bus_bandwidth_factor(CollectiveOp op, int ranks) {
+  const double n = ranks;
+  switch (op) {
+    case CollectiveOp::all_reduce: return 2 * (n - 1) / n;
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::all_to_all: return (n - 1) / n;
+    case CollectiveOp::broadcast:
+    case CollectiveOp::reduce:
+    case CollectiveOp::send_recv: return 1;
+  }
+  return 1;
+}
+
+double gemm_efficiency(const Device& d, const GemmShape& s) {
+  // Wave quantization: tiles run in waves of one tile per SM; a partial last wave idles SMs.
+  // Tile quantization: dimensions are padded up to whole tiles.
+  double best_wave = 0;
+  for (const auto& tile : GemmModel::kTiles) {
+    const double tm = tile[0], tn = tile[1];
+    const double tiles = std::ceil(s.m / tm) * std::ceil(s.n / tn) * static_cast<double>(s.batch);
+    const double waves = std::ceil(tiles / d.sms);
+    const double useful = static_cast<double>(s.m) * s.n * s.batch;
+    best_wave = std::max(best_wave, useful / (waves * d.sms * tm * tn));
+  }
+  const double k_eff = s.k / (s.k + GemmModel::kKOverhead);
+  return d.gemm_efficiency * best_wave * k_eff;
+}
+
+Pricer::Pricer(const Device& device, const Fabric& intra, const Fabric& inter, int gpus_per_node,
+               const CostSource* costs)
+    : device_(device), intra_(intra), inter_(inter), gpus_per_node_(gpus_per_node), costs_(costs) {}
+
+Priced Pricer::gemm(const GemmShape& s) const {
+  if (costs_) {
+    if (auto p = costs_->gemm(device_, DType::bf16, s)) return *p;
+  }
+  const double flops = 2.0 * s.m * s.n * s.k * s.batch;
+  const double compute = flops / (device_.peak_flops[kBf16] * gemm_efficiency(device_, s));
+  const double bytes = 2.0 * (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch;
+  const double memory = bytes / (device_.memory_bandwidth_Bps * device_.memory_efficiency);
+  return {std::max(compute, memory) + GemmModel::kKernelGap_s, CostOrigin::catalog};
+}
+
+Priced Pricer::fused_attention(double flops) const {
+  return {flops / (device_.peak_flops[kBf16] * device_.attention_efficiency) +
+              GemmModel::kKernelGap_s,
+          CostOrigin::catalog};
+}
+
+Priced Pricer::memory_pass(double bytes) const {
+  return {bytes / (device_.memory_bandwidth_Bps * device_.memory_efficiency) +
+              GemmModel::kKernelGap_s,
+          CostOrigin::catalog};
+}
+
+int Pricer::ranks_per_node(GroupPlacement g) const {
+  if (g.stride >= gpus_per_node_) return 1;
+  return std::max(1, std::min(g.ranks, gpus_per_node_ / g.stride));
+}
+
+FabricLevel Pricer::level(GroupPlacement g) const {
+  return g.ranks > ranks_per_node(g) ? FabricLevel::inter_node : FabricLevel::intra_node;
+}
+
+Priced Pricer::collective(CollectiveOp op, double bytes, GroupPlacement g) const {
+  if (g.ranks <= 1 || bytes <= 0) return {0, CostOrigin::catalog};
+  if (costs_) {
+    if (auto p = costs_->collective(device_, op, bytes, g.ranks, level(g))) return *p;
+  }
+  return catalog_collective(op, bytes, g);
+}
+
+Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement g) const {
+  const double intra_bw = intra_.bandwidth_Bps * intra_.efficiency;
+  const double inter_bw = inter_.bandwidth_Bps * inter_.efficiency;
+  const int local = ranks_per_node(g);
+  if (level(g) == FabricLevel::intra_node) {
+    return {intra_.latency_s + bytes * bus_bandwidth_factor(op, g.ranks) / intra_bw,
+            CostOrigin::catalog};
+  }
+  const double n = g.ranks;
+  if (op == CollectiveOp::all_to_all) {
+    // Each rank keeps 1/n, sends (local-1)/n inside its node and (n-local)/n through its own NIC.
+    const double through_nic = bytes * (n - local) / n / inter_bw;
+    const double through_nvlink = bytes * (local - 1) / n / intra_bw;
+    return {inter_.latency_s + std::max(through_nic, through_nvlink), CostOrigin::catalog};
+  }
+  // Rings (one per NIC) cross every node boundary: the group's `local` members of a node
+  // drive `local` NICs in parallel (one NIC per GPU, as on DGX), capped by NVLink.
+  const double bus_bw = std::min(intra_bw, local * inter_bw);
+  return {inter_.latency_s + bytes * bus_bandwidth_factor(op, g.ranks) / bus_bw,
+          CostOrigin::catalog};
+}
+
+Priced Pricer::send_recv(double bytes, int stride) const {
+  if (bytes <= 0) return {0, CostOrigin::catalog};
+  const GroupPlacement pair{2, stride};
+  if (costs_) {
+    if (auto p = costs_->collective(device_, CollectiveOp::send_recv, bytes, 2, level(pair)))
+      return *p;
+  }
+  const Fabric& f = level(pair) == FabricLevel::intra_node ? intra_ : inter_;
+  return {f.latency_s + bytes / (f.bandwidth_Bps * f.efficiency), CostOrigin::catalog};
+}
+
+}  // namespace shardcost

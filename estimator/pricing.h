@@ -1,0 +1,60 @@
+#pragma once
+// Prices single operations on one device: GEMMs and fused attention by a roofline with
+// size-dependent efficiency, memory-bound passes by bandwidth, collectives by per-level bus
+// bandwidth and latency with nccl-tests' factors. Measured costs, when given, come first.
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+
+// Where the members of one parallel group sit: `ranks` GPUs, consecutive members `stride`
+// ranks apart in the global rank order (tensor parallel innermost).
+struct GroupPlacement {
+  int ranks = 1;
+  int stride = 1;
+};
+
+class Pricer {
+ public:
+  Pricer(const Device& device, const Fabric& intra, const Fabric& inter, int gpus_per_node,
+         const CostSource* costs);
+
+  Priced gemm(const GemmShape& shape) const;
+  Priced fused_attention(double flops) const;
+  Priced memory_pass(double bytes) const;
+  Priced collective(CollectiveOp op, double bytes, GroupPlacement group) const;
+  // One point-to-point transfer between neighbours `stride` ranks apart.
+  Priced send_recv(double bytes, int stride) const;
+
+  FabricLevel level(GroupPlacement group) const;
+  // Members of the group that share a node.
+  int ranks_per_node(GroupPlacement group) const;
+  const Device& device() const { return device_; }
+
+ private:
+  Priced catalog_collective(CollectiveOp op, double bytes, GroupPlacement group) const;
+
+  const Device& device_;
+  const Fabric& intra_;
+  const Fabric& inter_;
+  int gpus_per_node_;
+  const CostSource* costs_;
+};
+
+// nccl-tests' bus-bandwidth factor: busbw = algbw * factor (doc/PERFORMANCE.md).
+double bus_bandwidth_factor(CollectiveOp op, int ranks);
+
+// Efficiency model constants, exposed for tests and docs.
+struct GemmModel {
+  // CTA tile shapes cuBLAS uses for large bf16 GEMMs on Ampere/Hopper; the best one for the
+  // shape is taken, as cuBLAS's heuristics do.
+  static constexpr int kTiles[3][2] = {{256, 128}, {128, 256}, {128, 128}};
+  // Each tile's main loop pays a fixed prologue/epilogue: filling a multistage pipeline
+  // (CUTLASS sm80/sm90 kernels: 3-4 stages of 32-wide K slabs) and writing the output tile.
+  // Expressed as the K length it costs: efficiency falls as K / (K + kKOverhead).
+  static constexpr double kKOverhead = 96;
+  // GPU-side gap between dependent kernels on one stream.
+  static constexpr double kKernelGap_s = 2e-6;
+};
+double gemm_efficiency(const Device&, const GemmShape&);
+
+}  // namespace shardcost

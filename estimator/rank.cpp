@@ -1,0 +1,180 @@
+// Enumerates the strategy space with up-front pruning and keeps the best K.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "memory.h"
+#include "shardcost/error.h"
+#include "strategy_text.h"
+
+namespace shardcost {
+namespace {
+
+std::vector<int> divisors(int n, int limit) {
+  std::vector<int> out;
+  for (int d = 1; d <= std::min(n, limit); ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+// Values a key may take: pinned by --fix, or the candidates.
+std::vector<int> choices(bool pinned, int pinned_value, std::vector<int> candidates) {
+  if (pinned) return {pinned_value};
+  return candidates;
+}
+
+bool contains(const std::vector<std::string>& v, const char* key) {
+  return std::find(v.begin(), v.end(), key) != v.end();
+}
+
+struct Ranker {
+  const Model& m;
+  const Cluster& c;
+  const RankOptions& opt;
+  Strategy fixed;
+  std::vector<std::string> pinned;
+  RankResult result;
+  std::vector<Estimate> best;  // sorted, at most opt.top
+
+  bool better(const Estimate& a, const Estimate& b) const {
+    if (opt.objective == Objective::memory) {
+      if (a.memory_per_gpu_bytes != b.memory_per_gpu_bytes)
+        return a.memory_per_gpu_bytes < b.memory_per_gpu_bytes;
+    }
+    return a.step_time_s < b.step_time_s;
+  }
+
+  void reject(const std::string& reason, int64_t count = 1) {
+    result.evaluated += count;
+    result.rejected[reason] += count;
+  }
+
+  void consider(const Strategy& s, EstimateOptions& eopt) {
+    // Memory first: it needs no pricing, and most of a large space fails it.
+    double mem = stage_memory(m, s, eopt.software, 0).total();
+    if (s.pp > 1) mem = std::max(mem, stage_memory(m, s, eopt.software, s.pp - 1).total());
+    if (mem > c.groups.front().device.memory_bytes) {
+      reject("exceeds device memory");
+      return;
+    }
+    ++result.evaluated;
+    ++result.feasible;
+    Estimate e = estimate(m, c, s, eopt);
+    if (static_cast<int>(best.size()) < opt.top || better(e, best.back())) {
+      auto pos = std::upper_bound(best.begin(), best.end(), e,
+                                  [&](const Estimate& a, const Estimate& b) { return better(a, b); });
+      best.insert(pos, std::move(e));
+      if (static_cast<int>(best.size()) > opt.top) best.pop_back();
+    }
+  }
+
+  void run() {
+    const NodeGroup& g = c.groups.front();
+    const int gpus = c.total_gpus();
+    const int gbs = opt.global_batch;
+    EstimateOptions eopt = opt.estimate;
+    eopt.breakdown = false;
+    const bool moe = m.is_moe();
+
+    const auto tps = choices(contains(pinned, "tp"), fixed.tp, [&] {
+      std::vector<int> v;
+      for (int t : divisors(m.heads, g.gpus_per_node))
+        if (gpus % t == 0 && m.ffn_hidden % t == 0 &&
+            (m.kv_heads % t == 0 || t % m.kv_heads == 0))
+          v.push_back(t);
+      return v;
+    }());
+    const auto cps = choices(contains(pinned, "cp"), fixed.cp, [&] {
+      std::vector<int> v;
+      for (int x = 1; x <= gpus && m.seq_len % (2 * x) == 0; x *= 2) v.push_back(x);
+      return v;
+    }());
+    const auto pps = choices(contains(pinned, "pp"), fixed.pp, divisors(m.layers, m.layers));
+    const auto recomputes = contains(pinned, "recompute")
+                                ? std::vector<Recompute>{fixed.recompute}
+                                : std::vector<Recompute>{Recompute::none, Recompute::selective,
+                                                         Recompute::full};
+    const auto zeros = choices(contains(pinned, "zero"), fixed.zero, {0, 1, 2, 3});
+
+    for (int tp : tps) {
+      for (int cp : cps) {
+        for (int pp : pps) {
+          const int64_t inner = static_cast<int64_t>(tp) * cp * pp;
+          if (inner > gpus || gpus % inner != 0) continue;  // not a factorisation: not a candidate
+          const int dp = static_cast<int>(gpus / inner);
+          if (contains(pinned, "dp") && dp != fixed.dp) continue;
+          if (gbs % dp != 0) {
+            reject("gbs not divisible by dp");
+            continue;
+          }
+          const int per_replica = gbs / dp;
+          const auto eps = choices(contains(pinned, "ep"), fixed.ep,
+                                   moe ? divisors(m.experts, m.experts) : std::vector<int>{1});
+          const auto mbss = choices(contains(pinned, "mbs"), fixed.mbs, divisors(per_replica, per_replica));
+          const auto vpps = choices(contains(pinned, "vpp"), fixed.vpp,
+                                    pp > 1 ? divisors(m.layers / pp, m.layers / pp) : std::vector<int>{1});
+          const auto sps = contains(pinned, "sp") ? std::vector<int>{fixed.sp ? 1 : 0}
+                                                  : (tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
+          for (int ep : eps) {
+            for (int mbs : mbss) {
+              for (int vpp : vpps) {
+                for (Recompute rc : recomputes) {
+                  for (int sp : sps) {
+                    for (int zero : zeros) {
+                      Strategy s;
+                      s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
+                      s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
+                      if (auto why = check_strategy(m, c, s)) {
+                        reject(classify(*why));
+                        continue;
+                      }
+                      consider(s, eopt);
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // Folds specific reasons ("tp=3 does not divide ...") into countable classes.
+  static std::string classify(const std::string& why) {
+    if (why.find("interleaved") != std::string::npos)
+      return "interleaving needs micro-batches divisible by pp";
+    if (why.find("ep=") != std::string::npos) return "ep does not divide experts or dp*cp";
+    if (why.find("pp*vpp") != std::string::npos) return "pp*vpp does not divide layers";
+    if (why.find("sp=true") != std::string::npos) return "sp needs tp>1";
+    return why;
+  }
+};
+
+}  // namespace
+
+RankResult rank(const Model& m, const Cluster& c, const RankOptions& opt) {
+  if (opt.global_batch < 1)
+    throw InputError("--gbs must be a positive integer (the global batch in sequences)");
+  if (opt.top < 1) throw InputError("--top must be at least 1");
+  if (c.groups.size() != 1)
+    throw InputError("heterogeneous clusters (several node groups) are not ranked yet; use one "
+                     "node group");
+  const auto start = std::chrono::steady_clock::now();
+  Ranker r{m, c, opt, {}, {}, {}, {}};
+  r.pinned = apply_strategy_text(opt.fixed, r.fixed);
+  if (contains(r.pinned, "gbs") && r.fixed.gbs != opt.global_batch)
+    throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
+  r.run();
+  r.result.elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // The winners again, with their breakdowns.
+  EstimateOptions full = opt.estimate;
+  full.breakdown = true;
+  for (const Estimate& e : r.best) r.result.best.push_back(estimate(m, c, e.strategy, full));
+  return r.result;
+}
+
+}  // namespace shardcost

@@ -1,0 +1,32 @@
+# Helpers for the end-to-end scripts; sourced, not run.
+set -euo pipefail
+BIN=$1
+SRC=$2
+SCRATCH=$3
+rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
+GOLDEN=$SRC/tests/golden
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect_exit CODE CMD...: runs CMD, checks its exit code, leaves stdout/stderr in $OUT/$ERR.
+expect_exit() {
+  local want=$1; shift
+  set +e
+  "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
+  local got=$?
+  set -e
+  OUT=$(cat "$SCRATCH/out"); ERR=$(cat "$SCRATCH/err")
+  [ "$got" = "$want" ] || fail "exit $got (wanted $want): $* -- stderr: $ERR"
+}
+
+# golden NAME: compares $SCRATCH/out with tests/golden/NAME; UPDATE_GOLDEN=1 rewrites it.
+golden() {
+  if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then cp "$SCRATCH/out" "$GOLDEN/$1"; return; fi
+  diff -u "$GOLDEN/$1" "$SCRATCH/out" || fail "output differs from golden $1 (UPDATE_GOLDEN=1 to accept)"
+}
+
+# one_line_error: stderr is exactly one line starting with "shardcost: ".
+one_line_error() {
+  [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] || fail "expected one error line, got: $ERR"
+  case "$ERR" in "shardcost: "*) ;; *) fail "error does not start with 'shardcost: ': $ERR";; esac
+}
