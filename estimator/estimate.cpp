@@ -147,10 +147,15 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recomp
       }
     }
   }
-  // Ring attention hides the K/V exchange behind the attention of the block in hand.
+  // Ring attention hides the K/V exchange behind the attention of the block in hand, less
+  // the SMs its communication kernels take from that attention.
   const double recomputes = recompute == Recompute::full ? 1 : 0;
-  t.add(kCpComm, {std::max(0.0, cp_fwd.seconds - attn_fwd.seconds), cp_fwd.origin}, 1 + recomputes);
-  t.add(kCpComm, {std::max(0.0, cp_bwd.seconds - attn_bwd.seconds), cp_bwd.origin});
+  auto exposed = [&](Priced comm, Priced window) {
+    const double hidden = std::min(comm.seconds, window.seconds);
+    return Priced{comm.seconds - hidden + hidden * pr.nccl_sm_share(), comm.origin};
+  };
+  t.add(kCpComm, exposed(cp_fwd, attn_fwd), 1 + recomputes);
+  t.add(kCpComm, exposed(cp_bwd, attn_bwd));
   return t;
 }
 
@@ -231,7 +236,20 @@ struct Engine {
       p2p.add(kPpComm, hop, 2.0 * s.vpp);
     }
 
+    // Unfused gradient accumulation: read the bf16 gradient, read and write the fp32 main
+    // gradient, once per micro-batch over the stage's parameters.
+    auto accumulation = [&](int stage) {
+      Times t;
+      if (opt.software.fused_grad_accumulation) return t;
+      const double bytes = 2.0 + 2.0 * opt.software.grad_reduce_bytes;
+      t.add(kComputeBackward, pr.memory_pass(bytes * stage_parameters(m, s, stage).total()));
+      return t;
+    };
+
     Times first, middle, last;
+    first.add(accumulation(0), 1);
+    middle.add(accumulation(1), 1);  // only used when pp > 2, where stage 1 is a middle one
+    last.add(accumulation(s.pp - 1), 1);
     first.add(layer, layers_per_stage);
     middle.add(layer, layers_per_stage);
     last.add(layer, layers_per_stage);
@@ -239,6 +257,7 @@ struct Engine {
     last.add(head, 1);
     for (Times* st : {&first, &middle, &last}) st->add(p2p, 1);
     Times only;  // pp == 1: one stage holds everything, no p2p
+    only.add(accumulation(0), 1);
     only.add(layer, layers_per_stage);
     only.add(embedding, 1);
     only.add(head, 1);
@@ -283,8 +302,12 @@ struct Engine {
       Priced expert = pr.collective(CollectiveOp::all_gather, params_expert * 2, place.expert_dp);
       return weakest(dense, expert);
     };
-    auto exposed = [](Priced comm, double window, bool overlap) {
-      return Priced{overlap ? std::max(0.0, comm.seconds - window) : comm.seconds, comm.origin};
+    // Overlapped communication is not free: its NCCL kernels hold SMs the compute then lacks.
+    const double sm_share = pr.nccl_sm_share();
+    auto exposed = [sm_share](Priced comm, double window, bool overlap) {
+      if (!overlap) return comm;
+      const double hidden = std::min(comm.seconds, window);
+      return Priced{comm.seconds - hidden + hidden * sm_share, comm.origin};
     };
     const bool overlap = opt.software.overlap_grad_reduce;
     const bool overlap_gather = opt.software.overlap_param_gather;

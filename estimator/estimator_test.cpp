@@ -1,1 +1,101 @@
 #include <gtest/gtest.h>
+
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+namespace {
+
+double part(const Estimate& e, const std::string& name) {
+  for (const auto& p : e.time)
+    if (p.name == name) return p.seconds;
+  ADD_FAILURE() << "no part " << name;
+  return 0;
+}
+
+struct Llama70bOn64 : ::testing::Test {
+  Model m = load_model("llama3-70b");
+  Cluster c = load_cluster("dgx-h100", 64);
+  Estimate run(const std::string& text) { return estimate(m, c, parse_strategy(text, 64)); }
+};
+
+TEST_F(Llama70bOn64, BreakdownAddsUpToTheStepTime) {
+  const Estimate e = run("tp=8,pp=4,mbs=1,gbs=512,vpp=5,recompute=selective,sp=true,zero=1");
+  double sum = 0;
+  for (const auto& p : e.time) sum += p.seconds;
+  EXPECT_NEAR(sum, e.step_time_s, 1e-9 * e.step_time_s);
+  double mem = 0;
+  for (const auto& p : e.memory) mem += p.bytes;
+  EXPECT_NEAR(mem, e.memory_per_gpu_bytes, 1);
+  EXPECT_GT(part(e, "tp_comm"), 0);
+  EXPECT_GT(part(e, "pipeline_bubble"), 0);
+  EXPECT_EQ(part(e, "cp_comm"), 0);
+}
+
+TEST_F(Llama70bOn64, ThroughputFiguresAreConsistent) {
+  const Estimate e = run("tp=8,pp=4,mbs=1,gbs=512,recompute=full,sp=true");
+  EXPECT_NEAR(e.tokens_per_s, 512.0 * 8192 / e.step_time_s, 1e-6 * e.tokens_per_s);
+  EXPECT_NEAR(e.mfu, e.tflops_per_gpu * 1e12 / 989.5e12, 1e-9);
+  EXPECT_GT(e.mfu, 0.2);
+  EXPECT_LT(e.mfu, 0.9);
+}
+
+TEST_F(Llama70bOn64, RecomputationTradesTimeForMemory) {
+  const Estimate none = run("tp=8,pp=4,mbs=1,gbs=512,recompute=none,sp=true");
+  const Estimate full = run("tp=8,pp=4,mbs=1,gbs=512,recompute=full,sp=true");
+  EXPECT_GT(full.step_time_s, 1.2 * none.step_time_s);
+  EXPECT_LT(full.memory_per_gpu_bytes, none.memory_per_gpu_bytes);
+  EXPECT_EQ(part(none, "compute_recompute"), 0);
+}
+
+TEST_F(Llama70bOn64, MorePipelineMicroBatchesShrinkTheBubble) {
+  const Estimate few = run("tp=8,pp=8,mbs=8,gbs=512");
+  const Estimate many = run("tp=8,pp=8,mbs=1,gbs=512");
+  EXPECT_LT(part(many, "pipeline_bubble") / many.step_time_s,
+            part(few, "pipeline_bubble") / few.step_time_s);
+  const Estimate interleaved = run("tp=8,pp=8,mbs=1,gbs=512,vpp=5");
+  EXPECT_LT(part(interleaved, "pipeline_bubble"), part(many, "pipeline_bubble"));
+}
+
+TEST_F(Llama70bOn64, TooBigIsInfeasibleWithAReason) {
+  const Estimate e = run("tp=1,pp=1,mbs=1,gbs=64");
+  EXPECT_FALSE(e.feasible);
+  EXPECT_NE(e.reason.find("GiB of 79.7 GiB"), std::string::npos) << e.reason;
+  EXPECT_GT(e.step_time_s, 0);
+}
+
+TEST_F(Llama70bOn64, StrategiesThatDoNotDivideAreInputErrors) {
+  EXPECT_THROW(run("tp=2,pp=32"), InputError);               // 80 layers % 32
+  EXPECT_THROW(run("tp=8,pp=3,dp=1,gbs=3"), InputError);      // 8*3 != 64
+  EXPECT_THROW(run("tp=8,pp=8,mbs=3,gbs=512"), InputError);   // 512 % 3
+  EXPECT_THROW(run("tp=8,pp=8,vpp=3,gbs=64"), InputError);    // 80 % 24
+  EXPECT_THROW(run("tp=8,ep=2"), InputError);                 // dense model
+  EXPECT_THROW(run("tp=1,sp=true"), InputError);
+}
+
+TEST(Estimate, SlowerNetworkSlowsDataParallelPlans) {
+  const Model m = load_model("gpt3-13b");
+  Cluster fast = load_cluster("dgx-h100", 64);
+  Cluster slow = fast;
+  slow.inter_node.bandwidth_Bps /= 4;
+  const Strategy s = parse_strategy("tp=8,mbs=1,gbs=128", 64);
+  EXPECT_GT(estimate(m, slow, s).step_time_s, estimate(m, fast, s).step_time_s);
+}
+
+TEST(Estimate, MixtureOfExpertsPaysForAllToAll) {
+  const Model m = load_model("mixtral-8x7b");
+  const Cluster c = load_cluster("dgx-h100", 64);
+  const Estimate e = estimate(m, c, parse_strategy("tp=2,ep=8,mbs=1,gbs=256,sp=true", 64));
+  EXPECT_GT(part(e, "ep_comm"), 0);
+}
+
+TEST(Estimate, ContextParallelRingIsMostlyHidden) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 16);
+  const Estimate e = estimate(m, c, parse_strategy("tp=2,cp=4,mbs=1,gbs=16,sp=true", 16));
+  EXPECT_GT(part(e, "cp_comm"), 0);
+  EXPECT_LT(part(e, "cp_comm"), 0.2 * e.step_time_s);
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -1,1 +1,115 @@
 #include <gtest/gtest.h>
+
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+namespace {
+
+// The message of the InputError that f throws.
+template <typename F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
+
+const char* kModel = R"({"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 4,
+  "ffn_hidden": 256, "vocab": 1000, "seq_len": 128})";
+
+TEST(Inputs, CatalogNamesLoad) {
+  for (const auto& name : catalog_names("models")) EXPECT_NO_THROW(load_model(name)) << name;
+  for (const auto& name : catalog_names("systems")) EXPECT_NO_THROW(load_cluster(name)) << name;
+  for (const auto& name : catalog_names("devices")) EXPECT_NO_THROW(find_device(name)) << name;
+  EXPECT_GE(catalog_names("devices").size(), 6u);
+  EXPECT_EQ(load_cluster("dgx-h100", 64).total_gpus(), 64);
+  EXPECT_EQ(load_cluster("dgx-h100", 4).groups[0].gpus_per_node, 4);
+}
+
+TEST(Inputs, ModelJsonWithDefaults) {
+  const Model m = parse_model_json(kModel, "m.json");
+  EXPECT_EQ(m.hidden, 64);
+  EXPECT_EQ(m.activation, Activation::gelu);
+  EXPECT_FALSE(m.is_moe());
+}
+
+TEST(Inputs, BadModelsNameTheFieldAndTheFix) {
+  EXPECT_NE(input_error([] { parse_model_json(R"({"layers": 2})", "m.json"); })
+                .find("field 'hidden' is missing"),
+            std::string::npos);
+  EXPECT_NE(input_error([] {
+              parse_model_json(R"({"layers": -2, "hidden": 64, "heads": 4, "kv_heads": 4,
+                "ffn_hidden": 256, "vocab": 1000, "seq_len": 128})",
+                               "m.json");
+            }).find("'layers' must be an integer >= 1 (got -2)"),
+            std::string::npos);
+  EXPECT_NE(input_error([] {
+              parse_model_json(R"({"layers": 2, "hidden": 64, "heads": 5, "kv_heads": 5,
+                "ffn_hidden": 256, "vocab": 1000, "seq_len": 128})",
+                               "m.json");
+            }).find("'heads' (5) must divide hidden (64)"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { parse_model_json("{\"layers\": 2,\n  oops}", "m.json"); })
+                .find("m.json: malformed JSON at line 2"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { load_model("gpt5-1t"); }).find("unknown model 'gpt5-1t'"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { parse_model_json("[1, 2]", "m.json"); }).find("expected a JSON object"),
+            std::string::npos);
+}
+
+TEST(Inputs, ClusterFlatAndGrouped) {
+  const Cluster flat = parse_cluster_json(
+      R"({"device": "h100-sxm5-80gb", "nodes": 2, "gpus_per_node": 8,
+          "intra_node_bandwidth_GBps": 450, "inter_node_bandwidth_GBps": 50})",
+      "c.json");
+  EXPECT_EQ(flat.total_gpus(), 16);
+  EXPECT_DOUBLE_EQ(flat.inter_node.bandwidth_Bps, 50e9);
+  const Cluster grouped = parse_cluster_json(
+      R"({"inter_node_bandwidth_GBps": 25, "node_groups": [
+           {"device": "a100-sxm4-80gb", "nodes": 2, "gpus_per_node": 8, "intra_node_bandwidth_GBps": 300},
+           {"device": "h100-sxm5-80gb", "nodes": 1, "gpus_per_node": 8, "intra_node_bandwidth_GBps": 450}]})",
+      "c.json");
+  EXPECT_EQ(grouped.groups.size(), 2u);
+  EXPECT_EQ(grouped.total_gpus(), 24);
+  EXPECT_EQ(grouped.groups[1].device.name, "h100-sxm5-80gb");
+}
+
+TEST(Inputs, BadClustersNameTheFieldAndTheFix) {
+  EXPECT_NE(input_error([] {
+              parse_cluster_json(R"({"device": "a100-sxm4-80gb", "gpus_per_node": 8,
+                "intra_node_bandwidth_GBps": 300})",
+                                 "c.json");
+            }).find("field 'inter_node_bandwidth_GBps' is missing"),
+            std::string::npos);
+  EXPECT_NE(input_error([] {
+              parse_cluster_json(R"({"device": "tpu-v5", "gpus_per_node": 8,
+                "intra_node_bandwidth_GBps": 300, "inter_node_bandwidth_GBps": 25})",
+                                 "c.json");
+            }).find("unknown device 'tpu-v5'"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { load_cluster("dgx-a100", 12); }).find("not a whole number of 8-GPU nodes"),
+            std::string::npos);
+}
+
+TEST(Inputs, StrategyTextDefaultsAndErrors) {
+  const Strategy s = parse_strategy("tp=8,pp=2,mbs=2,recompute=full,sp=true", 64);
+  EXPECT_EQ(s.dp, 4);
+  EXPECT_EQ(s.gbs, 8);
+  EXPECT_EQ(s.recompute, Recompute::full);
+  EXPECT_TRUE(s.sp);
+  EXPECT_NE(input_error([] { parse_strategy("tp=3", 64); }).find("does not divide the 64 GPUs"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { parse_strategy("tq=3", 64); }).find("unknown strategy key 'tq'"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { parse_strategy("tp=0", 64); }).find("must be at least 1"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { parse_strategy("recompute=some", 64); }).find("none, selective or full"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardcost

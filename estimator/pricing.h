@@ -6,6 +6,22 @@
 
 namespace shardcost {
 
+// Efficiency model constants, exposed for tests and docs.
+struct GemmModel {
+  // CTA tile shapes cuBLAS uses for large bf16 GEMMs on Ampere/Hopper; the best one for the
+  // shape is taken, as cuBLAS's heuristics do.
+  static constexpr int kTiles[3][2] = {{256, 128}, {128, 256}, {128, 128}};
+  // Each tile's main loop pays a fixed prologue/epilogue: filling a multistage pipeline
+  // (CUTLASS sm80/sm90 kernels: 3-4 stages of 32-wide K slabs) and writing the output tile.
+  // Expressed as the K length it costs: efficiency falls as K / (K + kKOverhead).
+  static constexpr double kKOverhead = 96;
+  // GPU-side gap between dependent kernels on one stream.
+  static constexpr double kKernelGap_s = 2e-6;
+  // NCCL runs a collective as one thread block per channel; 16 channels is what NCCL sets up
+  // for rings on 8-GPU NVSwitch nodes (NCCL_DEBUG=INFO prints "16 coll channels"). While an
+  // overlapped collective runs, those SMs do no compute.
+  static constexpr double kNcclChannels = 16;
+};
 // Where the members of one parallel group sit: `ranks` GPUs, consecutive members `stride`
 // ranks apart in the global rank order (tensor parallel innermost).
 struct GroupPlacement {
@@ -25,6 +41,9 @@ class Pricer {
   // One point-to-point transfer between neighbours `stride` ranks apart.
   Priced send_recv(double bytes, int stride) const;
 
+  // Share of the SMs an overlapped collective occupies (one thread block per NCCL channel).
+  double nccl_sm_share() const { return GemmModel::kNcclChannels / device_.sms; }
+
   FabricLevel level(GroupPlacement group) const;
   // Members of the group that share a node.
   int ranks_per_node(GroupPlacement group) const;
@@ -43,18 +62,6 @@ class Pricer {
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor (doc/PERFORMANCE.md).
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 
-// Efficiency model constants, exposed for tests and docs.
-struct GemmModel {
-  // CTA tile shapes cuBLAS uses for large bf16 GEMMs on Ampere/Hopper; the best one for the
-  // shape is taken, as cuBLAS's heuristics do.
-  static constexpr int kTiles[3][2] = {{256, 128}, {128, 256}, {128, 128}};
-  // Each tile's main loop pays a fixed prologue/epilogue: filling a multistage pipeline
-  // (CUTLASS sm80/sm90 kernels: 3-4 stages of 32-wide K slabs) and writing the output tile.
-  // Expressed as the K length it costs: efficiency falls as K / (K + kKOverhead).
-  static constexpr double kKOverhead = 96;
-  // GPU-side gap between dependent kernels on one stream.
-  static constexpr double kKernelGap_s = 2e-6;
-};
 double gemm_efficiency(const Device&, const GemmShape&);
 
 }  // namespace shardcost

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "memory.h"
 #include "shardcost/error.h"
@@ -38,12 +39,23 @@ struct Ranker {
   RankResult result;
   std::vector<Estimate> best;  // sorted, at most opt.top
 
+  // Time (or memory) first; ties go to less memory (or time), then to the smaller strategy,
+  // so the order never depends on enumeration details.
   bool better(const Estimate& a, const Estimate& b) const {
+    const double ta = a.step_time_s, tb = b.step_time_s;
+    const double ma = a.memory_per_gpu_bytes, mb = b.memory_per_gpu_bytes;
+    const auto key = [](const Strategy& s) {
+      return std::make_tuple(s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.vpp,
+                             static_cast<int>(s.recompute), s.sp, s.zero);
+    };
     if (opt.objective == Objective::memory) {
-      if (a.memory_per_gpu_bytes != b.memory_per_gpu_bytes)
-        return a.memory_per_gpu_bytes < b.memory_per_gpu_bytes;
+      if (ma != mb) return ma < mb;
+      if (ta != tb) return ta < tb;
+    } else {
+      if (ta != tb) return ta < tb;
+      if (ma != mb) return ma < mb;
     }
-    return a.step_time_s < b.step_time_s;
+    return key(a.strategy) < key(b.strategy);
   }
 
   void reject(const std::string& reason, int64_t count = 1) {
@@ -92,10 +104,13 @@ struct Ranker {
       return v;
     }());
     const auto pps = choices(contains(pinned, "pp"), fixed.pp, divisors(m.layers, m.layers));
-    const auto recomputes = contains(pinned, "recompute")
-                                ? std::vector<Recompute>{fixed.recompute}
-                                : std::vector<Recompute>{Recompute::none, Recompute::selective,
-                                                         Recompute::full};
+    // With fused attention nothing is left for selective recomputation to drop: it prices
+    // exactly as none, so the search skips it.
+    const auto recomputes =
+        contains(pinned, "recompute") ? std::vector<Recompute>{fixed.recompute}
+        : eopt.software.attention == AttentionKernel::flash
+            ? std::vector<Recompute>{Recompute::none, Recompute::full}
+            : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
     const auto zeros = choices(contains(pinned, "zero"), fixed.zero, {0, 1, 2, 3});
 
     for (int tp : tps) {

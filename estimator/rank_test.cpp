@@ -1,1 +1,70 @@
 #include <gtest/gtest.h>
+
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+namespace {
+
+TEST(Rank, Llama3On64H100FindsFeasibleStrategiesWithinMemory) {
+  RankOptions o;
+  o.global_batch = 512;
+  o.top = 10;
+  const RankResult r = rank(load_model("llama3-70b"), load_cluster("dgx-h100", 64), o);
+  ASSERT_GE(r.best.size(), 5u);
+  for (size_t i = 0; i < r.best.size(); ++i) {
+    EXPECT_TRUE(r.best[i].feasible);
+    EXPECT_LE(r.best[i].memory_per_gpu_bytes, 80e9);
+    if (i) {
+      EXPECT_LE(r.best[i - 1].step_time_s, r.best[i].step_time_s);
+    }
+  }
+  int64_t rejected = 0;
+  for (const auto& [reason, n] : r.rejected) rejected += n;
+  EXPECT_EQ(r.evaluated, r.feasible + rejected);
+  EXPECT_GT(r.rejected.at("exceeds device memory"), 0);
+}
+
+TEST(Rank, FixPinsKeys) {
+  RankOptions o;
+  o.global_batch = 512;
+  o.fixed = "tp=8,pp=4,recompute=full";
+  const RankResult r = rank(load_model("llama3-70b"), load_cluster("dgx-h100", 64), o);
+  ASSERT_FALSE(r.best.empty());
+  for (const auto& e : r.best) {
+    EXPECT_EQ(e.strategy.tp, 8);
+    EXPECT_EQ(e.strategy.pp, 4);
+    EXPECT_EQ(e.strategy.recompute, Recompute::full);
+  }
+}
+
+TEST(Rank, MemoryObjectiveSortsByMemory) {
+  RankOptions o;
+  o.global_batch = 64;
+  o.objective = Objective::memory;
+  const RankResult r = rank(load_model("llama3-8b"), load_cluster("dgx-h100", 8), o);
+  ASSERT_GE(r.best.size(), 2u);
+  for (size_t i = 1; i < r.best.size(); ++i)
+    EXPECT_LE(r.best[i - 1].memory_per_gpu_bytes, r.best[i].memory_per_gpu_bytes);
+}
+
+TEST(Rank, NothingFitsIsAnEmptyResultNotAnError) {
+  RankOptions o;
+  o.global_batch = 8;
+  const RankResult r = rank(load_model("llama3-405b"), load_cluster("dgx-h100", 8), o);
+  EXPECT_TRUE(r.best.empty());
+  EXPECT_EQ(r.feasible, 0);
+  EXPECT_GT(r.evaluated, 0);
+}
+
+TEST(Rank, RanksMixtureOfExpertsOverExpertParallelism) {
+  RankOptions o;
+  o.global_batch = 256;
+  const RankResult r = rank(load_model("mixtral-8x7b"), load_cluster("dgx-h100", 32), o);
+  ASSERT_FALSE(r.best.empty());
+  bool saw_ep = false;
+  for (const auto& e : r.best) saw_ep |= e.strategy.ep > 1;
+  EXPECT_TRUE(saw_ep);
+}
+
+}  // namespace
+}  // namespace shardcost

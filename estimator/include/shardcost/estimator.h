@@ -94,6 +94,9 @@ struct Software {
   bool overlap_grad_reduce = true;    // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;   // ZeRO parameter all-gathers overlapped with compute
   int grad_reduce_bytes = 4;          // gradients reduced in fp32 (Megatron's bf16 default)
+  // Weight-gradient GEMMs accumulate straight into the fp32 main gradients. Without it every
+  // micro-batch's backward ends with a pass main_grad += grad over all local parameters.
+  bool fused_grad_accumulation = true;
 };
 Software software_preset(std::string_view name);  // "megatron-core" | "megatron-lm-2021"
 std::vector<std::string> software_presets();

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Quick start 2: install, build, and run the whole test suite (unit and end-to-end).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh -DSHARDCOST_WERROR=ON
+ctest --test-dir build --output-on-failure --parallel "$(nproc)"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# estimate, rank, catalog and validate through the real binary: golden text, JSON contract,
+# exit codes.
+source "$(dirname "$0")/../e2e_lib.sh"
+
+# Golden: human output of estimate (deterministic: no timing in it).
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 64 \
+  --strategy "tp=8,pp=4,dp=2,mbs=1,gbs=512,vpp=5,recompute=selective,sp=true,zero=1"
+golden estimate_llama3_70b.txt
+
+expect_exit 0 "$BIN" estimate --model "$SRC/tests/fixtures/models/gpt-paper-175b.json" \
+  --cluster dgx-a100 --gpus 64 --software megatron-lm-2021 \
+  --strategy "tp=8,pp=8,mbs=1,gbs=64,vpp=3,recompute=selective,sp=true"
+golden estimate_gpt175b_2021.txt
+
+# JSON contract of estimate.
+expect_exit 0 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 \
+  --strategy "tp=2,mbs=1,gbs=64,zero=1" --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for k in ["step_time_s", "tokens_per_s", "tflops_per_gpu", "mfu", "memory_per_gpu_gib",
+          "feasible", "reason", "breakdown"]:
+    assert k in j, k
+assert j["strategy"]["dp"] == 4 and j["strategy"]["gbs"] == 64, j["strategy"]
+parts = j["breakdown"]["time"]
+assert abs(sum(p["seconds"] for p in parts) - j["step_time_s"]) < 1e-3 * j["step_time_s"]
+assert all(p["source"] in ("catalog", "interpolated", "measured") for p in parts)
+assert j["feasible"] is True and j["reason"] == ""
+PY
+
+# rank: the issue's acceptance command.
+expect_exit 0 "$BIN" rank --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 512 --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for k in ["evaluated", "feasible", "elapsed_s", "rejected", "strategies"]:
+    assert k in j, k
+s = j["strategies"]
+assert len(s) >= 5, len(s)
+assert all(x["feasible"] and x["memory_per_gpu_gib"] <= 80 * 1e9 / 2**30 for x in s)
+assert j["evaluated"] == j["feasible"] + sum(j["rejected"].values())
+times = [x["step_time_s"] for x in s]
+assert times == sorted(times)
+PY
+
+# rank text and CSV (golden: the elapsed time goes to stderr only).
+expect_exit 0 "$BIN" rank --model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 128 --top 5 \
+  --fix "tp=2,zero=1"
+golden rank_llama3_8b.txt
+expect_exit 0 "$BIN" rank --model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 128 --top 3 --format csv
+[ "$(wc -l <"$SCRATCH/out")" = 4 ] || fail "csv should have a header and 3 rows"
+head -1 "$SCRATCH/out" | grep -q '^rank,step_time_s,' || fail "csv header"
+
+# catalog
+expect_exit 0 "$BIN" catalog
+golden catalog.txt
+expect_exit 0 "$BIN" catalog --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+names = {d["name"] for d in j["devices"]}
+assert {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb",
+        "b200-sxm-180gb", "l40s"} <= names, names
+assert {s["name"] for s in j["systems"]} == {"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200"}
+for kind in ("devices", "systems", "models"):
+    for e in j[kind]:
+        assert e.get("sources"), (kind, e["name"])
+PY
+
+# validate
+expect_exit 0 "$BIN" validate
+golden validate.txt
+expect_exit 0 "$BIN" validate --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert len(j["korthikanti2022"]["rows"]) == 8
+assert len(j["megatron2021"]["rows"]) == 10
+assert j["korthikanti2022"]["mean_abs_error"] <= 0.05
+PY
+echo "plan_cli: ok"
