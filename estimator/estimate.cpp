@@ -83,10 +83,7 @@ OpCost price(const Op& op, const Pricer& pr) {
   switch (op.cls) {
     case OpClass::gemm: {
       c.fwd = pr.gemm(op.gemm);
-      // Backward: input gradient (m x k, inner n) and weight gradient (k x n, inner m).
-      const GemmShape dgrad{op.gemm.m, op.gemm.k, op.gemm.n, op.gemm.batch};
-      const GemmShape wgrad{op.gemm.k, op.gemm.n, op.gemm.m, op.gemm.batch};
-      c.bwd = weakest(pr.gemm(dgrad), pr.gemm(wgrad));
+      c.bwd = weakest(pr.gemm(dgrad_shape(op.gemm)), pr.gemm(wgrad_shape(op.gemm)));
       c.is_attention = op.selective;
       break;
     }

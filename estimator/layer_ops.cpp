@@ -194,4 +194,24 @@ void head_ops(const Model& m, const Strategy& st, std::vector<Op>& out) {
   out.push_back(pass("cross_entropy", d.tokens * v_local, 12, 8));
 }
 
+std::vector<NamedGemm> gemm_shapes(const Model& m, const Strategy& s, AttentionKernel kernel) {
+  std::vector<Op> ops;
+  layer_ops(m, s, kernel, ops);
+  head_ops(m, s, ops);
+  std::vector<NamedGemm> out;
+  auto add = [&](std::string name, GemmShape shape) {
+    for (const auto& g : out)
+      if (g.shape == shape) return;
+    out.push_back({std::move(name), shape});
+  };
+  for (const Op& op : ops) {
+    if (op.cls != OpClass::gemm) continue;
+    const GemmShape& g = op.gemm;
+    add(op.name, g);
+    add(std::string(op.name) + ".dgrad", dgrad_shape(g));
+    add(std::string(op.name) + ".wgrad", wgrad_shape(g));
+  }
+  return out;
+}
+
 }  // namespace shardcost

@@ -31,6 +31,11 @@ struct Placement {
 };
 Placement placement(const Strategy&);
 
+// Backward of Y[m x n] = X[m x k] W[k x n]: the input gradient dX = dY W^T (m x k, inner n)
+// and the weight gradient dW = X^T dY (k x n, inner m).
+inline GemmShape dgrad_shape(const GemmShape& g) { return {g.m, g.k, g.n, g.batch}; }
+inline GemmShape wgrad_shape(const GemmShape& g) { return {g.k, g.n, g.m, g.batch}; }
+
 // Forward ops of one transformer layer for one micro-batch.
 void layer_ops(const Model&, const Strategy&, AttentionKernel, std::vector<Op>& out);
 // Forward ops of the input embedding (first stage) and of the final norm, LM head and loss

@@ -68,3 +68,32 @@ TEST(Rank, RanksMixtureOfExpertsOverExpertParallelism) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+TEST(GemmShapes, CoverForwardAndBothGradientsOnce) {
+  const Model m = load_model("llama3-8b");
+  Strategy s;
+  s.tp = 2;
+  s.mbs = 1;
+  const auto shapes = gemm_shapes(m, s);
+  auto find = [&](const std::string& name) -> const GemmShape* {
+    for (const auto& g : shapes)
+      if (g.name == name) return &g.shape;
+    return nullptr;
+  };
+  const GemmShape* qkv = find("qkv");
+  ASSERT_NE(qkv, nullptr);
+  // 8192 tokens; (32 + 2*8) heads of 128 split over tp=2; hidden 4096.
+  EXPECT_EQ(*qkv, (GemmShape{8192, 24 * 128, 4096, 1}));
+  ASSERT_NE(find("qkv.wgrad"), nullptr);
+  EXPECT_EQ(*find("qkv.wgrad"), (GemmShape{4096, 24 * 128, 8192, 1}));
+  ASSERT_NE(find("lm_head"), nullptr);
+  EXPECT_EQ(find("lm_head")->n, 128256 / 2);
+  for (size_t i = 0; i < shapes.size(); ++i)
+    for (size_t j = i + 1; j < shapes.size(); ++j) EXPECT_NE(shapes[i].shape, shapes[j].shape);
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -188,6 +188,15 @@ struct EstimateOptions {
 // a strategy that does not fit in memory is an Estimate with feasible=false and a reason.
 Estimate estimate(const Model&, const Cluster&, const Strategy&, const EstimateOptions& = {});
 
+// The distinct GEMM shapes (forward, input-gradient and weight-gradient) one GPU runs for the
+// strategy: what `bench gemm --shapes-from` measures so that estimates price from the store.
+struct NamedGemm {
+  std::string name;  // "qkv", "qkv.dgrad", "mlp_fc1.wgrad", ...
+  GemmShape shape;
+};
+std::vector<NamedGemm> gemm_shapes(const Model&, const Strategy&,
+                                   AttentionKernel = AttentionKernel::flash);
+
 // Why a strategy cannot run at all (does not divide, ...) or nullopt.
 std::optional<std::string> check_strategy(const Model&, const Cluster&, const Strategy&);
 
