@@ -7,6 +7,7 @@
 #include "format.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
+#include "shardcost/store_costs.h"
 
 namespace shardcost::cli {
 namespace {
@@ -17,6 +18,7 @@ struct PlanArgs {
   std::optional<int> gpus;
   std::string software = "megatron-core";
   std::string format = "text";
+  std::string db;  // cost store to price from; empty: catalog only
 };
 
 void add_plan_options(CLI::App* cmd, PlanArgs& a) {
@@ -25,6 +27,13 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_option("--gpus", a.gpus, "GPU count (whole nodes, or part of one node)");
   cmd->add_option("--software", a.software,
                   "software stack: megatron-core (default) or megatron-lm-2021");
+  cmd->add_option("--db", a.db, "price from the measurements in this cost store (catalog elsewhere)");
+}
+
+// Loaded once per command: ranking prices every candidate from memory.
+std::optional<StoreCosts> load_costs(const PlanArgs& a) {
+  if (a.db.empty()) return std::nullopt;
+  return StoreCosts::load(a.db);
 }
 
 std::string cluster_line(const Cluster& c) {
@@ -71,6 +80,8 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text) {
   const Strategy s = parse_strategy(strategy_text, c.total_gpus());
   EstimateOptions opt;
   opt.software = software_preset(a.software);
+  const std::optional<StoreCosts> costs = load_costs(a);
+  if (costs) opt.costs = &*costs;
   const Estimate e = estimate(m, c, s, opt);
   if (format == Format::json) {
     nlohmann::json j = to_json(e);
@@ -92,6 +103,8 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective) {
   const Model m = load_model(a.model);
   const Cluster c = load_cluster(a.cluster, a.gpus);
   ro.estimate.software = software_preset(a.software);
+  const std::optional<StoreCosts> costs = load_costs(a);
+  if (costs) ro.estimate.costs = &*costs;
   const RankResult r = rank(m, c, ro);
 
   if (format == Format::json) {

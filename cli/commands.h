@@ -1,11 +1,16 @@
 #pragma once
 // Each command group registers its subcommands on the app; main.cpp only wires them up.
 #include <CLI/CLI.hpp>
+#include <string>
 
 namespace shardcost::cli {
 
 void add_catalog_command(CLI::App& app);
 void add_plan_commands(CLI::App& app);  // estimate, rank
 void add_validate_command(CLI::App& app);
+void add_db_commands(CLI::App& app);  // db info, merge, migrate, check
+// recorded_by: "shardcost VERSION (REVISION)", kept with every imported run.
+void add_import_command(CLI::App& app, const std::string& recorded_by);
+void add_export_command(CLI::App& app);
 
 }  // namespace shardcost::cli

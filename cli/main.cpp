@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   shardcost::cli::add_catalog_command(app);
   shardcost::cli::add_plan_commands(app);
   shardcost::cli::add_validate_command(app);
+  shardcost::cli::add_db_commands(app);
+  shardcost::cli::add_import_command(app, "shardcost " SHARDCOST_VERSION " (" SHARDCOST_GIT_REVISION ")");
+  shardcost::cli::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -299,36 +299,52 @@ struct Engine {
       Priced expert = pr.collective(CollectiveOp::all_gather, params_expert * 2, place.expert_dp);
       return weakest(dense, expert);
     };
-    // Overlapped communication is not free: its NCCL kernels hold SMs the compute then lacks.
+    // Collectives that share one compute window (a forward, a backward) share its cover:
+    // what outlasts the window is exposed, and the hidden part still costs the compute that
+    // the NCCL kernels' SMs would have done.
+    struct Window {
+      explicit Window(double window_s) : seconds(window_s) {}
+      double seconds;
+      Priced hidden_comm;   // overlapped collectives, summed
+      Priced exposed_comm;  // collectives the software does not overlap
+      void add(Priced comm, bool overlapped) {
+        (overlapped ? hidden_comm : exposed_comm) = weakest(overlapped ? hidden_comm : exposed_comm, comm);
+      }
+    };
     const double sm_share = pr.nccl_sm_share();
-    auto exposed = [sm_share](Priced comm, double window, bool overlap) {
-      if (!overlap) return comm;
-      const double hidden = std::min(comm.seconds, window);
-      return Priced{comm.seconds - hidden + hidden * sm_share, comm.origin};
+    auto exposed = [sm_share](const Window& w) {
+      const double hidden = std::min(w.hidden_comm.seconds, w.seconds);
+      const Priced overlapped{w.hidden_comm.seconds - hidden + hidden * sm_share,
+                              w.hidden_comm.origin};
+      return weakest(overlapped, w.exposed_comm);
     };
     const bool overlap = opt.software.overlap_grad_reduce;
     const bool overlap_gather = opt.software.overlap_param_gather;
 
+    Window every_forward(stage_fwd), every_backward(stage_bwd);  // once per micro-batch
+    Window last_backward(stage_bwd), next_forward(stage_fwd);    // once per step
     if (s.zero <= 1) {
-      // Gradients reduced once per step, overlapped with the last micro-batch's backward.
+      // Gradients reduced once per step, behind the last micro-batch's backward.
       const CollectiveOp op = s.zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
-      step.add(kDpComm, exposed(reduce(op, p.dense, p.expert), stage_bwd, overlap));
+      last_backward.add(reduce(op, p.dense, p.expert), overlap);
     } else {
       // ZeRO-2/3 reduce-scatter every micro-batch's gradients into the shards.
-      step.add(kDpComm,
-               exposed(reduce(CollectiveOp::reduce_scatter, p.dense, p.expert), stage_bwd, overlap),
-               micro_batches);
+      every_backward.add(reduce(CollectiveOp::reduce_scatter, p.dense, p.expert), overlap);
     }
     if (s.zero == 1 || s.zero == 2) {
-      // Updated bf16 shards gathered back after the step, hidden behind the next forward.
-      step.add(kDpComm, exposed(gather(p.dense, p.expert), stage_fwd, overlap_gather));
+      // Updated bf16 shards gathered back after the step, behind the next forward.
+      next_forward.add(gather(p.dense, p.expert), overlap_gather);
     }
     if (s.zero == 3) {
-      // Parameters gathered for every micro-batch's forward and backward, prefetched.
+      // Parameters gathered (prefetched) for every micro-batch's forward and backward.
       const Priced ag = gather(p.dense, p.expert);
-      step.add(kDpComm, exposed(ag, stage_fwd, overlap_gather), micro_batches);
-      step.add(kDpComm, exposed(ag, stage_bwd, overlap_gather), micro_batches);
+      every_forward.add(ag, overlap_gather);
+      every_backward.add(ag, overlap_gather);
     }
+    step.add(kDpComm, exposed(every_forward), micro_batches);
+    step.add(kDpComm, exposed(every_backward), micro_batches);
+    step.add(kDpComm, exposed(last_backward));
+    step.add(kDpComm, exposed(next_forward));
     // Tied embeddings on different stages: their gradients are all-reduced between the first
     // and last stage after backward.
     if (m.tied_embeddings && s.pp > 1) {

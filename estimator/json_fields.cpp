@@ -110,6 +110,10 @@ nlohmann::json parse_json_text(std::string_view text, std::string_view origin) {
     }
     throw InputError(fmt::format("{}: malformed JSON at line {}, column {}; fix the syntax there",
                                  origin, line, col));
+  } catch (const nlohmann::json::exception& e) {
+    // Not a syntax error but a value the parser cannot hold (a number out of range, ...).
+    throw InputError(fmt::format("{}: unreadable JSON value ({}); fix the value", origin,
+                                 e.what()));
   }
 }
 

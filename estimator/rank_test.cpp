@@ -13,7 +13,8 @@ TEST(Rank, Llama3On64H100FindsFeasibleStrategiesWithinMemory) {
   ASSERT_GE(r.best.size(), 5u);
   for (size_t i = 0; i < r.best.size(); ++i) {
     EXPECT_TRUE(r.best[i].feasible);
-    EXPECT_LE(r.best[i].memory_per_gpu_bytes, 80e9);
+    EXPECT_LE(r.best[i].memory_per_gpu_bytes, r.best[i].memory_capacity_bytes);
+    EXPECT_LE(r.best[i].memory_capacity_bytes, 80.0 * 1024 * 1024 * 1024);  // the H100 80GB
     if (i) {
       EXPECT_LE(r.best[i - 1].step_time_s, r.best[i].step_time_s);
     }

@@ -81,7 +81,8 @@ Software software_preset(std::string_view name) {
     // Megatron-LM as used in Narayanan et al. 2021 and Korthikanti et al. 2022: unfused
     // softmax-based attention (FlashAttention came in mid 2022), gradients all-reduced in fp32
     // after the pipeline flush, not overlapped with backward; a backward hook adds each
-    // micro-batch's gradients into the fp32 main gradients (param.main_grad.add_).
+    // micro-batch's gradients into the fp32 main gradients (param.main_grad.add_): fusing
+    // that into the weight-gradient GEMM came later (NeMo PR #4494, July 2022).
     s.attention = AttentionKernel::standard;
     s.fused_grad_accumulation = false;
     s.overlap_grad_reduce = false;

@@ -1,0 +1,80 @@
+// import nccl-tests | kineto | csv: bring in results people already have.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "shardcost/db.h"
+#include "shardcost/error.h"
+#include "shardcost/importers.h"
+
+namespace shardcost::cli {
+namespace {
+
+struct ImportArgs {
+  std::string db = "shardcost.db";
+  std::vector<std::string> files;
+  std::string op;
+  int64_t batch_rows = 50000;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot read " + path + "; check the path");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string describe(const db::Measurements& m) {
+  std::vector<std::string> parts;
+  if (!m.collectives.empty()) parts.push_back(fmt::format("{} collective rows", m.collectives.size()));
+  if (!m.gemms.empty()) parts.push_back(fmt::format("{} gemm rows", m.gemms.size()));
+  if (!m.memory.empty()) parts.push_back(fmt::format("{} memory rows", m.memory.size()));
+  if (!m.kernels.empty()) parts.push_back(fmt::format("{} kernel events", m.kernels.size()));
+  return fmt::format("{}, {} device{}", fmt::join(parts, ", "), m.devices.size(), m.devices.size() == 1 ? "" : "s");
+}
+
+void add_kind(CLI::App* parent, const std::string& name, const std::string& help, const std::string& recorded_by,
+              db::Measurements (*parse)(const ImportArgs&, std::string_view, std::string_view)) {
+  auto a = std::make_shared<ImportArgs>();
+  auto* cmd = parent->add_subcommand(name, help);
+  cmd->add_option("--db", a->db, "store file (created when missing; default shardcost.db)");
+  cmd->add_option("--batch-rows", a->batch_rows, "rows per transaction (default 50000)")->check(CLI::PositiveNumber);
+  if (name == "nccl-tests")
+    cmd->add_option("--op", a->op, "collective, when neither the file nor its name says (all_reduce, ...)");
+  cmd->add_option("FILE", a->files, "files to import")->required();
+  cmd->callback([a, parse, recorded_by] {
+    db::Store store = db::Store::open(a->db, db::Store::Mode::read_write);
+    for (const auto& file : a->files) {
+      const std::string text = read_file(file);
+      db::Measurements m = parse(*a, text, file);
+      m.run.recorded_by = recorded_by;
+      const db::WriteResult r = store.write(m, a->batch_rows);
+      if (r.duplicate) fmt::print("{}: already imported as run {}; nothing added\n", file, r.run_id);
+      else fmt::print("{}: run {}: {}\n", file, r.run_id, describe(m));
+    }
+  });
+}
+
+}  // namespace
+
+void add_import_command(CLI::App& app, const std::string& recorded_by) {
+  auto* imp = app.add_subcommand("import", "Import nccl-tests output, Kineto traces or exported CSV tables");
+  imp->require_subcommand(1);
+  add_kind(imp, "nccl-tests", "nccl-tests stdout (any *_perf, old or new layout) or its -J JSON file",
+           recorded_by, [](const ImportArgs& a, std::string_view text, std::string_view file) {
+             return db::import_nccl_tests(text, file, a.op);
+           });
+  add_kind(imp, "kineto", "PyTorch profiler / Kineto Chrome-trace JSON (GPU kernels, copies, sets)",
+           recorded_by, [](const ImportArgs&, std::string_view text, std::string_view file) {
+             return db::import_kineto(text, file);
+           });
+  add_kind(imp, "csv", "a cost table written by 'shardcost export --format csv'", recorded_by,
+           [](const ImportArgs&, std::string_view text, std::string_view file) {
+             return db::import_cost_csv(text, file);
+           });
+}
+
+}  // namespace shardcost::cli

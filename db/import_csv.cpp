@@ -1,0 +1,151 @@
+// Cost tables as `shardcost export --format csv` writes them. The table is told by its
+// columns; derived columns (rates) are ignored and recomputed; optional ones may be missing.
+#include <fmt/format.h>
+
+#include <map>
+#include <unordered_map>
+
+#include "import_util.h"
+#include "shardcost/error.h"
+#include "shardcost/importers.h"
+#include "table_io.h"
+
+namespace shardcost::db {
+namespace {
+
+struct Row {
+  const CsvText& csv;
+  const std::map<std::string, size_t>& index;
+  size_t r;
+  std::string_view source;
+
+  std::string where() const { return fmt::format("{}:{}", source, csv.row_lines[r]); }
+  bool has(const std::string& col) const {
+    auto it = index.find(col);
+    return it != index.end() && !csv.rows[r][it->second].empty();
+  }
+  std::string str(const std::string& col, std::string fallback = "") const {
+    return has(col) ? csv.rows[r][index.at(col)] : fallback;
+  }
+  std::optional<int64_t> opt_int(const std::string& col) const {
+    if (!has(col)) return std::nullopt;
+    auto v = parse_int(str(col));
+    if (!v)
+      throw InputError(fmt::format("{}: column {} holds '{}', not an integer; fix the value",
+                                   where(), col, str(col)));
+    return v;
+  }
+  int64_t integer(const std::string& col, std::optional<int64_t> fallback = std::nullopt) const {
+    if (auto v = opt_int(col)) return *v;
+    if (fallback) return *fallback;
+    throw InputError(fmt::format("{}: column {} is empty; it is required", where(), col));
+  }
+};
+
+const std::map<std::string, std::vector<std::string>>& required_columns() {
+  static const std::map<std::string, std::vector<std::string>> r = {
+      {"kernels", {"device", "kind", "name", "start_ns", "duration_ns"}},
+      {"collective", {"device", "op", "bytes", "ranks", "time_ns"}},
+      {"gemm", {"device", "dtype", "m", "n", "k", "time_ns"}},
+      {"memory", {"device", "kind", "bytes", "time_ns"}},
+  };
+  return r;
+}
+
+std::string which_table(const std::map<std::string, size_t>& index, std::string_view source) {
+  for (const char* name : {"kernels", "collective", "gemm", "memory"}) {
+    bool all = true;
+    for (const auto& col : required_columns().at(name)) all = all && index.count(col);
+    if (all) return name;
+  }
+  throw InputError(std::string(source) + ": the columns match no cost table (gemm needs device, "
+                   "dtype, m, n, k, time_ns; collective needs device, op, bytes, ranks, time_ns; "
+                   "memory needs device, kind, bytes, time_ns; kernels needs device, kind, name, "
+                   "start_ns, duration_ns); write it with 'shardcost export --format csv'");
+}
+
+EventKind event_kind(const Row& row) {
+  const std::string k = row.str("kind");
+  if (k == "kernel") return EventKind::kernel;
+  if (k == "memcpy") return EventKind::memcpy;
+  if (k == "memset") return EventKind::memset;
+  if (k == "sync") return EventKind::sync;
+  throw InputError(fmt::format("{}: kind '{}' is not kernel, memcpy, memset or sync", row.where(), k));
+}
+
+}  // namespace
+
+Measurements import_cost_csv(std::string_view text, std::string_view source) {
+  const CsvText csv = parse_csv(text, source);
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < csv.header.size(); ++i) index[std::string(trim(csv.header[i]))] = i;
+  const std::string table = which_table(index, source);
+
+  Measurements m;
+  m.run.tool = "csv";
+  m.run.source = std::string(source);
+  m.run.uuid = content_uuid("csv", text);
+  std::map<std::pair<std::string, std::string>, int> devices;
+  std::unordered_map<std::string, int32_t> names;
+  for (size_t r = 0; r < csv.rows.size(); ++r) {
+    const Row row{csv, index, r, source};
+    const auto key = std::make_pair(row.str("device"), row.str("host"));
+    auto [it, added] = devices.emplace(key, static_cast<int>(m.devices.size()));
+    if (added) {
+      DeviceRecord d;
+      d.name = key.first;
+      d.host = key.second;
+      m.devices.push_back(d);
+    }
+    const int device = it->second;
+    if (table == "gemm") {
+      m.gemms.push_back({device, row.str("dtype"), row.integer("m"), row.integer("n"), row.integer("k"),
+                         row.integer("batch", 1), row.integer("time_ns"), row.opt_int("time_p10_ns"),
+                         row.opt_int("time_p90_ns"), row.integer("iterations", 0)});
+    } else if (table == "memory") {
+      m.memory.push_back({device, row.str("kind"), row.integer("bytes"), row.integer("time_ns"),
+                          row.opt_int("time_p10_ns"), row.opt_int("time_p90_ns"),
+                          row.integer("iterations", 0)});
+    } else if (table == "collective") {
+      CollectiveRecord c;
+      c.device = device;
+      c.op = row.str("op");
+      c.dtype = row.str("dtype");
+      c.redop = row.str("redop", "none");
+      c.root = static_cast<int>(row.integer("root", -1));
+      c.bytes = row.integer("bytes");
+      c.elements = row.integer("elements", 0);
+      c.ranks = static_cast<int>(row.integer("ranks"));
+      c.nodes = static_cast<int>(row.integer("nodes", 1));
+      c.fabric_level = row.str("fabric_level", c.nodes > 1 ? "inter_node" : "intra_node");
+      if (c.fabric_level != "intra_node" && c.fabric_level != "inter_node")
+        throw InputError(fmt::format("{}: fabric_level '{}' is not intra_node or inter_node",
+                                     row.where(), c.fabric_level));
+      c.in_place = row.integer("in_place", 0) != 0;
+      c.time_ns = row.integer("time_ns");
+      c.time_p10_ns = row.opt_int("time_p10_ns");
+      c.time_p90_ns = row.opt_int("time_p90_ns");
+      c.wrong_elements = row.opt_int("wrong_elements");
+      if (row.has("max_error")) c.max_error = parse_real(row.str("max_error"));
+      c.iterations = row.integer("iterations", 0);
+      m.collectives.push_back(c);
+    } else {
+      KernelEvent e;
+      e.device = device;
+      e.stream = row.integer("stream", 0);
+      e.kind = event_kind(row);
+      const std::string name = row.str("name");
+      auto [n, fresh] = names.emplace(name, static_cast<int32_t>(m.names.size()));
+      if (fresh) m.names.push_back(name);
+      e.name = n->second;
+      e.start_ns = row.integer("start_ns");
+      e.duration_ns = row.integer("duration_ns");
+      e.bytes = row.integer("bytes", 0);
+      m.kernels.push_back(e);
+    }
+  }
+  if (m.rows() == 0) throw InputError(std::string(source) + ": the table has a header but no rows");
+  return m;
+}
+
+}  // namespace shardcost::db

@@ -1,0 +1,147 @@
+// nccl-tests stdout. The table is read by its header line, so every layout parses the same
+// way: "size count type redop root time algbw busbw #wrong ..." (2.10 and later, root since
+// 2.12), "size count type redop time algbw busbw error ..." (older), and the per-iteration
+// and timestamp variants, whose extra columns are skipped.
+#include <fmt/format.h>
+
+#include <regex>
+
+#include "import_nccl.h"
+#include "import_util.h"
+#include "shardcost/error.h"
+#include "shardcost/importers.h"
+
+namespace shardcost::db {
+namespace {
+
+struct Columns {
+  int size = -1, count = -1, type = -1, redop = -1, root = -1;
+  int time[2] = {-1, -1}, check[2] = {-1, -1};
+  bool wrong_count = false;  // #wrong (a count) rather than error (a deviation)
+  size_t tokens = 0;
+  bool ok() const { return size >= 0 && time[0] >= 0; }
+};
+
+Columns read_header(const std::vector<std::string_view>& t) {
+  Columns c;
+  int times = 0, checks = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const std::string_view w = t[i];
+    const int at = static_cast<int>(i);
+    if (w == "size" || w == "bytes") c.size = at;
+    else if (w == "count" || w == "N") c.count = at;
+    else if (w == "type") c.type = at;
+    else if (w == "redop" || w == "op") c.redop = at;
+    else if (w == "root") c.root = at;
+    else if ((w == "time" || w == "cputime") && times < 2) c.time[times++] = at;
+    else if ((w == "#wrong" || w == "error" || w == "res") && checks < 2) {
+      c.check[checks++] = at;
+      c.wrong_count = w == "#wrong";
+    }
+  }
+  c.tokens = t.size();
+  return c;
+}
+
+std::optional<NcclHalf> read_half(const std::vector<std::string_view>& t, const Columns& c, int h,
+                                  std::string_view where) {
+  const int ti = c.time[h];
+  if (ti < 0 || static_cast<size_t>(ti) >= t.size() || t[static_cast<size_t>(ti)] == "N/A")
+    return std::nullopt;
+  const auto time = parse_real(t[static_cast<size_t>(ti)]);
+  if (!time)
+    throw InputError(fmt::format("{}: time '{}' is not a number; is the file complete?", where,
+                                 t[static_cast<size_t>(ti)]));
+  NcclHalf half;
+  half.time_us = *time;
+  const int ci = c.check[h];
+  if (ci >= 0 && static_cast<size_t>(ci) < t.size()) {
+    const auto v = parse_real(t[static_cast<size_t>(ci)]);  // "N/A": not checked
+    if (v && c.wrong_count) half.wrong = static_cast<int64_t>(*v);
+    if (v && !c.wrong_count) half.max_error = *v;
+  }
+  return half;
+}
+
+}  // namespace
+
+Measurements import_nccl_tests_text(std::string_view text, std::string_view source, std::string_view op) {
+  static const std::regex rank_re(
+      R"(Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*\S))");
+  Measurements m;
+  m.run.tool = "nccl-tests";
+  m.run.source = std::string(source);
+  m.run.uuid = content_uuid("nccl-tests", text);
+  NcclRun run;
+  run.op = std::string(op);
+  Columns cols;
+  int gpus_per_process = 0;
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = trim(text.substr(pos, end - pos));
+    pos = end + 1;
+    ++line_no;
+    if (line.empty()) continue;
+    const std::string where = fmt::format("{}:{}", source, line_no);
+    if (line.front() == '#') {
+      const std::string_view body = trim(line.substr(1));
+      const auto tokens = split_ws(body);
+      std::match_results<std::string_view::const_iterator> mr;
+      if (body.rfind("nccl-tests version", 0) == 0 && tokens.size() >= 3) {
+        m.run.tool_version = std::string(tokens[2]);
+        for (auto t : tokens)
+          if (t.rfind("nccl-library=", 0) == 0)
+            m.run.library_versions = "nccl=" + nccl_version_text(parse_int(t.substr(13)).value_or(0));
+      } else if (body.rfind("Collective test starting:", 0) == 0 && op.empty()) {
+        run.op = nccl_op_name(trim(body.substr(25)));
+      } else if (body.rfind("nThread", 0) == 0) {
+        m.run.command_line = std::string(body);
+        for (size_t i = 0; i + 1 < tokens.size(); ++i)
+          if (tokens[i] == "nGpus") gpus_per_process = static_cast<int>(parse_int(tokens[i + 1]).value_or(0));
+        for (size_t i = 0; i + 1 < tokens.size(); ++i)
+          if (tokens[i] == "nThread") gpus_per_process *= static_cast<int>(parse_int(tokens[i + 1]).value_or(1));
+        for (size_t i = 1; i + 1 < tokens.size(); ++i)
+          if (tokens[i] == "iters:" && tokens[i - 1] != "warmup" && tokens[i - 1] != "agg")
+            run.iterations = parse_int(tokens[i + 1]).value_or(0);
+      } else if (std::regex_search(body.begin(), body.end(), mr, rank_re)) {
+        run.rank_lines.push_back({std::stoi(mr[1].str()), mr[2].str(), std::stoi(mr[3].str()),
+                                  mr[4].str(), mr[5].str()});
+      } else if (Columns c = read_header(tokens); c.ok() && c.time[0] >= 0) {
+        cols = c;
+      }
+      continue;
+    }
+    const auto t = split_ws(line);
+    // Anything else (NCCL INFO lines, warnings) is not ours to read.
+    if (!cols.ok() || !parse_int(t[0]) || t.size() < static_cast<size_t>(cols.time[0]) + 1) continue;
+    NcclRow row;
+    auto token = [&](int i) { return i >= 0 && static_cast<size_t>(i) < t.size() ? t[static_cast<size_t>(i)] : std::string_view(); };
+    row.bytes = *parse_int(token(cols.size));
+    row.elements = parse_int(token(cols.count)).value_or(0);
+    row.dtype = std::string(token(cols.type));
+    if (cols.redop >= 0) row.redop = std::string(token(cols.redop));
+    if (cols.root >= 0) row.root = static_cast<int>(parse_int(token(cols.root)).value_or(-1));
+    row.out_of_place = read_half(t, cols, 0, where);
+    row.in_place = read_half(t, cols, 1, where);
+    run.rows.push_back(std::move(row));
+  }
+  if (run.rows.empty())
+    throw InputError(std::string(source) + ": no nccl-tests result rows found (expected a "
+                     "'# size count type ... time algbw busbw' header and rows under it); is this "
+                     "nccl-tests output?");
+  if (run.op.empty()) run.op = nccl_op_from_path(source);
+  if (run.rank_lines.empty()) run.ranks = gpus_per_process;
+  nccl_records(run, source, m);
+  return m;
+}
+
+Measurements import_nccl_tests(std::string_view text, std::string_view source, std::string_view op) {
+  const std::string_view body = trim(text);
+  if (!body.empty() && body.front() == '{') return import_nccl_tests_json(text, source, op);
+  return import_nccl_tests_text(text, source, op);
+}
+
+}  // namespace shardcost::db

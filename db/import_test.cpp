@@ -1,0 +1,137 @@
+// Importers on hand-written fixtures (tests/fixtures) and inline snippets.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "shardcost/error.h"
+#include "shardcost/importers.h"
+
+namespace shardcost::db {
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(SHARDCOST_SOURCE_DIR) + "/tests/fixtures/" + name);
+  EXPECT_TRUE(in) << name;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(NcclText, NewLayoutWithRoot) {
+  const Measurements m = import_nccl_tests(fixture("nccl/all_reduce_8gpu_v2.13.txt"), "ar.txt");
+  ASSERT_EQ(m.collectives.size(), 50u);  // 25 sizes x out-of-place, in-place
+  const CollectiveRecord& first = m.collectives[0];
+  EXPECT_EQ(first.op, "all_reduce");
+  EXPECT_EQ(first.bytes, 8);
+  EXPECT_EQ(first.elements, 2);
+  EXPECT_EQ(first.ranks, 8);
+  EXPECT_EQ(first.nodes, 1);
+  EXPECT_EQ(first.fabric_level, "intra_node");
+  EXPECT_EQ(first.time_ns, 24100);
+  EXPECT_FALSE(first.in_place);
+  EXPECT_TRUE(m.collectives[1].in_place);
+  EXPECT_EQ(m.collectives[1].time_ns, 23740);
+  EXPECT_EQ(first.wrong_elements, 0);
+  EXPECT_FALSE(first.max_error);
+  EXPECT_EQ(first.iterations, 20);
+  EXPECT_EQ(m.devices.size(), 8u);
+  EXPECT_EQ(m.devices[0].name, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(m.run.tool_version, "2.13.9");
+  EXPECT_EQ(m.run.library_versions, "nccl=2.21.5");
+  EXPECT_EQ(m.run.host, "dgx-a100-017");
+}
+
+TEST(NcclText, OldLayoutTwoNodesOpFromFileName) {
+  const Measurements m = import_nccl_tests(fixture("nccl/allgather_2node_old.txt"), "x/allgather_2node_old.txt");
+  ASSERT_EQ(m.collectives.size(), 22u);
+  EXPECT_EQ(m.collectives[0].op, "all_gather");
+  EXPECT_EQ(m.collectives[0].ranks, 16);
+  EXPECT_EQ(m.collectives[0].nodes, 2);
+  EXPECT_EQ(m.collectives[0].fabric_level, "inter_node");
+  EXPECT_EQ(m.collectives[0].root, -1);
+  EXPECT_EQ(m.collectives[0].redop, "none");
+  EXPECT_FALSE(m.collectives[0].wrong_elements);
+  EXPECT_EQ(m.collectives[0].max_error, 0.0);
+}
+
+TEST(NcclText, RootColumnNoiseAndUncheckedInPlace) {
+  const Measurements m = import_nccl_tests(fixture("nccl/broadcast_root.txt"), "b.txt");
+  ASSERT_EQ(m.collectives.size(), 14u);
+  EXPECT_EQ(m.collectives[0].op, "broadcast");
+  EXPECT_EQ(m.collectives[0].root, 0);
+  EXPECT_EQ(m.collectives[0].ranks, 4);
+  EXPECT_EQ(m.collectives[0].dtype, "bfloat16");
+  EXPECT_FALSE(m.collectives[1].wrong_elements);  // N/A
+}
+
+TEST(NcclText, EveryCollectiveNameIsKnown) {
+  for (const auto& [program, op] : std::vector<std::pair<std::string, std::string>>{
+           {"all_reduce_perf", "all_reduce"}, {"all_gather_perf", "all_gather"},
+           {"reduce_scatter_perf", "reduce_scatter"}, {"alltoall_perf", "all_to_all"},
+           {"broadcast_perf", "broadcast"}, {"reduce_perf", "reduce"}, {"sendrecv_perf", "send_recv"},
+           {"gather_perf", "gather"}, {"scatter_perf", "scatter"}, {"hypercube_perf", "hypercube"}}) {
+    const std::string text = "# Collective test starting: " + program +
+                             "\n# nThread 1 nGpus 2 minBytes 8 maxBytes 8\n"
+                             "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+                             "   1024  256 float sum -1 10.0 0.1 0.1 0 N/A N/A N/A N/A\n";
+    const Measurements m = import_nccl_tests(text, "t.txt");
+    ASSERT_EQ(m.collectives.size(), 1u) << program;
+    EXPECT_EQ(m.collectives[0].op, op);
+    EXPECT_EQ(m.collectives[0].ranks, 2);
+  }
+}
+
+TEST(NcclText, UnknownOpAndEmptyFileAreInputErrors) {
+  const std::string no_op = "# nThread 1 nGpus 2\n# size count type redop time algbw busbw error time algbw busbw error\n"
+                            " 8 2 float sum 10.0 0.0 0.0 0e+00 10.0 0.0 0.0 0e+00\n";
+  EXPECT_THROW(import_nccl_tests(no_op, "results.txt"), InputError);
+  EXPECT_EQ(import_nccl_tests(no_op, "results.txt", "reduce").collectives.at(0).op, "reduce");
+  EXPECT_THROW(import_nccl_tests("hello\n", "x.txt"), InputError);
+}
+
+TEST(NcclJson, ReadsResultsDevicesAndProvenance) {
+  const Measurements m = import_nccl_tests(fixture("nccl/reduce_scatter_2node.json"), "rs.json");
+  ASSERT_EQ(m.collectives.size(), 14u);
+  EXPECT_EQ(m.collectives[0].op, "reduce_scatter");
+  EXPECT_EQ(m.collectives[0].ranks, 16);
+  EXPECT_EQ(m.collectives[0].nodes, 2);
+  EXPECT_EQ(m.collectives[0].bytes, 65536);
+  EXPECT_EQ(m.collectives[0].root, -1);
+  EXPECT_EQ(m.collectives[0].iterations, 20);
+  EXPECT_EQ(m.run.library_versions, "nccl=2.21.5");
+  EXPECT_EQ(m.run.start_time_ns, 1741944413LL * 1000000000);
+  EXPECT_NE(m.run.command_line.find("reduce_scatter_perf"), std::string::npos);
+  EXPECT_THROW(import_nccl_tests("{\"results\": [", "bad.json"), InputError);
+}
+
+TEST(Kineto, GpuEventsOnlyWithInternedNames) {
+  const Measurements m = import_kineto(fixture("kineto/train_step.json"), "t.json");
+  ASSERT_EQ(m.kernels.size(), 6u);
+  EXPECT_EQ(m.names.size(), 5u);  // the GEMM appears twice
+  EXPECT_EQ(m.kernels[0].name, m.kernels[3].name);
+  EXPECT_EQ(m.kernels[0].duration_ns, 42500);
+  EXPECT_EQ(m.kernels[0].start_ns, 1700000000000000000 + 1020000);
+  EXPECT_EQ(m.kernels[2].kind, EventKind::memcpy);
+  EXPECT_EQ(m.kernels[2].bytes, 4194304);
+  EXPECT_EQ(m.kernels[4].kind, EventKind::memset);
+  EXPECT_EQ(m.kernels[0].stream, 7);
+  ASSERT_EQ(m.devices.size(), 1u);
+  EXPECT_EQ(m.devices[0].sms, 108);
+  EXPECT_EQ(m.devices[0].compute_capability, "8.0");
+  EXPECT_THROW(import_kineto("{\"traceEvents\": []}", "e.json"), InputError);
+  EXPECT_THROW(import_kineto("{\"traceEvents\": [", "e.json"), InputError);
+}
+
+TEST(Csv, GemmTableWithDefaultsAndErrors) {
+  const Measurements m = import_cost_csv("device,dtype,m,n,k,time_ns\nNVIDIA A100,bf16,4096,4096,4096,700000\n", "g.csv");
+  ASSERT_EQ(m.gemms.size(), 1u);
+  EXPECT_EQ(m.gemms[0].batch, 1);
+  EXPECT_EQ(m.gemms[0].time_ns, 700000);
+  EXPECT_THROW(import_cost_csv("a,b\n1,2\n", "x.csv"), InputError);
+  EXPECT_THROW(import_cost_csv("device,dtype,m,n,k,time_ns\nA,bf16,x,1,1,1\n", "x.csv"), InputError);
+  EXPECT_THROW(import_cost_csv("device,dtype,m,n,k,time_ns\nA,bf16,1,1\n", "x.csv"), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost::db

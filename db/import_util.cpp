@@ -1,0 +1,107 @@
+#include "import_util.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <ctime>
+#include <string>
+
+#include "shardcost/importers.h"
+
+namespace shardcost::db {
+
+std::vector<std::string_view> split_ws(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    const size_t start = i;
+    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<int64_t> parse_int(std::string_view s) {
+  s = trim(s);
+  int64_t v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_real(std::string_view s) {
+  s = trim(s);
+  double v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+int64_t parse_time_ns(std::string_view s) {
+  std::tm tm{};
+  const std::string text(trim(s));
+  if (sscanf(text.c_str(), "%d-%d-%d %d:%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+             &tm.tm_min, &tm.tm_sec) != 6)
+    return 0;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<int64_t>(timegm(&tm)) * 1000000000;
+}
+
+namespace {
+// Squeezed names (no '_' or '-', lower case), longest first so "allreduce" wins over "reduce".
+constexpr std::pair<std::string_view, std::string_view> kOps[] = {
+    {"reducescatter", "reduce_scatter"}, {"allreduce", "all_reduce"}, {"allgather", "all_gather"},
+    {"alltoallv", "all_to_all_v"},       {"alltoall", "all_to_all"},  {"hypercube", "hypercube"},
+    {"broadcast", "broadcast"},          {"sendrecv", "send_recv"},   {"scatter", "scatter"},
+    {"gather", "gather"},                {"reduce", "reduce"},
+};
+
+std::string squeeze(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (c != '_' && c != '-') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+}  // namespace
+
+std::string nccl_op_name(std::string_view name) {
+  std::string s = squeeze(name);
+  if (s.size() > 4 && s.substr(s.size() - 4) == "perf") s.resize(s.size() - 4);
+  for (const auto& [key, op] : kOps)
+    if (s == key) return std::string(op);
+  return "";
+}
+
+std::string nccl_op_from_path(std::string_view path) {
+  const size_t slash = path.find_last_of('/');
+  const std::string base = squeeze(slash == std::string_view::npos ? path : path.substr(slash + 1));
+  for (const auto& [key, op] : kOps)
+    if (base.find(key) != std::string::npos) return std::string(op);
+  return "";
+}
+
+std::string nccl_version_text(int64_t code) {
+  if (code <= 0) return "";
+  // NCCL_VERSION(X,Y,Z): X*1000+Y*100+Z before 2.9, X*10000+Y*100+Z since.
+  const int64_t major = code >= 10000 ? code / 10000 : code / 1000;
+  const int64_t minor = code >= 10000 ? (code % 10000) / 100 : (code % 1000) / 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
+}
+
+std::string content_uuid(std::string_view kind, std::string_view text) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bit
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return "import-" + std::string(kind) + "-" + hex + "-" + std::to_string(text.size());
+}
+
+}  // namespace shardcost::db

@@ -1,0 +1,216 @@
+#pragma once
+// shardcost cost store: one SQLite file of measurements with their provenance.
+// Measurements are integers in base units (nanoseconds, bytes, elements); rates are derived.
+// Store is the only way into the file; sqlite3 itself stays behind db/.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace shardcost::db {
+
+inline constexpr int kSchemaVersion = 2;
+
+// One benchmark, trace or import: where the figures came from.
+struct Run {
+  int64_t id = 0;             // assigned by the store
+  std::string uuid;           // stable across merges; empty: the store makes one
+  std::string tool;           // "shardcost", "nccl-tests", "kineto", "csv"
+  std::string tool_version;
+  std::string git_revision;
+  std::string host;
+  std::string command_line;
+  int64_t start_time_ns = 0;  // Unix epoch; 0 = unknown
+  int64_t end_time_ns = 0;
+  std::string status = "running";  // running | completed | failed
+  std::string source;         // imported file, or empty
+  std::string recorded_by;    // "shardcost 0.1.0 (rev)"
+  std::string library_versions;  // "nccl=2.21.5", free text
+};
+
+struct DeviceRecord {
+  int64_t id = 0;
+  std::string name;            // "NVIDIA A100-SXM4-80GB" or the host CPU model
+  std::string uuid;            // GPU UUID where known
+  std::string host;
+  int index = -1;              // device ordinal on the host
+  std::string pci_bus;
+  std::string compute_capability;  // "8.0"
+  int64_t memory_bytes = 0;
+  int64_t sm_clock_khz = 0;
+  int64_t memory_clock_khz = 0;
+  int sms = 0;
+  std::string driver_version;
+  std::string cuda_version;
+};
+
+// Records refer to a device by its index in Measurements::devices.
+struct GemmRecord {
+  int device = 0;
+  std::string dtype;  // "bf16"
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t time_ns = 0;  // median
+  std::optional<int64_t> time_p10_ns, time_p90_ns;
+  int64_t iterations = 0;
+};
+
+struct MemoryRecord {
+  int device = 0;
+  std::string kind;  // copy_d2d | copy_h2d | copy_d2h | memset | elementwise | stream
+  int64_t bytes = 0;
+  int64_t time_ns = 0;
+  std::optional<int64_t> time_p10_ns, time_p90_ns;
+  int64_t iterations = 0;
+};
+
+struct CollectiveRecord {
+  int device = 0;        // the device of rank 0
+  std::string op;        // all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce | send_recv | ...
+  std::string dtype;     // as the tool named it: "float", "bfloat16"
+  std::string redop;     // "sum", "none"
+  int root = -1;
+  int64_t bytes = 0;     // nccl-tests' size column
+  int64_t elements = 0;
+  int ranks = 0;
+  int nodes = 1;
+  std::string fabric_level;  // intra_node | inter_node
+  bool in_place = false;
+  int64_t time_ns = 0;       // nccl-tests: the average over iterations
+  std::optional<int64_t> time_p10_ns, time_p90_ns;
+  std::optional<int64_t> wrong_elements;  // newer nccl-tests' #wrong; nullopt: not checked
+  std::optional<double> max_error;        // older nccl-tests' error column (max deviation)
+  int64_t iterations = 0;
+};
+
+enum class EventKind : int { kernel = 0, memcpy = 1, memset = 2, sync = 3 };
+std::string_view to_string(EventKind);
+
+// A traced GPU event; name indexes Measurements::names (traces repeat names millions of times).
+struct KernelEvent {
+  int device = 0;
+  int64_t stream = 0;
+  EventKind kind = EventKind::kernel;
+  int32_t name = 0;
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+  int64_t bytes = 0;  // copies and sets; 0 for kernels
+};
+
+// What one run measured or one import read: the unit the store writes.
+struct Measurements {
+  Run run;
+  std::vector<DeviceRecord> devices;
+  std::vector<GemmRecord> gemms;
+  std::vector<MemoryRecord> memory;
+  std::vector<CollectiveRecord> collectives;
+  std::vector<std::string> names;
+  std::vector<KernelEvent> kernels;
+  size_t rows() const {
+    return gemms.size() + memory.size() + collectives.size() + kernels.size();
+  }
+};
+
+// A table of results, cells typed as SQLite returns them.
+using Cell = std::variant<std::monostate, int64_t, double, std::string>;
+struct CostTable {
+  std::string name;
+  std::vector<std::string> columns;
+  std::vector<std::vector<Cell>> rows;
+};
+std::string to_csv(const CostTable&);
+std::string to_json(const CostTable&);  // array of objects, one per row
+std::string cell_text(const Cell&);
+
+struct TableFilter {
+  std::string device;  // substring of the device name, case-insensitive; empty = all
+  std::string op;      // collective op or memory kind; empty = all
+};
+// gemm | memory | collective | kernels | runs
+std::vector<std::string> table_names();
+
+struct WriteResult {
+  int64_t run_id = 0;
+  bool duplicate = false;  // the run (same uuid) was already in the store; nothing written
+  int64_t rows = 0;
+};
+
+struct TableCount {
+  std::string table;
+  int64_t rows = 0;
+};
+struct StoreInfo {
+  std::string path;
+  int schema_version = 0;
+  std::string sqlite_version;
+  std::vector<Run> runs;
+  std::vector<DeviceRecord> devices;
+  std::vector<TableCount> counts;
+};
+
+struct CheckResult {
+  bool ok = true;
+  std::vector<std::string> problems;  // integrity and schema findings
+  int64_t incomplete_runs = 0;        // runs still 'running' (killed or in progress)
+};
+
+struct MergeResult {
+  int64_t runs_added = 0;
+  int64_t runs_skipped = 0;  // already present (same uuid)
+  int64_t rows_added = 0;
+};
+
+// The rows the estimator prices from, joined with their device names.
+struct CollectivePoint {
+  std::string device;
+  std::string op;
+  int ranks = 0;
+  std::string fabric_level;
+  int64_t bytes = 0;
+  int64_t time_ns = 0;
+};
+struct GemmPoint {
+  std::string device;
+  std::string dtype;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t time_ns = 0;
+};
+
+class Connection;
+
+class Store {
+ public:
+  enum class Mode { read_only, read_write, migrate };
+  // read_write creates the file when missing. Throws InputError with the path and the fix when
+  // the file is not SQLite, is damaged, or has a schema this binary does not know.
+  static Store open(const std::string& path, Mode mode);
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  // Writes one run and its rows in transactions of batch_rows rows; every committed batch
+  // survives a crash. The run is marked completed at the end.
+  WriteResult write(const Measurements&, int64_t batch_rows = 50000);
+
+  StoreInfo info() const;
+  CheckResult check() const;
+  // Migrates to kSchemaVersion; returns the version the file had.
+  int migrate();
+  MergeResult merge_from(const std::string& other_path);
+  CostTable table(std::string_view name, const TableFilter& = {}) const;
+  std::vector<CollectivePoint> collective_points() const;
+  std::vector<GemmPoint> gemm_points() const;
+  std::optional<Run> find_run(std::string_view uuid) const;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  Store(std::unique_ptr<Connection>, std::string path);
+  std::unique_ptr<Connection> conn_;
+  std::string path_;
+};
+
+}  // namespace shardcost::db

@@ -1,0 +1,27 @@
+#pragma once
+// Importers: pure functions from the text of a file people already have to the records the
+// store writes. `source` names the file in errors ("file:line: ...") and in the run.
+#include <string>
+#include <string_view>
+
+#include "shardcost/db.h"
+
+namespace shardcost::db {
+
+// nccl-tests stdout (every *_perf test; the older `error` and newer `#wrong` layouts, with or
+// without `root`) or its JSON file (-J), told apart by the first character. `op` names the
+// collective when the file does not ("all_reduce", ...); empty: from the file, then its name.
+Measurements import_nccl_tests(std::string_view text, std::string_view source, std::string_view op = "");
+Measurements import_nccl_tests_text(std::string_view text, std::string_view source, std::string_view op = "");
+Measurements import_nccl_tests_json(std::string_view text, std::string_view source, std::string_view op = "");
+
+// PyTorch profiler / Kineto Chrome trace: GPU kernel, memcpy and memset events.
+Measurements import_kineto(std::string_view text, std::string_view source);
+
+// A table written by `shardcost export --format csv` (gemm, memory, collective or kernels).
+Measurements import_cost_csv(std::string_view text, std::string_view source);
+
+// "import-<kind>-<hash of the content>": importing the same file twice adds nothing.
+std::string content_uuid(std::string_view kind, std::string_view text);
+
+}  // namespace shardcost::db

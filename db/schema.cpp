@@ -1,0 +1,187 @@
+#include "schema.h"
+
+#include <string>
+
+#include "shardcost/db.h"
+
+namespace shardcost::db {
+namespace {
+
+// Version 1: runs with provenance, devices, interned strings, and the measurement tables.
+// Times are integer nanoseconds, sizes integer bytes; rates are derived (see collective_rate).
+constexpr std::string_view kVersion1 = R"sql(
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE run (
+  id               INTEGER PRIMARY KEY,
+  uuid             TEXT NOT NULL UNIQUE,          -- stable identity across merges
+  tool             TEXT NOT NULL,                 -- shardcost | nccl-tests | kineto | csv
+  tool_version     TEXT NOT NULL DEFAULT '',
+  git_revision     TEXT NOT NULL DEFAULT '',
+  host             TEXT NOT NULL DEFAULT '',
+  command_line     TEXT NOT NULL DEFAULT '',
+  start_time_ns    INTEGER,                       -- Unix epoch ns; NULL = unknown
+  end_time_ns      INTEGER,
+  status           TEXT NOT NULL CHECK (status IN ('running', 'completed', 'failed')),
+  source           TEXT NOT NULL DEFAULT '',      -- imported file
+  recorded_by      TEXT NOT NULL DEFAULT '',      -- the shardcost that wrote the run
+  library_versions TEXT NOT NULL DEFAULT ''       -- "nccl=2.21.5 cuda=12.4"
+);
+
+CREATE TABLE device (
+  id                 INTEGER PRIMARY KEY,
+  fingerprint        TEXT NOT NULL UNIQUE,        -- uuid, or host/index/name
+  name               TEXT NOT NULL,
+  uuid               TEXT NOT NULL DEFAULT '',
+  host               TEXT NOT NULL DEFAULT '',
+  device_index       INTEGER,
+  pci_bus            TEXT NOT NULL DEFAULT '',
+  compute_capability TEXT NOT NULL DEFAULT '',
+  memory_bytes       INTEGER,
+  sm_clock_khz       INTEGER,
+  memory_clock_khz   INTEGER,
+  sms                INTEGER,
+  driver_version     TEXT NOT NULL DEFAULT '',
+  cuda_version       TEXT NOT NULL DEFAULT ''
+);
+
+CREATE TABLE run_device (
+  run_id    INTEGER NOT NULL REFERENCES run(id),
+  device_id INTEGER NOT NULL REFERENCES device(id),
+  PRIMARY KEY (run_id, device_id)
+) WITHOUT ROWID;
+
+CREATE TABLE string (
+  id   INTEGER PRIMARY KEY,
+  text TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE gemm (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES run(id),
+  device_id   INTEGER NOT NULL REFERENCES device(id),
+  dtype       TEXT NOT NULL,
+  m           INTEGER NOT NULL,
+  n           INTEGER NOT NULL,
+  k           INTEGER NOT NULL,
+  batch       INTEGER NOT NULL,
+  time_ns     INTEGER NOT NULL,                   -- median
+  time_p10_ns INTEGER,
+  time_p90_ns INTEGER,
+  iterations  INTEGER NOT NULL
+);
+
+CREATE TABLE memory (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES run(id),
+  device_id   INTEGER NOT NULL REFERENCES device(id),
+  kind        TEXT NOT NULL,
+  bytes       INTEGER NOT NULL,
+  time_ns     INTEGER NOT NULL,
+  time_p10_ns INTEGER,
+  time_p90_ns INTEGER,
+  iterations  INTEGER NOT NULL
+);
+
+CREATE TABLE collective (
+  id             INTEGER PRIMARY KEY,
+  run_id         INTEGER NOT NULL REFERENCES run(id),
+  device_id      INTEGER NOT NULL REFERENCES device(id),
+  op             TEXT NOT NULL,
+  dtype          TEXT NOT NULL,
+  redop          TEXT NOT NULL,
+  root           INTEGER NOT NULL,
+  bytes          INTEGER NOT NULL,
+  elements       INTEGER NOT NULL,
+  ranks          INTEGER NOT NULL,
+  nodes          INTEGER NOT NULL,
+  fabric_level   TEXT NOT NULL CHECK (fabric_level IN ('intra_node', 'inter_node')),
+  in_place       INTEGER NOT NULL CHECK (in_place IN (0, 1)),
+  time_ns        INTEGER NOT NULL,
+  time_p10_ns    INTEGER,
+  time_p90_ns    INTEGER,
+  wrong_elements INTEGER,                         -- #wrong (nccl-tests >= 2.10); NULL: not checked
+  max_error      REAL,                            -- older nccl-tests' error column
+  iterations     INTEGER NOT NULL
+);
+CREATE INDEX collective_curve ON collective (op, ranks, fabric_level, bytes);
+
+-- Traced events, kept small: no index, names interned, kind as an integer
+-- (0 kernel, 1 memcpy, 2 memset, 3 sync).
+CREATE TABLE kernel_event (
+  run_id      INTEGER NOT NULL REFERENCES run(id),
+  device_id   INTEGER NOT NULL REFERENCES device(id),
+  stream      INTEGER NOT NULL,
+  kind        INTEGER NOT NULL,
+  name_id     INTEGER NOT NULL REFERENCES string(id),
+  start_ns    INTEGER NOT NULL,
+  duration_ns INTEGER NOT NULL,
+  bytes       INTEGER                             -- copies and sets; NULL for kernels
+);
+)sql";
+
+// Version 2: fitted cost models, and the derived bandwidths as a view.
+constexpr std::string_view kVersion2 = R"sql(
+CREATE TABLE fitted_model (
+  id              INTEGER PRIMARY KEY,
+  kind            TEXT NOT NULL,                  -- collective_alpha_beta | gemm_efficiency
+  device_id       INTEGER REFERENCES device(id),
+  key             TEXT NOT NULL,                  -- "all_reduce/8/intra_node"
+  parameters_json TEXT NOT NULL,
+  source_runs     TEXT NOT NULL DEFAULT '',       -- uuids of the runs it was fitted to
+  created_ns      INTEGER NOT NULL,
+  UNIQUE (kind, device_id, key)
+);
+
+-- nccl-tests' definitions: algbw = bytes / time; busbw = algbw x 2(n-1)/n for all-reduce,
+-- x (n-1)/n for all-gather, reduce-scatter and all-to-all, x 1 otherwise. bytes/ns = GB/s.
+CREATE VIEW collective_rate AS
+SELECT c.*,
+       CAST(c.bytes AS REAL) / c.time_ns AS algbw_gbps,
+       CAST(c.bytes AS REAL) / c.time_ns *
+         CASE c.op
+           WHEN 'all_reduce' THEN 2.0 * (c.ranks - 1) / c.ranks
+           WHEN 'all_gather' THEN 1.0 * (c.ranks - 1) / c.ranks
+           WHEN 'reduce_scatter' THEN 1.0 * (c.ranks - 1) / c.ranks
+           WHEN 'all_to_all' THEN 1.0 * (c.ranks - 1) / c.ranks
+           ELSE 1.0
+         END AS busbw_gbps
+FROM collective c;
+)sql";
+
+}  // namespace
+
+const std::vector<std::string_view>& migrations() {
+  static const std::vector<std::string_view> all = {kVersion1, kVersion2};
+  static_assert(kSchemaVersion == 2, "add the migration for the new version above");
+  return all;
+}
+
+int schema_version(const Connection& c) {
+  Statement s = c.prepare("PRAGMA user_version");
+  s.step();
+  return static_cast<int>(s.int64(0));
+}
+
+bool is_empty(const Connection& c) {
+  Statement s = c.prepare("SELECT count(*) FROM sqlite_schema");
+  s.step();
+  return s.int64(0) == 0;
+}
+
+void migrate(const Connection& c, int from, int to) {
+  for (int v = from; v < to; ++v) {
+    Transaction t(c);
+    // Another process may have migrated (or created) the file since we looked.
+    if (schema_version(c) > v) continue;
+    c.exec(migrations().at(static_cast<size_t>(v)));
+    // PRAGMA takes no parameters; v + 1 is an integer of ours, never user input.
+    c.exec("PRAGMA user_version = " + std::to_string(v + 1));
+    t.commit();
+  }
+}
+
+}  // namespace shardcost::db

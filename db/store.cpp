@@ -1,0 +1,235 @@
+// Store: opening, version checks, writing runs in batches, info and check.
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include "schema.h"
+#include "shardcost/db.h"
+#include "shardcost/error.h"
+#include "sqlite.h"
+#include "store_rows.h"
+
+namespace shardcost::db {
+namespace {
+
+std::string new_uuid() {
+  std::random_device rd;
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; ++i) {
+    if (i == 8 || i == 12 || i == 16 || i == 20) out += '-';
+    out += kHex[rd() & 15];
+  }
+  return out;
+}
+
+std::optional<int64_t> nonzero(int64_t v) { return v ? std::optional<int64_t>(v) : std::nullopt; }
+
+// Switching to WAL needs a moment alone with the file, and SQLite does not wait for it on its
+// own when another process is creating the same file: retry for the busy timeout.
+void set_wal(const Connection& c) {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      c.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (const Error&) {
+      if (attempt >= 3000) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+}
+
+void check_version(const Connection& c, Store::Mode mode) {
+  const int version = schema_version(c);
+  const std::string& path = c.path();
+  if (version > kSchemaVersion) {
+    throw InputError(path + " has schema version " + std::to_string(version) +
+                     " but this shardcost understands up to version " +
+                     std::to_string(kSchemaVersion) + "; use a newer shardcost to read it");
+  }
+  if (version == 0) {
+    if (!is_empty(c))
+      throw InputError(path + " is an SQLite file but not a shardcost store (no schema version); "
+                       "check the path");
+    if (mode == Store::Mode::read_only)
+      throw InputError(path + " is empty, not a shardcost store; import or record something first");
+    migrate(c, 0, kSchemaVersion);
+    return;
+  }
+  if (version < kSchemaVersion && mode != Store::Mode::migrate) {
+    throw InputError(path + " has schema version " + std::to_string(version) + "; run 'shardcost db migrate " +
+                     path + "' to bring it to version " + std::to_string(kSchemaVersion));
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(EventKind k) {
+  switch (k) {
+    case EventKind::kernel: return "kernel";
+    case EventKind::memcpy: return "memcpy";
+    case EventKind::memset: return "memset";
+    case EventKind::sync: return "sync";
+  }
+  return "kernel";
+}
+
+Store::Store(std::unique_ptr<Connection> c, std::string path) : conn_(std::move(c)), path_(std::move(path)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+Store Store::open(const std::string& path, Mode mode) {
+  auto conn = std::make_unique<Connection>(path, mode == Mode::read_only);
+  if (mode != Mode::read_only) {
+    // WAL: readers never block the writer, and a killed writer loses only its open batch.
+    set_wal(*conn);
+    conn->exec("PRAGMA synchronous = NORMAL");
+  }
+  check_version(*conn, mode);
+  // Reading every page header would be slow; this touches the schema and the last pages,
+  // which is where a truncated file fails.
+  conn->exec("SELECT count(*) FROM run");
+  return Store(std::move(conn), path);
+}
+
+int Store::migrate() {
+  const int from = schema_version(*conn_);
+  db::migrate(*conn_, from, kSchemaVersion);
+  return from;
+}
+
+std::optional<Run> Store::find_run(std::string_view uuid) const {
+  Statement s = conn_->prepare(std::string(kRunSelect) + " WHERE uuid = ?");
+  s.bind(1, uuid);
+  if (!s.step()) return std::nullopt;
+  return read_run(s);
+}
+
+WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
+  batch_rows = std::max<int64_t>(batch_rows, 1);
+  const Connection& c = *conn_;
+  Run run = m.run;
+  if (run.uuid.empty()) run.uuid = new_uuid();
+  WriteResult result;
+
+  std::vector<int64_t> device_ids;
+  {
+    Transaction t(c);
+    Statement ins = c.prepare(
+        "INSERT OR IGNORE INTO run (uuid, tool, tool_version, git_revision, host, command_line, "
+        "start_time_ns, end_time_ns, status, source, recorded_by, library_versions) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)");
+    ins.bind(1, run.uuid).bind(2, run.tool).bind(3, run.tool_version).bind(4, run.git_revision);
+    ins.bind(5, run.host).bind(6, run.command_line).bind(7, nonzero(run.start_time_ns));
+    ins.bind(8, nonzero(run.end_time_ns)).bind(9, run.source).bind(10, run.recorded_by);
+    ins.bind(11, run.library_versions);
+    ins.run();
+    if (c.changes() == 0) {
+      result.duplicate = true;
+      result.run_id = find_run(run.uuid)->id;
+      return result;
+    }
+    result.run_id = c.last_insert_id();
+    for (const auto& d : m.devices) device_ids.push_back(upsert_device(c, d));
+    Statement link = c.prepare("INSERT OR IGNORE INTO run_device (run_id, device_id) VALUES (?, ?)");
+    for (int64_t id : device_ids) link.bind(1, result.run_id).bind(2, id).run();
+    t.commit();
+  }
+  auto device = [&](int index) {
+    if (index < 0 || static_cast<size_t>(index) >= device_ids.size())
+      throw Error("internal: a record refers to device " + std::to_string(index) + " of " +
+                  std::to_string(device_ids.size()));
+    return device_ids[static_cast<size_t>(index)];
+  };
+
+  RowWriter w(c, result.run_id);
+  int64_t in_batch = 0;
+  std::optional<Transaction> t;
+  auto row_done = [&] {
+    ++result.rows;
+    if (++in_batch >= batch_rows) {
+      t->commit();
+      t.emplace(c);
+      in_batch = 0;
+    }
+  };
+  t.emplace(c);
+  for (const auto& r : m.gemms) w.gemm(r, device(r.device)), row_done();
+  for (const auto& r : m.memory) w.memory(r, device(r.device)), row_done();
+  for (const auto& r : m.collectives) w.collective(r, device(r.device)), row_done();
+  std::vector<int64_t> name_ids(m.names.size(), 0);
+  int64_t chunk_devices[RowWriter::kKernelChunk], chunk_names[RowWriter::kKernelChunk];
+  for (size_t i = 0; i < m.kernels.size();) {
+    // A chunk never straddles a commit, so every committed batch is whole.
+    const size_t n = std::min({RowWriter::kKernelChunk, m.kernels.size() - i,
+                               static_cast<size_t>(batch_rows - in_batch)});
+    for (size_t j = 0; j < n; ++j) {
+      const KernelEvent& e = m.kernels[i + j];
+      int64_t& name_id = name_ids.at(static_cast<size_t>(e.name));
+      if (name_id == 0) name_id = w.intern(m.names[static_cast<size_t>(e.name)]);
+      chunk_devices[j] = device(e.device);
+      chunk_names[j] = name_id;
+    }
+    w.kernels(&m.kernels[i], n, chunk_devices, chunk_names);
+    result.rows += static_cast<int64_t>(n) - 1;
+    in_batch += static_cast<int64_t>(n) - 1;
+    row_done();
+    i += n;
+  }
+  Statement done = c.prepare(
+      "UPDATE run SET status = 'completed', end_time_ns = coalesce(end_time_ns, ?) WHERE id = ?");
+  done.bind(1, nonzero(run.end_time_ns)).bind(2, result.run_id).run();
+  t->commit();
+  return result;
+}
+
+StoreInfo Store::info() const {
+  StoreInfo info;
+  info.path = path_;
+  info.schema_version = schema_version(*conn_);
+  info.sqlite_version = Connection::library_version();
+  Statement runs = conn_->prepare(std::string(kRunSelect) + " ORDER BY id");
+  while (runs.step()) info.runs.push_back(read_run(runs));
+  Statement devices = conn_->prepare(std::string(kDeviceSelect) + " ORDER BY id");
+  while (devices.step()) info.devices.push_back(read_device(devices));
+  for (const char* table : {"run", "device", "string", "gemm", "memory", "collective",
+                            "kernel_event", "fitted_model"}) {
+    // Table names come from the list above, never from input.
+    Statement count = conn_->prepare(std::string("SELECT count(*) FROM ") + table);
+    count.step();
+    info.counts.push_back({table, count.int64(0)});
+  }
+  return info;
+}
+
+CheckResult Store::check() const {
+  CheckResult r;
+  Statement integrity = conn_->prepare("PRAGMA integrity_check");
+  while (integrity.step()) {
+    const std::string line = integrity.text(0);
+    if (line != "ok") r.problems.push_back("integrity: " + line);
+  }
+  Statement fk = conn_->prepare("PRAGMA foreign_key_check");
+  while (fk.step())
+    r.problems.push_back("foreign key: row " + fk.text(1) + " of " + fk.text(0) + " refers to a missing " + fk.text(2));
+  const std::vector<std::string> expected = {"meta", "run", "device", "run_device", "string",
+                                             "gemm", "memory", "collective", "kernel_event",
+                                             "fitted_model", "collective_rate"};
+  Statement has = conn_->prepare("SELECT count(*) FROM sqlite_schema WHERE name = ?");
+  for (const auto& name : expected) {
+    has.bind(1, name);
+    has.step();
+    if (has.int64(0) == 0) r.problems.push_back("schema: table or view '" + name + "' is missing");
+    has.reset();
+  }
+  Statement running = conn_->prepare("SELECT count(*) FROM run WHERE status = 'running'");
+  running.step();
+  r.incomplete_runs = running.int64(0);
+  r.ok = r.problems.empty();
+  return r;
+}
+
+}  // namespace shardcost::db

@@ -1,0 +1,142 @@
+// db merge: folds another store into this one. Runs are identified by uuid, devices by
+// fingerprint and strings by text, so merging the same file twice adds nothing.
+#include <filesystem>
+#include <string>
+
+#include "shardcost/db.h"
+#include "shardcost/error.h"
+#include "sqlite.h"
+
+namespace shardcost::db {
+namespace {
+
+constexpr std::string_view kRunColumns =
+    "uuid, tool, tool_version, git_revision, host, command_line, start_time_ns, end_time_ns, "
+    "status, source, recorded_by, library_versions";
+constexpr std::string_view kDeviceColumns =
+    "fingerprint, name, uuid, host, device_index, pci_bus, compute_capability, memory_bytes, "
+    "sm_clock_khz, memory_clock_khz, sms, driver_version, cuda_version";
+
+// Per-run copies: ?1 the new run id, ?2 the run's id in src. Device ids are mapped through
+// the fingerprint, string ids through the text.
+constexpr std::string_view kDeviceMap =
+    " JOIN src.device sd ON sd.id = x.device_id JOIN main.device md ON md.fingerprint = sd.fingerprint ";
+struct RowCopy {
+  std::string_view table;
+  std::string_view columns;
+};
+constexpr RowCopy kRowCopies[] = {
+    {"gemm", "dtype, m, n, k, batch, time_ns, time_p10_ns, time_p90_ns, iterations"},
+    {"memory", "kind, bytes, time_ns, time_p10_ns, time_p90_ns, iterations"},
+    {"collective",
+     "op, dtype, redop, root, bytes, elements, ranks, nodes, fabric_level, in_place, time_ns, "
+     "time_p10_ns, time_p90_ns, wrong_elements, max_error, iterations"},
+};
+
+std::string prefixed(std::string_view columns, std::string_view prefix) {
+  std::string out;
+  size_t start = 0;
+  while (start < columns.size()) {
+    size_t end = columns.find(',', start);
+    if (end == std::string_view::npos) end = columns.size();
+    std::string_view col = columns.substr(start, end - start);
+    while (!col.empty() && col.front() == ' ') col.remove_prefix(1);
+    out += (out.empty() ? "" : ", ") + std::string(prefix) + std::string(col);
+    start = end + 1;
+  }
+  return out;
+}
+
+// DETACH runs whatever happens after ATTACH.
+class Attached {
+ public:
+  Attached(const Connection& c, const std::string& path) : c_(c) {
+    c_.prepare("ATTACH DATABASE ? AS src").bind(1, path).run();
+  }
+  Attached(const Attached&) = delete;
+  Attached& operator=(const Attached&) = delete;
+  ~Attached() {
+    try {
+      c_.exec("DETACH DATABASE src");
+    } catch (...) {
+      // The connection closes right after a failed merge; nothing stays attached.
+    }
+  }
+
+ private:
+  const Connection& c_;
+};
+
+}  // namespace
+
+MergeResult Store::merge_from(const std::string& other_path) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(other_path, path_, ec))
+    throw InputError("cannot merge " + other_path + " into itself; name a different output file");
+  // Opening it as a store first gives the same clear errors as every other command.
+  { Store::open(other_path, Mode::read_only); }
+
+  const Connection& c = *conn_;
+  MergeResult result;
+  Attached attached(c, other_path);
+  {
+    Transaction t(c);
+    c.exec("INSERT OR IGNORE INTO main.string (text) SELECT text FROM src.string ORDER BY id");
+    c.exec("INSERT INTO main.device (" + std::string(kDeviceColumns) + ") SELECT " +
+           std::string(kDeviceColumns) + " FROM src.device WHERE true ORDER BY id "
+           "ON CONFLICT (fingerprint) DO NOTHING");
+    c.exec("INSERT OR IGNORE INTO main.fitted_model (kind, device_id, key, parameters_json, "
+           "source_runs, created_ns) SELECT x.kind, md.id, x.key, x.parameters_json, "
+           "x.source_runs, x.created_ns FROM src.fitted_model x" + std::string(kDeviceMap));
+    t.commit();
+  }
+
+  Statement runs = c.prepare("SELECT id, uuid FROM src.run ORDER BY id");
+  std::vector<std::pair<int64_t, std::string>> src_runs;
+  while (runs.step()) src_runs.emplace_back(runs.int64(0), runs.text(1));
+
+  Statement exists = c.prepare("SELECT count(*) FROM main.run WHERE uuid = ?");
+  Statement copy_run = c.prepare("INSERT INTO main.run (" + std::string(kRunColumns) + ") SELECT " +
+                                 std::string(kRunColumns) + " FROM src.run WHERE id = ?");
+  Statement copy_links = c.prepare(
+      "INSERT OR IGNORE INTO main.run_device (run_id, device_id) SELECT ?1, md.id "
+      "FROM src.run_device x" + std::string(kDeviceMap) + "WHERE x.run_id = ?2");
+  std::vector<Statement> copy_rows;
+  for (const auto& rc : kRowCopies) {
+    copy_rows.push_back(c.prepare("INSERT INTO main." + std::string(rc.table) +
+                                  " (run_id, device_id, " + std::string(rc.columns) +
+                                  ") SELECT ?1, md.id, " + prefixed(rc.columns, "x.") +
+                                  " FROM src." + std::string(rc.table) + " x" +
+                                  std::string(kDeviceMap) + "WHERE x.run_id = ?2 ORDER BY x.id"));
+  }
+  copy_rows.push_back(c.prepare(
+      "INSERT INTO main.kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "
+      "duration_ns, bytes) SELECT ?1, md.id, x.stream, x.kind, ms.id, x.start_ns, x.duration_ns, "
+      "x.bytes FROM src.kernel_event x" + std::string(kDeviceMap) +
+      "JOIN src.string ss ON ss.id = x.name_id JOIN main.string ms ON ms.text = ss.text "
+      "WHERE x.run_id = ?2 ORDER BY x.rowid"));
+
+  for (const auto& [src_id, uuid] : src_runs) {
+    exists.bind(1, uuid);
+    exists.step();
+    const bool present = exists.int64(0) > 0;
+    exists.reset();
+    if (present) {
+      ++result.runs_skipped;
+      continue;
+    }
+    Transaction t(c);
+    copy_run.bind(1, src_id).run();
+    const int64_t new_id = c.last_insert_id();
+    copy_links.bind(1, new_id).bind(2, src_id).run();
+    for (auto& s : copy_rows) {
+      s.bind(1, new_id).bind(2, src_id).run();
+      result.rows_added += c.changes();
+    }
+    t.commit();
+    ++result.runs_added;
+  }
+  return result;
+}
+
+}  // namespace shardcost::db

@@ -1,0 +1,116 @@
+// Reading cost tables back out: exports and the estimator's measurement points.
+#include <string>
+
+#include "shardcost/db.h"
+#include "shardcost/error.h"
+#include "sqlite.h"
+
+namespace shardcost::db {
+namespace {
+
+struct TableQuery {
+  std::string_view name;
+  std::string_view sql;  // ?1 device substring, ?2 op/kind ('' = all)
+  bool has_op;
+};
+
+// Column names carry their units; rates are derived here, never stored.
+constexpr TableQuery kQueries[] = {
+    {"gemm",
+     "SELECT d.name AS device, d.host AS host, g.dtype, g.m, g.n, g.k, g.batch, g.time_ns, "
+     "g.time_p10_ns, g.time_p90_ns, g.iterations, 2 * g.m * g.n * g.k * g.batch AS flop, "
+     "2.0 * g.m * g.n * g.k * g.batch / g.time_ns / 1000 AS tflop_per_s "
+     "FROM gemm g JOIN device d ON d.id = g.device_id "
+     "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND ?2 = '' "
+     "ORDER BY d.name, d.host, g.dtype, g.m, g.n, g.k, g.batch, g.id",
+     false},
+    {"memory",
+     "SELECT d.name AS device, d.host AS host, x.kind, x.bytes, x.time_ns, x.time_p10_ns, "
+     "x.time_p90_ns, x.iterations, CAST(x.bytes AS REAL) / x.time_ns AS bandwidth_gbps "
+     "FROM memory x JOIN device d ON d.id = x.device_id "
+     "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR x.kind = ?2) "
+     "ORDER BY d.name, d.host, x.kind, x.bytes, x.id",
+     true},
+    {"collective",
+     "SELECT d.name AS device, d.host AS host, c.op, c.dtype, c.redop, c.root, c.bytes, "
+     "c.elements, c.ranks, c.nodes, c.fabric_level, c.in_place, c.time_ns, c.time_p10_ns, "
+     "c.time_p90_ns, c.wrong_elements, c.max_error, c.iterations, c.algbw_gbps, c.busbw_gbps "
+     "FROM collective_rate c JOIN device d ON d.id = c.device_id "
+     "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR c.op = ?2) "
+     "ORDER BY d.name, d.host, c.op, c.ranks, c.nodes, c.dtype, c.in_place, c.bytes, c.id",
+     true},
+    {"kernels",
+     "SELECT d.name AS device, d.host AS host, k.stream, "
+     "CASE k.kind WHEN 0 THEN 'kernel' WHEN 1 THEN 'memcpy' WHEN 2 THEN 'memset' ELSE 'sync' END "
+     "AS kind, s.text AS name, k.start_ns, k.duration_ns, k.bytes "
+     "FROM kernel_event k JOIN device d ON d.id = k.device_id JOIN string s ON s.id = k.name_id "
+     "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR k.kind = CASE ?2 WHEN 'kernel' THEN 0 WHEN 'memcpy' THEN 1 "
+     "WHEN 'memset' THEN 2 WHEN 'sync' THEN 3 ELSE -1 END) "
+     "ORDER BY k.rowid",
+     true},
+    {"runs",
+     "SELECT uuid, tool, tool_version, git_revision, host, command_line, start_time_ns, "
+     "end_time_ns, status, source, library_versions FROM run "
+     "WHERE ?1 = '' AND ?2 = '' ORDER BY id",
+     false},
+};
+
+}  // namespace
+
+std::vector<std::string> table_names() {
+  std::vector<std::string> out;
+  for (const auto& q : kQueries) out.emplace_back(q.name);
+  return out;
+}
+
+CostTable Store::table(std::string_view name, const TableFilter& filter) const {
+  for (const auto& q : kQueries) {
+    if (q.name != name) continue;
+    if (!q.has_op && !filter.op.empty())
+      throw InputError("--op does not apply to table " + std::string(name) +
+                       "; use it with collective, memory or kernels");
+    if (name == "runs" && !filter.device.empty())
+      throw InputError("--device does not apply to table runs");
+    Statement s = conn_->prepare(q.sql);
+    s.bind(1, filter.device).bind(2, filter.op);
+    CostTable t;
+    t.name = std::string(name);
+    for (int i = 0; i < s.columns(); ++i) t.columns.push_back(s.column_name(i));
+    while (s.step()) {
+      std::vector<Cell> row;
+      row.reserve(t.columns.size());
+      for (int i = 0; i < s.columns(); ++i) row.push_back(s.cell(i));
+      t.rows.push_back(std::move(row));
+    }
+    return t;
+  }
+  std::string known;
+  for (const auto& n : table_names()) known += (known.empty() ? "" : ", ") + n;
+  throw InputError("unknown table '" + std::string(name) + "'; use one of " + known);
+}
+
+std::vector<CollectivePoint> Store::collective_points() const {
+  Statement s = conn_->prepare(
+      "SELECT d.name, c.op, c.ranks, c.fabric_level, c.bytes, c.time_ns FROM collective c "
+      "JOIN device d ON d.id = c.device_id WHERE c.time_ns > 0 AND c.bytes > 0");
+  std::vector<CollectivePoint> out;
+  while (s.step()) {
+    out.push_back({s.text(0), s.text(1), static_cast<int>(s.int64(2)), s.text(3), s.int64(4),
+                   s.int64(5)});
+  }
+  return out;
+}
+
+std::vector<GemmPoint> Store::gemm_points() const {
+  Statement s = conn_->prepare(
+      "SELECT d.name, g.dtype, g.m, g.n, g.k, g.batch, g.time_ns FROM gemm g "
+      "JOIN device d ON d.id = g.device_id WHERE g.time_ns > 0");
+  std::vector<GemmPoint> out;
+  while (s.step()) {
+    out.push_back({s.text(0), s.text(1), s.int64(2), s.int64(3), s.int64(4), s.int64(5),
+                   s.int64(6)});
+  }
+  return out;
+}
+
+}  // namespace shardcost::db

@@ -1,0 +1,147 @@
+#include "store_rows.h"
+
+#include <string>
+
+namespace shardcost::db {
+
+Run read_run(const Statement& s) {
+  Run r;
+  r.id = s.int64(0);
+  r.uuid = s.text(1);
+  r.tool = s.text(2);
+  r.tool_version = s.text(3);
+  r.git_revision = s.text(4);
+  r.host = s.text(5);
+  r.command_line = s.text(6);
+  r.start_time_ns = s.int64(7);
+  r.end_time_ns = s.int64(8);
+  r.status = s.text(9);
+  r.source = s.text(10);
+  r.recorded_by = s.text(11);
+  r.library_versions = s.text(12);
+  return r;
+}
+
+DeviceRecord read_device(const Statement& s) {
+  DeviceRecord d;
+  d.id = s.int64(0);
+  d.name = s.text(1);
+  d.uuid = s.text(2);
+  d.host = s.text(3);
+  d.index = static_cast<int>(s.int64(4));
+  d.pci_bus = s.text(5);
+  d.compute_capability = s.text(6);
+  d.memory_bytes = s.int64(7);
+  d.sm_clock_khz = s.int64(8);
+  d.memory_clock_khz = s.int64(9);
+  d.sms = static_cast<int>(s.int64(10));
+  d.driver_version = s.text(11);
+  d.cuda_version = s.text(12);
+  return d;
+}
+
+std::string device_fingerprint(const DeviceRecord& d) {
+  if (!d.uuid.empty()) return "uuid:" + d.uuid;
+  if (d.host.empty() && d.index < 0) return "name:" + d.name;
+  return "host:" + d.host + "/" + std::to_string(d.index) + "/" + d.name;
+}
+
+int64_t upsert_device(const Connection& c, const DeviceRecord& d) {
+  const std::string fp = device_fingerprint(d);
+  Statement ins = c.prepare(
+      "INSERT INTO device (fingerprint, name, uuid, host, device_index, pci_bus, "
+      "compute_capability, memory_bytes, sm_clock_khz, memory_clock_khz, sms, driver_version, "
+      "cuda_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT (fingerprint) DO NOTHING");
+  auto opt = [](int64_t v) { return v > 0 ? std::optional<int64_t>(v) : std::nullopt; };
+  ins.bind(1, fp).bind(2, d.name).bind(3, d.uuid).bind(4, d.host);
+  ins.bind(5, d.index >= 0 ? std::optional<int64_t>(d.index) : std::nullopt);
+  ins.bind(6, d.pci_bus).bind(7, d.compute_capability).bind(8, opt(d.memory_bytes));
+  ins.bind(9, opt(d.sm_clock_khz)).bind(10, opt(d.memory_clock_khz)).bind(11, opt(d.sms));
+  ins.bind(12, d.driver_version).bind(13, d.cuda_version);
+  ins.run();
+  Statement find = c.prepare("SELECT id FROM device WHERE fingerprint = ?");
+  find.bind(1, fp);
+  find.step();
+  return find.int64(0);
+}
+
+RowWriter::RowWriter(const Connection& c, int64_t run_id)
+    : c_(c),
+      run_id_(run_id),
+      gemm_(c.prepare("INSERT INTO gemm (run_id, device_id, dtype, m, n, k, batch, time_ns, "
+                      "time_p10_ns, time_p90_ns, iterations) VALUES (?,?,?,?,?,?,?,?,?,?,?)")),
+      memory_(c.prepare("INSERT INTO memory (run_id, device_id, kind, bytes, time_ns, time_p10_ns, "
+                        "time_p90_ns, iterations) VALUES (?,?,?,?,?,?,?,?)")),
+      collective_(c.prepare(
+          "INSERT INTO collective (run_id, device_id, op, dtype, redop, root, bytes, elements, "
+          "ranks, nodes, fabric_level, in_place, time_ns, time_p10_ns, time_p90_ns, "
+          "wrong_elements, max_error, iterations) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+      kernel_(c.prepare("INSERT INTO kernel_event (run_id, device_id, stream, kind, name_id, "
+                        "start_ns, duration_ns, bytes) VALUES (?,?,?,?,?,?,?,?)")),
+      add_string_(c.prepare("INSERT OR IGNORE INTO string (text) VALUES (?)")),
+      find_string_(c.prepare("SELECT id FROM string WHERE text = ?")) {}
+
+void RowWriter::gemm(const GemmRecord& r, int64_t device_id) {
+  gemm_.bind(1, run_id_).bind(2, device_id).bind(3, r.dtype).bind(4, r.m).bind(5, r.n);
+  gemm_.bind(6, r.k).bind(7, r.batch).bind(8, r.time_ns).bind(9, r.time_p10_ns);
+  gemm_.bind(10, r.time_p90_ns).bind(11, r.iterations).run();
+}
+
+void RowWriter::memory(const MemoryRecord& r, int64_t device_id) {
+  memory_.bind(1, run_id_).bind(2, device_id).bind(3, r.kind).bind(4, r.bytes).bind(5, r.time_ns);
+  memory_.bind(6, r.time_p10_ns).bind(7, r.time_p90_ns).bind(8, r.iterations).run();
+}
+
+void RowWriter::collective(const CollectiveRecord& r, int64_t device_id) {
+  Statement& s = collective_;
+  s.bind(1, run_id_).bind(2, device_id).bind(3, r.op).bind(4, r.dtype).bind(5, r.redop);
+  s.bind(6, r.root).bind(7, r.bytes).bind(8, r.elements).bind(9, r.ranks).bind(10, r.nodes);
+  s.bind(11, r.fabric_level).bind(12, r.in_place ? 1 : 0).bind(13, r.time_ns);
+  s.bind(14, r.time_p10_ns).bind(15, r.time_p90_ns).bind(16, r.wrong_elements);
+  if (r.max_error) s.bind(17, *r.max_error);
+  s.bind(18, r.iterations).run();
+}
+
+void RowWriter::kernel(const KernelEvent& e, int64_t device_id, int64_t name_id) {
+  Statement& s = kernel_;
+  s.bind(1, run_id_).bind(2, device_id).bind(3, e.stream).bind(4, static_cast<int64_t>(e.kind));
+  s.bind(5, name_id).bind(6, e.start_ns).bind(7, e.duration_ns);
+  if (e.kind == EventKind::memcpy || e.kind == EventKind::memset) s.bind(8, e.bytes);
+  s.run();
+}
+
+void RowWriter::kernels(const KernelEvent* events, size_t n, const int64_t* device_ids, const int64_t* name_ids) {
+  auto it = kernel_chunks_.find(n);
+  if (it == kernel_chunks_.end()) {
+    std::string sql = "INSERT INTO kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "
+                      "duration_ns, bytes) VALUES ";
+    for (size_t i = 0; i < n; ++i) sql += i ? ",(?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?)";
+    it = kernel_chunks_.emplace(n, c_.prepare(sql)).first;
+  }
+  Statement& s = it->second;
+  for (size_t i = 0; i < n; ++i) {
+    const KernelEvent& e = events[i];
+    const int p = static_cast<int>(i) * 8;
+    s.bind(p + 1, run_id_).bind(p + 2, device_ids[i]).bind(p + 3, e.stream);
+    s.bind(p + 4, static_cast<int64_t>(e.kind)).bind(p + 5, name_ids[i]).bind(p + 6, e.start_ns);
+    s.bind(p + 7, e.duration_ns);
+    if (e.kind == EventKind::memcpy || e.kind == EventKind::memset) s.bind(p + 8, e.bytes);
+    else s.bind_null(p + 8);
+  }
+  s.run();
+}
+
+int64_t RowWriter::intern(std::string_view name) {
+  const std::string key(name);
+  if (auto it = strings_.find(key); it != strings_.end()) return it->second;
+  add_string_.bind(1, name).run();
+  find_string_.bind(1, name);
+  find_string_.step();
+  const int64_t id = find_string_.int64(0);
+  find_string_.reset();
+  strings_.emplace(key, id);
+  return id;
+}
+
+}  // namespace shardcost::db

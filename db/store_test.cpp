@@ -1,0 +1,178 @@
+// The store on real files in a temporary folder: write, read back, merge, versions, damage.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "schema.h"
+#include "shardcost/db.h"
+#include "shardcost/error.h"
+#include "shardcost/importers.h"
+#include "sqlite.h"
+
+namespace shardcost::db {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("shardcost_store_test_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+Measurements sample(const std::string& uuid, int events = 10) {
+  Measurements m;
+  m.run.tool = "test";
+  m.run.uuid = uuid;
+  DeviceRecord d;
+  d.name = "NVIDIA A100-SXM4-80GB";
+  d.host = "h1";
+  d.index = 0;
+  m.devices.push_back(d);
+  m.gemms.push_back({0, "bf16", 4096, 4096, 4096, 1, 700000, 690000, 720000, 50});
+  m.memory.push_back({0, "copy_d2d", 1 << 30, 650000000, std::nullopt, std::nullopt, 10});
+  CollectiveRecord c;
+  c.op = "all_reduce";
+  c.dtype = "float";
+  c.redop = "sum";
+  c.bytes = 1 << 20;
+  c.elements = 1 << 18;
+  c.ranks = 8;
+  c.fabric_level = "intra_node";
+  c.time_ns = 20000;
+  c.wrong_elements = 0;
+  m.collectives.push_back(c);
+  m.names = {"gemm_kernel", "nccl_kernel"};
+  for (int i = 0; i < events; ++i)
+    m.kernels.push_back({0, 7, EventKind::kernel, i % 2, 1000 * i, 500, 0});
+  return m;
+}
+
+int64_t count(const StoreInfo& info, const std::string& table) {
+  for (const auto& c : info.counts)
+    if (c.table == table) return c.rows;
+  return -1;
+}
+
+TEST_F(StoreTest, WritesAndReadsBack) {
+  Store s = Store::open(file("a.db"), Store::Mode::read_write);
+  const WriteResult r = s.write(sample("u1", 25), 7);
+  EXPECT_FALSE(r.duplicate);
+  EXPECT_EQ(r.rows, 28);
+  const StoreInfo info = s.info();
+  EXPECT_EQ(info.schema_version, kSchemaVersion);
+  ASSERT_EQ(info.runs.size(), 1u);
+  EXPECT_EQ(info.runs[0].status, "completed");
+  EXPECT_EQ(count(info, "kernel_event"), 25);
+  EXPECT_EQ(count(info, "string"), 2);
+  const CostTable t = s.table("collective");
+  ASSERT_EQ(t.rows.size(), 1u);
+  const auto busbw = std::get<double>(t.rows[0][t.columns.size() - 1]);
+  EXPECT_NEAR(busbw, (1 << 20) / 20000.0 * 2 * 7 / 8, 1e-9);
+  EXPECT_TRUE(s.write(sample("u1")).duplicate);
+  EXPECT_TRUE(s.check().ok);
+}
+
+TEST_F(StoreTest, FiltersAndUnknownTables) {
+  Store s = Store::open(file("a.db"), Store::Mode::read_write);
+  s.write(sample("u1"));
+  EXPECT_EQ(s.table("collective", {"a100", "all_reduce"}).rows.size(), 1u);
+  EXPECT_EQ(s.table("collective", {"h100", ""}).rows.size(), 0u);
+  EXPECT_EQ(s.table("kernels", {"", "memcpy"}).rows.size(), 0u);
+  EXPECT_EQ(s.table("kernels", {"", "kernel"}).rows.size(), 10u);
+  EXPECT_THROW(s.table("nope"), InputError);
+  EXPECT_THROW(s.table("gemm", {"", "all_reduce"}), InputError);
+}
+
+TEST_F(StoreTest, CsvRoundTripGivesTheSameRows) {
+  Store a = Store::open(file("a.db"), Store::Mode::read_write);
+  a.write(sample("u1"));
+  Store b = Store::open(file("b.db"), Store::Mode::read_write);
+  for (const char* table : {"gemm", "memory", "collective", "kernels"}) {
+    const std::string csv = to_csv(a.table(table));
+    b.write(import_cost_csv(csv, table));
+    EXPECT_EQ(to_csv(b.table(table)), csv) << table;
+  }
+}
+
+TEST_F(StoreTest, MergeTwiceAddsNothing) {
+  {
+    Store a = Store::open(file("a.db"), Store::Mode::read_write);
+    a.write(sample("u1"));
+    Store b = Store::open(file("b.db"), Store::Mode::read_write);
+    b.write(sample("u2"));
+  }
+  Store out = Store::open(file("out.db"), Store::Mode::read_write);
+  EXPECT_EQ(out.merge_from(file("a.db")).runs_added, 1);
+  const MergeResult second = out.merge_from(file("b.db"));
+  EXPECT_EQ(second.runs_added, 1);
+  EXPECT_EQ(second.rows_added, 13);
+  const MergeResult again = out.merge_from(file("a.db"));
+  EXPECT_EQ(again.runs_added, 0);
+  EXPECT_EQ(again.runs_skipped, 1);
+  const StoreInfo info = out.info();
+  EXPECT_EQ(count(info, "kernel_event"), 20);
+  EXPECT_EQ(count(info, "device"), 1);  // same fingerprint in both files
+  EXPECT_EQ(count(info, "string"), 2);
+  EXPECT_EQ(out.table("kernels").rows[0][4], Cell(std::string("gemm_kernel")));
+  EXPECT_TRUE(out.check().ok);
+  EXPECT_THROW(out.merge_from(file("out.db")), InputError);
+}
+
+TEST_F(StoreTest, MigratesAnOlderFileForward) {
+  {
+    Connection c(file("v1.db"), false);
+    migrate(c, 0, 1);
+  }
+  EXPECT_THROW(Store::open(file("v1.db"), Store::Mode::read_write), InputError);
+  Store s = Store::open(file("v1.db"), Store::Mode::migrate);
+  EXPECT_EQ(s.migrate(), 1);
+  EXPECT_EQ(s.info().schema_version, kSchemaVersion);
+  EXPECT_TRUE(s.check().ok);
+}
+
+TEST_F(StoreTest, RefusesNewerSchemaNonSqliteAndTruncatedFiles) {
+  {
+    Store s = Store::open(file("new.db"), Store::Mode::read_write);
+    s.write(sample("u1", 20000));
+  }
+  {
+    Connection c(file("new.db"), false);
+    c.exec("PRAGMA user_version = 99");
+  }
+  try {
+    Store::open(file("new.db"), Store::Mode::read_only);
+    FAIL() << "opened a newer schema";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version 99"), std::string::npos) << e.what();
+  }
+  std::ofstream(file("text.db")) << "this is not a database, it is a long enough line of text\n";
+  EXPECT_THROW(Store::open(file("text.db"), Store::Mode::read_only), InputError);
+  EXPECT_THROW(Store::open(file("missing.db"), Store::Mode::read_only), InputError);
+}
+
+TEST_F(StoreTest, KilledWritesKeepCommittedBatches) {
+  // A failed write (here: a record naming a device that does not exist) rolls back only its
+  // open batch; batches committed before it stay, and the run stays 'running'.
+  Store s = Store::open(file("a.db"), Store::Mode::read_write);
+  Measurements m = sample("u1", 100);
+  m.kernels[55].device = 3;
+  EXPECT_THROW(s.write(m, 10), Error);
+  const StoreInfo info = s.info();
+  EXPECT_EQ(count(info, "kernel_event"), 47);  // 3 earlier rows + 47 events = 5 batches of 10
+  EXPECT_EQ(info.runs.at(0).status, "running");
+  EXPECT_EQ(s.check().incomplete_runs, 1);
+  EXPECT_TRUE(s.check().ok);
+}
+
+}  // namespace
+}  // namespace shardcost::db

@@ -1,0 +1,74 @@
+#pragma once
+// A CostSource backed by the cost store. The measurements are loaded once into memory, so
+// pricing many thousands of candidates never touches SQL.
+//
+// Collectives: matched by op, fabric level and device, on the measured bus-bandwidth curve
+// (busbw against log size). The exact rank count is preferred; otherwise the curve of the
+// nearest rank count, since busbw is defined to be rank-independent (then "interpolated").
+// A measured size gives the measured time ("measured"); between sizes busbw is interpolated
+// linearly in log(size); below the smallest size the time of the smallest message is taken
+// (latency floor), above the largest the largest size's busbw (bandwidth plateau); all three
+// are "interpolated". time = bytes * busbw_factor / busbw.
+// GEMMs: an exact shape is "measured"; otherwise TFLOP/s is interpolated in log(dim) between
+// measured shapes that share the other two dimensions and the batch ("interpolated").
+// Outside the measured range of a GEMM family there is no answer (efficiency varies too much
+// with shape to extrapolate): the catalog prices it.
+// Devices match by name: lower case, without "NVIDIA", punctuation as '-'; equal names, or
+// the same model token (h100) and the same memory size token (80gb) where both name one.
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+
+struct CollectiveSample {
+  std::string device;
+  CollectiveOp op = CollectiveOp::all_reduce;
+  int ranks = 0;
+  FabricLevel level = FabricLevel::intra_node;
+  double bytes = 0;
+  double seconds = 0;
+};
+struct GemmSample {
+  std::string device;
+  DType dtype = DType::bf16;
+  GemmShape shape;
+  double seconds = 0;
+};
+
+class StoreCosts : public CostSource {
+ public:
+  StoreCosts(const std::vector<CollectiveSample>&, const std::vector<GemmSample>&);
+  // Reads every collective and GEMM measurement of the store at path (read-only).
+  static StoreCosts load(const std::string& path);
+
+  std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override;
+  std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks,
+                                   FabricLevel) const override;
+  size_t collective_curves() const { return curves_.size(); }
+  size_t gemm_shapes() const { return gemms_.size(); }
+
+ private:
+  struct Point {
+    double bytes, seconds, busbw;
+  };
+  using CurveKey = std::tuple<std::string, int, int, int>;  // device, op, level, ranks
+  std::map<CurveKey, std::vector<Point>> curves_;
+  using GemmKey = std::tuple<std::string, int, int64_t, int64_t, int64_t, int64_t>;
+  std::map<GemmKey, double> gemms_;  // (device, dtype, m, n, k, batch) -> seconds
+  std::vector<std::string> devices_;
+  // Device name -> index in devices_ (-1: none); the estimator asks for a handful of devices
+  // millions of times.
+  struct Cache;
+  std::shared_ptr<Cache> cache_;
+  const std::string* match_device(const Device&) const;
+};
+
+// "NVIDIA A100-SXM4-80GB" -> "a100-sxm4-80gb"
+std::string normalize_device_name(std::string_view);
+
+}  // namespace shardcost

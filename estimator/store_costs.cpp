@@ -1,0 +1,211 @@
+#include "shardcost/store_costs.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <mutex>
+#include <unordered_map>
+
+#include "pricing.h"
+#include "shardcost/db.h"
+
+namespace shardcost {
+namespace {
+
+std::optional<CollectiveOp> parse_op(std::string_view s) {
+  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
+                          CollectiveOp::all_to_all, CollectiveOp::broadcast, CollectiveOp::reduce,
+                          CollectiveOp::send_recv})
+    if (to_string(op) == s) return op;
+  return std::nullopt;
+}
+
+std::optional<DType> store_dtype(std::string_view s) {
+  if (s == "bf16" || s == "bfloat16") return DType::bf16;
+  if (s == "fp16" || s == "half" || s == "float16") return DType::fp16;
+  if (s == "fp32" || s == "float" || s == "float32") return DType::fp32;
+  if (s == "tf32") return DType::tf32;
+  if (s == "fp8" || s == "e4m3" || s == "fp8_e4m3") return DType::fp8;
+  return std::nullopt;
+}
+
+std::vector<std::string> tokens(const std::string& name) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find('-', start);
+    if (end == std::string::npos) end = name.size();
+    if (end > start) out.push_back(name.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string memory_token(const std::vector<std::string>& t) {
+  for (const auto& s : t)
+    if (s.size() > 2 && s.substr(s.size() - 2) == "gb" && std::isdigit(static_cast<unsigned char>(s[0]))) return s;
+  return "";
+}
+
+bool same_device(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const auto ta = tokens(a), tb = tokens(b);
+  if (ta.empty() || tb.empty() || ta[0] != tb[0]) return false;
+  const std::string ma = memory_token(ta), mb = memory_token(tb);
+  return ma.empty() || mb.empty() || ma == mb;
+}
+
+// Linear interpolation of y in log(x).
+double interpolate_log(double x, double x0, double y0, double x1, double y1) {
+  const double t = (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0));
+  return y0 + t * (y1 - y0);
+}
+
+}  // namespace
+
+struct StoreCosts::Cache {
+  std::mutex mutex;
+  std::unordered_map<std::string, int> device;
+};
+
+std::string normalize_device_name(std::string_view name) {
+  std::string s;
+  for (char c : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s.rfind("nvidia", 0) == 0) s = s.substr(6);
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) out += c;
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const std::vector<GemmSample>& gemms)
+    : cache_(std::make_shared<Cache>()) {
+  auto add_device = [&](const std::string& d) {
+    if (std::find(devices_.begin(), devices_.end(), d) == devices_.end()) devices_.push_back(d);
+  };
+  // Several measurements of one point (in-place and out-of-place, repeated runs): their mean.
+  std::map<CurveKey, std::map<double, std::pair<double, int>>> sums;
+  for (const auto& c : collectives) {
+    if (c.bytes <= 0 || c.seconds <= 0 || c.ranks < 1) continue;
+    const std::string dev = normalize_device_name(c.device);
+    add_device(dev);
+    auto& slot = sums[{dev, static_cast<int>(c.op), static_cast<int>(c.level), c.ranks}][c.bytes];
+    slot.first += c.seconds;
+    slot.second += 1;
+  }
+  for (const auto& [key, by_size] : sums) {
+    auto& curve = curves_[key];
+    const auto op = static_cast<CollectiveOp>(std::get<1>(key));
+    const double factor = bus_bandwidth_factor(op, std::get<3>(key));
+    for (const auto& [bytes, sum] : by_size) {
+      const double seconds = sum.first / sum.second;
+      curve.push_back({bytes, seconds, bytes * factor / seconds});
+    }
+  }
+  std::map<GemmKey, std::pair<double, int>> gsums;
+  for (const auto& g : gemms) {
+    if (g.seconds <= 0) continue;
+    const std::string dev = normalize_device_name(g.device);
+    add_device(dev);
+    auto& slot = gsums[{dev, static_cast<int>(g.dtype), g.shape.m, g.shape.n, g.shape.k, g.shape.batch}];
+    slot.first += g.seconds;
+    slot.second += 1;
+  }
+  for (const auto& [key, sum] : gsums) gemms_[key] = sum.first / sum.second;
+}
+
+StoreCosts StoreCosts::load(const std::string& path) {
+  const db::Store store = db::Store::open(path, db::Store::Mode::read_only);
+  std::vector<CollectiveSample> collectives;
+  for (const auto& p : store.collective_points()) {
+    const auto op = parse_op(p.op);
+    if (!op) continue;  // gather, scatter, ...: nothing the estimator asks for
+    collectives.push_back({p.device, *op, p.ranks,
+                           p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node,
+                           static_cast<double>(p.bytes), p.time_ns * 1e-9});
+  }
+  std::vector<GemmSample> gemms;
+  for (const auto& p : store.gemm_points()) {
+    const auto dtype = store_dtype(p.dtype);
+    if (!dtype) continue;
+    gemms.push_back({p.device, *dtype, {p.m, p.n, p.k, p.batch}, p.time_ns * 1e-9});
+  }
+  return StoreCosts(collectives, gemms);
+}
+
+const std::string* StoreCosts::match_device(const Device& d) const {
+  std::lock_guard lock(cache_->mutex);
+  auto [it, added] = cache_->device.emplace(d.name, -1);
+  if (added) {
+    const std::string want = normalize_device_name(d.name);
+    for (size_t i = 0; i < devices_.size() && it->second < 0; ++i)
+      if (devices_[i] == want) it->second = static_cast<int>(i);
+    for (size_t i = 0; i < devices_.size() && it->second < 0; ++i)
+      if (same_device(devices_[i], want)) it->second = static_cast<int>(i);
+  }
+  return it->second < 0 ? nullptr : &devices_[static_cast<size_t>(it->second)];
+}
+
+std::optional<Priced> StoreCosts::collective(const Device& device, CollectiveOp op, double bytes, int ranks,
+                                             FabricLevel level) const {
+  const std::string* dev = match_device(device);
+  if (!dev || bytes <= 0 || ranks < 2) return std::nullopt;
+  const std::vector<Point>* curve = nullptr;
+  int curve_ranks = 0;
+  for (auto it = curves_.lower_bound({*dev, static_cast<int>(op), static_cast<int>(level), 0});
+       it != curves_.end() && std::get<0>(it->first) == *dev && std::get<1>(it->first) == static_cast<int>(op) &&
+       std::get<2>(it->first) == static_cast<int>(level);
+       ++it) {
+    const int r = std::get<3>(it->first);
+    if (!curve || std::abs(r - ranks) < std::abs(curve_ranks - ranks)) curve = &it->second, curve_ranks = r;
+  }
+  if (!curve || curve->empty()) return std::nullopt;
+  const bool exact_ranks = curve_ranks == ranks;
+  const double factor = bus_bandwidth_factor(op, ranks);
+  const auto& c = *curve;
+  auto hi = std::lower_bound(c.begin(), c.end(), bytes, [](const Point& p, double b) { return p.bytes < b; });
+  if (hi != c.end() && hi->bytes == bytes) {
+    const double seconds = exact_ranks ? hi->seconds : bytes * factor / hi->busbw;
+    return Priced{seconds, exact_ranks ? CostOrigin::measured : CostOrigin::interpolated};
+  }
+  if (hi == c.begin()) return Priced{c.front().seconds, CostOrigin::interpolated};  // latency floor
+  if (hi == c.end()) return Priced{bytes * factor / c.back().busbw, CostOrigin::interpolated};
+  const auto lo = hi - 1;
+  const double busbw = interpolate_log(bytes, lo->bytes, lo->busbw, hi->bytes, hi->busbw);
+  return Priced{bytes * factor / busbw, CostOrigin::interpolated};
+}
+
+std::optional<Priced> StoreCosts::gemm(const Device& device, DType dtype, const GemmShape& s) const {
+  const std::string* dev = match_device(device);
+  if (!dev) return std::nullopt;
+  const int dt = static_cast<int>(dtype);
+  if (auto it = gemms_.find({*dev, dt, s.m, s.n, s.k, s.batch}); it != gemms_.end())
+    return Priced{it->second, CostOrigin::measured};
+  const double flop = 2.0 * s.m * s.n * s.k * s.batch;
+  // Walk one dimension (0 = m, 1 = n, 2 = k) with the other two fixed.
+  for (int dim = 0; dim < 3; ++dim) {
+    const int64_t want = dim == 0 ? s.m : dim == 1 ? s.n : s.k;
+    std::optional<std::pair<int64_t, double>> below, above;  // (dim value, FLOP/s)
+    for (auto it = gemms_.lower_bound({*dev, dt, 0, 0, 0, 0});
+         it != gemms_.end() && std::get<0>(it->first) == *dev && std::get<1>(it->first) == dt; ++it) {
+      const auto& [d, t, m, n, k, b] = it->first;
+      if (b != s.batch) continue;
+      if ((dim != 0 && m != s.m) || (dim != 1 && n != s.n) || (dim != 2 && k != s.k)) continue;
+      const int64_t v = dim == 0 ? m : dim == 1 ? n : k;
+      const double rate = 2.0 * m * n * k * b / it->second;
+      if (v < want && (!below || v > below->first)) below = {{v, rate}};
+      if (v > want && (!above || v < above->first)) above = {{v, rate}};
+    }
+    if (below && above) {
+      const double rate = interpolate_log(static_cast<double>(want), static_cast<double>(below->first),
+                                          below->second, static_cast<double>(above->first), above->second);
+      return Priced{flop / rate, CostOrigin::interpolated};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace shardcost

@@ -1,0 +1,113 @@
+// StoreCosts: measured curves and shapes, interpolation, and a plan priced from the store.
+#include "shardcost/store_costs.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace shardcost {
+namespace {
+
+Device a100() { return find_device("a100-sxm4-80gb"); }
+
+// busbw in GB/s at each size; time from nccl-tests' definition.
+std::vector<CollectiveSample> curve(const std::string& device, CollectiveOp op, int ranks, FabricLevel level,
+                                    double busbw_gbps) {
+  std::vector<CollectiveSample> out;
+  const double factor = op == CollectiveOp::all_reduce ? 2.0 * (ranks - 1) / ranks : 1.0;
+  for (double bytes = 1 << 20; bytes <= (1 << 30); bytes *= 4)
+    out.push_back({device, op, ranks, level, bytes, 5e-6 + bytes * factor / (busbw_gbps * 1e9)});
+  return out;
+}
+
+TEST(StoreCosts, ExactSizeIsMeasuredBetweenIsInterpolated) {
+  const StoreCosts costs(curve("NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 200), {});
+  const auto exact = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::intra_node);
+  ASSERT_TRUE(exact);
+  EXPECT_EQ(exact->origin, CostOrigin::measured);
+  EXPECT_NEAR(exact->seconds, 5e-6 + (1 << 20) * 1.75 / 200e9, 1e-12);
+  const auto between = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 21, 8, FabricLevel::intra_node);
+  ASSERT_TRUE(between);
+  EXPECT_EQ(between->origin, CostOrigin::interpolated);
+  const auto lo = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::intra_node);
+  const auto hi = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 22, 8, FabricLevel::intra_node);
+  EXPECT_GT(between->seconds, lo->seconds);
+  EXPECT_LT(between->seconds, hi->seconds);
+  // Outside the range: latency floor below, bandwidth plateau above.
+  const auto tiny = costs.collective(a100(), CollectiveOp::all_reduce, 1024, 8, FabricLevel::intra_node);
+  EXPECT_DOUBLE_EQ(tiny->seconds, lo->seconds);
+  const auto huge = costs.collective(a100(), CollectiveOp::all_reduce, 4.0 * (1 << 30), 8, FabricLevel::intra_node);
+  EXPECT_GT(huge->seconds, 3.9 * costs.collective(a100(), CollectiveOp::all_reduce, 1 << 30, 8, FabricLevel::intra_node)->seconds);
+}
+
+TEST(StoreCosts, MatchesOpLevelAndDevice) {
+  const StoreCosts costs(curve("NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 200), {});
+  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_gather, 1 << 20, 8, FabricLevel::intra_node));
+  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::inter_node));
+  EXPECT_FALSE(costs.collective(find_device("h100-sxm5-80gb"), CollectiveOp::all_reduce, 1 << 20, 8,
+                                FabricLevel::intra_node));
+  // Another rank count: the nearest curve, by bus bandwidth, marked interpolated.
+  const auto four = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 4, FabricLevel::intra_node);
+  ASSERT_TRUE(four);
+  EXPECT_EQ(four->origin, CostOrigin::interpolated);
+}
+
+TEST(StoreCosts, DeviceNamesNormalise) {
+  EXPECT_EQ(normalize_device_name("NVIDIA A100-SXM4-80GB"), "a100-sxm4-80gb");
+  EXPECT_EQ(normalize_device_name("NVIDIA H100 80GB HBM3"), "h100-80gb-hbm3");
+  const StoreCosts costs(curve("NVIDIA H100 80GB HBM3", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 400), {});
+  EXPECT_TRUE(costs.collective(find_device("h100-sxm5-80gb"), CollectiveOp::all_reduce, 1 << 20, 8,
+                               FabricLevel::intra_node));
+}
+
+TEST(StoreCosts, GemmExactInterpolatedOrNothing) {
+  std::vector<GemmSample> g;
+  for (int64_t m : {1024, 4096}) {
+    const double tflops = m == 1024 ? 150 : 250;
+    g.push_back({"NVIDIA A100-SXM4-80GB", DType::bf16, {m, 4096, 4096, 1}, 2.0 * m * 4096 * 4096 / (tflops * 1e12)});
+  }
+  const StoreCosts costs({}, g);
+  const auto exact = costs.gemm(a100(), DType::bf16, {4096, 4096, 4096, 1});
+  ASSERT_TRUE(exact);
+  EXPECT_EQ(exact->origin, CostOrigin::measured);
+  const auto mid = costs.gemm(a100(), DType::bf16, {2048, 4096, 4096, 1});
+  ASSERT_TRUE(mid);
+  EXPECT_EQ(mid->origin, CostOrigin::interpolated);
+  EXPECT_NEAR(2.0 * 2048 * 4096 * 4096 / mid->seconds / 1e12, 200, 1e-6);  // halfway in log m
+  EXPECT_FALSE(costs.gemm(a100(), DType::bf16, {8192, 4096, 4096, 1}));  // outside: catalog
+  EXPECT_FALSE(costs.gemm(a100(), DType::fp16, {4096, 4096, 4096, 1}));
+}
+
+TEST(StoreCosts, PlanPriceMovesWhenTheStoreSaysTheNetworkIsSlower) {
+  const Model model = load_model("gpt3-1.3b");
+  const Cluster cluster = load_cluster("dgx-a100", 16);
+  const Strategy s = parse_strategy("tp=8,pp=1,mbs=1,gbs=64", cluster.total_gpus());
+  auto measured = [&](double inter_busbw_gbps) {
+    std::vector<CollectiveSample> samples;
+    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
+      for (int ranks : {2, 8, 16}) {
+        for (auto& c : curve("NVIDIA A100-SXM4-80GB", op, ranks, FabricLevel::inter_node, inter_busbw_gbps))
+          samples.push_back(c);
+        for (auto& c : curve("NVIDIA A100-SXM4-80GB", op, ranks, FabricLevel::intra_node, 230))
+          samples.push_back(c);
+      }
+    }
+    return StoreCosts(samples, {});
+  };
+  const StoreCosts fast = measured(90), slow = measured(10);
+  EstimateOptions opt;
+  const Estimate catalog = estimate(model, cluster, s, opt);
+  opt.costs = &fast;
+  const Estimate e_fast = estimate(model, cluster, s, opt);
+  opt.costs = &slow;
+  const Estimate e_slow = estimate(model, cluster, s, opt);
+  EXPECT_GT(e_slow.step_time_s, e_fast.step_time_s * 1.02);
+  EXPECT_NE(e_fast.step_time_s, catalog.step_time_s);
+  bool named = false;
+  for (const auto& p : e_slow.time)
+    named = named || (p.seconds > 0 && p.origin != CostOrigin::catalog);
+  EXPECT_TRUE(named) << "the breakdown names a store-priced part";
+}
+
+}  // namespace
+}  // namespace shardcost

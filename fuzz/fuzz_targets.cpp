@@ -1,0 +1,49 @@
+#include "fuzz_targets.h"
+
+#include <string_view>
+
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost::fuzz {
+namespace {
+std::string_view text(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+}  // namespace
+
+void model_json(const uint8_t* data, size_t size) {
+  try {
+    const Model m = parse_model_json(text(data, size), "fuzz");
+    // A model that loads must also price: one GPU, the simplest strategy.
+    const Cluster c = load_cluster("dgx-h100", 1);
+    Strategy s;
+    s.gbs = 1;
+    if (!check_strategy(m, c, s)) (void)estimate(m, c, s);
+  } catch (const InputError&) {
+  }
+}
+
+void cluster_json(const uint8_t* data, size_t size) {
+  try {
+    const Cluster c = parse_cluster_json(text(data, size), "fuzz");
+    if (c.groups.size() == 1 && c.total_gpus() <= 4096) {
+      const Model m = load_model("gpt3-1.3b");
+      Strategy s;
+      s.dp = c.total_gpus();
+      s.gbs = s.dp;
+      if (!check_strategy(m, c, s)) (void)estimate(m, c, s);
+    }
+  } catch (const InputError&) {
+  }
+}
+
+void strategy_text(const uint8_t* data, size_t size) {
+  try {
+    const Strategy s = parse_strategy(text(data, size), 64);
+    (void)check_strategy(load_model("llama3-8b"), load_cluster("dgx-h100", 64), s);
+  } catch (const InputError&) {
+  }
+}
+
+}  // namespace shardcost::fuzz

@@ -1,0 +1,11 @@
+#pragma once
+// The fuzzed entry points, shared by the libFuzzer targets and the corpus regression test:
+// any input must either parse or throw shardcost::InputError; nothing else may escape.
+#include <cstddef>
+#include <cstdint>
+
+namespace shardcost::fuzz {
+void model_json(const uint8_t* data, size_t size);
+void cluster_json(const uint8_t* data, size_t size);
+void strategy_text(const uint8_t* data, size_t size);
+}  // namespace shardcost::fuzz

@@ -1,0 +1,58 @@
+# import nccl-tests (text, old and new layouts, JSON) and Kineto, db info, export, CSV round
+# trip, merge twice, estimate --db.
+source "$(dirname "$0")/../e2e_lib.sh"
+F=$SRC/tests/fixtures
+DB=$SCRATCH/store.db
+norm() { sed -e "s#$SCRATCH#SCRATCH#g" -e "s#$SRC#SRC#g"; }
+
+expect_exit 0 "$BIN" import nccl-tests --db "$DB" "$F/nccl/all_reduce_8gpu_v2.13.txt" "$F/nccl/allgather_2node_old.txt" \
+  "$F/nccl/broadcast_root.txt" "$F/nccl/reduce_scatter_2node.json"
+expect_exit 0 "$BIN" import kineto --db "$DB" "$F/kineto/train_step.json"
+expect_exit 0 "$BIN" import nccl-tests --db "$DB" "$F/nccl/all_reduce_8gpu_v2.13.txt"
+case "$OUT" in *"already imported as run 1; nothing added"*) ;; *) fail "re-import added rows: $OUT";; esac
+
+expect_exit 0 "$BIN" db info "$DB"
+printf '%s\n' "$OUT" | norm >"$SCRATCH/out"
+golden db_info.txt
+
+expect_exit 0 "$BIN" export --db "$DB" --table collective --op all_gather --format csv
+printf '%s\n' "$OUT" >"$SCRATCH/out"
+golden db_export_all_gather.csv
+head -1 "$SCRATCH/out" | grep -q "time_ns.*busbw_gbps" || fail "units missing from the column names"
+
+# Round trip: export every table, import into a new store, export again: the same rows.
+for table in collective kernels; do
+  "$BIN" export --db "$DB" --table "$table" -o "$SCRATCH/$table.csv"
+  expect_exit 0 "$BIN" import csv --db "$SCRATCH/copy.db" "$SCRATCH/$table.csv"
+  "$BIN" export --db "$SCRATCH/copy.db" --table "$table" -o "$SCRATCH/$table.again.csv"
+  cmp -s "$SCRATCH/$table.csv" "$SCRATCH/$table.again.csv" || fail "CSV round trip of $table differs"
+done
+[ "$(wc -l <"$SCRATCH/collective.csv")" = 101 ] || fail "expected 100 collective rows"
+
+# JSON export parses and has one object per row.
+"$BIN" export --db "$DB" --table kernels --format json >"$SCRATCH/k.json"
+python3 -c "import json,sys; rows=json.load(open(sys.argv[1])); assert len(rows)==6 and rows[0]['duration_ns']==42500" "$SCRATCH/k.json" \
+  || fail "kernels JSON export"
+
+# Merge: per-node files fold together; the same input twice adds nothing.
+expect_exit 0 "$BIN" import nccl-tests --db "$SCRATCH/node2.db" "$F/nccl/broadcast_root.txt"
+expect_exit 0 "$BIN" db merge "$SCRATCH/all.db" "$DB" "$SCRATCH/node2.db"
+expect_exit 0 "$BIN" db merge "$SCRATCH/all.db" "$DB" "$SCRATCH/node2.db"
+printf '%s\n' "$OUT" | norm >"$SCRATCH/out"
+golden db_merge_again.txt
+expect_exit 0 "$BIN" db info --format json "$SCRATCH/all.db"
+python3 -c "import json,sys; j=json.loads(sys.argv[1]); assert j['rows']['run']==5 and j['rows']['collective']==100, j['rows']" "$OUT" \
+  || fail "merged store has the wrong counts"
+expect_exit 0 "$BIN" db check "$SCRATCH/all.db"
+
+# The estimator prices from the store: measured parts are named.
+expect_exit 0 "$BIN" estimate --model gpt3-1.3b --cluster dgx-a100 --gpus 8 --strategy "tp=8,gbs=64" --db "$DB"
+case "$OUT" in *measured*|*interpolated*) ;; *) fail "estimate --db names no store-priced part: $OUT";; esac
+expect_exit 0 "$BIN" rank --model gpt3-1.3b --cluster dgx-a100 --gpus 16 --gbs 64 --top 3 --db "$DB"
+
+# Wrong inputs: one line, exit 2.
+expect_exit 2 "$BIN" import nccl-tests --db "$DB" "$F/kineto/train_step.json"
+one_line_error
+expect_exit 2 "$BIN" export --db "$DB" --table nope
+one_line_error
+echo "ok"
