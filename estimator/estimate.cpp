@@ -218,7 +218,6 @@ struct Engine {
     head_ops(m, s, ops);
     const Times head = block_times(ops, pr, Recompute::none);
 
-    const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
     const Placement place = placement(s);
 
     // Pipeline: each micro-batch crosses 2*vpp stage boundaries per stage (activation
@@ -233,41 +232,40 @@ struct Engine {
       p2p.add(kPpComm, hop, 2.0 * s.vpp);
     }
 
-    // Unfused gradient accumulation: read the bf16 gradient, read and write the fp32 main
-    // gradient, once per micro-batch over the stage's parameters.
-    auto accumulation = [&](int stage) {
+    // One stage's work per micro-batch. Without fused gradient accumulation each backward
+    // ends with main_grad += grad over the stage's parameters (read bf16, read and write
+    // the fp32 main gradient).
+    const double accumulate_bytes = 2.0 + 2.0 * opt.software.grad_reduce_bytes;
+    auto stage_time = [&](int stage) {
       Times t;
-      if (opt.software.fused_grad_accumulation) return t;
-      const double bytes = 2.0 + 2.0 * opt.software.grad_reduce_bytes;
-      t.add(kComputeBackward, pr.memory_pass(bytes * stage_parameters(m, s, stage).total()));
+      t.add(layer, stage_layers(m, s, stage));
+      if (stage == 0) t.add(embedding, 1);
+      if (stage == s.pp - 1) t.add(head, 1);
+      t.add(p2p, 1);
+      if (!opt.software.fused_grad_accumulation)
+        t.add(kComputeBackward,
+              pr.memory_pass(accumulate_bytes * stage_parameters(m, s, stage).total()));
       return t;
     };
 
-    Times first, middle, last;
-    first.add(accumulation(0), 1);
-    middle.add(accumulation(1), 1);  // only used when pp > 2, where stage 1 is a middle one
-    last.add(accumulation(s.pp - 1), 1);
-    first.add(layer, layers_per_stage);
-    middle.add(layer, layers_per_stage);
-    last.add(layer, layers_per_stage);
-    first.add(embedding, 1);
-    last.add(head, 1);
-    for (Times* st : {&first, &middle, &last}) st->add(p2p, 1);
-    Times only;  // pp == 1: one stage holds everything, no p2p
-    only.add(accumulation(0), 1);
-    only.add(layer, layers_per_stage);
-    only.add(embedding, 1);
-    only.add(head, 1);
-
-    const Times* slowest = &only;
-    double sum_stages = only.total();
+    // Stages differ only in their layer count (middle stages take the remainder first) and
+    // in the embedding and head: price each kind once.
+    const Times first = stage_time(0);
+    const Times* slowest = &first;
+    double sum_stages = first.total();
+    Times last, middle_more, middle_less;
     if (s.pp > 1) {
-      slowest = &first;
-      for (const Times* st : {&middle, &last}) {
-        if (s.pp > 2 || st != &middle)
-          if (st->total() > slowest->total()) slowest = st;
-      }
-      sum_stages = first.total() + last.total() + (s.pp - 2) * middle.total();
+      last = stage_time(s.pp - 1);
+      sum_stages += last.total();
+      if (last.total() > slowest->total()) slowest = &last;
+    }
+    if (s.pp > 2) {
+      const int more = std::min(m.layers % s.pp, s.pp - 2);  // middle stages with one extra layer
+      middle_more = stage_time(1);
+      middle_less = stage_time(s.pp - 2);
+      sum_stages += more * middle_more.total() + (s.pp - 2 - more) * middle_less.total();
+      const Times* middle = more > 0 ? &middle_more : &middle_less;
+      if (middle->total() > slowest->total()) slowest = middle;
     }
 
     const int micro_batches = s.micro_batches();

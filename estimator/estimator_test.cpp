@@ -65,7 +65,7 @@ TEST_F(Llama70bOn64, TooBigIsInfeasibleWithAReason) {
 }
 
 TEST_F(Llama70bOn64, StrategiesThatDoNotDivideAreInputErrors) {
-  EXPECT_THROW(run("tp=2,pp=32"), InputError);               // 80 layers % 32
+  EXPECT_THROW(run("tp=4,pp=16,vpp=2,gbs=64"), InputError);  // interleaving: 80 % 32
   EXPECT_THROW(run("tp=8,pp=3,dp=1,gbs=3"), InputError);      // 8*3 != 64
   EXPECT_THROW(run("tp=8,pp=8,mbs=3,gbs=512"), InputError);   // 512 % 3
   EXPECT_THROW(run("tp=8,pp=8,vpp=3,gbs=64"), InputError);    // 80 % 24

@@ -6,9 +6,26 @@
 
 namespace shardcost {
 
+int stage_layers(const Model& m, const Strategy& s, int stage) {
+  const int base = m.layers / s.pp;
+  const int extra = m.layers % s.pp;
+  if (extra == 0) return base;
+  // Order in which stages receive one extra layer: 1 .. pp-2, then 0, then pp-1.
+  const int middle = std::max(0, s.pp - 2);
+  int rank_in_order;
+  if (stage >= 1 && stage <= s.pp - 2) {
+    rank_in_order = stage - 1;
+  } else if (stage == 0) {
+    rank_in_order = middle;
+  } else {
+    rank_in_order = middle + 1;
+  }
+  return base + (rank_in_order < extra ? 1 : 0);
+}
+
 StageParameters stage_parameters(const Model& m, const Strategy& s, int stage) {
   const LayerParameters lp = layer_parameters(m);
-  const double layers = static_cast<double>(m.layers) / s.pp;
+  const double layers = stage_layers(m, s, stage);
   StageParameters out;
   out.dense = layers * (lp.attention / s.tp + lp.router + lp.norms);
   out.expert = layers * lp.experts * lp.mlp / s.tp / (m.is_moe() ? s.ep : 1);
@@ -71,14 +88,14 @@ MemoryBreakdown stage_memory(const Model& m, const Strategy& s, const Software& 
   mem.weights = MemoryModel::kWeightBytes * sharded(3);
   if (s.zero >= 3) {
     // Two layers' full weights gathered at a time (the one computing and the prefetch).
-    const double layers = static_cast<double>(m.layers) / s.pp;
+    const double layers = std::max(1, stage_layers(m, s, stage));
     mem.weights += MemoryModel::kWeightBytes * 2 * p.total() / layers;
   }
   mem.gradients = MemoryModel::kGradientBytes * sharded(2);
   mem.optimizer = MemoryModel::kOptimizerBytes * sharded(1);
 
   const int micro_batches = s.micro_batches();
-  const double layers_per_stage = static_cast<double>(m.layers) / s.pp;
+  const double layers_per_stage = stage_layers(m, s, stage);
   // 1F1B: stage i keeps (pp - i) micro-batches in flight, at most the number there are.
   double in_flight = std::min(micro_batches, s.pp - stage);
   // Interleaving keeps (1 + (p-1)/(p*v)) times more (Korthikanti et al. 2022, Sec. 4.2.3).

@@ -5,6 +5,10 @@
 
 namespace shardcost {
 
+// Layers of pipeline stage `stage`. When pp does not divide the layers, the middle stages
+// take the remainder first (the first and last also hold the embedding and the head).
+int stage_layers(const Model&, const Strategy&, int stage);
+
 // Parameters one GPU of a pipeline stage holds, split into the part replicated over the
 // data-parallel group and the expert part replicated over the expert-data-parallel group.
 struct StageParameters {

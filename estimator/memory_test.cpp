@@ -113,3 +113,27 @@ TEST(Memory, FirstPipelineStageHoldsPMicroBatches) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+TEST(Memory, UnevenPipelineStagesGiveTheRemainderToMiddleStages) {
+  const Model m = load_model("llama3-405b");  // 126 layers
+  Strategy s;
+  s.pp = 16;
+  int total = 0;
+  for (int i = 0; i < s.pp; ++i) total += stage_layers(m, s, i);
+  EXPECT_EQ(total, 126);
+  EXPECT_EQ(stage_layers(m, s, 0), 7);
+  EXPECT_EQ(stage_layers(m, s, 1), 8);
+  EXPECT_EQ(stage_layers(m, s, 14), 8);
+  EXPECT_EQ(stage_layers(m, s, 15), 7);
+  s.pp = 2;
+  EXPECT_EQ(stage_layers(m, s, 0) + stage_layers(m, s, 1), 126);
+  s.pp = 5;  // 25 each, one extra for the first middle stage
+  EXPECT_EQ(stage_layers(m, s, 1), 26);
+  EXPECT_EQ(stage_layers(m, s, 2), 25);
+}
+
+}  // namespace
+}  // namespace shardcost

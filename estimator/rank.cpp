@@ -103,7 +103,12 @@ struct Ranker {
       for (int x = 1; x <= gpus && m.seq_len % (2 * x) == 0; x *= 2) v.push_back(x);
       return v;
     }());
-    const auto pps = choices(contains(pinned, "pp"), fixed.pp, divisors(m.layers, m.layers));
+    // Every pipeline depth up to the layer count; uneven splits price their longest stage.
+    const auto pps = choices(contains(pinned, "pp"), fixed.pp, [&] {
+      std::vector<int> v;
+      for (int p = 1; p <= m.layers; ++p) v.push_back(p);
+      return v;
+    }());
     // With fused attention nothing is left for selective recomputation to drop: it prices
     // exactly as none, so the search skips it.
     const auto recomputes =
@@ -128,8 +133,11 @@ struct Ranker {
           const auto eps = choices(contains(pinned, "ep"), fixed.ep,
                                    moe ? divisors(m.experts, m.experts) : std::vector<int>{1});
           const auto mbss = choices(contains(pinned, "mbs"), fixed.mbs, divisors(per_replica, per_replica));
+          // Interleaving needs equal chunks: only where pp divides the layers.
+          const bool even = m.layers % pp == 0;
           const auto vpps = choices(contains(pinned, "vpp"), fixed.vpp,
-                                    pp > 1 ? divisors(m.layers / pp, m.layers / pp) : std::vector<int>{1});
+                                    pp > 1 && even ? divisors(m.layers / pp, m.layers / pp)
+                                                   : std::vector<int>{1});
           const auto sps = contains(pinned, "sp") ? std::vector<int>{fixed.sp ? 1 : 0}
                                                   : (tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
           for (int ep : eps) {

@@ -194,8 +194,11 @@ std::optional<std::string> check_strategy(const Model& m, const Cluster& c, cons
   if (m.ffn_hidden % s.tp != 0)
     return fmt::format("tp={} does not divide ffn_hidden={}", s.tp, m.ffn_hidden);
   if (s.pp > m.layers) return fmt::format("pp={} is above the {} layers", s.pp, m.layers);
-  if (m.layers % (s.pp * s.vpp) != 0)
-    return fmt::format("pp*vpp = {} does not divide the {} layers", s.pp * s.vpp, m.layers);
+  // Uneven stages are fine for 1F1B; the interleaved schedule needs equal model chunks.
+  if (s.vpp > 1 && m.layers % (s.pp * s.vpp) != 0)
+    return fmt::format("pp*vpp = {} does not divide the {} layers (interleaving needs equal "
+                       "chunks)",
+                       s.pp * s.vpp, m.layers);
   if (s.vpp > 1 && s.pp == 1) return "vpp>1 needs pp>1 (interleaving is a pipeline schedule)";
   if (m.seq_len % (2 * s.cp) != 0 && s.cp > 1)
     return fmt::format("cp={} needs seq_len ({}) divisible by 2*cp", s.cp, m.seq_len);
