@@ -12,5 +12,7 @@ void add_db_commands(CLI::App& app);  // db info, merge, migrate, check
 // recorded_by: "shardcost VERSION (REVISION)", kept with every imported run.
 void add_import_command(CLI::App& app, const std::string& recorded_by);
 void add_export_command(CLI::App& app);
+void add_bench_commands(CLI::App& app, const std::string& version, const std::string& revision);
+void add_devices_command(CLI::App& app);
 
 }  // namespace shardcost::cli

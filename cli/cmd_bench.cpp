@@ -1,0 +1,319 @@
+// bench gemm|memory|collective|p2p: measure, print, and write the figures to the cost store.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <set>
+
+#include "bench_print.h"
+#include "commands.h"
+#include "shardcost/db.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "shardcost/profiler.h"
+
+namespace shardcost::cli {
+namespace {
+
+struct BenchArgs {
+  std::string device = "cpu", backend = "mpi", dtype, redop = "sum", format = "text", db;
+  std::string begin, end, factor = "2";
+  std::string ops;
+  std::vector<std::string> shapes, m, n, k;
+  std::string shapes_from, tp = "1", mbs = "1";
+  int gpu = 0, gpus = 0, root = 0, threads = 0, stall_rank = -1;
+  bool in_place = false, compare_baseline = false;
+  double timeout_s = 300;
+  bench::Timing timing;
+};
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string command_line() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (auto& c : raw) if (c == '\0') c = ' ';
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  return raw;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = s.find(',', start);
+    const std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+int64_t positive_int(const std::string& s, const char* flag) {
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used == s.size() && v > 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(fmt::format("{} '{}' must be a positive integer", flag, s));
+}
+
+// "1024,4096" or a range "1K:8K:2" (begin:end:factor) of one GEMM dimension.
+std::vector<int64_t> dims(const std::vector<std::string>& specs, const char* flag) {
+  std::vector<int64_t> out;
+  for (const auto& spec : specs) {
+    for (const auto& part : split(spec)) {
+      const auto c1 = part.find(':');
+      if (c1 == std::string::npos) {
+        out.push_back(bench::parse_size(part));
+        continue;
+      }
+      const auto c2 = part.find(':', c1 + 1);
+      const int64_t b = bench::parse_size(part.substr(0, c1));
+      const int64_t e = bench::parse_size(part.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1));
+      const int64_t f = c2 == std::string::npos ? 2 : positive_int(part.substr(c2 + 1), flag);
+      for (const int64_t v : bench::size_sweep(b, e, f)) out.push_back(v);
+    }
+  }
+  return out;
+}
+
+std::vector<bench::GemmShapeSpec> gemm_shapes_of(const BenchArgs& a) {
+  std::vector<bench::GemmShapeSpec> shapes;
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;
+  auto add = [&](bench::GemmShapeSpec s) {
+    if (seen.insert({s.m, s.n, s.k, s.batch}).second) shapes.push_back(std::move(s));
+  };
+  for (const auto& spec : a.shapes) {
+    std::vector<int64_t> v;
+    std::string rest = spec;
+    for (size_t x; (x = rest.find('x')) != std::string::npos; rest = rest.substr(x + 1))
+      v.push_back(bench::parse_size(rest.substr(0, x)));
+    v.push_back(bench::parse_size(rest));
+    if (v.size() != 3 && v.size() != 4)
+      throw InputError(fmt::format("--shape '{}' must be MxNxK or MxNxKxBATCH", spec));
+    add({spec, v[0], v[1], v[2], v.size() == 4 ? v[3] : 1});
+  }
+  if (!a.m.empty() || !a.n.empty() || !a.k.empty()) {
+    if (a.m.empty() || a.n.empty() || a.k.empty())
+      throw InputError("give all of -m, -n and -k (lists like 1024,2048 or ranges like 1K:8K:2)");
+    for (int64_t m : dims(a.m, "-m"))
+      for (int64_t n : dims(a.n, "-n"))
+        for (int64_t k : dims(a.k, "-k")) add({fmt::format("{}x{}x{}", m, n, k), m, n, k, 1});
+  }
+  if (!a.shapes_from.empty()) {
+    const Model model = load_model(a.shapes_from);
+    for (const auto& tp : split(a.tp)) {
+      for (const auto& mbs : split(a.mbs)) {
+        const int t = static_cast<int>(positive_int(tp, "--tp"));
+        const Strategy s = parse_strategy(fmt::format("tp={},mbs={}", t, positive_int(mbs, "--mbs")), t);
+        for (const auto& g : gemm_shapes(model, s))
+          add({fmt::format("{} tp={} mbs={}", g.name, tp, mbs), g.shape.m, g.shape.n, g.shape.k, g.shape.batch});
+      }
+    }
+  }
+  if (shapes.empty())
+    throw InputError("no GEMM shapes: give --shape MxNxK, -m/-n/-k, or --shapes-from MODEL");
+  return shapes;
+}
+
+std::vector<int64_t> sizes_of(const BenchArgs& a, const char* default_begin, const char* default_end) {
+  const int64_t b = bench::parse_size(a.begin.empty() ? default_begin : a.begin);
+  const int64_t e = a.end.empty() ? (a.begin.empty() ? bench::parse_size(default_end) : b) : bench::parse_size(a.end);
+  return bench::size_sweep(b, e, positive_int(a.factor, "-f"));
+}
+
+bench::Progress progress() {
+  if (!isatty(STDERR_FILENO)) return {};
+  auto count = std::make_shared<int>(0);
+  return [count](const std::string& what) { fmt::print(stderr, "[{}] {}\n", ++*count, what); };
+}
+
+// One file per rank when the path holds {rank}; otherwise rank 0 writes.
+void store(const BenchArgs& a, db::Measurements m, int rank, int ranks, int64_t start_ns,
+           const std::string& version, const std::string& revision) {
+  if (a.db.empty()) return;
+  std::string path = a.db;
+  const auto at = path.find("{rank}");
+  if (at != std::string::npos) path.replace(at, 6, std::to_string(rank));
+  else if (rank != 0) return;
+  const HostInfo h = host_info();
+  m.run.tool = "shardcost";
+  m.run.tool_version = version;
+  m.run.git_revision = revision;
+  m.run.host = h.hostname;
+  m.run.command_line = command_line() + (ranks > 1 ? fmt::format(" (rank {} of {})", rank, ranks) : "");
+  m.run.start_time_ns = start_ns;
+  m.run.end_time_ns = now_ns();
+  m.run.recorded_by = fmt::format("shardcost {} ({})", version, revision);
+  m.run.library_versions = bench::library_versions();
+  db::Store s = db::Store::open(path, db::Store::Mode::read_write);
+  s.write(m);
+}
+
+void fail_on_wrong(int64_t wrong, int64_t results) {
+  if (wrong > 0)
+    throw Error(fmt::format("{} of {} results failed their correctness check (see the check "
+                            "column); the figures are not trustworthy",
+                            wrong, results));
+}
+
+template <typename Report>
+void finish(const BenchArgs& a, const Report& r, Format f, int rank, int ranks, int64_t start,
+            const std::string& v, const std::string& rev) {
+  db::Measurements m;
+  bench::append(m, r);
+  store(a, std::move(m), rank, ranks, start, v, rev);
+  if (rank == 0) fmt::print("{}", render(r, f));
+  int64_t bad = 0;
+  for (const auto& x : r.results) bad += x.wrong > 0;
+  fail_on_wrong(bad, static_cast<int64_t>(r.results.size()));
+}
+
+void add_common(CLI::App* c, BenchArgs& a) {
+  c->add_option("--iters", a.timing.iterations, "timed iterations per measurement (default 20)");
+  c->add_option("--warmup", a.timing.warmup, "untimed warm-up iterations (default 5)");
+  c->add_option("--time-budget", a.timing.time_budget_s,
+                "seconds per measurement; sets the iteration count from the warm-up");
+  c->add_option("--db", a.db, "cost store to write (SQLite); {rank} in the name: one file per rank");
+  c->add_option("--format", a.format, "text, csv or json");
+}
+
+void add_sizes(CLI::App* c, BenchArgs& a) {
+  c->add_option("-b,--minbytes", a.begin, "smallest size, e.g. 8, 64K, 1M");
+  c->add_option("-e,--maxbytes", a.end, "largest size");
+  c->add_option("-f,--stepfactor", a.factor, "multiply the size by this between steps (default 2)");
+}
+
+void add_collective_options(CLI::App* c, BenchArgs& a) {
+  c->add_option("--backend", a.backend, "mpi (processes launched by mpirun/srun) or nccl");
+  c->add_option("--timeout", a.timeout_s, "abort when one size point takes longer (seconds, default 300)");
+  c->add_option("--debug-stall-rank", a.stall_rank, "tests only: this rank stalls")->group("");
+}
+
+bench::CollectiveOptions collective_options(const BenchArgs& a, std::vector<std::string> ops) {
+  bench::CollectiveOptions o;
+  o.backend = a.backend;
+  o.ops = std::move(ops);
+  o.dtype = a.dtype.empty() ? "float" : a.dtype;
+  o.redop = a.redop;
+  o.root = a.root;
+  o.in_place = a.in_place;
+  o.timing = a.timing;
+  o.gpus = a.gpus;
+  o.timeout_s = a.timeout_s;
+  o.debug_stall_rank = a.stall_rank;
+  o.on_timeout = [](const std::string& message) {
+    fmt::print(stderr, "shardcost: {}\n", message);
+    std::fflush(stderr);
+  };
+  return o;
+}
+
+}  // namespace
+
+void add_bench_commands(CLI::App& app, const std::string& version, const std::string& revision) {
+  auto* bench_cmd = app.add_subcommand("bench", "Measure GEMMs, memory, collectives and point-to-point");
+  bench_cmd->require_subcommand(1);
+
+  auto ga = std::make_shared<BenchArgs>();
+  auto* gemm = bench_cmd->add_subcommand("gemm", "GEMM throughput (cuBLASLt on cuda, BLAS on cpu)");
+  gemm->add_option("--device", ga->device, "cpu or cuda (default cpu)");
+  gemm->add_option("--gpu", ga->gpu, "CUDA device ordinal (default 0)");
+  gemm->add_option("--dtype", ga->dtype, "fp32 (default), tf32, bf16, fp16, fp8");
+  gemm->add_option("--shape", ga->shapes, "MxNxK or MxNxKxBATCH; repeatable");
+  gemm->add_option("-m", ga->m, "M values: 1024,2048 or a range 1K:8K:2");
+  gemm->add_option("-n", ga->n, "N values");
+  gemm->add_option("-k", ga->k, "K values");
+  gemm->add_option("--shapes-from", ga->shapes_from, "model (catalog name or JSON): the GEMMs the estimator prices");
+  gemm->add_option("--tp", ga->tp, "tensor-parallel sizes for --shapes-from, e.g. 1,2,4,8");
+  gemm->add_option("--mbs", ga->mbs, "micro-batch sizes for --shapes-from, e.g. 1,2,4");
+  gemm->add_option("--threads", ga->threads, "cpu: BLAS threads (default: all)");
+  gemm->add_flag("--compare-baseline", ga->compare_baseline, "also time a plain BLAS loop of each shape");
+  add_common(gemm, *ga);
+  gemm->callback([ga, version, revision] {
+    const BenchArgs& a = *ga;
+    const Format f = parse_format(a.format, {Format::text, Format::csv, Format::json});
+    bench::GemmOptions o;
+    o.device = a.device;
+    o.gpu = a.gpu;
+    o.dtype = a.dtype.empty() ? "fp32" : a.dtype;
+    o.shapes = gemm_shapes_of(a);
+    o.timing = a.timing;
+    o.threads = a.threads;
+    o.compare_baseline = a.compare_baseline;
+    const int64_t start = now_ns();
+    finish(a, bench::bench_gemm(o, progress()), f, 0, 1, start, version, revision);
+  });
+
+  auto ma = std::make_shared<BenchArgs>();
+  auto* mem = bench_cmd->add_subcommand("memory", "Memory bandwidth: copies, memset, read and write");
+  mem->add_option("--device", ma->device, "cpu or cuda (default cpu)");
+  mem->add_option("--gpu", ma->gpu, "CUDA device ordinal (default 0)");
+  mem->add_option("--op", ma->ops, "cpu: copy,read,write; cuda: copy_d2d,copy_h2d,copy_d2h,memset,read,write (default all)");
+  mem->add_option("--threads", ma->threads, "cpu: threads (default: all)");
+  mem->add_flag("--compare-baseline", ma->compare_baseline, "cpu copy: also time a plain multi-threaded memcpy loop");
+  add_sizes(mem, *ma);
+  add_common(mem, *ma);
+  mem->callback([ma, version, revision] {
+    const BenchArgs& a = *ma;
+    const Format f = parse_format(a.format, {Format::text, Format::csv, Format::json});
+    bench::MemoryOptions o;
+    o.device = a.device;
+    o.gpu = a.gpu;
+    o.kinds = a.ops.empty() ? bench::memory_kinds(a.device) : split(a.ops);
+    o.sizes = sizes_of(a, "1M", "256M");
+    o.timing = a.timing;
+    o.threads = a.threads;
+    o.compare_baseline = a.compare_baseline;
+    const int64_t start = now_ns();
+    finish(a, bench::bench_memory(o, progress()), f, 0, 1, start, version, revision);
+  });
+
+  auto ca = std::make_shared<BenchArgs>();
+  auto* coll = bench_cmd->add_subcommand("collective", "Collectives with nccl-tests' algbw and busbw");
+  add_collective_options(coll, *ca);
+  coll->add_option("--op", ca->ops, "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, or all");
+  coll->add_option("--dtype", ca->dtype, "float (default), double, int32, int64; nccl also half, bfloat16");
+  coll->add_option("--redop", ca->redop, "sum (default), prod, max, min");
+  coll->add_option("--root", ca->root, "root rank of broadcast and reduce (default 0)");
+  coll->add_flag("--in-place", ca->in_place, "operate in place");
+  coll->add_option("--gpus", ca->gpus, "nccl: one process drives this many local GPUs");
+  add_sizes(coll, *ca);
+  add_common(coll, *ca);
+  coll->callback([ca, version, revision] {
+    const BenchArgs& a = *ca;
+    const Format f = parse_format(a.format, {Format::text, Format::csv, Format::json});
+    std::vector<std::string> ops = a.ops.empty() ? std::vector<std::string>{"all_reduce"} : split(a.ops);
+    if (ops.size() == 1 && ops[0] == "all") ops = bench::collective_ops();
+    bench::CollectiveOptions run = collective_options(a, ops);
+    run.sizes = sizes_of(a, "1K", "16M");
+    const int64_t start = now_ns();
+    const bench::CollectiveReport r = bench::bench_collective(run, progress());
+    finish(a, r, f, r.rank, r.ranks, start, version, revision);
+  });
+
+  auto pa = std::make_shared<BenchArgs>();
+  auto* p2p = bench_cmd->add_subcommand("p2p", "Send/recv bandwidth and latency between rank 0 and every other rank");
+  add_collective_options(p2p, *pa);
+  add_sizes(p2p, *pa);
+  add_common(p2p, *pa);
+  p2p->callback([pa, version, revision] {
+    const BenchArgs& a = *pa;
+    const Format f = parse_format(a.format, {Format::text, Format::csv, Format::json});
+    bench::CollectiveOptions o = collective_options(a, {"sendrecv"});
+    o.sizes = sizes_of(a, "8", "16M");
+    const int64_t start = now_ns();
+    const bench::P2pReport r = bench::bench_p2p(o, progress());
+    finish(a, r, f, r.rank, r.ranks, start, version, revision);
+  });
+}
+
+}  // namespace shardcost::cli

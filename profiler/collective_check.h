@@ -1,0 +1,28 @@
+#pragma once
+// Buffer layout and expected results of collectives, shared by the MPI and NCCL backends.
+// Inputs are small integers, so sums, products and extremes are exact in every data type.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace shardcost::bench {
+
+struct CollectiveLayout {
+  int64_t send_count = 0;  // elements in each rank's send buffer
+  int64_t recv_count = 0;  // elements in each rank's receive buffer
+  int64_t bytes = 0;       // nccl-tests' size column
+  int64_t elements = 0;    // nccl-tests' count column
+};
+// nccl-tests' sizes: all_gather's size is the gathered output, reduce_scatter's and
+// alltoall's the whole input; the per-rank share rounds down to whole elements (at least 1).
+CollectiveLayout collective_layout(std::string_view op, int64_t bytes, int64_t type_size,
+                                   int ranks);
+
+// What rank puts at index i of its send buffer.
+double input_value(std::string_view redop, int rank, int64_t i);
+// What rank must find at index i of its receive buffer, or nullopt where nothing is defined
+// (reduce on a rank that is not the root).
+std::optional<double> expected_value(std::string_view op, std::string_view redop, int ranks,
+                                     int rank, int root, int64_t i, const CollectiveLayout&);
+
+}  // namespace shardcost::bench

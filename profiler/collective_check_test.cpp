@@ -1,0 +1,55 @@
+#include "collective_check.h"
+
+#include <gtest/gtest.h>
+
+#include "shardcost/error.h"
+
+namespace shardcost::bench {
+namespace {
+
+TEST(CollectiveLayout, SizesFollowNcclTests) {
+  // all_gather: the size is the gathered output; each rank sends a share.
+  auto l = collective_layout("all_gather", 1 << 20, 4, 4);
+  EXPECT_EQ(l.send_count, (1 << 18) / 4);
+  EXPECT_EQ(l.recv_count, 1 << 18);
+  EXPECT_EQ(l.bytes, 1 << 20);
+  // reduce_scatter: the size is the whole input.
+  l = collective_layout("reduce_scatter", 1 << 20, 4, 4);
+  EXPECT_EQ(l.send_count, 1 << 18);
+  EXPECT_EQ(l.recv_count, (1 << 18) / 4);
+  // Shares round down to whole elements, and bytes report what really moved.
+  l = collective_layout("alltoall", 1000, 4, 3);
+  EXPECT_EQ(l.send_count, 249);
+  EXPECT_EQ(l.bytes, 996);
+  l = collective_layout("all_reduce", 1000, 8, 3);
+  EXPECT_EQ(l.elements, 125);
+  EXPECT_THROW(collective_layout("all_reduce", 2, 4, 2), InputError);
+}
+
+TEST(ExpectedValue, ReductionsAreExactSmallIntegers) {
+  const auto l = collective_layout("all_reduce", 64, 4, 3);
+  // sum over ranks 0..2 of ((r + i) % 4 + 1) at i = 0: 1 + 2 + 3.
+  EXPECT_EQ(*expected_value("all_reduce", "sum", 3, 0, 0, 0, l), 6);
+  EXPECT_EQ(*expected_value("all_reduce", "max", 3, 1, 0, 0, l), 6);  // (r*3)%7: 0,3,6
+  EXPECT_EQ(*expected_value("all_reduce", "min", 3, 1, 0, 0, l), 0);
+  EXPECT_EQ(*expected_value("all_reduce", "prod", 3, 1, 0, 0, l), 4);  // ranks 0 and 2 give 2
+  EXPECT_FALSE(expected_value("reduce", "sum", 3, 1, 0, 0, l).has_value());
+  EXPECT_EQ(*expected_value("reduce", "sum", 3, 0, 0, 0, l), 6);
+}
+
+TEST(ExpectedValue, DataMovementOpsFindTheSendersValues) {
+  const auto ag = collective_layout("all_gather", 4 * 6, 4, 3);  // 2 elements per rank
+  EXPECT_EQ(*expected_value("all_gather", "sum", 3, 0, 0, 5, ag), input_value("sum", 2, 1));
+  const auto a2a = collective_layout("alltoall", 4 * 6, 4, 3);
+  // Rank 1, slot from rank 2, element 1 of that slot: rank 2's element 1*2 + 1.
+  EXPECT_EQ(*expected_value("alltoall", "sum", 3, 1, 0, 5, a2a), input_value("sum", 2, 3));
+  const auto sr = collective_layout("sendrecv", 64, 4, 3);
+  EXPECT_EQ(*expected_value("sendrecv", "sum", 3, 0, 0, 4, sr), input_value("sum", 2, 4));
+  EXPECT_EQ(*expected_value("broadcast", "sum", 3, 2, 1, 4, sr), input_value("sum", 1, 4));
+  const auto rs = collective_layout("reduce_scatter", 4 * 6, 4, 3);
+  EXPECT_EQ(*expected_value("reduce_scatter", "sum", 3, 2, 0, 1, rs),
+            *expected_value("all_reduce", "sum", 3, 0, 0, 5, rs));
+}
+
+}  // namespace
+}  // namespace shardcost::bench

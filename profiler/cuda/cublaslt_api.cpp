@@ -1,0 +1,78 @@
+#include "cuda/cublaslt_api.h"
+
+#include <fmt/format.h>
+
+#include "shardcost/error.h"
+
+namespace shardcost::bench::cuda {
+namespace {
+
+void check(cublasStatus_t rc, const char* call, int line) {
+  if (rc == CUBLAS_STATUS_SUCCESS) return;
+  throw Error(fmt::format("{} failed at profiler/cuda/cublaslt_api.cpp:{}: {} ({})", call, line,
+                          cublasLtGetStatusString(rc), cublasLtGetStatusName(rc)));
+}
+#define SC_LT(call) check((call), #call, __LINE__)
+
+struct Types {
+  cudaDataType_t ab, d;
+  cublasComputeType_t compute;
+};
+
+Types types(const std::string& dtype) {
+  if (dtype == "fp32") return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+  if (dtype == "tf32") return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
+  if (dtype == "bf16") return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+  if (dtype == "fp16") return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F};
+  if (dtype == "fp8") return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+  throw InputError(fmt::format("--dtype {} is unknown; use fp32, tf32, bf16, fp16 or fp8", dtype));
+}
+
+}  // namespace
+
+size_t LtMatmul::element_bytes(const std::string& dtype) {
+  if (dtype == "fp32" || dtype == "tf32") return 4;
+  return dtype == "fp8" ? 1 : 2;
+}
+size_t LtMatmul::output_bytes(const std::string& dtype) { return dtype == "fp32" || dtype == "tf32" ? 4 : 2; }
+
+std::string LtMatmul::version() { return fmt::format("cublasLt={}", cublasLtGetVersion()); }
+
+LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k, size_t workspace_bytes,
+                   void* workspace)
+    : workspace_(workspace), workspace_bytes_(workspace_bytes) {
+  const Types t = types(dtype);
+  SC_LT(cublasLtCreate(&handle_));
+  SC_LT(cublasLtMatmulDescCreate(&op_, t.compute, CUDA_R_32F));
+  const cublasOperation_t trans = CUBLAS_OP_T, none = CUBLAS_OP_N;
+  SC_LT(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
+  SC_LT(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
+  SC_LT(cublasLtMatrixLayoutCreate(&a_, t.ab, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k));
+  SC_LT(cublasLtMatrixLayoutCreate(&b_, t.ab, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
+  SC_LT(cublasLtMatrixLayoutCreate(&d_, t.d, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
+  SC_LT(cublasLtMatmulPreferenceCreate(&pref_));
+  SC_LT(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &workspace_bytes_, sizeof(workspace_bytes_)));
+  int found = 0;
+  SC_LT(cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, d_, d_, pref_, 1, &algo_, &found));
+  if (found == 0)
+    throw InputError(fmt::format("cuBLASLt has no {} GEMM for {}x{}x{} on this device (fp8 needs "
+                                 "compute capability 8.9+ and dimensions that are multiples of 16)",
+                                 dtype, m, n, k));
+}
+
+LtMatmul::~LtMatmul() {
+  if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
+  if (d_) cublasLtMatrixLayoutDestroy(d_);
+  if (b_) cublasLtMatrixLayoutDestroy(b_);
+  if (a_) cublasLtMatrixLayoutDestroy(a_);
+  if (op_) cublasLtMatmulDescDestroy(op_);
+  if (handle_) cublasLtDestroy(handle_);
+}
+
+void LtMatmul::run(const void* a, const void* b, void* d, cudaStream_t stream) const {
+  SC_LT(cublasLtMatmul(handle_, op_, &alpha_, a, a_, b, b_, &beta_, d, d_, d, d_, &algo_.algo,
+                       workspace_, workspace_bytes_, stream));
+}
+
+}  // namespace shardcost::bench::cuda

@@ -1,0 +1,57 @@
+// GPU checks through the public API; each skips with the reason when no CUDA device is usable.
+#include <gtest/gtest.h>
+
+#include "shardcost/profiler.h"
+
+namespace shardcost::bench {
+namespace {
+
+class Gpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const DeviceList d = list_devices();
+    if (d.gpus.empty()) GTEST_SKIP() << "no GPU: " << d.gpu_status;
+  }
+  static Timing quick() {
+    Timing t;
+    t.warmup = 2;
+    t.iterations = 5;
+    return t;
+  }
+};
+
+TEST_F(Gpu, GemmEveryTypeTheDeviceHasIsChecked) {
+  for (const char* dtype : {"fp32", "tf32", "bf16", "fp16"}) {
+    GemmOptions o;
+    o.device = "cuda";
+    o.dtype = dtype;
+    o.shapes = {{"s", 256, 512, 1024, 1}};
+    o.timing = quick();
+    const GemmReport r = bench_gemm(o);
+    EXPECT_EQ(r.results.at(0).wrong, 0) << dtype;
+    EXPECT_GT(r.results.at(0).tflops, 0) << dtype;
+  }
+}
+
+TEST_F(Gpu, MemoryKindsAreChecked) {
+  MemoryOptions o;
+  o.device = "cuda";
+  o.kinds = memory_kinds("cuda");
+  o.sizes = {1 << 20, 64 << 20};
+  o.timing = quick();
+  for (const auto& m : bench_memory(o).results) EXPECT_EQ(m.wrong, 0) << m.kind << " " << m.bytes;
+}
+
+TEST_F(Gpu, NcclCollectivesOnOneGpuAreChecked) {
+  CollectiveOptions o;
+  o.backend = "nccl";
+  o.gpus = 1;
+  o.ops = collective_ops();
+  o.sizes = {1024, 1 << 20};
+  o.timing = quick();
+  o.timeout_s = 60;
+  for (const auto& c : bench_collective(o).results) EXPECT_EQ(c.wrong, 0) << c.op << " " << c.bytes;
+}
+
+}  // namespace
+}  // namespace shardcost::bench

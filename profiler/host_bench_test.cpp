@@ -1,0 +1,94 @@
+// The host backend end to end on tiny sizes: real BLAS and memory, checked results.
+#include <gtest/gtest.h>
+
+#include "shardcost/error.h"
+#include "shardcost/profiler.h"
+
+namespace shardcost::bench {
+namespace {
+
+Timing quick() {
+  Timing t;
+  t.warmup = 1;
+  t.iterations = 3;
+  return t;
+}
+
+TEST(HostGemm, MeasuresAndChecksFp32AndBf16) {
+  for (const char* dtype : {"fp32", "bf16"}) {
+    GemmOptions o;
+    o.dtype = dtype;
+    o.shapes = {{"a", 64, 48, 32, 1}, {"b", 17, 9, 130, 2}};
+    o.timing = quick();
+    o.compare_baseline = true;
+    GemmReport r;
+    try {
+      r = bench_gemm(o);
+    } catch (const Error& e) {
+      // Debian's OpenBLAS declares cblas_sbgemm but is built without it.
+      ASSERT_STREQ(dtype, "bf16") << e.what();
+      EXPECT_NE(std::string(e.what()).find("cblas_sbgemm"), std::string::npos) << e.what();
+      continue;
+    }
+    ASSERT_EQ(r.results.size(), 2u);
+    for (const auto& g : r.results) {
+      EXPECT_EQ(g.wrong, 0) << dtype;
+      EXPECT_GT(g.checked, 0);
+      EXPECT_GT(g.tflops, 0);
+      EXPECT_EQ(g.stats.iterations, 3);
+      ASSERT_TRUE(g.baseline_tflops.has_value());
+    }
+  }
+}
+
+TEST(HostGemm, RejectsGpuOnlyTypesAndBadShapes) {
+  GemmOptions o;
+  o.shapes = {{"a", 8, 8, 8, 1}};
+  o.dtype = "fp8";
+  EXPECT_THROW(bench_gemm(o), InputError);
+  o.dtype = "fp32";
+  o.shapes = {{"bad", 0, 8, 8, 1}};
+  EXPECT_THROW(bench_gemm(o), InputError);
+  o.device = "tpu";
+  EXPECT_THROW(bench_gemm(o), InputError);
+}
+
+TEST(HostMemory, CopyReadWriteAreCheckedAndLandInTheStoreRecords) {
+  MemoryOptions o;
+  o.kinds = memory_kinds("cpu");
+  o.sizes = {4096, 1 << 20};
+  o.timing = quick();
+  o.threads = 2;
+  o.compare_baseline = true;
+  const MemoryReport r = bench_memory(o);
+  ASSERT_EQ(r.results.size(), 6u);
+  for (const auto& m : r.results) {
+    EXPECT_EQ(m.wrong, 0) << m.kind << " " << m.bytes;
+    EXPECT_GT(m.bandwidth_gbps, 0);
+    EXPECT_EQ(m.baseline_gbps.has_value(), m.kind == "copy");
+  }
+  db::Measurements meas;
+  append(meas, r);
+  append(meas, r);
+  EXPECT_EQ(meas.devices.size(), 1u);  // the same device once
+  EXPECT_EQ(meas.memory.size(), 12u);
+  EXPECT_EQ(meas.memory[0].time_ns, r.results[0].stats.median_ns);
+}
+
+TEST(CudaBackend, SaysWhyWhenThereIsNoGpu) {
+  GemmOptions o;
+  o.device = "cuda";
+  o.shapes = {{"a", 8, 8, 8, 1}};
+  const DeviceList list = list_devices();
+  if (!list.gpus.empty()) GTEST_SKIP() << "a GPU is present; the GPU tests cover it";
+  EXPECT_FALSE(list.gpu_status.empty());
+  try {
+    bench_gemm(o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace shardcost::bench

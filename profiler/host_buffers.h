@@ -1,0 +1,21 @@
+#pragma once
+// Host memory for benchmarks: page-aligned, owned, and sized against the last-level cache.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace shardcost::bench {
+
+struct FreeDeleter {
+  void operator()(void* p) const;
+};
+using HostBuffer = std::unique_ptr<std::byte[], FreeDeleter>;
+HostBuffer allocate_host(int64_t bytes);  // 4 KiB aligned; throws with the size on failure
+
+int64_t last_level_cache_bytes();  // 32 MiB when the system does not say
+// How many copies of a working set of set_bytes to rotate through so that each iteration
+// finds its operands out of cache: enough to cover twice the last-level cache, at most 16,
+// and never more than 2 GiB in all.
+int rotation_sets(int64_t set_bytes);
+
+}  // namespace shardcost::bench

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Packs the built binaries, plus the shared libraries a bare CUDA image lacks (fmt, sqlite, MPI,
+# BLAS, ...), into ./pack/ to carry to a GPU machine. There: LD_LIBRARY_PATH=pack/lib pack/bin/shardcost
+# Usage: scripts/pack-gpu.sh [BUILD_DIR]   (default build-gpu, else build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-}
+[ -n "$build" ] || { [ -x build-gpu/shardcost ] && build=build-gpu || build=build; }
+[ -x "$build/shardcost" ] || { echo "pack-gpu: no $build/shardcost; build first (scripts/build.sh)" >&2; exit 2; }
+rm -rf pack && mkdir -p pack/bin pack/lib pack/scripts
+cp "$build/shardcost" pack/bin/
+for t in profiler/profiler_tests profiler/profiler_gpu_tests; do
+  [ -x "$build/$t" ] && cp "$build/$t" pack/bin/
+done
+cp scripts/gpu-check.sh pack/scripts/
+# Everything the binaries link except the C runtime and the CUDA/driver libraries, which the
+# GPU image provides (libcuda comes with the driver; cublasLt and nccl with the CUDA image).
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libgcc_s|libstdc\+\+|libcuda\.so|libcublas|libnccl|libcudart)'
+for bin in pack/bin/*; do
+  ldd "$bin" | awk '/=> \//{print $1, $3}' | while read -r name path; do
+    [[ $name =~ $skip ]] && continue
+    cp -Ln "$path" pack/lib/ 2>/dev/null || true
+  done
+done
+# Open MPI loads its components at run time from its own tree.
+ompi=$(dirname "$(ldd pack/bin/shardcost | awk '/libmpi\.so/{print $3}')" 2>/dev/null || true)
+[ -n "$ompi" ] && [ -d "$ompi/openmpi" ] && cp -rL "$ompi/openmpi" pack/lib/ 2>/dev/null || true
+echo "pack-gpu: $(ls pack/bin | wc -l) binaries and $(ls pack/lib | wc -l) libraries in ./pack ($(du -sh pack | cut -f1))"

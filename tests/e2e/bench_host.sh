@@ -1,0 +1,35 @@
+# bench gemm/memory on the host backend: real BLAS and memory measurements, checked, stored.
+source "$(dirname "$0")/../e2e_lib.sh"
+DB=$SCRATCH/host.db
+
+expect_exit 0 "$BIN" bench gemm --device cpu --shape 64x32x48 -m 16,32 -n 8 -k 1K:2K:2 --iters 3 --warmup 1 --db "$DB"
+grep -q "^64x32x48 *fp32" <<<"$OUT" || fail "gemm table lacks the --shape row: $OUT"
+[ "$(grep -c ' ok' <<<"$OUT")" = 5 ] || fail "expected 5 checked GEMM rows: $OUT"
+
+expect_exit 0 "$BIN" bench gemm --shape 128x128x128 --iters 3 --warmup 1 --compare-baseline --format json
+python3 - "$SCRATCH/out" <<'PY' || fail "gemm json: $OUT"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["wrong"] == 0 and r["tflops"] > 0 and r["baseline_tflops"] > 0, r
+assert r["stats"]["iterations"] == 3 and r["stats"]["p10_ns"] <= r["stats"]["median_ns"] <= r["stats"]["p90_ns"], r
+PY
+
+expect_exit 0 "$BIN" bench memory --device cpu -b 64K -e 1M -f 4 --iters 3 --warmup 1 --compare-baseline --format csv --db "$DB"
+head -1 <<<"$OUT" | grep -q "^kind,bytes,median_ns" || fail "memory csv header: $OUT"
+[ "$(grep -c '^copy,' <<<"$OUT")" = 3 ] || fail "expected 3 copy sizes: $OUT"
+grep -q '^read,1048576,' <<<"$OUT" || fail "memory read row missing: $OUT"
+
+# Both runs landed in the store, with provenance.
+expect_exit 0 "$BIN" db info "$DB"
+grep -q "gemm 5" <<<"$OUT" || fail "store lacks the 5 GEMM rows: $OUT"
+grep -q "memory 9" <<<"$OUT" || fail "store lacks the 9 memory rows: $OUT"
+
+# Bad input: one line, exit 2.
+expect_exit 2 "$BIN" bench memory -b 12Q; one_line_error
+grep -q "invalid size '12Q'" <<<"$ERR" || fail "$ERR"
+expect_exit 2 "$BIN" bench gemm --device cpu --dtype fp8 --shape 8x8x8; one_line_error
+expect_exit 2 "$BIN" bench gemm --device tpu --shape 8x8x8; one_line_error
+expect_exit 2 "$BIN" bench gemm --shape 8x8; one_line_error
+expect_exit 2 "$BIN" bench memory --op flush; one_line_error
+expect_exit 2 "$BIN" bench gemm --shapes-from no-such-model; one_line_error
+echo "bench_host: ok"

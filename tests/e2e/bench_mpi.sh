@@ -1,0 +1,53 @@
+# mpirun -np 2 shardcost bench collective/p2p --backend mpi: nccl-tests' figures, checked, stored.
+source "$(dirname "$0")/../e2e_lib.sh"
+command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed (openmpi-bin)"; exit 0; }
+# Open MPI refuses root without these; the container has few cores and no fabric.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+MPI=(mpirun -np 2 --oversubscribe --mca btl self,vader --mca pml ob1)
+DB=$SCRATCH/coll.db
+
+expect_exit 0 "${MPI[@]}" "$BIN" bench collective --backend mpi --op all -b 1K -e 64K -f 8 --iters 5 --warmup 1 --db "$DB"
+grep -q "^# 2 ranks on 1 node (intra_node)" <<<"$OUT" || fail "header: $OUT"
+[ "$(grep -cE '^(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv) ' <<<"$OUT")" = 21 ] \
+  || fail "expected 7 ops x 3 sizes, printed once (rank 0): $OUT"
+awk '$1 ~ /^(all_reduce|alltoall)/ && $NF != 0 { exit 1 }' <<<"$OUT" || fail "#wrong not 0: $OUT"
+
+# busbw = algbw x nccl-tests' factor: 2(n-1)/n = 1 for all_reduce, (n-1)/n = 0.5 for all_gather on 2 ranks.
+expect_exit 0 "${MPI[@]}" "$BIN" bench collective --op all_gather,all_reduce,reduce_scatter -b 64K --iters 5 --warmup 1 --redop max --in-place --format json
+python3 - "$SCRATCH/out" <<'PY' || fail "collective json: $OUT"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["ranks"] == 2 and j["fabric_level"] == "intra_node", j
+for r in j["results"]:
+    f = {"all_gather": 0.5, "all_reduce": 1.0, "reduce_scatter": 0.5}[r["op"]]
+    assert abs(r["busbw_gbps"] - r["algbw_gbps"] * f) < 1e-9 * max(1, r["algbw_gbps"]), r
+    assert r["wrong"] == 0 and r["in_place"] and r["bytes"] == 65536, r
+PY
+
+expect_exit 0 "${MPI[@]}" "$BIN" bench p2p --backend mpi -b 8 -e 64K -f 64 --iters 5 --warmup 1 --format csv --db "$DB"
+grep -q "^0,1,intra_node,8," <<<"$OUT" || fail "p2p csv: $OUT"
+[ "$(grep -c '^0,1,' <<<"$OUT")" = 3 ] || fail "expected 3 sizes: $OUT"
+
+expect_exit 0 "$BIN" db info "$DB"
+grep -q "collective 24" <<<"$OUT" || fail "store lacks 21 collective + 3 p2p rows: $OUT"
+
+# One file per rank with {rank}.
+expect_exit 0 "${MPI[@]}" "$BIN" bench collective -b 1K --iters 2 --warmup 0 --db "$SCRATCH/r{rank}.db"
+[ -f "$SCRATCH/r0.db" ] && [ -f "$SCRATCH/r1.db" ] || fail "per-rank stores missing: $(ls "$SCRATCH")"
+
+# A stalled rank is bounded by --timeout and reported, never a silent hang.
+set +e
+timeout 60 "${MPI[@]}" "$BIN" bench collective -b 1K --iters 2 --timeout 2 --debug-stall-rank 1 \
+  >"$SCRATCH/out" 2>"$SCRATCH/err"
+rc=$?
+set -e
+[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "stalled run exited $rc (124: hung)"
+grep -q "shardcost: MPI all_reduce of 1024 bytes over 2 ranks did not finish within 2 s" "$SCRATCH/err" \
+  || fail "timeout not reported: $(cat "$SCRATCH/err")"
+
+# p2p needs two ranks; bad input is one line with exit 2.
+expect_exit 2 "$BIN" bench p2p -b 8; one_line_error
+expect_exit 2 "$BIN" bench collective --op allreduce -b 8; one_line_error
+expect_exit 2 "$BIN" bench collective --backend gloo -b 8; one_line_error
+expect_exit 2 "$BIN" bench collective --dtype half -b 8; one_line_error
+echo "bench_mpi: ok"
