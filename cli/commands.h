@@ -14,5 +14,7 @@ void add_import_command(CLI::App& app, const std::string& recorded_by);
 void add_export_command(CLI::App& app);
 void add_bench_commands(CLI::App& app, const std::string& version, const std::string& revision);
 void add_devices_command(CLI::App& app);
+// trace -- CMD, trace summary, trace export; recorded_by as for import.
+void add_trace_commands(CLI::App& app, const std::string& recorded_by);
 
 }  // namespace shardcost::cli

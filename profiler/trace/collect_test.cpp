@@ -1,0 +1,114 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "shardcost/error.h"
+#include "shardcost/trace.h"
+#include "test_support.h"
+#include "trace_file.h"
+
+namespace shardcost::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string p = (fs::temp_directory_path() / "trace_test_XXXXXX").string();
+    path_ = ::mkdtemp(p.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void write(const fs::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
+TEST(TraceFile, RoundTripAndTruncation) {
+  std::string bytes = file::encode_header(77, "hostA");
+  file::Batch b = testing::training_step(0, 1000);
+  b.dropped = 3;
+  b.warnings = {"hello"};
+  file::encode(b, bytes);
+  const auto c = file::decode(bytes, "x");
+  EXPECT_EQ(c.pid, 77u);
+  EXPECT_EQ(c.host, "hostA");
+  EXPECT_EQ(c.names.size(), 8u);
+  ASSERT_EQ(c.events.size(), b.events.size());
+  EXPECT_EQ(c.events[4].start_ns, 1500u);
+  EXPECT_EQ(c.devices.at(0).name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(c.dropped, 3u);
+  EXPECT_EQ(c.warnings.at(0), "hello");
+  EXPECT_FALSE(c.truncated);
+  // A process killed mid-write: every complete chunk survives.
+  const auto cut = file::decode(std::string_view(bytes).substr(0, bytes.size() - 3), "x");
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_EQ(cut.events.size(), b.events.size());
+  EXPECT_THROW(file::decode("not a trace", "bad.sctrace"), InputError);
+}
+
+TEST(Collect, ProcessesDevicesNamesAndSyncPlacement) {
+  TempDir dir;
+  std::string a = file::encode_header(1, "h");
+  file::encode(testing::training_step(0, 1000), a);
+  std::string b = file::encode_header(2, "h");
+  file::encode(testing::training_step(1, 5000), b);
+  write(dir.path() / "h-1.sctrace", a);
+  write(dir.path() / "h-2.sctrace", b);
+  write(dir.path() / "ignored.txt", "x");
+  const Collected c = collect_directory(dir.path().string());
+  EXPECT_EQ(c.processes, 2);
+  EXPECT_EQ(c.runtime_calls, 2);
+  ASSERT_EQ(c.trace.devices.size(), 2u);
+  EXPECT_EQ(c.trace.devices[1].index, 1);
+  EXPECT_EQ(c.trace.devices[1].compute_capability, "9.0");
+  EXPECT_EQ(c.trace.names.size(), 8u);  // shared across processes
+  EXPECT_EQ(c.trace.kernels.size(), 16u);
+  for (const auto& e : c.trace.kernels)
+    if (e.kind == db::EventKind::sync) {
+      EXPECT_EQ(e.device, e.start_ns >= 5000 ? 1 : 0);
+    }
+  EXPECT_TRUE(std::is_sorted(c.trace.kernels.begin(), c.trace.kernels.end(),
+                             [](auto& x, auto& y) { return x.start_ns < y.start_ns; }));
+  EXPECT_THROW(collect_directory((dir.path() / "missing").string()), InputError);
+}
+
+TEST(Collect, StoreRoundTripKeepsTheSummary) {
+  TempDir dir;
+  std::string a = file::encode_header(1, "h");
+  file::encode(testing::training_step(0, 1'000'000), a);
+  write(dir.path() / "h-1.sctrace", a);
+  Collected c = collect_directory(dir.path().string());
+  c.trace.run.tool = "shardcost";
+  const Summary before = summarize(c.trace);
+  const std::string db_path = (dir.path() / "t.db").string();
+  {
+    auto store = db::Store::open(db_path, db::Store::Mode::read_write);
+    EXPECT_EQ(store.write(c.trace).rows, 8);
+  }
+  auto store = db::Store::open(db_path, db::Store::Mode::read_only);
+  const db::Measurements back = from_kernel_table(store.table("kernels"));
+  const Summary after = summarize(back);
+  EXPECT_EQ(after.gpu_time_ns, before.gpu_time_ns);
+  EXPECT_EQ(after.kernels, before.kernels);
+  EXPECT_DOUBLE_EQ(after.overlap_fraction(), 0.5);
+  EXPECT_DOUBLE_EQ(after.overlap_fraction(), before.overlap_fraction());
+  EXPECT_EQ(back.devices.at(0).name, "NVIDIA H100 80GB HBM3");
+}
+
+TEST(Launch, ExitCodesAndMissingCommands) {
+  EXPECT_EQ(run_command({{"sh", "-c", "exit 3"}, {}}), 3);
+  EXPECT_EQ(run_command({{"sh", "-c", "test \"$FOO\" = bar"}, {{"FOO", "bar"}}}), 0);
+  EXPECT_EQ(run_command({{"sh", "-c", "kill -TERM $$"}, {}}), 128 + 15);
+  EXPECT_THROW(run_command({{"/nonexistent/program"}, {}}), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost::trace

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# shardcost trace -- CMD on programs that never touch CUDA: output and exit code pass through
+# unchanged, the environment reaches grandchildren, and "no GPU activity" is said, not failed.
+source "$(dirname "$0")/../e2e_lib.sh"
+DB=$SCRATCH/t.db
+
+expect_exit 3 "$BIN" trace --db "$DB" -- sh -c 'echo hi; echo err >&2; exit 3'
+[ "$OUT" = "hi" ] || fail "stdout changed: '$OUT'"
+case "$ERR" in *err*"no GPU activity was recorded"*) ;; *) fail "stderr: $ERR";; esac
+[ ! -e "$DB" ] || fail "an empty trace wrote a store"
+
+expect_exit 0 "$BIN" trace --db "$DB" -- sh -c 'sh -c "echo \$SHARDCOST_TRACE_DIR"'
+[ -n "$OUT" ] || fail "a grandchild did not inherit SHARDCOST_TRACE_DIR"
+if [ -e "$(dirname "$BIN")/libshardcost_inject.so" ]; then
+  expect_exit 0 "$BIN" trace --db "$DB" -- sh -c 'echo "$CUDA_INJECTION64_PATH"'
+  [ "$OUT" = "$(cd "$(dirname "$BIN")" && pwd)/libshardcost_inject.so" ] || fail "CUDA_INJECTION64_PATH='$OUT'"
+fi
+
+# Killed by a signal: reported as a shell does (128 + SIGTERM).
+expect_exit 143 "$BIN" trace --db "$DB" -- sh -c 'kill -TERM $$'
+# Arguments after -- are the command's, even when they look like ours.
+expect_exit 0 "$BIN" trace --db "$DB" -- echo --db summary --help
+[ "$OUT" = "--db summary --help" ] || fail "arguments changed: '$OUT'"
+
+check() {  # check PATTERN CMD...: exit 2, one line, containing PATTERN
+  local pattern=$1; shift
+  expect_exit 2 "$BIN" "$@"
+  one_line_error
+  case "$ERR" in *"$pattern"*) ;; *) fail "error for '$*' lacks '$pattern': $ERR";; esac
+}
+check "cannot run '/nonexistent/prog'" trace --db "$DB" -- /nonexistent/prog
+check "unknown --kinds entry 'kernels'" trace --kinds kernels -- true
+check "no command to trace" trace --db "$DB"
+check "does not exist" trace summary --db "$SCRATCH/missing.db"
+echo "trace_plain: ok"
