@@ -71,6 +71,7 @@ Priced weakest(Priced a, Priced b) {
 
 struct OpCost {
   Priced fwd, bwd;
+  Priced wgrad;  // GEMMs: the weight-gradient part of bwd
   Part comm_part = kTpComm;
   bool is_comm = false;
   bool is_attention = false;
@@ -83,7 +84,8 @@ OpCost price(const Op& op, const Pricer& pr) {
   switch (op.cls) {
     case OpClass::gemm: {
       c.fwd = pr.gemm(op.gemm);
-      c.bwd = weakest(pr.gemm(dgrad_shape(op.gemm)), pr.gemm(wgrad_shape(op.gemm)));
+      c.wgrad = pr.gemm(wgrad_shape(op.gemm));
+      c.bwd = weakest(pr.gemm(dgrad_shape(op.gemm)), c.wgrad);
       c.is_attention = op.selective;
       break;
     }
@@ -100,8 +102,8 @@ OpCost price(const Op& op, const Pricer& pr) {
       break;
     case OpClass::tp_comm:
     case OpClass::ep_comm:
-      c.fwd = pr.collective(op.op, op.bytes, op.group);
-      c.bwd = pr.collective(op.backward_op, op.bytes, op.group);
+      if (op.op) c.fwd = pr.collective(*op.op, op.bytes, op.group);
+      if (op.backward_op) c.bwd = pr.collective(*op.backward_op, op.bytes, op.group);
       c.is_comm = true;
       c.comm_part = op.cls == OpClass::tp_comm ? kTpComm : kEpComm;
       break;
@@ -118,11 +120,20 @@ OpCost price(const Op& op, const Pricer& pr) {
   return c;
 }
 
+// Communication hidden behind a compute window costs what outlasts the window, plus the
+// compute the NCCL kernels' SMs would have done meanwhile.
+Priced behind(Priced comm, Priced window, double sm_share) {
+  const double hidden = std::min(comm.seconds, window.seconds);
+  return {comm.seconds - hidden + hidden * sm_share, comm.origin};
+}
+
 // Per micro-batch times of a block of ops (a layer, the embedding, the head).
-Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recompute) {
+Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recompute,
+                  bool async_tp_backward) {
   Times t;
   Priced cp_fwd, cp_bwd, attn_fwd, attn_bwd;
-  for (const Op& op : ops) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
     const OpCost c = price(op, pr);
     if (op.cls == OpClass::cp_comm) {
       cp_fwd = c.fwd;
@@ -131,7 +142,12 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recomp
     }
     if (c.is_comm) {
       t.add(c.comm_part, c.fwd);
-      t.add(c.comm_part, c.bwd);
+      Priced bwd = c.bwd;
+      if (async_tp_backward && op.before_column_parallel && i + 1 < ops.size() &&
+          ops[i + 1].cls == OpClass::gemm) {
+        bwd = behind(bwd, price(ops[i + 1], pr).wgrad, pr.nccl_sm_share());
+      }
+      t.add(c.comm_part, bwd);
       if (recompute == Recompute::full) t.add(c.comm_part, c.fwd);
     } else {
       t.add(kComputeForward, c.fwd);
@@ -147,12 +163,8 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recomp
   // Ring attention hides the K/V exchange behind the attention of the block in hand, less
   // the SMs its communication kernels take from that attention.
   const double recomputes = recompute == Recompute::full ? 1 : 0;
-  auto exposed = [&](Priced comm, Priced window) {
-    const double hidden = std::min(comm.seconds, window.seconds);
-    return Priced{comm.seconds - hidden + hidden * pr.nccl_sm_share(), comm.origin};
-  };
-  t.add(kCpComm, exposed(cp_fwd, attn_fwd), 1 + recomputes);
-  t.add(kCpComm, exposed(cp_bwd, attn_bwd));
+  t.add(kCpComm, behind(cp_fwd, attn_fwd, pr.nccl_sm_share()), 1 + recomputes);
+  t.add(kCpComm, behind(cp_bwd, attn_bwd, pr.nccl_sm_share()));
   return t;
 }
 
@@ -210,13 +222,13 @@ struct Engine {
     thread_local std::vector<Op> ops;
     ops.clear();
     layer_ops(m, s, opt.software.attention, ops);
-    const Times layer = block_times(ops, pr, s.recompute);
+    const Times layer = block_times(ops, pr, s.recompute, opt.software.async_tp_backward);
     ops.clear();
     embedding_ops(m, s, ops);
-    const Times embedding = block_times(ops, pr, Recompute::none);
+    const Times embedding = block_times(ops, pr, Recompute::none, opt.software.async_tp_backward);
     ops.clear();
     head_ops(m, s, ops);
-    const Times head = block_times(ops, pr, Recompute::none);
+    const Times head = block_times(ops, pr, Recompute::none, opt.software.async_tp_backward);
 
     const Placement place = placement(s);
 
@@ -235,7 +247,7 @@ struct Engine {
     // One stage's work per micro-batch. Without fused gradient accumulation each backward
     // ends with main_grad += grad over the stage's parameters (read bf16, read and write
     // the fp32 main gradient).
-    const double accumulate_bytes = 2.0 + 2.0 * opt.software.grad_reduce_bytes;
+    const double accumulate_bytes = 2.0 + 2.0 * opt.software.grad_bytes;
     auto stage_time = [&](int stage) {
       Times t;
       t.add(layer, stage_layers(m, s, stage));
@@ -283,7 +295,7 @@ struct Engine {
   void add_data_parallel(Times& step, const Times& stage, int micro_batches) {
     const Placement place = placement(s);
     const StageParameters p = stage_parameters(m, s, 0);
-    const double gbytes = opt.software.grad_reduce_bytes;
+    const double gbytes = opt.software.grad_bytes;
     const double stage_bwd = stage.s[kComputeBackward] + stage.s[kTpComm] / 2;
     const double stage_fwd = stage.s[kComputeForward];
 
@@ -357,9 +369,15 @@ struct Engine {
     const double shards = s.zero >= 1 ? s.dp * s.cp : 1;
     const double expert_shards = s.zero >= 1 ? static_cast<double>(s.dp * s.cp) / s.ep : 1;
     const double local = p.dense / shards + p.expert / expert_shards;
-    // Adam in fp32: read the gradient (4) and the gradient norm pass (4), read and write the
-    // master weight and both moments (24), write the bf16 weight (2).
-    step.add(kOptimizer, pr.memory_pass(34.0 * local));
+    // Megatron's mixed-precision optimizer over the local shard: fused Adam reads the fp32
+    // gradient, master weight and moments and writes the last three (28 B), the gradient norm
+    // reads the gradients (4), the master weights are copied to the 16-bit model (6) and the
+    // gradients zeroed (grad_bytes). fp16 adds casting the gradients to fp32 (6) and the
+    // loss-scale unscale-and-check pass (8).
+    const Software& sw = opt.software;
+    const double bytes = 28 + 4 + 6 + sw.grad_bytes + (sw.grad_bytes < 4 ? 6 : 0) +
+                         (sw.loss_scaling ? 8 : 0);
+    step.add(kOptimizer, pr.memory_pass(bytes * local));
   }
 };
 

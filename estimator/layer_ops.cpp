@@ -55,8 +55,8 @@ Op pass(const char* name, double elements, double fwd_bytes_per_el, double bwd_b
   return op;
 }
 
-Op comm(const char* name, OpClass cls, CollectiveOp fwd, CollectiveOp bwd, double bytes,
-        GroupPlacement g) {
+Op comm(const char* name, OpClass cls, std::optional<CollectiveOp> fwd,
+        std::optional<CollectiveOp> bwd, double bytes, GroupPlacement g) {
   Op op;
   op.name = name;
   op.cls = cls;
@@ -67,14 +67,18 @@ Op comm(const char* name, OpClass cls, CollectiveOp fwd, CollectiveOp bwd, doubl
   return op;
 }
 
-// Tensor-parallel communication around a block: without sequence parallelism an all-reduce
-// after it (and one in backward before it); with it, all-gather before and reduce-scatter
-// after (mirrored in backward).
+// Tensor-parallel communication around a block (Megatron's f and g). Without sequence
+// parallelism: entering is the identity forward and an all-reduce of the input gradient
+// backward; leaving is an all-reduce forward and the identity backward. With it: all-gather
+// entering (reduce-scatter backward), reduce-scatter leaving (all-gather backward).
 void tp_enter(const Dims& d, const Strategy& st, const Placement& p, std::vector<Op>& out) {
-  if (st.tp > 1 && st.sp) {
-    out.push_back(comm("tp_all_gather", OpClass::tp_comm, CollectiveOp::all_gather,
-                       CollectiveOp::reduce_scatter, 2 * d.tokens * d.h, p.tp));
-  }
+  if (st.tp == 1) return;
+  Op op = st.sp ? comm("tp_all_gather", OpClass::tp_comm, CollectiveOp::all_gather,
+                       CollectiveOp::reduce_scatter, 2 * d.tokens * d.h, p.tp)
+                : comm("tp_input_grad_all_reduce", OpClass::tp_comm, std::nullopt,
+                       CollectiveOp::all_reduce, 2 * d.tokens * d.h, p.tp);
+  op.before_column_parallel = true;
+  out.push_back(op);
 }
 
 void tp_exit(const Dims& d, const Strategy& st, const Placement& p, std::vector<Op>& out) {
@@ -83,13 +87,14 @@ void tp_exit(const Dims& d, const Strategy& st, const Placement& p, std::vector<
     out.push_back(comm("tp_reduce_scatter", OpClass::tp_comm, CollectiveOp::reduce_scatter,
                        CollectiveOp::all_gather, 2 * d.tokens * d.h, p.tp));
   } else {
-    out.push_back(comm("tp_all_reduce", OpClass::tp_comm, CollectiveOp::all_reduce,
-                       CollectiveOp::all_reduce, 2 * d.tokens * d.h, p.tp));
+    out.push_back(comm("tp_all_reduce", OpClass::tp_comm, CollectiveOp::all_reduce, std::nullopt,
+                       2 * d.tokens * d.h, p.tp));
   }
 }
 
-// Norm: read x, write y in bf16; backward reads x and dy, writes dx.
-Op norm(const char* name, const Dims& d) { return pass(name, d.tokens * d.h / d.sp_div, 4, 6); }
+// Norm: read x, write y in bf16. Backward (apex/TE kernels): read x and dy, write dx, then a
+// second pass over x and dy for the weight (and bias) gradients.
+Op norm(const char* name, const Dims& d) { return pass(name, d.tokens * d.h / d.sp_div, 4, 10); }
 
 // Residual add, with bias and dropout fused (Megatron's bias_dropout_add): forward reads x
 // and the residual, writes the sum and a one-byte mask; backward reads dy and the mask.
@@ -172,6 +177,12 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::
   }
   tp_exit(d, st, p, out);
   out.push_back(residual("mlp_residual", d, dropout));
+  if (m.bias) {
+    // Bias gradients: a reduction over the tokens of every biased linear's output gradient.
+    const double outputs = (d.q_local + 2 * d.kv_local) * d.hd + d.h +
+                           (swiglu ? 2 : 1) * f_local * (m.is_moe() ? m.top_k : 1) + d.h;
+    out.push_back(pass("bias_grads", d.tokens * outputs, 0, 2));
+  }
 }
 
 void embedding_ops(const Model& m, const Strategy& st, std::vector<Op>& out) {
@@ -189,9 +200,10 @@ void head_ops(const Model& m, const Strategy& st, std::vector<Op>& out) {
   tp_enter(d, st, p, out);
   const double v_local = static_cast<double>(m.vocab) / st.tp;
   out.push_back(gemm("lm_head", d.tokens, v_local, d.h));
-  // Vocab-parallel cross entropy in fp32: upcast, max, exp-sum and the loss read the logits
-  // about three times; backward writes the softmax gradient in place.
-  out.push_back(pass("cross_entropy", d.tokens * v_local, 12, 8));
+  // Vocab-parallel cross entropy in fp32, as Megatron's passes run: .float() (read 2, write
+  // 4), max (4), sub_ (8), exp (8), sum (4), div_ (8); backward: softmax minus one-hot in
+  // place (8) and the cast back to 16 bits (6).
+  out.push_back(pass("cross_entropy", d.tokens * v_local, 38, 14));
 }
 
 std::vector<NamedGemm> gemm_shapes(const Model& m, const Strategy& s, AttentionKernel kernel) {

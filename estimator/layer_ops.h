@@ -1,6 +1,7 @@
 #pragma once
 // A model expanded into the operators one GPU runs for one micro-batch, with the exact
 // per-GPU shapes after the strategy's splits. Forward ops carry what their backward costs.
+#include <optional>
 #include <vector>
 
 #include "pricing.h"
@@ -17,10 +18,13 @@ struct Op {
   double flops = 0;            // fused attention, forward
   double bytes = 0;            // elementwise: HBM bytes forward; comm: buffer bytes
   double backward_bytes = 0;   // elementwise: HBM bytes backward
-  CollectiveOp op = CollectiveOp::all_reduce;           // forward collective
-  CollectiveOp backward_op = CollectiveOp::all_reduce;  // its mirror in backward
+  std::optional<CollectiveOp> op;           // forward collective (none: identity)
+  std::optional<CollectiveOp> backward_op;  // backward collective (none: identity)
   GroupPlacement group;
   bool selective = false;      // recomputed under selective recomputation
+  // Backward collective of a column-parallel linear's input: it can run behind the weight-
+  // gradient GEMM of the next op (Software::async_tp_backward).
+  bool before_column_parallel = false;
 };
 
 // Parallel group placements, tensor parallel innermost, then context, data, pipeline

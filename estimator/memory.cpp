@@ -91,7 +91,7 @@ MemoryBreakdown stage_memory(const Model& m, const Strategy& s, const Software& 
     const double layers = std::max(1, stage_layers(m, s, stage));
     mem.weights += MemoryModel::kWeightBytes * 2 * p.total() / layers;
   }
-  mem.gradients = MemoryModel::kGradientBytes * sharded(2);
+  mem.gradients = sw.grad_bytes * sharded(2);
   mem.optimizer = MemoryModel::kOptimizerBytes * sharded(1);
 
   const int micro_batches = s.micro_batches();

@@ -27,12 +27,11 @@ struct MemoryBreakdown {
 };
 MemoryBreakdown stage_memory(const Model&, const Strategy&, const Software&, int stage);
 
-// Mixed precision with Adam: bf16 weights, fp32 gradients (Megatron accumulates and reduces
-// gradients in fp32 for bf16), fp32 master weights plus Adam's two moments.
+// Mixed precision with Adam: 16-bit weights, gradients of Software::grad_bytes (fp32 main
+// gradients for bf16), fp32 master weights plus Adam's two moments.
 struct MemoryModel {
   static constexpr double kWeightBytes = 2;
-  static constexpr double kGradientBytes = 4;
-  static constexpr double kOptimizerBytes = 12;
+  static constexpr double kOptimizerBytes = 12;  // gradients: Software::grad_bytes
   // Allowance: CUDA context and kernels (~0.5 GiB), NCCL channel buffers for several
   // communicators, cuBLAS workspaces; plus a share of the rest for caching-allocator
   // fragmentation (PyTorch's allocator typically reserves 5-10 % above what it allocates).

@@ -59,6 +59,7 @@ Priced Pricer::fused_attention(double flops) const {
 }
 
 Priced Pricer::memory_pass(double bytes) const {
+  if (bytes <= 0) return {0, CostOrigin::catalog};
   return {bytes / (device_.memory_bandwidth_Bps * device_.memory_efficiency) +
               GemmModel::kKernelGap_s,
           CostOrigin::catalog};

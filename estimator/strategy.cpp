@@ -71,29 +71,39 @@ std::string to_string(const Strategy& s) {
 Software software_preset(std::string_view name) {
   Software s;
   s.name = std::string(name);
-  if (name == "megatron-core") {
-    // Megatron-Core with Transformer Engine: FlashAttention, gradient reduce-scatter/all-reduce
-    // overlapped with backward (--overlap-grad-reduce), parameter all-gathers overlapped with
-    // forward (--overlap-param-gather), gradients reduced in fp32.
-    return s;
-  }
-  if (name == "megatron-lm-2021") {
-    // Megatron-LM as used in Narayanan et al. 2021 and Korthikanti et al. 2022: unfused
-    // softmax-based attention (FlashAttention came in mid 2022), gradients all-reduced in fp32
-    // after the pipeline flush, not overlapped with backward; a backward hook adds each
-    // micro-batch's gradients into the fp32 main gradients (param.main_grad.add_): fusing
-    // that into the weight-gradient GEMM came later (NeMo PR #4494, July 2022).
+  // megatron-core: Megatron-Core with Transformer Engine: FlashAttention, gradient
+  // reduction overlapped with backward (--overlap-grad-reduce), parameter all-gathers
+  // overlapped with forward (--overlap-param-gather), fp32 main gradients, fused
+  // accumulation, asynchronous tensor-parallel backward collectives. The defaults.
+  if (name == "megatron-lm-2022" || name == "megatron-lm-2021") {
+    // Megatron-LM of the Korthikanti et al. 2022 experiments (code of May 2022): unfused
+    // softmax attention (FlashAttention came later), gradients all-reduced after the pipeline
+    // flush (overlapping it with backward came in 2023), bf16 with fp32 main gradients,
+    // gradient-accumulation fusion on by default (since February 2022), the column-parallel
+    // input-gradient all-reduce asynchronous behind the weight-gradient GEMM (since
+    // September 2021).
     s.attention = AttentionKernel::standard;
-    s.fused_grad_accumulation = false;
     s.overlap_grad_reduce = false;
     s.overlap_param_gather = false;
-    return s;
   }
-  throw InputError(fmt::format("unknown software preset '{}'; use megatron-core or megatron-lm-2021",
+  if (name == "megatron-lm-2021") {
+    // Megatron-LM of Narayanan et al. 2021 (code of April 2021, --fp16 as its example
+    // scripts): fp16 gradients accumulated by autograd (grad += new_grad every micro-batch)
+    // and all-reduced in fp16, dynamic loss scaling, synchronous tensor-parallel collectives.
+    s.grad_bytes = 2;
+    s.loss_scaling = true;
+    s.fused_grad_accumulation = false;
+    s.async_tp_backward = false;
+  }
+  if (name == "megatron-core" || name == "megatron-lm-2022" || name == "megatron-lm-2021") return s;
+  throw InputError(fmt::format("unknown software preset '{}'; use megatron-core, megatron-lm-2022 "
+                               "or megatron-lm-2021",
                                name));
 }
 
-std::vector<std::string> software_presets() { return {"megatron-core", "megatron-lm-2021"}; }
+std::vector<std::string> software_presets() {
+  return {"megatron-core", "megatron-lm-2022", "megatron-lm-2021"};
+}
 
 namespace {
 

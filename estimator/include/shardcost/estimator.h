@@ -93,10 +93,17 @@ struct Software {
   AttentionKernel attention = AttentionKernel::flash;
   bool overlap_grad_reduce = true;    // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;   // ZeRO parameter all-gathers overlapped with compute
-  int grad_reduce_bytes = 4;          // gradients reduced in fp32 (Megatron's bf16 default)
-  // Weight-gradient GEMMs accumulate straight into the fp32 main gradients. Without it every
-  // micro-batch's backward ends with a pass main_grad += grad over all local parameters.
+  // Gradients kept, accumulated and reduced in this many bytes: 4 = fp32 main gradients
+  // (Megatron forces them with bf16), 2 = fp16 gradients of fp16 training.
+  int grad_bytes = 4;
+  // fp16 training: dynamic loss scaling adds an unscale-and-check pass over the gradients.
+  bool loss_scaling = false;
+  // Weight-gradient GEMMs accumulate straight into the main gradients. Without it every
+  // micro-batch's backward ends with a pass grad += new_grad over all local parameters.
   bool fused_grad_accumulation = true;
+  // The input-gradient collective of a column-parallel linear runs asynchronously behind
+  // that linear's weight-gradient GEMM (Megatron-LM since September 2021).
+  bool async_tp_backward = true;
 };
 Software software_preset(std::string_view name);  // "megatron-core" | "megatron-lm-2021"
 std::vector<std::string> software_presets();
