@@ -16,5 +16,13 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
 void add_devices_command(CLI::App& app);
 // trace -- CMD, trace summary, trace export; recorded_by as for import.
 void add_trace_commands(CLI::App& app, const std::string& recorded_by);
+void add_compare_command(CLI::App& app);
+void add_report_command(CLI::App& app);
+
+// Thrown by a command that has printed its result and must end with a non-zero code that is
+// not an error (compare: 1 when something regressed); main returns the code, printing nothing.
+struct ExitStatus {
+  int code = 0;
+};
 
 }  // namespace shardcost::cli

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   shardcost::cli::add_trace_commands(app, "shardcost " SHARDCOST_VERSION " (" SHARDCOST_GIT_REVISION ")");
   shardcost::cli::add_bench_commands(app, SHARDCOST_VERSION, SHARDCOST_GIT_REVISION);
   shardcost::cli::add_devices_command(app);
+  shardcost::cli::add_compare_command(app);
+  shardcost::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -28,6 +30,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const shardcost::cli::ExitStatus& e) {
+    return e.code;
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "shardcost: %s (see --help)\n", e.what());
     return 2;

@@ -35,6 +35,26 @@ struct Row {
                                    where(), col, str(col)));
     return v;
   }
+  // samples_ns: per-iteration times, separated by spaces or semicolons; empty when absent.
+  std::vector<int64_t> samples() const {
+    std::vector<int64_t> out;
+    const std::string text = str("samples_ns");
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find_first_of(" ;", start);
+      if (end == std::string::npos) end = text.size();
+      if (end > start) {
+        const std::string item = text.substr(start, end - start);
+        auto v = parse_int(item);
+        if (!v || *v < 0)
+          throw InputError(fmt::format("{}: samples_ns holds '{}', not a time in ns; write "
+                                       "non-negative integers separated by spaces", where(), item));
+        out.push_back(*v);
+      }
+      start = end + 1;
+    }
+    return out;
+  }
   int64_t integer(const std::string& col, std::optional<int64_t> fallback = std::nullopt) const {
     if (auto v = opt_int(col)) return *v;
     if (fallback) return *fallback;
@@ -101,11 +121,11 @@ Measurements import_cost_csv(std::string_view text, std::string_view source) {
     if (table == "gemm") {
       m.gemms.push_back({device, row.str("dtype"), row.integer("m"), row.integer("n"), row.integer("k"),
                          row.integer("batch", 1), row.integer("time_ns"), row.opt_int("time_p10_ns"),
-                         row.opt_int("time_p90_ns"), row.integer("iterations", 0)});
+                         row.opt_int("time_p90_ns"), row.integer("iterations", 0), row.samples()});
     } else if (table == "memory") {
       m.memory.push_back({device, row.str("kind"), row.integer("bytes"), row.integer("time_ns"),
                           row.opt_int("time_p10_ns"), row.opt_int("time_p90_ns"),
-                          row.integer("iterations", 0)});
+                          row.integer("iterations", 0), row.samples()});
     } else if (table == "collective") {
       CollectiveRecord c;
       c.device = device;
@@ -128,6 +148,7 @@ Measurements import_cost_csv(std::string_view text, std::string_view source) {
       c.wrong_elements = row.opt_int("wrong_elements");
       if (row.has("max_error")) c.max_error = parse_real(row.str("max_error"));
       c.iterations = row.integer("iterations", 0);
+      c.samples_ns = row.samples();
       m.collectives.push_back(c);
     } else {
       KernelEvent e;

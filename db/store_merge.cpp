@@ -26,11 +26,11 @@ struct RowCopy {
   std::string_view columns;
 };
 constexpr RowCopy kRowCopies[] = {
-    {"gemm", "dtype, m, n, k, batch, time_ns, time_p10_ns, time_p90_ns, iterations"},
-    {"memory", "kind, bytes, time_ns, time_p10_ns, time_p90_ns, iterations"},
+    {"gemm", "dtype, m, n, k, batch, time_ns, time_p10_ns, time_p90_ns, iterations, samples_ns"},
+    {"memory", "kind, bytes, time_ns, time_p10_ns, time_p90_ns, iterations, samples_ns"},
     {"collective",
      "op, dtype, redop, root, bytes, elements, ranks, nodes, fabric_level, in_place, time_ns, "
-     "time_p10_ns, time_p90_ns, wrong_elements, max_error, iterations"},
+     "time_p10_ns, time_p90_ns, wrong_elements, max_error, iterations, samples_ns"},
 };
 
 std::string prefixed(std::string_view columns, std::string_view prefix) {

@@ -3,6 +3,26 @@
 #include <string>
 
 namespace shardcost::db {
+namespace {
+
+// Schema 3's samples_ns text: "812 790 845"; NULL when the harness kept none.
+std::optional<std::string> samples_text(const std::vector<int64_t>& samples_ns) {
+  if (samples_ns.empty()) return std::nullopt;
+  std::string out;
+  out.reserve(samples_ns.size() * 8);
+  for (const int64_t v : samples_ns) {
+    if (!out.empty()) out += ' ';
+    out += std::to_string(v);
+  }
+  return out;
+}
+
+void bind_samples(Statement& s, int index, const std::vector<int64_t>& samples_ns) {
+  if (auto text = samples_text(samples_ns)) s.bind(index, *text);
+  else s.bind_null(index);
+}
+
+}  // namespace
 
 Run read_run(const Statement& s) {
   Run r;
@@ -70,13 +90,14 @@ RowWriter::RowWriter(const Connection& c, int64_t run_id)
     : c_(c),
       run_id_(run_id),
       gemm_(c.prepare("INSERT INTO gemm (run_id, device_id, dtype, m, n, k, batch, time_ns, "
-                      "time_p10_ns, time_p90_ns, iterations) VALUES (?,?,?,?,?,?,?,?,?,?,?)")),
+                      "time_p10_ns, time_p90_ns, iterations, samples_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")),
       memory_(c.prepare("INSERT INTO memory (run_id, device_id, kind, bytes, time_ns, time_p10_ns, "
-                        "time_p90_ns, iterations) VALUES (?,?,?,?,?,?,?,?)")),
+                        "time_p90_ns, iterations, samples_ns) VALUES (?,?,?,?,?,?,?,?,?)")),
       collective_(c.prepare(
           "INSERT INTO collective (run_id, device_id, op, dtype, redop, root, bytes, elements, "
           "ranks, nodes, fabric_level, in_place, time_ns, time_p10_ns, time_p90_ns, "
-          "wrong_elements, max_error, iterations) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+          "wrong_elements, max_error, iterations, samples_ns) "
+          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
       kernel_(c.prepare("INSERT INTO kernel_event (run_id, device_id, stream, kind, name_id, "
                         "start_ns, duration_ns, bytes) VALUES (?,?,?,?,?,?,?,?)")),
       add_string_(c.prepare("INSERT OR IGNORE INTO string (text) VALUES (?)")),
@@ -85,12 +106,16 @@ RowWriter::RowWriter(const Connection& c, int64_t run_id)
 void RowWriter::gemm(const GemmRecord& r, int64_t device_id) {
   gemm_.bind(1, run_id_).bind(2, device_id).bind(3, r.dtype).bind(4, r.m).bind(5, r.n);
   gemm_.bind(6, r.k).bind(7, r.batch).bind(8, r.time_ns).bind(9, r.time_p10_ns);
-  gemm_.bind(10, r.time_p90_ns).bind(11, r.iterations).run();
+  gemm_.bind(10, r.time_p90_ns).bind(11, r.iterations);
+  bind_samples(gemm_, 12, r.samples_ns);
+  gemm_.run();
 }
 
 void RowWriter::memory(const MemoryRecord& r, int64_t device_id) {
   memory_.bind(1, run_id_).bind(2, device_id).bind(3, r.kind).bind(4, r.bytes).bind(5, r.time_ns);
-  memory_.bind(6, r.time_p10_ns).bind(7, r.time_p90_ns).bind(8, r.iterations).run();
+  memory_.bind(6, r.time_p10_ns).bind(7, r.time_p90_ns).bind(8, r.iterations);
+  bind_samples(memory_, 9, r.samples_ns);
+  memory_.run();
 }
 
 void RowWriter::collective(const CollectiveRecord& r, int64_t device_id) {
@@ -100,7 +125,10 @@ void RowWriter::collective(const CollectiveRecord& r, int64_t device_id) {
   s.bind(11, r.fabric_level).bind(12, r.in_place ? 1 : 0).bind(13, r.time_ns);
   s.bind(14, r.time_p10_ns).bind(15, r.time_p90_ns).bind(16, r.wrong_elements);
   if (r.max_error) s.bind(17, *r.max_error);
-  s.bind(18, r.iterations).run();
+  else s.bind_null(17);
+  s.bind(18, r.iterations);
+  bind_samples(s, 19, r.samples_ns);
+  s.run();
 }
 
 void RowWriter::kernel(const KernelEvent& e, int64_t device_id, int64_t name_id) {

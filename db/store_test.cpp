@@ -38,8 +38,8 @@ Measurements sample(const std::string& uuid, int events = 10) {
   d.host = "h1";
   d.index = 0;
   m.devices.push_back(d);
-  m.gemms.push_back({0, "bf16", 4096, 4096, 4096, 1, 700000, 690000, 720000, 50});
-  m.memory.push_back({0, "copy_d2d", 1 << 30, 650000000, std::nullopt, std::nullopt, 10});
+  m.gemms.push_back({0, "bf16", 4096, 4096, 4096, 1, 700000, 690000, 720000, 50, {}});
+  m.memory.push_back({0, "copy_d2d", 1 << 30, 650000000, std::nullopt, std::nullopt, 10, {}});
   CollectiveRecord c;
   c.op = "all_reduce";
   c.dtype = "float";

@@ -13,6 +13,7 @@ packages=(
   libopenblas-dev libopenmpi-dev openmpi-bin   # host GEMM and MPI collectives
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev          # libFuzzer targets (optional SHARDCOST_FUZZ build)
+  chromium fonts-dejavu-core        # the HTML report test renders a screenshot
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -13,7 +13,7 @@
 
 namespace shardcost::db {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // One benchmark, trace or import: where the figures came from.
 struct Run {
@@ -56,6 +56,8 @@ struct GemmRecord {
   int64_t time_ns = 0;  // median
   std::optional<int64_t> time_p10_ns, time_p90_ns;
   int64_t iterations = 0;
+  // Per-iteration times in iteration order (ns); empty: not recorded (schema 3).
+  std::vector<int64_t> samples_ns;
 };
 
 struct MemoryRecord {
@@ -65,6 +67,8 @@ struct MemoryRecord {
   int64_t time_ns = 0;
   std::optional<int64_t> time_p10_ns, time_p90_ns;
   int64_t iterations = 0;
+  // Per-iteration times in iteration order (ns); empty: not recorded (schema 3).
+  std::vector<int64_t> samples_ns;
 };
 
 struct CollectiveRecord {
@@ -84,6 +88,8 @@ struct CollectiveRecord {
   std::optional<int64_t> wrong_elements;  // newer nccl-tests' #wrong; nullopt: not checked
   std::optional<double> max_error;        // older nccl-tests' error column (max deviation)
   int64_t iterations = 0;
+  // Per-iteration times in iteration order (ns); empty: not recorded (schema 3).
+  std::vector<int64_t> samples_ns;
 };
 
 enum class EventKind : int { kernel = 0, memcpy = 1, memset = 2, sync = 3 };
@@ -208,6 +214,7 @@ class Store {
   const std::string& path() const { return path_; }
 
  private:
+  friend class StoreAccess;  // db/store_access.h: db's own files reach the connection
   Store(std::unique_ptr<Connection>, std::string path);
   std::unique_ptr<Connection> conn_;
   std::string path_;

@@ -1,0 +1,66 @@
+// report: the store as one self-contained HTML page of plots (and, given a model and a
+// cluster, the ranked strategies priced from the store).
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "commands.h"
+#include "report_html.h"
+#include "shardcost/db.h"
+#include "shardcost/error.h"
+#include "shardcost/store_costs.h"
+
+namespace shardcost::cli {
+
+void add_report_command(CLI::App& app) {
+  struct Args {
+    std::string db, out = "report.html", model, cluster;
+    int gpus = 0, gbs = 0, top = 300;
+  };
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("report", "Write one self-contained HTML page of plots of a cost store");
+  cmd->add_option("--db", a->db, "store file")->required();
+  cmd->add_option("--out,-o", a->out, "HTML file to write (default report.html)");
+  cmd->add_option("--model", a->model, "also rank strategies for this model (catalog name or JSON file)");
+  cmd->add_option("--cluster", a->cluster, "... on this cluster (catalog name or JSON file)");
+  cmd->add_option("--gpus", a->gpus, "... of this many GPUs (default: the whole cluster)");
+  cmd->add_option("--gbs", a->gbs, "... with this global batch (sequences)");
+  cmd->add_option("--top", a->top, "strategies to draw (default 300)");
+  cmd->callback([a] {
+    if (a->model.empty() != a->cluster.empty())
+      throw InputError("--model and --cluster go together; give both to plot ranked strategies, or neither");
+    if (!a->model.empty() && a->gbs <= 0) throw InputError("--gbs is required with --model; give the global batch, e.g. --gbs 512");
+    if (a->top < 1) throw InputError("--top must be at least 1");
+    const db::Store store = db::Store::open(a->db, db::Store::Mode::read_only);
+    ReportInputs in;
+    in.info = store.info();
+    in.gemm = store.table("gemm");
+    in.memory = store.table("memory");
+    in.collective = store.table("collective");
+    in.kernels = store.table("kernels");
+    if (!a->model.empty()) {
+      RankedPlans p;
+      const Model model = load_model(a->model);
+      const Cluster cluster = load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
+      const StoreCosts costs = StoreCosts::load(a->db);
+      RankOptions ro;
+      ro.global_batch = a->gbs;
+      ro.top = a->top;
+      ro.estimate.costs = &costs;
+      p.model = model.name;
+      p.cluster = cluster.name;
+      p.gpus = cluster.total_gpus();
+      p.global_batch = a->gbs;
+      p.capacity_bytes = cluster.groups.front().device.memory_bytes;
+      p.result = rank(model, cluster, ro);
+      in.plans = std::move(p);
+    }
+    const std::string html = report_html(in);
+    std::ofstream out(a->out, std::ios::binary);
+    out << html;
+    if (!out.flush()) throw InputError("cannot write " + a->out + "; check the path and the disk");
+    fmt::print("{}: report of {} runs ({} KiB)\n", a->out, in.info.runs.size(), (html.size() + 1023) / 1024);
+  });
+}
+
+}  // namespace shardcost::cli

@@ -1,0 +1,30 @@
+#pragma once
+// The HTML report: one self-contained file, every plot inline SVG (cli/svg_plot.h).
+#include <optional>
+#include <string>
+
+#include "shardcost/db.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost::cli {
+
+struct RankedPlans {
+  std::string model, cluster;
+  int gpus = 0, global_batch = 0;
+  double capacity_bytes = 0;  // device memory, the feasibility limit
+  RankResult result;
+};
+
+struct ReportInputs {
+  db::StoreInfo info;
+  db::CostTable gemm, memory, collective, kernels;
+  std::optional<RankedPlans> plans;
+};
+
+std::string report_html(const ReportInputs&);
+
+// The catalog device a stored device name is (e.g. "NVIDIA H100 80GB HBM3" -> h100-sxm5-80gb):
+// the same normalized name, or the same model token and memory size where both are named.
+std::optional<Device> catalog_device(const std::string& stored_name);
+
+}  // namespace shardcost::cli

@@ -1,0 +1,189 @@
+#include "shardcost/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+
+#include "shardcost/error.h"
+
+namespace shardcost::db {
+namespace {
+
+Measure gemm(int64_t m, double median, int64_t run = 1) {
+  Measure x;
+  x.table = "gemm";
+  x.key = {{"device", "cpu"}, {"dtype", "fp32"}, {"m", std::to_string(m)}};
+  x.run_id = run;
+  x.median_ns = median;
+  return x;
+}
+
+// n samples around median with a relative half-spread, deterministic per seed.
+Measure sampled(int64_t m, double median, double rel, size_t n, unsigned seed) {
+  Measure x = gemm(m, median);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-rel, rel);
+  for (size_t i = 0; i < n; ++i) x.samples_ns.push_back(static_cast<int64_t>(median * (1 + u(rng))));
+  x.median_ns = stats::median(x.samples_ns);
+  x.p10_ns = stats::percentile(x.samples_ns, 0.1);
+  x.p90_ns = stats::percentile(x.samples_ns, 0.9);
+  x.iterations = static_cast<int64_t>(n);
+  return x;
+}
+
+TEST(CompareStats, MannWhitneyMatchesScipy) {
+  // scipy.stats.mannwhitneyu([1..5], [6..10], method="asymptotic") -> p = 0.01219
+  EXPECT_NEAR(stats::mann_whitney_p({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}), 0.01219, 1e-4);
+  EXPECT_NEAR(stats::mann_whitney_p({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}), 0.01219, 1e-4);
+  EXPECT_DOUBLE_EQ(stats::mann_whitney_p({5, 5, 5}, {5, 5, 5}), 1.0);
+  EXPECT_GT(stats::mann_whitney_p({1, 3, 5, 7}, {2, 4, 6, 8}), 0.5);
+}
+
+TEST(CompareStats, MedianZFromSpread) {
+  // sigma = 25.631 / 2.5631 = 10; se = 1.2533 * 10 per side; z = 10 / 17.72
+  auto p = stats::median_z_p(100, 25.631, 1, 110, 25.631, 1);
+  ASSERT_TRUE(p);
+  EXPECT_NEAR(*p, 2 * (1 - stats::normal_cdf(10 / std::hypot(12.533, 12.533))), 1e-6);
+  EXPECT_FALSE(stats::median_z_p(100, 0, 10, 110, 0, 10));
+  EXPECT_LT(*stats::median_z_p(100, 5, 100, 120, 5, 100), 1e-6);
+}
+
+TEST(CompareStats, HolmStepDown) {
+  const auto adj = stats::holm({0.01, 0.04, 0.03});
+  EXPECT_NEAR(adj[0], 0.03, 1e-12);
+  EXPECT_NEAR(adj[1], 0.06, 1e-12);
+  EXPECT_NEAR(adj[2], 0.06, 1e-12);
+  EXPECT_TRUE(stats::holm({}).empty());
+}
+
+TEST(CompareStats, Percentiles) {
+  EXPECT_DOUBLE_EQ(stats::median({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(stats::median({1, 2, 3, 4}), 2.5);
+  EXPECT_DOUBLE_EQ(stats::percentile({0, 10}, 0.1), 1);
+}
+
+TEST(Compare, MatchesByIdentityAndListsTheRest) {
+  std::vector<Measure> base = {gemm(1, 100), gemm(2, 100)};
+  std::vector<Measure> next = {gemm(2, 100), gemm(3, 100)};
+  next[0].key[0].second = "cpu";  // same device name, other host: still a match
+  const Comparison c = compare(base, next, {});
+  ASSERT_EQ(c.pairs.size(), 1u);
+  EXPECT_EQ(c.pairs[0].base.key[2].second, "2");
+  ASSERT_EQ(c.only_base.size(), 1u);
+  EXPECT_EQ(c.only_base[0].label(), "device=cpu dtype=fp32 m=1");
+  ASSERT_EQ(c.only_next.size(), 1u);
+  EXPECT_EQ(c.only_next[0].key[2].second, "3");
+}
+
+TEST(Compare, NewestRunOfAnIdentityWins) {
+  const Comparison c = compare({gemm(1, 100, 1), gemm(1, 200, 2)}, {gemm(1, 200, 3)}, {});
+  EXPECT_EQ(c.superseded, 1);
+  ASSERT_EQ(c.pairs.size(), 1u);
+  EXPECT_DOUBLE_EQ(c.pairs[0].change, 0);
+  EXPECT_EQ(c.pairs[0].verdict, Verdict::unchanged);
+}
+
+TEST(Compare, SamplesFindARealSlowdown) {
+  std::vector<Measure> base, next;
+  for (int i = 0; i < 20; ++i) {
+    base.push_back(sampled(i, 1000, 0.05, 30, static_cast<unsigned>(i)));
+    next.push_back(sampled(i, i == 7 ? 1200 : 1000, 0.05, 30, static_cast<unsigned>(100 + i)));
+  }
+  const Comparison c = compare(base, next, {});
+  EXPECT_EQ(c.count(Verdict::regressed), 1);
+  for (const auto& p : c.pairs) {
+    EXPECT_EQ(p.method, Method::mann_whitney);
+    if (p.verdict == Verdict::regressed) {
+      EXPECT_EQ(p.base.key[2].second, "7");
+    }
+  }
+}
+
+TEST(Compare, NoiseBiggerThanTheThresholdIsNotARegression) {
+  // +-30 % jitter, 8 iterations: medians move by more than 5 % without anything changing.
+  std::vector<Measure> base, next;
+  for (int i = 0; i < 50; ++i) {
+    base.push_back(sampled(i, 1000, 0.3, 8, static_cast<unsigned>(i)));
+    next.push_back(sampled(i, 1000, 0.3, 8, static_cast<unsigned>(1000 + i)));
+  }
+  const Comparison c = compare(base, next, {});
+  int beyond_threshold = 0;
+  for (const auto& p : c.pairs) beyond_threshold += std::abs(p.change) > 0.05;
+  EXPECT_GT(beyond_threshold, 5);  // a threshold alone would fail this CI run
+  EXPECT_EQ(c.count(Verdict::regressed), 0);
+  EXPECT_EQ(c.count(Verdict::improved), 0);
+}
+
+TEST(Compare, SummariesUseTheSpreadAndIterations) {
+  Measure a = gemm(1, 1000), b = gemm(1, 1100);
+  a.p10_ns = 950, a.p90_ns = 1050, a.iterations = 200;
+  b.p10_ns = 1045, b.p90_ns = 1155, b.iterations = 200;
+  Comparison c = compare({a}, {b}, {});
+  EXPECT_EQ(c.pairs[0].method, Method::median_z);
+  EXPECT_EQ(c.pairs[0].verdict, Verdict::regressed);
+  // The same change with a wide spread over few iterations is noise.
+  a.p10_ns = 600, a.p90_ns = 1400, a.iterations = 5;
+  b.p10_ns = 700, b.p90_ns = 1500, b.iterations = 5;
+  c = compare({a}, {b}, {});
+  EXPECT_EQ(c.pairs[0].verdict, Verdict::unchanged);
+  EXPECT_FALSE(c.pairs[0].significant);
+}
+
+TEST(Compare, OneSideWithoutSpreadBorrowsTheOther) {
+  Measure a = gemm(1, 1000), b = gemm(1, 1300);
+  a.p10_ns = 990, a.p90_ns = 1010, a.iterations = 50;
+  b.iterations = 20;
+  const Comparison c = compare({a}, {b}, {});
+  EXPECT_EQ(c.pairs[0].method, Method::median_z);
+  EXPECT_EQ(c.pairs[0].verdict, Verdict::regressed);
+}
+
+TEST(Compare, WithoutAnySpreadTheThresholdDecides) {
+  const Comparison c = compare({gemm(1, 1000), gemm(2, 1000), gemm(3, 1000)},
+                               {gemm(1, 1040), gemm(2, 1200), gemm(3, 800)}, {});
+  ASSERT_EQ(c.pairs.size(), 3u);
+  EXPECT_EQ(c.pairs[0].method, Method::threshold);
+  EXPECT_EQ(c.pairs[0].verdict, Verdict::unchanged);
+  EXPECT_EQ(c.pairs[1].verdict, Verdict::regressed);
+  EXPECT_EQ(c.pairs[2].verdict, Verdict::improved);
+  EXPECT_NEAR(c.pairs[1].change, 0.2, 1e-12);
+  CompareOptions loose;
+  loose.threshold = 0.25;
+  EXPECT_EQ(compare({gemm(2, 1000)}, {gemm(2, 1200)}, loose).count(Verdict::regressed), 0);
+}
+
+TEST(Compare, StoreRoundTripKeepsSamplesAndFindsRuns) {
+  const std::string path = ::testing::TempDir() + "/compare_test.db";
+  std::remove(path.c_str());
+  Measurements m;
+  m.run.uuid = "aaaa-1111";
+  m.devices.push_back({});
+  m.devices[0].name = "cpu";
+  GemmRecord g;
+  g.dtype = "fp32";
+  g.m = g.n = g.k = 64;
+  g.time_ns = 1000;
+  g.iterations = 3;
+  g.samples_ns = {990, 1000, 1010};
+  m.gemms.push_back(g);
+  m.memory.push_back({0, "copy", 4096, 500, 490, 510, 2, {495, 505}});
+  Store s = Store::open(path, Store::Mode::read_write);
+  s.write(m);
+  m.run.uuid = "bbbb-2222";
+  m.gemms[0].samples_ns.clear();
+  s.write(m);
+  auto rows = load_measures(s, "gemm");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].samples_ns, (std::vector<int64_t>{990, 1000, 1010}));
+  EXPECT_TRUE(rows[1].samples_ns.empty());
+  EXPECT_EQ(load_measures(s, "memory", 2).at(0).samples_ns, (std::vector<int64_t>{495, 505}));
+  EXPECT_EQ(rows[0].label(), "device=cpu dtype=fp32 m=64 n=64 k=64 batch=1");
+  EXPECT_EQ(resolve_run(s, "2").uuid, "bbbb-2222");
+  EXPECT_EQ(resolve_run(s, "aaaa").id, 1);
+  EXPECT_THROW(resolve_run(s, "cccc"), InputError);
+  EXPECT_THROW(load_measures(s, "runs"), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost::db
