@@ -26,7 +26,7 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_option("--cluster", a.cluster, "catalog system name or cluster JSON file")->required();
   cmd->add_option("--gpus", a.gpus, "GPU count (whole nodes, or part of one node)");
   cmd->add_option("--software", a.software,
-                  "software stack: megatron-core (default) or megatron-lm-2021");
+                  "software stack: megatron-core (default), megatron-lm-2022 or megatron-lm-2021");
   cmd->add_option("--db", a.db, "price from the measurements in this cost store (catalog elsewhere)");
 }
 

@@ -9,10 +9,12 @@ build=${1:-}
 [ -x "$build/shardcost" ] || { echo "pack-gpu: no $build/shardcost; build first (scripts/build.sh)" >&2; exit 2; }
 rm -rf pack && mkdir -p pack/bin pack/lib pack/scripts
 cp "$build/shardcost" pack/bin/
-for t in profiler/profiler_tests profiler/profiler_gpu_tests; do
+# The CUPTI injection library lives next to the binary (shardcost trace finds it there).
+for f in "$build"/libshardcost_inject.so; do [ -f "$f" ] && cp "$f" pack/bin/; done
+for t in profiler/profiler_tests profiler/profiler_gpu_tests bench/bench_trace; do
   [ -x "$build/$t" ] && cp "$build/$t" pack/bin/
 done
-cp scripts/gpu-check.sh pack/scripts/
+cp scripts/gpu-check.sh scripts/trace-gpu-check.sh pack/scripts/
 # Everything the binaries link except the C runtime and the CUDA/driver libraries, which the
 # GPU image provides (libcuda comes with the driver; cublasLt and nccl with the CUDA image).
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libgcc_s|libstdc\+\+|libcuda\.so|libcublas|libnccl|libcudart)'
@@ -22,7 +24,12 @@ for bin in pack/bin/*; do
     cp -Ln "$path" pack/lib/ 2>/dev/null || true
   done
 done
-# Open MPI loads its components at run time from its own tree.
-ompi=$(dirname "$(ldd pack/bin/shardcost | awk '/libmpi\.so/{print $3}')" 2>/dev/null || true)
-[ -n "$ompi" ] && [ -d "$ompi/openmpi" ] && cp -rL "$ompi/openmpi" pack/lib/ 2>/dev/null || true
+# Open MPI loads its components at run time from its own tree; single-process GPU checks do
+# not initialise MPI, so the components travel only on request (they are large).
+if [ "${PACK_MPI_PLUGINS:-0}" = 1 ]; then
+  ompi=$(dirname "$(ldd pack/bin/shardcost | awk '/libmpi\.so/{print $3}')" 2>/dev/null || true)
+  [ -n "$ompi" ] && [ -d "$ompi/openmpi" ] && cp -rL "$ompi/openmpi" pack/lib/ 2>/dev/null || true
+fi
+# Debug symbols stay home: the device tool carries at most 64 MiB.
+strip --strip-unneeded pack/bin/* pack/lib/*.so* 2>/dev/null || true
 echo "pack-gpu: $(ls pack/bin | wc -l) binaries and $(ls pack/lib | wc -l) libraries in ./pack ($(du -sh pack | cut -f1))"
