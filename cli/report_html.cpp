@@ -36,17 +36,6 @@ struct Rows {
   std::string text(const std::vector<db::Cell>& row, const std::string& name) const { return db::cell_text(row[col(name)]); }
 };
 
-std::vector<std::string> split_tokens(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find('-', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
 
 // Series keyed and ordered by label; a later row at the same x replaces an earlier one (runs
 // are read oldest first, so the newest measurement is drawn).
@@ -260,23 +249,7 @@ td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: left; }
 }  // namespace
 
 std::optional<Device> catalog_device(const std::string& stored_name) {
-  const std::string want = normalize_device_name(stored_name);
-  const auto have = split_tokens(want);
-  auto has = [&](const std::string& tok) { return std::find(have.begin(), have.end(), tok) != have.end(); };
-  for (const auto& name : catalog_names("devices")) {
-    const auto tokens = split_tokens(name);
-    bool match = name == want;
-    if (!match && !tokens.empty() && has(tokens.front())) {
-      match = true;
-      for (const auto& t : tokens)  // a memory size named on both sides must agree
-        if (t.size() > 2 && t.substr(t.size() - 2) == "gb" && std::any_of(have.begin(), have.end(), [](const std::string& h) {
-              return h.size() > 2 && h.substr(h.size() - 2) == "gb";
-            }))
-          match = match && has(t);
-    }
-    if (match) return find_device(name);
-  }
-  return std::nullopt;
+  return catalog_device_for(stored_name);
 }
 
 std::string report_html(const ReportInputs& in) {

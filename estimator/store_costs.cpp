@@ -47,6 +47,7 @@ std::string memory_token(const std::vector<std::string>& t) {
   return "";
 }
 
+// a and b normalised.
 bool same_device(const std::string& a, const std::string& b) {
   if (a == b) return true;
   const auto ta = tokens(a), tb = tokens(b);
@@ -205,6 +206,16 @@ std::optional<Priced> StoreCosts::gemm(const Device& device, DType dtype, const 
       return Priced{flop / rate, CostOrigin::interpolated};
     }
   }
+  return std::nullopt;
+}
+
+bool same_device_name(std::string_view a, std::string_view b) {
+  return same_device(normalize_device_name(a), normalize_device_name(b));
+}
+
+std::optional<Device> catalog_device_for(std::string_view stored_name) {
+  for (const auto& name : catalog_names("devices"))
+    if (same_device_name(stored_name, name)) return find_device(name);
   return std::nullopt;
 }
 

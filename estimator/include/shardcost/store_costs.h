@@ -70,5 +70,10 @@ class StoreCosts : public CostSource {
 
 // "NVIDIA A100-SXM4-80GB" -> "a100-sxm4-80gb"
 std::string normalize_device_name(std::string_view);
+// Whether two names (any spelling) are the same device: equal once normalised, or the same
+// model token with the same memory size where both name one.
+bool same_device_name(std::string_view a, std::string_view b);
+// The catalog device a stored device name (as a driver or a tool reports it) is, if any.
+std::optional<Device> catalog_device_for(std::string_view stored_name);
 
 }  // namespace shardcost
