@@ -28,8 +28,11 @@ int main(int argc, char** argv) {
   for (long i = 0; i < events; ++i) {
     const auto kind = i % 50 == 0 ? shardcost::db::EventKind::memcpy : shardcost::db::EventKind::kernel;
     const int64_t dur = 2000 + (i * 7919) % 90000;
-    m.kernels.push_back({0, 7 + i % 4, kind, static_cast<int32_t>((i * 31) % 300), t, dur,
-                         kind == shardcost::db::EventKind::memcpy ? 1 << 20 : 0});
+    // Each kernel name has its own launch configuration, as a training step's kernels do.
+    const int32_t name = static_cast<int32_t>((i * 31) % 300);
+    m.kernels.push_back({0, 7 + i % 4, kind, name, t, dur,
+                         kind == shardcost::db::EventKind::memcpy ? 1 << 20 : 0,
+                         {132 * (1 + name % 16), 1 + name % 3, 1, 128 * (1 + name % 4), 1, 1}});
     t += dur + 1500;
   }
 

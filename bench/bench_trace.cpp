@@ -51,7 +51,10 @@ std::vector<trace::PackedBuffer> generate(const std::vector<std::string>& names)
       r.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
       r.name = names[i % names.size()].c_str();
       r.start = t, r.end = t + 1000, r.deviceId = 0, r.contextId = 1;
-      r.streamId = i % 7 == 0 ? 13 : 7, r.gridX = 128, r.blockX = 256;
+      r.streamId = i % 7 == 0 ? 13 : 7;
+      // A launch configuration per name, as real kernels have (CUPTI reports every dim >= 1).
+      r.gridX = 128 * (1 + static_cast<int32_t>(i % names.size()) % 8), r.gridY = r.gridZ = 1;
+      r.blockX = 256, r.blockY = r.blockZ = 1;
       buf.add(r);
     }
   }

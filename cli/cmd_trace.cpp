@@ -183,27 +183,11 @@ db::Run pick_run(const db::StoreInfo& info, const std::string& wanted) {
                                wanted, info.path));
 }
 
-// The store has no per-run kernel query yet: the run's events are the kernels rows of its host
-// inside its [start, end] window (CUPTI stamps with CLOCK_REALTIME, as the run's times are).
+// The run's own events, devices and launch configurations, read back by run id.
 db::Measurements load_run(const std::string& path, const std::string& wanted) {
   if (!fs::exists(path)) throw InputError(fmt::format("store {} does not exist", path));
   auto store = db::Store::open(path, db::Store::Mode::read_only);
-  const db::Run run = pick_run(store.info(), wanted);
-  db::CostTable t = store.table("kernels");
-  size_t host = 0, start = 0;
-  for (size_t i = 0; i < t.columns.size(); ++i) {
-    if (t.columns[i] == "host") host = i;
-    if (t.columns[i] == "start_ns") start = i;
-  }
-  std::erase_if(t.rows, [&](const std::vector<db::Cell>& row) {
-    const auto* s = std::get_if<int64_t>(&row[start]);
-    const auto* h = std::get_if<std::string>(&row[host]);
-    return !s || !h || *h != run.host || *s < run.start_time_ns ||
-           (run.end_time_ns > 0 && *s > run.end_time_ns);
-  });
-  db::Measurements m = trace::from_kernel_table(t);
-  m.run = run;
-  return m;
+  return store.kernel_events(pick_run(store.info(), wanted).id);
 }
 
 std::string ms(int64_t ns) {

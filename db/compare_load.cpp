@@ -78,25 +78,32 @@ std::vector<Measure> load_rows(const Connection& c, const Loader& l, std::option
   return out;
 }
 
-// Traces: every event of a (device, kind, name) is one sample of that kernel's duration.
+// Traces: every event of a (device, kind, name, launch configuration) is one sample of that
+// kernel's duration: the same kernel on another grid is another cost. Grid and block join the
+// identity only when known (schema 4), so older stores and imports match as before.
 std::vector<Measure> load_kernels(const Connection& c, std::optional<int64_t> run_id) {
   Statement s = c.prepare(
-      "SELECT k.run_id, d.name, k.kind, t.text, k.duration_ns FROM kernel_event k "
+      "SELECT k.run_id, d.name, k.kind, t.text, k.duration_ns, "
+      "coalesce(l.grid_x || 'x' || l.grid_y || 'x' || l.grid_z, ''), "
+      "coalesce(l.block_x || 'x' || l.block_y || 'x' || l.block_z, '') FROM kernel_event k "
       "JOIN device d ON d.id = k.device_id JOIN string t ON t.id = k.name_id "
+      "LEFT JOIN launch_config l ON l.id = k.launch_id "
       "WHERE k.kind != 3 AND (?1 IS NULL OR k.run_id = ?1) ORDER BY k.run_id, k.rowid");
   s.bind(1, run_id);
-  std::map<std::tuple<int64_t, std::string, int64_t, std::string>, std::vector<int64_t>> groups;
+  using Key = std::tuple<int64_t, std::string, int64_t, std::string, std::string, std::string>;
+  std::map<Key, std::vector<int64_t>> groups;
   while (s.step())
-    groups[{s.int64(0), s.text(1), s.int64(2), s.text(3)}].push_back(s.int64(4));
+    groups[{s.int64(0), s.text(1), s.int64(2), s.text(3), s.text(5), s.text(6)}].push_back(s.int64(4));
   std::vector<Measure> out;
   for (auto& [key, samples] : groups) {
-    const auto& [run, device, kind, name] = key;
+    const auto& [run, device, kind, name, grid, block] = key;
     Measure m;
     m.table = "kernels";
     m.run_id = run;
     m.key = {{"device", device},
              {"kind", std::string(to_string(static_cast<EventKind>(kind)))},
              {"name", name}};
+    if (!grid.empty()) m.key.emplace_back("grid", grid), m.key.emplace_back("block", block);
     m.median_ns = stats::median(samples);
     m.p10_ns = stats::percentile(samples, 0.1);
     m.p90_ns = stats::percentile(samples, 0.9);

@@ -2,7 +2,10 @@
 // columns; derived columns (rates) are ignored and recomputed; optional ones may be missing.
 #include <fmt/format.h>
 
+#include <climits>
+#include <cstdint>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "import_util.h"
@@ -55,6 +58,26 @@ struct Row {
     }
     return out;
   }
+  // grid_x_blocks ... block_z_threads: all six or none.
+  LaunchConfig launch() const {
+    static const char* const kColumns[] = {"grid_x_blocks",   "grid_y_blocks",   "grid_z_blocks",
+                                           "block_x_threads", "block_y_threads", "block_z_threads"};
+    int32_t dims[6] = {};
+    int present = 0;
+    for (int i = 0; i < 6; ++i) {
+      const auto v = opt_int(kColumns[i]);
+      if (!v) continue;
+      if (*v < 1 || *v > INT32_MAX)
+        throw InputError(fmt::format("{}: {} is {}; launch dimensions are positive integers",
+                                     where(), kColumns[i], *v));
+      dims[i] = static_cast<int32_t>(*v);
+      ++present;
+    }
+    if (present != 0 && present != 6)
+      throw InputError(fmt::format("{}: {} of the 6 launch columns (grid_x_blocks ... "
+                                   "block_z_threads) are filled; fill all or none", where(), present));
+    return {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]};
+  }
   int64_t integer(const std::string& col, std::optional<int64_t> fallback = std::nullopt) const {
     if (auto v = opt_int(col)) return *v;
     if (fallback) return *fallback;
@@ -105,16 +128,18 @@ Measurements import_cost_csv(std::string_view text, std::string_view source) {
   m.run.tool = "csv";
   m.run.source = std::string(source);
   m.run.uuid = content_uuid("csv", text);
-  std::map<std::pair<std::string, std::string>, int> devices;
+  // Devices by name, host and (kernels) ordinal: two GPUs of one model on one host stay two.
+  std::map<std::tuple<std::string, std::string, std::string>, int> devices;
   std::unordered_map<std::string, int32_t> names;
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     const Row row{csv, index, r, source};
-    const auto key = std::make_pair(row.str("device"), row.str("host"));
+    const auto key = std::make_tuple(row.str("device"), row.str("host"), row.str("device_index"));
     auto [it, added] = devices.emplace(key, static_cast<int>(m.devices.size()));
     if (added) {
       DeviceRecord d;
-      d.name = key.first;
-      d.host = key.second;
+      d.name = std::get<0>(key);
+      d.host = std::get<1>(key);
+      if (auto ordinal = row.opt_int("device_index")) d.index = static_cast<int>(*ordinal);
       m.devices.push_back(d);
     }
     const int device = it->second;
@@ -162,6 +187,7 @@ Measurements import_cost_csv(std::string_view text, std::string_view source) {
       e.start_ns = row.integer("start_ns");
       e.duration_ns = row.integer("duration_ns");
       e.bytes = row.integer("bytes", 0);
+      e.launch = row.launch();
       m.kernels.push_back(e);
     }
   }

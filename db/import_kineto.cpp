@@ -2,6 +2,7 @@
 // categories kernel, gpu_memcpy and gpu_memset (older Kineto: Kernel, Memcpy, Memset), times
 // in microseconds, and args.device / args.stream. Events are read one at a time and dropped,
 // so a trace of millions of events never sits in memory as JSON.
+#include <climits>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -21,6 +22,22 @@ std::optional<EventKind> gpu_kind(std::string cat) {
   if (cat == "gpu_memcpy" || cat == "memcpy") return EventKind::memcpy;
   if (cat == "gpu_memset" || cat == "memset") return EventKind::memset;
   return std::nullopt;
+}
+
+// Kineto's kernel args "grid": [x, y, z] and "block": [x, y, z]; unknown when either is missing.
+LaunchConfig launch(const json& args) {
+  int32_t dims[6] = {};
+  const char* keys[2] = {"grid", "block"};
+  for (int k = 0; k < 2; ++k) {
+    const auto it = args.find(keys[k]);
+    if (it == args.end() || !it->is_array() || it->size() != 3) return {};
+    for (size_t d = 0; d < 3; ++d) {
+      const json& v = (*it)[d];
+      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > INT32_MAX) return {};
+      dims[k * 3 + static_cast<int>(d)] = static_cast<int32_t>(v.get<int64_t>());
+    }
+  }
+  return {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]};
 }
 
 int64_t us_to_ns(const json& v) {
@@ -57,6 +74,7 @@ struct Reader {
     k.start_ns = us_to_ns(e.value("ts", json()));
     k.duration_ns = us_to_ns(e.value("dur", json()));
     k.bytes = args.value("bytes", int64_t{0});
+    if (k.kind == EventKind::kernel) k.launch = launch(args);
     const std::string name = e.value("name", "");
     auto [it, added] = names.emplace(name, static_cast<int32_t>(m.names.size()));
     if (added) m.names.push_back(name);

@@ -119,6 +119,12 @@ TEST(Kineto, GpuEventsOnlyWithInternedNames) {
   ASSERT_EQ(m.devices.size(), 1u);
   EXPECT_EQ(m.devices[0].sms, 108);
   EXPECT_EQ(m.devices[0].compute_capability, "8.0");
+  EXPECT_FALSE(m.kernels[0].launch.known());  // the fixture's kernels name no grid or block
+  const Measurements launched = import_kineto(
+      R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2,
+          "args": {"device": 0, "stream": 7, "grid": [108, 2, 1], "block": [256, 1, 1]}}]})",
+      "l.json");
+  EXPECT_TRUE((launched.kernels.at(0).launch == LaunchConfig{108, 2, 1, 256, 1, 1}));
   EXPECT_THROW(import_kineto("{\"traceEvents\": []}", "e.json"), InputError);
   EXPECT_THROW(import_kineto("{\"traceEvents\": [", "e.json"), InputError);
 }

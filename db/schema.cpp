@@ -161,11 +161,29 @@ ALTER TABLE memory ADD COLUMN samples_ns TEXT;
 ALTER TABLE collective ADD COLUMN samples_ns TEXT;
 )sql";
 
+// Version 4: kernels' launch configuration, so a traced kernel's cost is keyed by name and
+// launch. Interned like names: a trace repeats a few hundred configurations millions of times,
+// so an event carries one small id (1-2 bytes) instead of six integers. NULL: not known, or
+// not a kernel. Existing events keep NULL.
+constexpr std::string_view kVersion4 = R"sql(
+CREATE TABLE launch_config (
+  id      INTEGER PRIMARY KEY,
+  grid_x  INTEGER NOT NULL,                       -- blocks per grid, x y z
+  grid_y  INTEGER NOT NULL,
+  grid_z  INTEGER NOT NULL,
+  block_x INTEGER NOT NULL,                       -- threads per block, x y z
+  block_y INTEGER NOT NULL,
+  block_z INTEGER NOT NULL,
+  UNIQUE (grid_x, grid_y, grid_z, block_x, block_y, block_z)
+);
+ALTER TABLE kernel_event ADD COLUMN launch_id INTEGER REFERENCES launch_config(id);
+)sql";
+
 }  // namespace
 
 const std::vector<std::string_view>& migrations() {
-  static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3};
-  static_assert(kSchemaVersion == 3, "add the migration for the new version above");
+  static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3, kVersion4};
+  static_assert(kSchemaVersion == 4, "add the migration for the new version above");
   return all;
 }
 

@@ -161,7 +161,8 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
   for (const auto& r : m.memory) w.memory(r, device(r.device)), row_done();
   for (const auto& r : m.collectives) w.collective(r, device(r.device)), row_done();
   std::vector<int64_t> name_ids(m.names.size(), 0);
-  int64_t chunk_devices[RowWriter::kKernelChunk], chunk_names[RowWriter::kKernelChunk];
+  int64_t chunk_devices[RowWriter::kKernelChunk], chunk_names[RowWriter::kKernelChunk],
+      chunk_launches[RowWriter::kKernelChunk];
   for (size_t i = 0; i < m.kernels.size();) {
     // A chunk never straddles a commit, so every committed batch is whole.
     const size_t n = std::min({RowWriter::kKernelChunk, m.kernels.size() - i,
@@ -172,8 +173,9 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
       if (name_id == 0) name_id = w.intern(m.names[static_cast<size_t>(e.name)]);
       chunk_devices[j] = device(e.device);
       chunk_names[j] = name_id;
+      chunk_launches[j] = e.kind == EventKind::kernel && e.launch.known() ? w.launch(e.launch) : 0;
     }
-    w.kernels(&m.kernels[i], n, chunk_devices, chunk_names);
+    w.kernels(&m.kernels[i], n, chunk_devices, chunk_names, chunk_launches);
     result.rows += static_cast<int64_t>(n) - 1;
     in_batch += static_cast<int64_t>(n) - 1;
     row_done();
@@ -196,7 +198,7 @@ StoreInfo Store::info() const {
   Statement devices = conn_->prepare(std::string(kDeviceSelect) + " ORDER BY id");
   while (devices.step()) info.devices.push_back(read_device(devices));
   for (const char* table : {"run", "device", "string", "gemm", "memory", "collective",
-                            "kernel_event", "fitted_model"}) {
+                            "kernel_event", "launch_config", "fitted_model"}) {
     // Table names come from the list above, never from input.
     Statement count = conn_->prepare(std::string("SELECT count(*) FROM ") + table);
     count.step();
@@ -217,6 +219,7 @@ CheckResult Store::check() const {
     r.problems.push_back("foreign key: row " + fk.text(1) + " of " + fk.text(0) + " refers to a missing " + fk.text(2));
   const std::vector<std::string> expected = {"meta", "run", "device", "run_device", "string",
                                              "gemm", "memory", "collective", "kernel_event",
+                                             "launch_config",
                                              "fitted_model", "collective_rate"};
   Statement has = conn_->prepare("SELECT count(*) FROM sqlite_schema WHERE name = ?");
   for (const auto& name : expected) {

@@ -13,6 +13,7 @@ namespace {
 constexpr std::string_view kRunColumns =
     "uuid, tool, tool_version, git_revision, host, command_line, start_time_ns, end_time_ns, "
     "status, source, recorded_by, library_versions";
+constexpr std::string_view kLaunchColumns = "grid_x, grid_y, grid_z, block_x, block_y, block_z";
 constexpr std::string_view kDeviceColumns =
     "fingerprint, name, uuid, host, device_index, pci_bus, compute_capability, memory_bytes, "
     "sm_clock_khz, memory_clock_khz, sms, driver_version, cuda_version";
@@ -82,6 +83,8 @@ MergeResult Store::merge_from(const std::string& other_path) {
   {
     Transaction t(c);
     c.exec("INSERT OR IGNORE INTO main.string (text) SELECT text FROM src.string ORDER BY id");
+    c.exec("INSERT OR IGNORE INTO main.launch_config (" + std::string(kLaunchColumns) + ") SELECT " +
+           std::string(kLaunchColumns) + " FROM src.launch_config ORDER BY id");
     c.exec("INSERT INTO main.device (" + std::string(kDeviceColumns) + ") SELECT " +
            std::string(kDeviceColumns) + " FROM src.device WHERE true ORDER BY id "
            "ON CONFLICT (fingerprint) DO NOTHING");
@@ -109,12 +112,16 @@ MergeResult Store::merge_from(const std::string& other_path) {
                                   " FROM src." + std::string(rc.table) + " x" +
                                   std::string(kDeviceMap) + "WHERE x.run_id = ?2 ORDER BY x.id"));
   }
+  // Launch configurations map by their six values, as strings by their text.
   copy_rows.push_back(c.prepare(
       "INSERT INTO main.kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "
-      "duration_ns, bytes) SELECT ?1, md.id, x.stream, x.kind, ms.id, x.start_ns, x.duration_ns, "
-      "x.bytes FROM src.kernel_event x" + std::string(kDeviceMap) +
+      "duration_ns, bytes, launch_id) SELECT ?1, md.id, x.stream, x.kind, ms.id, x.start_ns, "
+      "x.duration_ns, x.bytes, ml.id FROM src.kernel_event x" + std::string(kDeviceMap) +
       "JOIN src.string ss ON ss.id = x.name_id JOIN main.string ms ON ms.text = ss.text "
-      "WHERE x.run_id = ?2 ORDER BY x.rowid"));
+      "LEFT JOIN src.launch_config sl ON sl.id = x.launch_id "
+      "LEFT JOIN main.launch_config ml ON ml.grid_x = sl.grid_x AND ml.grid_y = sl.grid_y AND "
+      "ml.grid_z = sl.grid_z AND ml.block_x = sl.block_x AND ml.block_y = sl.block_y AND "
+      "ml.block_z = sl.block_z WHERE x.run_id = ?2 ORDER BY x.rowid"));
 
   for (const auto& [src_id, uuid] : src_runs) {
     exists.bind(1, uuid);

@@ -40,10 +40,13 @@ constexpr TableQuery kQueries[] = {
      "ORDER BY d.name, d.host, c.op, c.ranks, c.nodes, c.dtype, c.in_place, c.bytes, c.id",
      true},
     {"kernels",
-     "SELECT d.name AS device, d.host AS host, k.stream, "
+     "SELECT d.name AS device, d.host AS host, d.device_index, k.stream, "
      "CASE k.kind WHEN 0 THEN 'kernel' WHEN 1 THEN 'memcpy' WHEN 2 THEN 'memset' ELSE 'sync' END "
-     "AS kind, s.text AS name, k.start_ns, k.duration_ns, k.bytes "
+     "AS kind, s.text AS name, k.start_ns, k.duration_ns, k.bytes, l.grid_x AS grid_x_blocks, "
+     "l.grid_y AS grid_y_blocks, l.grid_z AS grid_z_blocks, l.block_x AS block_x_threads, "
+     "l.block_y AS block_y_threads, l.block_z AS block_z_threads "
      "FROM kernel_event k JOIN device d ON d.id = k.device_id JOIN string s ON s.id = k.name_id "
+     "LEFT JOIN launch_config l ON l.id = k.launch_id "
      "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR k.kind = CASE ?2 WHEN 'kernel' THEN 0 WHEN 'memcpy' THEN 1 "
      "WHEN 'memset' THEN 2 WHEN 'sync' THEN 3 ELSE -1 END) "
      "ORDER BY k.rowid",

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "shardcost/error.h"
+
 namespace shardcost::db {
 namespace {
 
@@ -98,10 +100,12 @@ RowWriter::RowWriter(const Connection& c, int64_t run_id)
           "ranks, nodes, fabric_level, in_place, time_ns, time_p10_ns, time_p90_ns, "
           "wrong_elements, max_error, iterations, samples_ns) "
           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
-      kernel_(c.prepare("INSERT INTO kernel_event (run_id, device_id, stream, kind, name_id, "
-                        "start_ns, duration_ns, bytes) VALUES (?,?,?,?,?,?,?,?)")),
       add_string_(c.prepare("INSERT OR IGNORE INTO string (text) VALUES (?)")),
-      find_string_(c.prepare("SELECT id FROM string WHERE text = ?")) {}
+      find_string_(c.prepare("SELECT id FROM string WHERE text = ?")),
+      add_launch_(c.prepare("INSERT OR IGNORE INTO launch_config (grid_x, grid_y, grid_z, block_x, "
+                            "block_y, block_z) VALUES (?, ?, ?, ?, ?, ?)")),
+      find_launch_(c.prepare("SELECT id FROM launch_config WHERE grid_x = ? AND grid_y = ? AND "
+                             "grid_z = ? AND block_x = ? AND block_y = ? AND block_z = ?")) {}
 
 void RowWriter::gemm(const GemmRecord& r, int64_t device_id) {
   gemm_.bind(1, run_id_).bind(2, device_id).bind(3, r.dtype).bind(4, r.m).bind(5, r.n);
@@ -131,33 +135,52 @@ void RowWriter::collective(const CollectiveRecord& r, int64_t device_id) {
   s.run();
 }
 
-void RowWriter::kernel(const KernelEvent& e, int64_t device_id, int64_t name_id) {
-  Statement& s = kernel_;
-  s.bind(1, run_id_).bind(2, device_id).bind(3, e.stream).bind(4, static_cast<int64_t>(e.kind));
-  s.bind(5, name_id).bind(6, e.start_ns).bind(7, e.duration_ns);
-  if (e.kind == EventKind::memcpy || e.kind == EventKind::memset) s.bind(8, e.bytes);
-  s.run();
-}
-
-void RowWriter::kernels(const KernelEvent* events, size_t n, const int64_t* device_ids, const int64_t* name_ids) {
+void RowWriter::kernels(const KernelEvent* events, size_t n, const int64_t* device_ids,
+                        const int64_t* name_ids, const int64_t* launch_ids) {
+  constexpr int kColumns = 9;
   auto it = kernel_chunks_.find(n);
   if (it == kernel_chunks_.end()) {
     std::string sql = "INSERT INTO kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "
-                      "duration_ns, bytes) VALUES ";
-    for (size_t i = 0; i < n; ++i) sql += i ? ",(?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?)";
+                      "duration_ns, bytes, launch_id) VALUES ";
+    for (size_t i = 0; i < n; ++i) sql += i ? ",(?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?)";
     it = kernel_chunks_.emplace(n, c_.prepare(sql)).first;
   }
   Statement& s = it->second;
   for (size_t i = 0; i < n; ++i) {
     const KernelEvent& e = events[i];
-    const int p = static_cast<int>(i) * 8;
+    const int p = static_cast<int>(i) * kColumns;
     s.bind(p + 1, run_id_).bind(p + 2, device_ids[i]).bind(p + 3, e.stream);
     s.bind(p + 4, static_cast<int64_t>(e.kind)).bind(p + 5, name_ids[i]).bind(p + 6, e.start_ns);
     s.bind(p + 7, e.duration_ns);
     if (e.kind == EventKind::memcpy || e.kind == EventKind::memset) s.bind(p + 8, e.bytes);
     else s.bind_null(p + 8);
+    if (launch_ids[i] > 0) s.bind(p + 9, launch_ids[i]);
+    else s.bind_null(p + 9);
   }
   s.run();
+}
+
+size_t RowWriter::LaunchHash::operator()(const LaunchConfig& l) const {
+  size_t h = 0;
+  for (const int32_t v : {l.grid_x, l.grid_y, l.grid_z, l.block_x, l.block_y, l.block_z})
+    h = h * 1000003u + static_cast<size_t>(static_cast<uint32_t>(v));
+  return h;
+}
+
+int64_t RowWriter::launch(const LaunchConfig& l) {
+  if (auto it = launches_.find(l); it != launches_.end()) return it->second;
+  auto bind_all = [&](Statement& s) {
+    s.bind(1, l.grid_x).bind(2, l.grid_y).bind(3, l.grid_z);
+    s.bind(4, l.block_x).bind(5, l.block_y).bind(6, l.block_z);
+  };
+  bind_all(add_launch_);
+  add_launch_.run();
+  bind_all(find_launch_);
+  if (!find_launch_.step()) throw Error("internal: launch_config row missing right after insert");
+  const int64_t id = find_launch_.int64(0);
+  find_launch_.reset();
+  launches_.emplace(l, id);
+  return id;
 }
 
 int64_t RowWriter::intern(std::string_view name) {

@@ -31,20 +31,26 @@ class RowWriter {
   void gemm(const GemmRecord&, int64_t device_id);
   void memory(const MemoryRecord&, int64_t device_id);
   void collective(const CollectiveRecord&, int64_t device_id);
-  void kernel(const KernelEvent&, int64_t device_id, int64_t name_id);
   // Up to kKernelChunk events in one multi-row INSERT: a 1,000,000-event trace is a second of
-  // store time only when the per-statement overhead is shared.
+  // store time only when the per-statement overhead is shared. launch_ids: 0 = NULL.
   static constexpr size_t kKernelChunk = 64;
-  void kernels(const KernelEvent* events, size_t n, const int64_t* device_ids, const int64_t* name_ids);
+  void kernels(const KernelEvent* events, size_t n, const int64_t* device_ids,
+               const int64_t* name_ids, const int64_t* launch_ids);
   // The id of name in the strings table, adding it when new.
   int64_t intern(std::string_view name);
+  // The id of a known launch configuration in launch_config, adding it when new.
+  int64_t launch(const LaunchConfig&);
 
  private:
   const Connection& c_;
   int64_t run_id_;
-  Statement gemm_, memory_, collective_, kernel_, add_string_, find_string_;
+  Statement gemm_, memory_, collective_, add_string_, find_string_, add_launch_, find_launch_;
   std::unordered_map<size_t, Statement> kernel_chunks_;  // rows per statement -> statement
   std::unordered_map<std::string, int64_t> strings_;
+  struct LaunchHash {
+    size_t operator()(const LaunchConfig& l) const;
+  };
+  std::unordered_map<LaunchConfig, int64_t, LaunchHash> launches_;
 };
 
 }  // namespace shardcost::db

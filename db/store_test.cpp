@@ -53,7 +53,8 @@ Measurements sample(const std::string& uuid, int events = 10) {
   m.collectives.push_back(c);
   m.names = {"gemm_kernel", "nccl_kernel"};
   for (int i = 0; i < events; ++i)
-    m.kernels.push_back({0, 7, EventKind::kernel, i % 2, 1000 * i, 500, 0});
+    m.kernels.push_back({0, 7, EventKind::kernel, i % 2, 1000 * i, 500, 0,
+                         {i % 2 ? 8 : 132, 1, 1, i % 2 ? 512 : 256, 1, 1}});
   return m;
 }
 
@@ -123,7 +124,12 @@ TEST_F(StoreTest, MergeTwiceAddsNothing) {
   EXPECT_EQ(count(info, "kernel_event"), 20);
   EXPECT_EQ(count(info, "device"), 1);  // same fingerprint in both files
   EXPECT_EQ(count(info, "string"), 2);
-  EXPECT_EQ(out.table("kernels").rows[0][4], Cell(std::string("gemm_kernel")));
+  const CostTable kernels = out.table("kernels");
+  EXPECT_EQ(kernels.rows[0][5], Cell(std::string("gemm_kernel")));
+  EXPECT_EQ(kernels.columns.at(9), "grid_x_blocks");
+  EXPECT_EQ(kernels.rows[1][9], Cell(int64_t{8}));  // launch configurations survive the merge
+  EXPECT_EQ(kernels.rows[1][12], Cell(int64_t{512}));
+  EXPECT_EQ(count(info, "launch_config"), 2);
   EXPECT_TRUE(out.check().ok);
   EXPECT_THROW(out.merge_from(file("out.db")), InputError);
 }

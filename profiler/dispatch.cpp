@@ -92,6 +92,7 @@ void append(db::Measurements& m, const GemmReport& r) {
     rec.time_p10_ns = opt(g.stats.p10_ns);
     rec.time_p90_ns = opt(g.stats.p90_ns);
     rec.iterations = g.stats.iterations;
+    rec.samples_ns = g.stats.samples_ns;
     m.gemms.push_back(rec);
   }
 }
@@ -107,6 +108,7 @@ void append(db::Measurements& m, const MemoryReport& r) {
     rec.time_p10_ns = opt(x.stats.p10_ns);
     rec.time_p90_ns = opt(x.stats.p90_ns);
     rec.iterations = x.stats.iterations;
+    rec.samples_ns = x.stats.samples_ns;
     m.memory.push_back(rec);
   }
 }
@@ -131,6 +133,7 @@ void append(db::Measurements& m, const CollectiveReport& r) {
     rec.time_p90_ns = opt(c.stats.p90_ns);
     rec.wrong_elements = c.wrong;
     rec.iterations = c.stats.iterations;
+    rec.samples_ns = c.stats.samples_ns;
     m.collectives.push_back(rec);
   }
 }
@@ -153,6 +156,7 @@ void append(db::Measurements& m, const P2pReport& r) {
     rec.time_p90_ns = opt(p.stats.p90_ns);
     rec.wrong_elements = p.wrong;
     rec.iterations = p.stats.iterations;
+    rec.samples_ns = p.stats.samples_ns;
     m.collectives.push_back(rec);
   }
 }

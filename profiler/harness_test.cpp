@@ -50,6 +50,17 @@ TEST(Measure, WarmsUpThenTimesThenChecks) {
   EXPECT_EQ(m.wrong, 0);
 }
 
+TEST(Measure, KeepsEveryTimedIterationAfterWarmUpInOrder) {
+  CountingBench b;
+  FakeTimer t({10, 20, 30, 40, 50});  // warm-up takes 10, 20; then 30, 40, 50, 10
+  Timing timing;
+  timing.warmup = 2;
+  timing.iterations = 4;
+  const Measured m = measure(b, t, timing);
+  EXPECT_EQ(m.stats.samples_ns, (std::vector<int64_t>{30, 40, 50, 10}));
+  EXPECT_EQ(m.stats.iterations, 4);
+}
+
 TEST(Measure, TimeBudgetSetsTheIterationCountFromWarmUp) {
   CountingBench b;
   FakeTimer t({1'000'000});  // 1 ms per iteration

@@ -73,6 +73,12 @@ TEST(HostMemory, CopyReadWriteAreCheckedAndLandInTheStoreRecords) {
   EXPECT_EQ(meas.devices.size(), 1u);  // the same device once
   EXPECT_EQ(meas.memory.size(), 12u);
   EXPECT_EQ(meas.memory[0].time_ns, r.results[0].stats.median_ns);
+  // Every timed iteration reaches the store record, for compare's Mann-Whitney test.
+  for (const auto& rec : meas.memory) {
+    EXPECT_EQ(static_cast<int64_t>(rec.samples_ns.size()), rec.iterations);
+    for (const int64_t v : rec.samples_ns) EXPECT_GT(v, 0);
+  }
+  EXPECT_EQ(meas.memory[0].samples_ns, r.results[0].stats.samples_ns);
 }
 
 TEST(CudaBackend, SaysWhyWhenThereIsNoGpu) {

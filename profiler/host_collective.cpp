@@ -239,6 +239,7 @@ P2pReport mpi_bench_p2p(const CollectiveOptions& o, const Progress& progress) {
       r.stats.min_ns = half(m.stats.min_ns);
       r.stats.max_ns = half(m.stats.max_ns);
       r.stats.mean_ns = m.stats.mean_ns / 2;
+      for (int64_t& v : r.stats.samples_ns) v = half(v);
       r.wrong = m.wrong;
       r.latency_us = static_cast<double>(r.stats.median_ns) / 1e3;
       r.bandwidth_gbps = static_cast<double>(bytes) / static_cast<double>(std::max<int64_t>(1, r.stats.median_ns));

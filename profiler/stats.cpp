@@ -29,6 +29,7 @@ int64_t percentile(const std::vector<int64_t>& sorted, double p) {
 Stats summarize(std::vector<int64_t> samples) {
   Stats s;
   if (samples.empty()) return s;
+  s.samples_ns = samples;
   std::sort(samples.begin(), samples.end());
   s.iterations = static_cast<int64_t>(samples.size());
   s.min_ns = samples.front();

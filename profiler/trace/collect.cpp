@@ -103,6 +103,8 @@ void add_file(const file::Contents& f, Builder& b, Collected& out) {
     k.start_ns = static_cast<int64_t>(e.start_ns);
     k.duration_ns = e.end_ns > e.start_ns ? static_cast<int64_t>(e.end_ns - e.start_ns) : 0;
     k.bytes = static_cast<int64_t>(e.bytes);
+    if (e.kind == file::RawKind::kernel)
+      k.launch = {e.grid[0], e.grid[1], e.grid[2], e.block[0], e.block[1], e.block[2]};
     events.push_back(k);
   }
   out.dropped_records += static_cast<int64_t>(f.dropped);
@@ -150,29 +152,44 @@ Collected collect_directory(const std::string& dir) {
 db::Measurements from_kernel_table(const db::CostTable& kernels) {
   db::Measurements m;
   Builder b(m);
-  auto column = [&](std::string_view name) {
+  auto find = [&](std::string_view name) {
     for (size_t i = 0; i < kernels.columns.size(); ++i)
       if (kernels.columns[i] == name) return i;
-    throw Error("internal: the kernels table has no column '" + std::string(name) + "'");
+    return kernels.columns.size();
+  };
+  auto column = [&](std::string_view name) {
+    const size_t i = find(name);
+    if (i == kernels.columns.size())
+      throw Error("internal: the kernels table has no column '" + std::string(name) + "'");
+    return i;
   };
   const size_t device = column("device"), host = column("host"), stream = column("stream"),
                kind = column("kind"), name = column("name"), start = column("start_ns"),
                duration = column("duration_ns"), bytes = column("bytes");
+  const size_t ordinal = find("device_index");  // absent: devices by name and host only
+  const size_t launch[6] = {find("grid_x_blocks"),   find("grid_y_blocks"),   find("grid_z_blocks"),
+                            find("block_x_threads"), find("block_y_threads"), find("block_z_threads")};
   auto integer = [](const db::Cell& c) {
     return std::holds_alternative<int64_t>(c) ? std::get<int64_t>(c) : int64_t{0};
   };
   auto text = [](const db::Cell& c) {
     return std::holds_alternative<std::string>(c) ? std::get<std::string>(c) : std::string();
   };
+  auto cell = [](const std::vector<db::Cell>& row, size_t i) {
+    return i < row.size() ? row[i] : db::Cell{};
+  };
   std::unordered_map<std::string, int> device_index;
   for (const auto& row : kernels.rows) {
-    const std::string key = text(row[device]) + "\n" + text(row[host]);
+    const bool has_ordinal = std::holds_alternative<int64_t>(cell(row, ordinal));
+    const std::string key = text(row[device]) + "\n" + text(row[host]) + "\n" +
+                            (has_ordinal ? std::to_string(integer(cell(row, ordinal))) : "");
     auto [it, inserted] = device_index.try_emplace(key, static_cast<int>(m.devices.size()));
     if (inserted) {
       db::DeviceRecord d;
       d.name = text(row[device]);
       d.host = text(row[host]);
-      d.index = static_cast<int>(m.devices.size());
+      d.index = has_ordinal ? static_cast<int>(integer(cell(row, ordinal)))
+                            : static_cast<int>(m.devices.size());
       m.devices.push_back(std::move(d));
     }
     db::KernelEvent e;
@@ -187,6 +204,8 @@ db::Measurements from_kernel_table(const db::CostTable& kernels) {
     e.start_ns = integer(row[start]);
     e.duration_ns = integer(row[duration]);
     e.bytes = integer(row[bytes]);
+    auto dim = [&](int i) { return static_cast<int32_t>(integer(cell(row, launch[i]))); };
+    e.launch = {dim(0), dim(1), dim(2), dim(3), dim(4), dim(5)};
     m.kernels.push_back(e);
   }
   return m;

@@ -89,18 +89,54 @@ TEST(Collect, StoreRoundTripKeepsTheSummary) {
   c.trace.run.tool = "shardcost";
   const Summary before = summarize(c.trace);
   const std::string db_path = (dir.path() / "t.db").string();
+  int64_t run = 0;
   {
     auto store = db::Store::open(db_path, db::Store::Mode::read_write);
-    EXPECT_EQ(store.write(c.trace).rows, 8);
+    const db::WriteResult w = store.write(c.trace);
+    EXPECT_EQ(w.rows, 8);
+    run = w.run_id;
   }
   auto store = db::Store::open(db_path, db::Store::Mode::read_only);
-  const db::Measurements back = from_kernel_table(store.table("kernels"));
-  const Summary after = summarize(back);
-  EXPECT_EQ(after.gpu_time_ns, before.gpu_time_ns);
-  EXPECT_EQ(after.kernels, before.kernels);
-  EXPECT_DOUBLE_EQ(after.overlap_fraction(), 0.5);
-  EXPECT_DOUBLE_EQ(after.overlap_fraction(), before.overlap_fraction());
-  EXPECT_EQ(back.devices.at(0).name, "NVIDIA H100 80GB HBM3");
+  for (const db::Measurements& back :
+       {from_kernel_table(store.table("kernels")), store.kernel_events(run)}) {
+    const Summary after = summarize(back);
+    EXPECT_EQ(after.gpu_time_ns, before.gpu_time_ns);
+    EXPECT_EQ(after.kernels, before.kernels);
+    EXPECT_DOUBLE_EQ(after.overlap_fraction(), 0.5);
+    EXPECT_DOUBLE_EQ(after.overlap_fraction(), before.overlap_fraction());
+    EXPECT_EQ(back.devices.at(0).name, "NVIDIA H100 80GB HBM3");
+  }
+}
+
+TEST(Collect, LaunchConfigurationsAndTwoGpusOfOneModelReachTheStore) {
+  TempDir dir;
+  // One process driving two H100s (same name, different UUIDs), as torchrun's ranks would.
+  std::string a = file::encode_header(1, "h");
+  file::encode(testing::training_step(0, 1'000'000), a);
+  file::encode(testing::training_step(1, 1'000'000, 8), a);
+  write(dir.path() / "h-1.sctrace", a);
+  Collected c = collect_directory(dir.path().string());
+  ASSERT_EQ(c.trace.devices.size(), 2u);
+  const db::KernelEvent& gemm = c.trace.kernels.front();  // starts first: stream 7's GEMM
+  EXPECT_EQ(c.trace.names.at(static_cast<size_t>(gemm.name)).substr(0, 11), "ampere_bf16");
+  EXPECT_TRUE((gemm.launch == db::LaunchConfig{132, 1, 1, 256, 1, 1}));
+  for (const auto& e : c.trace.kernels)
+    EXPECT_EQ(e.launch.known(), e.kind == db::EventKind::kernel);
+
+  c.trace.run.tool = "shardcost";
+  const std::string db_path = (dir.path() / "t.db").string();
+  auto store = db::Store::open(db_path, db::Store::Mode::read_write);
+  const int64_t run = store.write(c.trace).run_id;
+  const db::Measurements back = store.kernel_events(run);
+  ASSERT_EQ(back.devices.size(), 2u);
+  EXPECT_NE(back.devices[0].uuid, back.devices[1].uuid);
+  const Summary s = summarize(back);
+  ASSERT_EQ(s.devices.size(), 2u);
+  EXPECT_EQ(s.devices[0].busy_ns, s.devices[1].busy_ns);
+  EXPECT_DOUBLE_EQ(s.overlap_fraction(), 0.5);
+  ASSERT_EQ(back.kernels.size(), c.trace.kernels.size());
+  for (size_t i = 0; i < back.kernels.size(); ++i)
+    EXPECT_TRUE(back.kernels[i].launch == c.trace.kernels[i].launch) << i;
 }
 
 TEST(Launch, ExitCodesAndMissingCommands) {

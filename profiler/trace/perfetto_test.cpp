@@ -14,9 +14,9 @@ TEST(Perfetto, TraceEventFormat) {
   m.devices.push_back(d);
   m.names = {"gemm \"quoted\"\\name\n", "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
              "stream synchronize"};
-  m.kernels = {{0, 7, db::EventKind::kernel, 0, 1'000'000'000'000, 2500, 0},
-               {0, 13, db::EventKind::kernel, 1, 1'000'000'001'000, 1000, 0},
-               {0, 7, db::EventKind::sync, 2, 1'000'000'003'000, 500, 0}};
+  m.kernels = {{0, 7, db::EventKind::kernel, 0, 1'000'000'000'000, 2500, 0, {}},
+               {0, 13, db::EventKind::kernel, 1, 1'000'000'001'000, 1000, 0, {}},
+               {0, 7, db::EventKind::sync, 2, 1'000'000'003'000, 500, 0, {}}};
   const auto j = nlohmann::json::parse(to_perfetto_json(m));
   ASSERT_TRUE(j["traceEvents"].is_array());
   int complete = 0, thread_names = 0, process_names = 0;

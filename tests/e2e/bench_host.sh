@@ -24,6 +24,27 @@ expect_exit 0 "$BIN" db info "$DB"
 grep -q "gemm 5" <<<"$OUT" || fail "store lacks the 5 GEMM rows: $OUT"
 grep -q "memory 9" <<<"$OUT" || fail "store lacks the 9 memory rows: $OUT"
 
+# Every timed iteration after warm-up is stored as samples_ns (3 per row), and compare tests
+# a store against itself with them (Mann-Whitney), finding nothing.
+python3 - "$DB" <<'PY' || fail "samples_ns not stored"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for table in ("gemm", "memory"):
+    rows = db.execute(f"SELECT iterations, samples_ns FROM {table}").fetchall()
+    assert rows, table
+    for iterations, samples in rows:
+        assert samples is not None, (table, iterations)
+        values = [int(v) for v in samples.split(" ")]
+        assert len(values) == iterations == 3 and all(v > 0 for v in values), (table, samples)
+PY
+expect_exit 0 "$BIN" compare "$DB" "$DB" --format json
+python3 - "$SCRATCH/out" <<'PY' || fail "compare of a store with itself: $OUT"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["summary"]["regressed"] == 0 and c["pairs"], c["summary"]
+assert {p["method"] for p in c["pairs"]} == {"mann-whitney"}, {p["method"] for p in c["pairs"]}
+PY
+
 # Bad input: one line, exit 2.
 expect_exit 2 "$BIN" bench memory -b 12Q; one_line_error
 grep -q "invalid size '12Q'" <<<"$ERR" || fail "$ERR"

@@ -13,7 +13,7 @@
 
 namespace shardcost::db {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // One benchmark, trace or import: where the figures came from.
 struct Run {
@@ -95,6 +95,21 @@ struct CollectiveRecord {
 enum class EventKind : int { kernel = 0, memcpy = 1, memset = 2, sync = 3 };
 std::string_view to_string(EventKind);
 
+// How a kernel was launched: blocks per grid and threads per block, x y z. All zero: not known
+// (copies, sets, syncs, imports that do not say). Stored interned (schema 4's launch_config).
+struct LaunchConfig {
+  int32_t grid_x = 0, grid_y = 0, grid_z = 0;     // blocks
+  int32_t block_x = 0, block_y = 0, block_z = 0;  // threads
+  bool known() const {
+    return grid_x > 0 && grid_y > 0 && grid_z > 0 && block_x > 0 && block_y > 0 && block_z > 0;
+  }
+  // Spelled out: nvcc compiles this header too, and some versions reject a defaulted ==.
+  bool operator==(const LaunchConfig& o) const {
+    return grid_x == o.grid_x && grid_y == o.grid_y && grid_z == o.grid_z &&
+           block_x == o.block_x && block_y == o.block_y && block_z == o.block_z;
+  }
+};
+
 // A traced GPU event; name indexes Measurements::names (traces repeat names millions of times).
 struct KernelEvent {
   int device = 0;
@@ -104,6 +119,7 @@ struct KernelEvent {
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
   int64_t bytes = 0;  // copies and sets; 0 for kernels
+  LaunchConfig launch;  // kernels; stored only when known()
 };
 
 // What one run measured or one import read: the unit the store writes.
@@ -210,6 +226,10 @@ class Store {
   std::vector<CollectivePoint> collective_points() const;
   std::vector<GemmPoint> gemm_points() const;
   std::optional<Run> find_run(std::string_view uuid) const;
+  // One run's traced events in the order they were written, with the devices they ran on as
+  // the store holds them (name, uuid, host, index: two GPUs of one model stay two devices),
+  // names and launch configurations. run is filled too. Throws InputError for an unknown id.
+  Measurements kernel_events(int64_t run_id) const;
 
   const std::string& path() const { return path_; }
 

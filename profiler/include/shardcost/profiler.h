@@ -30,6 +30,9 @@ struct Stats {
   double mean_ns = 0;
   double cv = 0;  // coefficient of variation: stddev / mean
   int64_t iterations = 0;
+  // Every timed iteration after warm-up, in iteration order (ns): what the store keeps as
+  // samples_ns, so compare can test a change against the samples themselves.
+  std::vector<int64_t> samples_ns;
 };
 Stats summarize(std::vector<int64_t> samples_ns);
 

@@ -101,7 +101,8 @@ struct Collected {
 // Reads every *.sctrace file of dir. Throws InputError on a file that is not a trace file.
 Collected collect_directory(const std::string& dir);
 
-// Rebuilds a run's events from the store's kernels table (see cli for the run filter).
+// Rebuilds events from an exported kernels table (every run in it; the report's overview).
+// One run's events come from db::Store::kernel_events instead.
 db::Measurements from_kernel_table(const db::CostTable& kernels);
 
 // ---- Running a command under the injection library -----------------------------------------
