@@ -186,19 +186,7 @@ CollectiveReport mpi_bench_collective(const CollectiveOptions& o, const Progress
       HostTimer timer;
       const Measured m = measure(bench, timer, o.timing);
       dog.disarm();
-      CollectiveResult r;
-      r.op = op;
-      r.dtype = o.dtype;
-      r.redop = (op == "all_reduce" || op == "reduce" || op == "reduce_scatter") ? o.redop : "none";
-      r.root = (op == "broadcast" || op == "reduce") ? o.root : -1;
-      r.bytes = bench.layout().bytes;
-      r.elements = bench.layout().elements;
-      r.in_place = bench.in_place();
-      r.stats = m.stats;
-      r.wrong = m.wrong;
-      r.algbw_gbps = static_cast<double>(r.bytes) / static_cast<double>(std::max<int64_t>(1, m.stats.median_ns));
-      r.busbw_gbps = r.algbw_gbps * bus_factor(op, w.size);
-      report.results.push_back(r);
+      report.results.push_back(collective_result(o, op, bench.layout(), bench.in_place(), w.size, m));
     }
   }
   return report;

@@ -42,37 +42,29 @@ LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k, si
                    void* workspace)
     : workspace_(workspace), workspace_bytes_(workspace_bytes) {
   const Types t = types(dtype);
-  SC_LT(cublasLtCreate(&handle_));
-  SC_LT(cublasLtMatmulDescCreate(&op_, t.compute, CUDA_R_32F));
+  SC_LT(cublasLtCreate(handle_.out()));
+  SC_LT(cublasLtMatmulDescCreate(op_.out(), t.compute, CUDA_R_32F));
   const cublasOperation_t trans = CUBLAS_OP_T, none = CUBLAS_OP_N;
-  SC_LT(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
-  SC_LT(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
-  SC_LT(cublasLtMatrixLayoutCreate(&a_, t.ab, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k));
-  SC_LT(cublasLtMatrixLayoutCreate(&b_, t.ab, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
-  SC_LT(cublasLtMatrixLayoutCreate(&d_, t.d, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
-  SC_LT(cublasLtMatmulPreferenceCreate(&pref_));
-  SC_LT(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+  SC_LT(cublasLtMatmulDescSetAttribute(op_.get(), CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
+  SC_LT(cublasLtMatmulDescSetAttribute(op_.get(), CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
+  SC_LT(cublasLtMatrixLayoutCreate(a_.out(), t.ab, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k));
+  SC_LT(cublasLtMatrixLayoutCreate(b_.out(), t.ab, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
+  SC_LT(cublasLtMatrixLayoutCreate(d_.out(), t.d, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
+  SC_LT(cublasLtMatmulPreferenceCreate(pref_.out()));
+  SC_LT(cublasLtMatmulPreferenceSetAttribute(pref_.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                              &workspace_bytes_, sizeof(workspace_bytes_)));
   int found = 0;
-  SC_LT(cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, d_, d_, pref_, 1, &algo_, &found));
+  SC_LT(cublasLtMatmulAlgoGetHeuristic(handle_.get(), op_.get(), a_.get(), b_.get(), d_.get(),
+                                       d_.get(), pref_.get(), 1, &algo_, &found));
   if (found == 0)
     throw InputError(fmt::format("cuBLASLt has no {} GEMM for {}x{}x{} on this device (fp8 needs "
                                  "compute capability 8.9+ and dimensions that are multiples of 16)",
                                  dtype, m, n, k));
 }
 
-LtMatmul::~LtMatmul() {
-  if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
-  if (d_) cublasLtMatrixLayoutDestroy(d_);
-  if (b_) cublasLtMatrixLayoutDestroy(b_);
-  if (a_) cublasLtMatrixLayoutDestroy(a_);
-  if (op_) cublasLtMatmulDescDestroy(op_);
-  if (handle_) cublasLtDestroy(handle_);
-}
-
 void LtMatmul::run(const void* a, const void* b, void* d, cudaStream_t stream) const {
-  SC_LT(cublasLtMatmul(handle_, op_, &alpha_, a, a_, b, b_, &beta_, d, d_, d, d_, &algo_.algo,
-                       workspace_, workspace_bytes_, stream));
+  SC_LT(cublasLtMatmul(handle_.get(), op_.get(), &alpha_, a, a_.get(), b, b_.get(), &beta_, d,
+                       d_.get(), d, d_.get(), &algo_.algo, workspace_, workspace_bytes_, stream));
 }
 
 }  // namespace shardcost::bench::cuda

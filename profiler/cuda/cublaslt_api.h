@@ -7,6 +7,24 @@
 
 namespace shardcost::bench::cuda {
 
+// Owns one cuBLASLt handle; each member below is its own owner, so a constructor that throws
+// halfway releases exactly what it had created.
+template <typename T, cublasStatus_t (*Destroy)(T)>
+class LtOwned {
+ public:
+  LtOwned() = default;
+  LtOwned(const LtOwned&) = delete;
+  LtOwned& operator=(const LtOwned&) = delete;
+  ~LtOwned() {
+    if (h_) Destroy(h_);
+  }
+  T* out() { return &h_; }
+  T get() const { return h_; }
+
+ private:
+  T h_ = nullptr;
+};
+
 // D[m,n] = A^T B in column-major "TN" form (A stored k x m, B k x n), the layout FP8 requires
 // and the one linear layers use. dtype: fp32 tf32 bf16 fp16 fp8 (D is bf16 for fp8).
 class LtMatmul {
@@ -14,17 +32,16 @@ class LtMatmul {
   LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k, size_t workspace_bytes, void* workspace);
   LtMatmul(const LtMatmul&) = delete;
   LtMatmul& operator=(const LtMatmul&) = delete;
-  ~LtMatmul();
   void run(const void* a, const void* b, void* d, cudaStream_t stream) const;
   static size_t element_bytes(const std::string& dtype);   // of A and B
   static size_t output_bytes(const std::string& dtype);    // of D
   static std::string version();
 
  private:
-  cublasLtHandle_t handle_ = nullptr;
-  cublasLtMatmulDesc_t op_ = nullptr;
-  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
-  cublasLtMatmulPreference_t pref_ = nullptr;
+  LtOwned<cublasLtHandle_t, cublasLtDestroy> handle_;
+  LtOwned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op_;
+  LtOwned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> a_, b_, d_;
+  LtOwned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref_;
   cublasLtMatmulHeuristicResult_t algo_{};
   void* workspace_;
   size_t workspace_bytes_;

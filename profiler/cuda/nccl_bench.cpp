@@ -179,19 +179,7 @@ CollectiveReport nccl_bench_collective(const CollectiveOptions& o, const Progres
       if (progress && rank == 0) progress(fmt::format("NCCL {} of {} bytes over {} ranks", op, bench.layout().bytes, ranks));
       cuda::EventTimer timer(timer_lanes);
       const Measured m = measure(bench, timer, o.timing);
-      CollectiveResult r;
-      r.op = op;
-      r.dtype = o.dtype;
-      r.redop = (op == "all_reduce" || op == "reduce" || op == "reduce_scatter") ? o.redop : "none";
-      r.root = (op == "broadcast" || op == "reduce") ? o.root : -1;
-      r.bytes = bench.layout().bytes;
-      r.elements = bench.layout().elements;
-      r.in_place = o.in_place;
-      r.stats = m.stats;
-      r.wrong = m.wrong;
-      r.algbw_gbps = double(r.bytes) / double(std::max<int64_t>(1, m.stats.median_ns));
-      r.busbw_gbps = r.algbw_gbps * bus_factor(op, ranks);
-      report.results.push_back(r);
+      report.results.push_back(collective_result(o, op, bench.layout(), o.in_place, ranks, m));
     }
   }
   return report;
