@@ -1,5 +1,7 @@
 // Store::kernel_events and schema 4's launch configurations, on real files.
 #include <gtest/gtest.h>
+
+#include "temp_dir_test.h"
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,19 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class KernelEventsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("shardcost_kernels_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string file(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+using KernelEventsTest = TempDirTest;
 
 DeviceRecord h100(int index) {
   DeviceRecord d;

@@ -27,6 +27,16 @@ int device_index(db::Measurements& m, const db::DeviceRecord& d) {
 
 std::optional<int64_t> opt(int64_t v) { return v > 0 ? std::optional<int64_t>(v) : std::nullopt; }
 
+// The timing columns every measurement record shares.
+template <typename Record>
+void set_timing(Record& rec, const Stats& s) {
+  rec.time_ns = s.median_ns;
+  rec.time_p10_ns = opt(s.p10_ns);
+  rec.time_p90_ns = opt(s.p90_ns);
+  rec.iterations = s.iterations;
+  rec.samples_ns = s.samples_ns;
+}
+
 }  // namespace
 
 GemmReport bench_gemm(const GemmOptions& o, const Progress& p) {
@@ -88,11 +98,7 @@ void append(db::Measurements& m, const GemmReport& r) {
     rec.device = dev;
     rec.dtype = g.dtype;
     rec.m = g.shape.m, rec.n = g.shape.n, rec.k = g.shape.k, rec.batch = g.shape.batch;
-    rec.time_ns = g.stats.median_ns;
-    rec.time_p10_ns = opt(g.stats.p10_ns);
-    rec.time_p90_ns = opt(g.stats.p90_ns);
-    rec.iterations = g.stats.iterations;
-    rec.samples_ns = g.stats.samples_ns;
+    set_timing(rec, g.stats);
     m.gemms.push_back(rec);
   }
 }
@@ -104,11 +110,7 @@ void append(db::Measurements& m, const MemoryReport& r) {
     rec.device = dev;
     rec.kind = x.kind;
     rec.bytes = x.bytes;
-    rec.time_ns = x.stats.median_ns;
-    rec.time_p10_ns = opt(x.stats.p10_ns);
-    rec.time_p90_ns = opt(x.stats.p90_ns);
-    rec.iterations = x.stats.iterations;
-    rec.samples_ns = x.stats.samples_ns;
+    set_timing(rec, x.stats);
     m.memory.push_back(rec);
   }
 }
@@ -128,12 +130,8 @@ void append(db::Measurements& m, const CollectiveReport& r) {
     rec.nodes = r.nodes;
     rec.fabric_level = r.fabric_level;
     rec.in_place = c.in_place;
-    rec.time_ns = c.stats.median_ns;
-    rec.time_p10_ns = opt(c.stats.p10_ns);
-    rec.time_p90_ns = opt(c.stats.p90_ns);
+    set_timing(rec, c.stats);
     rec.wrong_elements = c.wrong;
-    rec.iterations = c.stats.iterations;
-    rec.samples_ns = c.stats.samples_ns;
     m.collectives.push_back(rec);
   }
 }
@@ -151,12 +149,8 @@ void append(db::Measurements& m, const P2pReport& r) {
     rec.ranks = 2;
     rec.nodes = p.fabric_level == "inter_node" ? 2 : 1;
     rec.fabric_level = p.fabric_level;
-    rec.time_ns = p.stats.median_ns;
-    rec.time_p10_ns = opt(p.stats.p10_ns);
-    rec.time_p90_ns = opt(p.stats.p90_ns);
+    set_timing(rec, p.stats);
     rec.wrong_elements = p.wrong;
-    rec.iterations = p.stats.iterations;
-    rec.samples_ns = p.stats.samples_ns;
     m.collectives.push_back(rec);
   }
 }
