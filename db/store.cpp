@@ -42,7 +42,10 @@ void set_wal(const Connection& c) {
 }
 
 void check_version(const Connection& c, Store::Mode mode) {
-  const int version = schema_version(c);
+  int version = schema_version(c);
+  // Another process creating the same file commits its tables and version together; a read
+  // between our two looks can see the tables but the old version: look again.
+  if (version == 0 && !is_empty(c)) version = schema_version(c);
   const std::string& path = c.path();
   if (version > kSchemaVersion) {
     throw InputError(path + " has schema version " + std::to_string(version) +
