@@ -1,5 +1,6 @@
 #include "schema.h"
 
+#include <algorithm>
 #include <string>
 
 #include "shardcost/db.h"
@@ -200,15 +201,16 @@ bool is_empty(const Connection& c) {
 }
 
 void migrate(const Connection& c, int from, int to) {
-  for (int v = from; v < to; ++v) {
-    Transaction t(c);
-    // Another process may have migrated (or created) the file since we looked.
-    if (schema_version(c) > v) continue;
-    c.exec(migrations().at(static_cast<size_t>(v)));
-    // PRAGMA takes no parameters; v + 1 is an integer of ours, never user input.
-    c.exec("PRAGMA user_version = " + std::to_string(v + 1));
-    t.commit();
-  }
+  // One transaction for the whole chain: another process opening the file meanwhile sees the
+  // old version or the new one, never a step in between.
+  Transaction t(c);
+  // Another process may have migrated (or created) the file since we looked.
+  const int now = std::max(from, schema_version(c));
+  if (now >= to) return;
+  for (int v = now; v < to; ++v) c.exec(migrations().at(static_cast<size_t>(v)));
+  // PRAGMA takes no parameters; `to` is an integer of ours, never user input.
+  c.exec("PRAGMA user_version = " + std::to_string(to));
+  t.commit();
 }
 
 }  // namespace shardcost::db
