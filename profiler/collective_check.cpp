@@ -76,22 +76,4 @@ std::optional<double> expected_value(std::string_view op, std::string_view redop
   throw InputError(fmt::format("unknown collective '{}'", op));
 }
 
-CollectiveResult collective_result(const CollectiveOptions& o, const std::string& op,
-                                   const CollectiveLayout& layout, bool in_place, int ranks,
-                                   const Measured& m) {
-  CollectiveResult r;
-  r.op = op;
-  r.dtype = o.dtype;
-  r.redop = (op == "all_reduce" || op == "reduce" || op == "reduce_scatter") ? o.redop : "none";
-  r.root = (op == "broadcast" || op == "reduce") ? o.root : -1;
-  r.bytes = layout.bytes;
-  r.elements = layout.elements;
-  r.in_place = in_place;
-  r.stats = m.stats;
-  r.wrong = m.wrong;
-  r.algbw_gbps = static_cast<double>(r.bytes) / static_cast<double>(std::max<int64_t>(1, m.stats.median_ns));
-  r.busbw_gbps = r.algbw_gbps * bus_factor(op, ranks);
-  return r;
-}
-
 }  // namespace shardcost::bench

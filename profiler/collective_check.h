@@ -5,9 +5,6 @@
 #include <optional>
 #include <string_view>
 
-#include "harness.h"
-#include "shardcost/profiler.h"
-
 namespace shardcost::bench {
 
 struct CollectiveLayout {
@@ -20,12 +17,6 @@ struct CollectiveLayout {
 // alltoall's the whole input; the per-rank share rounds down to whole elements (at least 1).
 CollectiveLayout collective_layout(std::string_view op, int64_t bytes, int64_t type_size,
                                    int ranks);
-
-// The result record of one measured collective, with nccl-tests' algbw and busbw; redop and
-// root are kept only for the ops that use them. Shared by the MPI and NCCL backends.
-CollectiveResult collective_result(const CollectiveOptions&, const std::string& op,
-                                   const CollectiveLayout&, bool in_place, int ranks,
-                                   const Measured&);
 
 // What rank puts at index i of its send buffer.
 double input_value(std::string_view redop, int rank, int64_t i);

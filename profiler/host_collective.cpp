@@ -8,6 +8,7 @@
 
 #include "backends.h"
 #include "collective_check.h"
+#include "result_records.h"
 #include "harness.h"
 #include "mpi_api.h"
 #include "shardcost/error.h"

@@ -14,6 +14,7 @@
 #include "host_buffers.h"
 #include "shardcost/error.h"
 #include "shardcost/profiler.h"
+#include "result_records.h"
 
 namespace shardcost::bench {
 namespace {
@@ -138,15 +139,9 @@ GemmReport host_bench_gemm(const GemmOptions& opt, const Progress& progress) {
     HostGemm bench(s, opt.dtype == "bf16");
     HostTimer timer;
     const Measured m = measure(bench, timer, opt.timing);
-    GemmResult r;
-    r.shape = s;
-    r.dtype = opt.dtype;
-    r.stats = m.stats;
-    r.wrong = m.wrong;
-    r.checked = bench.checked_elements();
-    const double flops = 2.0 * static_cast<double>(s.m * s.n) * static_cast<double>(s.k * s.batch);
-    r.tflops = flops / static_cast<double>(std::max<int64_t>(1, m.stats.median_ns)) / 1e3;
+    GemmResult r = gemm_result(s, opt.dtype, m, bench.checked_elements());
     if (opt.compare_baseline) {
+      const double flops = 2.0 * static_cast<double>(s.m * s.n) * static_cast<double>(s.k * s.batch);
       r.baseline_tflops = flops / bench.baseline_seconds(static_cast<int>(m.stats.iterations)) / 1e12;
     }
     report.results.push_back(r);

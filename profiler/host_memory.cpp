@@ -11,6 +11,7 @@
 #include "host_buffers.h"
 #include "shardcost/error.h"
 #include "thread_pool.h"
+#include "result_records.h"
 
 namespace shardcost::bench {
 namespace {
@@ -147,12 +148,7 @@ MemoryReport host_bench_memory(const MemoryOptions& opt, const Progress& progres
       HostMemory bench(kind, bytes, pool);
       HostTimer timer;
       const Measured m = measure(bench, timer, opt.timing);
-      MemoryResult r;
-      r.kind = kind;
-      r.bytes = bytes / 8 * 8;
-      r.stats = m.stats;
-      r.wrong = m.wrong;
-      r.bandwidth_gbps = static_cast<double>(r.bytes) / static_cast<double>(std::max<int64_t>(1, m.stats.median_ns));
+      MemoryResult r = memory_result(kind, bytes / 8 * 8, m);
       if (opt.compare_baseline && kind == "copy") {
         r.baseline_gbps = static_cast<double>(r.bytes) / bench.baseline_seconds(static_cast<int>(m.stats.iterations)) / 1e9;
       }

@@ -10,6 +10,7 @@
 #include "cuda/cuda_api.h"
 #include "harness.h"
 #include "shardcost/error.h"
+#include "result_records.h"
 
 namespace shardcost::bench {
 namespace {
@@ -186,14 +187,7 @@ GemmReport cuda_bench_gemm(const GemmOptions& o, const Progress& progress) {
     CudaGemm bench(o.gpu, o.dtype, s);
     cuda::EventTimer timer({{o.gpu, bench.stream()}});
     const Measured m = measure(bench, timer, o.timing);
-    GemmResult r;
-    r.shape = s;
-    r.dtype = o.dtype;
-    r.stats = m.stats;
-    r.wrong = m.wrong;
-    r.checked = bench.checked_elements();
-    r.tflops = 2.0 * double(s.m) * double(s.n) * double(s.k) * double(s.batch) / double(std::max<int64_t>(1, m.stats.median_ns)) / 1e3;
-    report.results.push_back(r);
+    report.results.push_back(gemm_result(s, o.dtype, m, bench.checked_elements()));
   }
   return report;
 }
@@ -211,13 +205,7 @@ MemoryReport cuda_bench_memory(const MemoryOptions& o, const Progress& progress)
       CudaMemory bench(kind, bytes);
       cuda::EventTimer timer({{o.gpu, bench.stream()}});
       const Measured m = measure(bench, timer, o.timing);
-      MemoryResult r;
-      r.kind = kind;
-      r.bytes = bytes / 16 * 16;
-      r.stats = m.stats;
-      r.wrong = m.wrong;
-      r.bandwidth_gbps = double(r.bytes) / double(std::max<int64_t>(1, m.stats.median_ns));
-      report.results.push_back(r);
+      report.results.push_back(memory_result(kind, bytes / 16 * 16, m));
     }
   }
   return report;

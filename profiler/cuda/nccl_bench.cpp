@@ -8,6 +8,7 @@
 
 #include "backends.h"
 #include "collective_check.h"
+#include "result_records.h"
 #include "cuda/cuda_api.h"
 #include "cuda/nccl_api.h"
 #include "harness.h"

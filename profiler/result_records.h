@@ -1,0 +1,23 @@
+#pragma once
+// Result records built from one measurement, shared by the host and CUDA backends so that
+// FLOP and bandwidth arithmetic lives in one place.
+#include <cstdint>
+#include <string>
+
+#include "collective_check.h"
+#include "harness.h"
+#include "shardcost/profiler.h"
+
+namespace shardcost::bench {
+
+// TFLOP/s = 2·m·n·k·batch / median.
+GemmResult gemm_result(const GemmShapeSpec&, const std::string& dtype, const Measured&,
+                       int64_t checked_elements);
+// GB/s = bytes / median (1e9 B/s).
+MemoryResult memory_result(const std::string& kind, int64_t bytes, const Measured&);
+// nccl-tests' algbw and busbw; redop and root kept only for the ops that use them.
+CollectiveResult collective_result(const CollectiveOptions&, const std::string& op,
+                                   const CollectiveLayout&, bool in_place, int ranks,
+                                   const Measured&);
+
+}  // namespace shardcost::bench
