@@ -142,10 +142,6 @@ int run_trace(const TraceArgs& a, const std::string& recorded_by) {
   if (a.command.empty())
     throw InputError("no command to trace; put it after '--': shardcost trace -- CMD ARGS");
   const std::string library = find_injection_library();
-  if (library.empty())
-    fmt::print(stderr,
-               "shardcost: warning: libshardcost_inject.so not found next to the binary "
-               "(built without CUDA?) or in SHARDCOST_INJECT_LIBRARY; running untraced\n");
   ScratchDir dir;
   trace::Launch launch{a.command, {{"SHARDCOST_TRACE_DIR", dir.path()}}};
   if (!library.empty()) launch.env["CUDA_INJECTION64_PATH"] = library;
@@ -158,6 +154,11 @@ int run_trace(const TraceArgs& a, const std::string& recorded_by) {
   run.start_time_ns = now_ns();
   std::fflush(stdout);
   const int code = trace::run_command(launch);
+  // Said after the command ran, so a command that cannot start gets its one error line alone.
+  if (library.empty())
+    fmt::print(stderr,
+               "shardcost: warning: libshardcost_inject.so not found next to the binary "
+               "(built without CUDA?) or in SHARDCOST_INJECT_LIBRARY; the command ran untraced\n");
   // The command's exit code wins; our own failure only shows when the command succeeded.
   try {
     store_trace(a, dir.path(), std::move(run), !library.empty());
