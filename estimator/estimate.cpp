@@ -64,7 +64,8 @@ CostOrigin weakest_origin(const Times& t) {
 }
 
 Priced scaled(Priced p, double f) { return {p.seconds * f, p.origin}; }
-Priced weakest(Priced a, Priced b) {
+// Both costs together, labelled with the weaker of their origins.
+Priced combined(Priced a, Priced b) {
   return {a.seconds + b.seconds, static_cast<CostOrigin>(std::min(static_cast<int>(a.origin),
                                                                   static_cast<int>(b.origin)))};
 }
@@ -85,7 +86,7 @@ OpCost price(const Op& op, const Pricer& pr) {
     case OpClass::gemm: {
       c.fwd = pr.gemm(op.gemm);
       c.wgrad = pr.gemm(wgrad_shape(op.gemm));
-      c.bwd = weakest(pr.gemm(dgrad_shape(op.gemm)), c.wgrad);
+      c.bwd = combined(pr.gemm(dgrad_shape(op.gemm)), c.wgrad);
       c.is_attention = op.selective;
       break;
     }
@@ -130,11 +131,15 @@ Priced behind(Priced comm, Priced window, double sm_share) {
 // Per micro-batch times of a block of ops (a layer, the embedding, the head).
 Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recompute,
                   bool async_tp_backward) {
+  // Each op priced once: an async TP collective also needs the next GEMM's weight gradient.
+  thread_local std::vector<OpCost> costs;
+  costs.clear();
+  for (const Op& op : ops) costs.push_back(price(op, pr));
   Times t;
   Priced cp_fwd, cp_bwd, attn_fwd, attn_bwd;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
-    const OpCost c = price(op, pr);
+    const OpCost& c = costs[i];
     if (op.cls == OpClass::cp_comm) {
       cp_fwd = c.fwd;
       cp_bwd = c.bwd;
@@ -145,7 +150,7 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recomp
       Priced bwd = c.bwd;
       if (async_tp_backward && op.before_column_parallel && i + 1 < ops.size() &&
           ops[i + 1].cls == OpClass::gemm) {
-        bwd = behind(bwd, price(ops[i + 1], pr).wgrad, pr.nccl_sm_share());
+        bwd = behind(bwd, costs[i + 1].wgrad, pr.nccl_sm_share());
       }
       t.add(c.comm_part, bwd);
       if (recompute == Recompute::full) t.add(c.comm_part, c.fwd);
@@ -155,8 +160,8 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recomp
       if (recompute == Recompute::full || (recompute == Recompute::selective && c.selective))
         t.add(kComputeRecompute, c.fwd);
       if (c.is_attention) {
-        attn_fwd = weakest(attn_fwd, c.fwd);
-        attn_bwd = weakest(attn_bwd, c.bwd);
+        attn_fwd = combined(attn_fwd, c.fwd);
+        attn_bwd = combined(attn_bwd, c.bwd);
       }
     }
   }
@@ -184,11 +189,7 @@ struct Engine {
     e.memory_capacity_bytes = g.device.memory_bytes;
 
     // Memory: the most loaded stage (first or last).
-    MemoryBreakdown mem = stage_memory(m, s, opt.software, 0);
-    if (s.pp > 1) {
-      const MemoryBreakdown last = stage_memory(m, s, opt.software, s.pp - 1);
-      if (last.total() > mem.total()) mem = last;
-    }
+    const MemoryBreakdown mem = peak_stage_memory(m, s, opt.software);
     e.memory_per_gpu_bytes = mem.total();
 
     const Times t = step_times();
@@ -240,7 +241,7 @@ struct Engine {
       const double act_bytes = 2.0 * s.mbs * m.seq_len / s.cp * m.hidden;
       Priced hop = pr.send_recv(act_bytes / s.tp, place.pp_stride);
       if (!s.sp && s.tp > 1)
-        hop = weakest(hop, pr.collective(CollectiveOp::all_gather, act_bytes, place.tp));
+        hop = combined(hop, pr.collective(CollectiveOp::all_gather, act_bytes, place.tp));
       p2p.add(kPpComm, hop, 2.0 * s.vpp);
     }
 
@@ -302,12 +303,12 @@ struct Engine {
     auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
       Priced dense = pr.collective(op, params_dense * gbytes, place.dp_cp);
       Priced expert = pr.collective(op, params_expert * gbytes, place.expert_dp);
-      return weakest(dense, expert);
+      return combined(dense, expert);
     };
     auto gather = [&](double params_dense, double params_expert) {
       Priced dense = pr.collective(CollectiveOp::all_gather, params_dense * 2, place.dp_cp);
       Priced expert = pr.collective(CollectiveOp::all_gather, params_expert * 2, place.expert_dp);
-      return weakest(dense, expert);
+      return combined(dense, expert);
     };
     // Collectives that share one compute window (a forward, a backward) share its cover:
     // what outlasts the window is exposed, and the hidden part still costs the compute that
@@ -318,7 +319,8 @@ struct Engine {
       Priced hidden_comm;   // overlapped collectives, summed
       Priced exposed_comm;  // collectives the software does not overlap
       void add(Priced comm, bool overlapped) {
-        (overlapped ? hidden_comm : exposed_comm) = weakest(overlapped ? hidden_comm : exposed_comm, comm);
+        Priced& slot = overlapped ? hidden_comm : exposed_comm;
+        slot = combined(slot, comm);
       }
     };
     const double sm_share = pr.nccl_sm_share();
@@ -326,7 +328,7 @@ struct Engine {
       const double hidden = std::min(w.hidden_comm.seconds, w.seconds);
       const Priced overlapped{w.hidden_comm.seconds - hidden + hidden * sm_share,
                               w.hidden_comm.origin};
-      return weakest(overlapped, w.exposed_comm);
+      return combined(overlapped, w.exposed_comm);
     };
     const bool overlap = opt.software.overlap_grad_reduce;
     const bool overlap_gather = opt.software.overlap_param_gather;

@@ -118,4 +118,13 @@ MemoryBreakdown stage_memory(const Model& m, const Strategy& s, const Software& 
   return mem;
 }
 
+MemoryBreakdown peak_stage_memory(const Model& m, const Strategy& s, const Software& sw) {
+  MemoryBreakdown peak = stage_memory(m, s, sw, 0);
+  if (s.pp > 1) {
+    const MemoryBreakdown last = stage_memory(m, s, sw, s.pp - 1);
+    if (last.total() > peak.total()) peak = last;
+  }
+  return peak;
+}
+
 }  // namespace shardcost

@@ -26,6 +26,8 @@ struct MemoryBreakdown {
   double total() const { return weights + gradients + optimizer + activations + buffers; }
 };
 MemoryBreakdown stage_memory(const Model&, const Strategy&, const Software&, int stage);
+// The more loaded of the first and last pipeline stage: what must fit on every GPU.
+MemoryBreakdown peak_stage_memory(const Model&, const Strategy&, const Software&);
 
 // Mixed precision with Adam: 16-bit weights, gradients of Software::grad_bytes (fp32 main
 // gradients for bf16), fp32 master weights plus Adam's two moments.

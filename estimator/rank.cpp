@@ -65,9 +65,7 @@ struct Ranker {
 
   void consider(const Strategy& s, EstimateOptions& eopt) {
     // Memory first: it needs no pricing, and most of a large space fails it.
-    double mem = stage_memory(m, s, eopt.software, 0).total();
-    if (s.pp > 1) mem = std::max(mem, stage_memory(m, s, eopt.software, s.pp - 1).total());
-    if (mem > c.groups.front().device.memory_bytes) {
+    if (peak_stage_memory(m, s, eopt.software).total() > c.groups.front().device.memory_bytes) {
       reject("exceeds device memory");
       return;
     }
