@@ -72,7 +72,8 @@ Priced combined(Priced a, Priced b) {
 
 struct OpCost {
   Priced fwd, bwd;
-  Priced wgrad;  // GEMMs: the weight-gradient part of bwd
+  Priced dgrad, wgrad;  // GEMMs: the input- and weight-gradient parts of bwd
+  Priced regather;      // comm: the backward all-gather of a sequence-parallel input
   Part comm_part = kTpComm;
   bool is_comm = false;
   bool is_attention = false;
@@ -85,8 +86,9 @@ OpCost price(const Op& op, const Pricer& pr) {
   switch (op.cls) {
     case OpClass::gemm: {
       c.fwd = pr.gemm(op.gemm);
+      c.dgrad = pr.gemm(dgrad_shape(op.gemm));
       c.wgrad = pr.gemm(wgrad_shape(op.gemm));
-      c.bwd = combined(pr.gemm(dgrad_shape(op.gemm)), c.wgrad);
+      c.bwd = combined(c.dgrad, c.wgrad);
       c.is_attention = op.selective;
       break;
     }
@@ -105,6 +107,8 @@ OpCost price(const Op& op, const Pricer& pr) {
     case OpClass::ep_comm:
       if (op.op) c.fwd = pr.collective(*op.op, op.bytes, op.group);
       if (op.backward_op) c.bwd = pr.collective(*op.backward_op, op.bytes, op.group);
+      if (op.backward_regather)
+        c.regather = pr.collective(CollectiveOp::all_gather, op.bytes, op.group);
       c.is_comm = true;
       c.comm_part = op.cls == OpClass::tp_comm ? kTpComm : kEpComm;
       break;
@@ -148,10 +152,15 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recomp
     if (c.is_comm) {
       t.add(c.comm_part, c.fwd);
       Priced bwd = c.bwd;
+      Priced regather = c.regather;
       if (async_tp_backward && op.before_column_parallel && i + 1 < ops.size() &&
           ops[i + 1].cls == OpClass::gemm) {
+        // The re-gather runs behind the input-gradient GEMM, the input gradient's
+        // collective behind the weight-gradient GEMM.
+        regather = behind(regather, costs[i + 1].dgrad, pr.nccl_sm_share());
         bwd = behind(bwd, costs[i + 1].wgrad, pr.nccl_sm_share());
       }
+      t.add(c.comm_part, regather);
       t.add(c.comm_part, bwd);
       if (recompute == Recompute::full) t.add(c.comm_part, c.fwd);
     } else {

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "shardcost/error.h"
@@ -30,6 +31,26 @@ TEST_F(Llama70bOn64, BreakdownAddsUpToTheStepTime) {
   EXPECT_GT(part(e, "tp_comm"), 0);
   EXPECT_GT(part(e, "pipeline_bubble"), 0);
   EXPECT_EQ(part(e, "cp_comm"), 0);
+}
+
+TEST(Estimate, SequenceParallelBackwardGathersEachColumnParallelInputAgain) {
+  // Without async overlap every TP collective is exposed. Per layer and micro-batch the
+  // forward runs 2 all-gathers and 2 reduce-scatters; the backward their 4 duals plus 2
+  // re-gathers of the inputs for the weight gradients: 10 equal collectives. Full
+  // recomputation repeats the forward's 4, so it adds 4/10 (4/8 without the re-gathers).
+  const Model m = load_model("gpt3-13b");
+  const Cluster c = load_cluster("dgx-a100", 8);
+  EstimateOptions opt;
+  opt.software = software_preset("megatron-lm-2021");
+  ASSERT_FALSE(opt.software.async_tp_backward);
+  auto tp = [&](const char* recompute) {
+    return part(estimate(m, c, parse_strategy(fmt::format("tp=8,mbs=1,gbs=8,sp=true,recompute={}",
+                                                          recompute), 8), opt),
+                "tp_comm");
+  };
+  const double none = tp("none"), full = tp("full");
+  // The embedding and head add a few unrecomputed collectives: slightly under 0.4.
+  EXPECT_NEAR((full - none) / none, 0.4, 0.02);
 }
 
 TEST_F(Llama70bOn64, ThroughputFiguresAreConsistent) {

@@ -60,9 +60,36 @@ Device resolve_device(const nlohmann::json& j, const JsonFields& f) {
   return find_device(f.required_string("device"));
 }
 
+// "<level>_busbw_GBps": {"all_reduce": [[bytes, GB/s], ...], ...}, ascending in bytes.
+void parse_busbw_curves(const JsonFields& f, const char* key, Fabric& fab) {
+  const nlohmann::json* curves = f.optional_object(key);
+  if (!curves) return;
+  for (const auto& [name, points] : curves->items()) {
+    const std::string field = fmt::format("{}.{}", key, name);
+    const auto op = parse_collective_op(name);
+    if (!op)
+      f.fail(key, fmt::format("has an unknown collective '{}'; use all_reduce, all_gather, "
+                              "reduce_scatter, alltoall, broadcast, reduce or sendrecv",
+                              name));
+    if (!points.is_array() || points.size() < 2)
+      f.fail(field.c_str(), "must be an array of at least two [bytes, GB/s] pairs");
+    auto& curve = fab.busbw_curves[static_cast<size_t>(*op)];
+    for (const auto& p : points) {
+      if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() ||
+          p[0].get<double>() <= 0 || p[1].get<double>() <= 0)
+        f.fail(field.c_str(), "must hold [bytes, GB/s] pairs of positive numbers");
+      if (!curve.empty() && p[0].get<double>() <= curve.back().bytes)
+        f.fail(field.c_str(), "must be sorted by strictly increasing bytes");
+      curve.push_back({p[0].get<double>(), p[1].get<double>() * kGB});
+    }
+  }
+}
+
 Fabric parse_fabric(const JsonFields& f, const char* bw_key, const char* lat_key,
-                    const char* eff_key, double default_latency_us, double default_efficiency) {
+                    const char* eff_key, const char* curves_key, double default_latency_us,
+                    double default_efficiency) {
   Fabric fab;
+  parse_busbw_curves(f, curves_key, fab);
   fab.bandwidth_Bps = f.required_number(bw_key, 0.001) * kGB;
   fab.latency_s = f.optional_number(lat_key, 0).value_or(default_latency_us) * 1e-6;
   const auto eff = f.optional_number(eff_key, 0.01);
@@ -78,7 +105,8 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where) {
   g.nodes = f.optional_int("nodes", 1).value_or(1);
   g.gpus_per_node = f.required_int("gpus_per_node", 1);
   g.intra_node = parse_fabric(f, "intra_node_bandwidth_GBps", "intra_node_latency_us",
-                              "intra_node_efficiency", kDefaultIntraLatencyUs,
+                              "intra_node_efficiency", "intra_node_busbw_GBps",
+                              kDefaultIntraLatencyUs,
                               kDefaultIntraEfficiency);
   return g;
 }
@@ -199,7 +227,8 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
     c.groups.push_back(parse_group(j, std::string(origin)));
   }
   c.inter_node = parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us",
-                              "inter_node_efficiency", kDefaultInterLatencyUs,
+                              "inter_node_efficiency", "inter_node_busbw_GBps",
+                              kDefaultInterLatencyUs,
                               kDefaultInterEfficiency);
   if (gpus) apply_gpu_count(c, *gpus, std::string(origin));
   return c;

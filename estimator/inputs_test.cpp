@@ -95,6 +95,36 @@ TEST(Inputs, BadClustersNameTheFieldAndTheFix) {
             std::string::npos);
 }
 
+std::string cluster_with_curve(const std::string& curves) {
+  return R"({"device": "a100-sxm4-80gb", "gpus_per_node": 8, "intra_node_bandwidth_GBps": 300,
+             "inter_node_bandwidth_GBps": 25, "intra_node_busbw_GBps": )" +
+         curves + "}";
+}
+
+TEST(Inputs, ClustersCarryPublishedBusBandwidthSweeps) {
+  const Cluster c = parse_cluster_json(
+      cluster_with_curve(R"({"all_gather": [[1048576, 50.5], [1073741824, 200]]})"), "c.json");
+  const auto& ag = c.groups[0].intra_node.busbw_curves[static_cast<size_t>(CollectiveOp::all_gather)];
+  ASSERT_EQ(ag.size(), 2u);
+  EXPECT_DOUBLE_EQ(ag[0].bytes, 1048576);
+  EXPECT_DOUBLE_EQ(ag[1].busbw_Bps, 200e9);
+  EXPECT_TRUE(c.inter_node.busbw_curves[0].empty());
+  // Every catalog DGX with a published NVLink sweep loads it.
+  EXPECT_FALSE(load_cluster("dgx-h100").groups[0].intra_node.busbw_curves[0].empty());
+
+  auto error = [](const std::string& curves) {
+    return input_error([&] { parse_cluster_json(cluster_with_curve(curves), "c.json"); });
+  };
+  EXPECT_NE(error(R"({"allgather": [[1, 2], [3, 4]]})").find("unknown collective 'allgather'"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"all_gather": [[3, 2], [1, 4]]})").find("strictly increasing bytes"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"all_gather": [[1, 2]]})").find("at least two"), std::string::npos);
+  EXPECT_NE(error(R"({"all_gather": [[1, -2], [3, 4]]})").find("positive numbers"),
+            std::string::npos);
+  EXPECT_NE(error(R"([1, 2])").find("intra_node_busbw_GBps"), std::string::npos);
+}
+
 TEST(Inputs, StrategyTextDefaultsAndErrors) {
   const Strategy s = parse_strategy("tp=8,pp=2,mbs=2,recompute=full,sp=true", 64);
   EXPECT_EQ(s.dp, 4);

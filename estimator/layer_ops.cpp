@@ -78,6 +78,7 @@ void tp_enter(const Dims& d, const Strategy& st, const Placement& p, std::vector
                 : comm("tp_input_grad_all_reduce", OpClass::tp_comm, std::nullopt,
                        CollectiveOp::all_reduce, 2 * d.tokens * d.h, p.tp);
   op.before_column_parallel = true;
+  op.backward_regather = st.sp;
   out.push_back(op);
 }
 

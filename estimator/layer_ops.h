@@ -25,6 +25,10 @@ struct Op {
   // Backward collective of a column-parallel linear's input: it can run behind the weight-
   // gradient GEMM of the next op (Software::async_tp_backward).
   bool before_column_parallel = false;
+  // Sequence parallelism keeps only the local shard of a column-parallel linear's input, so
+  // its backward all-gathers the input again for the weight gradient (Megatron-LM and
+  // Transformer Engine run it asynchronously behind the input-gradient GEMM).
+  bool backward_regather = false;
 };
 
 // Parallel group placements, tensor parallel innermost, then context, data, pipeline

@@ -41,6 +41,11 @@ Pricer::Pricer(const Device& device, const Fabric& intra, const Fabric& inter, i
                const CostSource* costs)
     : device_(device), intra_(intra), inter_(inter), gpus_per_node_(gpus_per_node), costs_(costs) {}
 
+double Pricer::kernel_bandwidth() const {
+  return device_.memory_bandwidth_Bps * device_.memory_efficiency *
+         GemmModel::kFrameworkBandwidthFraction;
+}
+
 Priced Pricer::gemm(const GemmShape& s) const {
   if (costs_) {
     if (auto p = costs_->gemm(device_, DType::bf16, s)) return *p;
@@ -48,7 +53,7 @@ Priced Pricer::gemm(const GemmShape& s) const {
   const double flops = 2.0 * s.m * s.n * s.k * s.batch;
   const double compute = flops / (device_.peak_flops[kBf16] * gemm_efficiency(device_, s));
   const double bytes = 2.0 * (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch;
-  const double memory = bytes / (device_.memory_bandwidth_Bps * device_.memory_efficiency);
+  const double memory = bytes / kernel_bandwidth();
   return {std::max(compute, memory) + GemmModel::kKernelGap_s, CostOrigin::catalog};
 }
 
@@ -60,7 +65,7 @@ Priced Pricer::fused_attention(double flops) const {
 
 Priced Pricer::memory_pass(double bytes) const {
   if (bytes <= 0) return {0, CostOrigin::catalog};
-  return {bytes / (device_.memory_bandwidth_Bps * device_.memory_efficiency) +
+  return {bytes / kernel_bandwidth() +
               GemmModel::kKernelGap_s,
           CostOrigin::catalog};
 }
@@ -82,7 +87,48 @@ Priced Pricer::collective(CollectiveOp op, double bytes, GroupPlacement g) const
   return catalog_collective(op, bytes, g);
 }
 
+const std::vector<BusbwPoint>* busbw_curve(const Fabric& f, CollectiveOp op) {
+  auto curve = [&f](CollectiveOp o) -> const std::vector<BusbwPoint>* {
+    const auto& c = f.busbw_curves[static_cast<size_t>(o)];
+    return c.empty() ? nullptr : &c;
+  };
+  // Ring reduce-scatter and all-gather move the same chunks, in opposite directions, and an
+  // all-reduce is one of each: without a collective's own sweep, a ring sibling's serves.
+  switch (op) {
+    case CollectiveOp::all_reduce: return curve(op);
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter: {
+      const CollectiveOp sibling = op == CollectiveOp::all_gather ? CollectiveOp::reduce_scatter
+                                                                  : CollectiveOp::all_gather;
+      if (const auto* c = curve(op)) return c;
+      if (const auto* c = curve(sibling)) return c;
+      return curve(CollectiveOp::all_reduce);
+    }
+    default: return curve(op);
+  }
+}
+
+double curve_seconds(const std::vector<BusbwPoint>& c, double bytes, double factor,
+                     double latency_s) {
+  auto at = [factor](double b, double busbw) { return b * factor / busbw; };
+  if (bytes <= c.front().bytes) {
+    const double first = at(c.front().bytes, c.front().busbw_Bps);
+    return latency_s + (std::max(first, latency_s) - latency_s) * bytes / c.front().bytes;
+  }
+  if (bytes >= c.back().bytes) return at(bytes, c.back().busbw_Bps);
+  const auto hi = std::lower_bound(c.begin(), c.end(), bytes,
+                                   [](const BusbwPoint& p, double b) { return p.bytes < b; });
+  const auto lo = hi - 1;
+  const double t = (std::log(bytes) - std::log(lo->bytes)) / (std::log(hi->bytes) - std::log(lo->bytes));
+  return at(bytes, lo->busbw_Bps + t * (hi->busbw_Bps - lo->busbw_Bps));
+}
+
 Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement g) const {
+  const Fabric& fabric = level(g) == FabricLevel::intra_node ? intra_ : inter_;
+  if (const auto* curve = busbw_curve(fabric, op)) {
+    return {curve_seconds(*curve, bytes, bus_bandwidth_factor(op, g.ranks), fabric.latency_s),
+            CostOrigin::catalog};
+  }
   const double intra_bw = intra_.bandwidth_Bps * intra_.efficiency;
   const double inter_bw = inter_.bandwidth_Bps * inter_.efficiency;
   const int local = ranks_per_node(g);

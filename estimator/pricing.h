@@ -15,6 +15,11 @@ struct GemmModel {
   // (CUTLASS sm80/sm90 kernels: 3-4 stages of 32-wide K slabs) and writing the output tile.
   // Expressed as the K length it costs: efficiency falls as K / (K + kKOverhead).
   static constexpr double kKOverhead = 96;
+  // Memory-bound kernels of training frameworks (elementwise, softmax, dropout, norms, and
+  // batched GEMMs with a short inner dimension) reach this fraction of the bandwidth a
+  // STREAM-type kernel reaches (Device::memory_efficiency). Measured through FlashAttention's
+  // published PyTorch baseline (docs/estimator.md, "Memory-bound kernels").
+  static constexpr double kFrameworkBandwidthFraction = 0.665;
   // GPU-side gap between dependent kernels on one stream.
   static constexpr double kKernelGap_s = 2e-6;
   // NCCL runs a collective as one thread block per channel; 16 channels is what NCCL sets up
@@ -48,6 +53,8 @@ class Pricer {
   // Members of the group that share a node.
   int ranks_per_node(GroupPlacement group) const;
   const Device& device() const { return device_; }
+  // Bytes per second a framework's memory-bound kernel moves.
+  double kernel_bandwidth() const;
 
  private:
   Priced catalog_collective(CollectiveOp op, double bytes, GroupPlacement group) const;
@@ -58,6 +65,13 @@ class Pricer {
   int gpus_per_node_;
   const CostSource* costs_;
 };
+
+// The published sweep that prices `op` on `fabric` (its own, else a ring sibling's), or null.
+const std::vector<BusbwPoint>* busbw_curve(const Fabric& fabric, CollectiveOp op);
+// Seconds for `bytes` on a sweep: bus bandwidth interpolated in log size, the last point's
+// plateau beyond it, and a straight line from `latency_s` up to the first point below it.
+double curve_seconds(const std::vector<BusbwPoint>& curve, double bytes, double bus_factor,
+                     double latency_s);
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor (doc/PERFORMANCE.md).
 double bus_bandwidth_factor(CollectiveOp op, int ranks);

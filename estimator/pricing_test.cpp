@@ -22,12 +22,49 @@ struct PricingFixture : ::testing::Test {
   Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, nullptr};
 };
 
-TEST_F(PricingFixture, CollectiveIsLatencyPlusBusBytesOverBandwidth) {
+TEST_F(PricingFixture, WithoutASweepACollectiveIsLatencyPlusBusBytesOverBandwidth) {
+  Fabric plain = g.intra_node;
+  plain.busbw_curves = {};
+  const Pricer p{g.device, plain, c.inter_node, g.gpus_per_node, nullptr};
   const double bytes = 1e9;
-  const double bw = g.intra_node.bandwidth_Bps * g.intra_node.efficiency;
-  EXPECT_DOUBLE_EQ(pr.collective(CollectiveOp::all_reduce, bytes, {8, 1}).seconds,
-                   g.intra_node.latency_s + bytes * 2 * 7 / 8 / bw);
-  EXPECT_EQ(pr.collective(CollectiveOp::all_reduce, bytes, {1, 1}).seconds, 0);
+  const double bw = plain.bandwidth_Bps * plain.efficiency;
+  EXPECT_DOUBLE_EQ(p.collective(CollectiveOp::all_reduce, bytes, {8, 1}).seconds,
+                   plain.latency_s + bytes * 2 * 7 / 8 / bw);
+  EXPECT_EQ(p.collective(CollectiveOp::all_reduce, bytes, {1, 1}).seconds, 0);
+}
+
+TEST_F(PricingFixture, TheCatalogPricesNvlinkCollectivesOnItsPublishedSweep) {
+  // dgx-a100 carries an all_reduce sweep; at one of its points the time is exact.
+  const auto& curve = g.intra_node.busbw_curves[static_cast<size_t>(CollectiveOp::all_reduce)];
+  ASSERT_GE(curve.size(), 2u);
+  const BusbwPoint p = curve[2];
+  EXPECT_NEAR(pr.collective(CollectiveOp::all_reduce, p.bytes, {8, 1}).seconds,
+              p.bytes * 2 * 7 / 8 / p.busbw_Bps, 1e-12);
+  // All-gather and reduce-scatter have no A100 sweep of their own: the all-reduce curve
+  // prices them at equal buffer size.
+  EXPECT_NEAR(pr.collective(CollectiveOp::all_gather, p.bytes, {8, 1}).seconds,
+              p.bytes * 7 / 8 / p.busbw_Bps, 1e-12);
+  EXPECT_EQ(busbw_curve(g.intra_node, CollectiveOp::reduce_scatter), &curve);
+  // Nothing stands in for an all-to-all's own sweep.
+  EXPECT_EQ(busbw_curve(g.intra_node, CollectiveOp::all_to_all), nullptr);
+}
+
+TEST(Pricing, SweepsInterpolateInLogSizeAndHoldTheirEnds) {
+  const std::vector<BusbwPoint> c = {{1e6, 10e9}, {1e8, 30e9}};
+  // Halfway in log size: 1e7 bytes at 20 GB/s.
+  EXPECT_NEAR(curve_seconds(c, 1e7, 1, 5e-6), 1e7 / 20e9, 1e-12);
+  // Past the last point the plateau holds.
+  EXPECT_NEAR(curve_seconds(c, 1e9, 1, 5e-6), 1e9 / 30e9, 1e-12);
+  // Below the first point: a straight line from the latency to the first point's time.
+  EXPECT_NEAR(curve_seconds(c, 0, 1, 5e-6), 5e-6, 1e-15);
+  EXPECT_NEAR(curve_seconds(c, 0.5e6, 1, 5e-6), 5e-6 + (1e6 / 10e9 - 5e-6) / 2, 1e-12);
+  // Bigger buffers never take less time.
+  double last = 0;
+  for (double b = 1e3; b < 1e10; b *= 1.7) {
+    const double t = curve_seconds(c, b, 1.75, 5e-6);
+    EXPECT_GE(t, last) << b;
+    last = t;
+  }
 }
 
 TEST_F(PricingFixture, PlacementDecidesTheFabricLevel) {

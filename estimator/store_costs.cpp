@@ -12,14 +12,6 @@
 namespace shardcost {
 namespace {
 
-std::optional<CollectiveOp> parse_op(std::string_view s) {
-  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
-                          CollectiveOp::all_to_all, CollectiveOp::broadcast, CollectiveOp::reduce,
-                          CollectiveOp::send_recv})
-    if (to_string(op) == s) return op;
-  return std::nullopt;
-}
-
 std::optional<DType> store_dtype(std::string_view s) {
   if (s == "bf16" || s == "bfloat16") return DType::bf16;
   if (s == "fp16" || s == "half" || s == "float16") return DType::fp16;
@@ -122,7 +114,7 @@ StoreCosts StoreCosts::load(const std::string& path) {
   const db::Store store = db::Store::open(path, db::Store::Mode::read_only);
   std::vector<CollectiveSample> collectives;
   for (const auto& p : store.collective_points()) {
-    const auto op = parse_op(p.op);
+    const auto op = parse_collective_op(p.op);
     if (!op) continue;  // gather, scatter, ...: nothing the estimator asks for
     collectives.push_back({p.device, *op, p.ranks,
                            p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node,

@@ -58,6 +58,14 @@ std::string_view to_string(CollectiveOp op) {
   return "?";
 }
 
+std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
+  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather,
+                          CollectiveOp::reduce_scatter, CollectiveOp::all_to_all,
+                          CollectiveOp::broadcast, CollectiveOp::reduce, CollectiveOp::send_recv})
+    if (to_string(op) == s) return op;
+  return std::nullopt;
+}
+
 std::string_view to_string(FabricLevel l) {
   return l == FabricLevel::intra_node ? "intra_node" : "inter_node";
 }

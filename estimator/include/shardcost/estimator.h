@@ -33,10 +33,20 @@ struct Device {
   double attention_efficiency = 0;      // fused (flash) attention fraction of peak
 };
 
+// One point of an nccl-tests sweep: bus bandwidth at one buffer size (nccl-tests' size
+// column: the whole buffer, for all_gather the gathered output).
+struct BusbwPoint {
+  double bytes = 0;
+  double busbw_Bps = 0;
+};
+
 struct Fabric {
   double bandwidth_Bps = 0;  // per GPU, one direction
   double latency_s = 0;      // small-message collective latency
   double efficiency = 1;     // fraction of bandwidth NCCL's bus bandwidth reaches
+  // Published nccl-tests sweeps by collective (index: CollectiveOp), ascending in size.
+  // Where a collective has one, it prices that collective instead of latency + bandwidth.
+  std::array<std::vector<BusbwPoint>, 7> busbw_curves;  // 7: CollectiveOp's values
 };
 
 struct NodeGroup {
@@ -113,7 +123,10 @@ enum class CostOrigin { catalog, interpolated, measured };
 std::string_view to_string(CostOrigin);
 
 enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };
+static_assert(std::tuple_size_v<decltype(Fabric::busbw_curves)> ==
+              static_cast<size_t>(CollectiveOp::send_recv) + 1);
 std::string_view to_string(CollectiveOp);
+std::optional<CollectiveOp> parse_collective_op(std::string_view);  // to_string's names
 enum class FabricLevel { intra_node, inter_node };
 std::string_view to_string(FabricLevel);
 
