@@ -36,14 +36,23 @@ constexpr const char* kPartNames[kPartCount] = {
 struct Times {
   std::array<double, kPartCount> s{};
   std::array<int, kPartCount> origin{};  // CostOrigin as int; kNone when nothing contributed
+  // Of the communication parts, what runs during the backward pass (its own collectives and
+  // a full recomputation's): with the backward and recompute compute, the window that
+  // overlapped data-parallel reductions hide behind.
+  double backward_comm = 0;
   static constexpr int kNone = 99;
   Times() { origin.fill(kNone); }
+  void add_backward_comm(Part p, Priced x) {
+    add(p, x);
+    backward_comm += std::max(0.0, x.seconds);
+  }
   void add(Part p, Priced x, double times = 1) {
     if (x.seconds <= 0) return;
     s[p] += x.seconds * times;
     origin[p] = std::min(origin[p], static_cast<int>(x.origin));
   }
   void add(const Times& o, double times) {
+    backward_comm += o.backward_comm * times;
     for (int i = 0; i < kPartCount; ++i) {
       if (o.s[i] <= 0) continue;
       s[i] += o.s[i] * times;
@@ -160,9 +169,9 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recomp
         regather = behind(regather, costs[i + 1].dgrad, pr.nccl_sm_share());
         bwd = behind(bwd, costs[i + 1].wgrad, pr.nccl_sm_share());
       }
-      t.add(c.comm_part, regather);
-      t.add(c.comm_part, bwd);
-      if (recompute == Recompute::full) t.add(c.comm_part, c.fwd);
+      t.add_backward_comm(c.comm_part, regather);
+      t.add_backward_comm(c.comm_part, bwd);
+      if (recompute == Recompute::full) t.add_backward_comm(c.comm_part, c.fwd);
     } else {
       t.add(kComputeForward, c.fwd);
       t.add(kComputeBackward, c.bwd);
@@ -176,9 +185,10 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recomp
   }
   // Ring attention hides the K/V exchange behind the attention of the block in hand, less
   // the SMs its communication kernels take from that attention.
-  const double recomputes = recompute == Recompute::full ? 1 : 0;
-  t.add(kCpComm, behind(cp_fwd, attn_fwd, pr.nccl_sm_share()), 1 + recomputes);
-  t.add(kCpComm, behind(cp_bwd, attn_bwd, pr.nccl_sm_share()));
+  const Priced ring_fwd = behind(cp_fwd, attn_fwd, pr.nccl_sm_share());
+  t.add(kCpComm, ring_fwd);
+  if (recompute == Recompute::full) t.add_backward_comm(kCpComm, ring_fwd);
+  t.add_backward_comm(kCpComm, behind(cp_bwd, attn_bwd, pr.nccl_sm_share()));
   return t;
 }
 
@@ -306,7 +316,8 @@ struct Engine {
     const Placement place = placement(s);
     const StageParameters p = stage_parameters(m, s, 0);
     const double gbytes = opt.software.grad_bytes;
-    const double stage_bwd = stage.s[kComputeBackward] + stage.s[kTpComm] / 2;
+    const double stage_bwd =
+        stage.s[kComputeBackward] + stage.s[kComputeRecompute] + stage.backward_comm;
     const double stage_fwd = stage.s[kComputeForward];
 
     auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {

@@ -78,9 +78,10 @@ void parse_busbw_curves(const JsonFields& f, const char* key, Fabric& fab) {
       if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number() ||
           p[0].get<double>() <= 0 || p[1].get<double>() <= 0)
         f.fail(field.c_str(), "must hold [bytes, GB/s] pairs of positive numbers");
-      if (!curve.empty() && p[0].get<double>() <= curve.back().bytes)
+      const BusbwPoint point{p[0].get<double>(), p[1].get<double>() * kGB};
+      if (!curve.empty() && point.bytes <= curve.back().bytes)
         f.fail(field.c_str(), "must be sorted by strictly increasing bytes");
-      curve.push_back({p[0].get<double>(), p[1].get<double>() * kGB});
+      curve.push_back(point);
     }
   }
 }

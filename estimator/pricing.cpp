@@ -110,17 +110,27 @@ const std::vector<BusbwPoint>* busbw_curve(const Fabric& f, CollectiveOp op) {
 
 double curve_seconds(const std::vector<BusbwPoint>& c, double bytes, double factor,
                      double latency_s) {
-  auto at = [factor](double b, double busbw) { return b * factor / busbw; };
+  auto at = [factor](const BusbwPoint& p) { return p.bytes * factor / p.busbw_Bps; };
   if (bytes <= c.front().bytes) {
-    const double first = at(c.front().bytes, c.front().busbw_Bps);
-    return latency_s + (std::max(first, latency_s) - latency_s) * bytes / c.front().bytes;
+    // A latency above the first point's time would make small messages slower than it.
+    const double first = at(c.front());
+    const double alpha = std::min(latency_s, first);
+    return alpha + (first - alpha) * bytes / c.front().bytes;
   }
-  if (bytes >= c.back().bytes) return at(bytes, c.back().busbw_Bps);
-  const auto hi = std::lower_bound(c.begin(), c.end(), bytes,
-                                   [](const BusbwPoint& p, double b) { return p.bytes < b; });
-  const auto lo = hi - 1;
-  const double t = (std::log(bytes) - std::log(lo->bytes)) / (std::log(hi->bytes) - std::log(lo->bytes));
-  return at(bytes, lo->busbw_Bps + t * (hi->busbw_Bps - lo->busbw_Bps));
+  // Measured sweeps are noisy where latency dominates (a bigger message can time a little
+  // faster): each point takes at least the time of every smaller one.
+  double floor = 0;
+  auto point = c.begin();
+  for (; point != c.end() && point->bytes < bytes; ++point) floor = std::max(floor, at(*point));
+  if (point == c.end()) return std::max(floor, bytes * factor / c.back().busbw_Bps);
+  const double t_lo = floor;
+  const double t_hi = std::max(floor, at(*point));
+  const auto lo = point - 1;
+  // Time, not bandwidth, interpolated in log-log: monotone also in the latency regime,
+  // where bandwidth doubles with the size.
+  const double t = (std::log(bytes) - std::log(lo->bytes)) /
+                   (std::log(point->bytes) - std::log(lo->bytes));
+  return std::exp(std::log(t_lo) + t * (std::log(t_hi) - std::log(t_lo)));
 }
 
 Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement g) const {
@@ -158,6 +168,8 @@ Priced Pricer::send_recv(double bytes, int stride) const {
       return *p;
   }
   const Fabric& f = level(pair) == FabricLevel::intra_node ? intra_ : inter_;
+  if (const auto* curve = busbw_curve(f, CollectiveOp::send_recv))
+    return {curve_seconds(*curve, bytes, 1, f.latency_s), CostOrigin::catalog};
   return {f.latency_s + bytes / (f.bandwidth_Bps * f.efficiency), CostOrigin::catalog};
 }
 

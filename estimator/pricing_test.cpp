@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace shardcost {
 namespace {
 
@@ -49,22 +51,42 @@ TEST_F(PricingFixture, TheCatalogPricesNvlinkCollectivesOnItsPublishedSweep) {
   EXPECT_EQ(busbw_curve(g.intra_node, CollectiveOp::all_to_all), nullptr);
 }
 
-TEST(Pricing, SweepsInterpolateInLogSizeAndHoldTheirEnds) {
+TEST(Pricing, SweepsInterpolateTimeInLogLogAndHoldTheirEnds) {
   const std::vector<BusbwPoint> c = {{1e6, 10e9}, {1e8, 30e9}};
-  // Halfway in log size: 1e7 bytes at 20 GB/s.
-  EXPECT_NEAR(curve_seconds(c, 1e7, 1, 5e-6), 1e7 / 20e9, 1e-12);
-  // Past the last point the plateau holds.
+  // Halfway in log size, the time is the geometric mean of its neighbours'.
+  EXPECT_NEAR(curve_seconds(c, 1e7, 1, 5e-6), std::sqrt(1e6 / 10e9 * (1e8 / 30e9)), 1e-12);
+  // Past the last point its bus bandwidth holds.
   EXPECT_NEAR(curve_seconds(c, 1e9, 1, 5e-6), 1e9 / 30e9, 1e-12);
   // Below the first point: a straight line from the latency to the first point's time.
   EXPECT_NEAR(curve_seconds(c, 0, 1, 5e-6), 5e-6, 1e-15);
   EXPECT_NEAR(curve_seconds(c, 0.5e6, 1, 5e-6), 5e-6 + (1e6 / 10e9 - 5e-6) / 2, 1e-12);
-  // Bigger buffers never take less time.
-  double last = 0;
-  for (double b = 1e3; b < 1e10; b *= 1.7) {
-    const double t = curve_seconds(c, b, 1.75, 5e-6);
-    EXPECT_GE(t, last) << b;
-    last = t;
+  // A latency above the first point's time cannot make smaller messages slower.
+  EXPECT_NEAR(curve_seconds(c, 0.5e6, 1, 1e-3), 1e6 / 10e9 / 2 + 1e6 / 10e9 / 2, 1e-12);
+}
+
+TEST(Pricing, SweepTimesNeverFallAsMessagesGrow) {
+  // Azure ND A100 v4's all-reduce sweep from 8 KiB: bandwidth doubles with the size in the
+  // latency regime, where interpolating bandwidth in log size would dip between points, and
+  // 16 KiB times a little faster than 8 KiB (noise).
+  const double k = 1024, m = k * k;
+  const std::vector<BusbwPoint> c = {{8 * k, 0.33e9},   {16 * k, 0.67e9}, {32 * k, 1.37e9},
+                                     {64 * k, 2.70e9},  {1 * m, 36.22e9}, {16 * m, 109.22e9},
+                                     {64 * m, 166.63e9}, {1024 * m, 228.1e9}};
+  for (double latency : {0.0, 43e-6, 1e-3}) {
+    double last = 0;
+    for (double b = 1; b < 1e11; b *= 1.07) {
+      const double t = curve_seconds(c, b, 1.75, latency);
+      EXPECT_GE(t, last * (1 - 1e-12)) << b << " bytes, latency " << latency;
+      last = t;
+    }
   }
+}
+
+TEST_F(PricingFixture, PipelineSendsUseASendRecvSweepWhenTheSystemHasOne) {
+  Fabric intra = g.intra_node;
+  intra.busbw_curves[static_cast<size_t>(CollectiveOp::send_recv)] = {{1e6, 10e9}, {1e9, 100e9}};
+  const Pricer p{g.device, intra, c.inter_node, g.gpus_per_node, nullptr};
+  EXPECT_NEAR(p.send_recv(1e9, 1).seconds, 1e9 / 100e9, 1e-12);
 }
 
 TEST_F(PricingFixture, PlacementDecidesTheFabricLevel) {

@@ -13,6 +13,7 @@ check() {  # check PATTERN CMD...: exit 2, one line, containing PATTERN
 check "unknown model 'gpt9'" estimate --model gpt9 --cluster dgx-a100 --strategy tp=8
 check "unknown cluster 'dgx-z'" estimate --model gpt3-13b --cluster dgx-z --strategy tp=8
 check "unknown device 'tpu-v9'" estimate --model gpt3-13b --cluster "$F/clusters/unknown-device.json" --strategy tp=1
+check "intra_node_busbw_GBps.all_reduce' must be sorted by strictly increasing bytes" estimate --model gpt3-13b --cluster "$F/clusters/unsorted-busbw.json" --strategy tp=8
 check "field 'hidden' is missing" estimate --model "$F/models/missing-hidden.json" --cluster dgx-a100 --strategy tp=1
 check "field 'layers' must be an integer >= 1 (got -4)" estimate --model "$F/models/negative-layers.json" --cluster dgx-a100 --strategy tp=1
 check "malformed JSON at line 3" estimate --model "$F/models/malformed.json" --cluster dgx-a100 --strategy tp=1
