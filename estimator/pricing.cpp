@@ -119,12 +119,12 @@ double curve_seconds(const std::vector<BusbwPoint>& c, double bytes, double fact
   }
   // Measured sweeps are noisy where latency dominates (a bigger message can time a little
   // faster): each point takes at least the time of every smaller one.
-  double floor = 0;
+  double slowest = 0;
   auto point = c.begin();
-  for (; point != c.end() && point->bytes < bytes; ++point) floor = std::max(floor, at(*point));
-  if (point == c.end()) return std::max(floor, bytes * factor / c.back().busbw_Bps);
-  const double t_lo = floor;
-  const double t_hi = std::max(floor, at(*point));
+  for (; point != c.end() && point->bytes < bytes; ++point) slowest = std::max(slowest, at(*point));
+  if (point == c.end()) return std::max(slowest, bytes * factor / c.back().busbw_Bps);
+  const double t_lo = slowest;
+  const double t_hi = std::max(slowest, at(*point));
   const auto lo = point - 1;
   // Time, not bandwidth, interpolated in log-log: monotone also in the latency regime,
   // where bandwidth doubles with the size.
