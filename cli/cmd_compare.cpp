@@ -94,12 +94,12 @@ void add_compare_command(CLI::App& app) {
     if (a->format != "text" && a->format != "md" && a->format != "json" && a->format != "junit")
       throw InputError(fmt::format("unknown --format '{}'; use text, md, json or junit", a->format));
     if (!(a->alpha > 0 && a->alpha < 1)) throw InputError(fmt::format("--alpha {} is not in (0, 1); use e.g. 0.01", a->alpha));
-    db::CompareOptions options;
+    regress::CompareOptions options;
     options.threshold = parse_threshold(a->threshold);
     options.alpha = a->alpha;
     const auto tables = parse_tables(a->table);
     const Side base = parse_side(a->base, "BASE"), next = parse_side(a->next, "NEW");
-    const db::Comparison c = db::compare(load_side(base, tables), load_side(next, tables), options);
+    const regress::Comparison c = regress::compare(load_side(base, tables), load_side(next, tables), options);
     if (c.pairs.empty())
       throw InputError(fmt::format("nothing to compare: no {}measurement of {} matches one of {} (they match by "
                                    "table, device name, shape or size, dtype, op and ranks); check the files and --table",
@@ -117,9 +117,9 @@ void add_compare_command(CLI::App& app) {
       std::ofstream out(a->output, std::ios::binary);
       out << text;
       if (!out.flush()) throw InputError("cannot write " + a->output + "; check the path and the disk");
-      fmt::print(stderr, "{}: {} regressed\n", a->output, c.count(db::Verdict::regressed));
+      fmt::print(stderr, "{}: {} regressed\n", a->output, c.count(regress::Verdict::regressed));
     }
-    if (c.count(db::Verdict::regressed) > 0) throw ExitStatus{1};
+    if (c.count(regress::Verdict::regressed) > 0) throw ExitStatus{1};
   });
 }
 

@@ -11,10 +11,10 @@
 namespace shardcost::cli {
 namespace {
 
-using db::Comparison;
+using regress::Comparison;
 using db::Measure;
-using db::PairResult;
-using db::Verdict;
+using regress::PairResult;
+using regress::Verdict;
 
 std::string device_of(const Measure& m) { return m.key.empty() ? "" : m.key.front().second; }
 

@@ -12,10 +12,10 @@ struct CompareSides {
   std::string table;       // gemm | ... | all
 };
 
-std::string compare_text(const db::Comparison&, const CompareSides&);
-std::string compare_markdown(const db::Comparison&, const CompareSides&);
-std::string compare_json(const db::Comparison&, const CompareSides&);
-std::string compare_junit(const db::Comparison&, const CompareSides&);
+std::string compare_text(const regress::Comparison&, const CompareSides&);
+std::string compare_markdown(const regress::Comparison&, const CompareSides&);
+std::string compare_json(const regress::Comparison&, const CompareSides&);
+std::string compare_junit(const regress::Comparison&, const CompareSides&);
 
 // "812 ns", "12.3 us", "4.56 ms", "1.23 s"
 std::string duration_text(double ns);

@@ -6,21 +6,9 @@
 
 #include "shardcost/compare.h"
 
-namespace shardcost::db::stats {
+namespace shardcost::regress::stats {
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
-
-double percentile(std::vector<int64_t> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  const double frac = pos - static_cast<double>(lo);
-  return static_cast<double>(v[lo]) * (1 - frac) + static_cast<double>(v[hi]) * frac;
-}
-
-double median(std::vector<int64_t> v) { return percentile(std::move(v), 0.5); }
 
 double mann_whitney_p(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   const size_t n1 = a.size(), n2 = b.size(), n = n1 + n2;
@@ -81,4 +69,4 @@ std::vector<double> holm(const std::vector<double>& p) {
   return out;
 }
 
-}  // namespace shardcost::db::stats
+}  // namespace shardcost::regress::stats

@@ -17,33 +17,12 @@
 #include <utility>
 #include <vector>
 
-#include "shardcost/db.h"
+#include "shardcost/measures.h"
+#include "shardcost/quantiles.h"
 
-namespace shardcost::db {
+namespace shardcost::regress {
 
-// One measurement as compare sees it: its identity and its time distribution.
-struct Measure {
-  std::string table;  // gemm | memory | collective | kernels
-  // Identity fields in a fixed order per table ("device", "dtype", "m", ...); a pair matches
-  // when table and every field are equal. The host is not part of it: CI runners change.
-  std::vector<std::pair<std::string, std::string>> key;
-  int64_t run_id = 0;
-  double median_ns = 0;
-  std::optional<double> p10_ns, p90_ns;
-  int64_t iterations = 0;
-  std::vector<int64_t> samples_ns;  // per-iteration times (kernels: every event's duration)
-
-  std::string label() const;  // "device=X dtype=fp32 m=1024 ..."
-};
-
-// Every measurement of one table in the store, oldest run first; run_id: only that run.
-std::vector<Measure> load_measures(const Store&, std::string_view table,
-                                   std::optional<int64_t> run_id = std::nullopt);
-// gemm memory collective kernels
-const std::vector<std::string>& comparable_tables();
-
-// "7", a run id, or a uuid (a unique prefix is enough). Throws InputError listing the runs.
-Run resolve_run(const Store&, std::string_view id_or_uuid);
+using db::Measure;
 
 enum class Verdict { regressed, improved, unchanged };
 std::string_view to_string(Verdict);
@@ -95,8 +74,8 @@ std::optional<double> median_z_p(double median_a, double spread_a, int64_t n_a, 
                                  double spread_b, int64_t n_b);
 // Holm's step-down adjustment; same order as the input.
 std::vector<double> holm(const std::vector<double>& p);
-double median(std::vector<int64_t> v);
-double percentile(std::vector<int64_t> v, double q);
+using shardcost::median;
+using shardcost::percentile;
 }  // namespace stats
 
-}  // namespace shardcost::db
+}  // namespace shardcost::regress

@@ -6,7 +6,7 @@
 
 #include "shardcost/compare.h"
 
-namespace shardcost::db {
+namespace shardcost::regress {
 namespace {
 
 using Identity = std::pair<std::string, std::vector<std::pair<std::string, std::string>>>;
@@ -79,12 +79,6 @@ std::optional<double> test(const Measure& a, const Measure& b, Method& method) {
 
 }  // namespace
 
-std::string Measure::label() const {
-  std::string out;
-  for (const auto& [k, v] : key) out += (out.empty() ? "" : " ") + k + "=" + v;
-  return out;
-}
-
 std::string_view to_string(Verdict v) {
   switch (v) {
     case Verdict::regressed: return "regressed";
@@ -147,4 +141,4 @@ Comparison compare(std::vector<Measure> base, std::vector<Measure> next, const C
   return out;
 }
 
-}  // namespace shardcost::db
+}  // namespace shardcost::regress

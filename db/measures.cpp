@@ -5,8 +5,9 @@
 #include <map>
 #include <tuple>
 
-#include "shardcost/compare.h"
+#include "shardcost/measures.h"
 #include "shardcost/error.h"
+#include "shardcost/quantiles.h"
 #include "sqlite.h"
 #include "store_access.h"
 
@@ -104,9 +105,9 @@ std::vector<Measure> load_kernels(const Connection& c, std::optional<int64_t> ru
              {"kind", std::string(to_string(static_cast<EventKind>(kind)))},
              {"name", name}};
     if (!grid.empty()) m.key.emplace_back("grid", grid), m.key.emplace_back("block", block);
-    m.median_ns = stats::median(samples);
-    m.p10_ns = stats::percentile(samples, 0.1);
-    m.p90_ns = stats::percentile(samples, 0.9);
+    m.median_ns = median(samples);
+    m.p10_ns = percentile(samples, 0.1);
+    m.p90_ns = percentile(samples, 0.9);
     m.iterations = static_cast<int64_t>(samples.size());
     m.samples_ns = std::move(samples);
     out.push_back(std::move(m));
@@ -115,6 +116,12 @@ std::vector<Measure> load_kernels(const Connection& c, std::optional<int64_t> ru
 }
 
 }  // namespace
+
+std::string Measure::label() const {
+  std::string out;
+  for (const auto& [k, v] : key) out += (out.empty() ? "" : " ") + k + "=" + v;
+  return out;
+}
 
 const std::vector<std::string>& comparable_tables() {
   static const std::vector<std::string> all = {"gemm", "memory", "collective", "kernels"};
