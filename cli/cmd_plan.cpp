@@ -1,6 +1,7 @@
 // estimate and rank: price one strategy, or search the space of strategies.
 #include <fmt/format.h>
 
+#include <memory>
 #include <optional>
 
 #include "commands.h"
@@ -30,10 +31,22 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_option("--db", a.db, "price from the measurements in this cost store (catalog elsewhere)");
 }
 
-// Loaded once per command: ranking prices every candidate from memory.
-std::optional<StoreCosts> load_costs(const PlanArgs& a) {
-  if (a.db.empty()) return std::nullopt;
-  return StoreCosts::load(a.db);
+// The cost sources of one command, best first, indexed once: ranking prices every candidate
+// from memory. The catalog answers what they leave.
+struct Costs {
+  std::optional<StoreCosts> store;
+  CostChain chain;
+  const CostSource* source() const { return chain.empty() ? nullptr : &chain; }
+};
+
+std::unique_ptr<Costs> load_costs(const PlanArgs& a) {
+  auto c = std::make_unique<Costs>();
+  if (a.db.empty()) return c;
+  c->store = StoreCosts::load(a.db);
+  c->chain.add(c->store->measured());
+  c->chain.add(c->store->interpolated());
+  // Learned models fitted on the store come here, before the catalog.
+  return c;
 }
 
 std::string cluster_line(const Cluster& c) {
@@ -53,10 +66,20 @@ std::string summary_text(const Estimate& e) {
   return out;
 }
 
-void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, const Estimate& e) {
+std::string join_layers(const std::vector<int>& layers) {
+  std::string out;
+  for (int n : layers) out += (out.empty() ? "" : "/") + std::to_string(n);
+  return out;
+}
+
+void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, const Plan& plan,
+                         const Estimate& e) {
   fmt::print("{} ({:.1f}B parameters) on {} ({}), software {}\n", m.name, e.parameters / 1e9,
              c.name, cluster_line(c), a.software);
-  fmt::print("strategy        {}\n\n{}\n", to_string(e.strategy), summary_text(e));
+  fmt::print("strategy        {}\n", to_string(e.strategy));
+  if (!plan.stage_layers.empty())
+    fmt::print("stage layers    {}\n", join_layers(plan.stage_layers));
+  fmt::print("\n{}\n", summary_text(e));
   Table time({"time per step", "seconds", "share", "source"}, {false, true, true, false});
   for (const auto& p : e.time) {
     time.add({p.name, fmt::format("{:.3f}", p.seconds),
@@ -73,25 +96,30 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
   fmt::print("{}\n{}", time.render(), memory.render());
 }
 
-void run_estimate(const PlanArgs& a, const std::string& strategy_text) {
+// No plan file: price the strategy text ("" for every default).
+void run_estimate(const PlanArgs& a, const std::string& strategy_text,
+                  const std::optional<std::string>& plan_path) {
   const Format format = parse_format(a.format, {Format::text, Format::json});
   const Model m = load_model(a.model);
   const Cluster c = load_cluster(a.cluster, a.gpus);
-  const Strategy s = parse_strategy(strategy_text, c.total_gpus());
+  const auto workload = transformer_workload(m);
+  const Plan plan = plan_path ? load_plan(*plan_path, c, workload->layers())
+                              : plan_of(parse_strategy(strategy_text, c.total_gpus()));
   EstimateOptions opt;
   opt.software = software_preset(a.software);
-  const std::optional<StoreCosts> costs = load_costs(a);
-  if (costs) opt.costs = &*costs;
-  const Estimate e = estimate(m, c, s, opt);
+  const auto costs = load_costs(a);
+  opt.costs = costs->source();
+  const Estimate e = estimate(*workload, c, plan, opt);
   if (format == Format::json) {
     nlohmann::json j = to_json(e);
     j["model"] = m.name;
     j["cluster"] = c.name;
     j["gpus"] = c.total_gpus();
     j["software"] = a.software;
+    if (!plan.stage_layers.empty()) j["stage_layers"] = plan.stage_layers;
     fmt::print("{}\n", j.dump(2));
   } else {
-    print_estimate_text(m, c, a, e);
+    print_estimate_text(m, c, a, plan, e);
   }
 }
 
@@ -103,8 +131,8 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective) {
   const Model m = load_model(a.model);
   const Cluster c = load_cluster(a.cluster, a.gpus);
   ro.estimate.software = software_preset(a.software);
-  const std::optional<StoreCosts> costs = load_costs(a);
-  if (costs) ro.estimate.costs = &*costs;
+  const auto costs = load_costs(a);
+  ro.estimate.costs = costs->source();
   const RankResult r = rank(m, c, ro);
 
   if (format == Format::json) {
@@ -167,14 +195,24 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective) {
 void add_plan_commands(CLI::App& app) {
   auto est_args = std::make_shared<PlanArgs>();
   auto strategy = std::make_shared<std::string>();
+  auto plan = std::make_shared<std::string>();
   auto* est = app.add_subcommand("estimate", "Price one strategy: step time, throughput, memory");
   add_plan_options(est, *est_args);
-  est->add_option("--strategy", *strategy,
-                  "e.g. \"tp=8,pp=8,dp=1,cp=1,ep=1,mbs=1,gbs=64,vpp=3,recompute=selective,"
-                  "sp=true,zero=0\"; missing keys take defaults (dp from the GPU count)")
-      ->required();
+  auto* strategy_opt = est->add_option(
+      "--strategy", *strategy,
+      "e.g. \"tp=8,pp=8,dp=1,cp=1,ep=1,mbs=1,gbs=64,vpp=3,recompute=selective,"
+      "sp=true,zero=0\"; missing keys take defaults (dp from the GPU count)");
+  auto* plan_opt = est->add_option("--plan", *plan,
+                  "plan JSON file: the strategy keys of every stage, each stage's layers and "
+                  "replicas (instead of --strategy; docs/architecture.md)")
+      ->excludes(strategy_opt);
   est->add_option("--format", est_args->format, "text or json");
-  est->callback([est_args, strategy] { run_estimate(*est_args, *strategy); });
+  est->callback([est_args, strategy, plan, strategy_opt, plan_opt] {
+    if (strategy_opt->count() == 0 && plan_opt->count() == 0)
+      throw InputError("--strategy is required (\"tp=8,pp=8,...\"), or give a plan file with --plan FILE");
+    run_estimate(*est_args, *strategy,
+                 plan_opt->count() ? std::optional<std::string>(*plan) : std::nullopt);
+  });
 
   auto rank_args = std::make_shared<PlanArgs>();
   auto ro = std::make_shared<RankOptions>();

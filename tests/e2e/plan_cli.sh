@@ -13,6 +13,24 @@ expect_exit 0 "$BIN" estimate --model "$SRC/tests/fixtures/models/gpt-paper-175b
   --strategy "tp=8,pp=8,mbs=1,gbs=64,vpp=3,recompute=selective,sp=true"
 golden estimate_gpt175b_2021.txt
 
+# A plan file that spells out the same strategy prices the same, line for line (it adds the
+# stages' layers); an uneven split moves the numbers.
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 64 \
+  --plan "$SRC/tests/fixtures/plans/llama3-70b-pp4.json"
+grep -q '^stage layers    20/20/20/20$' "$SCRATCH/out" || fail "plan output names its stages"
+grep -v '^stage layers' "$SCRATCH/out" >"$SCRATCH/plan.txt"
+diff -u "$GOLDEN/estimate_llama3_70b.txt" "$SCRATCH/plan.txt" || fail "plan and strategy differ"
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 64 \
+  --plan "$SRC/tests/fixtures/plans/uneven-pp4.json" --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["stage_layers"] == [18, 22, 22, 18], j["stage_layers"]
+assert j["strategy"]["pp"] == 4 and j["strategy"]["dp"] == 2 and j["strategy"]["tp"] == 8
+PY
+expect_exit 2 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 64 \
+  --plan "$SRC/tests/fixtures/plans/llama3-70b-pp4.json" --strategy tp=8
+
 # JSON contract of estimate.
 expect_exit 0 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 \
   --strategy "tp=2,mbs=1,gbs=64,zero=1" --format json

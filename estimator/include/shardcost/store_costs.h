@@ -15,13 +15,14 @@
 // with shape to extrapolate): the catalog prices it.
 // Devices match by name: lower case, without "NVIDIA", punctuation as '-'; equal names, or
 // the same model token (h100) and the same memory size token (80gb) where both name one.
-#include <map>
 #include <memory>
+#include <optional>
 #include <string>
-#include <tuple>
+#include <string_view>
 #include <vector>
 
-#include "shardcost/estimator.h"
+#include "shardcost/costs.h"
+#include "shardcost/hardware.h"
 
 namespace shardcost {
 
@@ -40,32 +41,30 @@ struct GemmSample {
   double seconds = 0;
 };
 
+// The store's measurements as two cost sources over one index, built once per process:
+// measured() answers exact points only (origin "measured"), interpolated() the points between
+// and beyond them (origin "interpolated"). A chain asks them in that order, then learned
+// models, then the catalog; StoreCosts itself is that pair in order.
 class StoreCosts : public CostSource {
  public:
   StoreCosts(const std::vector<CollectiveSample>&, const std::vector<GemmSample>&);
   // Reads every collective and GEMM measurement of the store at path (read-only).
   static StoreCosts load(const std::string& path);
 
+  const CostSource& measured() const { return *measured_; }
+  const CostSource& interpolated() const { return *interpolated_; }
+
   std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override;
   std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks,
                                    FabricLevel) const override;
-  size_t collective_curves() const { return curves_.size(); }
-  size_t gemm_shapes() const { return gemms_.size(); }
+  size_t collective_curves() const;
+  size_t gemm_shapes() const;
+
+  struct Index;  // costs/store_index.h
 
  private:
-  struct Point {
-    double bytes, seconds, busbw;
-  };
-  using CurveKey = std::tuple<std::string, int, int, int>;  // device, op, level, ranks
-  std::map<CurveKey, std::vector<Point>> curves_;
-  using GemmKey = std::tuple<std::string, int, int64_t, int64_t, int64_t, int64_t>;
-  std::map<GemmKey, double> gemms_;  // (device, dtype, m, n, k, batch) -> seconds
-  std::vector<std::string> devices_;
-  // Device name -> index in devices_ (-1: none); the estimator asks for a handful of devices
-  // millions of times.
-  struct Cache;
-  std::shared_ptr<Cache> cache_;
-  const std::string* match_device(const Device&) const;
+  std::shared_ptr<const Index> index_;
+  std::shared_ptr<const CostSource> measured_, interpolated_;
 };
 
 // "NVIDIA A100-SXM4-80GB" -> "a100-sxm4-80gb"

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "shardcost/estimator.h"
+
 namespace shardcost {
 namespace {
 

@@ -1,70 +1,17 @@
-// Step time and memory of one strategy: prices the layer's operators once, builds the
-// pipeline schedule from per-stage micro-batch times, adds data-parallel communication and
-// the optimizer step.
-#include <fmt/format.h>
+// Step time of a plan from its priced operators (docs/estimator.md has every formula).
+#include "schedule.h"
 
 #include <algorithm>
-#include <array>
 
-#include "layer_ops.h"
 #include "memory.h"
-#include "model_math.h"
-#include "pricing.h"
-#include "shardcost/error.h"
 
 namespace shardcost {
-namespace {
 
-enum Part {
-  kComputeForward,
-  kComputeBackward,
-  kComputeRecompute,
-  kTpComm,
-  kCpComm,
-  kEpComm,
-  kPpComm,
-  kBubble,
-  kDpComm,
-  kOptimizer,
-  kPartCount
-};
-constexpr const char* kPartNames[kPartCount] = {
+const char* const kPartNames[kPartCount] = {
     "compute_forward", "compute_backward", "compute_recompute", "tp_comm",    "cp_comm",
     "ep_comm",         "pp_p2p",           "pipeline_bubble",   "dp_comm",    "optimizer"};
 
-// Seconds per part, with the weakest cost origin that contributed a non-zero time.
-struct Times {
-  std::array<double, kPartCount> s{};
-  std::array<int, kPartCount> origin{};  // CostOrigin as int; kNone when nothing contributed
-  // Of the communication parts, what runs during the backward pass (its own collectives and
-  // a full recomputation's): with the backward and recompute compute, the window that
-  // overlapped data-parallel reductions hide behind.
-  double backward_comm = 0;
-  static constexpr int kNone = 99;
-  Times() { origin.fill(kNone); }
-  void add_backward_comm(Part p, Priced x) {
-    add(p, x);
-    backward_comm += std::max(0.0, x.seconds);
-  }
-  void add(Part p, Priced x, double times = 1) {
-    if (x.seconds <= 0) return;
-    s[p] += x.seconds * times;
-    origin[p] = std::min(origin[p], static_cast<int>(x.origin));
-  }
-  void add(const Times& o, double times) {
-    backward_comm += o.backward_comm * times;
-    for (int i = 0; i < kPartCount; ++i) {
-      if (o.s[i] <= 0) continue;
-      s[i] += o.s[i] * times;
-      origin[i] = std::min(origin[i], o.origin[i]);
-    }
-  }
-  double total() const {
-    double t = 0;
-    for (double x : s) t += x;
-    return t;
-  }
-};
+namespace {
 
 CostOrigin weakest_origin(const Times& t) {
   int o = Times::kNone;
@@ -89,11 +36,14 @@ struct OpCost {
   bool selective = false;
 };
 
-OpCost price(const Op& op, const Pricer& pr) {
+Part comm_part(Axis a) { return a == Axis::tp ? kTpComm : a == Axis::cp ? kCpComm : kEpComm; }
+
+OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
   OpCost c;
   c.selective = op.selective;
-  switch (op.cls) {
-    case OpClass::gemm: {
+  const GroupPlacement& group = place.of(op.axis);
+  switch (op.kind) {
+    case OpKind::gemm: {
       c.fwd = pr.gemm(op.gemm);
       c.dgrad = pr.gemm(dgrad_shape(op.gemm));
       c.wgrad = pr.gemm(wgrad_shape(op.gemm));
@@ -101,33 +51,32 @@ OpCost price(const Op& op, const Pricer& pr) {
       c.is_attention = op.selective;
       break;
     }
-    case OpClass::attention:
+    case OpKind::attention:
       c.fwd = pr.fused_attention(op.flops);
       // FlashAttention's backward recomputes the scores: 2.5x the forward matmuls.
       c.bwd = pr.fused_attention(2.5 * op.flops);
       c.is_attention = true;
       break;
-    case OpClass::elementwise:
+    case OpKind::memory:
       c.fwd = pr.memory_pass(op.bytes);
       c.bwd = pr.memory_pass(op.backward_bytes);
       c.is_attention = op.selective;
       break;
-    case OpClass::tp_comm:
-    case OpClass::ep_comm:
-      if (op.op) c.fwd = pr.collective(*op.op, op.bytes, op.group);
-      if (op.backward_op) c.bwd = pr.collective(*op.backward_op, op.bytes, op.group);
+    case OpKind::collective:
+      if (op.op) c.fwd = pr.collective(*op.op, op.bytes, group);
+      if (op.backward_op) c.bwd = pr.collective(*op.backward_op, op.bytes, group);
       if (op.backward_regather)
-        c.regather = pr.collective(CollectiveOp::all_gather, op.bytes, op.group);
+        c.regather = pr.collective(CollectiveOp::all_gather, op.bytes, group);
       c.is_comm = true;
-      c.comm_part = op.cls == OpClass::tp_comm ? kTpComm : kEpComm;
+      c.comm_part = comm_part(op.axis);
       break;
-    case OpClass::cp_comm: {
-      // cp-1 ring steps, each one neighbour exchange.
-      const int steps = op.group.ranks - 1;
-      c.fwd = scaled(pr.send_recv(op.bytes / steps, op.group.stride), steps);
-      c.bwd = scaled(pr.send_recv(2 * op.bytes / steps, op.group.stride), steps);
+    case OpKind::ring: {
+      // ranks-1 ring steps, each one neighbour exchange.
+      const int steps = group.ranks - 1;
+      c.fwd = scaled(pr.send_recv(op.bytes / steps, group.stride), steps);
+      c.bwd = scaled(pr.send_recv(2 * op.bytes / steps, group.stride), steps);
       c.is_comm = true;
-      c.comm_part = kCpComm;
+      c.comm_part = comm_part(op.axis);
       break;
     }
   }
@@ -142,18 +91,18 @@ Priced behind(Priced comm, Priced window, double sm_share) {
 }
 
 // Per micro-batch times of a block of ops (a layer, the embedding, the head).
-Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recompute,
-                  bool async_tp_backward) {
+Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement& place,
+                  Recompute recompute, bool async_tp_backward) {
   // Each op priced once: an async TP collective also needs the next GEMM's weight gradient.
   thread_local std::vector<OpCost> costs;
   costs.clear();
-  for (const Op& op : ops) costs.push_back(price(op, pr));
+  for (const Op& op : ops) costs.push_back(price(op, pr, place));
   Times t;
   Priced cp_fwd, cp_bwd, attn_fwd, attn_bwd;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     const OpCost& c = costs[i];
-    if (op.cls == OpClass::cp_comm) {
+    if (op.kind == OpKind::ring) {
       cp_fwd = c.fwd;
       cp_bwd = c.bwd;
       continue;
@@ -163,7 +112,7 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recomp
       Priced bwd = c.bwd;
       Priced regather = c.regather;
       if (async_tp_backward && op.before_column_parallel && i + 1 < ops.size() &&
-          ops[i + 1].cls == OpClass::gemm) {
+          ops[i + 1].kind == OpKind::gemm) {
         // The re-gather runs behind the input-gradient GEMM, the input gradient's
         // collective behind the weight-gradient GEMM.
         regather = behind(regather, costs[i + 1].dgrad, pr.nccl_sm_share());
@@ -192,72 +141,30 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, Recompute recomp
   return t;
 }
 
-struct Engine {
-  const Model& m;
-  const Cluster& c;
-  const Strategy& s;
-  const EstimateOptions& opt;
-  const NodeGroup& g = c.groups.front();
-  Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, opt.costs};
+struct Step {
+  const ScheduleInputs& in;
+  const Graph& g = in.graph;
+  const Strategy& s = in.strategy;
+  const Software& sw = in.software;
+  const Placement& place = in.place;
+  const Pricer& pr = in.pricer;
 
-  Estimate run() {
-    Estimate e;
-    e.strategy = s;
-    e.parameters = parameter_count(m);
-    e.model_flops = model_flops_per_step(m, s.gbs);
-    e.memory_capacity_bytes = g.device.memory_bytes;
-
-    // Memory: the most loaded stage (first or last).
-    const MemoryBreakdown mem = peak_stage_memory(m, s, opt.software);
-    e.memory_per_gpu_bytes = mem.total();
-
-    const Times t = step_times();
-    e.step_time_s = t.total();
-    const double gpus = c.total_gpus();
-    e.tokens_per_s = static_cast<double>(s.gbs) * m.seq_len / e.step_time_s;
-    e.tflops_per_gpu = e.model_flops / e.step_time_s / gpus / 1e12;
-    e.mfu = e.model_flops / e.step_time_s / gpus /
-            g.device.peak_flops[static_cast<int>(DType::bf16)];
-    e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
-    if (!e.feasible) {
-      constexpr double kGiB = 1024.0 * 1024 * 1024;
-      e.reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", e.memory_per_gpu_bytes / kGiB,
-                             e.memory_capacity_bytes / kGiB);
+  Times run() {
+    // Each block priced once per micro-batch; body blocks under the strategy's recomputation,
+    // the first- and last-stage blocks never recomputed.
+    thread_local std::vector<Times> blocks;
+    blocks.clear();
+    for (const Block& b : g.blocks) {
+      const Recompute rc = b.pin == Block::Pin::body ? s.recompute : Recompute::none;
+      blocks.push_back(block_times(b.ops, pr, place, rc, sw.async_tp_backward));
     }
-    if (opt.breakdown) {
-      for (int i = 0; i < kPartCount; ++i) {
-        const int o = t.origin[i] == Times::kNone ? 0 : t.origin[i];
-        e.time.push_back({kPartNames[i], t.s[i], static_cast<CostOrigin>(o)});
-      }
-      e.memory = {{"weights", mem.weights},
-                  {"gradients", mem.gradients},
-                  {"optimizer_state", mem.optimizer},
-                  {"activations", mem.activations},
-                  {"buffers", mem.buffers}};
-    }
-    return e;
-  }
-
-  Times step_times() {
-    thread_local std::vector<Op> ops;
-    ops.clear();
-    layer_ops(m, s, opt.software.attention, ops);
-    const Times layer = block_times(ops, pr, s.recompute, opt.software.async_tp_backward);
-    ops.clear();
-    embedding_ops(m, s, ops);
-    const Times embedding = block_times(ops, pr, Recompute::none, opt.software.async_tp_backward);
-    ops.clear();
-    head_ops(m, s, ops);
-    const Times head = block_times(ops, pr, Recompute::none, opt.software.async_tp_backward);
-
-    const Placement place = placement(s);
 
     // Pipeline: each micro-batch crosses 2*vpp stage boundaries per stage (activation
     // forward, gradient backward). Megatron sends 1/tp of the activation from each tensor-
     // parallel rank over its own link (scatter-gather) and all-gathers it on arrival.
     Times p2p;
     if (s.pp > 1) {
-      const double act_bytes = 2.0 * s.mbs * m.seq_len / s.cp * m.hidden;
+      const double act_bytes = g.boundary_bytes;
       Priced hop = pr.send_recv(act_bytes / s.tp, place.pp_stride);
       if (!s.sp && s.tp > 1)
         hop = combined(hop, pr.collective(CollectiveOp::all_gather, act_bytes, place.tp));
@@ -267,55 +174,70 @@ struct Engine {
     // One stage's work per micro-batch. Without fused gradient accumulation each backward
     // ends with main_grad += grad over the stage's parameters (read bf16, read and write
     // the fp32 main gradient).
-    const double accumulate_bytes = 2.0 + 2.0 * opt.software.grad_bytes;
-    auto stage_time = [&](int stage) {
+    const double accumulate_bytes = 2.0 + 2.0 * sw.grad_bytes;
+    auto stage_time = [&](const StageSpan& span) {
       Times t;
-      t.add(layer, stage_layers(m, s, stage));
-      if (stage == 0) t.add(embedding, 1);
-      if (stage == s.pp - 1) t.add(head, 1);
+      size_t i = 0;
+      int unit = 0;
+      for (const Block& b : g.blocks) {
+        if (b.pin == Block::Pin::body) {
+          const int from = std::max(unit, span.first_unit);
+          const int to = std::min(unit + b.count, span.first_unit + span.units);
+          if (to > from) t.add(blocks[i], to - from);
+          unit += b.count;
+        }
+        ++i;
+      }
+      i = 0;
+      for (const Block& b : g.blocks) {
+        if ((b.pin == Block::Pin::first_stage && span.first) ||
+            (b.pin == Block::Pin::last_stage && span.last))
+          t.add(blocks[i], 1);
+        ++i;
+      }
       t.add(p2p, 1);
-      if (!opt.software.fused_grad_accumulation)
+      if (!sw.fused_grad_accumulation)
         t.add(kComputeBackward,
-              pr.memory_pass(accumulate_bytes * stage_parameters(m, s, stage).total()));
+              pr.memory_pass(accumulate_bytes * stage_parameters(g, span).total()));
       return t;
     };
 
-    // Stages differ only in their layer count (middle stages take the remainder first) and
-    // in the embedding and head: price each kind once.
-    const Times first = stage_time(0);
-    const Times* slowest = &first;
-    double sum_stages = first.total();
-    Times last, middle_more, middle_less;
+    // Stages differ in their body and in the first and last stage's blocks: price each
+    // kind once. The slowest sets the pace; the others fill and drain the pipeline.
+    thread_local std::vector<StageKind> kinds;
+    thread_local std::vector<Times> kind_times;
+    stage_kinds(in.layout, uniform_body(g), kinds);
+    kind_times.clear();
+    for (const StageKind& k : kinds) kind_times.push_back(stage_time(k.span));
+    size_t slowest = 0;
+    double sum_stages = kind_times[0].total();
     if (s.pp > 1) {
-      last = stage_time(s.pp - 1);
-      sum_stages += last.total();
-      if (last.total() > slowest->total()) slowest = &last;
+      sum_stages += kind_times[1].total();
+      if (kind_times[1].total() > kind_times[slowest].total()) slowest = 1;
     }
-    if (s.pp > 2) {
-      const int more = std::min(m.layers % s.pp, s.pp - 2);  // middle stages with one extra layer
-      middle_more = stage_time(1);
-      middle_less = stage_time(s.pp - 2);
-      sum_stages += more * middle_more.total() + (s.pp - 2 - more) * middle_less.total();
-      const Times* middle = more > 0 ? &middle_more : &middle_less;
-      if (middle->total() > slowest->total()) slowest = middle;
+    double middle = 0;
+    for (size_t k = 2; k < kinds.size(); ++k) {
+      middle += kinds[k].count * kind_times[k].total();
+      if (kind_times[k].total() > kind_times[slowest].total()) slowest = k;
     }
+    sum_stages += middle;
+    const Times& pace = kind_times[slowest];
 
     const int micro_batches = s.micro_batches();
     Times step;
-    step.add(*slowest, micro_batches);
+    step.add(pace, micro_batches);
     // Fill and drain: every other stage's work once, shortened by interleaving.
-    const double bubble = (sum_stages - slowest->total()) / s.vpp;
-    step.add(kBubble, {bubble, weakest_origin(*slowest)});
+    const double bubble = (sum_stages - pace.total()) / s.vpp;
+    step.add(kBubble, {bubble, weakest_origin(pace)});
 
-    add_data_parallel(step, *slowest, micro_batches);
+    add_data_parallel(step, pace, micro_batches);
     add_optimizer(step);
     return step;
   }
 
   void add_data_parallel(Times& step, const Times& stage, int micro_batches) {
-    const Placement place = placement(s);
-    const StageParameters p = stage_parameters(m, s, 0);
-    const double gbytes = opt.software.grad_bytes;
+    const StageParameters p = stage_parameters(g, in.layout.span(0));
+    const double gbytes = sw.grad_bytes;
     const double stage_bwd =
         stage.s[kComputeBackward] + stage.s[kComputeRecompute] + stage.backward_comm;
     const double stage_fwd = stage.s[kComputeForward];
@@ -350,8 +272,8 @@ struct Engine {
                               w.hidden_comm.origin};
       return combined(overlapped, w.exposed_comm);
     };
-    const bool overlap = opt.software.overlap_grad_reduce;
-    const bool overlap_gather = opt.software.overlap_param_gather;
+    const bool overlap = sw.overlap_grad_reduce;
+    const bool overlap_gather = sw.overlap_param_gather;
 
     Window every_forward(stage_fwd), every_backward(stage_bwd);  // once per micro-batch
     Window last_backward(stage_bwd), next_forward(stage_fwd);    // once per step
@@ -379,15 +301,17 @@ struct Engine {
     step.add(kDpComm, exposed(next_forward));
     // Tied embeddings on different stages: their gradients are all-reduced between the first
     // and last stage after backward.
-    if (m.tied_embeddings && s.pp > 1) {
-      const double shard = static_cast<double>(m.vocab) * m.hidden / s.tp;
-      GroupPlacement pair{2, place.pp_stride * (s.pp - 1)};
-      step.add(kDpComm, pr.collective(CollectiveOp::all_reduce, shard * gbytes, pair));
+    if (s.pp > 1) {
+      for (const Block& b : g.blocks) {
+        if (b.pin != Block::Pin::last_stage || b.tied_params <= 0) continue;
+        GroupPlacement pair{2, place.pp_stride * (s.pp - 1)};
+        step.add(kDpComm, pr.collective(CollectiveOp::all_reduce, b.tied_params * gbytes, pair));
+      }
     }
   }
 
   void add_optimizer(Times& step) {
-    const StageParameters p = stage_parameters(m, s, 0);
+    const StageParameters p = stage_parameters(g, in.layout.span(0));
     const double shards = s.zero >= 1 ? s.dp * s.cp : 1;
     const double expert_shards = s.zero >= 1 ? static_cast<double>(s.dp * s.cp) / s.ep : 1;
     const double local = p.dense / shards + p.expert / expert_shards;
@@ -396,7 +320,6 @@ struct Engine {
     // reads the gradients (4), the master weights are copied to the 16-bit model (6) and the
     // gradients zeroed (grad_bytes). fp16 adds casting the gradients to fp32 (6) and the
     // loss-scale unscale-and-check pass (8).
-    const Software& sw = opt.software;
     const double bytes = 28 + 4 + 6 + sw.grad_bytes + (sw.grad_bytes < 4 ? 6 : 0) +
                          (sw.loss_scaling ? 8 : 0);
     step.add(kOptimizer, pr.memory_pass(bytes * local));
@@ -405,12 +328,6 @@ struct Engine {
 
 }  // namespace
 
-Estimate estimate(const Model& m, const Cluster& c, const Strategy& s,
-                  const EstimateOptions& opt) {
-  if (auto why = check_strategy(m, c, s)) {
-    throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), *why));
-  }
-  return Engine{m, c, s, opt}.run();
-}
+Times step_times(const ScheduleInputs& in) { return Step{in}.run(); }
 
 }  // namespace shardcost

@@ -1,33 +1,30 @@
 #pragma once
-// Per-GPU memory: weights, gradients, optimizer state (ZeRO 0-3), activations (Korthikanti et
-// al. 2022, generalised to GQA, gated MLPs, MoE and context parallelism) and an allowance.
+// Per-GPU memory of a pipeline stage, from the graph's blocks: weights, gradients and
+// optimizer state under ZeRO 0-3, activations kept per micro-batch in flight under the
+// schedule, working memory, and an allowance. Independent of the model family.
 #include "shardcost/estimator.h"
+#include "stages.h"
 
 namespace shardcost {
 
-// Layers of pipeline stage `stage`. When pp does not divide the layers, the middle stages
-// take the remainder first (the first and last also hold the embedding and the head).
-int stage_layers(const Model&, const Strategy&, int stage);
-
-// Parameters one GPU of a pipeline stage holds, split into the part replicated over the
-// data-parallel group and the expert part replicated over the expert-data-parallel group.
+// Parameters one GPU of a stage holds: the part replicated over the data-parallel group and
+// the expert part replicated over the expert-data-parallel group.
 struct StageParameters {
   double dense = 0;
   double expert = 0;
   double total() const { return dense + expert; }
 };
-StageParameters stage_parameters(const Model&, const Strategy&, int stage);
-
-// Activation bytes one layer keeps for one micro-batch until its backward pass.
-double layer_activation_bytes(const Model&, const Strategy&, AttentionKernel, Recompute);
+StageParameters stage_parameters(const Graph&, const StageSpan&);
 
 struct MemoryBreakdown {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;
   double total() const { return weights + gradients + optimizer + activations + buffers; }
 };
-MemoryBreakdown stage_memory(const Model&, const Strategy&, const Software&, int stage);
+MemoryBreakdown stage_memory(const Graph&, const Strategy&, const Software&, const StageSpan&,
+                             int stage);
 // The more loaded of the first and last pipeline stage: what must fit on every GPU.
-MemoryBreakdown peak_stage_memory(const Model&, const Strategy&, const Software&);
+MemoryBreakdown peak_stage_memory(const Graph&, const Strategy&, const Software&,
+                                  const StageLayout&);
 
 // Mixed precision with Adam: 16-bit weights, gradients of Software::grad_bytes (fp32 main
 // gradients for bf16), fp32 master weights plus Adam's two moments.

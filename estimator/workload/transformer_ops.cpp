@@ -1,19 +1,8 @@
-#include "layer_ops.h"
+#include "transformer_ops.h"
 
 #include <algorithm>
 
 namespace shardcost {
-
-Placement placement(const Strategy& s) {
-  Placement p;
-  p.tp = {s.tp, 1};
-  p.cp = {s.cp, s.tp};
-  p.dp_cp = {s.dp * s.cp, s.tp};
-  p.ep = {s.ep, s.tp};
-  p.expert_dp = {s.dp * s.cp / s.ep, s.tp * s.ep};
-  p.pp_stride = s.tp * s.cp * s.dp;
-  return p;
-}
 
 namespace {
 
@@ -40,7 +29,7 @@ Dims dims(const Model& m, const Strategy& st) {
 Op gemm(const char* name, double m, double n, double k, double batch = 1) {
   Op op;
   op.name = name;
-  op.cls = OpClass::gemm;
+  op.kind = OpKind::gemm;
   op.gemm = {static_cast<int64_t>(m), static_cast<int64_t>(n), static_cast<int64_t>(k),
              static_cast<int64_t>(batch)};
   return op;
@@ -49,21 +38,21 @@ Op gemm(const char* name, double m, double n, double k, double batch = 1) {
 Op pass(const char* name, double elements, double fwd_bytes_per_el, double bwd_bytes_per_el) {
   Op op;
   op.name = name;
-  op.cls = OpClass::elementwise;
+  op.kind = OpKind::memory;
   op.bytes = elements * fwd_bytes_per_el;
   op.backward_bytes = elements * bwd_bytes_per_el;
   return op;
 }
 
-Op comm(const char* name, OpClass cls, std::optional<CollectiveOp> fwd,
-        std::optional<CollectiveOp> bwd, double bytes, GroupPlacement g) {
+Op comm(const char* name, OpKind kind, Axis axis, std::optional<CollectiveOp> fwd,
+        std::optional<CollectiveOp> bwd, double bytes) {
   Op op;
   op.name = name;
-  op.cls = cls;
+  op.kind = kind;
+  op.axis = axis;
   op.op = fwd;
   op.backward_op = bwd;
   op.bytes = bytes;
-  op.group = g;
   return op;
 }
 
@@ -71,25 +60,25 @@ Op comm(const char* name, OpClass cls, std::optional<CollectiveOp> fwd,
 // parallelism: entering is the identity forward and an all-reduce of the input gradient
 // backward; leaving is an all-reduce forward and the identity backward. With it: all-gather
 // entering (reduce-scatter backward), reduce-scatter leaving (all-gather backward).
-void tp_enter(const Dims& d, const Strategy& st, const Placement& p, std::vector<Op>& out) {
+void tp_enter(const Dims& d, const Strategy& st, std::vector<Op>& out) {
   if (st.tp == 1) return;
-  Op op = st.sp ? comm("tp_all_gather", OpClass::tp_comm, CollectiveOp::all_gather,
-                       CollectiveOp::reduce_scatter, 2 * d.tokens * d.h, p.tp)
-                : comm("tp_input_grad_all_reduce", OpClass::tp_comm, std::nullopt,
-                       CollectiveOp::all_reduce, 2 * d.tokens * d.h, p.tp);
+  Op op = st.sp ? comm("tp_all_gather", OpKind::collective, Axis::tp, CollectiveOp::all_gather,
+                       CollectiveOp::reduce_scatter, 2 * d.tokens * d.h)
+                : comm("tp_input_grad_all_reduce", OpKind::collective, Axis::tp, std::nullopt,
+                       CollectiveOp::all_reduce, 2 * d.tokens * d.h);
   op.before_column_parallel = true;
   op.backward_regather = st.sp;
   out.push_back(op);
 }
 
-void tp_exit(const Dims& d, const Strategy& st, const Placement& p, std::vector<Op>& out) {
+void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out) {
   if (st.tp == 1) return;
   if (st.sp) {
-    out.push_back(comm("tp_reduce_scatter", OpClass::tp_comm, CollectiveOp::reduce_scatter,
-                       CollectiveOp::all_gather, 2 * d.tokens * d.h, p.tp));
+    out.push_back(comm("tp_reduce_scatter", OpKind::collective, Axis::tp,
+                       CollectiveOp::reduce_scatter, CollectiveOp::all_gather, 2 * d.tokens * d.h));
   } else {
-    out.push_back(comm("tp_all_reduce", OpClass::tp_comm, CollectiveOp::all_reduce, std::nullopt,
-                       2 * d.tokens * d.h, p.tp));
+    out.push_back(comm("tp_all_reduce", OpKind::collective, Axis::tp, CollectiveOp::all_reduce,
+                       std::nullopt, 2 * d.tokens * d.h));
   }
 }
 
@@ -107,11 +96,10 @@ Op residual(const char* name, const Dims& d, bool dropout) {
 
 void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::vector<Op>& out) {
   const Dims d = dims(m, st);
-  const Placement p = placement(st);
   const bool dropout = m.dropout > 0;
 
   out.push_back(norm("input_norm", d));
-  tp_enter(d, st, p, out);
+  tp_enter(d, st, out);
   out.push_back(gemm("qkv", d.tokens, (d.q_local + 2 * d.kv_local) * d.hd, d.h));
 
   const double heads_batch = d.b * d.q_local;
@@ -119,7 +107,7 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::
   if (kernel == AttentionKernel::flash) {
     Op a;
     a.name = "flash_attention";
-    a.cls = OpClass::attention;
+    a.kind = OpKind::attention;
     // QK^T and AV, causal: half of the score matrix is computed.
     a.flops = 4 * heads_batch * d.s_local * d.s * d.hd * 0.5;
     out.push_back(a);
@@ -144,15 +132,15 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::
     // Ring attention: K and V blocks travel cp-1 hops around the ring, overlapped with the
     // attention of the block in hand; backward also returns dK and dV (twice the bytes).
     const double kv_bytes = 2 * 2 * d.b * d.s_local * d.kv_local * d.hd;
-    out.push_back(comm("cp_ring_exchange", OpClass::cp_comm, CollectiveOp::send_recv,
-                       CollectiveOp::send_recv, kv_bytes * (st.cp - 1), p.cp));
+    out.push_back(comm("cp_ring_exchange", OpKind::ring, Axis::cp, CollectiveOp::send_recv,
+                       CollectiveOp::send_recv, kv_bytes * (st.cp - 1)));
   }
   out.push_back(gemm("attention_proj", d.tokens, d.h, d.q_local * d.hd));
-  tp_exit(d, st, p, out);
+  tp_exit(d, st, out);
   out.push_back(residual("attention_residual", d, dropout));
 
   out.push_back(norm("mlp_norm", d));
-  tp_enter(d, st, p, out);
+  tp_enter(d, st, out);
   const double f_local = static_cast<double>(m.ffn_hidden) / st.tp;
   const bool swiglu = m.activation == Activation::swiglu;
   if (!m.is_moe()) {
@@ -164,8 +152,8 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::
     out.push_back(gemm("moe_router", d.tokens, m.experts, d.h));
     // Dispatch and combine: every token goes to top_k experts spread over the ep ranks.
     const double routed = d.tokens * m.top_k;
-    out.push_back(comm("ep_dispatch", OpClass::ep_comm, CollectiveOp::all_to_all,
-                       CollectiveOp::all_to_all, 2 * routed * d.h, p.ep));
+    out.push_back(comm("ep_dispatch", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
+                       CollectiveOp::all_to_all, 2 * routed * d.h));
     const double local_experts = static_cast<double>(m.experts) / st.ep;
     const double tokens_per_expert = routed * st.ep / m.experts;
     out.push_back(
@@ -173,10 +161,10 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::
     out.push_back(swiglu ? pass("expert_swiglu", routed * f_local, 6, 10)
                          : pass("expert_bias_gelu", routed * f_local, 4, 6));
     out.push_back(gemm("expert_fc2", tokens_per_expert, d.h, f_local, local_experts));
-    out.push_back(comm("ep_combine", OpClass::ep_comm, CollectiveOp::all_to_all,
-                       CollectiveOp::all_to_all, 2 * routed * d.h, p.ep));
+    out.push_back(comm("ep_combine", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
+                       CollectiveOp::all_to_all, 2 * routed * d.h));
   }
-  tp_exit(d, st, p, out);
+  tp_exit(d, st, out);
   out.push_back(residual("mlp_residual", d, dropout));
   if (m.bias) {
     // Bias gradients: a reduction over the tokens of every biased linear's output gradient.
@@ -188,43 +176,21 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::
 
 void embedding_ops(const Model& m, const Strategy& st, std::vector<Op>& out) {
   const Dims d = dims(m, st);
-  const Placement p = placement(st);
   // Vocab-parallel lookup writes the (partial) embeddings; backward scatters into the table.
   out.push_back(pass("embedding_lookup", d.tokens * d.h, m.learned_positions ? 6 : 2, 6));
-  tp_exit(d, st, p, out);
+  tp_exit(d, st, out);
 }
 
 void head_ops(const Model& m, const Strategy& st, std::vector<Op>& out) {
   const Dims d = dims(m, st);
-  const Placement p = placement(st);
   out.push_back(norm("final_norm", d));
-  tp_enter(d, st, p, out);
+  tp_enter(d, st, out);
   const double v_local = static_cast<double>(m.vocab) / st.tp;
   out.push_back(gemm("lm_head", d.tokens, v_local, d.h));
   // Vocab-parallel cross entropy in fp32, as Megatron's passes run: .float() (read 2, write
   // 4), max (4), sub_ (8), exp (8), sum (4), div_ (8); backward: softmax minus one-hot in
   // place (8) and the cast back to 16 bits (6).
   out.push_back(pass("cross_entropy", d.tokens * v_local, 38, 14));
-}
-
-std::vector<NamedGemm> gemm_shapes(const Model& m, const Strategy& s, AttentionKernel kernel) {
-  std::vector<Op> ops;
-  layer_ops(m, s, kernel, ops);
-  head_ops(m, s, ops);
-  std::vector<NamedGemm> out;
-  auto add = [&](std::string name, GemmShape shape) {
-    for (const auto& g : out)
-      if (g.shape == shape) return;
-    out.push_back({std::move(name), shape});
-  };
-  for (const Op& op : ops) {
-    if (op.cls != OpClass::gemm) continue;
-    const GemmShape& g = op.gemm;
-    add(op.name, g);
-    add(std::string(op.name) + ".dgrad", dgrad_shape(g));
-    add(std::string(op.name) + ".wgrad", wgrad_shape(g));
-  }
-  return out;
 }
 
 }  // namespace shardcost

@@ -5,9 +5,10 @@
 #include <chrono>
 #include <tuple>
 
-#include "memory.h"
+#include "plan/estimate_internal.h"
+#include "plan/memory.h"
+#include "plan/strategy_text.h"
 #include "shardcost/error.h"
-#include "strategy_text.h"
 
 namespace shardcost {
 namespace {
@@ -31,13 +32,14 @@ bool contains(const std::vector<std::string>& v, const char* key) {
 }
 
 struct Ranker {
-  const Model& m;
+  const Workload& w;
   const Cluster& c;
   const RankOptions& opt;
   Strategy fixed;
   std::vector<std::string> pinned;
   RankResult result;
   std::vector<Estimate> best;  // sorted, at most opt.top
+  GraphCache graphs;
 
   // Time (or memory) first; ties go to less memory (or time), then to the smaller strategy,
   // so the order never depends on enumeration details.
@@ -64,14 +66,17 @@ struct Ranker {
   }
 
   void consider(const Strategy& s, EstimateOptions& eopt) {
+    const Graph& graph = graphs.get(w, s, eopt.software.attention);
+    const StageLayout layout(w.layers(), s.pp);
     // Memory first: it needs no pricing, and most of a large space fails it.
-    if (peak_stage_memory(m, s, eopt.software).total() > c.groups.front().device.memory_bytes) {
+    if (peak_stage_memory(graph, s, eopt.software, layout).total() >
+        c.groups.front().device.memory_bytes) {
       reject("exceeds device memory");
       return;
     }
     ++result.evaluated;
     ++result.feasible;
-    Estimate e = estimate(m, c, s, eopt);
+    Estimate e = estimate_graph(w, graph, c, s, layout, eopt);
     if (static_cast<int>(best.size()) < opt.top || better(e, best.back())) {
       auto pos = std::upper_bound(best.begin(), best.end(), e,
                                   [&](const Estimate& a, const Estimate& b) { return better(a, b); });
@@ -86,32 +91,27 @@ struct Ranker {
     const int gbs = opt.global_batch;
     EstimateOptions eopt = opt.estimate;
     eopt.breakdown = false;
-    const bool moe = m.is_moe();
+    const int layers = w.layers();
 
+    // Tensor-parallel sizes within a node that the model admits.
     const auto tps = choices(contains(pinned, "tp"), fixed.tp, [&] {
       std::vector<int> v;
-      for (int t : divisors(m.heads, g.gpus_per_node))
-        if (gpus % t == 0 && m.ffn_hidden % t == 0 &&
-            (m.kv_heads % t == 0 || t % m.kv_heads == 0))
-          v.push_back(t);
+      for (int t : w.tp_candidates(g.gpus_per_node))
+        if (gpus % t == 0) v.push_back(t);
       return v;
     }());
-    const auto cps = choices(contains(pinned, "cp"), fixed.cp, [&] {
-      std::vector<int> v;
-      for (int x = 1; x <= gpus && m.seq_len % (2 * x) == 0; x *= 2) v.push_back(x);
-      return v;
-    }());
+    const auto cps = choices(contains(pinned, "cp"), fixed.cp, w.cp_candidates(gpus));
     // Every pipeline depth up to the layer count; uneven splits price their longest stage.
     const auto pps = choices(contains(pinned, "pp"), fixed.pp, [&] {
       std::vector<int> v;
-      for (int p = 1; p <= m.layers; ++p) v.push_back(p);
+      for (int p = 1; p <= layers; ++p) v.push_back(p);
       return v;
     }());
-    // With fused attention nothing is left for selective recomputation to drop: it prices
+    // Where nothing is marked for selective recomputation (fused attention) it prices
     // exactly as none, so the search skips it.
     const auto recomputes =
         contains(pinned, "recompute") ? std::vector<Recompute>{fixed.recompute}
-        : eopt.software.attention == AttentionKernel::flash
+        : !w.has_selective_recompute(eopt.software.attention)
             ? std::vector<Recompute>{Recompute::none, Recompute::full}
             : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
     const auto zeros = choices(contains(pinned, "zero"), fixed.zero, {0, 1, 2, 3});
@@ -128,13 +128,12 @@ struct Ranker {
             continue;
           }
           const int per_replica = gbs / dp;
-          const auto eps = choices(contains(pinned, "ep"), fixed.ep,
-                                   moe ? divisors(m.experts, m.experts) : std::vector<int>{1});
+          const auto eps = choices(contains(pinned, "ep"), fixed.ep, w.ep_candidates());
           const auto mbss = choices(contains(pinned, "mbs"), fixed.mbs, divisors(per_replica, per_replica));
           // Interleaving needs equal chunks: only where pp divides the layers.
-          const bool even = m.layers % pp == 0;
+          const bool even = layers % pp == 0;
           const auto vpps = choices(contains(pinned, "vpp"), fixed.vpp,
-                                    pp > 1 && even ? divisors(m.layers / pp, m.layers / pp)
+                                    pp > 1 && even ? divisors(layers / pp, layers / pp)
                                                    : std::vector<int>{1});
           const auto sps = contains(pinned, "sp") ? std::vector<int>{fixed.sp ? 1 : 0}
                                                   : (tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
@@ -147,7 +146,7 @@ struct Ranker {
                       Strategy s;
                       s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
                       s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
-                      if (auto why = check_strategy(m, c, s)) {
+                      if (auto why = check_strategy(w, c, s)) {
                         reject(classify(*why));
                         continue;
                       }
@@ -169,14 +168,14 @@ struct Ranker {
       return "interleaving needs micro-batches divisible by pp";
     if (why.find("ep=") != std::string::npos) return "ep does not divide experts or dp*cp";
     if (why.find("pp*vpp") != std::string::npos) return "pp*vpp does not divide layers";
-    if (why.find("sp=true") != std::string::npos) return "sp needs tp>1";
+    if (why == "sp=true needs tp>1") return "sp needs tp>1";
     return why;
   }
 };
 
 }  // namespace
 
-RankResult rank(const Model& m, const Cluster& c, const RankOptions& opt) {
+RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
   if (opt.global_batch < 1)
     throw InputError("--gbs must be a positive integer (the global batch in sequences)");
   if (opt.top < 1) throw InputError("--top must be at least 1");
@@ -184,7 +183,7 @@ RankResult rank(const Model& m, const Cluster& c, const RankOptions& opt) {
     throw InputError("heterogeneous clusters (several node groups) are not ranked yet; use one "
                      "node group");
   const auto start = std::chrono::steady_clock::now();
-  Ranker r{m, c, opt, {}, {}, {}, {}};
+  Ranker r{w, c, opt, {}, {}, {}, {}, {}};
   r.pinned = apply_strategy_text(opt.fixed, r.fixed);
   if (contains(r.pinned, "gbs") && r.fixed.gbs != opt.global_batch)
     throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
@@ -194,7 +193,7 @@ RankResult rank(const Model& m, const Cluster& c, const RankOptions& opt) {
   // The winners again, with their breakdowns.
   EstimateOptions full = opt.estimate;
   full.breakdown = true;
-  for (const Estimate& e : r.best) r.result.best.push_back(estimate(m, c, e.strategy, full));
+  for (const Estimate& e : r.best) r.result.best.push_back(estimate(w, c, plan_of(e.strategy), full));
   return r.result;
 }
 

@@ -6,13 +6,14 @@
 #include "catalog.h"
 #include "json_fields.h"
 #include "shardcost/error.h"
+#include "shardcost/units.h"
 #include "shardcost/estimator.h"
 
 namespace shardcost {
 namespace {
 
-constexpr double kGB = 1e9;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+using units::kGB;
+using units::kGiB;
 
 // Defaults for cluster fields a user file may omit. The bandwidth fractions are what
 // nccl-tests' bus bandwidth reaches on NVSwitch and InfiniBand systems (docs/catalog-sources.md);
@@ -99,9 +100,13 @@ Fabric parse_fabric(const JsonFields& f, const char* bw_key, const char* lat_key
   return fab;
 }
 
-NodeGroup parse_group(const nlohmann::json& j, const std::string& where) {
+// index: the group's place in node_groups; -1 for a flat cluster (one group, "g0", whose
+// "name" field is the cluster's).
+NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int index) {
   JsonFields f(j, where);
   NodeGroup g;
+  g.name = index < 0 ? "g0" : f.optional_string("name").value_or(fmt::format("g{}", index));
+  if (g.name.empty()) f.fail("name", "is empty; name the group (e.g. \"h100\") or leave it out");
   g.device = resolve_device(j, f);
   g.nodes = f.optional_int("nodes", 1).value_or(1);
   g.gpus_per_node = f.required_int("gpus_per_node", 1);
@@ -141,12 +146,6 @@ bool is_file(std::string_view path) {
 }
 
 }  // namespace
-
-int Cluster::total_gpus() const {
-  int n = 0;
-  for (const auto& g : groups) n += g.nodes * g.gpus_per_node;
-  return n;
-}
 
 Device find_device(std::string_view name) {
   if (const auto* e = catalog::find("devices", name)) {
@@ -222,10 +221,16 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
   if (const auto* groups = f.optional_array("node_groups")) {
     if (groups->empty()) f.fail("node_groups", "is empty; give at least one node group");
     for (size_t i = 0; i < groups->size(); ++i) {
-      c.groups.push_back(parse_group((*groups)[i], fmt::format("{} node_groups[{}]", origin, i)));
+      const std::string where = fmt::format("{} node_groups[{}]", origin, i);
+      c.groups.push_back(parse_group((*groups)[i], where, static_cast<int>(i)));
+      for (size_t k = 0; k < i; ++k)
+        if (c.groups[k].name == c.groups[i].name)
+          throw InputError(fmt::format("{}: group name '{}' is already node_groups[{}]'s; give "
+                                       "each group its own name",
+                                       where, c.groups[i].name, k));
     }
   } else {
-    c.groups.push_back(parse_group(j, std::string(origin)));
+    c.groups.push_back(parse_group(j, std::string(origin), -1));
   }
   c.inter_node = parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us",
                               "inter_node_efficiency", "inter_node_busbw_GBps",

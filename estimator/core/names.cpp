@@ -1,0 +1,83 @@
+// Names of the estimator's enums (as files, the store and the CLI spell them), and the
+// cluster's small queries.
+#include <fmt/format.h>
+
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+
+std::string_view to_string(DType t) {
+  switch (t) {
+    case DType::fp32: return "fp32";
+    case DType::tf32: return "tf32";
+    case DType::bf16: return "bf16";
+    case DType::fp16: return "fp16";
+    case DType::fp8: return "fp8";
+  }
+  return "?";
+}
+
+DType parse_dtype(std::string_view s) {
+  for (int i = 0; i < kDTypeCount; ++i) {
+    if (to_string(static_cast<DType>(i)) == s) return static_cast<DType>(i);
+  }
+  throw InputError(fmt::format("unknown data type '{}'; use fp32, tf32, bf16, fp16 or fp8", s));
+}
+
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+std::string_view to_string(CostOrigin o) {
+  switch (o) {
+    case CostOrigin::catalog: return "catalog";
+    case CostOrigin::interpolated: return "interpolated";
+    case CostOrigin::measured: return "measured";
+  }
+  return "?";
+}
+
+std::string_view to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return "all_reduce";
+    case CollectiveOp::all_gather: return "all_gather";
+    case CollectiveOp::reduce_scatter: return "reduce_scatter";
+    case CollectiveOp::all_to_all: return "alltoall";
+    case CollectiveOp::broadcast: return "broadcast";
+    case CollectiveOp::reduce: return "reduce";
+    case CollectiveOp::send_recv: return "sendrecv";
+  }
+  return "?";
+}
+
+std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
+  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather,
+                          CollectiveOp::reduce_scatter, CollectiveOp::all_to_all,
+                          CollectiveOp::broadcast, CollectiveOp::reduce, CollectiveOp::send_recv})
+    if (to_string(op) == s) return op;
+  return std::nullopt;
+}
+
+std::string_view to_string(FabricLevel l) {
+  return l == FabricLevel::intra_node ? "intra_node" : "inter_node";
+}
+
+int Cluster::total_gpus() const {
+  int n = 0;
+  for (const auto& g : groups) n += g.nodes * g.gpus_per_node;
+  return n;
+}
+
+const NodeGroup* Cluster::group(std::string_view wanted) const {
+  for (const auto& g : groups)
+    if (g.name == wanted) return &g;
+  return nullptr;
+}
+
+}  // namespace shardcost

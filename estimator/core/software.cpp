@@ -1,0 +1,47 @@
+// Software presets: what each modelled stack overlaps, which kernels it has, how it keeps
+// gradients. Each preset follows the code of its date (docs/estimator.md).
+#include <fmt/format.h>
+
+#include "shardcost/error.h"
+#include "shardcost/strategy.h"
+
+namespace shardcost {
+
+Software software_preset(std::string_view name) {
+  Software s;
+  s.name = std::string(name);
+  // megatron-core: Megatron-Core with Transformer Engine: FlashAttention, gradient
+  // reduction overlapped with backward (--overlap-grad-reduce), parameter all-gathers
+  // overlapped with forward (--overlap-param-gather), fp32 main gradients, fused
+  // accumulation, asynchronous tensor-parallel backward collectives. The defaults.
+  if (name == "megatron-lm-2022" || name == "megatron-lm-2021") {
+    // Megatron-LM of the Korthikanti et al. 2022 experiments (code of May 2022): unfused
+    // softmax attention (FlashAttention came later), gradients all-reduced after the pipeline
+    // flush (overlapping it with backward came in 2023), bf16 with fp32 main gradients,
+    // gradient-accumulation fusion on by default (since February 2022), the column-parallel
+    // input-gradient all-reduce asynchronous behind the weight-gradient GEMM (since
+    // September 2021).
+    s.attention = AttentionKernel::standard;
+    s.overlap_grad_reduce = false;
+    s.overlap_param_gather = false;
+  }
+  if (name == "megatron-lm-2021") {
+    // Megatron-LM of Narayanan et al. 2021 (code of April 2021, --fp16 as its example
+    // scripts): fp16 gradients accumulated by autograd (grad += new_grad every micro-batch)
+    // and all-reduced in fp16, dynamic loss scaling, synchronous tensor-parallel collectives.
+    s.grad_bytes = 2;
+    s.loss_scaling = true;
+    s.fused_grad_accumulation = false;
+    s.async_tp_backward = false;
+  }
+  if (name == "megatron-core" || name == "megatron-lm-2022" || name == "megatron-lm-2021") return s;
+  throw InputError(fmt::format("unknown software preset '{}'; use megatron-core, megatron-lm-2022 "
+                               "or megatron-lm-2021",
+                               name));
+}
+
+std::vector<std::string> software_presets() {
+  return {"megatron-core", "megatron-lm-2022", "megatron-lm-2021"};
+}
+
+}  // namespace shardcost

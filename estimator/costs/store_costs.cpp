@@ -1,0 +1,302 @@
+#include "shardcost/store_costs.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <tuple>
+#include <mutex>
+#include <unordered_map>
+
+#include "pricing.h"
+#include "shardcost/db.h"
+
+namespace shardcost {
+namespace {
+
+std::optional<DType> store_dtype(std::string_view s) {
+  if (s == "bf16" || s == "bfloat16") return DType::bf16;
+  if (s == "fp16" || s == "half" || s == "float16") return DType::fp16;
+  if (s == "fp32" || s == "float" || s == "float32") return DType::fp32;
+  if (s == "tf32") return DType::tf32;
+  if (s == "fp8" || s == "e4m3" || s == "fp8_e4m3") return DType::fp8;
+  return std::nullopt;
+}
+
+std::vector<std::string> tokens(const std::string& name) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find('-', start);
+    if (end == std::string::npos) end = name.size();
+    if (end > start) out.push_back(name.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string memory_token(const std::vector<std::string>& t) {
+  for (const auto& s : t)
+    if (s.size() > 2 && s.substr(s.size() - 2) == "gb" && std::isdigit(static_cast<unsigned char>(s[0]))) return s;
+  return "";
+}
+
+// a and b normalised.
+bool same_device(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const auto ta = tokens(a), tb = tokens(b);
+  if (ta.empty() || tb.empty() || ta[0] != tb[0]) return false;
+  const std::string ma = memory_token(ta), mb = memory_token(tb);
+  return ma.empty() || mb.empty() || ma == mb;
+}
+
+// Linear interpolation of y in log(x).
+double interpolate_log(double x, double x0, double y0, double x1, double y1) {
+  const double t = (std::log(x) - std::log(x0)) / (std::log(x1) - std::log(x0));
+  return y0 + t * (y1 - y0);
+}
+
+}  // namespace
+
+struct StoreCosts::Index {
+  struct Point {
+    double bytes, seconds, busbw;
+  };
+  using CurveKey = std::tuple<std::string, int, int, int>;  // device, op, level, ranks
+  std::map<CurveKey, std::vector<Point>> curves;
+  using GemmKey = std::tuple<std::string, int, int64_t, int64_t, int64_t, int64_t>;
+  std::map<GemmKey, double> gemms;  // (device, dtype, m, n, k, batch) -> seconds
+  std::vector<std::string> devices;
+  // Device name -> index in devices (-1: none); the estimator asks for a handful of devices
+  // millions of times.
+  mutable std::mutex mutex;
+  mutable std::unordered_map<std::string, int> device_cache;
+
+  const std::string* match_device(const Device& d) const {
+    std::lock_guard lock(mutex);
+    auto [it, added] = device_cache.emplace(d.name, -1);
+    if (added) {
+      const std::string want = normalize_device_name(d.name);
+      for (size_t i = 0; i < devices.size() && it->second < 0; ++i)
+        if (devices[i] == want) it->second = static_cast<int>(i);
+      for (size_t i = 0; i < devices.size() && it->second < 0; ++i)
+        if (same_device(devices[i], want)) it->second = static_cast<int>(i);
+    }
+    return it->second < 0 ? nullptr : &devices[static_cast<size_t>(it->second)];
+  }
+
+  // The curve of the rank count nearest `ranks` (busbw is defined to be rank-independent).
+  struct Curve {
+    const std::vector<Point>* points = nullptr;
+    bool exact_ranks = false;
+  };
+  Curve curve(const Device& device, CollectiveOp op, double bytes, int ranks,
+              FabricLevel level) const {
+    const std::string* dev = match_device(device);
+    if (!dev || bytes <= 0 || ranks < 2) return {};
+    const std::vector<Point>* best = nullptr;
+    int best_ranks = 0;
+    for (auto it = curves.lower_bound({*dev, static_cast<int>(op), static_cast<int>(level), 0});
+         it != curves.end() && std::get<0>(it->first) == *dev &&
+         std::get<1>(it->first) == static_cast<int>(op) &&
+         std::get<2>(it->first) == static_cast<int>(level);
+         ++it) {
+      const int r = std::get<3>(it->first);
+      if (!best || std::abs(r - ranks) < std::abs(best_ranks - ranks)) best = &it->second, best_ranks = r;
+    }
+    if (!best || best->empty()) return {};
+    return {best, best_ranks == ranks};
+  }
+};
+
+namespace {
+
+// Exact points only: a measured GEMM shape, a measured size at the measured rank count.
+class Measured final : public CostSource {
+ public:
+  explicit Measured(const StoreCosts::Index& index) : index_(index) {}
+  std::optional<Priced> gemm(const Device& device, DType dtype, const GemmShape& s) const override {
+    const std::string* dev = index_.match_device(device);
+    if (!dev) return std::nullopt;
+    if (auto it = index_.gemms.find({*dev, static_cast<int>(dtype), s.m, s.n, s.k, s.batch});
+        it != index_.gemms.end())
+      return Priced{it->second, CostOrigin::measured};
+    return std::nullopt;
+  }
+  std::optional<Priced> collective(const Device& device, CollectiveOp op, double bytes, int ranks,
+                                   FabricLevel level) const override {
+    const auto c = index_.curve(device, op, bytes, ranks, level);
+    if (!c.points || !c.exact_ranks) return std::nullopt;
+    const auto& pts = *c.points;
+    auto hi = std::lower_bound(pts.begin(), pts.end(), bytes,
+                               [](const StoreCosts::Index::Point& p, double b) { return p.bytes < b; });
+    if (hi != pts.end() && hi->bytes == bytes) return Priced{hi->seconds, CostOrigin::measured};
+    return std::nullopt;
+  }
+
+ private:
+  const StoreCosts::Index& index_;
+};
+
+// Between and beyond the measured points: bus bandwidth in log size along the nearest rank
+// count's curve; GEMM throughput in log size along one dimension between measured shapes.
+class Interpolated final : public CostSource {
+ public:
+  explicit Interpolated(const StoreCosts::Index& index) : index_(index) {}
+  std::optional<Priced> collective(const Device& device, CollectiveOp op, double bytes, int ranks,
+                                   FabricLevel level) const override {
+    const auto curve = index_.curve(device, op, bytes, ranks, level);
+    if (!curve.points) return std::nullopt;
+    const double factor = bus_bandwidth_factor(op, ranks);
+    const auto& c = *curve.points;
+    auto hi = std::lower_bound(c.begin(), c.end(), bytes,
+                               [](const StoreCosts::Index::Point& p, double b) { return p.bytes < b; });
+    if (hi != c.end() && hi->bytes == bytes) {
+      if (curve.exact_ranks) return std::nullopt;  // an exact point: the measured source's
+      return Priced{bytes * factor / hi->busbw, CostOrigin::interpolated};
+    }
+    if (hi == c.begin()) return Priced{c.front().seconds, CostOrigin::interpolated};  // latency floor
+    if (hi == c.end()) return Priced{bytes * factor / c.back().busbw, CostOrigin::interpolated};
+    const auto lo = hi - 1;
+    const double busbw = interpolate_log(bytes, lo->bytes, lo->busbw, hi->bytes, hi->busbw);
+    return Priced{bytes * factor / busbw, CostOrigin::interpolated};
+  }
+
+  std::optional<Priced> gemm(const Device& device, DType dtype, const GemmShape& s) const override {
+    const std::string* dev = index_.match_device(device);
+    if (!dev) return std::nullopt;
+    const int dt = static_cast<int>(dtype);
+    const double flop = 2.0 * s.m * s.n * s.k * s.batch;
+    // Walk one dimension (0 = m, 1 = n, 2 = k) with the other two fixed.
+    for (int dim = 0; dim < 3; ++dim) {
+      const int64_t want = dim == 0 ? s.m : dim == 1 ? s.n : s.k;
+      std::optional<std::pair<int64_t, double>> below, above;  // (dim value, FLOP/s)
+      for (auto it = index_.gemms.lower_bound({*dev, dt, 0, 0, 0, 0});
+           it != index_.gemms.end() && std::get<0>(it->first) == *dev &&
+           std::get<1>(it->first) == dt;
+           ++it) {
+        const auto& [d, t, m, n, k, b] = it->first;
+        if (b != s.batch) continue;
+        if ((dim != 0 && m != s.m) || (dim != 1 && n != s.n) || (dim != 2 && k != s.k)) continue;
+        const int64_t v = dim == 0 ? m : dim == 1 ? n : k;
+        const double rate = 2.0 * m * n * k * b / it->second;
+        if (v < want && (!below || v > below->first)) below = {{v, rate}};
+        if (v > want && (!above || v < above->first)) above = {{v, rate}};
+      }
+      if (below && above) {
+        const double rate =
+            interpolate_log(static_cast<double>(want), static_cast<double>(below->first),
+                            below->second, static_cast<double>(above->first), above->second);
+        return Priced{flop / rate, CostOrigin::interpolated};
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const StoreCosts::Index& index_;
+};
+
+}  // namespace
+
+std::string normalize_device_name(std::string_view name) {
+  std::string s;
+  for (char c : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s.rfind("nvidia", 0) == 0) s = s.substr(6);
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) out += c;
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const std::vector<GemmSample>& gemms) {
+  auto index = std::make_shared<Index>();
+  auto& devices_ = index->devices;
+  auto& curves_ = index->curves;
+  auto& gemms_ = index->gemms;
+  auto add_device = [&](const std::string& d) {
+    if (std::find(devices_.begin(), devices_.end(), d) == devices_.end()) devices_.push_back(d);
+  };
+  // Several measurements of one point (in-place and out-of-place, repeated runs): their mean.
+  std::map<Index::CurveKey, std::map<double, std::pair<double, int>>> sums;
+  for (const auto& c : collectives) {
+    if (c.bytes <= 0 || c.seconds <= 0 || c.ranks < 1) continue;
+    const std::string dev = normalize_device_name(c.device);
+    add_device(dev);
+    auto& slot = sums[{dev, static_cast<int>(c.op), static_cast<int>(c.level), c.ranks}][c.bytes];
+    slot.first += c.seconds;
+    slot.second += 1;
+  }
+  for (const auto& [key, by_size] : sums) {
+    auto& curve = curves_[key];
+    const auto op = static_cast<CollectiveOp>(std::get<1>(key));
+    const double factor = bus_bandwidth_factor(op, std::get<3>(key));
+    for (const auto& [bytes, sum] : by_size) {
+      const double seconds = sum.first / sum.second;
+      curve.push_back({bytes, seconds, bytes * factor / seconds});
+    }
+  }
+  std::map<Index::GemmKey, std::pair<double, int>> gsums;
+  for (const auto& g : gemms) {
+    if (g.seconds <= 0) continue;
+    const std::string dev = normalize_device_name(g.device);
+    add_device(dev);
+    auto& slot = gsums[{dev, static_cast<int>(g.dtype), g.shape.m, g.shape.n, g.shape.k, g.shape.batch}];
+    slot.first += g.seconds;
+    slot.second += 1;
+  }
+  for (const auto& [key, sum] : gsums) gemms_[key] = sum.first / sum.second;
+  index_ = index;
+  measured_ = std::make_shared<Measured>(*index_);
+  interpolated_ = std::make_shared<Interpolated>(*index_);
+}
+
+size_t StoreCosts::collective_curves() const { return index_->curves.size(); }
+size_t StoreCosts::gemm_shapes() const { return index_->gemms.size(); }
+
+// Measured before interpolated. An exact point the interpolating source would also answer
+// (an exact size at the exact rank count) is the measured source's.
+std::optional<Priced> StoreCosts::gemm(const Device& d, DType t, const GemmShape& s) const {
+  if (auto p = measured_->gemm(d, t, s)) return p;
+  return interpolated_->gemm(d, t, s);
+}
+
+std::optional<Priced> StoreCosts::collective(const Device& d, CollectiveOp op, double bytes,
+                                             int ranks, FabricLevel level) const {
+  if (auto p = measured_->collective(d, op, bytes, ranks, level)) return p;
+  return interpolated_->collective(d, op, bytes, ranks, level);
+}
+
+StoreCosts StoreCosts::load(const std::string& path) {
+  const db::Store store = db::Store::open(path, db::Store::Mode::read_only);
+  std::vector<CollectiveSample> collectives;
+  for (const auto& p : store.collective_points()) {
+    const auto op = parse_collective_op(p.op);
+    if (!op) continue;  // gather, scatter, ...: nothing the estimator asks for
+    collectives.push_back({p.device, *op, p.ranks,
+                           p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node,
+                           static_cast<double>(p.bytes), p.time_ns * 1e-9});
+  }
+  std::vector<GemmSample> gemms;
+  for (const auto& p : store.gemm_points()) {
+    const auto dtype = store_dtype(p.dtype);
+    if (!dtype) continue;
+    gemms.push_back({p.device, *dtype, {p.m, p.n, p.k, p.batch}, p.time_ns * 1e-9});
+  }
+  return StoreCosts(collectives, gemms);
+}
+
+bool same_device_name(std::string_view a, std::string_view b) {
+  return same_device(normalize_device_name(a), normalize_device_name(b));
+}
+
+std::optional<Device> catalog_device_for(std::string_view stored_name) {
+  for (const auto& name : catalog_names("devices"))
+    if (same_device_name(stored_name, name)) return find_device(name);
+  return std::nullopt;
+}
+
+}  // namespace shardcost

@@ -1,0 +1,20 @@
+// The public API's overloads for the built-in transformer: a Model becomes its workload here
+// and takes the one path every workload takes. Nothing below this layer knows Model.
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+
+Estimate estimate(const Model& m, const Cluster& c, const Strategy& s,
+                  const EstimateOptions& opt) {
+  return estimate(*transformer_workload(m), c, plan_of(s), opt);
+}
+
+std::optional<std::string> check_strategy(const Model& m, const Cluster& c, const Strategy& s) {
+  return check_strategy(*transformer_workload(m), c, s);
+}
+
+RankResult rank(const Model& m, const Cluster& c, const RankOptions& opt) {
+  return rank(*transformer_workload(m), c, opt);
+}
+
+}  // namespace shardcost

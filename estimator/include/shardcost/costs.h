@@ -1,0 +1,49 @@
+#pragma once
+// Cost sources: where the price of one operator comes from. Sources are tried in order per
+// operator (exact measurements, interpolation between them, learned models, ...) and the
+// first answer wins, carrying its origin; whatever no source answers, the built-in catalog
+// prices (datasheet peaks times measured efficiencies, in costs/pricing.h).
+#include <optional>
+#include <vector>
+
+#include "shardcost/hardware.h"
+
+namespace shardcost {
+
+class CostSource {
+ public:
+  virtual ~CostSource() = default;
+  // nullopt: this source has no answer; the next one is asked.
+  virtual std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const = 0;
+  // bytes: the collective's buffer size as nccl-tests counts it (the full buffer for
+  // all-reduce, the gathered output for all-gather, the input for reduce-scatter).
+  virtual std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks,
+                                           FabricLevel) const = 0;
+};
+
+// Several sources in order, as one: measured before interpolated before learned. The
+// sources are not owned and must outlive the chain.
+class CostChain final : public CostSource {
+ public:
+  CostChain() = default;
+  explicit CostChain(std::vector<const CostSource*> sources) : sources_(std::move(sources)) {}
+  void add(const CostSource& source) { sources_.push_back(&source); }
+  bool empty() const { return sources_.empty(); }
+
+  std::optional<Priced> gemm(const Device& d, DType t, const GemmShape& s) const override {
+    for (const CostSource* c : sources_)
+      if (auto p = c->gemm(d, t, s)) return p;
+    return std::nullopt;
+  }
+  std::optional<Priced> collective(const Device& d, CollectiveOp op, double bytes, int ranks,
+                                   FabricLevel level) const override {
+    for (const CostSource* c : sources_)
+      if (auto p = c->collective(d, op, bytes, ranks, level)) return p;
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<const CostSource*> sources_;
+};
+
+}  // namespace shardcost

@@ -1,0 +1,90 @@
+#pragma once
+// Hardware as the estimator sees it: devices, fabrics, named node groups and clusters, and
+// the vocabulary of priced work (GEMM shapes, collectives, cost origins).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardcost {
+
+enum class DType { fp32, tf32, bf16, fp16, fp8 };
+inline constexpr int kDTypeCount = 5;
+std::string_view to_string(DType);
+DType parse_dtype(std::string_view);  // throws InputError
+
+struct Device {
+  std::string name;
+  std::string architecture;
+  int sms = 0;
+  double memory_bytes = 0;              // usable HBM, as the driver reports it
+  double memory_bandwidth_Bps = 0;      // peak HBM bandwidth
+  double nvlink_bandwidth_Bps = 0;      // per GPU, one direction
+  double pcie_bandwidth_Bps = 0;        // per GPU, one direction
+  std::array<double, kDTypeCount> peak_flops{};  // dense; 0 = unsupported
+  double gemm_efficiency = 0;           // large-GEMM fraction of peak (measured, cited)
+  double memory_efficiency = 0;         // streaming-kernel fraction of HBM peak
+  double attention_efficiency = 0;      // fused (flash) attention fraction of peak
+};
+
+enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };
+inline constexpr size_t kCollectiveOpCount = static_cast<size_t>(CollectiveOp::send_recv) + 1;
+std::string_view to_string(CollectiveOp);
+std::optional<CollectiveOp> parse_collective_op(std::string_view);  // to_string's names
+enum class FabricLevel { intra_node, inter_node };
+std::string_view to_string(FabricLevel);
+
+// One point of an nccl-tests sweep: bus bandwidth at one buffer size (nccl-tests' size
+// column: the whole buffer, for all_gather the gathered output).
+struct BusbwPoint {
+  double bytes = 0;
+  double busbw_Bps = 0;
+};
+
+struct Fabric {
+  double bandwidth_Bps = 0;  // per GPU, one direction
+  double latency_s = 0;      // small-message collective latency
+  double efficiency = 1;     // fraction of bandwidth NCCL's bus bandwidth reaches
+  // Published nccl-tests sweeps by collective (index: CollectiveOp), ascending in size.
+  // Where a collective has one, it prices that collective instead of latency + bandwidth.
+  std::array<std::vector<BusbwPoint>, kCollectiveOpCount> busbw_curves;
+};
+
+// Nodes of one kind. Groups are named ("g0", "g1", ... where the file names none) and hold
+// consecutive global ranks in the order the cluster lists them.
+struct NodeGroup {
+  std::string name;
+  Device device;
+  int nodes = 1;
+  int gpus_per_node = 8;
+  Fabric intra_node;
+  int gpus() const { return nodes * gpus_per_node; }
+};
+
+// One or more node groups joined by one inter-node fabric. Heterogeneous clusters are a
+// shape of the data already; the estimator prices homogeneous ones (one group).
+struct Cluster {
+  std::string name;
+  std::vector<NodeGroup> groups;
+  Fabric inter_node;
+  int total_gpus() const;
+  // The group named `name`, or nullptr.
+  const NodeGroup* group(std::string_view name) const;
+};
+
+enum class CostOrigin { catalog, interpolated, measured };
+std::string_view to_string(CostOrigin);
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  auto operator<=>(const GemmShape&) const = default;
+};
+
+struct Priced {
+  double seconds = 0;
+  CostOrigin origin = CostOrigin::catalog;
+};
+
+}  // namespace shardcost

@@ -1,0 +1,47 @@
+#pragma once
+// How work is split and run: the strategy (parallel sizes, batch, schedule, recomputation,
+// ZeRO) and the software stack that runs it. Both are independent of the model family.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardcost {
+
+// Kernels a stack has for attention: fused (FlashAttention) or the unfused softmax path.
+enum class AttentionKernel { flash, standard };
+
+enum class Recompute { none, selective, full };
+std::string_view to_string(Recompute);
+
+struct Strategy {
+  int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, mbs = 1, gbs = 0, vpp = 1;
+  Recompute recompute = Recompute::none;
+  bool sp = false;
+  int zero = 0;
+  int gpus() const { return tp * pp * dp * cp; }
+  int micro_batches() const { return gbs / (mbs * dp); }
+};
+std::string to_string(const Strategy&);
+
+// The software stack that runs the strategy: what it overlaps and which kernels it has.
+struct Software {
+  std::string name;
+  AttentionKernel attention = AttentionKernel::flash;
+  bool overlap_grad_reduce = true;    // DP gradient reduction overlapped with backward
+  bool overlap_param_gather = true;   // ZeRO parameter all-gathers overlapped with compute
+  // Gradients kept, accumulated and reduced in this many bytes: 4 = fp32 main gradients
+  // (Megatron forces them with bf16), 2 = fp16 gradients of fp16 training.
+  int grad_bytes = 4;
+  // fp16 training: dynamic loss scaling adds an unscale-and-check pass over the gradients.
+  bool loss_scaling = false;
+  // Weight-gradient GEMMs accumulate straight into the main gradients. Without it every
+  // micro-batch's backward ends with a pass grad += new_grad over all local parameters.
+  bool fused_grad_accumulation = true;
+  // The input-gradient collective of a column-parallel linear runs asynchronously behind
+  // that linear's weight-gradient GEMM (Megatron-LM since September 2021).
+  bool async_tp_backward = true;
+};
+Software software_preset(std::string_view name);  // "megatron-core" | "megatron-lm-2021"
+std::vector<std::string> software_presets();
+
+}  // namespace shardcost

@@ -1,0 +1,129 @@
+#pragma once
+// Workloads: what is trained, as a graph of the operators one device runs for one
+// micro-batch. A producer (the built-in transformer, later ONNX, embedding tables) expands
+// its model under a strategy's splits; pricing, memory, scheduling and search read graphs
+// and never ask which producer made one.
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardcost/hardware.h"
+#include "shardcost/model.h"
+#include "shardcost/strategy.h"
+
+namespace shardcost {
+
+enum class OpKind {
+  gemm,        // Y[m x n] = X[m x k] W[k x n] (batch: independent copies)
+  attention,   // fused attention: `flops` forward, its backward recomputes the scores
+  memory,      // memory-bound pass: `bytes` forward, `backward_bytes` backward
+  collective,  // `op` forward and `backward_op` backward over the group `axis`
+  ring,        // ring exchange over `axis`: `bytes` in (ranks - 1) neighbour steps, hidden
+               // behind the block's attention (context parallelism)
+};
+
+// The parallel group a communication operator runs over; the plan places it on ranks.
+enum class Axis { tp, cp, ep };
+
+struct Op {
+  const char* name = "";
+  OpKind kind = OpKind::memory;
+  GemmShape gemm;              // gemm (also the batched GEMMs of unfused attention)
+  double flops = 0;            // attention, forward
+  double bytes = 0;            // memory: HBM bytes read and written forward; comm: buffer bytes
+  double backward_bytes = 0;   // memory: HBM bytes backward
+  std::optional<CollectiveOp> op;           // forward collective (none: identity)
+  std::optional<CollectiveOp> backward_op;  // backward collective (none: identity)
+  Axis axis = Axis::tp;
+  bool selective = false;      // recomputed under selective recomputation
+  // Backward collective of a column-parallel linear's input: it can run behind the weight-
+  // gradient GEMM of the next op (Software::async_tp_backward).
+  bool before_column_parallel = false;
+  // Sequence parallelism keeps only the local shard of a column-parallel linear's input, so
+  // its backward all-gathers the input again for the weight gradient.
+  bool backward_regather = false;
+
+  // Forward FLOPs (GEMMs and attention; memory passes and communication count none).
+  double forward_flops() const;
+};
+
+// Backward of Y[m x n] = X[m x k] W[k x n]: the input gradient dX = dY W^T (m x k, inner n)
+// and the weight gradient dW = X^T dY (k x n, inner m).
+inline GemmShape dgrad_shape(const GemmShape& g) { return {g.m, g.k, g.n, g.batch}; }
+inline GemmShape wgrad_shape(const GemmShape& g) { return {g.k, g.n, g.m, g.batch}; }
+
+// A block: operators that run in order for one micro-batch (each depends on the one before,
+// the block on the block before), with the parameters and activations it holds on a device.
+struct Block {
+  // Body blocks are the units a pipeline splits into stages; the others stay on the first
+  // (input embedding) or the last stage (head and loss).
+  enum class Pin { body, first_stage, last_stage };
+
+  const char* name = "";
+  Pin pin = Pin::body;
+  int count = 1;  // consecutive identical copies (a transformer's layers)
+  std::vector<Op> ops;
+  // Parameters per device and copy: replicated over the data-parallel ranks (dense) or over
+  // the expert-data-parallel ranks (expert).
+  double dense_params = 0;
+  double expert_params = 0;
+  // Weights tied to the first-stage block's (an LM head sharing the input embedding): held
+  // once where both sit on one stage; on different stages each holds a copy and their
+  // gradients are all-reduced between the two stages.
+  double tied_params = 0;
+  // Activation bytes one copy keeps per micro-batch in flight until its backward, by
+  // recomputation mode (index: Recompute); pinned blocks are never recomputed.
+  std::array<double, 3> kept_bytes{};
+  // Bytes the block needs while it runs and frees after (the loss's fp32 logits).
+  double working_bytes = 0;
+};
+
+struct Graph {
+  std::vector<Block> blocks;  // execution order of the forward pass
+  // Bytes of the activation that crosses a pipeline-stage boundary per micro-batch, as each
+  // tensor-parallel rank holds it before any split.
+  double boundary_bytes = 0;
+
+  // Clears the graph for reuse, keeping its allocations (search rebuilds graphs often).
+  void reset(size_t blocks_count);
+  int body_units() const;
+};
+
+// A model family's producer of graphs. Implementations: transformer_workload(), mlp_workload().
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual const std::string& name() const = 0;
+  virtual double parameters() const = 0;
+  // Model FLOPs per step for a global batch of samples (forward and backward, no
+  // recomputation), as the family's papers count them: the numerator of MFU.
+  virtual double model_flops(int global_batch) const = 0;
+  virtual double tokens_per_sample() const = 0;  // sequence length (1: not a sequence model)
+  virtual int layers() const = 0;                // body units a pipeline splits
+  // Why the strategy's splits (tp, cp, ep, ...) do not apply to this model, or nullopt.
+  virtual std::optional<std::string> check(const Strategy&) const = 0;
+  // The graph of one micro-batch on one device under the strategy's splits (check() passed).
+  virtual void graph(const Strategy&, AttentionKernel, Graph& out) const = 0;
+  // Search space: split sizes the model admits.
+  virtual std::vector<int> tp_candidates(int max_tp) const = 0;
+  virtual std::vector<int> cp_candidates(int max_cp) const = 0;
+  virtual std::vector<int> ep_candidates() const = 0;
+  // Whether selective recomputation differs from none with this attention kernel.
+  virtual bool has_selective_recompute(AttentionKernel) const = 0;
+};
+
+std::unique_ptr<Workload> transformer_workload(const Model&);
+
+// A stack of fully connected layers, each a Megatron-style pair: a column-parallel up
+// projection, an activation and a row-parallel down projection back to `width`.
+struct MlpSpec {
+  std::string name = "mlp";
+  int width = 0;                   // input and output features of every pair
+  std::vector<int> hidden;         // the up projection's features, one per pair
+  int tokens_per_sample = 1;       // rows per sample (1: a plain batch of vectors)
+};
+std::unique_ptr<Workload> mlp_workload(const MlpSpec&);
+
+}  // namespace shardcost

@@ -1,0 +1,43 @@
+#pragma once
+// The pricing path's entry for searches: estimate a strategy from a graph already built, so a
+// search that visits thousands of strategies with the same splits builds each graph once.
+#include <array>
+#include <optional>
+#include <string>
+
+#include "shardcost/estimator.h"
+#include "stages.h"
+
+namespace shardcost {
+
+// Graphs by the keys a producer's graph may depend on (tp, cp, ep, sp, mbs and the attention
+// kernel; never pp, dp, the schedule, recomputation or ZeRO): a few recent ones.
+class GraphCache {
+ public:
+  const Graph& get(const Workload&, const Strategy&, AttentionKernel);
+
+ private:
+  struct Key {
+    int tp = 0, cp = 0, ep = 0, mbs = 0;
+    bool sp = false;
+    AttentionKernel kernel = AttentionKernel::flash;
+    bool operator==(const Key&) const;
+  };
+  struct Entry {
+    Key key;
+    Graph graph;
+    bool filled = false;
+  };
+  std::array<Entry, 4> entries_;
+  size_t next_ = 0;
+};
+
+// A strategy that passed check_strategy, with its graph and stage layout.
+Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Strategy&,
+                        const StageLayout&, const EstimateOptions&);
+
+// Why per-stage layers do not fit the workload and strategy, or nullopt.
+std::optional<std::string> check_stage_layers(const Workload&, const Strategy&,
+                                              const std::vector<int>& layers);
+
+}  // namespace shardcost

@@ -1,0 +1,84 @@
+#include "memory.h"
+
+#include <algorithm>
+
+namespace shardcost {
+namespace {
+
+template <class F>
+void for_each_pinned(const Graph& g, const StageSpan& span, F&& f) {
+  for (const Block& b : g.blocks) {
+    if ((b.pin == Block::Pin::first_stage && span.first) ||
+        (b.pin == Block::Pin::last_stage && span.last))
+      f(b);
+  }
+}
+
+}  // namespace
+
+StageParameters stage_parameters(const Graph& g, const StageSpan& span) {
+  StageParameters out;
+  for_each_body(g, span, [&](const Block& b, int copies) {
+    out.dense += copies * b.dense_params;
+    out.expert += copies * b.expert_params;
+  });
+  for_each_pinned(g, span, [&](const Block& b) {
+    out.dense += b.dense_params;
+    out.expert += b.expert_params;
+    // Tied weights are held once where the first-stage block they share sits here too.
+    if (b.tied_params > 0 && !(b.pin == Block::Pin::last_stage && span.first))
+      out.dense += b.tied_params;
+  });
+  return out;
+}
+
+MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& sw,
+                             const StageSpan& span, int stage) {
+  const StageParameters p = stage_parameters(g, span);
+  const double dense_shards = s.dp * s.cp;
+  const double expert_shards = static_cast<double>(s.dp * s.cp) / s.ep;
+  auto sharded = [&](int from_stage) {
+    return s.zero >= from_stage ? p.dense / dense_shards + p.expert / expert_shards : p.total();
+  };
+  MemoryBreakdown mem;
+  mem.weights = MemoryModel::kWeightBytes * sharded(3);
+  if (s.zero >= 3) {
+    // Two body units' full weights gathered at a time (the one computing and the prefetch).
+    const double units = std::max(1, span.units);
+    mem.weights += MemoryModel::kWeightBytes * 2 * p.total() / units;
+  }
+  mem.gradients = sw.grad_bytes * sharded(2);
+  mem.optimizer = MemoryModel::kOptimizerBytes * sharded(1);
+
+  const int micro_batches = s.micro_batches();
+  // 1F1B: stage i keeps (pp - i) micro-batches in flight, at most the number there are.
+  double in_flight = std::min(micro_batches, s.pp - stage);
+  // Interleaving keeps (1 + (p-1)/(p*v)) times more (Korthikanti et al. 2022, Sec. 4.2.3).
+  if (s.vpp > 1) in_flight *= 1.0 + static_cast<double>(s.pp - 1) / (s.pp * s.vpp);
+  const auto mode = static_cast<size_t>(s.recompute);
+  double recomputed_peak = 0;  // the unit being recomputed materialises its full activations
+  for_each_body(g, span, [&](const Block& b, int copies) {
+    mem.activations += b.kept_bytes[mode] * copies * in_flight;
+    recomputed_peak = std::max(recomputed_peak, b.kept_bytes[0]);
+  });
+  if (s.recompute != Recompute::none) mem.activations += recomputed_peak;
+  for_each_pinned(g, span, [&](const Block& b) {
+    mem.activations += in_flight * b.kept_bytes[0] + b.working_bytes;
+  });
+  mem.buffers = MemoryModel::kFixedBytes +
+                MemoryModel::kFragmentation *
+                    (mem.weights + mem.gradients + mem.optimizer + mem.activations);
+  return mem;
+}
+
+MemoryBreakdown peak_stage_memory(const Graph& g, const Strategy& s, const Software& sw,
+                                  const StageLayout& layout) {
+  MemoryBreakdown peak = stage_memory(g, s, sw, layout.span(0), 0);
+  if (s.pp > 1) {
+    const MemoryBreakdown last = stage_memory(g, s, sw, layout.span(s.pp - 1), s.pp - 1);
+    if (last.total() > peak.total()) peak = last;
+  }
+  return peak;
+}
+
+}  // namespace shardcost

@@ -1,0 +1,149 @@
+#include "memory.h"
+
+#include <gtest/gtest.h>
+
+#include "test_models.h"
+#include "workload/transformer.h"
+
+namespace shardcost {
+namespace {
+
+using test_models::paper_gpt;
+using test_models::tp;
+
+// The stage's graph as the estimator builds it.
+struct Stage {
+  Graph graph;
+  Stage(const Model& m, const Strategy& s, const Software& sw) {
+    transformer_workload(m)->graph(s, sw.attention, graph);
+  }
+  MemoryBreakdown memory(const Model& m, const Strategy& s, const Software& sw, int stage) const {
+    return stage_memory(graph, s, sw, StageLayout(m.layers, s.pp).span(stage), stage);
+  }
+};
+
+TEST(Memory, ZeroStagesShardOptimizerThenGradientsThenWeights) {
+  const Model m = paper_gpt();
+  Strategy s = tp(8, true);
+  s.pp = 8;
+  s.dp = 8;
+  s.gbs = 64;
+  const Software sw = software_preset("megatron-core");
+  const Stage stage(m, s, sw);
+  MemoryBreakdown z[4];
+  for (int zero = 0; zero < 4; ++zero) {
+    s.zero = zero;
+    z[zero] = stage.memory(m, s, sw, 0);
+  }
+  EXPECT_DOUBLE_EQ(z[1].optimizer * 8, z[0].optimizer);
+  EXPECT_DOUBLE_EQ(z[1].gradients, z[0].gradients);
+  EXPECT_DOUBLE_EQ(z[2].gradients * 8, z[0].gradients);
+  EXPECT_DOUBLE_EQ(z[2].weights, z[0].weights);
+  EXPECT_LT(z[3].weights, z[0].weights / 2);
+  // Mixed-precision Adam: 2 + 4 + 12 bytes per parameter without sharding.
+  const double params = stage_parameters(stage.graph, StageLayout(m.layers, s.pp).span(0)).total();
+  EXPECT_DOUBLE_EQ(z[0].weights + z[0].gradients + z[0].optimizer, 18 * params);
+  // The first of 8 stages: 12 layers of 12h^2 + 13h parameters over tp=8, and the
+  // vocabulary's shard of the embedding with the learned positions (by hand, Megatron Eq. 2).
+  const double h = 12288;
+  EXPECT_DOUBLE_EQ(params, 12 * ((4 * h * h + 4 * h) / 8 + (8 * h * h + 5 * h) / 8 + 4 * h) +
+                               51200 * h / 8 + 2048 * h);
+}
+
+TEST(Memory, TiedHeadHoldsItsOwnCopyOnlyOnAnotherStage) {
+  Model m = paper_gpt();
+  Strategy s = tp(8, true);
+  s.pp = 1;
+  s.gbs = 1;
+  const Software sw = software_preset("megatron-core");
+  const double h = 12288, shard = 51200 * h / 8;
+  {
+    const Stage one(m, s, sw);
+    const double all = stage_parameters(one.graph, StageLayout(m.layers, 1).span(0)).total();
+    s.pp = 2;
+    const Stage two(m, s, sw);
+    const StageLayout split(m.layers, 2);
+    const double first = stage_parameters(two.graph, split.span(0)).total();
+    const double last = stage_parameters(two.graph, split.span(1)).total();
+    EXPECT_DOUBLE_EQ(first + last, all + shard);  // the last stage's copy of the table
+  }
+  m.tied_embeddings = false;
+  s.pp = 1;
+  const Stage untied(m, s, sw);
+  s.pp = 2;
+  const Stage untied_two(m, s, sw);
+  const StageLayout split(m.layers, 2);
+  EXPECT_DOUBLE_EQ(stage_parameters(untied.graph, StageLayout(m.layers, 1).span(0)).total(),
+                   stage_parameters(untied_two.graph, split.span(0)).total() +
+                       stage_parameters(untied_two.graph, split.span(1)).total());
+}
+
+TEST(Memory, FirstPipelineStageHoldsPMicroBatches) {
+  const Model m = paper_gpt();
+  Strategy s = tp(8, true);
+  s.pp = 8;
+  s.gbs = 64;
+  const Software sw = software_preset("megatron-lm-2021");
+  const double per_layer = layer_activation_bytes(m, s, sw.attention, s.recompute);
+  const Stage stage(m, s, sw);
+  const MemoryBreakdown first = stage.memory(m, s, sw, 0);
+  // 12 layers per stage, 8 micro-batches in flight, plus the embedding dropout mask.
+  EXPECT_NEAR(first.activations, per_layer * 12 * 8 + 8 * 2048.0 * 12288, 1);
+  s.vpp = 3;
+  const MemoryBreakdown interleaved = stage.memory(m, s, sw, 0);
+  EXPECT_NEAR(interleaved.activations / first.activations, 1 + 7.0 / 24, 0.01);
+}
+
+TEST(Memory, UnevenPipelineStagesGiveTheRemainderToMiddleStages) {
+  const StageLayout sixteen(126, 16);  // Llama-3-405B's 126 layers
+  int total = 0;
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(sixteen.span(i).first_unit, total) << "stage " << i;
+    total += sixteen.units(i);
+  }
+  EXPECT_EQ(total, 126);
+  EXPECT_EQ(sixteen.units(0), 7);
+  EXPECT_EQ(sixteen.units(1), 8);
+  EXPECT_EQ(sixteen.units(14), 8);
+  EXPECT_EQ(sixteen.units(15), 7);
+  EXPECT_EQ(StageLayout(126, 2).units(0) + StageLayout(126, 2).units(1), 126);
+  const StageLayout five(126, 5);  // 25 each, one extra for the first middle stage
+  EXPECT_EQ(five.units(1), 26);
+  EXPECT_EQ(five.units(2), 25);
+  EXPECT_EQ(default_stage_layers(126, 5), (std::vector<int>{25, 26, 25, 25, 25}));
+  // 10 layers on 4 stages: both middles take one extra, then the first.
+  EXPECT_EQ(default_stage_layers(10, 4), (std::vector<int>{2, 3, 3, 2}));
+  EXPECT_EQ(default_stage_layers(11, 4), (std::vector<int>{3, 3, 3, 2}));
+  for (int pp = 1; pp <= 11; ++pp) {
+    const StageLayout l(11, pp);
+    int unit = 0;
+    for (int i = 0; i < pp; ++i) {
+      EXPECT_EQ(l.span(i).first_unit, unit) << "pp " << pp << " stage " << i;
+      unit += l.units(i);
+    }
+  }
+}
+
+TEST(Memory, StageKindsCountEveryStageOnce) {
+  std::vector<StageKind> kinds;
+  for (int pp : {1, 2, 3, 5, 16}) {
+    const StageLayout l(126, pp);
+    for (bool uniform : {true, false}) {
+      stage_kinds(l, uniform, kinds);
+      int stages = 0, units = 0;
+      for (const auto& k : kinds) {
+        stages += k.count;
+        units += k.count * k.span.units;
+      }
+      EXPECT_EQ(stages, pp);
+      EXPECT_EQ(units, 126);
+    }
+  }
+  const std::vector<int> given{30, 33, 33, 30};
+  stage_kinds(StageLayout(126, 4, &given), true, kinds);
+  ASSERT_EQ(kinds.size(), 3u);  // first, last, the two middles together
+  EXPECT_EQ(kinds[2].count, 2);
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -1,0 +1,72 @@
+#include "placement.h"
+
+#include <fmt/format.h>
+
+#include "shardcost/error.h"
+#include "shardcost/plan.h"
+
+namespace shardcost {
+
+Placement placement(const Strategy& s) {
+  Placement p;
+  p.tp = {s.tp, 1};
+  p.cp = {s.cp, s.tp};
+  p.dp_cp = {s.dp * s.cp, s.tp};
+  p.ep = {s.ep, s.tp};
+  p.expert_dp = {s.dp * s.cp / s.ep, s.tp * s.ep};
+  p.pp_stride = s.tp * s.cp * s.dp;
+  return p;
+}
+
+std::vector<ReplicaPlacement> place(const Plan& plan, const Cluster& c) {
+  const Strategy& s = plan.strategy;
+  // First global rank of each group, in the order the cluster lists them.
+  std::vector<int> group_start;
+  int total = 0;
+  for (const auto& g : c.groups) {
+    group_start.push_back(total);
+    total += g.gpus();
+  }
+  const int64_t needed = static_cast<int64_t>(s.tp) * s.cp * s.dp * s.pp;
+  if (needed > total)
+    throw InputError(fmt::format("the plan needs {} GPUs (tp*cp*dp*pp) but the cluster has {}",
+                                 needed, total));
+  auto group_of = [&](int rank) {
+    int g = 0;
+    while (g + 1 < static_cast<int>(group_start.size()) && group_start[g + 1] <= rank) ++g;
+    return g;
+  };
+  std::vector<ReplicaPlacement> out;
+  const int width = s.tp * s.cp;
+  for (int stage = 0; stage < s.pp; ++stage) {
+    for (int r = 0; r < s.dp; ++r) {
+      ReplicaPlacement p;
+      p.stage = stage;
+      p.replica = r;
+      p.first_rank = (stage * s.dp + r) * width;
+      p.ranks = width;
+      p.group = group_of(p.first_rank);
+      const int last_group = group_of(p.first_rank + width - 1);
+      const auto& name = c.groups[static_cast<size_t>(p.group)].name;
+      if (last_group != p.group)
+        throw InputError(fmt::format("stage {} replica {}: ranks {}-{} span groups {} and {}; a "
+                                     "replica's tensor- and context-parallel ranks must sit in "
+                                     "one group",
+                                     stage, r, p.first_rank, p.first_rank + width - 1, name,
+                                     c.groups[static_cast<size_t>(last_group)].name));
+      if (!plan.stages.empty()) {
+        const auto& want = plan.stages[static_cast<size_t>(stage)].replicas[static_cast<size_t>(r)].group;
+        if (want != name)
+          throw InputError(fmt::format("stage {} replica {} names group '{}' but its ranks {}-{} "
+                                       "are in group '{}' (ranks are placed in order: tp, cp, "
+                                       "dp, then pp); list the replicas in rank order",
+                                       stage, r, want, p.first_rank, p.first_rank + width - 1,
+                                       name));
+      }
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+}  // namespace shardcost

@@ -1,0 +1,60 @@
+#pragma once
+// How a graph's body units (layers, for most models) fall into pipeline stages, and the
+// distinct kinds of stage a schedule has to price.
+#include <algorithm>
+#include <vector>
+
+#include "shardcost/workload.h"
+
+namespace shardcost {
+
+// Body units [first_unit, first_unit + units) of one stage, and whether it is the first
+// (input embedding) or last (head) stage.
+struct StageSpan {
+  int first_unit = 0, units = 0;
+  bool first = false, last = false;
+};
+
+class StageLayout {
+ public:
+  // explicit_layers: per stage (a plan's); null or empty: the default split.
+  StageLayout(int layers, int pp, const std::vector<int>* explicit_layers = nullptr);
+  int pp() const { return pp_; }
+  bool is_explicit() const { return explicit_ != nullptr; }
+  // Default split: how many middle stages (1, 2, ...) hold one layer more than the rest.
+  int middles_with_extra() const { return std::min(layers_ % pp_, std::max(0, pp_ - 2)); }
+  int units(int stage) const;
+  StageSpan span(int stage) const;
+
+ private:
+  int layers_, pp_;
+  const std::vector<int>* explicit_ = nullptr;
+  std::vector<int> prefix_;  // explicit layouts: first unit of each stage
+};
+
+// Stages that price alike, with how many there are. Order: the first stage, the last, then
+// the middle ones in rank order; with one body block, stages of equal size and position
+// share a kind.
+struct StageKind {
+  StageSpan span;
+  int count = 1;
+};
+void stage_kinds(const StageLayout&, bool uniform_body, std::vector<StageKind>& out);
+
+// Calls f(block, copies) for each body block overlapping the span, in order.
+template <class F>
+void for_each_body(const Graph& g, const StageSpan& span, F&& f) {
+  int unit = 0;
+  const int lo = span.first_unit, hi = span.first_unit + span.units;
+  for (const Block& b : g.blocks) {
+    if (b.pin != Block::Pin::body) continue;
+    const int from = std::max(unit, lo), to = std::min(unit + b.count, hi);
+    if (to > from) f(b, to - from);
+    unit += b.count;
+  }
+}
+
+// One body block, repeated: every stage's body is that block times its units.
+bool uniform_body(const Graph&);
+
+}  // namespace shardcost

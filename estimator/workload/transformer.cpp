@@ -1,0 +1,185 @@
+// The built-in transformer as a workload: the input embedding on the first stage, the layers
+// as the pipeline's body, the final norm, LM head and loss on the last stage.
+#include "transformer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "model_math.h"
+#include "shardcost/estimator.h"
+#include "transformer_ops.h"
+
+namespace shardcost {
+namespace {
+
+std::vector<int> divisors(int n, int limit) {
+  std::vector<int> out;
+  for (int d = 1; d <= std::min(n, limit); ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+class Transformer final : public Workload {
+ public:
+  explicit Transformer(const Model& m) : m_(m) {}
+
+  const std::string& name() const override { return m_.name; }
+  double parameters() const override { return parameter_count(m_); }
+  double model_flops(int global_batch) const override {
+    return model_flops_per_step(m_, global_batch);
+  }
+  double tokens_per_sample() const override { return m_.seq_len; }
+  int layers() const override { return m_.layers; }
+
+  std::optional<std::string> check(const Strategy& s) const override {
+    if (m_.heads % s.tp != 0)
+      return fmt::format("tp={} does not divide the {} heads", s.tp, m_.heads);
+    if (m_.kv_heads % s.tp != 0 && s.tp % m_.kv_heads != 0)
+      return fmt::format("tp={} and the {} kv heads do not divide each other", s.tp, m_.kv_heads);
+    if (m_.ffn_hidden % s.tp != 0)
+      return fmt::format("tp={} does not divide ffn_hidden={}", s.tp, m_.ffn_hidden);
+    if (m_.seq_len % (2 * s.cp) != 0 && s.cp > 1)
+      return fmt::format("cp={} needs seq_len ({}) divisible by 2*cp", s.cp, m_.seq_len);
+    if (!m_.is_moe() && s.ep != 1) return "ep>1 needs a mixture-of-experts model";
+    if (m_.is_moe()) {
+      if (m_.experts % s.ep != 0)
+        return fmt::format("ep={} does not divide the {} experts", s.ep, m_.experts);
+      if ((s.dp * s.cp) % s.ep != 0)
+        return fmt::format("ep={} does not divide dp*cp = {} (experts are spread over the data-"
+                           "parallel ranks)",
+                           s.ep, s.dp * s.cp);
+    }
+    return std::nullopt;
+  }
+
+  void graph(const Strategy& s, AttentionKernel kernel, Graph& g) const override {
+    g.reset(3);
+    const double vocab_shard = static_cast<double>(m_.vocab) * m_.hidden / s.tp;
+    const double tokens = static_cast<double>(s.mbs) * m_.seq_len / s.cp;
+
+    Block& embedding = g.blocks[0];
+    embedding.name = "embedding";
+    embedding.pin = Block::Pin::first_stage;
+    embedding_ops(m_, s, embedding.ops);
+    const double positions =
+        m_.learned_positions ? static_cast<double>(m_.seq_len) * m_.hidden : 0;
+    embedding.dense_params = vocab_shard + positions;
+    // The embedding's dropout mask, one byte per element.
+    embedding.kept_bytes.fill(tokens * m_.hidden * (m_.dropout > 0 ? 1 : 0));
+
+    Block& layer = g.blocks[1];
+    layer.name = "layer";
+    layer.count = m_.layers;
+    layer_ops(m_, s, kernel, layer.ops);
+    const LayerParameters lp = layer_parameters(m_);
+    layer.dense_params = lp.attention / s.tp + lp.router + lp.norms;
+    layer.expert_params = lp.experts * lp.mlp / s.tp / (m_.is_moe() ? s.ep : 1);
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+      layer.kept_bytes[static_cast<size_t>(r)] = layer_activation_bytes(m_, s, kernel, r);
+
+    Block& head = g.blocks[2];
+    head.name = "head";
+    head.pin = Block::Pin::last_stage;
+    head_ops(m_, s, head.ops);
+    head.dense_params = final_norm_parameters(m_);
+    // A tied LM head is the embedding's table; an untied one is its own.
+    if (m_.tied_embeddings) head.tied_params = vocab_shard;
+    else head.dense_params += vocab_shard;
+    // fp32 logits and their gradient for the loss, vocab-parallel.
+    head.working_bytes = 2 * 4 * tokens * m_.vocab / s.tp;
+
+    g.boundary_bytes = 2.0 * s.mbs * m_.seq_len / s.cp * m_.hidden;
+  }
+
+  std::vector<int> tp_candidates(int max_tp) const override {
+    std::vector<int> v;
+    for (int t : divisors(m_.heads, max_tp))
+      if (m_.ffn_hidden % t == 0 && (m_.kv_heads % t == 0 || t % m_.kv_heads == 0)) v.push_back(t);
+    return v;
+  }
+  std::vector<int> cp_candidates(int max_cp) const override {
+    std::vector<int> v;
+    for (int x = 1; x <= max_cp && m_.seq_len % (2 * x) == 0; x *= 2) v.push_back(x);
+    return v;
+  }
+  std::vector<int> ep_candidates() const override {
+    return m_.is_moe() ? divisors(m_.experts, m_.experts) : std::vector<int>{1};
+  }
+  // With fused attention nothing is left for selective recomputation to drop.
+  bool has_selective_recompute(AttentionKernel kernel) const override {
+    return kernel == AttentionKernel::standard;
+  }
+
+ private:
+  Model m_;
+};
+
+}  // namespace
+
+double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKernel kernel,
+                              Recompute recompute) {
+  const double b = st.mbs;
+  const double s_local = static_cast<double>(m.seq_len) / st.cp;
+  const double T = b * s_local;
+  const double h = m.hidden;
+  const double t = st.tp;
+  const double sp_div = st.sp ? t : 1;
+  const double hd = m.head_dim();
+  const double q = m.heads * hd / t;
+  const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
+  const double mask = m.dropout > 0 ? 1.0 : 0.0;
+
+  if (recompute == Recompute::full) return 2 * T * h / sp_div;  // the layer's input only
+
+  // Attention block: norm input and output (QKV input), Q, K, V, the projection input,
+  // the dropout mask after the projection.
+  double bytes = 2 * T * h / sp_div + 2 * T * h / sp_div + 2 * T * q + 2 * 2 * T * kv +
+                 2 * T * q + mask * T * h / sp_div;
+  // Attention core. Unfused: softmax output, dropout mask and dropout output, a*s^2 each;
+  // selective recomputation drops exactly these. Fused: only the softmax statistics (fp32).
+  const double scores = b * (m.heads / t) * s_local * m.seq_len;
+  if (kernel == AttentionKernel::standard) {
+    if (recompute != Recompute::selective) bytes += 2 * scores + mask * 3 * scores;
+  } else {
+    bytes += 4 * b * (m.heads / t) * s_local;
+  }
+  // MLP block: norm input and output (fc1 input), activation input(s), fc2 input, mask.
+  const double f = static_cast<double>(m.ffn_hidden) / t;
+  const double tokens_mlp = m.is_moe() ? T * m.top_k : T;
+  const double act_in = m.activation == Activation::swiglu ? 2 * f : f;
+  bytes += 2 * T * h / sp_div + 2 * T * h / sp_div + 2 * tokens_mlp * act_in +
+           2 * tokens_mlp * f + mask * T * h / sp_div;
+  if (m.is_moe()) bytes += 2 * tokens_mlp * h;  // dispatched tokens kept for the expert fc1
+  return bytes;
+}
+
+std::unique_ptr<Workload> transformer_workload(const Model& m) {
+  return std::make_unique<Transformer>(m);
+}
+
+std::vector<NamedGemm> gemm_shapes(const Workload& w, const Strategy& s, AttentionKernel kernel) {
+  Graph g;
+  w.graph(s, kernel, g);
+  std::vector<NamedGemm> out;
+  auto add = [&](std::string name, GemmShape shape) {
+    for (const auto& x : out)
+      if (x.shape == shape) return;
+    out.push_back({std::move(name), shape});
+  };
+  for (const Block& b : g.blocks) {
+    for (const Op& op : b.ops) {
+      if (op.kind != OpKind::gemm) continue;
+      add(op.name, op.gemm);
+      add(std::string(op.name) + ".dgrad", dgrad_shape(op.gemm));
+      add(std::string(op.name) + ".wgrad", wgrad_shape(op.gemm));
+    }
+  }
+  return out;
+}
+
+std::vector<NamedGemm> gemm_shapes(const Model& m, const Strategy& s, AttentionKernel kernel) {
+  return gemm_shapes(*transformer_workload(m), s, kernel);
+}
+
+}  // namespace shardcost

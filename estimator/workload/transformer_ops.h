@@ -1,0 +1,18 @@
+#pragma once
+// The transformer's operators one GPU runs for one micro-batch, with the exact per-GPU shapes
+// after the strategy's splits (Megatron's tensor, sequence, context and expert parallelism).
+// Forward ops carry what their backward costs.
+#include <vector>
+
+#include "shardcost/workload.h"
+
+namespace shardcost {
+
+// Forward ops of one transformer layer for one micro-batch.
+void layer_ops(const Model&, const Strategy&, AttentionKernel, std::vector<Op>& out);
+// Forward ops of the input embedding (first stage) and of the final norm, LM head and loss
+// (last stage).
+void embedding_ops(const Model&, const Strategy&, std::vector<Op>& out);
+void head_ops(const Model&, const Strategy&, std::vector<Op>& out);
+
+}  // namespace shardcost

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Holds the architecture's dependency rules against the code (docs/architecture.md).
+
+Run from anywhere: check-layers.py SOURCE_DIR. Prints each violation and exits 1, or
+prints a one-line summary and exits 0. Tests (*_test.cpp) may reach across layers.
+"""
+import pathlib
+import re
+import sys
+
+# estimator/<layer> may include "<other>/..." only for the layers listed.
+ALLOWED = {
+    "core": set(),
+    "inputs": {"core"},
+    "workload": {"core"},
+    "costs": {"core", "inputs"},
+    "plan": {"core", "inputs", "workload", "costs"},
+    "search": {"core", "inputs", "workload", "costs", "plan"},
+    "entry": {"core", "inputs", "workload", "costs", "plan", "search"},
+    "validate": {"core", "inputs", "workload", "costs", "plan", "search", "entry"},
+}
+# Layers that consume graphs must not know which producer made one.
+PRODUCER_BLIND = ["plan", "costs", "search"]
+# The parts of shardcost outside the estimator, and which libraries' headers each may use.
+OUTSIDE = {
+    "base": set(),
+    "db": {"base"},
+    "compare": {"base", "db"},
+    "profiler": {"base", "db"},
+    "estimator": {"base", "db"},
+}
+PUBLIC = {
+    "base": {"error.h", "units.h", "quantiles.h"},
+    "db": {"db.h", "importers.h", "measures.h"},
+    "compare": {"compare.h"},
+    "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",
+                  "workload.h", "store_costs.h"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def sources(folder):
+    for p in sorted(folder.rglob("*")):
+        if p.suffix in (".cpp", ".h", ".cu") and p.is_file():
+            yield p
+
+
+def main():
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+    owner = {h: lib for lib, hs in PUBLIC.items() for h in hs}
+    problems = []
+    checked = 0
+    est = root / "estimator"
+    for layer, allowed in ALLOWED.items():
+        for f in sources(est / layer):
+            if f.name.endswith("_test.cpp"):
+                continue
+            checked += 1
+            text = f.read_text()
+            for inc in INCLUDE.findall(text):
+                head = inc.split("/")[0]
+                if head in ALLOWED and head != layer and head not in allowed:
+                    problems.append(f"{f.relative_to(root)}: includes {inc}; {layer} may use "
+                                    f"{', '.join(sorted(allowed)) or 'no other layer'}")
+            if layer in PRODUCER_BLIND and re.search(r"\bModel\b|transformer", text):
+                problems.append(f"{f.relative_to(root)}: names a producer (Model or transformer); "
+                                f"{layer} reads graphs only")
+    for f in sources(est / "include"):
+        checked += 1
+        for inc in INCLUDE.findall(f.read_text()):
+            if not inc.startswith("shardcost/"):
+                problems.append(f"{f.relative_to(root)}: public header includes private {inc}")
+    for part, allowed in OUTSIDE.items():
+        for f in sources(root / part):
+            if f.name.endswith("_test.cpp"):
+                continue
+            checked += 1
+            for inc in INCLUDE.findall(f.read_text()):
+                if not inc.startswith("shardcost/"):
+                    continue
+                lib = owner.get(inc.split("/", 1)[1])
+                if lib and lib != part and lib not in allowed:
+                    problems.append(f"{f.relative_to(root)}: includes {inc} ({lib}); {part} may "
+                                    f"use {', '.join(sorted(allowed)) or 'nothing'}")
+    for p in problems:
+        print(p)
+    if problems:
+        return 1
+    print(f"layers: {checked} files follow the dependency rules")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
