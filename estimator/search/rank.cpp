@@ -1,14 +1,13 @@
-// Enumerates the strategy space with up-front pruning and keeps the best K.
+// Enumerates the strategy space of a workload on a cluster; pruning, counting and the best K
+// are the shared tally's (tally.h), pricing the plan layer's.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
-#include <tuple>
 
-#include "plan/estimate_internal.h"
-#include "plan/memory.h"
 #include "plan/strategy_text.h"
 #include "shardcost/error.h"
+#include "tally.h"
 
 namespace shardcost {
 namespace {
@@ -37,52 +36,12 @@ struct Ranker {
   const RankOptions& opt;
   Strategy fixed;
   std::vector<std::string> pinned;
-  RankResult result;
-  std::vector<Estimate> best;  // sorted, at most opt.top
+  SearchTally tally{opt.top, opt.objective};
   GraphCache graphs;
 
-  // Time (or memory) first; ties go to less memory (or time), then to the smaller strategy,
-  // so the order never depends on enumeration details.
-  bool better(const Estimate& a, const Estimate& b) const {
-    const double ta = a.step_time_s, tb = b.step_time_s;
-    const double ma = a.memory_per_gpu_bytes, mb = b.memory_per_gpu_bytes;
-    const auto key = [](const Strategy& s) {
-      return std::make_tuple(s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.vpp,
-                             static_cast<int>(s.recompute), s.sp, s.zero);
-    };
-    if (opt.objective == Objective::memory) {
-      if (ma != mb) return ma < mb;
-      if (ta != tb) return ta < tb;
-    } else {
-      if (ta != tb) return ta < tb;
-      if (ma != mb) return ma < mb;
-    }
-    return key(a.strategy) < key(b.strategy);
-  }
-
-  void reject(const std::string& reason, int64_t count = 1) {
-    result.evaluated += count;
-    result.rejected[reason] += count;
-  }
-
-  void consider(const Strategy& s, EstimateOptions& eopt) {
+  void consider(const Strategy& s, const EstimateOptions& eopt) {
     const Graph& graph = graphs.get(w, s, eopt.software.attention);
-    const StageLayout layout(w.layers(), s.pp);
-    // Memory first: it needs no pricing, and most of a large space fails it.
-    if (peak_stage_memory(graph, s, eopt.software, layout).total() >
-        c.groups.front().device.memory_bytes) {
-      reject("exceeds device memory");
-      return;
-    }
-    ++result.evaluated;
-    ++result.feasible;
-    Estimate e = estimate_graph(w, graph, c, s, layout, eopt);
-    if (static_cast<int>(best.size()) < opt.top || better(e, best.back())) {
-      auto pos = std::upper_bound(best.begin(), best.end(), e,
-                                  [&](const Estimate& a, const Estimate& b) { return better(a, b); });
-      best.insert(pos, std::move(e));
-      if (static_cast<int>(best.size()) > opt.top) best.pop_back();
-    }
+    tally.consider(w, graph, c, s, StageLayout(w.layers(), s.pp), eopt);
   }
 
   void run() {
@@ -124,7 +83,7 @@ struct Ranker {
           const int dp = static_cast<int>(gpus / inner);
           if (contains(pinned, "dp") && dp != fixed.dp) continue;
           if (gbs % dp != 0) {
-            reject("gbs not divisible by dp");
+            tally.reject("gbs not divisible by dp");
             continue;
           }
           const int per_replica = gbs / dp;
@@ -147,7 +106,7 @@ struct Ranker {
                       s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
                       s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
                       if (auto why = check_strategy(w, c, s)) {
-                        reject(classify(*why));
+                        tally.reject(classify(*why));
                         continue;
                       }
                       consider(s, eopt);
@@ -183,18 +142,20 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
     throw InputError("heterogeneous clusters (several node groups) are not ranked yet; use one "
                      "node group");
   const auto start = std::chrono::steady_clock::now();
-  Ranker r{w, c, opt, {}, {}, {}, {}, {}};
+  Ranker r{w, c, opt, {}, {}, {opt.top, opt.objective}, {}};
   r.pinned = apply_strategy_text(opt.fixed, r.fixed);
   if (contains(r.pinned, "gbs") && r.fixed.gbs != opt.global_batch)
     throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
   r.run();
-  r.result.elapsed_s =
+  RankResult result = std::move(r.tally.result());
+  result.elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // The winners again, with their breakdowns.
   EstimateOptions full = opt.estimate;
   full.breakdown = true;
-  for (const Estimate& e : r.best) r.result.best.push_back(estimate(w, c, plan_of(e.strategy), full));
-  return r.result;
+  for (const Estimate& e : r.tally.best())
+    result.best.push_back(estimate(w, c, plan_of(e.strategy), full));
+  return result;
 }
 
 }  // namespace shardcost

@@ -1,0 +1,76 @@
+#pragma once
+// What every search shares: counting candidates and why they were rejected, pruning by memory
+// before pricing, and keeping the best K in an order that never depends on enumeration.
+// rank uses it; the later planners (layer-wise, table sharding, job scheduling) are meant to.
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "plan/estimate_internal.h"
+#include "plan/memory.h"
+
+namespace shardcost {
+
+class SearchTally {
+ public:
+  SearchTally(int top, Objective objective) : top_(top), objective_(objective) {}
+
+  void reject(const std::string& reason, int64_t count = 1) {
+    result_.evaluated += count;
+    result_.rejected[reason] += count;
+  }
+
+  // Prices one strategy that passed check_strategy: memory first (it needs no pricing, and
+  // most of a large space fails it), then the estimate, kept when it is among the best.
+  void consider(const Workload& w, const Graph& graph, const Cluster& c, const Strategy& s,
+                const StageLayout& layout, const EstimateOptions& opt) {
+    if (peak_stage_memory(graph, s, opt.software, layout).total() >
+        c.groups.front().device.memory_bytes) {
+      reject("exceeds device memory");
+      return;
+    }
+    ++result_.evaluated;
+    ++result_.feasible;
+    keep(estimate_graph(w, graph, c, s, layout, opt));
+  }
+
+  void keep(Estimate e) {
+    if (static_cast<int>(best_.size()) < top_ || better(e, best_.back())) {
+      auto pos = std::upper_bound(best_.begin(), best_.end(), e,
+                                  [&](const Estimate& a, const Estimate& b) { return better(a, b); });
+      best_.insert(pos, std::move(e));
+      if (static_cast<int>(best_.size()) > top_) best_.pop_back();
+    }
+  }
+
+  // Time (or memory) first; ties go to less memory (or time), then to the smaller strategy.
+  bool better(const Estimate& a, const Estimate& b) const {
+    const double ta = a.step_time_s, tb = b.step_time_s;
+    const double ma = a.memory_per_gpu_bytes, mb = b.memory_per_gpu_bytes;
+    const auto key = [](const Strategy& s) {
+      return std::make_tuple(s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.vpp,
+                             static_cast<int>(s.recompute), s.sp, s.zero);
+    };
+    if (objective_ == Objective::memory) {
+      if (ma != mb) return ma < mb;
+      if (ta != tb) return ta < tb;
+    } else {
+      if (ta != tb) return ta < tb;
+      if (ma != mb) return ma < mb;
+    }
+    return key(a.strategy) < key(b.strategy);
+  }
+
+  // The best, sorted (totals only, as the search priced them), and the counts.
+  const std::vector<Estimate>& best() const { return best_; }
+  RankResult& result() { return result_; }
+
+ private:
+  int top_;
+  Objective objective_;
+  RankResult result_;
+  std::vector<Estimate> best_;
+};
+
+}  // namespace shardcost
