@@ -1,0 +1,116 @@
+#include "block_times.h"
+
+namespace shardcost {
+namespace {
+
+struct OpCost {
+  Priced fwd, bwd;
+  Priced dgrad, wgrad;  // GEMMs: the input- and weight-gradient parts of bwd
+  Priced regather;      // comm: the backward all-gather of a sequence-parallel input
+  Part comm_part = kTpComm;
+  bool is_comm = false;
+  bool is_attention = false;
+  bool selective = false;
+};
+
+Part comm_part(Axis a) { return a == Axis::tp ? kTpComm : a == Axis::cp ? kCpComm : kEpComm; }
+
+OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
+  OpCost c;
+  c.selective = op.selective;
+  const GroupPlacement& group = place.of(op.axis);
+  switch (op.kind) {
+    case OpKind::gemm: {
+      c.fwd = pr.gemm(op.gemm);
+      c.dgrad = pr.gemm(dgrad_shape(op.gemm));
+      c.wgrad = pr.gemm(wgrad_shape(op.gemm));
+      c.bwd = combined(c.dgrad, c.wgrad);
+      c.is_attention = op.selective;
+      break;
+    }
+    case OpKind::attention:
+      c.fwd = pr.fused_attention(op.flops);
+      // FlashAttention's backward recomputes the scores: 2.5x the forward matmuls.
+      c.bwd = pr.fused_attention(2.5 * op.flops);
+      c.is_attention = true;
+      break;
+    case OpKind::memory:
+      c.fwd = pr.memory_pass(op.bytes);
+      c.bwd = pr.memory_pass(op.backward_bytes);
+      c.is_attention = op.selective;
+      break;
+    case OpKind::collective:
+      if (op.op) c.fwd = pr.collective(*op.op, op.bytes, group);
+      if (op.backward_op) c.bwd = pr.collective(*op.backward_op, op.bytes, group);
+      if (op.backward_regather)
+        c.regather = pr.collective(CollectiveOp::all_gather, op.bytes, group);
+      c.is_comm = true;
+      c.comm_part = comm_part(op.axis);
+      break;
+    case OpKind::ring: {
+      // ranks-1 ring steps, each one neighbour exchange.
+      const int steps = group.ranks - 1;
+      c.fwd = scaled(pr.send_recv(op.bytes / steps, group.stride), steps);
+      c.bwd = scaled(pr.send_recv(2 * op.bytes / steps, group.stride), steps);
+      c.is_comm = true;
+      c.comm_part = comm_part(op.axis);
+      break;
+    }
+  }
+  return c;
+}
+
+// Per micro-batch times of a block of ops (a layer, the embedding, the head).
+}  // namespace
+
+Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement& place,
+                  Recompute recompute, bool async_tp_backward) {
+  // Each op priced once: an async TP collective also needs the next GEMM's weight gradient.
+  thread_local std::vector<OpCost> costs;
+  costs.clear();
+  for (const Op& op : ops) costs.push_back(price(op, pr, place));
+  Times t;
+  Priced cp_fwd, cp_bwd, attn_fwd, attn_bwd;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    const OpCost& c = costs[i];
+    if (op.kind == OpKind::ring) {
+      cp_fwd = c.fwd;
+      cp_bwd = c.bwd;
+      continue;
+    }
+    if (c.is_comm) {
+      t.add(c.comm_part, c.fwd);
+      Priced bwd = c.bwd;
+      Priced regather = c.regather;
+      if (async_tp_backward && op.before_column_parallel && i + 1 < ops.size() &&
+          ops[i + 1].kind == OpKind::gemm) {
+        // The re-gather runs behind the input-gradient GEMM, the input gradient's
+        // collective behind the weight-gradient GEMM.
+        regather = behind(regather, costs[i + 1].dgrad, pr.nccl_sm_share());
+        bwd = behind(bwd, costs[i + 1].wgrad, pr.nccl_sm_share());
+      }
+      t.add_backward_comm(c.comm_part, regather);
+      t.add_backward_comm(c.comm_part, bwd);
+      if (recompute == Recompute::full) t.add_backward_comm(c.comm_part, c.fwd);
+    } else {
+      t.add(kComputeForward, c.fwd);
+      t.add(kComputeBackward, c.bwd);
+      if (recompute == Recompute::full || (recompute == Recompute::selective && c.selective))
+        t.add(kComputeRecompute, c.fwd);
+      if (c.is_attention) {
+        attn_fwd = combined(attn_fwd, c.fwd);
+        attn_bwd = combined(attn_bwd, c.bwd);
+      }
+    }
+  }
+  // Ring attention hides the K/V exchange behind the attention of the block in hand, less
+  // the SMs its communication kernels take from that attention.
+  const Priced ring_fwd = behind(cp_fwd, attn_fwd, pr.nccl_sm_share());
+  t.add(kCpComm, ring_fwd);
+  if (recompute == Recompute::full) t.add_backward_comm(kCpComm, ring_fwd);
+  t.add_backward_comm(kCpComm, behind(cp_bwd, attn_bwd, pr.nccl_sm_share()));
+  return t;
+}
+
+}  // namespace shardcost

@@ -1,0 +1,15 @@
+#pragma once
+// One block's operators priced for one micro-batch: compute forward, backward and recomputed,
+// communication by the parallel group it runs over, with what the software overlaps.
+#include <vector>
+
+#include "costs/pricing.h"
+#include "placement.h"
+#include "times.h"
+
+namespace shardcost {
+
+Times block_times(const std::vector<Op>& ops, const Pricer&, const Placement&, Recompute,
+                  bool async_tp_backward);
+
+}  // namespace shardcost
