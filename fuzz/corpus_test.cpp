@@ -27,5 +27,6 @@ void replay(const char* dir, void (*target)(const uint8_t*, size_t)) {
 TEST(FuzzCorpus, ModelJson) { replay("model", shardcost::fuzz::model_json); }
 TEST(FuzzCorpus, ClusterJson) { replay("cluster", shardcost::fuzz::cluster_json); }
 TEST(FuzzCorpus, StrategyText) { replay("strategy", shardcost::fuzz::strategy_text); }
+TEST(FuzzCorpus, PlanJson) { replay("plan", shardcost::fuzz::plan_json); }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "fuzz_targets.h"
 
+#include <stdexcept>
 #include <string_view>
 
 #include "shardcost/error.h"
@@ -42,6 +43,22 @@ void strategy_text(const uint8_t* data, size_t size) {
   try {
     const Strategy s = parse_strategy(text(data, size), 64);
     (void)check_strategy(load_model("llama3-8b"), load_cluster("dgx-h100", 64), s);
+  } catch (const InputError&) {
+  }
+}
+
+void plan_json(const uint8_t* data, size_t size) {
+  static const Cluster c = load_cluster("dgx-h100", 64);
+  static const auto w = transformer_workload(load_model("llama3-70b"));
+  try {
+    const Plan p = parse_plan_json(text(data, size), "fuzz", c, w->layers());
+    // What parses is a whole plan: one layer count per stage, adding up to the model's.
+    int layers = 0;
+    for (int n : p.stage_layers) layers += n;
+    if (layers != w->layers() || static_cast<int>(p.stage_layers.size()) != p.strategy.pp ||
+        static_cast<int>(p.stages.size()) != p.strategy.pp)
+      throw std::logic_error("a plan parsed whose stages do not add up to the model");
+    if (!check_strategy(*w, c, p.strategy)) (void)estimate(*w, c, p);
   } catch (const InputError&) {
   }
 }

@@ -8,4 +8,5 @@ namespace shardcost::fuzz {
 void model_json(const uint8_t* data, size_t size);
 void cluster_json(const uint8_t* data, size_t size);
 void strategy_text(const uint8_t* data, size_t size);
+void plan_json(const uint8_t* data, size_t size);
 }  // namespace shardcost::fuzz
