@@ -57,6 +57,9 @@ std::string_view to_string(CollectiveOp op) {
 }
 
 std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
+  // The store, the importers and the benchmarks write these (db/import_util.cpp).
+  if (s == "all_to_all") return CollectiveOp::all_to_all;
+  if (s == "send_recv") return CollectiveOp::send_recv;
   for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather,
                           CollectiveOp::reduce_scatter, CollectiveOp::all_to_all,
                           CollectiveOp::broadcast, CollectiveOp::reduce, CollectiveOp::send_recv})

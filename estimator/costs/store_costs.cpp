@@ -1,6 +1,7 @@
 #include "shardcost/store_costs.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -62,17 +63,40 @@ struct StoreCosts::Index {
   struct Point {
     double bytes, seconds, busbw;
   };
-  using CurveKey = std::tuple<std::string, int, int, int>;  // device, op, level, ranks
+  using CurveKey = std::tuple<int, int, int, int>;  // device, op, level, ranks
   std::map<CurveKey, std::vector<Point>> curves;
-  using GemmKey = std::tuple<std::string, int, int64_t, int64_t, int64_t, int64_t>;
-  std::map<GemmKey, double> gemms;  // (device, dtype, m, n, k, batch) -> seconds
-  std::vector<std::string> devices;
+  using GemmKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t>;
+  std::map<GemmKey, double> gemms;  // (device id, dtype, m, n, k, batch) -> seconds
+  // The same shapes as lines along one dimension (0 = m, 1 = n, 2 = k) with the other two and
+  // the batch fixed: (device, dtype, batch, dim, other, other) -> (value, FLOP/s) by value.
+  using LineKey = std::tuple<int, int, int64_t, int, int64_t, int64_t>;
+  std::map<LineKey, std::vector<std::pair<int64_t, double>>> lines;
+  std::vector<std::string> devices;  // normalised names; keys hold the index (device id)
   // Device name -> index in devices (-1: none); the estimator asks for a handful of devices
   // millions of times.
   mutable std::mutex mutex;
   mutable std::unordered_map<std::string, int> device_cache;
+  // Tells indexes apart for the per-thread cache, even one built where a freed one stood.
+  const uint64_t serial = next_serial();
+  static uint64_t next_serial() {
+    static std::atomic<uint64_t> n{0};
+    return ++n;
+  }
 
-  const std::string* match_device(const Device& d) const {
+  // The device id of a device, or -1 when the store has none of it.
+  int match_device(const Device& d) const {
+    // Searches ask for one device millions of times: the last answer, per thread, first.
+    thread_local uint64_t last_index = 0;
+    thread_local std::string last_name;
+    thread_local int last_match = -1;
+    if (last_index == serial && last_name == d.name) return last_match;
+    last_index = serial;
+    last_name = d.name;
+    last_match = match_device_slow(d);
+    return last_match;
+  }
+
+  int match_device_slow(const Device& d) const {
     std::lock_guard lock(mutex);
     auto [it, added] = device_cache.emplace(d.name, -1);
     if (added) {
@@ -82,7 +106,7 @@ struct StoreCosts::Index {
       for (size_t i = 0; i < devices.size() && it->second < 0; ++i)
         if (same_device(devices[i], want)) it->second = static_cast<int>(i);
     }
-    return it->second < 0 ? nullptr : &devices[static_cast<size_t>(it->second)];
+    return it->second;
   }
 
   // The curve of the rank count nearest `ranks` (busbw is defined to be rank-independent).
@@ -92,12 +116,12 @@ struct StoreCosts::Index {
   };
   Curve curve(const Device& device, CollectiveOp op, double bytes, int ranks,
               FabricLevel level) const {
-    const std::string* dev = match_device(device);
-    if (!dev || bytes <= 0 || ranks < 2) return {};
+    const int dev = match_device(device);
+    if (dev < 0 || bytes <= 0 || ranks < 2) return {};
     const std::vector<Point>* best = nullptr;
     int best_ranks = 0;
-    for (auto it = curves.lower_bound({*dev, static_cast<int>(op), static_cast<int>(level), 0});
-         it != curves.end() && std::get<0>(it->first) == *dev &&
+    for (auto it = curves.lower_bound({dev, static_cast<int>(op), static_cast<int>(level), 0});
+         it != curves.end() && std::get<0>(it->first) == dev &&
          std::get<1>(it->first) == static_cast<int>(op) &&
          std::get<2>(it->first) == static_cast<int>(level);
          ++it) {
@@ -116,9 +140,9 @@ class Measured final : public CostSource {
  public:
   explicit Measured(const StoreCosts::Index& index) : index_(index) {}
   std::optional<Priced> gemm(const Device& device, DType dtype, const GemmShape& s) const override {
-    const std::string* dev = index_.match_device(device);
-    if (!dev) return std::nullopt;
-    if (auto it = index_.gemms.find({*dev, static_cast<int>(dtype), s.m, s.n, s.k, s.batch});
+    const int dev = index_.match_device(device);
+    if (dev < 0) return std::nullopt;
+    if (auto it = index_.gemms.find({dev, static_cast<int>(dtype), s.m, s.n, s.k, s.batch});
         it != index_.gemms.end())
       return Priced{it->second, CostOrigin::measured};
     return std::nullopt;
@@ -163,36 +187,31 @@ class Interpolated final : public CostSource {
   }
 
   std::optional<Priced> gemm(const Device& device, DType dtype, const GemmShape& s) const override {
-    const std::string* dev = index_.match_device(device);
-    if (!dev) return std::nullopt;
+    const int dev = index_.match_device(device);
+    if (dev < 0) return std::nullopt;
     const int dt = static_cast<int>(dtype);
     const double flop = 2.0 * s.m * s.n * s.k * s.batch;
-    // Walk one dimension (0 = m, 1 = n, 2 = k) with the other two fixed.
+    const int64_t dims[3] = {s.m, s.n, s.k};
+    // Walk one dimension with the other two fixed: the nearest measured shapes either side.
     for (int dim = 0; dim < 3; ++dim) {
-      const int64_t want = dim == 0 ? s.m : dim == 1 ? s.n : s.k;
-      std::optional<std::pair<int64_t, double>> below, above;  // (dim value, FLOP/s)
-      for (auto it = index_.gemms.lower_bound({*dev, dt, 0, 0, 0, 0});
-           it != index_.gemms.end() && std::get<0>(it->first) == *dev &&
-           std::get<1>(it->first) == dt;
-           ++it) {
-        const auto& [d, t, m, n, k, b] = it->first;
-        if (b != s.batch) continue;
-        if ((dim != 0 && m != s.m) || (dim != 1 && n != s.n) || (dim != 2 && k != s.k)) continue;
-        const int64_t v = dim == 0 ? m : dim == 1 ? n : k;
-        const double rate = 2.0 * m * n * k * b / it->second;
-        if (v < want && (!below || v > below->first)) below = {{v, rate}};
-        if (v > want && (!above || v < above->first)) above = {{v, rate}};
-      }
-      if (below && above) {
-        const double rate =
-            interpolate_log(static_cast<double>(want), static_cast<double>(below->first),
-                            below->second, static_cast<double>(above->first), above->second);
-        return Priced{flop / rate, CostOrigin::interpolated};
-      }
+      const int64_t a = dims[dim == 0 ? 1 : 0], b = dims[dim == 2 ? 1 : 2];
+      const auto it = index_.lines.find({dev, dt, s.batch, dim, a, b});
+      if (it == index_.lines.end()) continue;
+      const auto& line = it->second;
+      const int64_t want = dims[dim];
+      auto above = std::upper_bound(line.begin(), line.end(), want,
+                                    [](int64_t v, const auto& p) { return v < p.first; });
+      auto below = std::lower_bound(line.begin(), line.end(), want,
+                                    [](const auto& p, int64_t v) { return p.first < v; });
+      if (above == line.end() || below == line.begin()) continue;
+      --below;
+      const double rate = interpolate_log(static_cast<double>(want), static_cast<double>(below->first),
+                                          below->second, static_cast<double>(above->first),
+                                          above->second);
+      return Priced{flop / rate, CostOrigin::interpolated};
     }
     return std::nullopt;
   }
-
  private:
   const StoreCosts::Index& index_;
 };
@@ -217,15 +236,23 @@ StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const s
   auto& devices_ = index->devices;
   auto& curves_ = index->curves;
   auto& gemms_ = index->gemms;
-  auto add_device = [&](const std::string& d) {
-    if (std::find(devices_.begin(), devices_.end(), d) == devices_.end()) devices_.push_back(d);
+  // Raw name (as stored) -> device id of its normalised name.
+  std::unordered_map<std::string, int> ids;
+  auto device_id = [&](const std::string& raw) {
+    auto [it, added] = ids.emplace(raw, 0);
+    if (added) {
+      const std::string d = normalize_device_name(raw);
+      auto at = std::find(devices_.begin(), devices_.end(), d);
+      if (at == devices_.end()) at = devices_.insert(devices_.end(), d);
+      it->second = static_cast<int>(at - devices_.begin());
+    }
+    return it->second;
   };
   // Several measurements of one point (in-place and out-of-place, repeated runs): their mean.
   std::map<Index::CurveKey, std::map<double, std::pair<double, int>>> sums;
   for (const auto& c : collectives) {
     if (c.bytes <= 0 || c.seconds <= 0 || c.ranks < 1) continue;
-    const std::string dev = normalize_device_name(c.device);
-    add_device(dev);
+    const int dev = device_id(c.device);
     auto& slot = sums[{dev, static_cast<int>(c.op), static_cast<int>(c.level), c.ranks}][c.bytes];
     slot.first += c.seconds;
     slot.second += 1;
@@ -242,13 +269,20 @@ StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const s
   std::map<Index::GemmKey, std::pair<double, int>> gsums;
   for (const auto& g : gemms) {
     if (g.seconds <= 0) continue;
-    const std::string dev = normalize_device_name(g.device);
-    add_device(dev);
+    const int dev = device_id(g.device);
     auto& slot = gsums[{dev, static_cast<int>(g.dtype), g.shape.m, g.shape.n, g.shape.k, g.shape.batch}];
     slot.first += g.seconds;
     slot.second += 1;
   }
   for (const auto& [key, sum] : gsums) gemms_[key] = sum.first / sum.second;
+  for (const auto& [key, seconds] : gemms_) {
+    const auto& [d, t, m, n, k, b] = key;
+    const double rate = 2.0 * m * n * k * b / seconds;
+    index->lines[{d, t, b, 0, n, k}].push_back({m, rate});
+    index->lines[{d, t, b, 1, m, k}].push_back({n, rate});
+    index->lines[{d, t, b, 2, m, n}].push_back({k, rate});
+  }
+  for (auto& [key, line] : index->lines) std::sort(line.begin(), line.end());
   index_ = index;
   measured_ = std::make_shared<Measured>(*index_);
   interpolated_ = std::make_shared<Interpolated>(*index_);

@@ -4,8 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
+#include "shardcost/db.h"
 #include "shardcost/estimator.h"
+#include "shardcost/importers.h"
 
 namespace shardcost {
 namespace {
@@ -109,6 +114,34 @@ TEST(StoreCosts, PlanPriceMovesWhenTheStoreSaysTheNetworkIsSlower) {
   for (const auto& p : e_slow.time)
     named = named || (p.seconds > 0 && p.origin != CostOrigin::catalog);
   EXPECT_TRUE(named) << "the breakdown names a store-priced part";
+}
+
+// The store names collectives as the importers and benchmarks write them (all_to_all,
+// send_recv); every op the estimator prices must be read back, not silently dropped.
+TEST(StoreCosts, ReadsEveryCollectiveTheStoreNames) {
+  // 16 rows of aiconfigurator's A100 table (tests/fixtures/measured/README.md).
+  std::ifstream in(SHARDCOST_SOURCE_DIR "/tests/fixtures/measured/collective_a100_excerpt.csv");
+  ASSERT_TRUE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string path = ::testing::TempDir() + "/store_costs_names.db";
+  std::remove(path.c_str());
+  {
+    db::Store store = db::Store::open(path, db::Store::Mode::read_write);
+    store.write(db::import_cost_csv(text.str(), "collective_a100_excerpt.csv"));
+  }
+  const StoreCosts costs = StoreCosts::load(path);
+  // all_gather, all_reduce, all_to_all and reduce_scatter, each on 2 and 8 GPUs.
+  EXPECT_EQ(costs.collective_curves(), 8u);
+  // aiconfigurator's 8-GPU all-to-all of 8 Mi fp16 elements (16 MiB), as measured.
+  const auto a2a = costs.collective(a100(), CollectiveOp::all_to_all, 16.0 * (1 << 20), 8,
+                                    FabricLevel::intra_node);
+  ASSERT_TRUE(a2a);
+  EXPECT_EQ(a2a->origin, CostOrigin::measured);
+  EXPECT_EQ(parse_collective_op("all_to_all"), CollectiveOp::all_to_all);
+  EXPECT_EQ(parse_collective_op("alltoall"), CollectiveOp::all_to_all);
+  EXPECT_EQ(parse_collective_op("send_recv"), CollectiveOp::send_recv);
+  EXPECT_EQ(parse_collective_op("sendrecv"), CollectiveOp::send_recv);
 }
 
 }  // namespace

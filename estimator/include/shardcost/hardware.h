@@ -32,7 +32,8 @@ struct Device {
 enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };
 inline constexpr size_t kCollectiveOpCount = static_cast<size_t>(CollectiveOp::send_recv) + 1;
 std::string_view to_string(CollectiveOp);
-std::optional<CollectiveOp> parse_collective_op(std::string_view);  // to_string's names
+// to_string's names, and the store's spellings all_to_all and send_recv.
+std::optional<CollectiveOp> parse_collective_op(std::string_view);
 enum class FabricLevel { intra_node, inter_node };
 std::string_view to_string(FabricLevel);
 
