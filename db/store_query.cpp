@@ -116,4 +116,13 @@ std::vector<GemmPoint> Store::gemm_points() const {
   return out;
 }
 
+std::vector<MemoryPoint> Store::memory_points() const {
+  Statement s = conn_->prepare(
+      "SELECT d.name, m.kind, m.bytes, m.time_ns FROM memory m "
+      "JOIN device d ON d.id = m.device_id WHERE m.time_ns > 0 AND m.bytes > 0");
+  std::vector<MemoryPoint> out;
+  while (s.step()) out.push_back({s.text(0), s.text(1), s.int64(2), s.int64(3)});
+  return out;
+}
+
 }  // namespace shardcost::db

@@ -34,7 +34,7 @@ PUBLIC = {
     "db": {"db.h", "importers.h", "measures.h"},
     "compare": {"compare.h"},
     "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",
-                  "workload.h", "store_costs.h"},
+                  "workload.h", "store_costs.h", "predict.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

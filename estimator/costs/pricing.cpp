@@ -6,7 +6,7 @@
 namespace shardcost {
 namespace {
 constexpr int kBf16 = static_cast<int>(DType::bf16);
-}
+}  // namespace
 
 double bus_bandwidth_factor(CollectiveOp op, int ranks) {
   const double n = ranks;
@@ -46,13 +46,19 @@ double Pricer::kernel_bandwidth() const {
          GemmModel::kFrameworkBandwidthFraction;
 }
 
-Priced Pricer::gemm(const GemmShape& s) const {
+Priced Pricer::gemm(const GemmShape& s, DType dtype) const {
   if (costs_) {
-    if (auto p = costs_->gemm(device_, DType::bf16, s)) return *p;
+    if (auto p = costs_->gemm(device_, dtype, s)) return *p;
   }
   const double flops = 2.0 * s.m * s.n * s.k * s.batch;
-  const double compute = flops / (device_.peak_flops[kBf16] * gemm_efficiency(device_, s));
-  const double bytes = 2.0 * (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch;
+  const double compute =
+      flops / (device_.peak_flops[static_cast<int>(dtype)] * gemm_efficiency(device_, s));
+  // Operands and output in the data type; fp8 GEMMs write 16-bit outputs.
+  const double bytes =
+      dtype == DType::fp8
+          ? (1.0 * (s.m * s.k + s.k * s.n) + 2.0 * s.m * s.n) * s.batch
+          : (dtype == DType::fp32 || dtype == DType::tf32 ? 4.0 : 2.0) *
+                (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch;
   const double memory = bytes / kernel_bandwidth();
   return {std::max(compute, memory) + GemmModel::kKernelGap_s, CostOrigin::catalog};
 }
@@ -68,6 +74,27 @@ Priced Pricer::memory_pass(double bytes) const {
   return {bytes / kernel_bandwidth() +
               GemmModel::kKernelGap_s,
           CostOrigin::catalog};
+}
+
+Priced Pricer::memory(std::string_view kind, double bytes) const {
+  if (costs_) {
+    if (auto p = costs_->memory(device_, kind, bytes)) return *p;
+  }
+  // Copies count their size once but move it twice through HBM; the link copies run at the
+  // PCIe peak the datasheet gives (an upper bound: the catalog has no measured fraction).
+  const double stream = device_.memory_bandwidth_Bps * device_.memory_efficiency;
+  double seconds = 0;
+  if (kind == "copy_d2d") seconds = 2 * bytes / stream;
+  else if (kind == "memset" || kind == "read" || kind == "write") seconds = bytes / stream;
+  else if (kind == "copy_h2d" || kind == "copy_d2h") seconds = bytes / device_.pcie_bandwidth_Bps;
+  else return {0, CostOrigin::catalog};
+  return {seconds + GemmModel::kKernelGap_s, CostOrigin::catalog};
+}
+
+bool catalog_prices_memory(std::string_view kind) {
+  for (const char* k : {"copy_d2d", "copy_h2d", "copy_d2h", "memset", "read", "write"})
+    if (kind == k) return true;
+  return false;
 }
 
 int Pricer::ranks_per_node(GroupPlacement g) const {

@@ -40,7 +40,9 @@ class Pricer {
   Pricer(const Device& device, const Fabric& intra, const Fabric& inter, int gpus_per_node,
          const CostSource* costs);
 
-  Priced gemm(const GemmShape& shape) const;
+  Priced gemm(const GemmShape& shape, DType dtype = DType::bf16) const;
+  // A `bench memory` operation (shardcost/costs.h), the catalog's where no source answers.
+  Priced memory(std::string_view kind, double bytes) const;
   Priced fused_attention(double flops) const;
   Priced memory_pass(double bytes) const;
   Priced collective(CollectiveOp op, double bytes, GroupPlacement group) const;
@@ -79,5 +81,7 @@ double curve_seconds(const std::vector<BusbwPoint>& curve, double bytes, double 
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 
 double gemm_efficiency(const Device&, const GemmShape&);
+// Whether the catalog has a figure for a memory kind (the GPU's: copy_d2d, copy_h2d, ...).
+bool catalog_prices_memory(std::string_view kind);
 
 }  // namespace shardcost

@@ -71,6 +71,8 @@ struct StoreCosts::Index {
   // the batch fixed: (device, dtype, batch, dim, other, other) -> (value, FLOP/s) by value.
   using LineKey = std::tuple<int, int, int64_t, int, int64_t, int64_t>;
   std::map<LineKey, std::vector<std::pair<int64_t, double>>> lines;
+  // (device id, memory kind) -> (bytes, seconds) ascending in bytes
+  std::map<std::pair<int, std::string>, std::vector<std::pair<double, double>>> memory;
   std::vector<std::string> devices;  // normalised names; keys hold the index (device id)
   // Device name -> index in devices (-1: none); the estimator asks for a handful of devices
   // millions of times.
@@ -107,6 +109,13 @@ struct StoreCosts::Index {
         if (same_device(devices[i], want)) it->second = static_cast<int>(i);
     }
     return it->second;
+  }
+
+  const std::vector<std::pair<double, double>>* memory_line(const Device& d, std::string_view kind) const {
+    const int dev = match_device(d);
+    if (dev < 0) return nullptr;
+    const auto it = memory.find({dev, std::string(kind)});
+    return it == memory.end() ? nullptr : &it->second;
   }
 
   // The curve of the rank count nearest `ranks` (busbw is defined to be rank-independent).
@@ -157,6 +166,13 @@ class Measured final : public CostSource {
     if (hi != pts.end() && hi->bytes == bytes) return Priced{hi->seconds, CostOrigin::measured};
     return std::nullopt;
   }
+  std::optional<Priced> memory(const Device& device, std::string_view kind, double bytes) const override {
+    const auto* line = index_.memory_line(device, kind);
+    if (!line) return std::nullopt;
+    auto at = std::lower_bound(line->begin(), line->end(), std::make_pair(bytes, 0.0));
+    if (at != line->end() && at->first == bytes) return Priced{at->second, CostOrigin::measured};
+    return std::nullopt;
+  }
 
  private:
   const StoreCosts::Index& index_;
@@ -167,6 +183,20 @@ class Measured final : public CostSource {
 class Interpolated final : public CostSource {
  public:
   explicit Interpolated(const StoreCosts::Index& index) : index_(index) {}
+  std::optional<Priced> memory(const Device& device, std::string_view kind, double bytes) const override {
+    const auto* line = index_.memory_line(device, kind);
+    if (!line || bytes <= 0) return std::nullopt;
+    const auto& l = *line;
+    auto hi = std::lower_bound(l.begin(), l.end(), std::make_pair(bytes, 0.0));
+    if (hi != l.end() && hi->first == bytes) return std::nullopt;  // the measured source's
+    if (hi == l.begin()) return Priced{l.front().second, CostOrigin::interpolated};  // latency floor
+    if (hi == l.end()) return Priced{l.back().second * bytes / l.back().first, CostOrigin::interpolated};
+    const auto lo = hi - 1;
+    const double t = (std::log(bytes) - std::log(lo->first)) / (std::log(hi->first) - std::log(lo->first));
+    return Priced{std::exp(std::log(lo->second) + t * (std::log(hi->second) - std::log(lo->second))),
+                  CostOrigin::interpolated};
+  }
+
   std::optional<Priced> collective(const Device& device, CollectiveOp op, double bytes, int ranks,
                                    FabricLevel level) const override {
     const auto curve = index_.curve(device, op, bytes, ranks, level);
@@ -231,7 +261,8 @@ std::string normalize_device_name(std::string_view name) {
   return out;
 }
 
-StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const std::vector<GemmSample>& gemms) {
+StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const std::vector<GemmSample>& gemms,
+                       const std::vector<MemorySample>& memory) {
   auto index = std::make_shared<Index>();
   auto& devices_ = index->devices;
   auto& curves_ = index->curves;
@@ -283,6 +314,15 @@ StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const s
     index->lines[{d, t, b, 2, m, n}].push_back({k, rate});
   }
   for (auto& [key, line] : index->lines) std::sort(line.begin(), line.end());
+  std::map<std::pair<int, std::string>, std::map<double, std::pair<double, int>>> msums;
+  for (const auto& m : memory) {
+    if (m.bytes <= 0 || m.seconds <= 0) continue;
+    auto& slot = msums[{device_id(m.device), m.kind}][m.bytes];
+    slot.first += m.seconds;
+    slot.second += 1;
+  }
+  for (const auto& [key, by_size] : msums)
+    for (const auto& [bytes, sum] : by_size) index->memory[key].push_back({bytes, sum.first / sum.second});
   index_ = index;
   measured_ = std::make_shared<Measured>(*index_);
   interpolated_ = std::make_shared<Interpolated>(*index_);
@@ -304,6 +344,11 @@ std::optional<Priced> StoreCosts::collective(const Device& d, CollectiveOp op, d
   return interpolated_->collective(d, op, bytes, ranks, level);
 }
 
+std::optional<Priced> StoreCosts::memory(const Device& d, std::string_view kind, double bytes) const {
+  if (auto p = measured_->memory(d, kind, bytes)) return p;
+  return interpolated_->memory(d, kind, bytes);
+}
+
 StoreCosts StoreCosts::load(const std::string& path) {
   const db::Store store = db::Store::open(path, db::Store::Mode::read_only);
   std::vector<CollectiveSample> collectives;
@@ -320,7 +365,10 @@ StoreCosts StoreCosts::load(const std::string& path) {
     if (!dtype) continue;
     gemms.push_back({p.device, *dtype, {p.m, p.n, p.k, p.batch}, p.time_ns * 1e-9});
   }
-  return StoreCosts(collectives, gemms);
+  std::vector<MemorySample> memory;
+  for (const auto& p : store.memory_points())
+    memory.push_back({p.device, p.kind, static_cast<double>(p.bytes), p.time_ns * 1e-9});
+  return StoreCosts(collectives, gemms, memory);
 }
 
 bool same_device_name(std::string_view a, std::string_view b) {

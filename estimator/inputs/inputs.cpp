@@ -155,6 +155,15 @@ Device find_device(std::string_view name) {
                                catalog::names_list("devices")));
 }
 
+std::optional<std::string> catalog_system_for(std::string_view device_name) {
+  for (const auto& e : catalog::entries("systems")) {
+    const auto it = e.find("device");
+    if (it != e.end() && it->is_string() && it->get<std::string>() == device_name)
+      return e.at("name").get<std::string>();
+  }
+  return std::nullopt;
+}
+
 Model parse_model_json(std::string_view text, std::string_view origin) {
   const auto j = parse_json_text(text, origin);
   JsonFields f(j, std::string(origin));

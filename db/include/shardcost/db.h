@@ -200,6 +200,12 @@ struct GemmPoint {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t time_ns = 0;
 };
+struct MemoryPoint {
+  std::string device;
+  std::string kind;
+  int64_t bytes = 0;
+  int64_t time_ns = 0;
+};
 
 class Connection;
 
@@ -225,6 +231,7 @@ class Store {
   CostTable table(std::string_view name, const TableFilter& = {}) const;
   std::vector<CollectivePoint> collective_points() const;
   std::vector<GemmPoint> gemm_points() const;
+  std::vector<MemoryPoint> memory_points() const;
   std::optional<Run> find_run(std::string_view uuid) const;
   // One run's traced events in the order they were written, with the devices they ran on as
   // the store holds them (name, uuid, host, index: two GPUs of one model stay two devices),

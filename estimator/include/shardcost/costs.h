@@ -4,6 +4,7 @@
 // first answer wins, carrying its origin; whatever no source answers, the built-in catalog
 // prices (datasheet peaks times measured efficiencies, in costs/pricing.h).
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "shardcost/hardware.h"
@@ -19,6 +20,12 @@ class CostSource {
   // all-reduce, the gathered output for all-gather, the input for reduce-scatter).
   virtual std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks,
                                            FabricLevel) const = 0;
+  // A memory operation as `bench memory` names it (copy_d2d, copy_h2d, copy_d2h, memset, read,
+  // write; the host's copy, read, write) over `bytes`, counted once as the benchmark does.
+  virtual std::optional<Priced> memory(const Device&, std::string_view kind, double bytes) const {
+    (void)kind, (void)bytes;
+    return std::nullopt;
+  }
 };
 
 // Several sources in order, as one: measured before interpolated before learned. The
@@ -39,6 +46,11 @@ class CostChain final : public CostSource {
                                    FabricLevel level) const override {
     for (const CostSource* c : sources_)
       if (auto p = c->collective(d, op, bytes, ranks, level)) return p;
+    return std::nullopt;
+  }
+  std::optional<Priced> memory(const Device& d, std::string_view kind, double bytes) const override {
+    for (const CostSource* c : sources_)
+      if (auto p = c->memory(d, kind, bytes)) return p;
     return std::nullopt;
   }
 

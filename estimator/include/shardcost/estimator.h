@@ -14,6 +14,7 @@
 #include "shardcost/hardware.h"
 #include "shardcost/model.h"
 #include "shardcost/plan.h"
+#include "shardcost/predict.h"
 #include "shardcost/strategy.h"
 #include "shardcost/workload.h"
 
@@ -55,6 +56,8 @@ Cluster load_cluster(std::string_view name_or_path, std::optional<int> gpus = st
 Cluster parse_cluster_json(std::string_view json_text, std::string_view origin,
                            std::optional<int> gpus = std::nullopt);
 Device find_device(std::string_view name);
+// The catalog system built of this catalog device, if there is one (dgx-a100 for a100-sxm4-80gb).
+std::optional<std::string> catalog_system_for(std::string_view device_name);
 // "tp=8,pp=8,mbs=1,gbs=64,recompute=selective,sp=true"; dp defaults to gpus/(tp*pp*cp).
 Strategy parse_strategy(std::string_view text, int gpus);
 

@@ -13,6 +13,9 @@
 // measured shapes that share the other two dimensions and the batch ("interpolated").
 // Outside the measured range of a GEMM family there is no answer (efficiency varies too much
 // with shape to extrapolate): the catalog prices it.
+// Memory operations: by device and kind; a measured size is "measured", between sizes time is
+// interpolated in log-log, below the range the smallest size's time, above it the largest
+// size's bandwidth ("interpolated").
 // Devices match by name: lower case, without "NVIDIA", punctuation as '-'; equal names, or
 // the same model token (h100) and the same memory size token (80gb) where both name one.
 #include <memory>
@@ -45,9 +48,17 @@ struct GemmSample {
 // measured() answers exact points only (origin "measured"), interpolated() the points between
 // and beyond them (origin "interpolated"). A chain asks them in that order, then learned
 // models, then the catalog; StoreCosts itself is that pair in order.
+struct MemorySample {
+  std::string device;
+  std::string kind;
+  double bytes = 0;
+  double seconds = 0;
+};
+
 class StoreCosts : public CostSource {
  public:
-  StoreCosts(const std::vector<CollectiveSample>&, const std::vector<GemmSample>&);
+  StoreCosts(const std::vector<CollectiveSample>&, const std::vector<GemmSample>&,
+             const std::vector<MemorySample>& = {});
   // Reads every collective and GEMM measurement of the store at path (read-only).
   static StoreCosts load(const std::string& path);
 
@@ -57,6 +68,7 @@ class StoreCosts : public CostSource {
   std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override;
   std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks,
                                    FabricLevel) const override;
+  std::optional<Priced> memory(const Device&, std::string_view kind, double bytes) const override;
   size_t collective_curves() const;
   size_t gemm_shapes() const;
 

@@ -1,0 +1,221 @@
+// predict: price single GEMMs, collectives and memory operations on one device, from the
+// store's measurements where it has them and the catalog elsewhere, each row with its source.
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+
+#include "commands.h"
+#include "format.h"
+#include "predict_inputs.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "shardcost/profiler.h"
+#include "shardcost/store_costs.h"
+
+namespace shardcost::cli {
+namespace {
+
+struct PredictArgs {
+  std::string device;
+  std::string db;
+  std::string format = "text";
+  // gemm
+  std::vector<std::string> shapes;
+  std::string shapes_file;
+  std::string dtype = "bf16";
+  // collective, memory
+  std::string op;
+  int ranks = 0;
+  int nodes = 1;
+  std::string begin, end, factor = "2";
+  std::string sizes_file;
+  std::string cluster;
+};
+
+struct Row {
+  std::vector<std::string> inputs;  // as the header names them
+  double seconds = 0;
+  CostOrigin origin = CostOrigin::catalog;
+};
+
+// The sources of one command: the store's, measured before interpolated; the catalog last.
+struct Sources {
+  std::optional<StoreCosts> store;
+  CostChain chain;
+};
+
+std::unique_ptr<Sources> load_sources(const PredictArgs& a) {
+  auto s = std::make_unique<Sources>();
+  if (!a.db.empty()) {
+    s->store = StoreCosts::load(a.db);
+    s->chain.add(s->store->measured());
+    s->chain.add(s->store->interpolated());
+  }
+  return s;
+}
+
+std::vector<int64_t> sizes_of(const PredictArgs& a) {
+  if (!a.sizes_file.empty()) {
+    if (!a.begin.empty() || !a.end.empty())
+      throw InputError("give sizes once: -b/-e/-f or --sizes FILE.csv");
+    return read_sizes_csv(a.sizes_file);
+  }
+  const int64_t b = bench::parse_size(a.begin.empty() ? "1M" : a.begin);
+  const int64_t e = a.end.empty() ? (a.begin.empty() ? bench::parse_size("1G") : b) : bench::parse_size(a.end);
+  int64_t f = 0;
+  try {
+    f = std::stoll(a.factor);
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("-f '{}' must be an integer of 2 or more", a.factor));
+  }
+  return bench::size_sweep(b, e, f);
+}
+
+void print(const PredictArgs& a, const std::string& what, const std::vector<std::string>& header,
+           const std::vector<Row>& rows) {
+  const Format format = parse_format(a.format, {Format::text, Format::csv, Format::json});
+  if (format == Format::csv) {
+    for (const auto& h : header) fmt::print("{},", h);
+    fmt::print("time_ns,source\n");
+    for (const auto& r : rows) {
+      for (const auto& v : r.inputs) fmt::print("{},", csv_escape(v));
+      fmt::print("{:.0f},{}\n", r.seconds * 1e9, to_string(r.origin));
+    }
+    return;
+  }
+  if (format == Format::json) {
+    nlohmann::json j;
+    j["device"] = a.device;
+    j["what"] = what;
+    j["rows"] = nlohmann::json::array();
+    for (const auto& r : rows) {
+      nlohmann::json row;
+      for (size_t i = 0; i < header.size(); ++i) {
+        const std::string& v = r.inputs[i];
+        const bool number = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+        row[header[i]] = number ? nlohmann::json(std::stoll(v)) : nlohmann::json(v);
+      }
+      row["time_ns"] = r.seconds * 1e9;
+      row["source"] = std::string(to_string(r.origin));
+      j["rows"].push_back(row);
+    }
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("{} on {}{}\n\n", what, a.device, a.db.empty() ? " (catalog)" : ", store " + a.db + " then the catalog");
+  std::vector<std::string> cols = header;
+  cols.push_back("time us");
+  cols.push_back("source");
+  std::vector<bool> right(header.size(), true);
+  right.push_back(true);
+  right.push_back(false);
+  Table t(cols, right);
+  for (const auto& r : rows) {
+    auto cells = r.inputs;
+    cells.push_back(fmt::format("{:.2f}", r.seconds * 1e6));
+    cells.push_back(std::string(to_string(r.origin)));
+    t.add(cells);
+  }
+  fmt::print("{}", t.render());
+}
+
+void run_gemm(const PredictArgs& a) {
+  const auto sources = load_sources(a);
+  const Predictor p(find_device(a.device), std::nullopt, sources->chain.empty() ? nullptr : &sources->chain);
+  const DType dtype = parse_dtype(a.dtype);
+  std::vector<GemmShape> shapes;
+  for (const auto& s : a.shapes) shapes.push_back(parse_shape(s));
+  if (!a.shapes_file.empty())
+    for (const auto& s : read_shapes_csv(a.shapes_file)) shapes.push_back(s);
+  if (shapes.empty()) throw InputError("no GEMM shapes: give --shape MxNxK (repeatable) or --shapes FILE.csv");
+  std::vector<Row> rows;
+  for (const auto& s : shapes) {
+    const Priced x = p.gemm(s, dtype);
+    rows.push_back({{std::to_string(s.m), std::to_string(s.n), std::to_string(s.k),
+                     std::to_string(s.batch), a.dtype},
+                    x.seconds, x.origin});
+  }
+  print(a, "GEMM", {"m", "n", "k", "batch", "dtype"}, rows);
+}
+
+std::optional<Cluster> system_of(const PredictArgs& a) {
+  if (!a.cluster.empty()) return load_cluster(a.cluster);
+  if (const auto name = catalog_system_for(a.device)) return load_cluster(*name);
+  return std::nullopt;
+}
+
+void run_collective(const PredictArgs& a) {
+  const auto op = parse_collective_op(a.op);
+  if (!op)
+    throw InputError(fmt::format("unknown collective '{}'; use all_reduce, all_gather, "
+                                 "reduce_scatter, all_to_all, broadcast, reduce or send_recv",
+                                 a.op));
+  const auto sources = load_sources(a);
+  const Predictor p(find_device(a.device), system_of(a), sources->chain.empty() ? nullptr : &sources->chain);
+  std::vector<Row> rows;
+  for (const int64_t bytes : sizes_of(a)) {
+    const Priced x = p.collective(*op, static_cast<double>(bytes), a.ranks, a.nodes);
+    rows.push_back({{a.op, std::to_string(a.ranks), std::to_string(a.nodes), std::to_string(bytes)},
+                    x.seconds, x.origin});
+  }
+  print(a, "collective", {"op", "ranks", "nodes", "bytes"}, rows);
+}
+
+void run_memory(const PredictArgs& a) {
+  const auto sources = load_sources(a);
+  const Predictor p(find_device(a.device), std::nullopt, sources->chain.empty() ? nullptr : &sources->chain);
+  std::vector<Row> rows;
+  for (const int64_t bytes : sizes_of(a)) {
+    const Priced x = p.memory(a.op, static_cast<double>(bytes));
+    rows.push_back({{a.op, std::to_string(bytes)}, x.seconds, x.origin});
+  }
+  print(a, "memory", {"op", "bytes"}, rows);
+}
+
+void common(CLI::App* c, PredictArgs& a) {
+  c->add_option("--device", a.device, "catalog device (shardcost catalog)")->required();
+  c->add_option("--db", a.db, "cost store whose measurements come first");
+  c->add_option("--format", a.format, "text (default), csv or json");
+}
+
+void sizes(CLI::App* c, PredictArgs& a) {
+  c->add_option("-b", a.begin, "smallest size in bytes (K/M/G suffixes; default 1M)");
+  c->add_option("-e", a.end, "largest size (default 1G)");
+  c->add_option("-f", a.factor, "factor between sizes (default 2)");
+  c->add_option("--sizes", a.sizes_file, "CSV file with a bytes column, instead of -b/-e/-f");
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("predict", "Price GEMMs, collectives or memory operations on one device");
+  cmd->require_subcommand(1);
+
+  auto g = std::make_shared<PredictArgs>();
+  auto* gemm = cmd->add_subcommand("gemm", "GEMM times, in the order given");
+  common(gemm, *g);
+  gemm->add_option("--shape", g->shapes, "MxNxK or MxNxKxBATCH; repeatable");
+  gemm->add_option("--shapes", g->shapes_file, "CSV file with columns m,n,k[,batch]");
+  gemm->add_option("--dtype", g->dtype, "fp32, tf32, bf16 (default), fp16 or fp8");
+  gemm->callback([g] { run_gemm(*g); });
+
+  auto c = std::make_shared<PredictArgs>();
+  auto* coll = cmd->add_subcommand("collective", "Collective times over a size sweep or a sizes file");
+  common(coll, *c);
+  coll->add_option("--op", c->op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv")->required();
+  coll->add_option("--ranks", c->ranks, "ranks in the collective")->required();
+  coll->add_option("--nodes", c->nodes, "nodes they span (default 1)");
+  coll->add_option("--cluster", c->cluster, "system whose fabrics the catalog prices (default: the device's catalog system)");
+  sizes(coll, *c);
+  coll->callback([c] { run_collective(*c); });
+
+  auto m = std::make_shared<PredictArgs>();
+  auto* mem = cmd->add_subcommand("memory", "Memory-operation times over a size sweep or a sizes file");
+  common(mem, *m);
+  mem->add_option("--op", m->op, "copy_d2d, copy_h2d, copy_d2h, memset, read or write (as bench memory names them)")->required();
+  sizes(mem, *m);
+  mem->callback([m] { run_memory(*m); });
+}
+
+}  // namespace shardcost::cli

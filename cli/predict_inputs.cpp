@@ -1,0 +1,108 @@
+#include "predict_inputs.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "shardcost/error.h"
+#include "shardcost/profiler.h"
+
+namespace shardcost::cli {
+namespace {
+
+std::vector<std::string> cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ls(line);
+  std::string cell;
+  while (std::getline(ls, cell, ',')) {
+    while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
+    while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+    out.push_back(cell);
+  }
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+// Reads a CSV with a header; calls row(values by column name, line number) for each row of
+// the wanted columns, each a positive integer.
+template <class Row>
+void read_csv(const std::string& path, const std::vector<std::string>& required,
+              const std::vector<std::string>& optional, Row&& row) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot open '{}': no such file or not readable", path));
+  std::string line;
+  std::vector<std::string> header;
+  int line_no = 0;
+  while (header.empty() && std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line[0] != '#') header = cells(line);
+  }
+  if (header.empty()) throw InputError(fmt::format("{}: empty file; give a header line ({}) and rows", path, fmt::join(required, ",")));
+  std::map<std::string, size_t> column;
+  for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
+  for (const auto& r : required)
+    if (!column.count(r))
+      throw InputError(fmt::format("{}:{}: the header has no column '{}'; it needs {}", path,
+                                   line_no, r, fmt::join(required, ",")));
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line == "\r" || line[0] == '#') continue;
+    const auto c = cells(line);
+    std::map<std::string, int64_t> values;
+    auto take = [&](const std::string& name, bool needed) {
+      const auto it = column.find(name);
+      if (it == column.end()) return;
+      if (it->second >= c.size()) {
+        if (!needed) return;
+        throw InputError(fmt::format("{}:{}: column '{}' is missing; the row has {} of {} columns",
+                                     path, line_no, name, c.size(), header.size()));
+      }
+      const std::string& text = c[it->second];
+      int64_t v = 0;
+      const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec != std::errc() || ptr != text.data() + text.size() || v < 1)
+        throw InputError(fmt::format("{}:{}: column '{}' is '{}'; it must be a positive integer",
+                                     path, line_no, name, text));
+      values[name] = v;
+    };
+    for (const auto& r : required) take(r, true);
+    for (const auto& o : optional) take(o, false);
+    row(values);
+    ++rows;
+  }
+  if (rows == 0) throw InputError(fmt::format("{}: no rows after the header", path));
+}
+
+}  // namespace
+
+GemmShape parse_shape(const std::string& text) {
+  std::vector<int64_t> v;
+  std::string rest = text;
+  for (size_t x; (x = rest.find('x')) != std::string::npos; rest = rest.substr(x + 1))
+    v.push_back(bench::parse_size(rest.substr(0, x)));
+  v.push_back(bench::parse_size(rest));
+  if (v.size() != 3 && v.size() != 4)
+    throw InputError(fmt::format("--shape '{}' must be MxNxK or MxNxKxBATCH", text));
+  return {v[0], v[1], v[2], v.size() == 4 ? v[3] : 1};
+}
+
+std::vector<GemmShape> read_shapes_csv(const std::string& path) {
+  std::vector<GemmShape> out;
+  read_csv(path, {"m", "n", "k"}, {"batch"}, [&](const std::map<std::string, int64_t>& v) {
+    const auto b = v.find("batch");
+    out.push_back({v.at("m"), v.at("n"), v.at("k"), b == v.end() ? 1 : b->second});
+  });
+  return out;
+}
+
+std::vector<int64_t> read_sizes_csv(const std::string& path) {
+  std::vector<int64_t> out;
+  read_csv(path, {"bytes"}, {}, [&](const std::map<std::string, int64_t>& v) { out.push_back(v.at("bytes")); });
+  return out;
+}
+
+}  // namespace shardcost::cli

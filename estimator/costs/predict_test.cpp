@@ -1,0 +1,75 @@
+// Predictor: the cost sources in order, then the catalog, on one device.
+#include "shardcost/predict.h"
+
+#include <gtest/gtest.h>
+
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "shardcost/store_costs.h"
+
+namespace shardcost {
+namespace {
+
+const char* kA100 = "NVIDIA A100-SXM4-80GB";
+
+TEST(Predict, StoreFirstThenTheCatalog) {
+  // Two measured rows of aiconfigurator's A100 table (n = k = 4096).
+  const StoreCosts store({}, {{kA100, DType::bf16, {2048, 4096, 4096, 1}, 328049e-9},
+                              {kA100, DType::bf16, {4096, 4096, 4096, 1}, 548896e-9}});
+  const Predictor p(find_device("a100-sxm4-80gb"), load_cluster("dgx-a100"), &store);
+  const Priced exact = p.gemm({4096, 4096, 4096, 1}, DType::bf16);
+  EXPECT_EQ(exact.origin, CostOrigin::measured);
+  EXPECT_DOUBLE_EQ(exact.seconds, 548896e-9);
+  const Priced between = p.gemm({3000, 4096, 4096, 1}, DType::bf16);
+  EXPECT_EQ(between.origin, CostOrigin::interpolated);
+  EXPECT_GT(between.seconds, 328049e-9);
+  EXPECT_LT(between.seconds, 548896e-9);
+  EXPECT_EQ(p.gemm({100, 4096, 4096, 1}, DType::bf16).origin, CostOrigin::catalog);
+  // Another data type is another measurement: the catalog's.
+  EXPECT_EQ(p.gemm({4096, 4096, 4096, 1}, DType::fp16).origin, CostOrigin::catalog);
+  EXPECT_THROW(p.gemm({4096, 4096, 4096, 1}, DType::fp8), InputError);  // no fp8 on A100
+  EXPECT_THROW(p.gemm({0, 4096, 4096, 1}, DType::bf16), InputError);
+}
+
+TEST(Predict, CatalogGemmsScaleWithThePeakOfTheirType) {
+  // A large square GEMM is compute-bound: fp32 (19.5 TFLOP/s, no tensor cores) against bf16
+  // (312) on A100 is their datasheet ratio, less only the fixed launch gap.
+  const Predictor p(find_device("a100-sxm4-80gb"), std::nullopt, nullptr);
+  const double bf16 = p.gemm({8192, 8192, 8192, 1}, DType::bf16).seconds;
+  const double fp32 = p.gemm({8192, 8192, 8192, 1}, DType::fp32).seconds;
+  EXPECT_NEAR((fp32 - 2e-6) / (bf16 - 2e-6), 312.0 / 19.5, 1e-9);
+}
+
+TEST(Predict, CollectivesNeedASystemAndAWholeNodeLayout) {
+  const Predictor none(find_device("a100-sxm4-80gb"), std::nullopt, nullptr);
+  EXPECT_THROW(none.collective(CollectiveOp::all_reduce, 1 << 20, 8, 1), InputError);
+  const Predictor p(find_device("a100-sxm4-80gb"), load_cluster("dgx-a100"), nullptr);
+  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 1, 1), InputError);
+  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 6, 2), InputError);  // 3 per node
+  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 16, 1), InputError);  // 16 per node
+  EXPECT_THROW(p.collective(CollectiveOp::send_recv, 1 << 20, 4, 1), InputError);
+  // Two nodes are slower than one for the same 8 ranks' worth of data.
+  const double one = p.collective(CollectiveOp::all_reduce, 1 << 28, 8, 1).seconds;
+  const double two = p.collective(CollectiveOp::all_reduce, 1 << 28, 16, 2).seconds;
+  EXPECT_GT(two, one);
+}
+
+TEST(Predict, MemoryCopiesMoveTheirSizeTwiceThroughHbm) {
+  const Predictor p(find_device("h100-sxm5-80gb"), std::nullopt, nullptr);
+  const double gap = 2e-6;
+  const double copy = p.memory("copy_d2d", 1 << 30).seconds - gap;
+  const double set = p.memory("memset", 1 << 30).seconds - gap;
+  EXPECT_NEAR(copy / set, 2.0, 1e-12);
+  // Host copies cross PCIe, slower than HBM by far.
+  EXPECT_GT(p.memory("copy_h2d", 1 << 30).seconds, 10 * copy);
+  EXPECT_THROW(p.memory("copy", 1 << 20), InputError);
+  const StoreCosts store({}, {}, {{"NVIDIA H100 80GB HBM3", "copy_d2d", 1 << 30, 0.5e-3}});
+  const Predictor measured(find_device("h100-sxm5-80gb"), std::nullopt, &store);
+  EXPECT_EQ(measured.memory("copy_d2d", 1 << 30).origin, CostOrigin::measured);
+  const Priced bigger = measured.memory("copy_d2d", 2.0 * (1 << 30));
+  EXPECT_EQ(bigger.origin, CostOrigin::interpolated);
+  EXPECT_DOUBLE_EQ(bigger.seconds, 1e-3);  // the measured bandwidth beyond the last point
+}
+
+}  // namespace
+}  // namespace shardcost

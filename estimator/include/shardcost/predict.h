@@ -1,0 +1,37 @@
+#pragma once
+// Prices single operations on one device the way estimates do: the cost sources in order
+// (the store's measurements, interpolation, learned models), then the catalog. What
+// `shardcost predict` answers; each answer says which source gave it.
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "shardcost/costs.h"
+#include "shardcost/hardware.h"
+
+namespace shardcost {
+
+class Pricer;
+
+class Predictor {
+ public:
+  // system: the cluster whose fabrics price collectives for the catalog (a catalog system of
+  // this device, or a cluster file); without one, collectives are refused with the fix.
+  Predictor(Device device, std::optional<Cluster> system, const CostSource* sources);
+  ~Predictor();
+  Predictor(Predictor&&) noexcept;
+
+  const Device& device() const { return device_; }
+  // Throws InputError when the device has no peak for the data type.
+  Priced gemm(const GemmShape&, DType) const;
+  // ranks over `nodes` nodes (ranks/nodes per node, at most a node's GPUs).
+  Priced collective(CollectiveOp, double bytes, int ranks, int nodes) const;
+  Priced memory(std::string_view kind, double bytes) const;
+
+ private:
+  Device device_;
+  std::optional<Cluster> system_;
+  std::unique_ptr<Pricer> pricer_;
+};
+
+}  // namespace shardcost
