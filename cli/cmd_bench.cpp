@@ -9,6 +9,7 @@
 
 #include "bench_print.h"
 #include "commands.h"
+#include "predict_inputs.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -92,14 +93,8 @@ std::vector<bench::GemmShapeSpec> gemm_shapes_of(const BenchArgs& a) {
     if (seen.insert({s.m, s.n, s.k, s.batch}).second) shapes.push_back(std::move(s));
   };
   for (const auto& spec : a.shapes) {
-    std::vector<int64_t> v;
-    std::string rest = spec;
-    for (size_t x; (x = rest.find('x')) != std::string::npos; rest = rest.substr(x + 1))
-      v.push_back(bench::parse_size(rest.substr(0, x)));
-    v.push_back(bench::parse_size(rest));
-    if (v.size() != 3 && v.size() != 4)
-      throw InputError(fmt::format("--shape '{}' must be MxNxK or MxNxKxBATCH", spec));
-    add({spec, v[0], v[1], v[2], v.size() == 4 ? v[3] : 1});
+    const GemmShape g = parse_shape(spec);
+    add({spec, g.m, g.n, g.k, g.batch});
   }
   if (!a.m.empty() || !a.n.empty() || !a.k.empty()) {
     if (a.m.empty() || a.n.empty() || a.k.empty())

@@ -1,5 +1,5 @@
 #pragma once
-// Inputs of `shardcost predict`: GEMM shapes and sizes from the command line or CSV files,
+// GEMM shapes and sizes from the command line or CSV files (predict, bench gemm),
 // with errors that name the file, the line and the column.
 #include <cstdint>
 #include <string>
