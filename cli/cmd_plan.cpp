@@ -80,13 +80,29 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
   if (!plan.stage_layers.empty())
     fmt::print("stage layers    {}\n", join_layers(plan.stage_layers));
   fmt::print("\n{}\n", summary_text(e));
-  Table time({"time per step", "seconds", "share", "source"}, {false, true, true, false});
+  // With a store: how much of each part its measurements (and models fitted on them) priced.
+  const bool store = !a.db.empty();
+  std::vector<std::string> header{"time per step", "seconds", "share", "source"};
+  std::vector<bool> right{false, true, true, false};
+  if (store) header.emplace_back("store"), right.push_back(true);
+  Table time(header, right);
+  double store_seconds = 0;
   for (const auto& p : e.time) {
-    time.add({p.name, fmt::format("{:.3f}", p.seconds),
-              fmt::format("{:.1f} %", 100 * p.seconds / e.step_time_s),
-              p.seconds > 0 ? std::string(to_string(p.origin)) : "-"});
+    std::vector<std::string> row{p.name, fmt::format("{:.3f}", p.seconds),
+                                 fmt::format("{:.1f} %", 100 * p.seconds / e.step_time_s),
+                                 p.seconds > 0 ? std::string(to_string(p.origin)) : "-"};
+    if (store) {
+      double from_store = 0;
+      for (const auto& [origin, seconds] : p.sources)
+        if (origin != CostOrigin::catalog) from_store += seconds;
+      store_seconds += from_store;
+      row.push_back(p.seconds > 0 ? fmt::format("{:.1f} %", 100 * from_store / p.seconds) : "-");
+    }
+    time.add(row);
   }
-  time.add({"total", fmt::format("{:.3f}", e.step_time_s), "100.0 %", ""});
+  std::vector<std::string> total{"total", fmt::format("{:.3f}", e.step_time_s), "100.0 %", ""};
+  if (store) total.push_back(fmt::format("{:.1f} %", 100 * store_seconds / e.step_time_s));
+  time.add(total);
   Table memory({"memory per GPU", "GiB", "share"}, {false, true, true});
   for (const auto& p : e.memory) {
     memory.add({p.name, fmt::format("{:.2f}", p.bytes / kGiB),

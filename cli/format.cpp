@@ -81,9 +81,12 @@ nlohmann::json to_json(const Estimate& e) {
   j["parameters"] = e.parameters;
   j["model_flops_per_step"] = round6(e.model_flops);
   nlohmann::json time = nlohmann::json::array();
-  for (const auto& p : e.time)
+  for (const auto& p : e.time) {
+    nlohmann::json sources = nlohmann::json::object();
+    for (const auto& [origin, seconds] : p.sources) sources[std::string(to_string(origin))] = round6(seconds);
     time.push_back({{"part", p.name}, {"seconds", round6(p.seconds)},
-                    {"source", std::string(to_string(p.origin))}});
+                    {"source", std::string(to_string(p.origin))}, {"sources", sources}});
+  }
   nlohmann::json memory = nlohmann::json::array();
   for (const auto& p : e.memory)
     memory.push_back({{"part", p.name}, {"gib", round6(p.bytes / kGiB)}, {"source", "analytic"}});

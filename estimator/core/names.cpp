@@ -39,6 +39,8 @@ std::string_view to_string(CostOrigin o) {
     case CostOrigin::catalog: return "catalog";
     case CostOrigin::interpolated: return "interpolated";
     case CostOrigin::measured: return "measured";
+    case CostOrigin::learned: return "learned";
+    case CostOrigin::extrapolated: return "extrapolated";
   }
   return "?";
 }

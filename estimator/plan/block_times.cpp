@@ -3,10 +3,12 @@
 namespace shardcost {
 namespace {
 
+// One source's answers (Priced, one origin each); a GEMM's backward is its two GEMMs.
 struct OpCost {
   Priced fwd, bwd;
   Priced dgrad, wgrad;  // GEMMs: the input- and weight-gradient parts of bwd
   Priced regather;      // comm: the backward all-gather of a sequence-parallel input
+  bool gemm = false;
   Part comm_part = kTpComm;
   bool is_comm = false;
   bool is_attention = false;
@@ -24,7 +26,8 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
       c.fwd = pr.gemm(op.gemm);
       c.dgrad = pr.gemm(dgrad_shape(op.gemm));
       c.wgrad = pr.gemm(wgrad_shape(op.gemm));
-      c.bwd = combined(c.dgrad, c.wgrad);
+      c.bwd = {c.dgrad.seconds + c.wgrad.seconds, c.dgrad.origin};
+      c.gemm = true;
       c.is_attention = op.selective;
       break;
     }
@@ -50,8 +53,10 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
     case OpKind::ring: {
       // ranks-1 ring steps, each one neighbour exchange.
       const int steps = group.ranks - 1;
-      c.fwd = scaled(pr.send_recv(op.bytes / steps, group.stride), steps);
-      c.bwd = scaled(pr.send_recv(2 * op.bytes / steps, group.stride), steps);
+      const Priced fwd = pr.send_recv(op.bytes / steps, group.stride);
+      const Priced bwd = pr.send_recv(2 * op.bytes / steps, group.stride);
+      c.fwd = {fwd.seconds * steps, fwd.origin};
+      c.bwd = {bwd.seconds * steps, bwd.origin};
       c.is_comm = true;
       c.comm_part = comm_part(op.axis);
       break;
@@ -64,13 +69,15 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
 }  // namespace
 
 Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement& place,
-                  Recompute recompute, bool async_tp_backward) {
+                  Recompute recompute, bool async_tp_backward, bool track_origins) {
   // Each op priced once: an async TP collective also needs the next GEMM's weight gradient.
   thread_local std::vector<OpCost> costs;
   costs.clear();
   for (const Op& op : ops) costs.push_back(price(op, pr, place));
   Times t;
-  Priced cp_fwd, cp_bwd, attn_fwd, attn_bwd;
+  if (track_origins) t.track();
+  Priced cp_fwd, cp_bwd;
+  double attn_fwd = 0, attn_bwd = 0;  // the compute a ring exchange hides behind
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     const OpCost& c = costs[i];
@@ -87,20 +94,21 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
           ops[i + 1].kind == OpKind::gemm) {
         // The re-gather runs behind the input-gradient GEMM, the input gradient's
         // collective behind the weight-gradient GEMM.
-        regather = behind(regather, costs[i + 1].dgrad, pr.nccl_sm_share());
-        bwd = behind(bwd, costs[i + 1].wgrad, pr.nccl_sm_share());
+        regather = behind(regather, costs[i + 1].dgrad.seconds, pr.nccl_sm_share());
+        bwd = behind(bwd, costs[i + 1].wgrad.seconds, pr.nccl_sm_share());
       }
       t.add_backward_comm(c.comm_part, regather);
       t.add_backward_comm(c.comm_part, bwd);
       if (recompute == Recompute::full) t.add_backward_comm(c.comm_part, c.fwd);
     } else {
       t.add(kComputeForward, c.fwd);
-      t.add(kComputeBackward, c.bwd);
+      if (c.gemm) t.add(kComputeBackward, c.dgrad, c.wgrad);
+      else t.add(kComputeBackward, c.bwd);
       if (recompute == Recompute::full || (recompute == Recompute::selective && c.selective))
         t.add(kComputeRecompute, c.fwd);
       if (c.is_attention) {
-        attn_fwd = combined(attn_fwd, c.fwd);
-        attn_bwd = combined(attn_bwd, c.bwd);
+        attn_fwd += c.fwd.seconds;
+        attn_bwd += c.bwd.seconds;
       }
     }
   }

@@ -9,7 +9,8 @@
 
 namespace shardcost {
 
+// track_origins: keep the seconds per cost origin (estimates with a breakdown).
 Times block_times(const std::vector<Op>& ops, const Pricer&, const Placement&, Recompute,
-                  bool async_tp_backward);
+                  bool async_tp_backward, bool track_origins);
 
 }  // namespace shardcost

@@ -45,7 +45,7 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   const MemoryBreakdown mem = peak_stage_memory(graph, s, opt.software, layout);
   e.memory_per_gpu_bytes = mem.total();
 
-  const Times t = step_times({graph, s, layout, opt.software, place, pr});
+  const Times t = step_times({graph, s, layout, opt.software, place, pr, opt.breakdown});
   e.step_time_s = t.total();
   const double gpus = c.total_gpus();
   e.tokens_per_s = static_cast<double>(s.gbs) * w.tokens_per_sample() / e.step_time_s;
@@ -59,8 +59,11 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   }
   if (opt.breakdown) {
     for (int i = 0; i < kPartCount; ++i) {
-      const int o = t.origin[i] == Times::kNone ? 0 : t.origin[i];
-      e.time.push_back({kPartNames[i], t.s[i], static_cast<CostOrigin>(o)});
+      const Cost priced = t.part(i);
+      TimePart part{kPartNames[i], t.s[i], priced.main_origin(), {}};
+      for (size_t k = 0; k < kOriginCount; ++k)
+        if (priced.by[k] > 0) part.sources.emplace_back(static_cast<CostOrigin>(k), priced.by[k]);
+      e.time.push_back(std::move(part));
     }
     e.memory = {{"weights", mem.weights},
                 {"gradients", mem.gradients},

@@ -24,16 +24,17 @@ struct Step {
     blocks.clear();
     for (const Block& b : g.blocks) {
       const Recompute rc = b.pin == Block::Pin::body ? s.recompute : Recompute::none;
-      blocks.push_back(block_times(b.ops, pr, place, rc, sw.async_tp_backward));
+      blocks.push_back(block_times(b.ops, pr, place, rc, sw.async_tp_backward, in.track_origins));
     }
 
     // Pipeline: each micro-batch crosses 2*vpp stage boundaries per stage (activation
     // forward, gradient backward). Megatron sends 1/tp of the activation from each tensor-
     // parallel rank over its own link (scatter-gather) and all-gathers it on arrival.
     Times p2p;
+    if (in.track_origins) p2p.track();
     if (s.pp > 1) {
       const double act_bytes = g.boundary_bytes;
-      Priced hop = pr.send_recv(act_bytes / s.tp, place.pp_stride);
+      Cost hop = pr.send_recv(act_bytes / s.tp, place.pp_stride);
       if (!s.sp && s.tp > 1)
         hop = combined(hop, pr.collective(CollectiveOp::all_gather, act_bytes, place.tp));
       p2p.add(kPpComm, hop, 2.0 * s.vpp);
@@ -45,6 +46,7 @@ struct Step {
     const double accumulate_bytes = 2.0 + 2.0 * sw.grad_bytes;
     auto stage_time = [&](const StageSpan& span) {
       Times t;
+      if (in.track_origins) t.track();
       size_t i = 0;
       int unit = 0;
       for (const Block& b : g.blocks) {
@@ -93,10 +95,11 @@ struct Step {
 
     const int micro_batches = s.micro_batches();
     Times step;
+    if (in.track_origins) step.track();
     step.add(pace, micro_batches);
     // Fill and drain: every other stage's work once, shortened by interleaving.
     const double bubble = (sum_stages - pace.total()) / s.vpp;
-    step.add(kBubble, {bubble, weakest_origin(pace)});
+    step.add(kBubble, pace.part(kPartCount).as(bubble));
 
     add_data_parallel(step, pace, micro_batches);
     add_optimizer(step);
@@ -111,13 +114,13 @@ struct Step {
     const double stage_fwd = stage.s[kComputeForward];
 
     auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
-      Priced dense = pr.collective(op, params_dense * gbytes, place.dp_cp);
-      Priced expert = pr.collective(op, params_expert * gbytes, place.expert_dp);
+      const Cost dense = pr.collective(op, params_dense * gbytes, place.dp_cp);
+      const Cost expert = pr.collective(op, params_expert * gbytes, place.expert_dp);
       return combined(dense, expert);
     };
     auto gather = [&](double params_dense, double params_expert) {
-      Priced dense = pr.collective(CollectiveOp::all_gather, params_dense * 2, place.dp_cp);
-      Priced expert = pr.collective(CollectiveOp::all_gather, params_expert * 2, place.expert_dp);
+      const Cost dense = pr.collective(CollectiveOp::all_gather, params_dense * 2, place.dp_cp);
+      const Cost expert = pr.collective(CollectiveOp::all_gather, params_expert * 2, place.expert_dp);
       return combined(dense, expert);
     };
     // Collectives that share one compute window (a forward, a backward) share its cover:
@@ -126,18 +129,17 @@ struct Step {
     struct Window {
       explicit Window(double window_s) : seconds(window_s) {}
       double seconds;
-      Priced hidden_comm;   // overlapped collectives, summed
-      Priced exposed_comm;  // collectives the software does not overlap
-      void add(Priced comm, bool overlapped) {
-        Priced& slot = overlapped ? hidden_comm : exposed_comm;
+      Cost hidden_comm;   // overlapped collectives, summed
+      Cost exposed_comm;  // collectives the software does not overlap
+      void add(const Cost& comm, bool overlapped) {
+        Cost& slot = overlapped ? hidden_comm : exposed_comm;
         slot = combined(slot, comm);
       }
     };
     const double sm_share = pr.nccl_sm_share();
     auto exposed = [sm_share](const Window& w) {
       const double hidden = std::min(w.hidden_comm.seconds, w.seconds);
-      const Priced overlapped{w.hidden_comm.seconds - hidden + hidden * sm_share,
-                              w.hidden_comm.origin};
+      const Cost overlapped = w.hidden_comm.as(w.hidden_comm.seconds - hidden + hidden * sm_share);
       return combined(overlapped, w.exposed_comm);
     };
     const bool overlap = sw.overlap_grad_reduce;
@@ -159,7 +161,7 @@ struct Step {
     }
     if (s.zero == 3) {
       // Parameters gathered (prefetched) for every micro-batch's forward and backward.
-      const Priced ag = gather(p.dense, p.expert);
+      const Cost ag = gather(p.dense, p.expert);
       every_forward.add(ag, overlap_gather);
       every_backward.add(ag, overlap_gather);
     }

@@ -18,6 +18,7 @@ struct ScheduleInputs {
   const Software& software;
   const Placement& place;
   const Pricer& pricer;
+  bool track_origins = true;  // seconds per cost origin (a breakdown); false: totals only
 };
 // The step's seconds per part.
 Times step_times(const ScheduleInputs&);

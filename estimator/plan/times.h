@@ -3,6 +3,7 @@
 // block pricing and the schedule add up.
 #include <algorithm>
 #include <array>
+#include <vector>
 
 #include "shardcost/hardware.h"
 
@@ -23,16 +24,65 @@ enum Part {
 };
 extern const char* const kPartNames[kPartCount];
 
-// Seconds per part, with the weakest cost origin that contributed a non-zero time.
+inline constexpr size_t kOriginCount = 5;  // CostOrigin's values
+
+// Seconds with the share each cost origin priced: what combining prices keeps, so that a
+// part priced half from measurements says so instead of taking its weakest origin's name.
+struct Cost {
+  double seconds = 0;
+  std::array<double, kOriginCount> by{};  // seconds per CostOrigin, summing to seconds
+  Cost() = default;
+  Cost(Priced p) : seconds(p.seconds) { by[static_cast<size_t>(p.origin)] = p.seconds; }  // NOLINT
+  // This cost's origins, rescaled to `total` seconds.
+  Cost as(double total) const {
+    Cost c;
+    c.seconds = total;
+    if (seconds > 0)
+      for (size_t i = 0; i < kOriginCount; ++i) c.by[i] = by[i] * (total / seconds);
+    return c;
+  }
+  // The origin that priced most of it; catalog when nothing did.
+  CostOrigin main_origin() const;
+};
+
+inline Cost scaled(const Cost& c, double f) {
+  Cost out = c;
+  out.seconds *= f;
+  for (double& x : out.by) x *= f;
+  return out;
+}
+// Both costs together.
+inline Cost combined(const Cost& a, const Cost& b) {
+  Cost out;
+  out.seconds = a.seconds + b.seconds;
+  for (size_t i = 0; i < kOriginCount; ++i) out.by[i] = a.by[i] + b.by[i];
+  return out;
+}
+// Communication hidden behind a compute window costs what outlasts the window, plus the
+// compute the NCCL kernels' SMs would have done meanwhile.
+inline Cost behind(const Cost& comm, const Cost& window, double sm_share) {
+  const double hidden = std::min(comm.seconds, window.seconds);
+  return comm.as(comm.seconds - hidden + hidden * sm_share);
+}
+
+// One source's communication hidden behind `window` seconds of compute.
+inline Priced behind(Priced comm, double window, double sm_share) {
+  const double hidden = std::min(comm.seconds, window);
+  return {comm.seconds - hidden + hidden * sm_share, comm.origin};
+}
+
+// Seconds per part and the origins that priced them.
 struct Times {
   std::array<double, kPartCount> s{};
-  std::array<int, kPartCount> origin{};  // CostOrigin as int; kNone when nothing contributed
+  // Seconds per origin of each part, kept only when tracking (estimates with a breakdown):
+  // searches price totals and copy these often.
+  std::vector<std::array<double, kOriginCount>> by;
+  bool tracking() const { return !by.empty(); }
+  void track() { by.assign(kPartCount, {}); }
   // Of the communication parts, what runs during the backward pass (its own collectives and
   // a full recomputation's): with the backward and recompute compute, the window that
   // overlapped data-parallel reductions hide behind.
   double backward_comm = 0;
-  static constexpr int kNone = 99;
-  Times() { origin.fill(kNone); }
   void add_backward_comm(Part p, Priced x) {
     add(p, x);
     backward_comm += std::max(0.0, x.seconds);
@@ -40,14 +90,31 @@ struct Times {
   void add(Part p, Priced x, double times = 1) {
     if (x.seconds <= 0) return;
     s[p] += x.seconds * times;
-    origin[p] = std::min(origin[p], static_cast<int>(x.origin));
+    if (tracking()) by[p][static_cast<size_t>(x.origin)] += x.seconds * times;
+  }
+  // Two answers that make one time (a GEMM's backward: its two GEMMs), each keeping its origin.
+  void add(Part p, Priced a, Priced b) {
+    const double sum = a.seconds + b.seconds;
+    if (sum <= 0) return;
+    s[p] += sum;
+    if (tracking()) {
+      by[p][static_cast<size_t>(a.origin)] += a.seconds;
+      by[p][static_cast<size_t>(b.origin)] += b.seconds;
+    }
+  }
+  void add(Part p, const Cost& x, double times = 1) {
+    if (x.seconds <= 0) return;
+    s[p] += x.seconds * times;
+    if (tracking())
+      for (size_t i = 0; i < kOriginCount; ++i) by[p][i] += x.by[i] * times;
   }
   void add(const Times& o, double times) {
     backward_comm += o.backward_comm * times;
     for (int i = 0; i < kPartCount; ++i) {
       if (o.s[i] <= 0) continue;
       s[i] += o.s[i] * times;
-      origin[i] = std::min(origin[i], o.origin[i]);
+      if (tracking() && o.tracking())
+        for (size_t k = 0; k < kOriginCount; ++k) by[i][k] += o.by[i][k] * times;
     }
   }
   double total() const {
@@ -55,20 +122,8 @@ struct Times {
     for (double x : s) t += x;
     return t;
   }
+  // Part p as a cost (its seconds and origins); all parts together for p = kPartCount.
+  Cost part(int p) const;
 };
-
-CostOrigin weakest_origin(const Times&);
-inline Priced scaled(Priced p, double f) { return {p.seconds * f, p.origin}; }
-// Both costs together, labelled with the weaker of their origins.
-inline Priced combined(Priced a, Priced b) {
-  return {a.seconds + b.seconds, static_cast<CostOrigin>(std::min(static_cast<int>(a.origin),
-                                                                  static_cast<int>(b.origin)))};
-}
-// Communication hidden behind a compute window costs what outlasts the window, plus the
-// compute the NCCL kernels' SMs would have done meanwhile.
-inline Priced behind(Priced comm, Priced window, double sm_share) {
-  const double hidden = std::min(comm.seconds, window.seconds);
-  return {comm.seconds - hidden + hidden * sm_share, comm.origin};
-}
 
 }  // namespace shardcost

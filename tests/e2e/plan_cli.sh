@@ -44,6 +44,8 @@ assert j["strategy"]["dp"] == 4 and j["strategy"]["gbs"] == 64, j["strategy"]
 parts = j["breakdown"]["time"]
 assert abs(sum(p["seconds"] for p in parts) - j["step_time_s"]) < 1e-3 * j["step_time_s"]
 assert all(p["source"] in ("catalog", "interpolated", "measured") for p in parts)
+# Each part's seconds per origin add up to the part (rounded to 6 significant digits).
+assert all(abs(sum(p["sources"].values()) - p["seconds"]) <= 1e-5 * max(1, p["seconds"]) for p in parts)
 assert j["feasible"] is True and j["reason"] == ""
 PY
 

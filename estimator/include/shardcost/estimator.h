@@ -24,7 +24,9 @@ namespace shardcost {
 struct TimePart {
   std::string name;   // compute_forward, tp_comm, pipeline_bubble, ...
   double seconds = 0;
-  CostOrigin origin = CostOrigin::catalog;
+  CostOrigin origin = CostOrigin::catalog;  // the origin that priced most of it
+  // Seconds per origin that priced any of it (they sum to seconds).
+  std::vector<std::pair<CostOrigin, double>> sources;
 };
 struct MemoryPart {
   std::string name;  // weights, gradients, optimizer_state, activations, buffers

@@ -75,7 +75,11 @@ struct Cluster {
   const NodeGroup* group(std::string_view name) const;
 };
 
-enum class CostOrigin { catalog, interpolated, measured };
+// Where a price came from: the catalog (datasheets times measured efficiencies), the store
+// (an exact measurement, or interpolated between measurements), or a model fitted on the
+// store (learned inside the domain it was validated on, extrapolated outside it or for a
+// device it has no rows of).
+enum class CostOrigin { catalog, interpolated, measured, learned, extrapolated };
 std::string_view to_string(CostOrigin);
 
 struct GemmShape {
