@@ -8,6 +8,7 @@
 #include "format.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
+#include "shardcost/learned.h"
 #include "shardcost/store_costs.h"
 
 namespace shardcost::cli {
@@ -35,6 +36,7 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
 // from memory. The catalog answers what they leave.
 struct Costs {
   std::optional<StoreCosts> store;
+  std::optional<LearnedCosts> learned;
   CostChain chain;
   const CostSource* source() const { return chain.empty() ? nullptr : &chain; }
 };
@@ -45,7 +47,11 @@ std::unique_ptr<Costs> load_costs(const PlanArgs& a) {
   c->store = StoreCosts::load(a.db);
   c->chain.add(c->store->measured());
   c->chain.add(c->store->interpolated());
-  // Learned models fitted on the store come here, before the catalog.
+  // Models fitted on the store (shardcost fit), before the catalog.
+  std::vector<std::string> problems;
+  c->learned = LearnedCosts::load(a.db, &problems);
+  for (const auto& p : problems) fmt::print(stderr, "shardcost: warning: {}\n", p);
+  c->chain.add(*c->learned);
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/profiler.h"
+#include "shardcost/learned.h"
 #include "shardcost/store_costs.h"
 
 namespace shardcost::cli {
@@ -42,6 +43,7 @@ struct Row {
 // The sources of one command: the store's, measured before interpolated; the catalog last.
 struct Sources {
   std::optional<StoreCosts> store;
+  std::optional<LearnedCosts> learned;
   CostChain chain;
 };
 
@@ -51,6 +53,10 @@ std::unique_ptr<Sources> load_sources(const PredictArgs& a) {
     s->store = StoreCosts::load(a.db);
     s->chain.add(s->store->measured());
     s->chain.add(s->store->interpolated());
+    std::vector<std::string> problems;
+    s->learned = LearnedCosts::load(a.db, &problems);
+    for (const auto& p : problems) fmt::print(stderr, "shardcost: warning: {}\n", p);
+    s->chain.add(*s->learned);
   }
   return s;
 }

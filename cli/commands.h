@@ -19,6 +19,7 @@ void add_trace_commands(CLI::App& app, const std::string& recorded_by);
 void add_compare_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_predict_command(CLI::App& app);  // predict gemm, collective, memory
+void add_fit_command(CLI::App& app);
 
 // Thrown by a command that has printed its result and must end with a non-zero code that is
 // not an error (compare: 1 when something regressed); main returns the code, printing nothing.

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   shardcost::cli::add_compare_command(app);
   shardcost::cli::add_report_command(app);
   shardcost::cli::add_predict_command(app);
+  shardcost::cli::add_fit_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

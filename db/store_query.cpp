@@ -1,4 +1,6 @@
 // Reading cost tables back out: exports and the estimator's measurement points.
+#include <fmt/format.h>
+
 #include <string>
 
 #include "shardcost/db.h"
@@ -122,6 +124,44 @@ std::vector<MemoryPoint> Store::memory_points() const {
       "JOIN device d ON d.id = m.device_id WHERE m.time_ns > 0 AND m.bytes > 0");
   std::vector<MemoryPoint> out;
   while (s.step()) out.push_back({s.text(0), s.text(1), s.int64(2), s.int64(3)});
+  return out;
+}
+
+}  // namespace shardcost::db
+
+namespace shardcost::db {
+
+void Store::put_fitted_model(const FittedModelRow& m) {
+  Transaction tx(*conn_);
+  std::optional<int64_t> device_id;
+  if (!m.device.empty()) {
+    Statement find = conn_->prepare("SELECT id FROM device WHERE name = ?1 ORDER BY id LIMIT 1");
+    find.bind(1, m.device);
+    if (!find.step())
+      throw InputError(fmt::format("store {}: no device named '{}' to fit a model for", path_,
+                                   m.device));
+    device_id = find.int64(0);
+  }
+  // NULL device ids never compare equal in UNIQUE: delete by hand, then insert.
+  Statement del = conn_->prepare(
+      "DELETE FROM fitted_model WHERE kind = ?1 AND key = ?2 AND device_id IS ?3");
+  del.bind(1, m.kind).bind(2, m.key).bind(3, device_id);
+  del.run();
+  Statement ins = conn_->prepare(
+      "INSERT INTO fitted_model (kind, device_id, key, parameters_json, source_runs, created_ns) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  ins.bind(1, m.kind).bind(2, device_id).bind(3, m.key).bind(4, m.parameters_json);
+  ins.bind(5, m.source_runs).bind(6, m.created_ns);
+  ins.run();
+  tx.commit();
+}
+
+std::vector<FittedModelRow> Store::fitted_models() const {
+  Statement s = conn_->prepare(
+      "SELECT f.kind, COALESCE(d.name, ''), f.key, f.parameters_json, f.source_runs, "
+      "f.created_ns FROM fitted_model f LEFT JOIN device d ON d.id = f.device_id ORDER BY f.id");
+  std::vector<FittedModelRow> out;
+  while (s.step()) out.push_back({s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.int64(5)});
   return out;
 }
 

@@ -14,13 +14,14 @@ ALLOWED = {
     "inputs": {"core"},
     "workload": {"core"},
     "costs": {"core", "inputs"},
+    "learned": {"core", "inputs", "costs"},
     "plan": {"core", "inputs", "workload", "costs"},
     "search": {"core", "inputs", "workload", "costs", "plan"},
-    "entry": {"core", "inputs", "workload", "costs", "plan", "search"},
+    "entry": {"core", "inputs", "workload", "costs", "plan", "search", "learned"},
     "validate": {"core", "inputs", "workload", "costs", "plan", "search", "entry"},
 }
 # Layers that consume graphs must not know which producer made one.
-PRODUCER_BLIND = ["plan", "costs", "search"]
+PRODUCER_BLIND = ["plan", "costs", "search", "learned"]
 # The parts of shardcost outside the estimator, and which libraries' headers each may use.
 OUTSIDE = {
     "base": set(),
@@ -34,7 +35,7 @@ PUBLIC = {
     "db": {"db.h", "importers.h", "measures.h"},
     "compare": {"compare.h"},
     "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",
-                  "workload.h", "store_costs.h", "predict.h"},
+                  "workload.h", "store_costs.h", "predict.h", "learned.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

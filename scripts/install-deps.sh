@@ -11,6 +11,7 @@ packages=(
   build-essential cmake ninja-build git python3
   libcli11-dev libfmt-dev nlohmann-json3-dev libsqlite3-dev sqlite3
   libopenblas-dev libopenmpi-dev openmpi-bin   # host GEMM and MPI collectives
+  libxgboost-dev                    # learned cost models (fit)
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev          # libFuzzer targets (optional SHARDCOST_FUZZ build)
   chromium fonts-dejavu-core        # the HTML report test renders a screenshot

@@ -25,6 +25,16 @@ DType parse_dtype(std::string_view s) {
   throw InputError(fmt::format("unknown data type '{}'; use fp32, tf32, bf16, fp16 or fp8", s));
 }
 
+// The names tools give data types (nccl-tests: half, float; cuBLAS: bfloat16).
+std::optional<DType> parse_store_dtype(std::string_view s) {
+  if (s == "bf16" || s == "bfloat16") return DType::bf16;
+  if (s == "fp16" || s == "half" || s == "float16") return DType::fp16;
+  if (s == "fp32" || s == "float" || s == "float32") return DType::fp32;
+  if (s == "tf32") return DType::tf32;
+  if (s == "fp8" || s == "e4m3" || s == "fp8_e4m3") return DType::fp8;
+  return std::nullopt;
+}
+
 std::string_view to_string(Recompute r) {
   switch (r) {
     case Recompute::none: return "none";

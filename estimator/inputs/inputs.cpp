@@ -29,6 +29,8 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
   d.name = f.required_string("name");
   d.architecture = f.optional_string("architecture").value_or("unknown");
   d.sms = f.required_int("sms", 1);
+  d.boost_clock_hz = f.optional_number("boost_clock_mhz", 1).value_or(0) * 1e6;
+  d.l2_bytes = f.optional_number("l2_MiB", 0.001).value_or(0) * 1024 * 1024;
   d.memory_bytes = f.required_number("memory_GiB", 0.001) * kGiB;
   d.memory_bandwidth_Bps = f.required_number("memory_bandwidth_GBps", 0.001) * kGB;
   d.nvlink_bandwidth_Bps = f.optional_number("nvlink_bandwidth_GBps", 0).value_or(0) * kGB;

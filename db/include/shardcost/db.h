@@ -200,6 +200,17 @@ struct GemmPoint {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t time_ns = 0;
 };
+// A cost model fitted on the store's rows (shardcost fit): its kind, the stored device it was
+// fitted for (empty: pooled over devices), its key (data type, op/ranks/level, ...) and
+// everything it needs to predict, as JSON.
+struct FittedModelRow {
+  std::string kind;    // gemm_efficiency | collective_alpha_beta | ...
+  std::string device;  // the device's name as stored; empty: no one device
+  std::string key;
+  std::string parameters_json;
+  std::string source_runs;  // uuids of the runs fitted on
+  int64_t created_ns = 0;
+};
 struct MemoryPoint {
   std::string device;
   std::string kind;
@@ -232,6 +243,9 @@ class Store {
   std::vector<CollectivePoint> collective_points() const;
   std::vector<GemmPoint> gemm_points() const;
   std::vector<MemoryPoint> memory_points() const;
+  // Saves a fitted model in place of the one of the same kind, device and key.
+  void put_fitted_model(const FittedModelRow&);
+  std::vector<FittedModelRow> fitted_models() const;
   std::optional<Run> find_run(std::string_view uuid) const;
   // One run's traced events in the order they were written, with the devices they ran on as
   // the store holds them (name, uuid, host, index: two GPUs of one model stay two devices),

@@ -14,11 +14,15 @@ enum class DType { fp32, tf32, bf16, fp16, fp8 };
 inline constexpr int kDTypeCount = 5;
 std::string_view to_string(DType);
 DType parse_dtype(std::string_view);  // throws InputError
+// A data type as the store holds it (bf16, bfloat16, half, float, e4m3, ...), or nullopt.
+std::optional<DType> parse_store_dtype(std::string_view);
 
 struct Device {
   std::string name;
   std::string architecture;
   int sms = 0;
+  double boost_clock_hz = 0;            // 0: not known
+  double l2_bytes = 0;                  // 0: not known
   double memory_bytes = 0;              // usable HBM, as the driver reports it
   double memory_bandwidth_Bps = 0;      // peak HBM bandwidth
   double nvlink_bandwidth_Bps = 0;      // per GPU, one direction

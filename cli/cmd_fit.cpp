@@ -1,0 +1,78 @@
+// fit: learned cost models on the store's measurements, saved in the store, with their
+// cross-validated errors.
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "commands.h"
+#include "format.h"
+#include "shardcost/error.h"
+#include "shardcost/learned.h"
+
+namespace shardcost::cli {
+namespace {
+
+struct FitArgs {
+  std::string db;
+  std::string table = "all";
+  std::string device;
+  std::string format = "text";
+};
+
+std::string percent(double x) { return fmt::format("{:.1f} %", 100 * x); }
+
+void run_fit(const FitArgs& a) {
+  const Format format = parse_format(a.format, {Format::text, Format::json});
+  const auto reports = fit_store(a.db, a.table, a.device.empty() ? std::nullopt : std::optional(a.device));
+  int fitted = 0;
+  for (const auto& r : reports) fitted += r.skipped.empty() ? 1 : 0;
+  if (format == Format::json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : reports) {
+      nlohmann::json m = {{"kind", r.kind}, {"device", r.device}, {"key", r.key}, {"rows", r.rows}};
+      if (!r.skipped.empty()) m["skipped"] = r.skipped;
+      for (const auto& v : r.cross_validation)
+        m["cross_validation"].push_back({{"split", v.split}, {"rows", v.rows}, {"median", v.median}, {"p90", v.p90}});
+      j.push_back(m);
+    }
+    fmt::print("{}\n", nlohmann::json{{"store", a.db}, {"models", j}}.dump(2));
+  } else {
+    Table t({"model", "device", "key", "rows", "cv median", "cv p90", "by (n,k) median", "by (n,k) p90"},
+            {false, false, false, true, true, true, true, true});
+    for (const auto& r : reports) {
+      if (!r.skipped.empty()) continue;
+      std::vector<std::string> row{r.kind, r.device, r.key, thousands(static_cast<double>(r.rows))};
+      for (size_t i = 0; i < 2; ++i) {
+        if (i < r.cross_validation.size()) {
+          row.push_back(percent(r.cross_validation[i].median));
+          row.push_back(percent(r.cross_validation[i].p90));
+        } else {
+          row.insert(row.end(), {"-", "-"});
+        }
+      }
+      t.add(row);
+    }
+    fmt::print("{} model{} fitted in {}\n\n{}", fitted, fitted == 1 ? "" : "s", a.db, t.render());
+  }
+  for (const auto& r : reports)
+    if (!r.skipped.empty())
+      fmt::print(stderr, "shardcost: {} {} {} skipped: {}\n", r.kind, r.device, r.key, r.skipped);
+  if (fitted == 0) {
+    if (reports.empty()) fmt::print(stderr, "shardcost: {} holds no rows to fit a model on\n", a.db);
+    throw ExitStatus{1};
+  }
+}
+
+}  // namespace
+
+void add_fit_command(CLI::App& app) {
+  auto a = std::make_shared<FitArgs>();
+  auto* cmd = app.add_subcommand("fit", "Fit cost models on the store's measurements and save them there");
+  cmd->add_option("--db", a->db, "cost store (read, and written: fitted_model)")->required();
+  cmd->add_option("--table", a->table, "gemm or all (default)");
+  cmd->add_option("--device", a->device, "only this catalog device's rows");
+  cmd->add_option("--format", a->format, "text (default) or json");
+  cmd->callback([a] { run_fit(*a); });
+}
+
+}  // namespace shardcost::cli

@@ -1,0 +1,212 @@
+#include "gemm_model.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "gemm_features.h"
+#include "tree_ensemble.h"
+#include "shardcost/error.h"
+#include "shardcost/quantiles.h"
+#include "xgboost_api.h"
+
+namespace shardcost::learned {
+namespace {
+
+// Boosting parameters (docs/learned-models.md: chosen by cross-validation on the shared
+// tables' training samples, the same for every device and type).
+const std::map<std::string, std::string> kParams = {
+    {"objective", "reg:squarederror"}, {"max_depth", "8"},   {"eta", "0.05"},
+    {"subsample", "0.8"},              {"colsample_bytree", "0.8"}, {"min_child_weight", "2"},
+    {"tree_method", "hist"},           {"seed", "0"},         {"nthread", "1"}};
+constexpr int kRounds = 600;
+constexpr int kFolds = 5;
+constexpr uint64_t kSeed = 20261201;
+
+struct Data {
+  std::vector<float> x;
+  std::vector<float> y;  // log2 efficiency
+  size_t columns = 0;
+};
+
+Data make_data(const Device& d, DType t, const std::vector<GemmRow>& rows,
+               const std::vector<size_t>& which) {
+  Data out;
+  out.columns = gemm_feature_names().size();
+  for (size_t i : which) {
+    gemm_features(d, t, rows[i].shape, out.x);
+    out.y.push_back(static_cast<float>(
+        std::log2(gemm_roofline_seconds(d, t, rows[i].shape) / rows[i].seconds)));
+  }
+  return out;
+}
+
+std::vector<double> predict_seconds(const xgb::Booster& b, const Device& d, DType t,
+                                    const std::vector<GemmShape>& shapes) {
+  std::vector<float> x;
+  for (const auto& s : shapes) gemm_features(d, t, s, x);
+  const std::vector<float> log_eff = b.predict(x, gemm_feature_names().size());
+  std::vector<double> out;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    out.push_back(gemm_roofline_seconds(d, t, shapes[i]) / std::exp2(static_cast<double>(log_eff[i])));
+  return out;
+}
+
+// Cross-validation over folds given as a fold index per row.
+CrossValidation cross_validate(const Device& d, DType t, const std::vector<GemmRow>& rows,
+                               const std::vector<int>& fold_of, const std::string& split) {
+  std::vector<int64_t> errors_ppm;  // |relative error| in parts per million
+  for (int f = 0; f < kFolds; ++f) {
+    std::vector<size_t> train, test;
+    for (size_t i = 0; i < rows.size(); ++i) (fold_of[i] == f ? test : train).push_back(i);
+    if (test.empty() || train.size() < kMinGemmRows) continue;
+    const Data data = make_data(d, t, rows, train);
+    const auto booster = xgb::Booster::train(data.x, data.columns, data.y, kParams, kRounds);
+    std::vector<GemmShape> shapes;
+    for (size_t i : test) shapes.push_back(rows[i].shape);
+    const auto predicted = predict_seconds(booster, d, t, shapes);
+    for (size_t j = 0; j < test.size(); ++j) {
+      const double measured = rows[test[j]].seconds;
+      errors_ppm.push_back(static_cast<int64_t>(std::llround(1e6 * std::abs(predicted[j] - measured) / measured)));
+    }
+  }
+  CrossValidation cv;
+  cv.split = split;
+  cv.rows = errors_ppm.size();
+  cv.median = median(errors_ppm) / 1e6;
+  cv.p90 = percentile(errors_ppm, 0.9) / 1e6;
+  return cv;
+}
+
+double log2_dim(const GemmShape& s, int i) {
+  const int64_t v[4] = {s.m, s.n, s.k, s.batch};
+  return std::log2(static_cast<double>(v[i]));
+}
+
+}  // namespace
+
+bool GemmDomain::contains(const GemmShape& s) const {
+  for (int i = 0; i < 4; ++i) {
+    const double v = log2_dim(s, i);
+    if (v < lo[i] - 1e-9 || v > hi[i] + 1e-9) return false;
+  }
+  return true;
+}
+
+GemmFit fit_gemm(const Device& d, DType t, const std::vector<GemmRow>& rows) {
+  if (rows.size() < kMinGemmRows)
+    throw InputError(fmt::format("{} {}: {} GEMM rows, fewer than the {} a model needs", d.name,
+                                 to_string(t), rows.size(), kMinGemmRows));
+  if (d.peak_flops[static_cast<int>(t)] <= 0)
+    throw InputError(fmt::format("{} has no {} peak in the catalog to fit against", d.name, to_string(t)));
+  GemmFit fit;
+  fit.device = d.name;
+  fit.dtype = t;
+  fit.rows = rows.size();
+  // Folds: rows shuffled with a fixed seed; and whole (n, k) pairs held out, which says how
+  // far the model carries to a weight shape it has not seen.
+  std::mt19937_64 rng(kSeed);
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<int> fold(rows.size()), group_fold(rows.size());
+  for (size_t j = 0; j < order.size(); ++j) fold[order[j]] = static_cast<int>(j % kFolds);
+  std::map<std::pair<int64_t, int64_t>, int> groups;
+  for (const auto& r : rows) groups.emplace(std::make_pair(r.shape.n, r.shape.k), 0);
+  std::vector<std::pair<int64_t, int64_t>> keys;
+  for (const auto& [k, v] : groups) keys.push_back(k);
+  std::shuffle(keys.begin(), keys.end(), rng);
+  for (size_t j = 0; j < keys.size(); ++j) groups[keys[j]] = static_cast<int>(j % kFolds);
+  for (size_t i = 0; i < rows.size(); ++i) group_fold[i] = groups[{rows[i].shape.n, rows[i].shape.k}];
+  fit.cv.push_back(cross_validate(d, t, rows, fold, "5-fold"));
+  if (keys.size() >= static_cast<size_t>(kFolds))
+    fit.cv.push_back(cross_validate(d, t, rows, group_fold, "5-fold by (n, k)"));
+
+  std::vector<size_t> all(rows.size());
+  std::iota(all.begin(), all.end(), 0);
+  const Data data = make_data(d, t, rows, all);
+  fit.booster = xgb::Booster::train(data.x, data.columns, data.y, kParams, kRounds).save();
+  for (int i = 0; i < 4; ++i) {
+    fit.domain.lo[i] = 1e300;
+    fit.domain.hi[i] = -1e300;
+  }
+  for (const auto& r : rows)
+    for (int i = 0; i < 4; ++i) {
+      fit.domain.lo[i] = std::min(fit.domain.lo[i], log2_dim(r.shape, i));
+      fit.domain.hi[i] = std::max(fit.domain.hi[i], log2_dim(r.shape, i));
+    }
+  return fit;
+}
+
+std::string GemmFit::to_json() const {
+  nlohmann::json j;
+  j["fitter"] = kGemmFitterVersion;
+  j["xgboost"] = xgb::version();
+  j["device"] = device;
+  j["dtype"] = std::string(to_string(dtype));
+  j["rows"] = rows;
+  j["features"] = gemm_feature_names();
+  j["target"] = "log2(roofline seconds / measured seconds)";
+  for (const auto& c : cv)
+    j["cross_validation"].push_back({{"split", c.split}, {"rows", c.rows}, {"median", c.median}, {"p90", c.p90}});
+  j["domain_log2"] = {{"lo", domain.lo}, {"hi", domain.hi}};
+  j["booster"] = nlohmann::json::parse(booster);
+  return j.dump();
+}
+
+GemmFit GemmFit::from_json(const std::string& text) {
+  try {
+    const auto j = nlohmann::json::parse(text);
+    GemmFit f;
+    if (j.at("fitter").get<std::string>() != kGemmFitterVersion)
+      throw InputError(fmt::format("fitted by '{}', not this shardcost's {}; fit again",
+                                   j.at("fitter").get<std::string>(), kGemmFitterVersion));
+    if (j.at("features").get<std::vector<std::string>>() != gemm_feature_names())
+      throw InputError("its features differ from this shardcost's; fit again");
+    f.device = j.at("device").get<std::string>();
+    f.dtype = parse_dtype(j.at("dtype").get<std::string>());
+    f.rows = j.at("rows").get<size_t>();
+    for (const auto& c : j.at("cross_validation"))
+      f.cv.push_back({c.at("split").get<std::string>(), c.at("rows").get<size_t>(),
+                      c.at("median").get<double>(), c.at("p90").get<double>()});
+    for (int i = 0; i < 4; ++i) {
+      f.domain.lo[i] = j.at("domain_log2").at("lo").at(i).get<double>();
+      f.domain.hi[i] = j.at("domain_log2").at("hi").at(i).get<double>();
+    }
+    f.booster = j.at("booster").dump();
+    return f;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("unreadable GEMM model ({}); fit again", e.what()));
+  }
+}
+
+struct GemmModel::Impl {
+  TreeEnsemble trees;
+};
+
+GemmModel::GemmModel(const GemmFit& f)
+    : fit_(f), impl_(new Impl{TreeEnsemble::from_xgboost_json(f.booster)}) {
+  if (impl_->trees.features() != gemm_feature_names().size())
+    throw InputError(fmt::format("GEMM model with {} features, this shardcost computes {}; fit again",
+                                 impl_->trees.features(), gemm_feature_names().size()));
+}
+GemmModel::GemmModel(GemmModel&&) noexcept = default;
+GemmModel::~GemmModel() = default;
+
+std::vector<double> GemmModel::predict(const Device& d, const std::vector<GemmShape>& shapes) const {
+  std::vector<double> out;
+  std::vector<float> x;
+  for (const auto& s : shapes) {
+    x.clear();
+    gemm_features(d, fit_.dtype, s, x);
+    out.push_back(gemm_roofline_seconds(d, fit_.dtype, s) / std::exp2(impl_->trees.predict(x.data())));
+  }
+  return out;
+}
+
+}  // namespace shardcost::learned

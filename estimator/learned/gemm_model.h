@@ -1,0 +1,67 @@
+#pragma once
+// Learned GEMM models: gradient-boosted trees (XGBoost) over gemm_features(), predicting the
+// log2 efficiency against the roofline for one device and data type. Fitted on the store's
+// rows with k-fold and grouped cross-validation, saved as JSON in fitted_model.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardcost/hardware.h"
+
+namespace shardcost::learned {
+
+struct GemmRow {
+  GemmShape shape;
+  double seconds = 0;
+};
+
+// |predicted - measured| / measured over held-out rows.
+struct CrossValidation {
+  std::string split;  // "5-fold" | "5-fold by (n, k)"
+  size_t rows = 0;
+  double median = 0, p90 = 0;
+};
+
+// The shapes a model was fitted on, per dimension (log2 bounds): inside them it is "learned",
+// outside "extrapolated".
+struct GemmDomain {
+  double lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};  // m, n, k, batch
+  bool contains(const GemmShape&) const;
+};
+
+struct GemmFit {
+  std::string device;  // catalog device
+  DType dtype = DType::bf16;
+  size_t rows = 0;
+  std::vector<CrossValidation> cv;
+  GemmDomain domain;
+  std::string booster;  // XGBoost's JSON model
+  std::string to_json() const;  // the fitted_model row's parameters_json
+  static GemmFit from_json(const std::string& json);  // throws InputError on a bad record
+};
+
+// Fewer rows than this and no model is fitted (the caller says so and skips it).
+inline constexpr size_t kMinGemmRows = 50;
+inline constexpr const char* kGemmFitterVersion = "gemm-xgb-1";
+
+// Deterministic: fixed seeds for the folds and the trees.
+GemmFit fit_gemm(const Device&, DType, const std::vector<GemmRow>&);
+
+class GemmModel {
+ public:
+  explicit GemmModel(const GemmFit&);
+  GemmModel(GemmModel&&) noexcept;
+  ~GemmModel();
+  const GemmFit& fit() const { return fit_; }
+  // Seconds for shapes on the fitted device (one call for many: XGBoost predicts in batches).
+  std::vector<double> predict(const Device&, const std::vector<GemmShape>&) const;
+
+ private:
+  GemmFit fit_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shardcost::learned

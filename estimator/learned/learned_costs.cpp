@@ -1,0 +1,140 @@
+// fit_store (the store's rows into fitted models) and LearnedCosts (fitted models as a cost
+// source, with a cache: searches ask for the same few thousand shapes many times).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "gemm_model.h"
+#include "shardcost/db.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "shardcost/learned.h"
+#include "shardcost/store_costs.h"
+
+namespace shardcost {
+namespace {
+
+constexpr const char* kGemmKind = "gemm_efficiency";
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::vector<FitReport> fit_store(const std::string& path, std::string_view table,
+                                 const std::optional<std::string>& device) {
+  if (table != "gemm" && table != "all")
+    throw InputError(fmt::format("--table {}: models are fitted for gemm (or all); collective, "
+                                 "memory and kernel models are not built yet",
+                                 table));
+  if (device) (void)find_device(*device);  // an unknown name is an error, not an empty fit
+  db::Store store = db::Store::open(path, db::Store::Mode::read_write);
+  // (stored device, dtype) -> shape -> (sum of seconds, count)
+  std::map<std::pair<std::string, std::string>, std::map<GemmShape, std::pair<double, int>>> rows;
+  for (const auto& p : store.gemm_points()) {
+    auto& slot = rows[{p.device, p.dtype}][{p.m, p.n, p.k, p.batch}];
+    slot.first += p.time_ns * 1e-9;
+    slot.second += 1;
+  }
+  std::vector<FitReport> out;
+  for (const auto& [key, shapes] : rows) {
+    const auto& [stored, dtype_name] = key;
+    FitReport r;
+    r.kind = kGemmKind;
+    r.key = dtype_name;
+    r.rows = shapes.size();
+    const auto catalog = catalog_device_for(stored);
+    r.device = catalog ? catalog->name : stored;
+    if (device && (!catalog || catalog->name != *device)) continue;
+    const auto dtype = parse_store_dtype(dtype_name);
+    if (!catalog) {
+      r.skipped = fmt::format("no catalog device is '{}': the model's features need its specs", stored);
+    } else if (!dtype) {
+      r.skipped = fmt::format("data type '{}' is not one shardcost prices", dtype_name);
+    } else if (shapes.size() < learned::kMinGemmRows) {
+      r.skipped = fmt::format("{} shapes, fewer than the {} a model needs", shapes.size(),
+                              learned::kMinGemmRows);
+    } else if (catalog->peak_flops[static_cast<int>(*dtype)] <= 0) {
+      r.skipped = fmt::format("{} has no {} peak in the catalog", catalog->name, dtype_name);
+    } else {
+      r.key = std::string(to_string(*dtype));
+      std::vector<learned::GemmRow> data;
+      for (const auto& [shape, sum] : shapes) data.push_back({shape, sum.first / sum.second});
+      const learned::GemmFit fit = learned::fit_gemm(*catalog, *dtype, data);
+      for (const auto& c : fit.cv) r.cross_validation.push_back({c.split, c.rows, c.median, c.p90});
+      store.put_fitted_model({kGemmKind, stored, r.key, fit.to_json(), "", now_ns()});
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+struct LearnedCosts::Impl {
+  struct Entry {
+    std::string stored_device;
+    DType dtype;
+    learned::GemmModel model;
+    Device device;  // the catalog device it was fitted for
+  };
+  std::vector<Entry> gemms;
+  mutable std::mutex mutex;
+  struct Key {
+    size_t model;
+    GemmShape shape;
+    bool operator==(const Key& o) const { return model == o.model && shape == o.shape; }
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      size_t h = k.model;
+      for (int64_t v : {k.shape.m, k.shape.n, k.shape.k, k.shape.batch}) h = h * 1000003 ^ std::hash<int64_t>()(v);
+      return h;
+    }
+  };
+  mutable std::unordered_map<Key, double, Hash> cache;
+};
+
+LearnedCosts::LearnedCosts(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LearnedCosts::LearnedCosts(LearnedCosts&&) noexcept = default;
+LearnedCosts& LearnedCosts::operator=(LearnedCosts&&) noexcept = default;
+LearnedCosts::~LearnedCosts() = default;
+
+LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string>* problems) {
+  const db::Store store = db::Store::open(path, db::Store::Mode::read_only);
+  auto impl = std::make_unique<Impl>();
+  for (const auto& row : store.fitted_models()) {
+    if (row.kind != kGemmKind) continue;
+    try {
+      const learned::GemmFit fit = learned::GemmFit::from_json(row.parameters_json);
+      Device d = find_device(fit.device);
+      impl->gemms.push_back({row.device, fit.dtype, learned::GemmModel(fit), std::move(d)});
+    } catch (const Error& e) {
+      if (problems)
+        problems->push_back(fmt::format("{}: fitted model {} {} {} skipped: {}", path, row.kind,
+                                        row.device, row.key, e.what()));
+    }
+  }
+  return LearnedCosts(std::move(impl));
+}
+
+size_t LearnedCosts::models() const { return impl_->gemms.size(); }
+
+std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype, const GemmShape& s) const {
+  for (size_t i = 0; i < impl_->gemms.size(); ++i) {
+    const auto& e = impl_->gemms[i];
+    if (e.dtype != dtype || !same_device_name(e.device.name, device.name)) continue;
+    const CostOrigin origin = e.model.fit().domain.contains(s) ? CostOrigin::learned : CostOrigin::extrapolated;
+    std::lock_guard lock(impl_->mutex);
+    auto [it, added] = impl_->cache.try_emplace({i, s}, 0.0);
+    if (added) it->second = e.model.predict(e.device, {s}).front();
+    return Priced{it->second, origin};
+  }
+  return std::nullopt;
+}
+
+}  // namespace shardcost

@@ -1,0 +1,112 @@
+// Learned GEMM models: features, the fitted record, the native tree evaluator against
+// XGBoost's own predictions, domains and fallbacks.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "gemm_features.h"
+#include "gemm_model.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "tree_ensemble.h"
+#include "xgboost_api.h"
+
+namespace shardcost::learned {
+namespace {
+
+// 300 rows of aiconfigurator's A100 bf16 table (tests/fixtures/measured/README.md).
+std::vector<GemmRow> sample() {
+  std::ifstream in(SHARDCOST_SOURCE_DIR "/tests/fixtures/measured/gemm_a100_sample.csv");
+  std::string line;
+  std::getline(in, line);  // device,host,dtype,m,n,k,batch,time_ns,...
+  std::vector<GemmRow> rows;
+  while (std::getline(in, line)) {
+    std::stringstream ls(line);
+    std::vector<std::string> c;
+    for (std::string cell; std::getline(ls, cell, ',');) c.push_back(cell);
+    rows.push_back({{std::stoll(c[3]), std::stoll(c[4]), std::stoll(c[5]), std::stoll(c[6])},
+                    std::stod(c[7]) * 1e-9});
+  }
+  return rows;
+}
+
+TEST(GemmFeatures, OneValuePerNameAndTheRooflineByHand) {
+  const Device a100 = find_device("a100-sxm4-80gb");
+  std::vector<float> row;
+  gemm_features(a100, DType::bf16, {4096, 4096, 4096, 1}, row);
+  EXPECT_EQ(row.size(), gemm_feature_names().size());
+  for (float v : row) EXPECT_TRUE(std::isfinite(v));
+  // 2 * 4096^3 FLOPs at 312 TFLOP/s: 440.5 us, well above 3 * 32 MiB at 2039 GB/s.
+  EXPECT_NEAR(gemm_roofline_seconds(a100, DType::bf16, {4096, 4096, 4096, 1}),
+              2.0 * 4096 * 4096 * 4096 / 312e12, 1e-12);
+  // Memory-bound: a matrix-vector product moves the 4096 x 4096 weights once (32 MiB).
+  EXPECT_NEAR(gemm_roofline_seconds(a100, DType::bf16, {1, 4096, 4096, 1}),
+              2.0 * (4096 + 4096 * 4096 + 4096) / 2039e9, 1e-12);
+}
+
+TEST(GemmModelFit, NativeTreesPredictWhatXGBoostPredicts) {
+  if (!xgb::available()) GTEST_SKIP() << "this build has no XGBoost (libxgboost-dev)";
+  const Device a100 = find_device("a100-sxm4-80gb");
+  const auto rows = sample();
+  const GemmFit fit = fit_gemm(a100, DType::bf16, rows);
+  ASSERT_EQ(fit.cv.size(), 2u);
+  EXPECT_GT(fit.cv[0].median, 0);
+  EXPECT_EQ(fit.cv[0].rows, rows.size());
+  const auto booster = xgb::Booster::load(fit.booster);
+  const auto trees = TreeEnsemble::from_xgboost_json(fit.booster);
+  std::vector<float> x;
+  for (const auto& r : rows) gemm_features(a100, DType::bf16, r.shape, x);
+  const auto want = booster.predict(x, gemm_feature_names().size());
+  for (size_t i = 0; i < rows.size(); ++i)
+    EXPECT_NEAR(trees.predict(&x[i * gemm_feature_names().size()]), want[i], 1e-4) << i;
+  // The record round-trips, and a second fit is the same model.
+  const GemmFit again = GemmFit::from_json(fit.to_json());
+  EXPECT_EQ(again.rows, fit.rows);
+  EXPECT_EQ(nlohmann::json::parse(again.booster), nlohmann::json::parse(fit.booster));
+  EXPECT_EQ(fit_gemm(a100, DType::bf16, rows).to_json(), fit.to_json());
+  // Inside the fitted shapes, and far outside.
+  EXPECT_TRUE(fit.domain.contains(rows.front().shape));
+  EXPECT_FALSE(fit.domain.contains({1, 1, 1 << 24, 1}));
+  const GemmModel model(again);
+  const auto predicted = model.predict(a100, {rows.front().shape});
+  EXPECT_GT(predicted.front(), 0);
+}
+
+TEST(GemmModelFit, BadInputsAreInputErrors) {
+  const Device a100 = find_device("a100-sxm4-80gb");
+  auto rows = sample();
+  rows.resize(10);
+  EXPECT_THROW(fit_gemm(a100, DType::bf16, rows), InputError);  // too few
+  EXPECT_THROW(fit_gemm(a100, DType::fp8, sample()), InputError);  // no fp8 peak
+  EXPECT_THROW(GemmFit::from_json("{}"), InputError);
+  EXPECT_THROW(GemmFit::from_json("not json"), InputError);
+  EXPECT_THROW(TreeEnsemble::from_xgboost_json(R"({"learner": {}})"), InputError);
+  // A tree that points outside itself.
+  EXPECT_THROW(TreeEnsemble::from_xgboost_json(R"({"learner": {
+      "learner_model_param": {"base_score": "0.5", "num_class": "0", "num_feature": "2"},
+      "gradient_booster": {"name": "gbtree", "model": {"trees": [{
+        "left_children": [5, -1], "right_children": [1, -1], "split_indices": [0, 0],
+        "split_conditions": [1.0, 2.0], "default_left": [0, 0]}]}}}})"),
+               InputError);
+}
+
+TEST(TreeEnsembleEval, FollowsXGBoostsRule) {
+  // One stump on feature 1 at 3.0: below goes left (leaf -1), else right (leaf +2); missing
+  // values take the default (left) side.
+  const auto t = TreeEnsemble::from_xgboost_json(R"({"learner": {
+      "learner_model_param": {"base_score": "5E-1", "num_class": "0", "num_feature": "2"},
+      "gradient_booster": {"name": "gbtree", "model": {"trees": [{
+        "left_children": [1, -1, -1], "right_children": [2, -1, -1], "split_indices": [1, 0, 0],
+        "split_conditions": [3.0, -1.0, 2.0], "default_left": [1, 0, 0]}]}}}})");
+  const float below[] = {0, 2.9f}, at[] = {0, 3.0f}, missing[] = {0, NAN};
+  EXPECT_DOUBLE_EQ(t.predict(below), -0.5);
+  EXPECT_DOUBLE_EQ(t.predict(at), 2.5);
+  EXPECT_DOUBLE_EQ(t.predict(missing), -0.5);
+}
+
+}  // namespace
+}  // namespace shardcost::learned

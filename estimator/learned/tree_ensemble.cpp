@@ -1,0 +1,67 @@
+#include "tree_ensemble.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "shardcost/error.h"
+
+namespace shardcost::learned {
+
+TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
+  try {
+    const auto j = nlohmann::json::parse(text);
+    const auto& learner = j.at("learner");
+    const auto& param = learner.at("learner_model_param");
+    if (learner.at("gradient_booster").at("name").get<std::string>() != "gbtree")
+      throw InputError("not a gbtree model");
+    if (param.at("num_class").get<std::string>() != "0" ||
+        param.value("num_target", std::string("1")) != "1")
+      throw InputError("not a single-output regression model");
+    TreeEnsemble e;
+    e.base_score_ = std::stod(param.at("base_score").get<std::string>());
+    e.features_ = std::stoul(param.at("num_feature").get<std::string>());
+    for (const auto& t : learner.at("gradient_booster").at("model").at("trees")) {
+      const auto left = t.at("left_children").get<std::vector<int>>();
+      const auto right = t.at("right_children").get<std::vector<int>>();
+      const auto feature = t.at("split_indices").get<std::vector<int>>();
+      const auto value = t.at("split_conditions").get<std::vector<float>>();
+      const auto default_left = t.at("default_left").get<std::vector<int>>();
+      const size_t n = left.size();
+      if (right.size() != n || feature.size() != n || value.size() != n || default_left.size() != n || n == 0)
+        throw InputError("a tree's arrays differ in length");
+      const int base = static_cast<int>(e.nodes_.size());
+      e.roots_.push_back(base);
+      for (size_t i = 0; i < n; ++i) {
+        const bool leaf = left[i] < 0;
+        if (!leaf && (left[i] >= static_cast<int>(n) || right[i] < 0 || right[i] >= static_cast<int>(n) ||
+                      feature[i] < 0 || static_cast<size_t>(feature[i]) >= e.features_))
+          throw InputError("a tree points outside itself");
+        e.nodes_.push_back({leaf ? -1 : base + left[i], leaf ? -1 : base + right[i], leaf ? 0 : feature[i],
+                            value[i], default_left[i] != 0});
+      }
+    }
+    return e;
+  } catch (const nlohmann::json::exception& ex) {
+    throw InputError(fmt::format("unreadable tree model ({})", ex.what()));
+  } catch (const std::logic_error& ex) {  // stod/stoul
+    throw InputError(fmt::format("unreadable tree model parameter ({})", ex.what()));
+  }
+}
+
+double TreeEnsemble::predict(const float* row) const {
+  double sum = base_score_;
+  for (int root : roots_) {
+    int i = root;
+    while (nodes_[i].left >= 0) {
+      const Node& n = nodes_[i];
+      const float v = row[n.feature];
+      i = std::isnan(v) ? (n.default_left ? n.left : n.right) : (v < n.value ? n.left : n.right);
+    }
+    sum += nodes_[i].value;
+  }
+  return sum;
+}
+
+}  // namespace shardcost::learned
