@@ -54,6 +54,9 @@ void run_fit(const FitArgs& a) {
     }
     fmt::print("{} model{} fitted in {}\n\n{}", fitted, fitted == 1 ? "" : "s", a.db, t.render());
   }
+  if (a.table == "all")
+    fmt::print(stderr, "shardcost: note: only GEMM models are built so far; collective, memory "
+                       "and kernel rows are priced by measurement and interpolation\n");
   for (const auto& r : reports)
     if (!r.skipped.empty())
       fmt::print(stderr, "shardcost: {} {} {} skipped: {}\n", r.kind, r.device, r.key, r.skipped);
