@@ -37,20 +37,23 @@ void run_fit(const FitArgs& a) {
     }
     fmt::print("{}\n", nlohmann::json{{"store", a.db}, {"models", j}}.dump(2));
   } else {
-    Table t({"model", "device", "key", "rows", "cv median", "cv p90", "by (n,k) median", "by (n,k) p90"},
-            {false, false, false, true, true, true, true, true});
+    // One line per model and cross-validation (held-out rows, split as named).
+    Table t({"model", "device", "key", "rows", "held out", "median", "p90"},
+            {false, false, false, true, false, true, true});
     for (const auto& r : reports) {
       if (!r.skipped.empty()) continue;
-      std::vector<std::string> row{r.kind, r.device, r.key, thousands(static_cast<double>(r.rows))};
-      for (size_t i = 0; i < 2; ++i) {
-        if (i < r.cross_validation.size()) {
-          row.push_back(percent(r.cross_validation[i].median));
-          row.push_back(percent(r.cross_validation[i].p90));
-        } else {
-          row.insert(row.end(), {"-", "-"});
-        }
+      const std::vector<std::string> id{r.kind, r.device, r.key, thousands(static_cast<double>(r.rows))};
+      if (r.cross_validation.empty()) {
+        auto row = id;
+        row.insert(row.end(), {"-", "-", "-"});
+        t.add(row);
       }
-      t.add(row);
+      for (size_t i = 0; i < r.cross_validation.size(); ++i) {
+        const auto& v = r.cross_validation[i];
+        std::vector<std::string> row = i == 0 ? id : std::vector<std::string>{"", "", "", ""};
+        row.insert(row.end(), {v.split, percent(v.median), percent(v.p90)});
+        t.add(row);
+      }
     }
     fmt::print("{} model{} fitted in {}\n\n{}", fitted, fitted == 1 ? "" : "s", a.db, t.render());
   }

@@ -7,6 +7,9 @@ For each table (a shared measured table: device, dtype, m, n, k, batch, time_ns 
 and print the |relative error| by the source that priced it and over all.
 
   scripts/eval-learned.py BUILD/shardcost TABLE.csv [--train 2000] [--seed 1] [--dtype bf16]
+
+With --unseen OTHER.csv ... the store holds N shapes of each other table instead, none of
+TABLE's device, and every shape of TABLE is predicted (a device the store has no rows of).
 """
 import argparse
 import collections
@@ -31,13 +34,26 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("--device", help="catalog device (default: the table's, as the catalog names it)")
+    ap.add_argument("--unseen", nargs="+", metavar="OTHER", help="tables whose shapes fill the store instead")
     a = ap.parse_args()
     rows = [r for r in csv.DictReader(open(a.table)) if r["dtype"] == a.dtype]
     if len(rows) <= a.train:
         sys.exit(f"{a.table}: {len(rows)} {a.dtype} rows, not more than --train {a.train}")
     random.Random(a.seed).shuffle(rows)
     train, test = rows[: a.train], rows[a.train :]
+    if a.unseen:
+        train, test = [], rows
+        for other in a.unseen:
+            o = [r for r in csv.DictReader(open(other)) if r["dtype"] == a.dtype]
+            random.Random(a.seed).shuffle(o)
+            train += o[: a.train]
+        if not a.device:
+            sys.exit("--unseen needs --device (the catalog name of TABLE's device)")
     header = list(rows[0].keys())
+    for r in train:
+        for k in list(r):
+            if k not in header:
+                del r[k]
     with tempfile.TemporaryDirectory() as tmp:
         def write(name, part):
             path = os.path.join(tmp, name)
@@ -62,8 +78,8 @@ def main():
         e = abs(float(p["time_ns"]) - float(t["time_ns"])) / float(t["time_ns"])
         by[p["source"]].append(e)
         by["all"].append(e)
-    print(f"{os.path.basename(a.table)} {a.dtype}: {a.train} shapes in the store (seed {a.seed}), "
-          f"{len(test)} predicted")
+    held = f"{a.train} shapes of each of {', '.join(os.path.basename(u) for u in a.unseen)}" if a.unseen else f"{a.train} shapes"
+    print(f"{os.path.basename(a.table)} {a.dtype}: {held} in the store (seed {a.seed}), {len(test)} predicted")
     for m in models:
         for cv in m.get("cross_validation", []):
             print(f"  fit {m['device']} {m['key']}: {cv['split']} median {100 * cv['median']:.2f} % p90 {100 * cv['p90']:.2f} %")

@@ -1,12 +1,19 @@
 #include "gemm_features.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace shardcost::learned {
 namespace {
 
 // CTA tiles of cuBLAS's bf16/fp8 kernels on Ampere, Hopper, Ada and Blackwell.
-constexpr int kTiles[][2] = {{128, 128}, {128, 256}, {256, 128}, {64, 128}, {128, 64}};
+constexpr int kTiles[][2] = {{128, 128}, {128, 256}, {256, 128}, {64, 128},
+                             {128, 64},  {64, 64},   {256, 256}, {32, 128}};
+// The prior's tiles, and split-K: a grid with fewer tiles than SMs splits K, each split
+// keeping at least kMinSplitK of it.
+constexpr int kPriorTiles[][2] = {{64, 64}, {64, 128}, {128, 64}, {128, 128}, {128, 256}, {256, 128}};
+constexpr double kMinSplitK = 256;
 constexpr double kKOverhead = 96;  // pipeline fill as K length (costs/pricing.h GemmModel)
 
 double in_bytes(DType t) {
@@ -18,7 +25,71 @@ double gemm_bytes(DType t, const GemmShape& s) {
   return (in_bytes(t) * (m * k + k * n) + out_bytes(t) * m * n) * b;
 }
 
+// Best fraction of the SMs' tile work that is useful: wave quantization, padding to whole
+// tiles, and the K loop's fill, over the tiles (small m uses smaller tiles) and split-K.
+double quantization(const Device& d, const GemmShape& s) {
+  const double m = s.m, n = s.n, k = s.k, b = s.batch, sms = d.sms;
+  const double m_cap = std::exp2(std::ceil(std::log2(std::max(m, 16.0))));
+  double best = 0;
+  for (const auto& tile : kPriorTiles) {
+    const double tm = std::min<double>(tile[0], m_cap), tn = tile[1];
+    const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * b;
+    const double splits = std::clamp(std::floor(sms / tiles), 1.0, std::max(1.0, std::floor(k / kMinSplitK)));
+    const double k_split = std::ceil(k / splits);
+    const double all = tiles * splits;
+    const double wave = all / (std::ceil(all / sms) * sms);
+    const double padding = m * n / (std::ceil(m / tm) * tm * std::ceil(n / tn) * tn);
+    best = std::max(best, wave * padding * k_split / (k_split + kKOverhead));
+  }
+  return best;
+}
+
+double prior_with(const Device& d, DType t, const GemmShape& s, double c0, double p) {
+  const double flops = 2.0 * s.m * s.n * s.k * s.batch;
+  const double tc = flops / d.peak_flops[static_cast<int>(t)] / (d.gemm_efficiency * quantization(d, s));
+  const double tm = gemm_bytes(t, s) / d.memory_bandwidth_Bps / d.memory_efficiency;
+  const double mx = std::max(tc, tm);
+  const double body = mx * std::pow(std::pow(tc / mx, p) + std::pow(tm / mx, p), 1 / p);
+  const double clock = d.boost_clock_hz > 0 ? d.boost_clock_hz : 1.5e9;
+  return c0 / clock + body;
+}
+
 }  // namespace
+
+double gemm_prior_seconds(const Device& d, DType t, const GemmShape& s, const GemmPrior& prior) {
+  return prior_with(d, t, s, prior.c0_cycles, prior.p);
+}
+
+GemmPrior fit_gemm_prior(const std::vector<PriorRow>& rows) {
+  // Soft-L1 loss on log residuals (robust to the odd kernel-selection jump), minimised on a
+  // log grid, then on a finer grid around the best point.
+  auto loss = [&](double c0, double p) {
+    double sum = 0;
+    for (const auto& r : rows) {
+      const double e = std::log(prior_with(*r.device, r.dtype, r.shape, c0, p) / r.seconds) / 0.1;
+      sum += 2 * (std::sqrt(1 + e * e) - 1);
+    }
+    return sum;
+  };
+  GemmPrior best;
+  double best_loss = 1e300;
+  double lc_lo = std::log(500.0), lc_hi = std::log(100000.0), lp_lo = std::log(1.0), lp_hi = std::log(20.0);
+  for (int round = 0; round < 3; ++round) {
+    constexpr int kSteps = 16;
+    double bc = 0, bp = 0;
+    for (int i = 0; i <= kSteps; ++i) {
+      for (int j = 0; j <= kSteps; ++j) {
+        const double lc = lc_lo + (lc_hi - lc_lo) * i / kSteps, lp = lp_lo + (lp_hi - lp_lo) * j / kSteps;
+        const double l = loss(std::exp(lc), std::exp(lp));
+        if (l < best_loss) best_loss = l, bc = lc, bp = lp, best = {std::exp(lc), std::exp(lp)};
+      }
+    }
+    if (bc == 0 && bp == 0) break;
+    const double wc = (lc_hi - lc_lo) / kSteps, wp = (lp_hi - lp_lo) / kSteps;
+    lc_lo = bc - wc, lc_hi = bc + wc, lp_lo = bp - wp, lp_hi = bp + wp;
+  }
+  return best;
+}
 
 double gemm_roofline_seconds(const Device& d, DType t, const GemmShape& s) {
   const double flops = 2.0 * s.m * s.n * s.k * s.batch;
@@ -36,6 +107,10 @@ const std::vector<std::string>& gemm_feature_names() {
       v.push_back("padding_efficiency_" + tile);
       v.push_back("log2_waves_" + tile);
     }
+    for (const char* x : {"log2_gcd_m_256", "log2_gcd_n_256", "log2_gcd_k_256", "log2_bytes_over_l2",
+                          "log2_weights_over_l2", "log2_activations_over_l2",
+                          "log2_tiles_128x128_per_sm", "log2_k_iterations_64"})
+      v.emplace_back(x);
     for (const char* d : {"log2_roofline_us", "log2_compute_over_memory", "device_sms",
                           "device_log2_peak_tflops", "device_log2_bandwidth_gbps",
                           "device_log2_ridge", "device_l2_mib", "device_clock_mhz",
@@ -69,6 +144,16 @@ void gemm_features(const Device& d, DType t, const GemmShape& s, std::vector<flo
     push(m * n / (std::ceil(m / tm) * tm * std::ceil(n / tn) * tn));
     push(std::log2(tiles / sms));
   }
+  const auto gcd256 = [](int64_t v) { return std::log2(static_cast<double>(std::gcd(v, int64_t{256}))); };
+  push(gcd256(s.m));
+  push(gcd256(s.n));
+  push(gcd256(s.k));
+  const double l2 = d.l2_bytes > 0 ? d.l2_bytes : 1;
+  push(std::log2(bytes / l2));
+  push(std::log2(in_bytes(t) * k * n * b / l2));
+  push(std::log2(in_bytes(t) * m * k * b / l2));
+  push(std::log2(std::ceil(m / 128) * std::ceil(n / 128) * b / sms));
+  push(std::log2(std::ceil(k / 64)));
   const double compute_s = flops / peak, memory_s = bytes / d.memory_bandwidth_Bps;
   push(std::log2(std::max(compute_s, memory_s) * 1e6));
   push(std::log2(compute_s / memory_s));

@@ -20,11 +20,14 @@ namespace {
 
 // Boosting parameters (docs/learned-models.md: chosen by cross-validation on the shared
 // tables' training samples, the same for every device and type).
+// One thread: XGBoost's OpenMP threads spin, and on a busy 2-core machine that made a fit
+// of 2,000 rows take minutes instead of seconds.
 const std::map<std::string, std::string> kParams = {
-    {"objective", "reg:squarederror"}, {"max_depth", "8"},   {"eta", "0.05"},
+    {"objective", "reg:squarederror"}, {"max_depth", "6"},   {"eta", "0.08"},
     {"subsample", "0.8"},              {"colsample_bytree", "0.8"}, {"min_child_weight", "2"},
-    {"tree_method", "hist"},           {"seed", "0"},         {"nthread", "1"}};
-constexpr int kRounds = 600;
+    {"tree_method", "hist"},           {"seed", "0"},         {"nthread", "1"},
+    {"base_score", "0"}};
+constexpr int kRounds = 300;
 constexpr int kFolds = 5;
 constexpr uint64_t kSeed = 20261201;
 
@@ -34,26 +37,34 @@ struct Data {
   size_t columns = 0;
 };
 
+// Label: log2(prior / measured), what the trees add to the analytic prior.
 Data make_data(const Device& d, DType t, const std::vector<GemmRow>& rows,
-               const std::vector<size_t>& which) {
+               const std::vector<size_t>& which, const GemmPrior& prior) {
   Data out;
   out.columns = gemm_feature_names().size();
   for (size_t i : which) {
     gemm_features(d, t, rows[i].shape, out.x);
     out.y.push_back(static_cast<float>(
-        std::log2(gemm_roofline_seconds(d, t, rows[i].shape) / rows[i].seconds)));
+        std::log2(gemm_prior_seconds(d, t, rows[i].shape, prior) / rows[i].seconds)));
   }
   return out;
 }
 
+GemmPrior prior_of(const Device& d, DType t, const std::vector<GemmRow>& rows,
+                   const std::vector<size_t>& which) {
+  std::vector<PriorRow> p;
+  for (size_t i : which) p.push_back({&d, t, rows[i].shape, rows[i].seconds});
+  return fit_gemm_prior(p);
+}
+
 std::vector<double> predict_seconds(const xgb::Booster& b, const Device& d, DType t,
-                                    const std::vector<GemmShape>& shapes) {
+                                    const std::vector<GemmShape>& shapes, const GemmPrior& prior) {
   std::vector<float> x;
   for (const auto& s : shapes) gemm_features(d, t, s, x);
-  const std::vector<float> log_eff = b.predict(x, gemm_feature_names().size());
+  const std::vector<float> residual = b.predict(x, gemm_feature_names().size());
   std::vector<double> out;
   for (size_t i = 0; i < shapes.size(); ++i)
-    out.push_back(gemm_roofline_seconds(d, t, shapes[i]) / std::exp2(static_cast<double>(log_eff[i])));
+    out.push_back(gemm_prior_seconds(d, t, shapes[i], prior) / std::exp2(static_cast<double>(residual[i])));
   return out;
 }
 
@@ -65,11 +76,12 @@ CrossValidation cross_validate(const Device& d, DType t, const std::vector<GemmR
     std::vector<size_t> train, test;
     for (size_t i = 0; i < rows.size(); ++i) (fold_of[i] == f ? test : train).push_back(i);
     if (test.empty() || train.size() < kMinGemmRows) continue;
-    const Data data = make_data(d, t, rows, train);
+    const GemmPrior prior = prior_of(d, t, rows, train);
+    const Data data = make_data(d, t, rows, train, prior);
     const auto booster = xgb::Booster::train(data.x, data.columns, data.y, kParams, kRounds);
     std::vector<GemmShape> shapes;
     for (size_t i : test) shapes.push_back(rows[i].shape);
-    const auto predicted = predict_seconds(booster, d, t, shapes);
+    const auto predicted = predict_seconds(booster, d, t, shapes, prior);
     for (size_t j = 0; j < test.size(); ++j) {
       const double measured = rows[test[j]].seconds;
       errors_ppm.push_back(static_cast<int64_t>(std::llround(1e6 * std::abs(predicted[j] - measured) / measured)));
@@ -129,7 +141,8 @@ GemmFit fit_gemm(const Device& d, DType t, const std::vector<GemmRow>& rows) {
 
   std::vector<size_t> all(rows.size());
   std::iota(all.begin(), all.end(), 0);
-  const Data data = make_data(d, t, rows, all);
+  fit.prior = prior_of(d, t, rows, all);
+  const Data data = make_data(d, t, rows, all, fit.prior);
   fit.booster = xgb::Booster::train(data.x, data.columns, data.y, kParams, kRounds).save();
   for (int i = 0; i < 4; ++i) {
     fit.domain.lo[i] = 1e300;
@@ -151,7 +164,8 @@ std::string GemmFit::to_json() const {
   j["dtype"] = std::string(to_string(dtype));
   j["rows"] = rows;
   j["features"] = gemm_feature_names();
-  j["target"] = "log2(roofline seconds / measured seconds)";
+  j["target"] = "log2(prior seconds / measured seconds)";
+  j["prior"] = {{"c0_cycles", prior.c0_cycles}, {"p", prior.p}};
   for (const auto& c : cv)
     j["cross_validation"].push_back({{"split", c.split}, {"rows", c.rows}, {"median", c.median}, {"p90", c.p90}});
   j["domain_log2"] = {{"lo", domain.lo}, {"hi", domain.hi}};
@@ -171,6 +185,8 @@ GemmFit GemmFit::from_json(const std::string& text) {
     f.device = j.at("device").get<std::string>();
     f.dtype = parse_dtype(j.at("dtype").get<std::string>());
     f.rows = j.at("rows").get<size_t>();
+    f.prior = {j.at("prior").at("c0_cycles").get<double>(), j.at("prior").at("p").get<double>()};
+    if (!(f.prior.c0_cycles > 0) || !(f.prior.p > 0)) throw InputError("its prior is not positive; fit again");
     for (const auto& c : j.at("cross_validation"))
       f.cv.push_back({c.at("split").get<std::string>(), c.at("rows").get<size_t>(),
                       c.at("median").get<double>(), c.at("p90").get<double>()});
@@ -204,9 +220,84 @@ std::vector<double> GemmModel::predict(const Device& d, const std::vector<GemmSh
   for (const auto& s : shapes) {
     x.clear();
     gemm_features(d, fit_.dtype, s, x);
-    out.push_back(gemm_roofline_seconds(d, fit_.dtype, s) / std::exp2(impl_->trees.predict(x.data())));
+    out.push_back(gemm_prior_seconds(d, fit_.dtype, s, fit_.prior) / std::exp2(impl_->trees.predict(x.data())));
   }
   return out;
+}
+
+}  // namespace shardcost::learned
+
+namespace shardcost::learned {
+namespace {
+
+std::vector<PriorRow> prior_rows(DType t, const std::vector<DeviceRows>& data, int skip) {
+  std::vector<PriorRow> out;
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (static_cast<int>(i) == skip) continue;
+    for (const auto& r : data[i].rows) out.push_back({&data[i].device, t, r.shape, r.seconds});
+  }
+  return out;
+}
+
+}  // namespace
+
+PooledGemmPrior fit_pooled_gemm_prior(DType t, const std::vector<DeviceRows>& data) {
+  PooledGemmPrior out;
+  out.dtype = t;
+  for (const auto& d : data) {
+    out.devices.push_back(d.device.name);
+    out.rows += d.rows.size();
+  }
+  if (out.rows < kMinGemmRows)
+    throw InputError(fmt::format("{} GEMM rows over all devices, fewer than the {} a prior needs",
+                                 out.rows, kMinGemmRows));
+  out.prior = fit_gemm_prior(prior_rows(t, data, -1));
+  if (data.size() >= 2) {
+    for (size_t held = 0; held < data.size(); ++held) {
+      const GemmPrior p = fit_gemm_prior(prior_rows(t, data, static_cast<int>(held)));
+      std::vector<int64_t> ppm;
+      for (const auto& r : data[held].rows) {
+        const double predicted = gemm_prior_seconds(data[held].device, t, r.shape, p);
+        ppm.push_back(static_cast<int64_t>(std::llround(1e6 * std::abs(predicted - r.seconds) / r.seconds)));
+      }
+      out.cv.push_back({"without " + data[held].device.name, ppm.size(), median(ppm) / 1e6,
+                        percentile(ppm, 0.9) / 1e6});
+    }
+  }
+  return out;
+}
+
+std::string PooledGemmPrior::to_json() const {
+  nlohmann::json j;
+  j["fitter"] = kGemmFitterVersion;
+  j["dtype"] = std::string(to_string(dtype));
+  j["prior"] = {{"c0_cycles", prior.c0_cycles}, {"p", prior.p}};
+  j["devices"] = devices;
+  j["rows"] = rows;
+  j["cross_validation"] = nlohmann::json::array();
+  for (const auto& c : cv)
+    j["cross_validation"].push_back({{"split", c.split}, {"rows", c.rows}, {"median", c.median}, {"p90", c.p90}});
+  return j.dump();
+}
+
+PooledGemmPrior PooledGemmPrior::from_json(const std::string& text) {
+  try {
+    const auto j = nlohmann::json::parse(text);
+    if (j.at("fitter").get<std::string>() != kGemmFitterVersion)
+      throw InputError("fitted by another shardcost; fit again");
+    PooledGemmPrior p;
+    p.dtype = parse_dtype(j.at("dtype").get<std::string>());
+    p.prior = {j.at("prior").at("c0_cycles").get<double>(), j.at("prior").at("p").get<double>()};
+    if (!(p.prior.c0_cycles > 0) || !(p.prior.p > 0)) throw InputError("its prior is not positive; fit again");
+    p.devices = j.at("devices").get<std::vector<std::string>>();
+    p.rows = j.at("rows").get<size_t>();
+    for (const auto& c : j.at("cross_validation"))
+      p.cv.push_back({c.at("split").get<std::string>(), c.at("rows").get<size_t>(),
+                      c.at("median").get<double>(), c.at("p90").get<double>()});
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("unreadable pooled GEMM prior ({}); fit again", e.what()));
+  }
 }
 
 }  // namespace shardcost::learned

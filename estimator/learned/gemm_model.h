@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm_features.h"
 #include "shardcost/hardware.h"
 
 namespace shardcost::learned {
@@ -35,6 +36,7 @@ struct GemmFit {
   std::string device;  // catalog device
   DType dtype = DType::bf16;
   size_t rows = 0;
+  GemmPrior prior;     // the analytic part the trees correct
   std::vector<CrossValidation> cv;
   GemmDomain domain;
   std::string booster;  // XGBoost's JSON model
@@ -44,7 +46,7 @@ struct GemmFit {
 
 // Fewer rows than this and no model is fitted (the caller says so and skips it).
 inline constexpr size_t kMinGemmRows = 50;
-inline constexpr const char* kGemmFitterVersion = "gemm-xgb-1";
+inline constexpr const char* kGemmFitterVersion = "gemm-xgb-2";
 
 // Deterministic: fixed seeds for the folds and the trees.
 GemmFit fit_gemm(const Device&, DType, const std::vector<GemmRow>&);
@@ -63,5 +65,28 @@ class GemmModel {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+}  // namespace shardcost::learned
+
+namespace shardcost::learned {
+
+// For a device without a model of its own: the analytic prior alone, its two constants
+// fitted over every device's rows of the type (trees do not carry across architectures: a
+// split on a device feature copies one of the devices; docs/learned-models.md). Its answers
+// are "extrapolated". Cross-validated by leaving each device out in turn.
+struct PooledGemmPrior {
+  DType dtype = DType::bf16;
+  GemmPrior prior;
+  std::vector<std::string> devices;  // catalog devices fitted on
+  size_t rows = 0;
+  std::vector<CrossValidation> cv;   // one per device left out
+  std::string to_json() const;
+  static PooledGemmPrior from_json(const std::string&);
+};
+struct DeviceRows {
+  Device device;
+  std::vector<GemmRow> rows;
+};
+PooledGemmPrior fit_pooled_gemm_prior(DType, const std::vector<DeviceRows>&);
 
 }  // namespace shardcost::learned

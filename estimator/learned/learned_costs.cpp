@@ -18,6 +18,7 @@ namespace shardcost {
 namespace {
 
 constexpr const char* kGemmKind = "gemm_efficiency";
+constexpr const char* kPooledKind = "gemm_prior_pooled";
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -43,6 +44,7 @@ std::vector<FitReport> fit_store(const std::string& path, std::string_view table
     slot.second += 1;
   }
   std::vector<FitReport> out;
+  std::map<DType, std::vector<learned::DeviceRows>> pooled;  // per type, every device's rows
   for (const auto& [key, shapes] : rows) {
     const auto& [stored, dtype_name] = key;
     FitReport r;
@@ -69,8 +71,25 @@ std::vector<FitReport> fit_store(const std::string& path, std::string_view table
       const learned::GemmFit fit = learned::fit_gemm(*catalog, *dtype, data);
       for (const auto& c : fit.cv) r.cross_validation.push_back({c.split, c.rows, c.median, c.p90});
       store.put_fitted_model({kGemmKind, stored, r.key, fit.to_json(), "", now_ns()});
+      pooled[*dtype].push_back({*catalog, std::move(data)});
     }
     out.push_back(std::move(r));
+  }
+  // The prior over every device of a type prices devices with no rows of their own.
+  if (!device) {
+    for (const auto& [dtype, data] : pooled) {
+      FitReport r;
+      r.kind = kPooledKind;
+      r.key = std::string(to_string(dtype));
+      for (const auto& d : data) {
+        r.device += (r.device.empty() ? "" : "+") + d.device.name;
+        r.rows += d.rows.size();
+      }
+      const learned::PooledGemmPrior p = learned::fit_pooled_gemm_prior(dtype, data);
+      for (const auto& c : p.cv) r.cross_validation.push_back({c.split, c.rows, c.median, c.p90});
+      store.put_fitted_model({kPooledKind, "", r.key, p.to_json(), "", now_ns()});
+      out.push_back(std::move(r));
+    }
   }
   return out;
 }
@@ -83,6 +102,7 @@ struct LearnedCosts::Impl {
     Device device;  // the catalog device it was fitted for
   };
   std::vector<Entry> gemms;
+  std::vector<learned::PooledGemmPrior> pooled;
   mutable std::mutex mutex;
   struct Key {
     size_t model;
@@ -108,6 +128,15 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
   const db::Store store = db::Store::open(path, db::Store::Mode::read_only);
   auto impl = std::make_unique<Impl>();
   for (const auto& row : store.fitted_models()) {
+    if (row.kind == kPooledKind) {
+      try {
+        impl->pooled.push_back(learned::PooledGemmPrior::from_json(row.parameters_json));
+      } catch (const Error& e) {
+        if (problems)
+          problems->push_back(fmt::format("{}: fitted model {} {} skipped: {}", path, row.kind, row.key, e.what()));
+      }
+      continue;
+    }
     if (row.kind != kGemmKind) continue;
     try {
       const learned::GemmFit fit = learned::GemmFit::from_json(row.parameters_json);
@@ -122,7 +151,7 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
   return LearnedCosts(std::move(impl));
 }
 
-size_t LearnedCosts::models() const { return impl_->gemms.size(); }
+size_t LearnedCosts::models() const { return impl_->gemms.size() + impl_->pooled.size(); }
 
 std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype, const GemmShape& s) const {
   for (size_t i = 0; i < impl_->gemms.size(); ++i) {
@@ -134,6 +163,10 @@ std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype, cons
     if (added) it->second = e.model.predict(e.device, {s}).front();
     return Priced{it->second, origin};
   }
+  // No model of this device: the pooled prior, if the device has a peak for the type.
+  if (device.peak_flops[static_cast<int>(dtype)] <= 0) return std::nullopt;
+  for (const auto& p : impl_->pooled)
+    if (p.dtype == dtype) return Priced{learned::gemm_prior_seconds(device, dtype, s, p.prior), CostOrigin::extrapolated};
   return std::nullopt;
 }
 

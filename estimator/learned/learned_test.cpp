@@ -94,6 +94,34 @@ TEST(GemmModelFit, BadInputsAreInputErrors) {
                InputError);
 }
 
+TEST(GemmPriorFit, RecoversTheConstantsOfTimesItGenerated) {
+  // Times made by the prior itself with 5,000 launch cycles and p = 4 on two devices: the fit
+  // finds them again (to its grid's resolution), and the pooled prior's leave-one-device-out
+  // errors are then small.
+  const GemmPrior truth{5000, 4};
+  std::vector<DeviceRows> data;
+  for (const char* name : {"a100-sxm4-80gb", "h100-sxm5-80gb"}) {
+    DeviceRows d{find_device(name), {}};
+    for (int64_t m : {1, 4, 16, 64, 128, 1024, 4096, 8192, 16384})
+      for (int64_t nk : {512, 4096, 16384})
+        d.rows.push_back({{m, nk, nk, 1}, gemm_prior_seconds(d.device, DType::bf16, {m, nk, nk, 1}, truth)});
+    data.push_back(std::move(d));
+  }
+  std::vector<PriorRow> rows;
+  for (const auto& d : data)
+    for (const auto& r : d.rows) rows.push_back({&d.device, DType::bf16, r.shape, r.seconds});
+  const GemmPrior fitted = fit_gemm_prior(rows);
+  EXPECT_NEAR(fitted.c0_cycles / truth.c0_cycles, 1, 0.05);
+  EXPECT_NEAR(fitted.p / truth.p, 1, 0.1);
+  const PooledGemmPrior pooled = fit_pooled_gemm_prior(DType::bf16, data);
+  ASSERT_EQ(pooled.cv.size(), 2u);
+  EXPECT_EQ(pooled.cv[0].split, "without a100-sxm4-80gb");
+  EXPECT_LT(pooled.cv[0].median, 0.01);
+  const PooledGemmPrior again = PooledGemmPrior::from_json(pooled.to_json());
+  EXPECT_EQ(again.devices, pooled.devices);
+  EXPECT_DOUBLE_EQ(again.prior.p, pooled.prior.p);
+}
+
 TEST(TreeEnsembleEval, FollowsXGBoostsRule) {
   // One stump on feature 1 at 3.0: below goes left (leaf -1), else right (leaf +2); missing
   // values take the default (left) side.

@@ -14,8 +14,11 @@ fi
 python3 - "$SCRATCH/fit.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
-(m,) = j["models"]
+m, pooled = j["models"]
 assert m["kind"] == "gemm_efficiency" and m["device"] == "a100-sxm4-80gb" and m["key"] == "bf16", m
+# The prior over every device of the type (one here: nothing to leave out).
+assert pooled["kind"] == "gemm_prior_pooled" and pooled["key"] == "bf16", pooled
+assert pooled["rows"] == 300 and not pooled.get("cross_validation"), pooled
 assert m["rows"] == 300, m
 splits = {c["split"]: c for c in m["cross_validation"]}
 assert set(splits) == {"5-fold", "5-fold by (n, k)"}, splits
@@ -25,7 +28,7 @@ PY
 # Refitting replaces the model and gives the same figures (fixed seeds).
 expect_exit 0 "$BIN" fit --db "$DB" --format json
 cmp -s "$SCRATCH/out" "$SCRATCH/fit.json" || fail "refitting changed the figures"
-[ "$(sqlite3 "$DB" 'SELECT COUNT(*) FROM fitted_model')" = 1 ] || fail "refit kept two models"
+[ "$(sqlite3 "$DB" 'SELECT COUNT(*) FROM fitted_model')" = 2 ] || fail "refit kept old models"
 
 # A shape the store did not measure is priced by the model, inside its domain.
 expect_exit 0 "$BIN" predict gemm --device a100-sxm4-80gb --db "$DB" --shape 3000x5000x7000 --format csv
@@ -33,6 +36,10 @@ grep -q '^3000,5000,7000,1,bf16,[0-9]*,learned$' "$SCRATCH/out" || fail "learned
 # Far outside every fitted dimension: extrapolated, and said so.
 expect_exit 0 "$BIN" predict gemm --device a100-sxm4-80gb --db "$DB" --shape 3x5000x1000000 --format csv
 grep -q ',extrapolated$' "$SCRATCH/out" || fail "extrapolated: $OUT"
+
+# A device the store has no rows of: the pooled prior, extrapolated.
+expect_exit 0 "$BIN" predict gemm --device h100-sxm5-80gb --db "$DB" --shape 4096x4096x4096 --format csv
+grep -q ',extrapolated$' "$SCRATCH/out" || fail "pooled prior: $OUT"
 
 # estimate --db names the learned share of the parts it priced.
 expect_exit 0 "$BIN" estimate --model llama3-8b --cluster dgx-a100 --gpus 8 --db "$DB" \
