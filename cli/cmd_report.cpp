@@ -8,6 +8,7 @@
 #include "report_html.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
+#include "shardcost/learned.h"
 #include "shardcost/store_costs.h"
 
 namespace shardcost::cli {
@@ -38,15 +39,34 @@ void add_report_command(CLI::App& app) {
     in.memory = store.table("memory");
     in.collective = store.table("collective");
     in.kernels = store.table("kernels");
+    // Each fitted GEMM model against the rows it was fitted on (predicted by the model, not
+    // looked up: the store's own source would answer with the measurement).
+    std::vector<std::string> problems;
+    const LearnedCosts learned = LearnedCosts::load(a->db, &problems);
+    for (const auto& p : problems) fmt::print(stderr, "shardcost: warning: {}\n", p);
+    const auto points = store.gemm_points();
+    for (const auto& m : learned.describe()) {
+      if (m.kind != "gemm_efficiency") continue;
+      FittedModelPlot plot{m, {}};
+      const Device device = find_device(m.device);
+      const DType dtype = parse_dtype(m.key);
+      for (const auto& g : points) {
+        if (parse_store_dtype(g.dtype) != dtype || !same_device_name(g.device, m.device)) continue;
+        if (const auto priced = learned.gemm(device, dtype, {g.m, g.n, g.k, g.batch}))
+          plot.measured_predicted_s.emplace_back(g.time_ns * 1e-9, priced->seconds);
+      }
+      in.models.push_back(std::move(plot));
+    }
     if (!a->model.empty()) {
       RankedPlans p;
       const Model model = load_model(a->model);
       const Cluster cluster = load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
       const StoreCosts costs = StoreCosts::load(a->db);
+      const CostChain chain{{&costs.measured(), &costs.interpolated(), &learned}};
       RankOptions ro;
       ro.global_batch = a->gbs;
       ro.top = a->top;
-      ro.estimate.costs = &costs;
+      ro.estimate.costs = &chain;
       p.model = model.name;
       p.cluster = cluster.name;
       p.gpus = cluster.total_gpus();

@@ -180,6 +180,33 @@ std::string kernels_section(const db::CostTable& t) {
   return out + "</table>\n";
 }
 
+std::string models_section(const std::vector<FittedModelPlot>& models) {
+  if (models.empty()) return empty_note("No fitted models in this store (shardcost fit).");
+  std::string out;
+  for (const auto& m : models) {
+    if (m.measured_predicted_s.empty()) continue;
+    svg::Plot p;
+    p.title = fmt::format("{} · {} · {}", m.model.kind, m.model.device, m.model.key);
+    p.x = {"measured time (µs, log scale)", svg::Scale::log, svg::Ticks::number, {}, {}};
+    p.y = {"predicted time (µs, log scale)", svg::Scale::log, svg::Ticks::number, {}, {}};
+    svg::Series rows{"GEMM shapes", {}, false, 2, {}, ""};
+    double lo = 1e300, hi = 0;
+    for (const auto& [measured, predicted] : m.measured_predicted_s) {
+      rows.points.emplace_back(measured * 1e6, predicted * 1e6);
+      lo = std::min({lo, measured * 1e6, predicted * 1e6});
+      hi = std::max({hi, measured * 1e6, predicted * 1e6});
+    }
+    std::sort(rows.points.begin(), rows.points.end());
+    p.series.push_back(std::move(rows));
+    p.series.push_back({"predicted = measured", {{lo, lo}, {hi, hi}}, true, 0, {}, ""});
+    std::string figures;
+    for (const auto& v : m.model.cross_validation)
+      figures += fmt::format("; held out {}: median {:.1f} %, p90 {:.1f} %", v.split, 100 * v.median, 100 * v.p90);
+    out += figure(svg::render(p), fmt::format("{} rows it was fitted on{}.", m.measured_predicted_s.size(), figures));
+  }
+  return out;
+}
+
 std::string plans_section(const RankedPlans& plans) {
   const auto& best = plans.result.best;
   if (best.empty()) return empty_note("No strategy fits in memory for this model, cluster and batch.");
@@ -262,6 +289,7 @@ std::string report_html(const ReportInputs& in) {
   o += "<h2 id=\"gemm\">GEMM</h2>\n<div class=\"grid\">" + gemm_section(in.gemm) + "</div>\n";
   o += "<h2 id=\"memory\">Memory bandwidth</h2>\n<div class=\"grid\">" + memory_section(in.memory) + "</div>\n";
   o += "<h2 id=\"kernels\">Traced kernels</h2>\n<div class=\"grid\">" + kernels_section(in.kernels) + "</div>\n";
+  o += "<h2 id=\"models\">Fitted models</h2>\n<div class=\"grid\">" + models_section(in.models) + "</div>\n";
   if (in.plans) o += "<h2 id=\"strategies\">Ranked strategies</h2>\n" + plans_section(*in.plans);
   return o + "</body></html>\n";
 }

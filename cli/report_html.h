@@ -5,6 +5,7 @@
 
 #include "shardcost/db.h"
 #include "shardcost/estimator.h"
+#include "shardcost/learned.h"
 
 namespace shardcost::cli {
 
@@ -15,9 +16,16 @@ struct RankedPlans {
   RankResult result;
 };
 
+// One fitted model against the store's rows it was fitted on, with its held-out figures.
+struct FittedModelPlot {
+  FitReport model;
+  std::vector<std::pair<double, double>> measured_predicted_s;
+};
+
 struct ReportInputs {
   db::StoreInfo info;
   db::CostTable gemm, memory, collective, kernels;
+  std::vector<FittedModelPlot> models;
   std::optional<RankedPlans> plans;
 };
 

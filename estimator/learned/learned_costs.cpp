@@ -103,6 +103,7 @@ struct LearnedCosts::Impl {
   };
   std::vector<Entry> gemms;
   std::vector<learned::PooledGemmPrior> pooled;
+  std::vector<FitReport> described;
   mutable std::mutex mutex;
   struct Key {
     size_t model;
@@ -131,6 +132,11 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
     if (row.kind == kPooledKind) {
       try {
         impl->pooled.push_back(learned::PooledGemmPrior::from_json(row.parameters_json));
+        const auto& p = impl->pooled.back();
+        FitReport r{kPooledKind, "", row.key, p.rows, {}, ""};
+        for (const auto& d : p.devices) r.device += (r.device.empty() ? "" : "+") + d;
+        for (const auto& c : p.cv) r.cross_validation.push_back({c.split, c.rows, c.median, c.p90});
+        impl->described.push_back(std::move(r));
       } catch (const Error& e) {
         if (problems)
           problems->push_back(fmt::format("{}: fitted model {} {} skipped: {}", path, row.kind, row.key, e.what()));
@@ -142,6 +148,9 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
       const learned::GemmFit fit = learned::GemmFit::from_json(row.parameters_json);
       Device d = find_device(fit.device);
       impl->gemms.push_back({row.device, fit.dtype, learned::GemmModel(fit), std::move(d)});
+      FitReport r{kGemmKind, fit.device, std::string(to_string(fit.dtype)), fit.rows, {}, ""};
+      for (const auto& c : fit.cv) r.cross_validation.push_back({c.split, c.rows, c.median, c.p90});
+      impl->described.push_back(std::move(r));
     } catch (const Error& e) {
       if (problems)
         problems->push_back(fmt::format("{}: fitted model {} {} {} skipped: {}", path, row.kind,
@@ -150,6 +159,8 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
   }
   return LearnedCosts(std::move(impl));
 }
+
+const std::vector<FitReport>& LearnedCosts::describe() const { return impl_->described; }
 
 size_t LearnedCosts::models() const { return impl_->gemms.size() + impl_->pooled.size(); }
 

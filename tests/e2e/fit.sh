@@ -55,6 +55,11 @@ for p in parts.values():
     assert abs(sum(p["sources"].values()) - p["seconds"]) <= 1e-5 * max(1, p["seconds"]), p
 PY
 
+# The report draws each fitted model against its rows, with its held-out figures.
+expect_exit 0 "$BIN" report --db "$DB" -o "$SCRATCH/report.html"
+grep -q 'gemm_efficiency · a100-sxm4-80gb · bf16' "$SCRATCH/report.html" || fail "report: no model plot"
+grep -q '300 rows it was fitted on; held out 5-fold: median' "$SCRATCH/report.html" || fail "report: no figures"
+
 # A damaged model row never crashes pricing: one warning, and the next source prices.
 sqlite3 "$DB" "UPDATE fitted_model SET parameters_json = '{\"fitter\": 1}'"
 expect_exit 0 "$BIN" predict gemm --device a100-sxm4-80gb --db "$DB" --shape 3000x5000x7000 --format csv

@@ -48,6 +48,8 @@ class LearnedCosts : public CostSource {
     return std::nullopt;
   }
   size_t models() const;
+  // The models it holds, with the figures they were fitted with (skipped stays empty).
+  const std::vector<FitReport>& describe() const;
 
  private:
   struct Impl;
