@@ -44,14 +44,22 @@ double quantization(const Device& d, const GemmShape& s) {
   return best;
 }
 
-double prior_with(const Device& d, DType t, const GemmShape& s, double c0, double p) {
+// The prior's parts that do not depend on its two constants.
+struct PriorTerms {
+  double compute, memory, clock;
+};
+PriorTerms prior_terms(const Device& d, DType t, const GemmShape& s) {
   const double flops = 2.0 * s.m * s.n * s.k * s.batch;
-  const double tc = flops / d.peak_flops[static_cast<int>(t)] / (d.gemm_efficiency * quantization(d, s));
-  const double tm = gemm_bytes(t, s) / d.memory_bandwidth_Bps / d.memory_efficiency;
-  const double mx = std::max(tc, tm);
-  const double body = mx * std::pow(std::pow(tc / mx, p) + std::pow(tm / mx, p), 1 / p);
-  const double clock = d.boost_clock_hz > 0 ? d.boost_clock_hz : 1.5e9;
-  return c0 / clock + body;
+  return {flops / d.peak_flops[static_cast<int>(t)] / (d.gemm_efficiency * quantization(d, s)),
+          gemm_bytes(t, s) / d.memory_bandwidth_Bps / d.memory_efficiency,
+          d.boost_clock_hz > 0 ? d.boost_clock_hz : 1.5e9};
+}
+double prior_of_terms(const PriorTerms& x, double c0, double p) {
+  const double mx = std::max(x.compute, x.memory);
+  return c0 / x.clock + mx * std::pow(std::pow(x.compute / mx, p) + std::pow(x.memory / mx, p), 1 / p);
+}
+double prior_with(const Device& d, DType t, const GemmShape& s, double c0, double p) {
+  return prior_of_terms(prior_terms(d, t, s), c0, p);
 }
 
 }  // namespace
@@ -60,13 +68,19 @@ double gemm_prior_seconds(const Device& d, DType t, const GemmShape& s, const Ge
   return prior_with(d, t, s, prior.c0_cycles, prior.p);
 }
 
-GemmPrior fit_gemm_prior(const std::vector<PriorRow>& rows) {
+GemmPrior fit_gemm_prior(const std::vector<PriorRow>& all) {
+  // Two constants need no more than a few thousand rows: every k-th row beyond that.
+  constexpr size_t kMaxRows = 4000;
+  std::vector<std::pair<PriorTerms, double>> rows;  // terms, measured seconds
+  const size_t step = std::max<size_t>(1, (all.size() + kMaxRows - 1) / kMaxRows);
+  for (size_t i = 0; i < all.size(); i += step)
+    rows.emplace_back(prior_terms(*all[i].device, all[i].dtype, all[i].shape), all[i].seconds);
   // Soft-L1 loss on log residuals (robust to the odd kernel-selection jump), minimised on a
   // log grid, then on a finer grid around the best point.
   auto loss = [&](double c0, double p) {
     double sum = 0;
-    for (const auto& r : rows) {
-      const double e = std::log(prior_with(*r.device, r.dtype, r.shape, c0, p) / r.seconds) / 0.1;
+    for (const auto& [terms, seconds] : rows) {
+      const double e = std::log(prior_of_terms(terms, c0, p) / seconds) / 0.1;
       sum += 2 * (std::sqrt(1 + e * e) - 1);
     }
     return sum;
