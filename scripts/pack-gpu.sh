@@ -14,7 +14,7 @@ for f in "$build"/libshardcost_inject.so; do [ -f "$f" ] && cp "$f" pack/bin/; d
 for t in profiler/profiler_tests profiler/profiler_gpu_tests bench/bench_trace; do
   [ -x "$build/$t" ] && cp "$build/$t" pack/bin/
 done
-cp scripts/gpu-check.sh scripts/trace-gpu-check.sh pack/scripts/
+cp scripts/gpu-check.sh scripts/trace-gpu-check.sh scripts/learned-gpu-check.sh pack/scripts/
 # Everything the binaries link except the C runtime and the CUDA/driver libraries, which the
 # GPU image provides (libcuda comes with the driver; cublasLt and nccl with the CUDA image).
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libgcc_s|libstdc\+\+|libcuda\.so|libcublas|libnccl|libcudart)'
