@@ -35,10 +35,22 @@ std::string memory_token(const std::vector<std::string>& t) {
 }
 
 // a and b normalised.
+// The part's package, where the name says: an SXM module and a PCIe card of one GPU differ
+// in SMs, clocks, memory and links (H100 SXM5: 132 SMs; H100 PCIe: 114).
+std::string form_factor(const std::vector<std::string>& t) {
+  for (const auto& s : t) {
+    if (s.rfind("sxm", 0) == 0) return "sxm";
+    if (s == "pcie" || s == "nvl") return s;
+  }
+  return "";
+}
+
 bool same_device(const std::string& a, const std::string& b) {
   if (a == b) return true;
   const auto ta = tokens(a), tb = tokens(b);
   if (ta.empty() || tb.empty() || ta[0] != tb[0]) return false;
+  const std::string fa = form_factor(ta), fb = form_factor(tb);
+  if (!fa.empty() && !fb.empty() && fa != fb) return false;
   const std::string ma = memory_token(ta), mb = memory_token(tb);
   return ma.empty() || mb.empty() || ma == mb;
 }
@@ -97,6 +109,10 @@ struct StoreCosts::Index {
       const std::string want = normalize_device_name(d.name);
       for (size_t i = 0; i < devices.size() && it->second < 0; ++i)
         if (devices[i] == want) it->second = static_cast<int>(i);
+      // The names the driver reports for this catalog device.
+      for (const auto& alias : d.aliases)
+        for (size_t i = 0; i < devices.size() && it->second < 0; ++i)
+          if (devices[i] == normalize_device_name(alias)) it->second = static_cast<int>(i);
       for (size_t i = 0; i < devices.size() && it->second < 0; ++i)
         if (same_device(devices[i], want)) it->second = static_cast<int>(i);
     }
@@ -376,6 +392,12 @@ bool same_device_name(std::string_view a, std::string_view b) {
 }
 
 std::optional<Device> catalog_device_for(std::string_view stored_name) {
+  const std::string stored = normalize_device_name(stored_name);
+  for (const auto& name : catalog_names("devices")) {
+    Device d = find_device(name);
+    for (const auto& alias : d.aliases)
+      if (normalize_device_name(alias) == stored) return d;
+  }
   for (const auto& name : catalog_names("devices"))
     if (same_device_name(stored_name, name)) return find_device(name);
   return std::nullopt;

@@ -60,6 +60,19 @@ TEST(StoreCosts, MatchesOpLevelAndDevice) {
   EXPECT_EQ(four->origin, CostOrigin::interpolated);
 }
 
+TEST(StoreCosts, DriverNamesFindTheirCatalogDevice) {
+  // nvidia-smi's names: aliases in the catalog, or the model and memory tokens.
+  EXPECT_EQ(catalog_device_for("NVIDIA H100 80GB HBM3")->name, "h100-sxm5-80gb");
+  EXPECT_EQ(catalog_device_for("NVIDIA H200")->name, "h200-sxm-141gb");
+  EXPECT_EQ(catalog_device_for("NVIDIA B200")->name, "b200-sxm-180gb");
+  EXPECT_EQ(catalog_device_for("NVIDIA A100-SXM4-40GB")->name, "a100-sxm4-40gb");
+  // Another package of the same GPU is another device: no SXM figures for a PCIe card.
+  EXPECT_FALSE(catalog_device_for("NVIDIA H100 PCIe"));
+  EXPECT_FALSE(catalog_device_for("NVIDIA A100 80GB PCIe"));
+  EXPECT_FALSE(same_device_name("NVIDIA H100 NVL", "h100-sxm5-80gb"));
+  EXPECT_FALSE(catalog_device_for("Tesla V100-SXM2-32GB"));  // not in the catalog yet
+}
+
 TEST(StoreCosts, DeviceNamesNormalise) {
   EXPECT_EQ(normalize_device_name("NVIDIA A100-SXM4-80GB"), "a100-sxm4-80gb");
   EXPECT_EQ(normalize_device_name("NVIDIA H100 80GB HBM3"), "h100-80gb-hbm3");

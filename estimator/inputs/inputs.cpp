@@ -27,6 +27,12 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
   JsonFields f(j, where);
   Device d;
   d.name = f.required_string("name");
+  if (const auto* a = f.optional_array("aliases")) {
+    for (const auto& x : *a) {
+      if (!x.is_string()) f.fail("aliases", "must hold names (strings)");
+      d.aliases.push_back(x.get<std::string>());
+    }
+  }
   d.architecture = f.optional_string("architecture").value_or("unknown");
   d.sms = f.required_int("sms", 1);
   d.boost_clock_hz = f.optional_number("boost_clock_mhz", 1).value_or(0) * 1e6;

@@ -19,6 +19,7 @@ std::optional<DType> parse_store_dtype(std::string_view);
 
 struct Device {
   std::string name;
+  std::vector<std::string> aliases;     // the names drivers and tools report for it
   std::string architecture;
   int sms = 0;
   double boost_clock_hz = 0;            // 0: not known
