@@ -28,5 +28,6 @@ TEST(FuzzCorpus, ModelJson) { replay("model", shardcost::fuzz::model_json); }
 TEST(FuzzCorpus, ClusterJson) { replay("cluster", shardcost::fuzz::cluster_json); }
 TEST(FuzzCorpus, StrategyText) { replay("strategy", shardcost::fuzz::strategy_text); }
 TEST(FuzzCorpus, PlanJson) { replay("plan", shardcost::fuzz::plan_json); }
+TEST(FuzzCorpus, FittedModelJson) { replay("fitted_model", shardcost::fuzz::fitted_model_json); }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "shardcost/error.h"
+#include "learned/gemm_model.h"
 #include "shardcost/estimator.h"
 
 namespace shardcost::fuzz {
@@ -43,6 +44,18 @@ void strategy_text(const uint8_t* data, size_t size) {
   try {
     const Strategy s = parse_strategy(text(data, size), 64);
     (void)check_strategy(load_model("llama3-8b"), load_cluster("dgx-h100", 64), s);
+  } catch (const InputError&) {
+  }
+}
+
+void fitted_model_json(const uint8_t* data, size_t size) {
+  // A fitted_model row as a store may hold it, damaged or not: it loads or is refused with an
+  // InputError, and what loads predicts without crashing or looping (LearnedCosts then drops
+  // a time that is not positive and finite).
+  static const Device a100 = find_device("a100-sxm4-80gb");
+  try {
+    const learned::GemmModel model(learned::GemmFit::from_json(std::string(text(data, size))));
+    (void)model.predict(a100, {{4096, 4096, 4096, 1}, {1, 1, 1, 1}});
   } catch (const InputError&) {
   }
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -172,6 +173,8 @@ std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype, cons
     std::lock_guard lock(impl_->mutex);
     auto [it, added] = impl_->cache.try_emplace({i, s}, 0.0);
     if (added) it->second = e.model.predict(e.device, {s}).front();
+    // A damaged model's nonsense (not a positive, finite time) is left to the next source.
+    if (!(it->second > 0) || !std::isfinite(it->second)) return std::nullopt;
     return Priced{it->second, origin};
   }
   // No model of this device: the pooled prior, if the device has a peak for the type.

@@ -122,6 +122,16 @@ TEST(GemmPriorFit, RecoversTheConstantsOfTimesItGenerated) {
   EXPECT_DOUBLE_EQ(again.prior.p, pooled.prior.p);
 }
 
+TEST(TreeEnsembleEval, RefusesTreesThatLoop) {
+  // A node whose child is itself (or an ancestor) would never reach a leaf.
+  EXPECT_THROW(TreeEnsemble::from_xgboost_json(R"({"learner": {
+      "learner_model_param": {"base_score": "0.5", "num_class": "0", "num_feature": "1"},
+      "gradient_booster": {"name": "gbtree", "model": {"trees": [{
+        "left_children": [0, -1], "right_children": [1, -1], "split_indices": [0, 0],
+        "split_conditions": [1.0, 2.0], "default_left": [0, 0]}]}}}})"),
+               InputError);
+}
+
 TEST(TreeEnsembleEval, FollowsXGBoostsRule) {
   // One stump on feature 1 at 3.0: below goes left (leaf -1), else right (leaf +2); missing
   // values take the default (left) side.

@@ -35,9 +35,12 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
       e.roots_.push_back(base);
       for (size_t i = 0; i < n; ++i) {
         const bool leaf = left[i] < 0;
-        if (!leaf && (left[i] >= static_cast<int>(n) || right[i] < 0 || right[i] >= static_cast<int>(n) ||
+        // Children come after their parent (as XGBoost writes trees): every walk ends.
+        if (!leaf && (left[i] <= static_cast<int>(i) || left[i] >= static_cast<int>(n) ||
+                      right[i] <= static_cast<int>(i) || right[i] >= static_cast<int>(n) ||
                       feature[i] < 0 || static_cast<size_t>(feature[i]) >= e.features_))
-          throw InputError("a tree points outside itself");
+          throw InputError("a tree points outside itself or back up");
+        if (!std::isfinite(value[i])) throw InputError("a tree holds a value that is not finite");
         e.nodes_.push_back({leaf ? -1 : base + left[i], leaf ? -1 : base + right[i], leaf ? 0 : feature[i],
                             value[i], default_left[i] != 0});
       }
