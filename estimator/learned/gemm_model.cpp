@@ -100,6 +100,18 @@ double log2_dim(const GemmShape& s, int i) {
   return std::log2(static_cast<double>(v[i]));
 }
 
+// A count in a record: a whole non-negative number, never converted from anything else.
+size_t count_of(const nlohmann::json& j) {
+  if (!j.is_number_unsigned()) throw InputError("a count in the record is not a whole number");
+  return j.get<size_t>();
+}
+double number_of(const nlohmann::json& j) {
+  if (!j.is_number()) throw InputError("a figure in the record is not a number");
+  const double x = j.get<double>();
+  if (!std::isfinite(x)) throw InputError("a figure in the record is not finite");
+  return x;
+}
+
 }  // namespace
 
 bool GemmDomain::contains(const GemmShape& s) const {
@@ -184,15 +196,15 @@ GemmFit GemmFit::from_json(const std::string& text) {
       throw InputError("its features differ from this shardcost's; fit again");
     f.device = j.at("device").get<std::string>();
     f.dtype = parse_dtype(j.at("dtype").get<std::string>());
-    f.rows = j.at("rows").get<size_t>();
-    f.prior = {j.at("prior").at("c0_cycles").get<double>(), j.at("prior").at("p").get<double>()};
+    f.rows = count_of(j.at("rows"));
+    f.prior = {number_of(j.at("prior").at("c0_cycles")), number_of(j.at("prior").at("p"))};
     if (!(f.prior.c0_cycles > 0) || !(f.prior.p > 0)) throw InputError("its prior is not positive; fit again");
     for (const auto& c : j.at("cross_validation"))
-      f.cv.push_back({c.at("split").get<std::string>(), c.at("rows").get<size_t>(),
-                      c.at("median").get<double>(), c.at("p90").get<double>()});
+      f.cv.push_back({c.at("split").get<std::string>(), count_of(c.at("rows")),
+                      number_of(c.at("median")), number_of(c.at("p90"))});
     for (int i = 0; i < 4; ++i) {
-      f.domain.lo[i] = j.at("domain_log2").at("lo").at(i).get<double>();
-      f.domain.hi[i] = j.at("domain_log2").at("hi").at(i).get<double>();
+      f.domain.lo[i] = number_of(j.at("domain_log2").at("lo").at(i));
+      f.domain.hi[i] = number_of(j.at("domain_log2").at("hi").at(i));
     }
     f.booster = j.at("booster").dump();
     return f;
@@ -287,13 +299,13 @@ PooledGemmPrior PooledGemmPrior::from_json(const std::string& text) {
       throw InputError("fitted by another shardcost; fit again");
     PooledGemmPrior p;
     p.dtype = parse_dtype(j.at("dtype").get<std::string>());
-    p.prior = {j.at("prior").at("c0_cycles").get<double>(), j.at("prior").at("p").get<double>()};
+    p.prior = {number_of(j.at("prior").at("c0_cycles")), number_of(j.at("prior").at("p"))};
     if (!(p.prior.c0_cycles > 0) || !(p.prior.p > 0)) throw InputError("its prior is not positive; fit again");
     p.devices = j.at("devices").get<std::vector<std::string>>();
-    p.rows = j.at("rows").get<size_t>();
+    p.rows = count_of(j.at("rows"));
     for (const auto& c : j.at("cross_validation"))
-      p.cv.push_back({c.at("split").get<std::string>(), c.at("rows").get<size_t>(),
-                      c.at("median").get<double>(), c.at("p90").get<double>()});
+      p.cv.push_back({c.at("split").get<std::string>(), count_of(c.at("rows")),
+                      number_of(c.at("median")), number_of(c.at("p90"))});
     return p;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("unreadable pooled GEMM prior ({}); fit again", e.what()));

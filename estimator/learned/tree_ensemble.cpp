@@ -4,10 +4,45 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "shardcost/error.h"
 
 namespace shardcost::learned {
+namespace {
+
+// Whole numbers only: a JSON number out of int's range is refused, never converted (a damaged
+// model must not be undefined behaviour).
+std::vector<int> int_array(const nlohmann::json& j, const char* name) {
+  if (!j.is_array()) throw InputError(fmt::format("'{}' is not an array", name));
+  std::vector<int> out;
+  out.reserve(j.size());
+  for (const auto& v : j) {
+    if (!v.is_number_integer()) throw InputError(fmt::format("'{}' holds a value that is not an integer", name));
+    const int64_t x = v.get<int64_t>();
+    if (x < -1 || x > std::numeric_limits<int>::max())
+      throw InputError(fmt::format("'{}' holds {}, out of range", name, x));
+    out.push_back(static_cast<int>(x));
+  }
+  return out;
+}
+
+std::vector<float> float_array(const nlohmann::json& j, const char* name) {
+  if (!j.is_array()) throw InputError(fmt::format("'{}' is not an array", name));
+  std::vector<float> out;
+  out.reserve(j.size());
+  for (const auto& v : j) {
+    if (!v.is_number()) throw InputError(fmt::format("'{}' holds a value that is not a number", name));
+    const double x = v.get<double>();
+    if (!(std::abs(x) <= std::numeric_limits<float>::max()))
+      throw InputError(fmt::format("'{}' holds a value out of float's range", name));
+    out.push_back(static_cast<float>(x));
+  }
+  return out;
+}
+
+}  // namespace
 
 TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
   try {
@@ -22,12 +57,14 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
     TreeEnsemble e;
     e.base_score_ = std::stod(param.at("base_score").get<std::string>());
     e.features_ = std::stoul(param.at("num_feature").get<std::string>());
+    if (!std::isfinite(e.base_score_) || e.features_ > 100000)
+      throw InputError("its base score or feature count is out of range");
     for (const auto& t : learner.at("gradient_booster").at("model").at("trees")) {
-      const auto left = t.at("left_children").get<std::vector<int>>();
-      const auto right = t.at("right_children").get<std::vector<int>>();
-      const auto feature = t.at("split_indices").get<std::vector<int>>();
-      const auto value = t.at("split_conditions").get<std::vector<float>>();
-      const auto default_left = t.at("default_left").get<std::vector<int>>();
+      const auto left = int_array(t.at("left_children"), "left_children");
+      const auto right = int_array(t.at("right_children"), "right_children");
+      const auto feature = int_array(t.at("split_indices"), "split_indices");
+      const auto value = float_array(t.at("split_conditions"), "split_conditions");
+      const auto default_left = int_array(t.at("default_left"), "default_left");
       const size_t n = left.size();
       if (right.size() != n || feature.size() != n || value.size() != n || default_left.size() != n || n == 0)
         throw InputError("a tree's arrays differ in length");
