@@ -31,7 +31,7 @@ OUTSIDE = {
     "estimator": {"base", "db"},
 }
 PUBLIC = {
-    "base": {"error.h", "units.h", "quantiles.h"},
+    "base": {"error.h", "units.h", "quantiles.h", "divisors.h"},
     "db": {"db.h", "importers.h", "measures.h"},
     "compare": {"compare.h"},
     "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",

@@ -41,6 +41,16 @@ Pricer::Pricer(const Device& device, const Fabric& intra, const Fabric& inter, i
                const CostSource* costs)
     : device_(device), intra_(intra), inter_(inter), gpus_per_node_(gpus_per_node), costs_(costs) {}
 
+double element_bytes(DType t) {
+  return t == DType::fp8 ? 1 : t == DType::fp32 || t == DType::tf32 ? 4 : 2;
+}
+
+double gemm_bytes(DType t, const GemmShape& s) {
+  // fp8 GEMMs write 16-bit outputs; other types read and write their own.
+  if (t == DType::fp8) return (1.0 * (s.m * s.k + s.k * s.n) + 2.0 * s.m * s.n) * s.batch;
+  return element_bytes(t) * (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch;
+}
+
 double Pricer::kernel_bandwidth() const {
   return device_.memory_bandwidth_Bps * device_.memory_efficiency *
          GemmModel::kFrameworkBandwidthFraction;
@@ -53,12 +63,7 @@ Priced Pricer::gemm(const GemmShape& s, DType dtype) const {
   const double flops = 2.0 * s.m * s.n * s.k * s.batch;
   const double compute =
       flops / (device_.peak_flops[static_cast<int>(dtype)] * gemm_efficiency(device_, s));
-  // Operands and output in the data type; fp8 GEMMs write 16-bit outputs.
-  const double bytes =
-      dtype == DType::fp8
-          ? (1.0 * (s.m * s.k + s.k * s.n) + 2.0 * s.m * s.n) * s.batch
-          : (dtype == DType::fp32 || dtype == DType::tf32 ? 4.0 : 2.0) *
-                (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch;
+  const double bytes = gemm_bytes(dtype, s);
   const double memory = bytes / kernel_bandwidth();
   return {std::max(compute, memory) + GemmModel::kKernelGap_s, CostOrigin::catalog};
 }

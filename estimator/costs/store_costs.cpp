@@ -5,8 +5,8 @@
 #include <cctype>
 #include <cmath>
 #include <map>
-#include <tuple>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "pricing.h"
@@ -14,7 +14,6 @@
 
 namespace shardcost {
 namespace {
-
 
 std::vector<std::string> tokens(const std::string& name) {
   std::vector<std::string> out;
@@ -34,7 +33,6 @@ std::string memory_token(const std::vector<std::string>& t) {
   return "";
 }
 
-// a and b normalised.
 // The part's package, where the name says: an SXM module and a PCIe card of one GPU differ
 // in SMs, clocks, memory and links (H100 SXM5: 132 SMs; H100 PCIe: 114).
 std::string form_factor(const std::vector<std::string>& t) {
@@ -45,6 +43,7 @@ std::string form_factor(const std::vector<std::string>& t) {
   return "";
 }
 
+// a and b normalised.
 bool same_device(const std::string& a, const std::string& b) {
   if (a == b) return true;
   const auto ta = tokens(a), tb = tokens(b);
@@ -204,9 +203,9 @@ class Interpolated final : public CostSource {
     if (hi != l.end() && hi->first == bytes) return std::nullopt;  // the measured source's
     if (hi == l.begin()) return Priced{l.front().second, CostOrigin::interpolated};  // latency floor
     if (hi == l.end()) return Priced{l.back().second * bytes / l.back().first, CostOrigin::interpolated};
-    const auto lo = hi - 1;
-    const double t = (std::log(bytes) - std::log(lo->first)) / (std::log(hi->first) - std::log(lo->first));
-    return Priced{std::exp(std::log(lo->second) + t * (std::log(hi->second) - std::log(lo->second))),
+    const auto lo = hi - 1;  // time in log-log between its neighbours
+    return Priced{std::exp(interpolate_log(bytes, lo->first, std::log(lo->second), hi->first,
+                                           std::log(hi->second))),
                   CostOrigin::interpolated};
   }
 
@@ -342,27 +341,23 @@ StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const s
   index_ = index;
   measured_ = std::make_shared<Measured>(*index_);
   interpolated_ = std::make_shared<Interpolated>(*index_);
+  both_ = CostChain({measured_.get(), interpolated_.get()});
 }
 
 size_t StoreCosts::collective_curves() const { return index_->curves.size(); }
 size_t StoreCosts::gemm_shapes() const { return index_->gemms.size(); }
 
-// Measured before interpolated. An exact point the interpolating source would also answer
-// (an exact size at the exact rank count) is the measured source's.
 std::optional<Priced> StoreCosts::gemm(const Device& d, DType t, const GemmShape& s) const {
-  if (auto p = measured_->gemm(d, t, s)) return p;
-  return interpolated_->gemm(d, t, s);
+  return both_.gemm(d, t, s);
 }
 
 std::optional<Priced> StoreCosts::collective(const Device& d, CollectiveOp op, double bytes,
                                              int ranks, FabricLevel level) const {
-  if (auto p = measured_->collective(d, op, bytes, ranks, level)) return p;
-  return interpolated_->collective(d, op, bytes, ranks, level);
+  return both_.collective(d, op, bytes, ranks, level);
 }
 
 std::optional<Priced> StoreCosts::memory(const Device& d, std::string_view kind, double bytes) const {
-  if (auto p = measured_->memory(d, kind, bytes)) return p;
-  return interpolated_->memory(d, kind, bytes);
+  return both_.memory(d, kind, bytes);
 }
 
 StoreCosts StoreCosts::load(const std::string& path) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "costs/pricing.h"
+
 namespace shardcost::learned {
 namespace {
 
@@ -14,16 +16,7 @@ constexpr int kTiles[][2] = {{128, 128}, {128, 256}, {256, 128}, {64, 128},
 // keeping at least kMinSplitK of it.
 constexpr int kPriorTiles[][2] = {{64, 64}, {64, 128}, {128, 64}, {128, 128}, {128, 256}, {256, 128}};
 constexpr double kMinSplitK = 256;
-constexpr double kKOverhead = 96;  // pipeline fill as K length (costs/pricing.h GemmModel)
-
-double in_bytes(DType t) {
-  return t == DType::fp8 ? 1 : t == DType::fp32 || t == DType::tf32 ? 4 : 2;
-}
-double out_bytes(DType t) { return t == DType::fp32 || t == DType::tf32 ? 4 : 2; }
-double gemm_bytes(DType t, const GemmShape& s) {
-  const double m = s.m, n = s.n, k = s.k, b = s.batch;
-  return (in_bytes(t) * (m * k + k * n) + out_bytes(t) * m * n) * b;
-}
+constexpr double kKOverhead = GemmModel::kKOverhead;  // pipeline fill as K length
 
 // Best fraction of the SMs' tile work that is useful: wave quantization, padding to whole
 // tiles, and the K loop's fill, over the tiles (small m uses smaller tiles) and split-K.
@@ -58,14 +51,10 @@ double prior_of_terms(const PriorTerms& x, double c0, double p) {
   const double mx = std::max(x.compute, x.memory);
   return c0 / x.clock + mx * std::pow(std::pow(x.compute / mx, p) + std::pow(x.memory / mx, p), 1 / p);
 }
-double prior_with(const Device& d, DType t, const GemmShape& s, double c0, double p) {
-  return prior_of_terms(prior_terms(d, t, s), c0, p);
-}
-
 }  // namespace
 
 double gemm_prior_seconds(const Device& d, DType t, const GemmShape& s, const GemmPrior& prior) {
-  return prior_with(d, t, s, prior.c0_cycles, prior.p);
+  return prior_of_terms(prior_terms(d, t, s), prior.c0_cycles, prior.p);
 }
 
 GemmPrior fit_gemm_prior(const std::vector<PriorRow>& all) {
@@ -91,14 +80,15 @@ GemmPrior fit_gemm_prior(const std::vector<PriorRow>& all) {
   for (int round = 0; round < 3; ++round) {
     constexpr int kSteps = 16;
     double bc = 0, bp = 0;
+    bool improved = false;
     for (int i = 0; i <= kSteps; ++i) {
       for (int j = 0; j <= kSteps; ++j) {
         const double lc = lc_lo + (lc_hi - lc_lo) * i / kSteps, lp = lp_lo + (lp_hi - lp_lo) * j / kSteps;
         const double l = loss(std::exp(lc), std::exp(lp));
-        if (l < best_loss) best_loss = l, bc = lc, bp = lp, best = {std::exp(lc), std::exp(lp)};
+        if (l < best_loss) best_loss = l, bc = lc, bp = lp, best = {std::exp(lc), std::exp(lp)}, improved = true;
       }
     }
-    if (bc == 0 && bp == 0) break;
+    if (!improved) break;
     const double wc = (lc_hi - lc_lo) / kSteps, wp = (lp_hi - lp_lo) / kSteps;
     lc_lo = bc - wc, lc_hi = bc + wc, lp_lo = bp - wp, lp_hi = bp + wp;
   }
@@ -164,8 +154,8 @@ void gemm_features(const Device& d, DType t, const GemmShape& s, std::vector<flo
   push(gcd256(s.k));
   const double l2 = d.l2_bytes > 0 ? d.l2_bytes : 1;
   push(std::log2(bytes / l2));
-  push(std::log2(in_bytes(t) * k * n * b / l2));
-  push(std::log2(in_bytes(t) * m * k * b / l2));
+  push(std::log2(element_bytes(t) * k * n * b / l2));
+  push(std::log2(element_bytes(t) * m * k * b / l2));
   push(std::log2(std::ceil(m / 128) * std::ceil(n / 128) * b / sms));
   push(std::log2(std::ceil(k / 64)));
   const double compute_s = flops / peak, memory_s = bytes / d.memory_bandwidth_Bps;

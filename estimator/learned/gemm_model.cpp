@@ -10,9 +10,9 @@
 #include <random>
 
 #include "gemm_features.h"
-#include "tree_ensemble.h"
 #include "shardcost/error.h"
 #include "shardcost/quantiles.h"
+#include "tree_ensemble.h"
 #include "xgboost_api.h"
 
 namespace shardcost::learned {
@@ -33,9 +33,18 @@ constexpr uint64_t kSeed = 20261201;
 
 struct Data {
   std::vector<float> x;
-  std::vector<float> y;  // log2 efficiency
+  std::vector<float> y;  // log2(prior / measured)
   size_t columns = 0;
 };
+
+// Held-out |relative error| of time, in parts per million, summarised.
+CrossValidation summarise(std::string split, const std::vector<int64_t>& errors_ppm) {
+  return {std::move(split), errors_ppm.size(), median(errors_ppm) / 1e6,
+          percentile(errors_ppm, 0.9) / 1e6};
+}
+int64_t error_ppm(double predicted, double measured) {
+  return static_cast<int64_t>(std::llround(1e6 * std::abs(predicted - measured) / measured));
+}
 
 // Label: log2(prior / measured), what the trees add to the analytic prior.
 Data make_data(const Device& d, DType t, const std::vector<GemmRow>& rows,
@@ -82,17 +91,9 @@ CrossValidation cross_validate(const Device& d, DType t, const std::vector<GemmR
     std::vector<GemmShape> shapes;
     for (size_t i : test) shapes.push_back(rows[i].shape);
     const auto predicted = predict_seconds(booster, d, t, shapes, prior);
-    for (size_t j = 0; j < test.size(); ++j) {
-      const double measured = rows[test[j]].seconds;
-      errors_ppm.push_back(static_cast<int64_t>(std::llround(1e6 * std::abs(predicted[j] - measured) / measured)));
-    }
+    for (size_t j = 0; j < test.size(); ++j) errors_ppm.push_back(error_ppm(predicted[j], rows[test[j]].seconds));
   }
-  CrossValidation cv;
-  cv.split = split;
-  cv.rows = errors_ppm.size();
-  cv.median = median(errors_ppm) / 1e6;
-  cv.p90 = percentile(errors_ppm, 0.9) / 1e6;
-  return cv;
+  return summarise(split, errors_ppm);
 }
 
 double log2_dim(const GemmShape& s, int i) {
@@ -110,6 +111,26 @@ double number_of(const nlohmann::json& j) {
   const double x = j.get<double>();
   if (!std::isfinite(x)) throw InputError("a figure in the record is not finite");
   return x;
+}
+
+// The parts both records (a device's model, a pooled prior) share.
+nlohmann::json prior_json(const GemmPrior& p) { return {{"c0_cycles", p.c0_cycles}, {"p", p.p}}; }
+GemmPrior prior_from(const nlohmann::json& j) {
+  const GemmPrior p{number_of(j.at("c0_cycles")), number_of(j.at("p"))};
+  if (!(p.c0_cycles > 0) || !(p.p > 0)) throw InputError("its prior is not positive; fit again");
+  return p;
+}
+nlohmann::json cv_json(const std::vector<CrossValidation>& cv) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& c : cv) j.push_back({{"split", c.split}, {"rows", c.rows}, {"median", c.median}, {"p90", c.p90}});
+  return j;
+}
+std::vector<CrossValidation> cv_from(const nlohmann::json& j) {
+  std::vector<CrossValidation> out;
+  for (const auto& c : j)
+    out.push_back({c.at("split").get<std::string>(), count_of(c.at("rows")), number_of(c.at("median")),
+                   number_of(c.at("p90"))});
+  return out;
 }
 
 }  // namespace
@@ -177,9 +198,8 @@ std::string GemmFit::to_json() const {
   j["rows"] = rows;
   j["features"] = gemm_feature_names();
   j["target"] = "log2(prior seconds / measured seconds)";
-  j["prior"] = {{"c0_cycles", prior.c0_cycles}, {"p", prior.p}};
-  for (const auto& c : cv)
-    j["cross_validation"].push_back({{"split", c.split}, {"rows", c.rows}, {"median", c.median}, {"p90", c.p90}});
+  j["prior"] = prior_json(prior);
+  j["cross_validation"] = cv_json(cv);
   j["domain_log2"] = {{"lo", domain.lo}, {"hi", domain.hi}};
   j["booster"] = nlohmann::json::parse(booster);
   return j.dump();
@@ -197,11 +217,8 @@ GemmFit GemmFit::from_json(const std::string& text) {
     f.device = j.at("device").get<std::string>();
     f.dtype = parse_dtype(j.at("dtype").get<std::string>());
     f.rows = count_of(j.at("rows"));
-    f.prior = {number_of(j.at("prior").at("c0_cycles")), number_of(j.at("prior").at("p"))};
-    if (!(f.prior.c0_cycles > 0) || !(f.prior.p > 0)) throw InputError("its prior is not positive; fit again");
-    for (const auto& c : j.at("cross_validation"))
-      f.cv.push_back({c.at("split").get<std::string>(), count_of(c.at("rows")),
-                      number_of(c.at("median")), number_of(c.at("p90"))});
+    f.prior = prior_from(j.at("prior"));
+    f.cv = cv_from(j.at("cross_validation"));
     for (int i = 0; i < 4; ++i) {
       f.domain.lo[i] = number_of(j.at("domain_log2").at("lo").at(i));
       f.domain.hi[i] = number_of(j.at("domain_log2").at("hi").at(i));
@@ -237,9 +254,6 @@ std::vector<double> GemmModel::predict(const Device& d, const std::vector<GemmSh
   return out;
 }
 
-}  // namespace shardcost::learned
-
-namespace shardcost::learned {
 namespace {
 
 std::vector<PriorRow> prior_rows(DType t, const std::vector<DeviceRows>& data, int skip) {
@@ -268,12 +282,9 @@ PooledGemmPrior fit_pooled_gemm_prior(DType t, const std::vector<DeviceRows>& da
     for (size_t held = 0; held < data.size(); ++held) {
       const GemmPrior p = fit_gemm_prior(prior_rows(t, data, static_cast<int>(held)));
       std::vector<int64_t> ppm;
-      for (const auto& r : data[held].rows) {
-        const double predicted = gemm_prior_seconds(data[held].device, t, r.shape, p);
-        ppm.push_back(static_cast<int64_t>(std::llround(1e6 * std::abs(predicted - r.seconds) / r.seconds)));
-      }
-      out.cv.push_back({"without " + data[held].device.name, ppm.size(), median(ppm) / 1e6,
-                        percentile(ppm, 0.9) / 1e6});
+      for (const auto& r : data[held].rows)
+        ppm.push_back(error_ppm(gemm_prior_seconds(data[held].device, t, r.shape, p), r.seconds));
+      out.cv.push_back(summarise("without " + data[held].device.name, ppm));
     }
   }
   return out;
@@ -283,12 +294,10 @@ std::string PooledGemmPrior::to_json() const {
   nlohmann::json j;
   j["fitter"] = kGemmFitterVersion;
   j["dtype"] = std::string(to_string(dtype));
-  j["prior"] = {{"c0_cycles", prior.c0_cycles}, {"p", prior.p}};
+  j["prior"] = prior_json(prior);
   j["devices"] = devices;
   j["rows"] = rows;
-  j["cross_validation"] = nlohmann::json::array();
-  for (const auto& c : cv)
-    j["cross_validation"].push_back({{"split", c.split}, {"rows", c.rows}, {"median", c.median}, {"p90", c.p90}});
+  j["cross_validation"] = cv_json(cv);
   return j.dump();
 }
 
@@ -299,13 +308,10 @@ PooledGemmPrior PooledGemmPrior::from_json(const std::string& text) {
       throw InputError("fitted by another shardcost; fit again");
     PooledGemmPrior p;
     p.dtype = parse_dtype(j.at("dtype").get<std::string>());
-    p.prior = {number_of(j.at("prior").at("c0_cycles")), number_of(j.at("prior").at("p"))};
-    if (!(p.prior.c0_cycles > 0) || !(p.prior.p > 0)) throw InputError("its prior is not positive; fit again");
+    p.prior = prior_from(j.at("prior"));
     p.devices = j.at("devices").get<std::vector<std::string>>();
     p.rows = count_of(j.at("rows"));
-    for (const auto& c : j.at("cross_validation"))
-      p.cv.push_back({c.at("split").get<std::string>(), count_of(c.at("rows")),
-                      number_of(c.at("median")), number_of(c.at("p90"))});
+    p.cv = cv_from(j.at("cross_validation"));
     return p;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(fmt::format("unreadable pooled GEMM prior ({}); fit again", e.what()));

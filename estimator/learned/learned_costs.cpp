@@ -21,6 +21,20 @@ namespace {
 constexpr const char* kGemmKind = "gemm_efficiency";
 constexpr const char* kPooledKind = "gemm_prior_pooled";
 
+// The figures a fitted model carries, as fit reports them.
+std::vector<FitReport::Validation> validations(const std::vector<learned::CrossValidation>& cv) {
+  std::vector<FitReport::Validation> out;
+  for (const auto& c : cv) out.push_back({c.split, c.rows, c.median, c.p90});
+  return out;
+}
+
+// "a100-sxm4-80gb+b200-sxm-180gb": the devices a pooled prior was fitted on.
+std::string joined(const std::vector<std::string>& devices) {
+  std::string out;
+  for (const auto& d : devices) out += (out.empty() ? "" : "+") + d;
+  return out;
+}
+
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -70,7 +84,7 @@ std::vector<FitReport> fit_store(const std::string& path, std::string_view table
       std::vector<learned::GemmRow> data;
       for (const auto& [shape, sum] : shapes) data.push_back({shape, sum.first / sum.second});
       const learned::GemmFit fit = learned::fit_gemm(*catalog, *dtype, data);
-      for (const auto& c : fit.cv) r.cross_validation.push_back({c.split, c.rows, c.median, c.p90});
+      r.cross_validation = validations(fit.cv);
       store.put_fitted_model({kGemmKind, stored, r.key, fit.to_json(), "", now_ns()});
       pooled[*dtype].push_back({*catalog, std::move(data)});
     }
@@ -79,17 +93,10 @@ std::vector<FitReport> fit_store(const std::string& path, std::string_view table
   // The prior over every device of a type prices devices with no rows of their own.
   if (!device) {
     for (const auto& [dtype, data] : pooled) {
-      FitReport r;
-      r.kind = kPooledKind;
-      r.key = std::string(to_string(dtype));
-      for (const auto& d : data) {
-        r.device += (r.device.empty() ? "" : "+") + d.device.name;
-        r.rows += d.rows.size();
-      }
       const learned::PooledGemmPrior p = learned::fit_pooled_gemm_prior(dtype, data);
-      for (const auto& c : p.cv) r.cross_validation.push_back({c.split, c.rows, c.median, c.p90});
-      store.put_fitted_model({kPooledKind, "", r.key, p.to_json(), "", now_ns()});
-      out.push_back(std::move(r));
+      store.put_fitted_model({kPooledKind, "", std::string(to_string(dtype)), p.to_json(), "", now_ns()});
+      out.push_back({kPooledKind, joined(p.devices), std::string(to_string(dtype)), p.rows,
+                     validations(p.cv), ""});
     }
   }
   return out;
@@ -97,7 +104,6 @@ std::vector<FitReport> fit_store(const std::string& path, std::string_view table
 
 struct LearnedCosts::Impl {
   struct Entry {
-    std::string stored_device;
     DType dtype;
     learned::GemmModel model;
     Device device;  // the catalog device it was fitted for
@@ -106,6 +112,9 @@ struct LearnedCosts::Impl {
   std::vector<learned::PooledGemmPrior> pooled;
   std::vector<FitReport> described;
   mutable std::mutex mutex;
+  // (device name, dtype) -> the model of that device (index into gemms), or -1: matching
+  // names is string work a search must not repeat per operator.
+  mutable std::map<std::pair<std::string, DType>, int> model_of;
   struct Key {
     size_t model;
     GemmShape shape;
@@ -134,10 +143,7 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
       try {
         impl->pooled.push_back(learned::PooledGemmPrior::from_json(row.parameters_json));
         const auto& p = impl->pooled.back();
-        FitReport r{kPooledKind, "", row.key, p.rows, {}, ""};
-        for (const auto& d : p.devices) r.device += (r.device.empty() ? "" : "+") + d;
-        for (const auto& c : p.cv) r.cross_validation.push_back({c.split, c.rows, c.median, c.p90});
-        impl->described.push_back(std::move(r));
+        impl->described.push_back({kPooledKind, joined(p.devices), row.key, p.rows, validations(p.cv), ""});
       } catch (const Error& e) {
         if (problems)
           problems->push_back(fmt::format("{}: fitted model {} {} skipped: {}", path, row.kind, row.key, e.what()));
@@ -148,10 +154,9 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
     try {
       const learned::GemmFit fit = learned::GemmFit::from_json(row.parameters_json);
       Device d = find_device(fit.device);
-      impl->gemms.push_back({row.device, fit.dtype, learned::GemmModel(fit), std::move(d)});
-      FitReport r{kGemmKind, fit.device, std::string(to_string(fit.dtype)), fit.rows, {}, ""};
-      for (const auto& c : fit.cv) r.cross_validation.push_back({c.split, c.rows, c.median, c.p90});
-      impl->described.push_back(std::move(r));
+      impl->gemms.push_back({fit.dtype, learned::GemmModel(fit), std::move(d)});
+      impl->described.push_back({kGemmKind, fit.device, std::string(to_string(fit.dtype)), fit.rows,
+                                 validations(fit.cv), ""});
     } catch (const Error& e) {
       if (problems)
         problems->push_back(fmt::format("{}: fitted model {} {} {} skipped: {}", path, row.kind,
@@ -166,11 +171,15 @@ const std::vector<FitReport>& LearnedCosts::describe() const { return impl_->des
 size_t LearnedCosts::models() const { return impl_->gemms.size() + impl_->pooled.size(); }
 
 std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype, const GemmShape& s) const {
-  for (size_t i = 0; i < impl_->gemms.size(); ++i) {
+  std::lock_guard lock(impl_->mutex);
+  auto [match, new_device] = impl_->model_of.try_emplace({device.name, dtype}, -1);
+  for (size_t i = 0; new_device && i < impl_->gemms.size() && match->second < 0; ++i)
+    if (impl_->gemms[i].dtype == dtype && same_device_name(impl_->gemms[i].device.name, device.name))
+      match->second = static_cast<int>(i);
+  if (match->second >= 0) {
+    const size_t i = static_cast<size_t>(match->second);
     const auto& e = impl_->gemms[i];
-    if (e.dtype != dtype || !same_device_name(e.device.name, device.name)) continue;
     const CostOrigin origin = e.model.fit().domain.contains(s) ? CostOrigin::learned : CostOrigin::extrapolated;
-    std::lock_guard lock(impl_->mutex);
     auto [it, added] = impl_->cache.try_emplace({i, s}, 0.0);
     if (added) it->second = e.model.predict(e.device, {s}).front();
     // A damaged model's nonsense (not a positive, finite time) is left to the next source.

@@ -3,18 +3,6 @@
 #include <algorithm>
 
 namespace shardcost {
-namespace {
-
-template <class F>
-void for_each_pinned(const Graph& g, const StageSpan& span, F&& f) {
-  for (const Block& b : g.blocks) {
-    if ((b.pin == Block::Pin::first_stage && span.first) ||
-        (b.pin == Block::Pin::last_stage && span.last))
-      f(b);
-  }
-}
-
-}  // namespace
 
 StageParameters stage_parameters(const Graph& g, const StageSpan& span) {
   StageParameters out;

@@ -47,24 +47,10 @@ struct Step {
     auto stage_time = [&](const StageSpan& span) {
       Times t;
       if (in.track_origins) t.track();
-      size_t i = 0;
-      int unit = 0;
-      for (const Block& b : g.blocks) {
-        if (b.pin == Block::Pin::body) {
-          const int from = std::max(unit, span.first_unit);
-          const int to = std::min(unit + b.count, span.first_unit + span.units);
-          if (to > from) t.add(blocks[i], to - from);
-          unit += b.count;
-        }
-        ++i;
-      }
-      i = 0;
-      for (const Block& b : g.blocks) {
-        if ((b.pin == Block::Pin::first_stage && span.first) ||
-            (b.pin == Block::Pin::last_stage && span.last))
-          t.add(blocks[i], 1);
-        ++i;
-      }
+      // blocks[] is in graph order: a block's times are at its index.
+      auto times_of = [&](const Block& b) -> const Times& { return blocks[static_cast<size_t>(&b - g.blocks.data())]; };
+      for_each_body(g, span, [&](const Block& b, int copies) { t.add(times_of(b), copies); });
+      for_each_pinned(g, span, [&](const Block& b) { t.add(times_of(b), 1); });
       t.add(p2p, 1);
       if (!sw.fused_grad_accumulation)
         t.add(kComputeBackward,
@@ -138,9 +124,7 @@ struct Step {
     };
     const double sm_share = pr.nccl_sm_share();
     auto exposed = [sm_share](const Window& w) {
-      const double hidden = std::min(w.hidden_comm.seconds, w.seconds);
-      const Cost overlapped = w.hidden_comm.as(w.hidden_comm.seconds - hidden + hidden * sm_share);
-      return combined(overlapped, w.exposed_comm);
+      return combined(behind(w.hidden_comm, w.seconds, sm_share), w.exposed_comm);
     };
     const bool overlap = sw.overlap_grad_reduce;
     const bool overlap_gather = sw.overlap_param_gather;

@@ -54,6 +54,15 @@ void for_each_body(const Graph& g, const StageSpan& span, F&& f) {
   }
 }
 
+// Calls f(block) for the first- and last-stage blocks the span's stage holds, in order.
+template <class F>
+void for_each_pinned(const Graph& g, const StageSpan& span, F&& f) {
+  for (const Block& b : g.blocks)
+    if ((b.pin == Block::Pin::first_stage && span.first) ||
+        (b.pin == Block::Pin::last_stage && span.last))
+      f(b);
+}
+
 // One body block, repeated: every stage's body is that block times its units.
 bool uniform_body(const Graph&);
 

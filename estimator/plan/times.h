@@ -58,17 +58,16 @@ inline Cost combined(const Cost& a, const Cost& b) {
   for (size_t i = 0; i < kOriginCount; ++i) out.by[i] = a.by[i] + b.by[i];
   return out;
 }
-// Communication hidden behind a compute window costs what outlasts the window, plus the
-// compute the NCCL kernels' SMs would have done meanwhile.
-inline Cost behind(const Cost& comm, const Cost& window, double sm_share) {
-  const double hidden = std::min(comm.seconds, window.seconds);
-  return comm.as(comm.seconds - hidden + hidden * sm_share);
-}
-
-// One source's communication hidden behind `window` seconds of compute.
+// Communication hidden behind `window` seconds of compute costs what outlasts the window,
+// plus the compute the NCCL kernels' SMs would have done meanwhile; for one source's answer
+// and for a sum of several.
 inline Priced behind(Priced comm, double window, double sm_share) {
   const double hidden = std::min(comm.seconds, window);
   return {comm.seconds - hidden + hidden * sm_share, comm.origin};
+}
+inline Cost behind(const Cost& comm, double window, double sm_share) {
+  const double hidden = std::min(comm.seconds, window);
+  return comm.as(comm.seconds - hidden + hidden * sm_share);
 }
 
 // Seconds per part and the origins that priced them.

@@ -6,19 +6,12 @@
 #include <chrono>
 
 #include "plan/strategy_text.h"
+#include "shardcost/divisors.h"
 #include "shardcost/error.h"
 #include "tally.h"
 
 namespace shardcost {
 namespace {
-
-std::vector<int> divisors(int n, int limit) {
-  std::vector<int> out;
-  for (int d = 1; d <= std::min(n, limit); ++d) {
-    if (n % d == 0) out.push_back(d);
-  }
-  return out;
-}
 
 // Values a key may take: pinned by --fix, or the candidates.
 std::vector<int> choices(bool pinned, int pinned_value, std::vector<int> candidates) {

@@ -7,18 +7,12 @@
 #include <algorithm>
 
 #include "model_math.h"
+#include "shardcost/divisors.h"
 #include "shardcost/estimator.h"
 #include "transformer_ops.h"
 
 namespace shardcost {
 namespace {
-
-std::vector<int> divisors(int n, int limit) {
-  std::vector<int> out;
-  for (int d = 1; d <= std::min(n, limit); ++d)
-    if (n % d == 0) out.push_back(d);
-  return out;
-}
 
 class Transformer final : public Workload {
  public:

@@ -77,6 +77,7 @@ class StoreCosts : public CostSource {
  private:
   std::shared_ptr<const Index> index_;
   std::shared_ptr<const CostSource> measured_, interpolated_;
+  CostChain both_;  // measured, then interpolated
 };
 
 // "NVIDIA A100-SXM4-80GB" -> "a100-sxm4-80gb"
