@@ -56,16 +56,6 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-int64_t positive_int(const std::string& s, const char* flag) {
-  try {
-    size_t used = 0;
-    const long long v = std::stoll(s, &used);
-    if (used == s.size() && v > 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw InputError(fmt::format("{} '{}' must be a positive integer", flag, s));
-}
-
 // "1024,4096" or a range "1K:8K:2" (begin:end:factor) of one GEMM dimension.
 std::vector<int64_t> dims(const std::vector<std::string>& specs, const char* flag) {
   std::vector<int64_t> out;
@@ -120,9 +110,7 @@ std::vector<bench::GemmShapeSpec> gemm_shapes_of(const BenchArgs& a) {
 }
 
 std::vector<int64_t> sizes_of(const BenchArgs& a, const char* default_begin, const char* default_end) {
-  const int64_t b = bench::parse_size(a.begin.empty() ? default_begin : a.begin);
-  const int64_t e = a.end.empty() ? (a.begin.empty() ? bench::parse_size(default_end) : b) : bench::parse_size(a.end);
-  return bench::size_sweep(b, e, positive_int(a.factor, "-f"));
+  return size_sweep_of(a.begin, a.end, a.factor, default_begin, default_end);
 }
 
 bench::Progress progress() {

@@ -67,15 +67,7 @@ std::vector<int64_t> sizes_of(const PredictArgs& a) {
       throw InputError("give sizes once: -b/-e/-f or --sizes FILE.csv");
     return read_sizes_csv(a.sizes_file);
   }
-  const int64_t b = bench::parse_size(a.begin.empty() ? "1M" : a.begin);
-  const int64_t e = a.end.empty() ? (a.begin.empty() ? bench::parse_size("1G") : b) : bench::parse_size(a.end);
-  int64_t f = 0;
-  try {
-    f = std::stoll(a.factor);
-  } catch (const std::exception&) {
-    throw InputError(fmt::format("-f '{}' must be an integer of 2 or more", a.factor));
-  }
-  return bench::size_sweep(b, e, f);
+  return size_sweep_of(a.begin, a.end, a.factor, "1M", "1G");
 }
 
 void print(const PredictArgs& a, const std::string& what, const std::vector<std::string>& header,

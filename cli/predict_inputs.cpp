@@ -90,6 +90,24 @@ GemmShape parse_shape(const std::string& text) {
   return {v[0], v[1], v[2], v.size() == 4 ? v[3] : 1};
 }
 
+int64_t positive_int(const std::string& s, const char* flag) {
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(s, &used);
+    if (used == s.size() && v > 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(fmt::format("{} '{}' must be a positive integer", flag, s));
+}
+
+std::vector<int64_t> size_sweep_of(const std::string& begin, const std::string& end,
+                                   const std::string& factor, const char* default_begin,
+                                   const char* default_end) {
+  const int64_t b = bench::parse_size(begin.empty() ? default_begin : begin);
+  const int64_t e = end.empty() ? (begin.empty() ? bench::parse_size(default_end) : b) : bench::parse_size(end);
+  return bench::size_sweep(b, e, positive_int(factor, "-f"));
+}
+
 std::vector<GemmShape> read_shapes_csv(const std::string& path) {
   std::vector<GemmShape> out;
   read_csv(path, {"m", "n", "k"}, {"batch"}, [&](const std::map<std::string, int64_t>& v) {

@@ -1,5 +1,5 @@
 #pragma once
-// GEMM shapes and sizes from the command line or CSV files (predict, bench gemm),
+// GEMM shapes and sizes from the command line or CSV files (predict, bench),
 // with errors that name the file, the line and the column.
 #include <cstdint>
 #include <string>
@@ -15,5 +15,13 @@ GemmShape parse_shape(const std::string& text);
 std::vector<GemmShape> read_shapes_csv(const std::string& path);
 // A CSV file with a header naming bytes (other columns ignored).
 std::vector<int64_t> read_sizes_csv(const std::string& path);
+
+// "16" for a flag that needs a whole number above 0; else an InputError naming the flag.
+int64_t positive_int(const std::string& text, const char* flag);
+// The sizes of -b BEGIN -e END -f FACTOR (K/M/G suffixes): without -b, default_begin to
+// default_end; -b alone is one size.
+std::vector<int64_t> size_sweep_of(const std::string& begin, const std::string& end,
+                                   const std::string& factor, const char* default_begin,
+                                   const char* default_end);
 
 }  // namespace shardcost::cli
