@@ -13,17 +13,18 @@ namespace {
 void print_catalog_text() {
   const auto all = nlohmann::json::parse(catalog_json());
   Table devices({"device", "arch", "SMs", "memory GiB", "HBM GB/s", "NVLink GB/s", "bf16 TFLOP/s",
-                 "fp8 TFLOP/s"},
-                {false, false, true, true, true, true, true, true});
+                 "fp16 TFLOP/s", "fp8 TFLOP/s"},
+                {false, false, true, true, true, true, true, true, true});
   for (const auto& d : all["devices"]) {
     const auto& p = d["peak_tflops"];
+    auto peak = [&](const char* type) {  // "-": the device has no such tensor cores
+      return p.contains(type) && p[type].is_number() ? fmt::format("{:.0f}", p[type].get<double>()) : std::string("-");
+    };
     devices.add({d["name"], d.value("architecture", ""), fmt::format("{}", d.value("sms", 0)),
                  fmt::format("{:.1f}", d.value("memory_GiB", 0.0)),
                  fmt::format("{:.0f}", d.value("memory_bandwidth_GBps", 0.0)),
-                 fmt::format("{:.0f}", d.value("nvlink_bandwidth_GBps", 0.0)),
-                 fmt::format("{:.1f}", p.value("bf16", 0.0)),
-                 p.contains("fp8") && p["fp8"].is_number() ? fmt::format("{:.0f}", p["fp8"].get<double>())
-                                                            : "-"});
+                 fmt::format("{:.0f}", d.value("nvlink_bandwidth_GBps", 0.0)), peak("bf16"), peak("fp16"),
+                 peak("fp8")});
   }
   Table systems({"system", "device", "GPUs/node", "intra GB/s", "inter GB/s"},
                 {false, false, true, true, true});

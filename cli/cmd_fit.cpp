@@ -31,6 +31,7 @@ void run_fit(const FitArgs& a) {
     for (const auto& r : reports) {
       nlohmann::json m = {{"kind", r.kind}, {"device", r.device}, {"key", r.key}, {"rows", r.rows}};
       if (!r.skipped.empty()) m["skipped"] = r.skipped;
+      if (!r.notes.empty()) m["notes"] = r.notes;
       for (const auto& v : r.cross_validation)
         m["cross_validation"].push_back({{"split", v.split}, {"rows", v.rows}, {"median", v.median}, {"p90", v.p90}});
       j.push_back(m);
@@ -57,12 +58,11 @@ void run_fit(const FitArgs& a) {
     }
     fmt::print("{} model{} fitted in {}\n\n{}", fitted, fitted == 1 ? "" : "s", a.db, t.render());
   }
-  if (a.table == "all")
-    fmt::print(stderr, "shardcost: note: only GEMM models are built so far; collective, memory "
-                       "and kernel rows are priced by measurement and interpolation\n");
-  for (const auto& r : reports)
+  for (const auto& r : reports) {
     if (!r.skipped.empty())
       fmt::print(stderr, "shardcost: {} {} {} skipped: {}\n", r.kind, r.device, r.key, r.skipped);
+    for (const auto& n : r.notes) fmt::print(stderr, "shardcost: note: {} {} {}: {}\n", r.kind, r.device, r.key, n);
+  }
   if (fitted == 0) {
     if (reports.empty()) fmt::print(stderr, "shardcost: {} holds no rows to fit a model on\n", a.db);
     throw ExitStatus{1};
@@ -75,7 +75,7 @@ void add_fit_command(CLI::App& app) {
   auto a = std::make_shared<FitArgs>();
   auto* cmd = app.add_subcommand("fit", "Fit cost models on the store's measurements and save them there");
   cmd->add_option("--db", a->db, "cost store (read, and written: fitted_model)")->required();
-  cmd->add_option("--table", a->table, "gemm or all (default)");
+  cmd->add_option("--table", a->table, "gemm, collective, memory, kernels or all (default)");
   cmd->add_option("--device", a->device, "only this catalog device's rows");
   cmd->add_option("--format", a->format, "text (default) or json");
   cmd->callback([a] { run_fit(*a); });

@@ -12,6 +12,55 @@
 #include "shardcost/store_costs.h"
 
 namespace shardcost::cli {
+namespace {
+
+// A fitted model's predictions for the rows it was fitted on (nullopt: a model with no rows
+// of its own, the pooled prior).
+std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCosts& learned, const db::Store& store) {
+  FittedModelPlot plot{m, {}};
+  // Kernel and memory models may be of a device the catalog lacks (a host CPU).
+  const bool catalog = m.kind != "kernel_classes" && m.kind != "memory_curve";
+  Device device = catalog ? find_device(m.device) : Device{};
+  device.name = m.device;
+  if (m.kind == "gemm_efficiency") {
+    const DType dtype = parse_dtype(m.key);
+    for (const auto& g : store.gemm_points()) {
+      if (parse_store_dtype(g.dtype) != dtype || !same_device_name(g.device, m.device)) continue;
+      if (const auto priced = learned.gemm(device, dtype, {g.m, g.n, g.k, g.batch}))
+        plot.measured_predicted_s.emplace_back(g.time_ns * 1e-9, priced->seconds);
+    }
+  } else if (m.kind == "collective_curves") {  // key: "op level"
+    const size_t space = m.key.find(' ');
+    const auto op = parse_collective_op(m.key.substr(0, space));
+    const std::string level_name = space == std::string::npos ? "" : m.key.substr(space + 1);
+    const FabricLevel level = level_name == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node;
+    for (const auto& c : store.collective_points()) {
+      if (parse_collective_op(c.op) != op || c.fabric_level != level_name || !same_device_name(c.device, m.device))
+        continue;
+      if (const auto priced = learned.collective(device, *op, static_cast<double>(c.bytes), c.ranks, level))
+        plot.measured_predicted_s.emplace_back(c.time_ns * 1e-9, priced->seconds);
+    }
+  } else if (m.kind == "memory_curve") {
+    for (const auto& p : store.memory_points()) {
+      if (p.kind != m.key || !same_device_name(p.device, m.device)) continue;
+      if (const auto priced = learned.memory(device, p.kind, static_cast<double>(p.bytes)))
+        plot.measured_predicted_s.emplace_back(p.time_ns * 1e-9, priced->seconds);
+    }
+  } else if (m.kind == "kernel_classes") {  // each launch by its class's fit, not looked up
+    for (const auto& k : store.kernel_points()) {
+      if (k.device != m.device && !same_device_name(k.device, m.device)) continue;
+      const auto& l = k.launch;
+      const double threads = l.known() ? 1.0 * l.grid_x * l.grid_y * l.grid_z * l.block_x * l.block_y * l.block_z : 0;
+      if (const auto priced = learned.kernel(k.device, k.name, threads, false))
+        plot.measured_predicted_s.emplace_back(k.mean_ns * 1e-9, priced->seconds);
+    }
+  } else {
+    return std::nullopt;
+  }
+  return plot;
+}
+
+}  // namespace
 
 void add_report_command(CLI::App& app) {
   struct Args {
@@ -39,24 +88,13 @@ void add_report_command(CLI::App& app) {
     in.memory = store.table("memory");
     in.collective = store.table("collective");
     in.kernels = store.table("kernels");
-    // Each fitted GEMM model against the rows it was fitted on (predicted by the model, not
-    // looked up: the store's own source would answer with the measurement).
+    // Each fitted model against the rows it was fitted on (predicted by the model, not looked
+    // up: the store's own sources would answer with the measurement).
     std::vector<std::string> problems;
     const LearnedCosts learned = LearnedCosts::load(a->db, &problems);
     for (const auto& p : problems) fmt::print(stderr, "shardcost: warning: {}\n", p);
-    const auto points = store.gemm_points();
-    for (const auto& m : learned.describe()) {
-      if (m.kind != "gemm_efficiency") continue;
-      FittedModelPlot plot{m, {}};
-      const Device device = find_device(m.device);
-      const DType dtype = parse_dtype(m.key);
-      for (const auto& g : points) {
-        if (parse_store_dtype(g.dtype) != dtype || !same_device_name(g.device, m.device)) continue;
-        if (const auto priced = learned.gemm(device, dtype, {g.m, g.n, g.k, g.batch}))
-          plot.measured_predicted_s.emplace_back(g.time_ns * 1e-9, priced->seconds);
-      }
-      in.models.push_back(std::move(plot));
-    }
+    for (const auto& m : learned.describe())
+      if (auto plot = fitted_plot(m, learned, store)) in.models.push_back(std::move(*plot));
     if (!a->model.empty()) {
       RankedPlans p;
       const Model model = load_model(a->model);

@@ -189,7 +189,11 @@ std::string models_section(const std::vector<FittedModelPlot>& models) {
     p.title = fmt::format("{} · {} · {}", m.model.kind, m.model.device, m.model.key);
     p.x = {"measured time (µs, log scale)", svg::Scale::log, svg::Ticks::number, {}, {}};
     p.y = {"predicted time (µs, log scale)", svg::Scale::log, svg::Ticks::number, {}, {}};
-    svg::Series rows{"GEMM shapes", {}, false, 2, {}, ""};
+    const char* what = m.model.kind == "collective_curves" ? "measured sizes and rank counts"
+                       : m.model.kind == "memory_curve"    ? "measured sizes"
+                       : m.model.kind == "kernel_classes"  ? "traced launches (mean per kernel and launch)"
+                                                           : "GEMM shapes";
+    svg::Series rows{what, {}, false, 2, {}, ""};
     double lo = 1e300, hi = 0;
     for (const auto& [measured, predicted] : m.measured_predicted_s) {
       rows.points.emplace_back(measured * 1e6, predicted * 1e6);

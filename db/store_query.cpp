@@ -127,6 +127,24 @@ std::vector<MemoryPoint> Store::memory_points() const {
   return out;
 }
 
+std::vector<KernelPoint> Store::kernel_points() const {
+  Statement s = conn_->prepare(
+      "SELECT d.name, n.text, l.grid_x, l.grid_y, l.grid_z, l.block_x, l.block_y, l.block_z, "
+      "COUNT(*), AVG(k.duration_ns) FROM kernel_event k JOIN device d ON d.id = k.device_id "
+      "JOIN string n ON n.id = k.name_id LEFT JOIN launch_config l ON l.id = k.launch_id "
+      "WHERE k.kind = 0 AND k.duration_ns > 0 GROUP BY d.name, k.name_id, k.launch_id "
+      "ORDER BY d.name, n.text, l.grid_x, l.grid_y, l.grid_z, l.block_x, l.block_y, l.block_z");
+  std::vector<KernelPoint> out;
+  while (s.step()) {
+    KernelPoint p{s.text(0), s.text(1), {}, s.int64(8), s.real(9)};
+    if (!s.is_null(2))
+      p.launch = {static_cast<int32_t>(s.int64(2)), static_cast<int32_t>(s.int64(3)), static_cast<int32_t>(s.int64(4)),
+                  static_cast<int32_t>(s.int64(5)), static_cast<int32_t>(s.int64(6)), static_cast<int32_t>(s.int64(7))};
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace shardcost::db
 
 namespace shardcost::db {

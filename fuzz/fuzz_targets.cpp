@@ -4,7 +4,9 @@
 #include <string_view>
 
 #include "shardcost/error.h"
+#include "learned/curve_model.h"
 #include "learned/gemm_model.h"
+#include "learned/kernel_model.h"
 #include "shardcost/estimator.h"
 
 namespace shardcost::fuzz {
@@ -53,9 +55,27 @@ void fitted_model_json(const uint8_t* data, size_t size) {
   // InputError, and what loads predicts without crashing or looping (LearnedCosts then drops
   // a time that is not positive and finite).
   static const Device a100 = find_device("a100-sxm4-80gb");
+  const std::string json(text(data, size));
   try {
-    const learned::GemmModel model(learned::GemmFit::from_json(std::string(text(data, size))));
+    const learned::GemmModel model(learned::GemmFit::from_json(json));
     (void)model.predict(a100, {{4096, 4096, 4096, 1}, {1, 1, 1, 1}});
+  } catch (const InputError&) {
+  }
+  // Size curves: what loads is ascending and positive, and answers every size and rank count.
+  try {
+    const auto c = learned::CollectiveFit::from_json(json);
+    for (double bytes : {1.0, 4096.0, 1e9, 1e15})
+      for (int ranks : {1, 2, 3, 8, 1 << 20}) (void)c.predict(bytes, ranks);
+  } catch (const InputError&) {
+  }
+  try {
+    const auto m = learned::MemoryFit::from_json(json);
+    for (double bytes : {1.0, 4096.0, 1e9, 1e15}) (void)m.predict(bytes);
+  } catch (const InputError&) {
+  }
+  try {
+    const auto k = learned::KernelFit::from_json(json);
+    for (double threads : {0.0, 1.0, 1e6, 1e18}) (void)k.predict("void k<float>(float*)", threads);
   } catch (const InputError&) {
   }
 }

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/store_costs.h"
@@ -63,12 +65,15 @@ TEST(Predict, MemoryCopiesMoveTheirSizeTwiceThroughHbm) {
   // Host copies cross PCIe, slower than HBM by far.
   EXPECT_GT(p.memory("copy_h2d", 1 << 30).seconds, 10 * copy);
   EXPECT_THROW(p.memory("copy", 1 << 20), InputError);
-  const StoreCosts store({}, {}, {{"NVIDIA H100 80GB HBM3", "copy_d2d", 1 << 30, 0.5e-3}});
+  const StoreCosts store({}, {}, {{"NVIDIA H100 80GB HBM3", "copy_d2d", 1 << 30, 0.5e-3},
+                                   {"NVIDIA H100 80GB HBM3", "copy_d2d", 2.0 * (1 << 30), 2e-3}});
   const Predictor measured(find_device("h100-sxm5-80gb"), std::nullopt, &store);
   EXPECT_EQ(measured.memory("copy_d2d", 1 << 30).origin, CostOrigin::measured);
-  const Priced bigger = measured.memory("copy_d2d", 2.0 * (1 << 30));
-  EXPECT_EQ(bigger.origin, CostOrigin::interpolated);
-  EXPECT_DOUBLE_EQ(bigger.seconds, 1e-3);  // the measured bandwidth beyond the last point
+  const Priced between = measured.memory("copy_d2d", std::sqrt(2.0) * (1 << 30));
+  EXPECT_EQ(between.origin, CostOrigin::interpolated);
+  EXPECT_NEAR(between.seconds, 1e-3, 1e-12);  // halfway in log-log
+  // Beyond the last point: not the interpolation's (a learned model's, else the catalog's).
+  EXPECT_EQ(measured.memory("copy_d2d", 4.0 * (1 << 30)).origin, CostOrigin::catalog);
 }
 
 }  // namespace

@@ -190,8 +190,9 @@ class Measured final : public CostSource {
   const StoreCosts::Index& index_;
 };
 
-// Between and beyond the measured points: bus bandwidth in log size along the nearest rank
-// count's curve; GEMM throughput in log size along one dimension between measured shapes.
+// Between close measured points: collective time along the measured rank count's curve;
+// GEMM throughput in log size along one dimension between measured shapes; memory time in
+// log-log.
 class Interpolated final : public CostSource {
  public:
   explicit Interpolated(const StoreCosts::Index& index) : index_(index) {}
@@ -200,32 +201,30 @@ class Interpolated final : public CostSource {
     if (!line || bytes <= 0) return std::nullopt;
     const auto& l = *line;
     auto hi = std::lower_bound(l.begin(), l.end(), std::make_pair(bytes, 0.0));
-    if (hi != l.end() && hi->first == bytes) return std::nullopt;  // the measured source's
-    if (hi == l.begin()) return Priced{l.front().second, CostOrigin::interpolated};  // latency floor
-    if (hi == l.end()) return Priced{l.back().second * bytes / l.back().first, CostOrigin::interpolated};
-    const auto lo = hi - 1;  // time in log-log between its neighbours
+    // Exact sizes are the measured source's; beyond the measured sizes, a learned model's.
+    if (hi == l.begin() || hi == l.end() || hi->first == bytes) return std::nullopt;
+    const auto lo = hi - 1;  // time in log-log between close neighbours
+    if (hi->first > kCloseRatio * lo->first) return std::nullopt;
     return Priced{std::exp(interpolate_log(bytes, lo->first, std::log(lo->second), hi->first,
                                            std::log(hi->second))),
                   CostOrigin::interpolated};
   }
 
+  // Between two measured sizes of the measured rank count at most kCloseRatio apart, time
+  // linear in bytes (latency plus bytes over a bandwidth, per stretch: docs/learned-models.md).
+  // Other rank counts and sizes beyond the measured ones are a learned model's.
   std::optional<Priced> collective(const Device& device, CollectiveOp op, double bytes, int ranks,
                                    FabricLevel level) const override {
     const auto curve = index_.curve(device, op, bytes, ranks, level);
-    if (!curve.points) return std::nullopt;
-    const double factor = bus_bandwidth_factor(op, ranks);
+    if (!curve.points || !curve.exact_ranks) return std::nullopt;
     const auto& c = *curve.points;
     auto hi = std::lower_bound(c.begin(), c.end(), bytes,
                                [](const StoreCosts::Index::Point& p, double b) { return p.bytes < b; });
-    if (hi != c.end() && hi->bytes == bytes) {
-      if (curve.exact_ranks) return std::nullopt;  // an exact point: the measured source's
-      return Priced{bytes * factor / hi->busbw, CostOrigin::interpolated};
-    }
-    if (hi == c.begin()) return Priced{c.front().seconds, CostOrigin::interpolated};  // latency floor
-    if (hi == c.end()) return Priced{bytes * factor / c.back().busbw, CostOrigin::interpolated};
+    if (hi == c.begin() || hi == c.end() || hi->bytes == bytes) return std::nullopt;
     const auto lo = hi - 1;
-    const double busbw = interpolate_log(bytes, lo->bytes, lo->busbw, hi->bytes, hi->busbw);
-    return Priced{bytes * factor / busbw, CostOrigin::interpolated};
+    if (hi->bytes > kCloseRatio * lo->bytes) return std::nullopt;
+    const double t = lo->seconds + (hi->seconds - lo->seconds) * (bytes - lo->bytes) / (hi->bytes - lo->bytes);
+    return Priced{t, CostOrigin::interpolated};
   }
 
   std::optional<Priced> gemm(const Device& device, DType dtype, const GemmShape& s) const override {
@@ -267,6 +266,8 @@ std::string normalize_device_name(std::string_view name) {
   std::string s;
   for (char c : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (s.rfind("nvidia", 0) == 0) s = s.substr(6);
+  while (!s.empty() && !std::isalnum(static_cast<unsigned char>(s[0]))) s.erase(s.begin());
+  if (s.rfind("tesla", 0) == 0) s = s.substr(5);  // the brand older drivers report (Tesla V100-SXM2-16GB)
   std::string out;
   for (char c : s) {
     if (std::isalnum(static_cast<unsigned char>(c))) out += c;

@@ -34,6 +34,9 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
     }
   }
   d.architecture = f.optional_string("architecture").value_or("unknown");
+  d.node_fabric = f.optional_string("node_fabric").value_or("");
+  if (!d.node_fabric.empty() && d.node_fabric != "switch" && d.node_fabric != "mesh" && d.node_fabric != "pcie")
+    f.fail("node_fabric", "must be switch, mesh or pcie");
   d.sms = f.required_int("sms", 1);
   d.boost_clock_hz = f.optional_number("boost_clock_mhz", 1).value_or(0) * 1e6;
   d.l2_bytes = f.optional_number("l2_MiB", 0.001).value_or(0) * 1024 * 1024;
@@ -48,8 +51,8 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
     const auto name = std::string(to_string(static_cast<DType>(i)));
     d.peak_flops[i] = pf.optional_number(name.c_str(), 0).value_or(0) * 1e12;
   }
-  if (d.peak_flops[static_cast<int>(DType::bf16)] <= 0)
-    pf.fail("bf16", "is missing; the estimator prices bf16 mixed precision");
+  if (d.peak_flops[static_cast<int>(DType::bf16)] <= 0 && d.peak_flops[static_cast<int>(DType::fp16)] <= 0)
+    pf.fail("bf16", "and fp16 are both missing; give the device's dense tensor peaks");
   const nlohmann::json* eff = f.optional_object("efficiency");
   if (!eff) f.fail("efficiency", "is missing; add {\"gemm\": 0.8, \"memory\": 0.85, \"attention\": 0.5}");
   JsonFields ef(*eff, where + " efficiency");

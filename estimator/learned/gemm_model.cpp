@@ -10,6 +10,7 @@
 #include <random>
 
 #include "gemm_features.h"
+#include "records.h"
 #include "shardcost/error.h"
 #include "shardcost/quantiles.h"
 #include "tree_ensemble.h"
@@ -36,15 +37,6 @@ struct Data {
   std::vector<float> y;  // log2(prior / measured)
   size_t columns = 0;
 };
-
-// Held-out |relative error| of time, in parts per million, summarised.
-CrossValidation summarise(std::string split, const std::vector<int64_t>& errors_ppm) {
-  return {std::move(split), errors_ppm.size(), median(errors_ppm) / 1e6,
-          percentile(errors_ppm, 0.9) / 1e6};
-}
-int64_t error_ppm(double predicted, double measured) {
-  return static_cast<int64_t>(std::llround(1e6 * std::abs(predicted - measured) / measured));
-}
 
 // Label: log2(prior / measured), what the trees add to the analytic prior.
 Data make_data(const Device& d, DType t, const std::vector<GemmRow>& rows,
@@ -101,18 +93,6 @@ double log2_dim(const GemmShape& s, int i) {
   return std::log2(static_cast<double>(v[i]));
 }
 
-// A count in a record: a whole non-negative number, never converted from anything else.
-size_t count_of(const nlohmann::json& j) {
-  if (!j.is_number_unsigned()) throw InputError("a count in the record is not a whole number");
-  return j.get<size_t>();
-}
-double number_of(const nlohmann::json& j) {
-  if (!j.is_number()) throw InputError("a figure in the record is not a number");
-  const double x = j.get<double>();
-  if (!std::isfinite(x)) throw InputError("a figure in the record is not finite");
-  return x;
-}
-
 // The parts both records (a device's model, a pooled prior) share.
 nlohmann::json prior_json(const GemmPrior& p) { return {{"c0_cycles", p.c0_cycles}, {"p", p.p}}; }
 GemmPrior prior_from(const nlohmann::json& j) {
@@ -120,19 +100,6 @@ GemmPrior prior_from(const nlohmann::json& j) {
   if (!(p.c0_cycles > 0) || !(p.p > 0)) throw InputError("its prior is not positive; fit again");
   return p;
 }
-nlohmann::json cv_json(const std::vector<CrossValidation>& cv) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& c : cv) j.push_back({{"split", c.split}, {"rows", c.rows}, {"median", c.median}, {"p90", c.p90}});
-  return j;
-}
-std::vector<CrossValidation> cv_from(const nlohmann::json& j) {
-  std::vector<CrossValidation> out;
-  for (const auto& c : j)
-    out.push_back({c.at("split").get<std::string>(), count_of(c.at("rows")), number_of(c.at("median")),
-                   number_of(c.at("p90"))});
-  return out;
-}
-
 }  // namespace
 
 bool GemmDomain::contains(const GemmShape& s) const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gemm_features.h"
+#include "records.h"
 #include "shardcost/hardware.h"
 
 namespace shardcost::learned {
@@ -16,13 +17,6 @@ namespace shardcost::learned {
 struct GemmRow {
   GemmShape shape;
   double seconds = 0;
-};
-
-// |predicted - measured| / measured over held-out rows.
-struct CrossValidation {
-  std::string split;  // "5-fold" | "5-fold by (n, k)"
-  size_t rows = 0;
-  double median = 0, p90 = 0;
 };
 
 // The shapes a model was fitted on, per dimension (log2 bounds): inside them it is "learned",

@@ -1,14 +1,16 @@
-// fit_store (the store's rows into fitted models) and LearnedCosts (fitted models as a cost
-// source, with a cache: searches ask for the same few thousand shapes many times).
+// LearnedCosts: fitted models as a cost source, with a cache (searches ask for the same few
+// thousand shapes many times).
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <mutex>
 #include <unordered_map>
 
+#include "curve_model.h"
 #include "gemm_model.h"
+#include "kernel_model.h"
+#include "kinds.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -16,91 +18,8 @@
 #include "shardcost/store_costs.h"
 
 namespace shardcost {
-namespace {
 
-constexpr const char* kGemmKind = "gemm_efficiency";
-constexpr const char* kPooledKind = "gemm_prior_pooled";
-
-// The figures a fitted model carries, as fit reports them.
-std::vector<FitReport::Validation> validations(const std::vector<learned::CrossValidation>& cv) {
-  std::vector<FitReport::Validation> out;
-  for (const auto& c : cv) out.push_back({c.split, c.rows, c.median, c.p90});
-  return out;
-}
-
-// "a100-sxm4-80gb+b200-sxm-180gb": the devices a pooled prior was fitted on.
-std::string joined(const std::vector<std::string>& devices) {
-  std::string out;
-  for (const auto& d : devices) out += (out.empty() ? "" : "+") + d;
-  return out;
-}
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
-std::vector<FitReport> fit_store(const std::string& path, std::string_view table,
-                                 const std::optional<std::string>& device) {
-  if (table != "gemm" && table != "all")
-    throw InputError(fmt::format("--table {}: models are fitted for gemm (or all); collective, "
-                                 "memory and kernel models are not built yet",
-                                 table));
-  if (device) (void)find_device(*device);  // an unknown name is an error, not an empty fit
-  db::Store store = db::Store::open(path, db::Store::Mode::read_write);
-  // (stored device, dtype) -> shape -> (sum of seconds, count)
-  std::map<std::pair<std::string, std::string>, std::map<GemmShape, std::pair<double, int>>> rows;
-  for (const auto& p : store.gemm_points()) {
-    auto& slot = rows[{p.device, p.dtype}][{p.m, p.n, p.k, p.batch}];
-    slot.first += p.time_ns * 1e-9;
-    slot.second += 1;
-  }
-  std::vector<FitReport> out;
-  std::map<DType, std::vector<learned::DeviceRows>> pooled;  // per type, every device's rows
-  for (const auto& [key, shapes] : rows) {
-    const auto& [stored, dtype_name] = key;
-    FitReport r;
-    r.kind = kGemmKind;
-    r.key = dtype_name;
-    r.rows = shapes.size();
-    const auto catalog = catalog_device_for(stored);
-    r.device = catalog ? catalog->name : stored;
-    if (device && (!catalog || catalog->name != *device)) continue;
-    const auto dtype = parse_store_dtype(dtype_name);
-    if (!catalog) {
-      r.skipped = fmt::format("no catalog device is '{}': the model's features need its specs", stored);
-    } else if (!dtype) {
-      r.skipped = fmt::format("data type '{}' is not one shardcost prices", dtype_name);
-    } else if (shapes.size() < learned::kMinGemmRows) {
-      r.skipped = fmt::format("{} shapes, fewer than the {} a model needs", shapes.size(),
-                              learned::kMinGemmRows);
-    } else if (catalog->peak_flops[static_cast<int>(*dtype)] <= 0) {
-      r.skipped = fmt::format("{} has no {} peak in the catalog", catalog->name, dtype_name);
-    } else {
-      r.key = std::string(to_string(*dtype));
-      std::vector<learned::GemmRow> data;
-      for (const auto& [shape, sum] : shapes) data.push_back({shape, sum.first / sum.second});
-      const learned::GemmFit fit = learned::fit_gemm(*catalog, *dtype, data);
-      r.cross_validation = validations(fit.cv);
-      store.put_fitted_model({kGemmKind, stored, r.key, fit.to_json(), "", now_ns()});
-      pooled[*dtype].push_back({*catalog, std::move(data)});
-    }
-    out.push_back(std::move(r));
-  }
-  // The prior over every device of a type prices devices with no rows of their own.
-  if (!device) {
-    for (const auto& [dtype, data] : pooled) {
-      const learned::PooledGemmPrior p = learned::fit_pooled_gemm_prior(dtype, data);
-      store.put_fitted_model({kPooledKind, "", std::string(to_string(dtype)), p.to_json(), "", now_ns()});
-      out.push_back({kPooledKind, joined(p.devices), std::string(to_string(dtype)), p.rows,
-                     validations(p.cv), ""});
-    }
-  }
-  return out;
-}
+using namespace learned;  // the record kinds and their readers
 
 struct LearnedCosts::Impl {
   struct Entry {
@@ -110,11 +29,17 @@ struct LearnedCosts::Impl {
   };
   std::vector<Entry> gemms;
   std::vector<learned::PooledGemmPrior> pooled;
+  std::vector<learned::CollectiveFit> collectives;
+  std::vector<learned::MemoryFit> memory;
+  std::vector<learned::KernelFit> kernels;
   std::vector<FitReport> described;
   mutable std::mutex mutex;
   // (device name, dtype) -> the model of that device (index into gemms), or -1: matching
   // names is string work a search must not repeat per operator.
   mutable std::map<std::pair<std::string, DType>, int> model_of;
+  // (device name, op, level) -> index into collectives, or -1; likewise memory by kind.
+  mutable std::map<std::tuple<std::string, CollectiveOp, FabricLevel>, int> collective_of;
+  mutable std::map<std::pair<std::string, std::string>, int> memory_of;
   struct Key {
     size_t model;
     GemmShape shape;
@@ -143,20 +68,35 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
       try {
         impl->pooled.push_back(learned::PooledGemmPrior::from_json(row.parameters_json));
         const auto& p = impl->pooled.back();
-        impl->described.push_back({kPooledKind, joined(p.devices), row.key, p.rows, validations(p.cv), ""});
+        impl->described.push_back({kPooledKind, joined(p.devices), row.key, p.rows, validations(p.cv), "", {}});
       } catch (const Error& e) {
         if (problems)
           problems->push_back(fmt::format("{}: fitted model {} {} skipped: {}", path, row.kind, row.key, e.what()));
       }
       continue;
     }
-    if (row.kind != kGemmKind) continue;
     try {
-      const learned::GemmFit fit = learned::GemmFit::from_json(row.parameters_json);
-      Device d = find_device(fit.device);
-      impl->gemms.push_back({fit.dtype, learned::GemmModel(fit), std::move(d)});
-      impl->described.push_back({kGemmKind, fit.device, std::string(to_string(fit.dtype)), fit.rows,
-                                 validations(fit.cv), ""});
+      if (row.kind == kGemmKind) {
+        const learned::GemmFit fit = learned::GemmFit::from_json(row.parameters_json);
+        Device d = find_device(fit.device);
+        impl->gemms.push_back({fit.dtype, learned::GemmModel(fit), std::move(d)});
+        impl->described.push_back({kGemmKind, fit.device, std::string(to_string(fit.dtype)), fit.rows,
+                                   validations(fit.cv), "", {}});
+      } else if (row.kind == kCollectiveKind) {
+        learned::CollectiveFit fit = learned::CollectiveFit::from_json(row.parameters_json);
+        (void)find_device(fit.device);
+        impl->described.push_back({kCollectiveKind, fit.device, collective_key(fit.op, fit.level), fit.rows,
+                                   validations(fit.cv), "", {}});
+        impl->collectives.push_back(std::move(fit));
+      } else if (row.kind == kMemoryKind) {
+        learned::MemoryFit fit = learned::MemoryFit::from_json(row.parameters_json);
+        impl->described.push_back({kMemoryKind, fit.device, fit.kind, fit.rows, validations(fit.cv), "", {}});
+        impl->memory.push_back(std::move(fit));
+      } else if (row.kind == kKernelKind) {
+        learned::KernelFit fit = learned::KernelFit::from_json(row.parameters_json);
+        impl->described.push_back({kKernelKind, fit.device, kKernelKey, fit.rows, validations(fit.cv), "", {}});
+        impl->kernels.push_back(std::move(fit));
+      }
     } catch (const Error& e) {
       if (problems)
         problems->push_back(fmt::format("{}: fitted model {} {} {} skipped: {}", path, row.kind,
@@ -168,7 +108,46 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
 
 const std::vector<FitReport>& LearnedCosts::describe() const { return impl_->described; }
 
-size_t LearnedCosts::models() const { return impl_->gemms.size() + impl_->pooled.size(); }
+size_t LearnedCosts::models() const {
+  return impl_->gemms.size() + impl_->pooled.size() + impl_->collectives.size() + impl_->memory.size() +
+         impl_->kernels.size();
+}
+
+namespace {
+
+// A curve model's answer as a price: learned inside the sizes (and rank counts) it was
+// validated on, extrapolated outside; nonsense from a damaged model is left to the next source.
+std::optional<Priced> priced(const learned::CurveAnswer& a) {
+  if (!(a.seconds > 0) || !std::isfinite(a.seconds)) return std::nullopt;
+  return Priced{a.seconds, a.inside ? CostOrigin::learned : CostOrigin::extrapolated};
+}
+
+}  // namespace
+
+std::optional<Priced> LearnedCosts::collective(const Device& device, CollectiveOp op, double bytes, int ranks,
+                                               FabricLevel level) const {
+  std::lock_guard lock(impl_->mutex);
+  auto [match, added] = impl_->collective_of.try_emplace({device.name, op, level}, -1);
+  for (size_t i = 0; added && i < impl_->collectives.size() && match->second < 0; ++i) {
+    const auto& c = impl_->collectives[i];
+    if (c.op == op && c.level == level && same_device_name(c.device, device.name)) match->second = static_cast<int>(i);
+  }
+  if (match->second < 0) return std::nullopt;
+  const auto answer = impl_->collectives[static_cast<size_t>(match->second)].predict(bytes, ranks);
+  return answer ? priced(*answer) : std::nullopt;
+}
+
+std::optional<Priced> LearnedCosts::memory(const Device& device, std::string_view kind, double bytes) const {
+  if (!(bytes > 0)) return std::nullopt;
+  std::lock_guard lock(impl_->mutex);
+  auto [match, added] = impl_->memory_of.try_emplace({device.name, std::string(kind)}, -1);
+  for (size_t i = 0; added && i < impl_->memory.size() && match->second < 0; ++i) {
+    const auto& m = impl_->memory[i];
+    if (m.kind == kind && same_device_name(m.device, device.name)) match->second = static_cast<int>(i);
+  }
+  if (match->second < 0) return std::nullopt;
+  return priced(impl_->memory[static_cast<size_t>(match->second)].predict(bytes));
+}
 
 std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype, const GemmShape& s) const {
   std::lock_guard lock(impl_->mutex);
@@ -190,6 +169,20 @@ std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype, cons
   if (device.peak_flops[static_cast<int>(dtype)] <= 0) return std::nullopt;
   for (const auto& p : impl_->pooled)
     if (p.dtype == dtype) return Priced{learned::gemm_prior_seconds(device, dtype, s, p.prior), CostOrigin::extrapolated};
+  return std::nullopt;
+}
+
+}  // namespace shardcost
+
+namespace shardcost {
+
+std::optional<Priced> LearnedCosts::kernel(std::string_view device, std::string_view name, double threads,
+                                           bool look_up) const {
+  for (const auto& k : impl_->kernels) {
+    if (k.device != device && !same_device_name(k.device, device)) continue;
+    const auto answer = k.predict(name, threads, look_up);
+    return answer ? priced(*answer) : std::nullopt;
+  }
   return std::nullopt;
 }
 

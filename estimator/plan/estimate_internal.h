@@ -36,6 +36,10 @@ class GraphCache {
 Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Strategy&,
                         const StageLayout&, const EstimateOptions&);
 
+// Why the cluster's devices cannot run the training the estimator prices (bf16 mixed
+// precision: a device with no bf16 peak, a V100, cannot), or nullopt.
+std::optional<std::string> precision_problem(const Cluster&);
+
 // Why per-stage layers do not fit the workload and strategy, or nullopt.
 std::optional<std::string> check_stage_layers(const Workload&, const Strategy&,
                                               const std::vector<int>& layers);

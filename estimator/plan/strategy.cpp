@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "estimate_internal.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 
@@ -101,9 +102,19 @@ Strategy parse_strategy(std::string_view text, int gpus) {
   return s;
 }
 
+std::optional<std::string> precision_problem(const Cluster& c) {
+  for (const auto& g : c.groups)
+    if (g.device.peak_flops[static_cast<int>(DType::bf16)] <= 0)
+      return fmt::format("{} has no bf16 tensor cores, and the estimator prices bf16 mixed-precision "
+                         "training (fp16 training is not priced yet); use a device with bf16",
+                         g.device.name);
+  return std::nullopt;
+}
+
 std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, const Strategy& s) {
   if (c.groups.size() != 1)
     return "heterogeneous clusters (several node groups) are not priced yet; use one node group";
+  if (auto why = precision_problem(c)) return why;
   if (s.tp < 1 || s.pp < 1 || s.dp < 1 || s.cp < 1 || s.ep < 1 || s.mbs < 1 || s.vpp < 1)
     return "every parallel size must be at least 1";
   if (s.gpus() != c.total_gpus())

@@ -134,6 +134,7 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
   if (c.groups.size() != 1)
     throw InputError("heterogeneous clusters (several node groups) are not ranked yet; use one "
                      "node group");
+  if (auto why = precision_problem(c)) throw InputError(fmt::format("cluster {}: {}", c.name, *why));
   const auto start = std::chrono::steady_clock::now();
   Ranker r{w, c, opt, {}, {}, {opt.top, opt.objective}, {}};
   r.pinned = apply_strategy_text(opt.fixed, r.fixed);

@@ -200,6 +200,15 @@ struct GemmPoint {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t time_ns = 0;
 };
+// Traced kernels, one per device, kernel name and launch configuration: how many ran and
+// their mean duration.
+struct KernelPoint {
+  std::string device;
+  std::string name;
+  LaunchConfig launch;  // all zero: not known
+  int64_t count = 0;
+  double mean_ns = 0;
+};
 // A cost model fitted on the store's rows (shardcost fit): its kind, the stored device it was
 // fitted for (empty: pooled over devices), its key (data type, op/ranks/level, ...) and
 // everything it needs to predict, as JSON.
@@ -243,6 +252,7 @@ class Store {
   std::vector<CollectivePoint> collective_points() const;
   std::vector<GemmPoint> gemm_points() const;
   std::vector<MemoryPoint> memory_points() const;
+  std::vector<KernelPoint> kernel_points() const;
   // Saves a fitted model in place of the one of the same kind, device and key.
   void put_fitted_model(const FittedModelRow&);
   std::vector<FittedModelRow> fitted_models() const;

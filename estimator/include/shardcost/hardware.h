@@ -32,6 +32,12 @@ struct Device {
   double gemm_efficiency = 0;           // large-GEMM fraction of peak (measured, cited)
   double memory_efficiency = 0;         // streaming-kernel fraction of HBM peak
   double attention_efficiency = 0;      // fused (flash) attention fraction of peak
+  // How the GPUs of the node this part is built into are linked: "switch" (NVSwitch, or every
+  // pair linked directly: any n of them see the same links, so collective costs carry from
+  // one rank count to another), "mesh" (an NVLink hybrid cube mesh: some pairs share no link,
+  // so 5 ranks can be slower than 4), "pcie" (PCIe switches and host bridges); "" not known.
+  std::string node_fabric;
+  bool uniform_node() const { return node_fabric == "switch"; }
 };
 
 enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };

@@ -15,9 +15,9 @@ namespace shardcost {
 
 // What fitting one model did: its rows and cross-validation, or why it was skipped.
 struct FitReport {
-  std::string kind;    // gemm_efficiency
+  std::string kind;    // gemm_efficiency, gemm_prior_pooled, collective_curves, memory_curve, kernel_classes
   std::string device;  // catalog device
-  std::string key;     // the data type for GEMMs
+  std::string key;     // GEMMs: the data type; collectives: "op level"; memory: the kind; kernels: "by class"
   size_t rows = 0;
   struct Validation {
     std::string split;
@@ -26,10 +26,12 @@ struct FitReport {
   };
   std::vector<Validation> cross_validation;
   std::string skipped;  // empty: fitted and saved
+  std::vector<std::string> notes;  // what was left out of a fitted model (a curve with too few sizes)
 };
 
-// Fits a model per stored device and data type of the table ("gemm"; "all" = every table
-// with a model family) and saves each in the store's fitted_model, replacing the old one.
+// Fits a model per stored device and data type (gemm), op and fabric level (collective) or
+// kind (memory) of the table ("all": every table with a model family) and saves each in the
+// store's fitted_model, replacing the old one.
 // device: only the stored devices that are this catalog device.
 std::vector<FitReport> fit_store(const std::string& store_path, std::string_view table,
                                  const std::optional<std::string>& device);
@@ -44,9 +46,13 @@ class LearnedCosts : public CostSource {
   ~LearnedCosts() override;
 
   std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override;
-  std::optional<Priced> collective(const Device&, CollectiveOp, double, int, FabricLevel) const override {
-    return std::nullopt;
-  }
+  std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks, FabricLevel) const override;
+  std::optional<Priced> memory(const Device&, std::string_view kind, double bytes) const override;
+  // A traced kernel's duration by name and launch (threads: blocks x threads per block, 0
+  // not known) on a device as the store names it or a catalog device. look_up false: a
+  // measured launch too is priced by its class's fit (what the report draws).
+  std::optional<Priced> kernel(std::string_view device, std::string_view name, double threads,
+                               bool look_up = true) const;
   size_t models() const;
   // The models it holds, with the figures they were fitted with (skipped stays empty).
   const std::vector<FitReport>& describe() const;
