@@ -84,6 +84,8 @@ PY
 expect_exit 0 "$BIN" report --db "$DB" -o "$SCRATCH/report.html"
 grep -q 'gemm_efficiency · a100-sxm4-80gb · bf16' "$SCRATCH/report.html" || fail "report: no model plot"
 grep -q '300 rows it was fitted on; held out 5-fold: median' "$SCRATCH/report.html" || fail "report: no figures"
+grep -q 'collective_curves · a100-sxm4-80gb · all_gather intra_node' "$SCRATCH/report.html" || fail "report: no collective model"
+grep -q '42 rows it was fitted on; held out each size held out: median' "$SCRATCH/report.html" || fail "report: collective figures"
 
 # A damaged model row never crashes pricing: one warning, and the next source prices.
 sqlite3 "$DB" "UPDATE fitted_model SET parameters_json = '{\"fitter\": 1}'"
