@@ -14,10 +14,16 @@
 namespace shardcost::cli {
 namespace {
 
-// A fitted model's predictions for the rows it was fitted on (nullopt: a model with no rows
-// of its own, the pooled prior).
+// A fitted model's held-out predictions (its first cross-validation's), or else its predictions
+// for the rows it was fitted on (nullopt: neither, a pooled prior of an older record).
 std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCosts& learned, const db::Store& store) {
   FittedModelPlot plot{m, {}};
+  // What the model predicted for rows it had not seen, where its record keeps them.
+  if (!m.cross_validation.empty() && !m.cross_validation.front().held_out.empty()) {
+    plot.measured_predicted_s = m.cross_validation.front().held_out;
+    plot.held_out = true;
+    return plot;
+  }
   // Kernel and memory models may be of a device the catalog lacks (a host CPU).
   const bool catalog = m.kind != "kernel_classes" && m.kind != "memory_curve";
   Device device = catalog ? find_device(m.device) : Device{};

@@ -206,7 +206,12 @@ std::string models_section(const std::vector<FittedModelPlot>& models) {
     std::string figures;
     for (const auto& v : m.model.cross_validation)
       figures += fmt::format("; held out {}: median {:.1f} %, p90 {:.1f} %", v.split, 100 * v.median, 100 * v.p90);
-    out += figure(svg::render(p), fmt::format("{} rows it was fitted on{}.", m.measured_predicted_s.size(), figures));
+    const std::string drawn =
+        m.held_out ? fmt::format("{} of the {} held-out predictions ({}), each for a row the model was fitted without",
+                                 m.measured_predicted_s.size(), m.model.cross_validation.front().rows,
+                                 m.model.cross_validation.front().split)
+                   : fmt::format("{} rows it was fitted on", m.measured_predicted_s.size());
+    out += figure(svg::render(p), fmt::format("{}{}.", drawn, figures));
   }
   return out;
 }

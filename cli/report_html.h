@@ -16,10 +16,12 @@ struct RankedPlans {
   RankResult result;
 };
 
-// One fitted model against the store's rows it was fitted on, with its held-out figures.
+// One fitted model against measured rows: the held-out predictions its record keeps, else the
+// rows it was fitted on; with its held-out figures.
 struct FittedModelPlot {
   FitReport model;
   std::vector<std::pair<double, double>> measured_predicted_s;
+  bool held_out = false;  // the pairs are cross-validation's (rows the model had not seen)
 };
 
 struct ReportInputs {

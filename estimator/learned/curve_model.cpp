@@ -35,20 +35,20 @@ std::vector<double> monotone(const std::vector<double>& y) {
 using Points = std::vector<std::pair<double, double>>;
 
 // Curves refitted without some of their points, and the errors on those points.
-void hold_out(const Points& p, const std::vector<size_t>& held, std::vector<int64_t>& ppm) {
+void hold_out(const Points& p, const std::vector<size_t>& held, HeldOut& out) {
   Points train;
   for (size_t i = 0; i < p.size(); ++i)
     if (std::find(held.begin(), held.end(), i) == held.end()) train.push_back(p[i]);
   if (train.size() < 2) return;
   const SizeCurve c = SizeCurve::fit(train);
-  for (size_t i : held) ppm.push_back(error_ppm(c.at(p[i].first), p[i].second));
+  for (size_t i : held) out.add(c.at(p[i].first), p[i].second);
 }
 
 // The three size splits every curve model reports: each interior size left out, and the
 // largest and smallest quarter of the sizes left out (how far the curve carries beyond
 // what was measured).
 void size_splits(const std::vector<Points>& curves, std::vector<CrossValidation>& cv) {
-  std::vector<int64_t> each, top, bottom;
+  HeldOut each, top, bottom;
   for (const auto& p : curves) {
     for (size_t i = 1; i + 1 < p.size(); ++i) hold_out(p, {i}, each);
     const size_t q = std::max<size_t>(1, p.size() / 4);
@@ -57,9 +57,9 @@ void size_splits(const std::vector<Points>& curves, std::vector<CrossValidation>
     hold_out(p, hi, top);
     hold_out(p, lo, bottom);
   }
-  cv.push_back(summarise("each size held out", each));
-  cv.push_back(summarise("largest quarter of sizes held out", top));
-  cv.push_back(summarise("smallest quarter of sizes held out", bottom));
+  cv.push_back(each.summary("each size held out"));
+  cv.push_back(top.summary("largest quarter of sizes held out"));
+  cv.push_back(bottom.summary("smallest quarter of sizes held out"));
 }
 
 // Time at `ranks` from the curves at n0 < ranks < n1 (or beyond them), linear in the rank
@@ -179,17 +179,16 @@ CollectiveFit fit_collective(const Device& d, CollectiveOp op, FabricLevel level
   size_splits(kept, fit.cv);
   // Whole rank counts held out, each predicted from the rank counts either side of it. Where
   // the links are not uniform the model never does this; the figure says why not.
-  std::vector<int64_t> ranks_ppm;
+  HeldOut ranks;
   for (size_t i = 1; i + 1 < fit.curves.size(); ++i) {
     const auto& [n0, c0] = fit.curves[i - 1];
     const auto& [n1, c1] = fit.curves[i + 1];
     const int n = fit.curves[i].first;
-    for (const auto& [b, t] : kept[i]) ranks_ppm.push_back(error_ppm(across_ranks(n0, c0.at(b), n1, c1.at(b), n), t));
+    for (const auto& [b, t] : kept[i]) ranks.add(across_ranks(n0, c0.at(b), n1, c1.at(b), n), t);
   }
-  if (!ranks_ppm.empty())
-    fit.cv.push_back(summarise(fit.uniform ? "each rank count held out"
-                                           : "each rank count held out (not used: the node's links are not uniform)",
-                               ranks_ppm));
+  if (!ranks.empty())
+    fit.cv.push_back(ranks.summary(fit.uniform ? "each rank count held out"
+                                               : "each rank count held out (not used: the node's links are not uniform)"));
   return fit;
 }
 

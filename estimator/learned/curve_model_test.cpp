@@ -116,6 +116,9 @@ TEST(CollectiveFit, RecordsRoundTripAndDamagedOnesAreRefused) {
   EXPECT_EQ(back.rows, fit.rows);
   EXPECT_EQ(back.cv.size(), fit.cv.size());
   EXPECT_DOUBLE_EQ(back.predict(3e6, 16)->seconds, fit.predict(3e6, 16)->seconds);
+  // The held-out predictions travel with the record (for report): every interior size's.
+  ASSERT_EQ(back.cv[0].held_out.size(), 19u);
+  EXPECT_EQ(back.cv[0].held_out, fit.cv[0].held_out);
   auto damaged = [&](const std::string& from, const std::string& to) {
     std::string j = fit.to_json();
     const size_t at = j.find(from);
@@ -127,6 +130,8 @@ TEST(CollectiveFit, RecordsRoundTripAndDamagedOnesAreRefused) {
   EXPECT_THROW(CollectiveFit::from_json(damaged("\"ranks\":16", "\"ranks\":1.5")), InputError);
   EXPECT_THROW(CollectiveFit::from_json(damaged("\"bytes\":[1024.0", "\"bytes\":[-1024.0")), InputError);
   EXPECT_THROW(CollectiveFit::from_json(damaged("\"op\":\"reduce_scatter\"", "\"op\":\"gather\"")), InputError);
+  EXPECT_THROW(CollectiveFit::from_json(damaged("\"held_out\":[[", "\"held_out\":[[-")), InputError);
+  EXPECT_THROW(CollectiveFit::from_json(damaged("\"held_out\":[[", "\"held_out\":[[1],[")), InputError);
   EXPECT_THROW(CollectiveFit::from_json("{}"), InputError);
   EXPECT_THROW(CollectiveFit::from_json("not json"), InputError);
 }
@@ -142,6 +147,24 @@ TEST(MemoryFit, FitsPredictsAndRoundTrips) {
   EXPECT_EQ(back.kind, "copy_d2d");
   EXPECT_DOUBLE_EQ(back.predict(5e5).seconds, fit.predict(5e5).seconds);
   EXPECT_THROW(fit_memory("h100-sxm5-80gb", "read", {{1024, 1e-6}, {2048, 2e-6}}), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost::learned
+
+namespace shardcost::learned {
+namespace {
+
+TEST(HeldOut, SummariesKeepEveryKthPairAndTheFiguresOfAll) {
+  HeldOut h;
+  for (int i = 1; i <= 2000; ++i) h.add(i % 20 == 0 ? 2.0 : 1.01, 1.0);  // 1 % off, every 20th 100 %
+  const CrossValidation cv = h.summary("x");
+  EXPECT_EQ(cv.rows, 2000u);
+  EXPECT_NEAR(cv.median, 0.01, 1e-9);
+  EXPECT_NEAR(cv.p90, 0.01, 1e-9);  // 5 % of rows are 100 % off: beyond the 90th percentile
+  EXPECT_EQ(cv.held_out.size(), kKeptHeldOut);
+  EXPECT_EQ(cv.held_out[0], (std::pair<double, double>{1.0, 1.01}));
+  EXPECT_EQ(HeldOut().summary("none").rows, 0u);
 }
 
 }  // namespace

@@ -43,7 +43,9 @@ struct PriorTerms {
 };
 PriorTerms prior_terms(const Device& d, DType t, const GemmShape& s) {
   const double flops = 2.0 * s.m * s.n * s.k * s.batch;
-  return {flops / d.peak_flops[static_cast<int>(t)] / (d.gemm_efficiency * quantization(d, s)),
+  // Store measurements are bursts: the burst figure where the catalog has one.
+  const double efficiency = d.gemm_burst_efficiency > 0 ? d.gemm_burst_efficiency : d.gemm_efficiency;
+  return {flops / d.peak_flops[static_cast<int>(t)] / (efficiency * quantization(d, s)),
           gemm_bytes(t, s) / d.memory_bandwidth_Bps / d.memory_efficiency,
           d.boost_clock_hz > 0 ? d.boost_clock_hz : 1.5e9};
 }

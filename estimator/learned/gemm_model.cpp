@@ -72,7 +72,7 @@ std::vector<double> predict_seconds(const xgb::Booster& b, const Device& d, DTyp
 // Cross-validation over folds given as a fold index per row.
 CrossValidation cross_validate(const Device& d, DType t, const std::vector<GemmRow>& rows,
                                const std::vector<int>& fold_of, const std::string& split) {
-  std::vector<int64_t> errors_ppm;  // |relative error| in parts per million
+  HeldOut held;
   for (int f = 0; f < kFolds; ++f) {
     std::vector<size_t> train, test;
     for (size_t i = 0; i < rows.size(); ++i) (fold_of[i] == f ? test : train).push_back(i);
@@ -83,9 +83,9 @@ CrossValidation cross_validate(const Device& d, DType t, const std::vector<GemmR
     std::vector<GemmShape> shapes;
     for (size_t i : test) shapes.push_back(rows[i].shape);
     const auto predicted = predict_seconds(booster, d, t, shapes, prior);
-    for (size_t j = 0; j < test.size(); ++j) errors_ppm.push_back(error_ppm(predicted[j], rows[test[j]].seconds));
+    for (size_t j = 0; j < test.size(); ++j) held.add(predicted[j], rows[test[j]].seconds);
   }
-  return summarise(split, errors_ppm);
+  return held.summary(split);
 }
 
 double log2_dim(const GemmShape& s, int i) {
@@ -248,10 +248,9 @@ PooledGemmPrior fit_pooled_gemm_prior(DType t, const std::vector<DeviceRows>& da
   if (data.size() >= 2) {
     for (size_t held = 0; held < data.size(); ++held) {
       const GemmPrior p = fit_gemm_prior(prior_rows(t, data, static_cast<int>(held)));
-      std::vector<int64_t> ppm;
-      for (const auto& r : data[held].rows)
-        ppm.push_back(error_ppm(gemm_prior_seconds(data[held].device, t, r.shape, p), r.seconds));
-      out.cv.push_back(summarise("without " + data[held].device.name, ppm));
+      HeldOut predictions;
+      for (const auto& r : data[held].rows) predictions.add(gemm_prior_seconds(data[held].device, t, r.shape, p), r.seconds);
+      out.cv.push_back(predictions.summary("without " + data[held].device.name));
     }
   }
   return out;

@@ -53,7 +53,7 @@ KernelClassModel fit_class(std::string cls, std::vector<KernelSample> samples) {
 double sized_seconds(const KernelClassModel& m, double threads) { return std::exp2(m.a + m.b * std::log2(threads)); }
 
 // Held-out launches of one class: each alone, and each kernel name's together.
-void cross_validate(const KernelClassModel& m, std::vector<int64_t>& launch_ppm, std::vector<int64_t>& name_ppm) {
+void cross_validate(const KernelClassModel& m, HeldOut& by_launch, HeldOut& by_name) {
   std::vector<size_t> known;
   for (size_t i = 0; i < m.samples.size(); ++i)
     if (m.samples[i].threads > 0) known.push_back(i);
@@ -63,7 +63,7 @@ void cross_validate(const KernelClassModel& m, std::vector<int64_t>& launch_ppm,
       for (size_t j : known)
         if (j != i) rest.push_back(m.samples[j]);
       const auto f = fit_class(m.cls, rest);
-      launch_ppm.push_back(error_ppm(sized_seconds(f, m.samples[i].threads), m.samples[i].seconds));
+      by_launch.add(sized_seconds(f, m.samples[i].threads), m.samples[i].seconds);
     }
   }
   std::set<std::string> names;
@@ -76,7 +76,7 @@ void cross_validate(const KernelClassModel& m, std::vector<int64_t>& launch_ppm,
     const auto f = fit_class(m.cls, rest);
     for (size_t i : known)
       if (m.samples[i].name == name)
-        name_ppm.push_back(error_ppm(sized_seconds(f, m.samples[i].threads), m.samples[i].seconds));
+        by_name.add(sized_seconds(f, m.samples[i].threads), m.samples[i].seconds);
   }
 }
 
@@ -123,13 +123,13 @@ KernelFit fit_kernels(const std::string& device, std::vector<KernelSample> sampl
   }
   if (fit.rows < kMinKernelEvents)
     throw InputError(fmt::format("{} traced kernels, fewer than the {} a model needs", fit.rows, kMinKernelEvents));
-  std::vector<int64_t> launch_ppm, name_ppm;
+  HeldOut by_launch, by_name;
   for (auto& [cls, list] : by_class) {
     fit.classes.push_back(fit_class(cls, std::move(list)));
-    cross_validate(fit.classes.back(), launch_ppm, name_ppm);
+    cross_validate(fit.classes.back(), by_launch, by_name);
   }
-  if (!launch_ppm.empty()) fit.cv.push_back(summarise("each launch configuration held out", launch_ppm));
-  if (!name_ppm.empty()) fit.cv.push_back(summarise("each kernel name held out of its class", name_ppm));
+  if (!by_launch.empty()) fit.cv.push_back(by_launch.summary("each launch configuration held out"));
+  if (!by_name.empty()) fit.cv.push_back(by_name.summary("each kernel name held out of its class"));
   return fit;
 }
 

@@ -25,7 +25,7 @@ inline std::string collective_key(CollectiveOp op, FabricLevel level) {
 // The figures a fitted model carries, as fit reports them.
 inline std::vector<FitReport::Validation> validations(const std::vector<CrossValidation>& cv) {
   std::vector<FitReport::Validation> out;
-  for (const auto& c : cv) out.push_back({c.split, c.rows, c.median, c.p90});
+  for (const auto& c : cv) out.push_back({c.split, c.rows, c.median, c.p90, c.held_out});
   return out;
 }
 

@@ -83,9 +83,10 @@ PY
 # The report draws each fitted model against its rows, with its held-out figures.
 expect_exit 0 "$BIN" report --db "$DB" -o "$SCRATCH/report.html"
 grep -q 'gemm_efficiency · a100-sxm4-80gb · bf16' "$SCRATCH/report.html" || fail "report: no model plot"
-grep -q '300 rows it was fitted on; held out 5-fold: median' "$SCRATCH/report.html" || fail "report: no figures"
+# What it draws is what it predicted for rows it had not seen (5-fold), not its training fit.
+grep -q '300 of the 300 held-out predictions (5-fold), each for a row the model was fitted without; held out 5-fold: median' "$SCRATCH/report.html" || fail "report: no figures"
 grep -q 'collective_curves · a100-sxm4-80gb · all_gather intra_node' "$SCRATCH/report.html" || fail "report: no collective model"
-grep -q '42 rows it was fitted on; held out each size held out: median' "$SCRATCH/report.html" || fail "report: collective figures"
+grep -q '38 of the 38 held-out predictions (each size held out)' "$SCRATCH/report.html" || fail "report: collective figures"
 
 # A damaged model row never crashes pricing: one warning, and the next source prices.
 sqlite3 "$DB" "UPDATE fitted_model SET parameters_json = '{\"fitter\": 1}'"

@@ -30,6 +30,10 @@ struct Device {
   double pcie_bandwidth_Bps = 0;        // per GPU, one direction
   std::array<double, kDTypeCount> peak_flops{};  // dense; 0 = unsupported
   double gemm_efficiency = 0;           // large-GEMM fraction of peak (measured, cited)
+  // The same over a short burst (MAMF-style: tens of calls, not power-saturated), as `bench
+  // gemm` and published tables measure; 0 = not known. The learned GEMM prior prices store
+  // measurements with it; training steps keep the sustained figure.
+  double gemm_burst_efficiency = 0;
   double memory_efficiency = 0;         // streaming-kernel fraction of HBM peak
   double attention_efficiency = 0;      // fused (flash) attention fraction of peak
   // How the GPUs of the node this part is built into are linked: "switch" (NVSwitch, or every

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "shardcost/costs.h"
@@ -23,6 +24,7 @@ struct FitReport {
     std::string split;
     size_t rows = 0;
     double median = 0, p90 = 0;  // |relative error| of held-out time
+    std::vector<std::pair<double, double>> held_out;  // some (measured, predicted) seconds
   };
   std::vector<Validation> cross_validation;
   std::string skipped;  // empty: fitted and saved
