@@ -93,6 +93,11 @@ sqlite3 "$DB" "UPDATE fitted_model SET parameters_json = '{\"fitter\": 1}'"
 expect_exit 0 "$BIN" predict gemm --device a100-sxm4-80gb --db "$DB" --shape 3000x5000x7000 --format csv
 grep -q ',catalog$' "$SCRATCH/out" || fail "fallback: $OUT"
 case "$ERR" in *"warning"*"fitted model gemm_efficiency"*"skipped"*) ;; *) fail "no warning: $ERR";; esac
+# The collective model too: the 4-GPU all-gather it priced falls to the catalog, said so.
+expect_exit 0 "$BIN" predict collective --device a100-sxm4-80gb --db "$DB" --op all_gather --ranks 4 \
+  -b 16M -e 16M --format csv
+grep -q '^all_gather,4,1,16777216,[0-9]*,catalog$' "$SCRATCH/out" || fail "collective fallback: $OUT"
+case "$ERR" in *"fitted model collective_curves"*"skipped"*) ;; *) fail "no collective warning: $ERR";; esac
 
 # Too few rows: one line per model, nothing fitted, exit 1.
 head -21 "$M/gemm_a100_sample.csv" >"$SCRATCH/few.csv"
