@@ -10,6 +10,8 @@
 #include "shardcost/estimator.h"
 #include "shardcost/learned.h"
 #include "shardcost/store_costs.h"
+#include "shardcost/varlen.h"
+#include "varlen_print.h"
 
 namespace shardcost::cli {
 namespace {
@@ -21,6 +23,24 @@ struct PlanArgs {
   std::string software = "megatron-core";
   std::string format = "text";
   std::string db;  // cost store to price from; empty: catalog only
+};
+
+// estimate's variable-length options: a length file or a named distribution.
+struct VarlenArgs {
+  std::string lengths_file, dist, long_seqs = "drop";
+  uint64_t seed = 0;
+  int batches = 100;
+  bool given() const { return !lengths_file.empty() || !dist.empty(); }
+  VarlenOptions options() const {
+    VarlenOptions o;
+    o.lengths = !lengths_file.empty() ? LengthDistribution::load(lengths_file) : LengthDistribution::parse(dist);
+    o.seed = seed;
+    o.batches = batches;
+    if (long_seqs == "drop") o.long_sequences = LongSequences::drop;
+    else if (long_seqs == "truncate") o.long_sequences = LongSequences::truncate;
+    else throw InputError(fmt::format("--long-seqs '{}': use drop or truncate", long_seqs));
+    return o;
+  }
 };
 
 void add_plan_options(CLI::App* cmd, PlanArgs& a) {
@@ -120,7 +140,7 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
 
 // No plan file: price the strategy text ("" for every default).
 void run_estimate(const PlanArgs& a, const std::string& strategy_text,
-                  const std::optional<std::string>& plan_path) {
+                  const std::optional<std::string>& plan_path, const VarlenArgs& va) {
   const Format format = parse_format(a.format, {Format::text, Format::json});
   const Model m = load_model(a.model);
   const Cluster c = load_cluster(a.cluster, a.gpus);
@@ -131,9 +151,21 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
   opt.software = software_preset(a.software);
   const auto costs = load_costs(a);
   opt.costs = costs->source();
-  const Estimate e = estimate(*workload, c, plan, opt);
+  const Strategy& st = plan.strategy;
+  if (!va.given() && (st.balance != Balance::none || st.max_tokens > 0))
+    throw InputError("balance= and max_tokens= apply to variable-length data: give --seq-lengths FILE or "
+                     "--seq-dist lognormal:median=...,sigma=...");
+  std::optional<VarlenOptions> vo;
+  std::optional<VarlenEstimate> v;
+  if (va.given()) {
+    if (!plan.stage_layers.empty()) throw InputError("--plan files are priced at fixed length; give --strategy");
+    vo = va.options();
+    v = estimate_varlen(*workload, c, st, *vo, opt);
+  }
+  const Estimate e = v ? v->estimate : estimate(*workload, c, plan, opt);
   if (format == Format::json) {
     nlohmann::json j = to_json(e);
+    if (v) add_varlen_json(j, *v, *vo);
     j["model"] = m.name;
     j["cluster"] = c.name;
     j["gpus"] = c.total_gpus();
@@ -142,6 +174,7 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
     fmt::print("{}\n", j.dump(2));
   } else {
     print_estimate_text(m, c, a, plan, e);
+    if (v) fmt::print("\n{}", varlen_text(*v, *vo, st));
   }
 }
 
@@ -229,11 +262,22 @@ void add_plan_commands(CLI::App& app) {
                   "replicas (instead of --strategy; docs/architecture.md)")
       ->excludes(strategy_opt);
   est->add_option("--format", est_args->format, "text or json");
-  est->callback([est_args, strategy, plan, strategy_opt, plan_opt] {
+  auto va = std::make_shared<VarlenArgs>();
+  auto* lengths_opt = est->add_option("--seq-lengths", va->lengths_file,
+                                      "sequence lengths: one per line (.gz too), or CSV length,count; the model's "
+                                      "seq_len becomes the longest (docs/variable-length.md)");
+  est->add_option("--seq-dist", va->dist,
+                  "or a named distribution: lognormal:median=1024,sigma=1.5[,min=..,max=..], "
+                  "uniform:min=..,max=.., fixed:N")
+      ->excludes(lengths_opt);
+  est->add_option("--seed", va->seed, "seed of the sampled global batches (default 0)");
+  est->add_option("--batches", va->batches, "global batches sampled (default 100)");
+  est->add_option("--long-seqs", va->long_seqs, "sequences above seq_len: drop (default) or truncate");
+  est->callback([est_args, strategy, plan, strategy_opt, plan_opt, va] {
     if (strategy_opt->count() == 0 && plan_opt->count() == 0)
       throw InputError("--strategy is required (\"tp=8,pp=8,...\"), or give a plan file with --plan FILE");
     run_estimate(*est_args, *strategy,
-                 plan_opt->count() ? std::optional<std::string>(*plan) : std::nullopt);
+                 plan_opt->count() ? std::optional<std::string>(*plan) : std::nullopt, *va);
   });
 
   auto rank_args = std::make_shared<PlanArgs>();

@@ -52,20 +52,20 @@ std::string Table::render(int indent) const {
 }
 
 nlohmann::json to_json(const Strategy& s) {
-  return {{"tp", s.tp},   {"pp", s.pp},   {"dp", s.dp},
-          {"cp", s.cp},   {"ep", s.ep},   {"mbs", s.mbs},
-          {"gbs", s.gbs}, {"vpp", s.vpp}, {"recompute", std::string(to_string(s.recompute))},
-          {"sp", s.sp},   {"zero", s.zero}};
+  nlohmann::json j = {{"tp", s.tp},   {"pp", s.pp},   {"dp", s.dp},
+                      {"cp", s.cp},   {"ep", s.ep},   {"mbs", s.mbs},
+                      {"gbs", s.gbs}, {"vpp", s.vpp}, {"recompute", std::string(to_string(s.recompute))},
+                      {"sp", s.sp},   {"zero", s.zero}};
+  if (s.balance != Balance::none) j["balance"] = std::string(to_string(s.balance));
+  if (s.max_tokens > 0) j["max_tokens"] = s.max_tokens;
+  return j;
 }
 
-namespace {
-// Rounds to 6 significant digits so JSON output is stable and readable.
 double round6(double v) {
   if (v == 0 || !std::isfinite(v)) return v;
   const double scale = std::pow(10.0, 5 - static_cast<int>(std::floor(std::log10(std::abs(v)))));
   return std::round(v * scale) / scale;
 }
-}  // namespace
 
 nlohmann::json to_json(const Estimate& e) {
   nlohmann::json j;

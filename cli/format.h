@@ -26,6 +26,8 @@ class Table {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 nlohmann::json to_json(const Strategy&);
+// Rounds to 6 significant digits so JSON output is stable and readable.
+double round6(double);
 nlohmann::json to_json(const Estimate&);
 std::string csv_escape(const std::string&);
 // "1,234,567"

@@ -44,6 +44,16 @@ std::string_view to_string(Recompute r) {
   return "?";
 }
 
+std::string_view to_string(Balance b) {
+  switch (b) {
+    case Balance::none: return "none";
+    case Balance::count: return "count";
+    case Balance::tokens: return "tokens";
+    case Balance::cost: return "cost";
+  }
+  return "?";
+}
+
 std::string_view to_string(CostOrigin o) {
   switch (o) {
     case CostOrigin::catalog: return "catalog";

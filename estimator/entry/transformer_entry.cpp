@@ -1,6 +1,7 @@
 // The public API's overloads for the built-in transformer: a Model becomes its workload here
 // and takes the one path every workload takes. Nothing below this layer knows Model.
 #include "shardcost/estimator.h"
+#include "shardcost/varlen.h"
 
 namespace shardcost {
 
@@ -15,6 +16,11 @@ std::optional<std::string> check_strategy(const Model& m, const Cluster& c, cons
 
 RankResult rank(const Model& m, const Cluster& c, const RankOptions& opt) {
   return rank(*transformer_workload(m), c, opt);
+}
+
+VarlenEstimate estimate_varlen(const Model& m, const Cluster& c, const Strategy& s, const VarlenOptions& o,
+                               const EstimateOptions& opt) {
+  return estimate_varlen(*transformer_workload(m), c, s, o, opt);
 }
 
 }  // namespace shardcost

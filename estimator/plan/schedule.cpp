@@ -82,6 +82,7 @@ struct Step {
     const int micro_batches = s.micro_batches();
     Times step;
     if (in.track_origins) step.track();
+    step.micro_batch_s = pace.total();
     step.add(pace, micro_batches);
     // Fill and drain: every other stage's work once, shortened by interleaving.
     const double bubble = (sum_stages - pace.total()) / s.vpp;

@@ -11,9 +11,13 @@
 namespace shardcost {
 
 std::string to_string(const Strategy& s) {
-  return fmt::format("tp={},pp={},dp={},cp={},ep={},mbs={},gbs={},vpp={},recompute={},sp={},zero={}",
-                     s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs, s.vpp, to_string(s.recompute),
-                     s.sp ? "true" : "false", s.zero);
+  std::string out = fmt::format("tp={},pp={},dp={},cp={},ep={},mbs={},gbs={},vpp={},recompute={},sp={},zero={}",
+                                s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs, s.vpp, to_string(s.recompute),
+                                s.sp ? "true" : "false", s.zero);
+  // The variable-length keys only where set: fixed-length strategies read as they always did.
+  if (s.balance != Balance::none) out += fmt::format(",balance={}", to_string(s.balance));
+  if (s.max_tokens > 0) out += fmt::format(",max_tokens={}", s.max_tokens);
+  return out;
 }
 
 namespace {
@@ -31,6 +35,12 @@ bool parse_bool_value(std::string_view key, std::string_view value) {
   if (value == "true" || value == "1") return true;
   if (value == "false" || value == "0") return false;
   throw InputError(fmt::format("strategy key '{}' needs true or false (got '{}')", key, value));
+}
+
+Balance parse_balance(std::string_view value) {
+  for (Balance b : {Balance::none, Balance::count, Balance::tokens, Balance::cost})
+    if (value == to_string(b)) return b;
+  throw InputError(fmt::format("strategy key 'balance' needs none, count, tokens or cost (got '{}')", value));
 }
 
 Recompute parse_recompute(std::string_view value) {
@@ -69,11 +79,14 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     else if (key == "zero") s.zero = parse_int_value(key, value);
     else if (key == "recompute") s.recompute = parse_recompute(value);
     else if (key == "sp") s.sp = parse_bool_value(key, value);
+    else if (key == "balance") s.balance = parse_balance(value);
+    else if (key == "max_tokens") s.max_tokens = parse_int_value(key, value);
     else
       throw InputError(fmt::format("unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
-                                   "vpp, recompute, sp, zero",
+                                   "vpp, recompute, sp, zero (and balance, max_tokens with "
+                                   "variable-length data)",
                                    key));
-    for (const char* k : {"tp", "pp", "dp", "cp", "ep", "mbs", "gbs", "vpp"}) {
+    for (const char* k : {"tp", "pp", "dp", "cp", "ep", "mbs", "gbs", "vpp", "max_tokens"}) {
       if (key == k && parse_int_value(key, value) == 0)
         throw InputError(fmt::format("strategy key '{}' must be at least 1", key));
     }

@@ -82,6 +82,9 @@ struct Times {
   // a full recomputation's): with the backward and recompute compute, the window that
   // overlapped data-parallel reductions hide behind.
   double backward_comm = 0;
+  // The pace-setting stage's seconds per micro-batch: what step_times sets on the step it
+  // returns (variable-length pricing scales it per micro-batch).
+  double micro_batch_s = 0;
   void add_backward_comm(Part p, Priced x) {
     add(p, x);
     backward_comm += std::max(0.0, x.seconds);

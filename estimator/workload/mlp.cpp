@@ -43,9 +43,11 @@ class Mlp final : public Workload {
     return std::nullopt;
   }
 
-  void graph(const Strategy& s, AttentionKernel, Graph& g) const override {
+  double model_flops_of(double tokens, double) const override { return 3.0 * 4.0 * tokens * products_; }
+
+  void graph_of(const Strategy& s, AttentionKernel, const MicroBatch& mb, Graph& g) const override {
     g.reset(spec_.hidden.size() + 1);
-    const double rows = static_cast<double>(s.mbs) * spec_.tokens_per_sample;
+    const double rows = mb.tokens;
     const double width = spec_.width;
     for (size_t i = 0; i < spec_.hidden.size(); ++i) {
       const double local = static_cast<double>(spec_.hidden[i]) / s.tp;

@@ -21,5 +21,8 @@ double lm_head_parameters(const Model&);     // 0 when tied to the embedding
 // Matmul FLOPs of one forward pass per token of one layer, as Megatron counts them
 // (attention over the full sequence, active experts only).
 double layer_forward_flops_per_token(const Model&);
+// Model FLOPs of a global batch of variable-length sequences: `tokens` in all, their squared
+// lengths adding up to `squared` (fixed length N: tokens = gbs N, squared = gbs N^2).
+double model_flops_of_batch(const Model&, double tokens, double squared);
 
 }  // namespace shardcost

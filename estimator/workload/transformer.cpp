@@ -23,6 +23,9 @@ class Transformer final : public Workload {
   double model_flops(int global_batch) const override {
     return model_flops_per_step(m_, global_batch);
   }
+  double model_flops_of(double tokens, double squared) const override {
+    return model_flops_of_batch(m_, tokens, squared);
+  }
   double tokens_per_sample() const override { return m_.seq_len; }
   int layers() const override { return m_.layers; }
 
@@ -47,15 +50,15 @@ class Transformer final : public Workload {
     return std::nullopt;
   }
 
-  void graph(const Strategy& s, AttentionKernel kernel, Graph& g) const override {
+  void graph_of(const Strategy& s, AttentionKernel kernel, const MicroBatch& mb, Graph& g) const override {
     g.reset(3);
     const double vocab_shard = static_cast<double>(m_.vocab) * m_.hidden / s.tp;
-    const double tokens = static_cast<double>(s.mbs) * m_.seq_len / s.cp;
+    const double tokens = mb.tokens / s.cp;
 
     Block& embedding = g.blocks[0];
     embedding.name = "embedding";
     embedding.pin = Block::Pin::first_stage;
-    embedding_ops(m_, s, embedding.ops);
+    embedding_ops(m_, s, mb, embedding.ops);
     const double positions =
         m_.learned_positions ? static_cast<double>(m_.seq_len) * m_.hidden : 0;
     embedding.dense_params = vocab_shard + positions;
@@ -65,17 +68,17 @@ class Transformer final : public Workload {
     Block& layer = g.blocks[1];
     layer.name = "layer";
     layer.count = m_.layers;
-    layer_ops(m_, s, kernel, layer.ops);
+    layer_ops(m_, s, kernel, mb, layer.ops);
     const LayerParameters lp = layer_parameters(m_);
     layer.dense_params = lp.attention / s.tp + lp.router + lp.norms;
     layer.expert_params = lp.experts * lp.mlp / s.tp / (m_.is_moe() ? s.ep : 1);
     for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
-      layer.kept_bytes[static_cast<size_t>(r)] = layer_activation_bytes(m_, s, kernel, r);
+      layer.kept_bytes[static_cast<size_t>(r)] = layer_activation_bytes(m_, s, kernel, r, mb);
 
     Block& head = g.blocks[2];
     head.name = "head";
     head.pin = Block::Pin::last_stage;
-    head_ops(m_, s, head.ops);
+    head_ops(m_, s, mb, head.ops);
     head.dense_params = final_norm_parameters(m_);
     // A tied LM head is the embedding's table; an untied one is its own.
     if (m_.tied_embeddings) head.tied_params = vocab_shard;
@@ -83,7 +86,7 @@ class Transformer final : public Workload {
     // fp32 logits and their gradient for the loss, vocab-parallel.
     head.working_bytes = 2 * 4 * tokens * m_.vocab / s.tp;
 
-    g.boundary_bytes = 2.0 * s.mbs * m_.seq_len / s.cp * m_.hidden;
+    g.boundary_bytes = 2.0 * tokens * m_.hidden;
   }
 
   std::vector<int> tp_candidates(int max_tp) const override {
@@ -113,9 +116,13 @@ class Transformer final : public Workload {
 
 double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKernel kernel,
                               Recompute recompute) {
-  const double b = st.mbs;
-  const double s_local = static_cast<double>(m.seq_len) / st.cp;
-  const double T = b * s_local;
+  const double n = m.seq_len;
+  return layer_activation_bytes(m, st, kernel, recompute, {static_cast<double>(st.mbs), st.mbs * n, st.mbs * n * n});
+}
+
+double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKernel kernel,
+                              Recompute recompute, const MicroBatch& mb) {
+  const double T = mb.tokens / st.cp;
   const double h = m.hidden;
   const double t = st.tp;
   const double sp_div = st.sp ? t : 1;
@@ -132,11 +139,11 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
                  2 * T * q + mask * T * h / sp_div;
   // Attention core. Unfused: softmax output, dropout mask and dropout output, a*s^2 each;
   // selective recomputation drops exactly these. Fused: only the softmax statistics (fp32).
-  const double scores = b * (m.heads / t) * s_local * m.seq_len;
+  const double scores = (m.heads / t) * (mb.squared / st.cp);
   if (kernel == AttentionKernel::standard) {
     if (recompute != Recompute::selective) bytes += 2 * scores + mask * 3 * scores;
   } else {
-    bytes += 4 * b * (m.heads / t) * s_local;
+    bytes += 4 * (m.heads / t) * T;
   }
   // MLP block: norm input and output (fc1 input), activation input(s), fc2 input, mask.
   const double f = static_cast<double>(m.ffn_hidden) / t;

@@ -7,15 +7,16 @@ namespace shardcost {
 namespace {
 
 struct Dims {
-  double b, s, s_local, tokens, h, t, sp_div, q_local, kv_local, hd;
+  double b, s, s_local, tokens, squared_local, h, t, sp_div, q_local, kv_local, hd;
 };
 
-Dims dims(const Model& m, const Strategy& st) {
+Dims dims(const Model& m, const Strategy& st, const MicroBatch& mb) {
   Dims d;
-  d.b = st.mbs;
+  d.b = mb.sequences;
   d.s = m.seq_len;
   d.s_local = static_cast<double>(m.seq_len) / st.cp;
-  d.tokens = d.b * d.s_local;
+  d.tokens = mb.tokens / st.cp;
+  d.squared_local = mb.squared / st.cp;  // each rank's queries against whole sequences' keys
   d.h = m.hidden;
   d.t = st.tp;
   d.sp_div = st.sp ? st.tp : 1;
@@ -94,8 +95,9 @@ Op residual(const char* name, const Dims& d, bool dropout) {
 
 }  // namespace
 
-void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::vector<Op>& out) {
-  const Dims d = dims(m, st);
+void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const MicroBatch& mb,
+               std::vector<Op>& out) {
+  const Dims d = dims(m, st, mb);
   const bool dropout = m.dropout > 0;
 
   out.push_back(norm("input_norm", d));
@@ -103,13 +105,14 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::
   out.push_back(gemm("qkv", d.tokens, (d.q_local + 2 * d.kv_local) * d.hd, d.h));
 
   const double heads_batch = d.b * d.q_local;
-  const double scores = heads_batch * d.s_local * d.s;
+  // Score elements: each sequence's queries against its own keys (causal, per document).
+  const double scores = d.q_local * d.squared_local;
   if (kernel == AttentionKernel::flash) {
     Op a;
     a.name = "flash_attention";
     a.kind = OpKind::attention;
     // QK^T and AV, causal: half of the score matrix is computed.
-    a.flops = 4 * heads_batch * d.s_local * d.s * d.hd * 0.5;
+    a.flops = 4 * scores * d.hd * 0.5;
     out.push_back(a);
   } else {
     Op qk = gemm("attention_qk", d.s_local, d.s, d.hd, heads_batch);
@@ -131,7 +134,7 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::
   if (st.cp > 1) {
     // Ring attention: K and V blocks travel cp-1 hops around the ring, overlapped with the
     // attention of the block in hand; backward also returns dK and dV (twice the bytes).
-    const double kv_bytes = 2 * 2 * d.b * d.s_local * d.kv_local * d.hd;
+    const double kv_bytes = 2 * 2 * d.tokens * d.kv_local * d.hd;
     out.push_back(comm("cp_ring_exchange", OpKind::ring, Axis::cp, CollectiveOp::send_recv,
                        CollectiveOp::send_recv, kv_bytes * (st.cp - 1)));
   }
@@ -174,15 +177,15 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, std::
   }
 }
 
-void embedding_ops(const Model& m, const Strategy& st, std::vector<Op>& out) {
-  const Dims d = dims(m, st);
+void embedding_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vector<Op>& out) {
+  const Dims d = dims(m, st, mb);
   // Vocab-parallel lookup writes the (partial) embeddings; backward scatters into the table.
   out.push_back(pass("embedding_lookup", d.tokens * d.h, m.learned_positions ? 6 : 2, 6));
   tp_exit(d, st, out);
 }
 
-void head_ops(const Model& m, const Strategy& st, std::vector<Op>& out) {
-  const Dims d = dims(m, st);
+void head_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vector<Op>& out) {
+  const Dims d = dims(m, st, mb);
   out.push_back(norm("final_norm", d));
   tp_enter(d, st, out);
   const double v_local = static_cast<double>(m.vocab) / st.tp;

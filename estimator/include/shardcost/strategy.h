@@ -13,11 +13,21 @@ enum class AttentionKernel { flash, standard };
 enum class Recompute { none, selective, full };
 std::string_view to_string(Recompute);
 
+// How the sequences of a variable-length global batch are spread over the data-parallel
+// ranks (docs/variable-length.md): as drawn (equal counts), equal counts dealt longest first,
+// longest first to the rank with the fewest tokens, or with the least priced work.
+enum class Balance { none, count, tokens, cost };
+std::string_view to_string(Balance);
+
 struct Strategy {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, mbs = 1, gbs = 0, vpp = 1;
   Recompute recompute = Recompute::none;
   bool sp = false;
   int zero = 0;
+  // Variable-length data only: the balance of sequences over data-parallel ranks, and a token
+  // budget per micro-batch (0: mbs sequences per micro-batch).
+  Balance balance = Balance::none;
+  int max_tokens = 0;
   int gpus() const { return tp * pp * dp * cp; }
   int micro_batches() const { return gbs / (mbs * dp); }
 };

@@ -91,6 +91,17 @@ struct Graph {
   int body_units() const;
 };
 
+// The sequences of one micro-batch on one data-parallel rank, before any context-parallel
+// split: how many, their tokens, and the sum of their squared lengths (what causal attention
+// over each sequence, as varlen kernels compute it, grows with). Fixed-length batches are mbs
+// sequences of the model's length; packed variable-length ones are any mix (docs/variable-
+// length.md).
+struct MicroBatch {
+  double sequences = 0;
+  double tokens = 0;
+  double squared = 0;  // sum of length^2
+};
+
 // A model family's producer of graphs. Implementations: transformer_workload(), mlp_workload().
 class Workload {
  public:
@@ -104,8 +115,19 @@ class Workload {
   virtual int layers() const = 0;                // body units a pipeline splits
   // Why the strategy's splits (tp, cp, ep, ...) do not apply to this model, or nullopt.
   virtual std::optional<std::string> check(const Strategy&) const = 0;
-  // The graph of one micro-batch on one device under the strategy's splits (check() passed).
-  virtual void graph(const Strategy&, AttentionKernel, Graph& out) const = 0;
+  // The graph of one micro-batch on one device under the strategy's splits (check() passed):
+  // mbs sequences of tokens_per_sample(), or the micro-batch given.
+  void graph(const Strategy& s, AttentionKernel kernel, Graph& out) const {
+    graph_of(s, kernel, fixed_micro_batch(s), out);
+  }
+  virtual void graph_of(const Strategy&, AttentionKernel, const MicroBatch&, Graph& out) const = 0;
+  MicroBatch fixed_micro_batch(const Strategy& s) const {
+    const double n = tokens_per_sample();
+    return {static_cast<double>(s.mbs), s.mbs * n, s.mbs * n * n};
+  }
+  // Model FLOPs per step of a global batch of `tokens` tokens whose lengths' squares add up to
+  // `squared` (variable-length batches; the fixed-length model_flops() is its special case).
+  virtual double model_flops_of(double tokens, double squared) const = 0;
   // Search space: split sizes the model admits.
   virtual std::vector<int> tp_candidates(int max_tp) const = 0;
   virtual std::vector<int> cp_candidates(int max_cp) const = 0;

@@ -1,0 +1,43 @@
+#include "varlen_print.h"
+
+#include <fmt/format.h>
+
+#include "format.h"
+
+namespace shardcost::cli {
+
+std::string varlen_text(const VarlenEstimate& v, const VarlenOptions& o, const Strategy& s) {
+  std::string out = fmt::format("variable-length data: {}\n", o.lengths.describe());
+  const int64_t kept = v.drawn - v.dropped;
+  out += fmt::format("  {} global batches of {} sequences (seed {}): {} kept of {} drawn", o.batches, s.gbs, o.seed,
+                     thousands(static_cast<double>(kept)), thousands(static_cast<double>(v.drawn)));
+  if (v.dropped > 0) out += fmt::format(", {} above seq_len dropped", thousands(static_cast<double>(v.dropped)));
+  if (v.truncated > 0) out += fmt::format(", {} truncated to seq_len", thousands(static_cast<double>(v.truncated)));
+  out += fmt::format("\n  longest {} tokens; {} tokens per step; up to {} micro-batches on a rank\n",
+                     thousands(static_cast<double>(v.longest)), thousands(v.tokens_per_step), v.max_micro_batches);
+  out += fmt::format("  step time  mean {:.3f} s, p10 {:.3f} s, p90 {:.3f} s\n", v.estimate.step_time_s,
+                     v.step_time_p10_s, v.step_time_p90_s);
+  out += fmt::format("  imbalance  {:.3f} (the slowest data-parallel rank's work over the ranks' mean)\n", v.imbalance);
+  if (s.balance != Balance::none)
+    out += fmt::format("  baseline   {:.3f} s with sequences spread as drawn (balance=none): {:.2f}x faster\n",
+                       v.baseline_step_time_s, v.baseline_step_time_s / v.estimate.step_time_s);
+  return out;
+}
+
+void add_varlen_json(nlohmann::json& j, const VarlenEstimate& v, const VarlenOptions& o) {
+  j["step_time_p10_s"] = round6(v.step_time_p10_s);
+  j["step_time_p90_s"] = round6(v.step_time_p90_s);
+  j["imbalance"] = round6(v.imbalance);
+  j["baseline_step_time_s"] = round6(v.baseline_step_time_s);
+  j["sequences"] = {{"distribution", o.lengths.describe()},
+                    {"batches", o.batches},
+                    {"seed", o.seed},
+                    {"drawn", v.drawn},
+                    {"dropped", v.dropped},
+                    {"truncated", v.truncated},
+                    {"longest", v.longest},
+                    {"tokens_per_step", round6(v.tokens_per_step)},
+                    {"max_micro_batches", v.max_micro_batches}};
+}
+
+}  // namespace shardcost::cli

@@ -1,0 +1,86 @@
+#pragma once
+// Variable-length data: a distribution of sequence lengths, global batches drawn from it,
+// their sequences spread over data-parallel ranks and packed into micro-batches, and the
+// step priced per micro-batch (docs/variable-length.md).
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardcost/estimator.h"
+#include "shardcost/workload.h"
+
+namespace shardcost {
+
+// Sequence lengths in tokens: a measured sample (a file) or a named parametric form.
+class LengthDistribution {
+ public:
+  // One length per line, or CSV with a header naming `length` and `count`; a name ending in
+  // .gz is read through zlib. Bad input: one InputError with the file and the line.
+  static LengthDistribution load(const std::string& path);
+  // lognormal:median=1024,sigma=1.5[,min=128,max=8192] (sigma: the standard deviation of the
+  // log length), uniform:min=128,max=8192, fixed:4096.
+  static LengthDistribution parse(std::string_view spec);
+  static LengthDistribution fixed(int64_t length);
+
+  std::string describe() const;
+  bool is_fixed() const { return kind_ == Kind::fixed; }
+  int64_t min_length() const { return min_; }
+  int64_t max_length() const { return max_; }
+  double median() const;
+  // One length; the generator's raw output is all it uses, so draws are the same everywhere.
+  int64_t draw(std::mt19937_64&) const;
+
+ private:
+  enum class Kind { sample, lognormal, uniform, fixed };
+  Kind kind_ = Kind::fixed;
+  std::string source_;
+  std::vector<int64_t> values_;       // sample: distinct lengths, ascending
+  std::vector<uint64_t> cumulative_;  // sample: counts up to and including each value
+  double log_median_ = 0, sigma_ = 0;
+  int64_t min_ = 1, max_ = 1;
+};
+
+enum class LongSequences { drop, truncate };
+
+// One global batch of lengths spread over dp ranks and packed into micro-batches.
+struct PackedBatch {
+  std::vector<std::vector<MicroBatch>> ranks;  // per data-parallel rank, in run order
+};
+// The work a sequence of s tokens costs, for Balance::cost: per_token s + per_square s^2.
+struct SequenceCost {
+  double per_token = 1, per_square = 0;
+};
+// Spreads `lengths` (one global batch) over dp ranks and packs each rank's share: mbs
+// sequences per micro-batch, or (max_tokens > 0) as many as fit in the token budget.
+void pack_batch(const std::vector<int64_t>& lengths, int dp, int mbs, int max_tokens, Balance,
+                const SequenceCost&, PackedBatch& out);
+
+struct VarlenOptions {
+  LengthDistribution lengths = LengthDistribution::fixed(1);
+  uint64_t seed = 0;
+  LongSequences long_sequences = LongSequences::drop;
+  int batches = 100;  // global batches sampled
+};
+
+struct VarlenEstimate {
+  Estimate estimate;  // step_time_s: the mean over the sampled batches; figures from it
+  double step_time_p10_s = 0, step_time_p90_s = 0;
+  double imbalance = 1;  // mean over batches of the slowest rank's work over the ranks' mean
+  double baseline_step_time_s = 0;  // the same plan with sequences spread as drawn (balance=none)
+  double tokens_per_step = 0;       // mean kept tokens per global batch
+  int64_t drawn = 0, dropped = 0, truncated = 0;  // sequences
+  int64_t longest = 0;                            // kept, tokens
+  int max_micro_batches = 0;                      // on the busiest rank of any batch
+};
+
+// Prices the strategy on global batches drawn from the distribution (options.seed makes it
+// deterministic). Throws InputError for what cannot be priced (a token budget below the
+// longest kept sequence, unfused attention with packed sequences, ...).
+VarlenEstimate estimate_varlen(const Workload&, const Cluster&, const Strategy&, const VarlenOptions&,
+                               const EstimateOptions& = {});
+VarlenEstimate estimate_varlen(const Model&, const Cluster&, const Strategy&, const VarlenOptions&,
+                               const EstimateOptions& = {});
+
+}  // namespace shardcost

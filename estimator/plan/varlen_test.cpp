@@ -1,0 +1,189 @@
+// Variable-length pricing: fixed lengths reproduce the fixed estimate exactly; packing,
+// balance and long tails move the step the way their mechanism says.
+#include "shardcost/varlen.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+namespace {
+
+TEST(Varlen, FixedLengthsAtSeqLenAreTheFixedEstimateExactly) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 16);
+  for (const char* text : {"tp=2,pp=2,mbs=1,gbs=64", "tp=8,pp=1,cp=2,mbs=2,gbs=32", "tp=1,pp=4,vpp=2,mbs=1,gbs=32"}) {
+    const Strategy s = parse_strategy(text, 16);
+    const Estimate fixed = estimate(m, c, s);
+    VarlenOptions o;
+    o.lengths = LengthDistribution::fixed(m.seq_len);
+    o.batches = 7;
+    const VarlenEstimate v = estimate_varlen(m, c, s, o);
+    EXPECT_EQ(v.estimate.step_time_s, fixed.step_time_s) << text;
+    EXPECT_EQ(v.estimate.tokens_per_s, fixed.tokens_per_s) << text;
+    EXPECT_EQ(v.estimate.mfu, fixed.mfu) << text;
+    EXPECT_EQ(v.estimate.memory_per_gpu_bytes, fixed.memory_per_gpu_bytes) << text;
+    EXPECT_EQ(v.step_time_p10_s, fixed.step_time_s);
+    EXPECT_EQ(v.step_time_p90_s, fixed.step_time_s);
+    EXPECT_EQ(v.imbalance, 1.0);
+    EXPECT_EQ(v.baseline_step_time_s, fixed.step_time_s);
+    for (size_t i = 0; i < fixed.time.size(); ++i) EXPECT_EQ(v.estimate.time[i].seconds, fixed.time[i].seconds);
+  }
+}
+
+TEST(Varlen, ShorterSequencesCostLessAndAttentionGrowsWithTheSquare) {
+  const Model m = load_model("llama3-8b");  // seq_len 8192
+  const Cluster c = load_cluster("dgx-h100", 8);
+  const Strategy s = parse_strategy("tp=8,mbs=1,gbs=8", 8);
+  auto step = [&](int64_t n, int max_tokens) {
+    Strategy x = s;
+    x.max_tokens = max_tokens;
+    VarlenOptions o;
+    o.lengths = LengthDistribution::fixed(n);
+    o.batches = 2;
+    return estimate_varlen(m, c, x, o).estimate.step_time_s;
+  };
+  const double full = step(8192, 0), half = step(4096, 0), quarter = step(2048, 0);
+  EXPECT_LT(half, full);
+  EXPECT_LT(quarter, half);
+  // Two 4096-token sequences packed into one micro-batch do 8192 tokens of linear work but
+  // half of one 8192-token sequence's attention: cheaper than the full sequence.
+  Strategy packed = s;
+  packed.gbs = 16;
+  packed.max_tokens = 8192;
+  VarlenOptions o;
+  o.lengths = LengthDistribution::fixed(4096);
+  o.batches = 1;
+  const VarlenEstimate two = estimate_varlen(m, c, packed, o);
+  EXPECT_EQ(two.max_micro_batches, 8);  // 16 sequences, two per micro-batch
+  EXPECT_LT(two.estimate.step_time_s, full);
+  EXPECT_GT(two.estimate.step_time_s, 0.5 * full);
+}
+
+TEST(Varlen, BalancingByCostBeatsTheSamplersOrderOnALongTail) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 64);
+  Strategy s = parse_strategy("tp=8,mbs=1,gbs=256", 64);
+  VarlenOptions o;
+  o.lengths = LengthDistribution::parse("lognormal:median=1024,sigma=1.2,min=64");
+  o.seed = 3;
+  o.batches = 20;
+  o.long_sequences = LongSequences::truncate;
+  const VarlenEstimate none = estimate_varlen(m, c, s, o);
+  EXPECT_GT(none.imbalance, 1.2);
+  EXPECT_LT(none.step_time_p10_s, none.step_time_p90_s);
+  EXPECT_GT(none.truncated, 0);
+  s.balance = Balance::cost;
+  const VarlenEstimate cost = estimate_varlen(m, c, s, o);
+  EXPECT_LT(cost.estimate.step_time_s, none.estimate.step_time_s);
+  EXPECT_LT(cost.imbalance, none.imbalance);
+  EXPECT_DOUBLE_EQ(cost.baseline_step_time_s, none.estimate.step_time_s);  // the same batches
+  EXPECT_DOUBLE_EQ(cost.tokens_per_step, none.tokens_per_step);
+  // Deterministic: the seed gives the same batches.
+  EXPECT_EQ(estimate_varlen(m, c, s, o).estimate.step_time_s, cost.estimate.step_time_s);
+}
+
+TEST(Varlen, BadInputIsOneClearLine) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 8);
+  Strategy s = parse_strategy("tp=8,mbs=1,gbs=8,max_tokens=1000", 8);
+  VarlenOptions o;
+  o.lengths = LengthDistribution::fixed(2048);
+  try {
+    (void)estimate_varlen(m, c, s, o);
+    ADD_FAILURE() << "a budget below the longest sequence was priced";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("max_tokens=1000 is below the longest kept sequence (2048"), std::string::npos)
+        << e.what();
+  }
+  s.max_tokens = 0;
+  o.lengths = LengthDistribution::fixed(100000);  // every sequence above seq_len, dropped
+  EXPECT_THROW(estimate_varlen(m, c, s, o), InputError);
+  EXPECT_THROW(LengthDistribution::parse("lognormal:median=1024"), InputError);
+  EXPECT_THROW(LengthDistribution::parse("lognormal:median=1024,sigma=1,mean=3"), InputError);
+  EXPECT_THROW(LengthDistribution::parse("zipf:a=1"), InputError);
+  EXPECT_THROW(LengthDistribution::parse("uniform:min=10,max=5"), InputError);
+  EXPECT_THROW(LengthDistribution::parse("fixed:0"), InputError);
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(LengthDistribution, FilesAreReadStrictlyPlainOrGzip) {
+  const auto plain = LengthDistribution::load(write("lens.txt", "# lengths\n100\n200\n\n300\n"));
+  EXPECT_EQ(plain.min_length(), 100);
+  EXPECT_EQ(plain.max_length(), 300);
+  EXPECT_EQ(plain.median(), 200);
+  const auto counted = LengthDistribution::load(write("lens.csv", "length,count\n10,1\n20,9\n"));
+  EXPECT_EQ(counted.median(), 20);
+  const std::string gz = testing::TempDir() + "lens.txt.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  gzputs(f, "5\n7\n9\n");
+  gzclose(f);
+  EXPECT_EQ(LengthDistribution::load(gz).median(), 7);
+  auto error_of = [](const std::string& path) {
+    try {
+      (void)LengthDistribution::load(path);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of(write("bad.txt", "100\nabc\n")).find("bad.txt:2: 'abc' is not a whole number"), std::string::npos);
+  EXPECT_NE(error_of(write("zero.txt", "0\n")).find("zero.txt:1: length 0 must be at least 1"), std::string::npos);
+  EXPECT_NE(error_of(write("empty.txt", "\n")).find("holds no lengths"), std::string::npos);
+  EXPECT_NE(error_of(write("cols.csv", "length,count\n1,2,3\n")).find("cols.csv:2: 3 fields"), std::string::npos);
+  EXPECT_NE(error_of(testing::TempDir() + "missing.txt").find("cannot open"), std::string::npos);
+}
+
+TEST(LengthDistribution, DrawsFollowTheFormAndTheSeed) {
+  std::mt19937_64 a(5), b(5);
+  const auto d = LengthDistribution::parse("lognormal:median=1000,sigma=0.5,min=100,max=5000");
+  std::vector<int64_t> x;
+  for (int i = 0; i < 20001; ++i) {
+    x.push_back(d.draw(a));
+    EXPECT_EQ(x.back(), d.draw(b));
+    EXPECT_GE(x.back(), 100);
+    EXPECT_LE(x.back(), 5000);
+  }
+  std::sort(x.begin(), x.end());
+  EXPECT_NEAR(static_cast<double>(x[10000]), 1000, 30);  // the median
+  const auto u = LengthDistribution::parse("uniform:min=10,max=20");
+  for (int i = 0; i < 1000; ++i) {
+    const int64_t v = u.draw(a);
+    EXPECT_GE(v, 10);
+    EXPECT_LE(v, 20);
+  }
+}
+
+TEST(PackBatch, BudgetsCountsAndBalance) {
+  PackedBatch p;
+  const std::vector<int64_t> lengths = {8000, 100, 100, 100, 4000, 4000, 100, 100};
+  pack_batch(lengths, 2, 2, 0, Balance::none, {}, p);
+  ASSERT_EQ(p.ranks.size(), 2u);
+  EXPECT_EQ(p.ranks[0].size(), 2u);  // 4 sequences, 2 per micro-batch
+  EXPECT_EQ(p.ranks[0][0].tokens, 8100);
+  EXPECT_EQ(p.ranks[0][0].squared, 8000.0 * 8000 + 100 * 100);
+  // Token budget: in the sampler's order while they fit.
+  pack_batch(lengths, 1, 1, 8192, Balance::none, {}, p);
+  for (const auto& mb : p.ranks[0]) EXPECT_LE(mb.tokens, 8192);
+  // By tokens: longest first to the lighter rank.
+  pack_batch(lengths, 2, 8, 0, Balance::tokens, {}, p);
+  double t0 = 0, t1 = 0;
+  for (const auto& mb : p.ranks[0]) t0 += mb.tokens;
+  for (const auto& mb : p.ranks[1]) t1 += mb.tokens;
+  EXPECT_EQ(t0 + t1, 16500);
+  EXPECT_LE(std::abs(t0 - t1), 300);
+}
+
+}  // namespace
+}  // namespace shardcost
