@@ -152,9 +152,9 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
   const auto costs = load_costs(a);
   opt.costs = costs->source();
   const Strategy& st = plan.strategy;
-  if (!va.given() && (st.balance != Balance::none || st.max_tokens > 0))
-    throw InputError("balance= and max_tokens= apply to variable-length data: give --seq-lengths FILE or "
-                     "--seq-dist lognormal:median=...,sigma=...");
+  if (!va.given() && (st.balance != Balance::none || st.max_tokens > 0 || st.cp_dynamic))
+    throw InputError("balance=, max_tokens= and cp=dynamic apply to variable-length data: give --seq-lengths FILE "
+                     "or --seq-dist lognormal:median=...,sigma=...");
   std::optional<VarlenOptions> vo;
   std::optional<VarlenEstimate> v;
   if (va.given()) {

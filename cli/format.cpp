@@ -58,6 +58,7 @@ nlohmann::json to_json(const Strategy& s) {
                       {"sp", s.sp},   {"zero", s.zero}};
   if (s.balance != Balance::none) j["balance"] = std::string(to_string(s.balance));
   if (s.max_tokens > 0) j["max_tokens"] = s.max_tokens;
+  if (s.cp_dynamic) j["cp_mode"] = "dynamic";
   return j;
 }
 

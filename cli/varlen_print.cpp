@@ -17,10 +17,25 @@ std::string varlen_text(const VarlenEstimate& v, const VarlenOptions& o, const S
                      thousands(static_cast<double>(v.longest)), thousands(v.tokens_per_step), v.max_micro_batches);
   out += fmt::format("  step time  mean {:.3f} s, p10 {:.3f} s, p90 {:.3f} s\n", v.estimate.step_time_s,
                      v.step_time_p10_s, v.step_time_p90_s);
-  out += fmt::format("  imbalance  {:.3f} (the slowest data-parallel rank's work over the ranks' mean)\n", v.imbalance);
-  if (s.balance != Balance::none)
+  out += fmt::format("  imbalance  {:.3f} ({})\n", v.imbalance,
+                     s.cp_dynamic ? "the slowest CP domain's time over its time with every CP size's groups equally loaded"
+                                  : "the slowest data-parallel rank's work over the ranks' mean");
+  if (!v.cp_sequences.empty()) {
+    std::string sizes;
+    for (const auto& [k, n] : v.cp_sequences)
+      sizes += fmt::format("{}cp={}: {}", sizes.empty() ? "" : ", ", k, thousands(static_cast<double>(n)));
+    out += fmt::format("  sequences  {}\n", sizes);
+  }
+  if (s.cp_dynamic) {
+    if (v.baseline_step_time_s > 0)
+      out += fmt::format("  baseline   {:.3f} s static, sized for the longest ({}): {:.2f}x faster\n",
+                         v.baseline_step_time_s, v.baseline, v.baseline_step_time_s / v.estimate.step_time_s);
+    else
+      out += fmt::format("  baseline   {}\n", v.baseline);
+  } else if (s.balance != Balance::none) {
     out += fmt::format("  baseline   {:.3f} s with sequences spread as drawn (balance=none): {:.2f}x faster\n",
                        v.baseline_step_time_s, v.baseline_step_time_s / v.estimate.step_time_s);
+  }
   return out;
 }
 
@@ -29,6 +44,12 @@ void add_varlen_json(nlohmann::json& j, const VarlenEstimate& v, const VarlenOpt
   j["step_time_p90_s"] = round6(v.step_time_p90_s);
   j["imbalance"] = round6(v.imbalance);
   j["baseline_step_time_s"] = round6(v.baseline_step_time_s);
+  j["baseline"] = v.baseline;
+  if (!v.cp_sequences.empty()) {
+    nlohmann::json sizes = nlohmann::json::object();
+    for (const auto& [k, n] : v.cp_sequences) sizes[std::to_string(k)] = n;
+    j["cp_sequences"] = sizes;
+  }
   j["sequences"] = {{"distribution", o.lengths.describe()},
                     {"batches", o.batches},
                     {"seed", o.seed},

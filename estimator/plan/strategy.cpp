@@ -2,6 +2,7 @@
 // every workload here, the model's own from its producer (Workload::check).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "estimate_internal.h"
@@ -11,8 +12,9 @@
 namespace shardcost {
 
 std::string to_string(const Strategy& s) {
+  const std::string cp = s.cp_dynamic ? fmt::format("dynamic,cp_max={}", s.cp) : std::to_string(s.cp);
   std::string out = fmt::format("tp={},pp={},dp={},cp={},ep={},mbs={},gbs={},vpp={},recompute={},sp={},zero={}",
-                                s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs, s.vpp, to_string(s.recompute),
+                                s.tp, s.pp, s.dp, cp, s.ep, s.mbs, s.gbs, s.vpp, to_string(s.recompute),
                                 s.sp ? "true" : "false", s.zero);
   // The variable-length keys only where set: fixed-length strategies read as they always did.
   if (s.balance != Balance::none) out += fmt::format(",balance={}", to_string(s.balance));
@@ -71,7 +73,9 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     if (key == "tp") s.tp = parse_int_value(key, value);
     else if (key == "pp") s.pp = parse_int_value(key, value);
     else if (key == "dp") s.dp = parse_int_value(key, value);
+    else if (key == "cp" && value == "dynamic") s.cp_dynamic = true;
     else if (key == "cp") s.cp = parse_int_value(key, value);
+    else if (key == "cp_max") s.cp = parse_int_value(key, value), s.cp_dynamic = true;
     else if (key == "ep") s.ep = parse_int_value(key, value);
     else if (key == "mbs") s.mbs = parse_int_value(key, value);
     else if (key == "gbs") s.gbs = parse_int_value(key, value);
@@ -83,11 +87,11 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     else if (key == "max_tokens") s.max_tokens = parse_int_value(key, value);
     else
       throw InputError(fmt::format("unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
-                                   "vpp, recompute, sp, zero (and balance, max_tokens with "
-                                   "variable-length data)",
+                                   "vpp, recompute, sp, zero (and balance, max_tokens, cp=dynamic, "
+                                   "cp_max with variable-length data)",
                                    key));
-    for (const char* k : {"tp", "pp", "dp", "cp", "ep", "mbs", "gbs", "vpp", "max_tokens"}) {
-      if (key == k && parse_int_value(key, value) == 0)
+    for (const char* k : {"tp", "pp", "dp", "cp", "cp_max", "ep", "mbs", "gbs", "vpp", "max_tokens"}) {
+      if (key == k && !(key == "cp" && value == "dynamic") && parse_int_value(key, value) == 0)
         throw InputError(fmt::format("strategy key '{}' must be at least 1", key));
     }
     keys.emplace_back(key);
@@ -98,7 +102,12 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
 Strategy parse_strategy(std::string_view text, int gpus) {
   Strategy s;
   s.dp = 0;
-  apply_strategy_text(text, s);
+  const auto keys = apply_strategy_text(text, s);
+  // cp=dynamic without cp_max: every GPU outside tp and pp in one CP domain (dp = 1).
+  if (s.cp_dynamic && std::find(keys.begin(), keys.end(), "cp_max") == keys.end()) {
+    const int inner = s.tp * s.pp * std::max(s.dp, 1);
+    if (inner > 0 && gpus % inner == 0) s.cp = gpus / inner;
+  }
   if (s.dp == 0) {
     const int inner = s.tp * s.pp * s.cp;
     if (inner <= 0 || gpus % inner != 0)

@@ -98,7 +98,7 @@ TEST(Varlen, BadInputIsOneClearLine) {
     (void)estimate_varlen(m, c, s, o);
     ADD_FAILURE() << "a budget below the longest sequence was priced";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("max_tokens=1000 is below the longest kept sequence (2048"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("max_tokens=1000 per GPU is below the longest kept sequence (2048"), std::string::npos)
         << e.what();
   }
   s.max_tokens = 0;
@@ -183,6 +183,71 @@ TEST(PackBatch, BudgetsCountsAndBalance) {
   for (const auto& mb : p.ranks[1]) t1 += mb.tokens;
   EXPECT_EQ(t0 + t1, 16500);
   EXPECT_LE(std::abs(t0 - t1), 300);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+TEST(DynamicCp, ShortSequencesRunWithoutCpAsTheStaticPlanDoes) {
+  // Every sequence fits one GPU's budget: each runs at cp=1, the CP domain's GPUs as data-
+  // parallel ranks; the static cp=1 plan over the same GPUs prices the same step.
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 16);
+  VarlenOptions o;
+  o.lengths = LengthDistribution::parse("uniform:min=200,max=4000");
+  o.batches = 5;
+  const Strategy dyn = parse_strategy("tp=2,mbs=1,gbs=64,cp=dynamic,cp_max=4,max_tokens=8192", 16);
+  EXPECT_TRUE(dyn.cp_dynamic);
+  EXPECT_EQ(dyn.cp, 4);
+  EXPECT_EQ(dyn.dp, 2);
+  EXPECT_EQ(to_string(dyn).find("cp=dynamic,cp_max=4"), to_string(dyn).find("cp="));
+  const VarlenEstimate d = estimate_varlen(m, c, dyn, o);
+  ASSERT_EQ(d.cp_sequences.size(), 1u);
+  EXPECT_EQ(d.cp_sequences[0], (std::pair<int, int64_t>{1, 5 * 64}));
+  const VarlenEstimate st = estimate_varlen(m, c, parse_strategy("tp=2,mbs=1,gbs=64,max_tokens=8192", 16), o);
+  EXPECT_NEAR(d.estimate.step_time_s, st.estimate.step_time_s, 1e-9 * st.estimate.step_time_s);
+  // Its static baseline is that plan (cp=1 fits the longest).
+  EXPECT_NE(d.baseline.find("cp=1,"), std::string::npos) << d.baseline;
+  EXPECT_NEAR(d.baseline_step_time_s, st.estimate.step_time_s, 1e-9 * st.estimate.step_time_s);
+}
+
+TEST(DynamicCp, ALongTailRunsFasterThanCpSizedForTheLongest) {
+  const Model m = parse_model_json(R"({"name": "llama3-8b-64k", "layers": 32, "hidden": 4096, "heads": 32,
+    "kv_heads": 8, "ffn_hidden": 14336, "vocab": 128256, "seq_len": 65536, "activation": "swiglu"})", "test");
+  const Cluster c = load_cluster("dgx-h100", 64);
+  VarlenOptions o;
+  o.lengths = LengthDistribution::parse("lognormal:median=400,sigma=1.8,min=16,max=65536");
+  o.batches = 10;
+  o.seed = 2;
+  const Strategy s = parse_strategy("tp=8,mbs=1,gbs=1024,cp=dynamic,cp_max=8,max_tokens=8192,zero=1", 64);
+  const VarlenEstimate v = estimate_varlen(m, c, s, o);
+  ASSERT_GE(v.cp_sequences.size(), 3u);
+  EXPECT_EQ(v.cp_sequences.front().first, 1);
+  EXPECT_GT(v.cp_sequences.front().second, 9 * 1024);  // most sequences need no CP
+  EXPECT_NE(v.baseline.find("cp=8,"), std::string::npos) << v.baseline;
+  EXPECT_LT(v.estimate.step_time_s, v.baseline_step_time_s);
+}
+
+TEST(DynamicCp, BadInputIsOneClearLine) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 16);
+  VarlenOptions o;
+  o.lengths = LengthDistribution::fixed(8192);
+  auto error_of = [&](const char* text) {
+    try {
+      (void)estimate_varlen(m, c, parse_strategy(text, 16), o);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of("tp=2,gbs=64,cp=dynamic").find("needs max_tokens=N"), std::string::npos);
+  EXPECT_NE(error_of("tp=2,gbs=64,cp=dynamic,cp_max=4,max_tokens=1000").find("needs more than cp_max=4 GPUs"),
+            std::string::npos);
+  EXPECT_THROW(parse_strategy("tp=2,gbs=64,cp=dynamic,cp_max=3", 16), InputError);  // 3 does not divide 16/2
 }
 
 }  // namespace

@@ -45,6 +45,21 @@ expect_exit 0 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --gpus 16 \
 grep -q "^variable-length data: .*lengths.txt.gz: 5000 lengths" <<<"$OUT" || fail "text: $OUT"
 grep -q "baseline .* with sequences spread as drawn (balance=none): .*x faster" <<<"$OUT" || fail "baseline: $OUT"
 
+# Dynamic context parallelism: each sequence on the smallest CP group that holds it; the JSON
+# keeps cp numeric (cp_max) with cp_mode, and says how many sequences ran at each size.
+printf '{"name": "llama3-8b-64k", "layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336, "vocab": 128256, "seq_len": 65536, "activation": "swiglu"}\n' >"$SCRATCH/long.json"
+expect_exit 0 "$BIN" estimate --model "$SCRATCH/long.json" --cluster dgx-h100 --gpus 64 --format json \
+  --strategy "tp=8,mbs=1,gbs=1024,cp=dynamic,cp_max=8,max_tokens=8192,zero=1" \
+  --seq-dist "lognormal:median=400,sigma=1.8,min=16,max=65536" --batches 10 --seed 2
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["strategy"]["cp"] == 8 and j["strategy"]["cp_mode"] == "dynamic", j["strategy"]
+sizes = j["cp_sequences"]
+assert sizes["1"] > 9 * 1024 and sum(sizes.values()) == 10 * 1024, sizes
+assert "cp=8," in j["baseline"] and j["step_time_s"] < j["baseline_step_time_s"], j
+PY
+
 check() {  # check PATTERN CMD...: exit 2, one line, containing PATTERN
   local pattern=$1; shift
   expect_exit 2 "$BIN" "$@"
@@ -63,10 +78,12 @@ check "cannot open the lengths file" "${S[@]}" --seq-lengths "$SCRATCH/missing.t
 check "unknown parameter 'mean' for lognormal" "${S[@]}" --seq-dist "lognormal:median=1000,sigma=1,mean=5"
 check "unknown form 'zipf'" "${S[@]}" --seq-dist "zipf:s=1"
 check "--long-seqs 'cut': use drop or truncate" "${S[@]}" --seq-dist fixed:100 --long-seqs cut
-check "balance= and max_tokens= apply to variable-length data" estimate --model llama3-8b \
+check "balance=, max_tokens= and cp=dynamic apply to variable-length data" estimate --model llama3-8b \
   --cluster dgx-h100 --gpus 8 --strategy "tp=8,mbs=1,gbs=8,balance=cost"
-check "max_tokens=50 is below the longest kept sequence (100 tokens)" estimate --model llama3-8b \
+check "max_tokens=50 per GPU is below the longest kept sequence (100 tokens)" estimate --model llama3-8b \
   --cluster dgx-h100 --gpus 8 --strategy "tp=8,mbs=1,gbs=8,max_tokens=50" --seq-lengths "$SCRATCH/ok.txt"
 check "strategy key 'balance' needs none, count, tokens or cost" estimate --model llama3-8b \
   --cluster dgx-h100 --gpus 8 --strategy "tp=8,gbs=8,balance=fair" --seq-dist fixed:100
 check "has the unfused kernel" "${S[@]}" --software megatron-lm-2021 --seq-dist fixed:100
+check "cp=dynamic needs max_tokens=N" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 \
+  --strategy "tp=2,mbs=1,gbs=8,cp=dynamic" --seq-dist fixed:100

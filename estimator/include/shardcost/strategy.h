@@ -28,6 +28,10 @@ struct Strategy {
   // budget per micro-batch (0: mbs sequences per micro-batch).
   Balance balance = Balance::none;
   int max_tokens = 0;
+  // cp=dynamic,cp_max=C: context parallelism sized per sequence (Megatron's dynamic CP): each
+  // sequence runs on the smallest power-of-two CP group, up to cp = C, whose GPUs hold at most
+  // max_tokens of it; the rest of the C GPUs run other sequences meanwhile.
+  bool cp_dynamic = false;
   int gpus() const { return tp * pp * dp * cp; }
   int micro_batches() const { return gbs / (mbs * dp); }
 };

@@ -68,11 +68,17 @@ struct VarlenEstimate {
   Estimate estimate;  // step_time_s: the mean over the sampled batches; figures from it
   double step_time_p10_s = 0, step_time_p90_s = 0;
   double imbalance = 1;  // mean over batches of the slowest rank's work over the ranks' mean
-  double baseline_step_time_s = 0;  // the same plan with sequences spread as drawn (balance=none)
+  // The static baseline: the same plan with sequences spread as drawn (balance=none); for
+  // cp=dynamic, the smallest power-of-two CP that fits the longest kept sequence. 0: none
+  // can run (baseline says why).
+  double baseline_step_time_s = 0;
+  std::string baseline;  // its strategy keys, or why there is none
   double tokens_per_step = 0;       // mean kept tokens per global batch
   int64_t drawn = 0, dropped = 0, truncated = 0;  // sequences
   int64_t longest = 0;                            // kept, tokens
   int max_micro_batches = 0;                      // on the busiest rank of any batch
+  // cp=dynamic: how many of the kept sequences ran at each CP size (ascending).
+  std::vector<std::pair<int, int64_t>> cp_sequences;
 };
 
 // Prices the strategy on global batches drawn from the distribution (options.seed makes it

@@ -1,0 +1,160 @@
+// Dynamic context parallelism (Megatron's): in each CP domain of cp_max GPUs, every sequence
+// runs on the smallest power-of-two CP group whose GPUs hold at most max_tokens of it; the
+// domain's GPUs split into cp_max/k groups for the sequences of size k, and the sizes run one
+// after another (docs/variable-length.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "estimate_internal.h"
+#include "shardcost/error.h"
+#include "shardcost/plan.h"
+#include "varlen_internal.h"
+
+namespace shardcost::varlen {
+namespace {
+
+// The CP size a sequence needs: the smallest power of two k whose GPUs hold it in max_tokens
+// each (padded to 2k chunks); 0 when none up to cp_max does.
+int cp_size(int64_t length, int max_tokens, int cp_max) {
+  for (int k = 1; k <= cp_max; k *= 2)
+    if (padded(length, k) <= int64_t{max_tokens} * k) return k;
+  return 0;
+}
+
+Strategy static_cp(const Strategy& s, int k) {
+  Strategy x = s;
+  x.cp_dynamic = false;
+  x.dp = s.dp * s.cp / k;
+  x.cp = k;
+  return x;
+}
+
+}  // namespace
+
+VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const Strategy& s, const VarlenOptions& o,
+                                   const EstimateOptions& opt) {
+  const int cp_max = s.cp;
+  if ((cp_max & (cp_max - 1)) != 0)
+    throw InputError(fmt::format("cp=dynamic needs cp_max a power of two (got {})", cp_max));
+  if (s.max_tokens <= 0)
+    throw InputError("cp=dynamic needs max_tokens=N: the tokens one GPU holds per micro-batch, which sizes each "
+                     "sequence's CP group");
+  Strategy at_max = static_cp(s, cp_max);
+  at_max.balance = Balance::none;
+  at_max.max_tokens = 0;
+  if (auto why = check_strategy(w, c, at_max))
+    throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), *why));
+  // The step's data-parallel reduction and optimizer: as the static plan at the smallest CP
+  // size that divides the batch (cp=1 where it can: the domain's GPUs then run as the data-
+  // parallel ranks the short sequences make them), its pipeline the reference.
+  Strategy fixed = at_max;
+  for (int k = 1; k < cp_max; k *= 2) {
+    const Strategy x = static_cp(at_max, k);
+    if (!check_strategy(w, c, x)) {
+      fixed = x;
+      break;
+    }
+  }
+  const Estimate e0 = estimate(w, c, plan_of(fixed), opt);
+
+  // One price per CP size (each its own graph: tokens and attention split k ways, the ring).
+  std::map<int, std::unique_ptr<MicroBatchPrice>> prices;
+  std::map<int, SequenceCost> weights;
+  for (int k = 1; k <= cp_max; k *= 2) {
+    prices[k] = std::make_unique<MicroBatchPrice>(w, c, static_cp(s, k), opt);
+    weights[k] = prices[k]->weights();
+  }
+  const Batches batches = draw_batches(w, s.gbs, o);
+  if (cp_size(batches.longest, s.max_tokens, cp_max) == 0)
+    throw InputError(fmt::format("the longest kept sequence ({} tokens) needs more than cp_max={} GPUs at max_tokens={} "
+                                 "per GPU; raise cp_max or max_tokens, or lower the model's seq_len",
+                                 batches.longest, cp_max, s.max_tokens));
+
+  // Every batch: its sequences spread over the dp domains, then per CP size over the domain's
+  // groups of that size, packed k * max_tokens per micro-batch.
+  struct Domain {
+    std::map<int, PackedBatch> by_size;
+  };
+  std::vector<std::vector<Domain>> all(batches.lengths.size());
+  std::map<int, int64_t> counts;
+  std::map<int, std::pair<double, double>> range;  // k -> lowest and highest micro-batch tokens
+  PackedBatch domains;
+  for (size_t b = 0; b < batches.lengths.size(); ++b) {
+    // Whole sequences to domains first (micro-batch of one, no budget: each domain's share).
+    pack_batch(batches.lengths[b], s.dp, 1, 0, s.balance, weights[1], domains);
+    auto& out = all[b];
+    out.resize(static_cast<size_t>(s.dp));
+    for (size_t d = 0; d < domains.ranks.size(); ++d) {
+      std::map<int, std::vector<int64_t>> sizes;
+      for (const MicroBatch& one : domains.ranks[d]) {
+        const auto len = static_cast<int64_t>(one.tokens);
+        const int k = cp_size(len, s.max_tokens, cp_max);
+        sizes[k].push_back(padded(len, k));
+        ++counts[k];
+      }
+      for (auto& [k, lengths] : sizes) {
+        PackedBatch& packed = out[d].by_size[k];
+        pack_batch(lengths, cp_max / k, 1, s.max_tokens * k, s.balance, weights[k], packed);
+        auto& [lo, hi] = range.try_emplace(k, 1e300, 0.0).first->second;
+        for (const auto& group : packed.ranks)
+          for (const auto& mb : group) lo = std::min(lo, mb.tokens), hi = std::max(hi, mb.tokens);
+      }
+    }
+  }
+  for (auto& [k, p] : prices)
+    if (range.count(k)) p->cover(range[k].first, range[k].second);
+
+  // A domain's time: per CP size, the slowest of its groups; the sizes one after another.
+  const MicroBatchPrice& ref = *prices[fixed.cp];
+  const std::vector<MicroBatch> reference(static_cast<size_t>(fixed.micro_batches()), ref.reference());
+  const double fixed_pipeline = rank_seconds(reference, ref);
+  BatchTimes priced;
+  std::map<int, MicroBatch> largest_by_size;  // per CP size: memory per GPU differs with it
+  for (const auto& batch : all) {
+    // Imbalance: the slowest domain against the domains' mean time had every CP size's
+    // groups been equally loaded.
+    double slowest = 0, ideal = 0;
+    for (const Domain& d : batch) {
+      double t = 0;
+      int micro_batches = 0;
+      for (const auto& [k, packed] : d.by_size) {
+        double group_max = 0, group_sum = 0;
+        for (const auto& group : packed.ranks) {
+          const double g = rank_seconds(group, *prices[k]);
+          group_max = std::max(group_max, g);
+          group_sum += g;
+          micro_batches = std::max(micro_batches, static_cast<int>(group.size()));
+          MicroBatch& largest = largest_by_size[k];
+          for (const MicroBatch& mb : group)
+            if (mb.tokens > largest.tokens || (mb.tokens == largest.tokens && mb.squared > largest.squared)) largest = mb;
+        }
+        t += group_max;
+        ideal += group_sum / static_cast<double>(packed.ranks.size());
+      }
+      priced.max_micro_batches = std::max(priced.max_micro_batches, micro_batches);
+      slowest = std::max(slowest, t);
+    }
+    priced.delta.push_back(slowest - fixed_pipeline);
+    priced.imbalance.push_back(ideal > 0 ? slowest / (ideal / static_cast<double>(batch.size())) : 1);
+  }
+  double peak = 0;
+  for (const auto& [k, mb] : largest_by_size) peak = std::max(peak, prices[k]->peak_memory(mb));
+  VarlenEstimate out = summarise(w, c, s, e0, batches, priced, fixed_pipeline, peak);
+  for (const auto& [k, n] : counts) out.cp_sequences.push_back({k, n});
+
+  // The static baseline: every sequence at the CP size of the longest, spread as drawn.
+  Strategy base = static_cp(s, cp_size(batches.longest, s.max_tokens, cp_max));
+  base.balance = Balance::none;
+  out.baseline = to_string(base);
+  if (auto why = check_strategy(w, c, base)) {
+    out.baseline = fmt::format("none: {} cannot run ({})", out.baseline, *why);
+  } else {
+    VarlenOptions same = o;
+    out.baseline_step_time_s = estimate_varlen(w, c, base, same, opt).estimate.step_time_s;
+  }
+  return out;
+}
+
+}  // namespace shardcost::varlen

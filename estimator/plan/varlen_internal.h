@@ -1,0 +1,120 @@
+#pragma once
+// What variable-length pricing shares between its static and dynamic context parallelism:
+// the price of one micro-batch, a rank's pipeline time, the drawn batches, the summaries.
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "costs/pricing.h"
+#include "placement.h"
+#include "stages.h"
+#include "shardcost/varlen.h"
+
+namespace shardcost::varlen {
+
+// A micro-batch's pace-stage seconds as a function of its tokens T and squared lengths A:
+// L(T) + alpha A. L is priced from the workload's graph at token counts a factor 2 apart
+// (linear between them), alpha from the graph at the fixed-length reference; the reference
+// itself is its own priced time, so fixed-length batches price exactly as estimate() does.
+class MicroBatchPrice {
+ public:
+  MicroBatchPrice(const Workload& w, const Cluster& c, const Strategy& s, const EstimateOptions& opt)
+      : w_(w), s_(s), opt_(opt), layout_(w.layers(), s.pp), place_(placement(s)),
+        pricer_(c.groups.front().device, c.groups.front().intra_node, c.inter_node,
+                c.groups.front().gpus_per_node, opt.costs),
+        ref_(w.fixed_micro_batch(s)) {
+    const auto [pace, bubble] = pace_of(ref_);
+    ref_s_ = pace;
+    bubble_s_ = bubble;
+    const double l0 = pace_of({1, ref_.tokens, 0}).first;
+    grid_[ref_.tokens] = l0;
+    alpha_ = ref_.squared > 0 ? (ref_s_ - l0) / ref_.squared : 0;
+  }
+
+  // Prices L over [lo, hi] tokens (the grid around the reference, a factor 2 apart).
+  void cover(double lo, double hi) {
+    const double t0 = ref_.tokens;
+    for (double t = t0 / 2; t >= 1 && t * 2 > lo; t /= 2)
+      if (!grid_.count(t)) grid_[t] = pace_of({1, t, 0}).first;
+    for (double t = t0 * 2; t / 2 < hi; t *= 2)
+      if (!grid_.count(t)) grid_[t] = pace_of({1, t, 0}).first;
+  }
+
+  double seconds(const MicroBatch& mb) const {
+    if (mb.tokens == ref_.tokens && mb.squared == ref_.squared) return ref_s_;
+    return linear(mb.tokens) + alpha_ * mb.squared;
+  }
+  double reference_seconds() const { return ref_s_; }
+  double bubble_seconds() const { return bubble_s_; }
+  const MicroBatch& reference() const { return ref_; }
+  // Per token and per squared token at the reference: what Balance::cost weighs.
+  SequenceCost weights() {
+    if (grid_.size() < 2) cover(ref_.tokens, 2 * ref_.tokens);
+    const double t0 = ref_.tokens;
+    return {(linear(2 * t0) - linear(t0)) / t0, alpha_};
+  }
+
+  double peak_memory(const MicroBatch& largest) const;
+
+ private:
+  std::pair<double, double> pace_of(const MicroBatch& mb) const;
+  double linear(double t) const {
+    if (grid_.size() == 1) return grid_.begin()->second * t / grid_.begin()->first;
+    auto hi = grid_.lower_bound(t);
+    if (hi == grid_.begin()) ++hi;
+    if (hi == grid_.end()) --hi;
+    const auto lo = std::prev(hi);
+    const double v = lo->second + (hi->second - lo->second) * (t - lo->first) / (hi->first - lo->first);
+    return std::max(v, 0.0);
+  }
+
+  const Workload& w_;
+  Strategy s_;
+  const EstimateOptions& opt_;
+  StageLayout layout_;
+  Placement place_;
+  Pricer pricer_;
+  MicroBatch ref_;
+  double ref_s_ = 0, bubble_s_ = 0, alpha_ = 0;
+  std::map<double, double> grid_;  // tokens -> L(tokens)
+};
+
+// A rank's pipeline time: its micro-batches one after another, and the fill and drain of the
+// pipeline scaled by its mean micro-batch against the reference.
+double rank_seconds(const std::vector<MicroBatch>& mbs, const MicroBatchPrice& price);
+
+// The drawn global batches: the same for every strategy and balance, from the seed.
+struct Batches {
+  std::vector<std::vector<int64_t>> lengths;  // kept (after dropping or truncating), per batch
+  std::vector<double> tokens, squared;        // per batch
+  int64_t drawn = 0, dropped = 0, truncated = 0, longest = 0;
+};
+Batches draw_batches(const Workload&, int gbs, const VarlenOptions&);
+
+// Lengths padded for context parallelism: ring attention splits each sequence in 2 cp chunks.
+int64_t padded(int64_t length, int cp);
+
+struct BatchTimes {
+  // Per batch: the slowest rank's pipeline time less the fixed plan's (0 for batches like the
+  // fixed one, so that their step is the fixed step exactly), and the imbalance.
+  std::vector<double> delta, imbalance;
+  int max_micro_batches = 0;
+  MicroBatch largest;
+};
+
+// The estimate from the fixed-length one (e0, its pipeline fixed_pipeline) and the priced
+// batches: the mean step and its spread, throughput and FLOPs from the kept tokens, memory
+// from the largest micro-batch (peak_memory: 0 to keep e0's), the breakdown's pipeline parts
+// scaled to the mean slowest rank.
+VarlenEstimate summarise(const Workload&, const Cluster&, const Strategy&, const Estimate& e0, const Batches&,
+                         const BatchTimes&, double fixed_pipeline, double peak_memory);
+// Context parallelism sized per sequence (Strategy::cp_dynamic).
+VarlenEstimate estimate_dynamic_cp(const Workload&, const Cluster&, const Strategy&, const VarlenOptions&,
+                                   const EstimateOptions&);
+// The checks every variable-length estimate makes first.
+void check_varlen(const Workload&, const VarlenOptions&, const EstimateOptions&);
+
+double mean(const std::vector<double>&);
+double quantile(std::vector<double>, double q);
+
+}  // namespace shardcost::varlen

@@ -1,0 +1,168 @@
+// Variable-length pricing: global batches drawn from a length distribution, spread over the
+// data-parallel ranks and packed, each micro-batch priced from its tokens and its squared
+// lengths; the step waits for the slowest rank (docs/variable-length.md has the formulas).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "estimate_internal.h"
+#include "varlen_internal.h"
+#include "memory.h"
+#include "schedule.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "shardcost/plan.h"
+#include "shardcost/quantiles.h"
+#include "shardcost/units.h"
+#include "shardcost/varlen.h"
+
+namespace shardcost::varlen {
+
+std::pair<double, double> MicroBatchPrice::pace_of(const MicroBatch& mb) const {
+  Graph g;
+  w_.graph_of(s_, opt_.software.attention, mb, g);
+  const Times t = step_times({g, s_, layout_, opt_.software, place_, pricer_, false});
+  return {t.micro_batch_s, t.s[kBubble]};
+}
+
+double MicroBatchPrice::peak_memory(const MicroBatch& largest) const {
+  Graph g;
+  w_.graph_of(s_, opt_.software.attention, largest, g);
+  return peak_stage_memory(g, s_, opt_.software, layout_).total();
+}
+
+double rank_seconds(const std::vector<MicroBatch>& mbs, const MicroBatchPrice& price) {
+  double sum = 0, ref_sum = 0;
+  for (const MicroBatch& mb : mbs) {
+    sum += price.seconds(mb);
+    ref_sum += price.reference_seconds();
+  }
+  return sum + (ref_sum > 0 ? price.bubble_seconds() * (sum / ref_sum) : 0);
+}
+
+int64_t padded(int64_t length, int cp) {
+  const int64_t pad = cp > 1 ? 2 * cp : 1;
+  return (length + pad - 1) / pad * pad;
+}
+
+Batches draw_batches(const Workload& w, int gbs, const VarlenOptions& o) {
+  const auto max_len = static_cast<int64_t>(w.tokens_per_sample());
+  std::mt19937_64 rng(o.seed);
+  Batches b;
+  for (int i = 0; i < o.batches; ++i) {
+    auto& lengths = b.lengths.emplace_back();
+    double tokens = 0, squared = 0;
+    while (static_cast<int>(lengths.size()) < gbs) {
+      int64_t len = o.lengths.draw(rng);
+      ++b.drawn;
+      if (len > max_len) {
+        if (o.long_sequences == LongSequences::drop) {
+          ++b.dropped;
+          if (b.dropped > 1000 * (b.drawn - b.dropped) + 100000)
+            throw InputError(fmt::format("fewer than 1 in 1000 drawn sequences fit the model's seq_len ({}); raise "
+                                         "seq_len or use --long-seqs truncate",
+                                         max_len));
+          continue;
+        }
+        ++b.truncated;
+        len = max_len;
+      }
+      b.longest = std::max(b.longest, len);
+      tokens += static_cast<double>(len);
+      squared += static_cast<double>(len) * static_cast<double>(len);
+      lengths.push_back(len);
+    }
+    b.tokens.push_back(tokens);
+    b.squared.push_back(squared);
+  }
+  return b;
+}
+
+VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s, const Estimate& e0, const Batches& batches,
+                         const BatchTimes& priced, double fixed_pipeline, double peak_memory) {
+  std::vector<double> steps;
+  for (double d : priced.delta) steps.push_back(e0.step_time_s + d);
+  const double mean_delta = mean(priced.delta);
+
+  VarlenEstimate out;
+  out.estimate = e0;
+  Estimate& e = out.estimate;
+  e.strategy = s;
+  e.step_time_s = e0.step_time_s + mean_delta;
+  out.step_time_p10_s = quantile(steps, 0.1);
+  out.step_time_p90_s = quantile(steps, 0.9);
+  out.imbalance = mean(priced.imbalance);
+  out.tokens_per_step = mean(batches.tokens);
+  out.drawn = batches.drawn;
+  out.dropped = batches.dropped;
+  out.truncated = batches.truncated;
+  out.longest = batches.longest;
+  out.max_micro_batches = priced.max_micro_batches;
+  // Throughput and FLOPs from the kept tokens: the fixed estimate's FLOPs scaled by the
+  // workload's count of the drawn batches against the fixed batch's (1 when they are alike).
+  const double fixed_flops = w.model_flops_of(s.gbs * w.tokens_per_sample(),
+                                              s.gbs * w.tokens_per_sample() * w.tokens_per_sample());
+  std::vector<double> flops;
+  for (size_t i = 0; i < batches.tokens.size(); ++i)
+    flops.push_back(w.model_flops_of(batches.tokens[i], batches.squared[i]) / fixed_flops);
+  e.model_flops = e0.model_flops * mean(flops);
+  const double gpus = c.total_gpus();
+  e.tokens_per_s = out.tokens_per_step / e.step_time_s;
+  e.tflops_per_gpu = e.model_flops / e.step_time_s / gpus / 1e12;
+  e.mfu = e.model_flops / e.step_time_s / gpus / c.groups.front().device.peak_flops[static_cast<int>(DType::bf16)];
+  // Memory: the largest micro-batch drawn, as if every one in flight were that large.
+  if (peak_memory > 0) {
+    e.memory_per_gpu_bytes = peak_memory;
+    if (!e.memory.empty()) {
+      const double fixed_total = e0.memory_per_gpu_bytes;
+      for (auto& m : e.memory)
+        if (m.name == "activations") m.bytes += e.memory_per_gpu_bytes - fixed_total;
+    }
+  }
+  e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
+  e.reason = e.feasible ? "" : fmt::format("needs {:.1f} GiB of {:.1f} GiB", e.memory_per_gpu_bytes / units::kGiB,
+                                           e.memory_capacity_bytes / units::kGiB);
+  // The breakdown: the pipeline's parts scaled to the mean slowest rank; data-parallel
+  // communication and the optimizer as the fixed plan has them.
+  if (fixed_pipeline > 0) {
+    const double f = (fixed_pipeline + mean_delta) / fixed_pipeline;
+    for (auto& part : e.time) {
+      if (part.name == std::string("dp_comm") || part.name == std::string("optimizer")) continue;
+      part.seconds *= f;
+      for (auto& [origin, seconds] : part.sources) seconds *= f;
+    }
+  }
+  return out;
+}
+
+void check_varlen(const Workload& w, const VarlenOptions& o, const EstimateOptions& opt) {
+  if (o.batches < 1) throw InputError("--batches must be at least 1");
+  const auto max_len = static_cast<int64_t>(w.tokens_per_sample());
+  const bool at_seq_len = o.lengths.is_fixed() && o.lengths.min_length() == max_len;
+  if (!at_seq_len && opt.software.attention != AttentionKernel::flash)
+    throw InputError(fmt::format("packed variable-length sequences need fused (varlen flash) attention; software "
+                                 "preset '{}' has the unfused kernel",
+                                 opt.software.name));
+  if (o.lengths.min_length() > max_len && o.long_sequences == LongSequences::drop)
+    throw InputError(fmt::format("every length of {} is above the model's seq_len ({}); raise seq_len or use "
+                                 "--long-seqs truncate",
+                                 o.lengths.describe(), max_len));
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  const double at = q * static_cast<double>(v.size() - 1);
+  const size_t i = static_cast<size_t>(at);
+  return i + 1 < v.size() ? v[i] + (v[i + 1] - v[i]) * (at - static_cast<double>(i)) : v[i];
+}
+
+}  // namespace shardcost::varlen
