@@ -178,7 +178,53 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
   }
 }
 
-void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective) {
+// rank on variable-length data: the best plans with their step spread and imbalance.
+void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, const RankOptions& ro,
+                       const VarlenOptions& vo, const VarlenRank& r, Format format) {
+  if (format == Format::json) {
+    nlohmann::json j;
+    j["model"] = m.name;
+    j["cluster"] = c.name;
+    j["gpus"] = c.total_gpus();
+    j["software"] = a.software;
+    j["fixed_length_evaluated"] = r.fixed_evaluated;
+    j["evaluated"] = r.evaluated;
+    j["elapsed_s"] = r.elapsed_s;
+    j["strategies"] = nlohmann::json::array();
+    for (const auto& v : r.best) {
+      nlohmann::json e = to_json(v.estimate);
+      add_varlen_json(e, v, vo);
+      j["strategies"].push_back(e);
+    }
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  if (format == Format::csv) throw InputError("rank on variable-length data prints text or json");
+  fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c), ro.global_batch,
+             a.software);
+  fmt::print("variable-length data: {}, {} batches (seed {})\n", vo.lengths.describe(), vo.batches, vo.seed);
+  fmt::print("{} fixed-length candidates searched; {} variable-length plans priced on the batches\n\n",
+             thousands(static_cast<double>(r.fixed_evaluated)), thousands(static_cast<double>(r.evaluated)));
+  Table t({"#", "step s", "p10", "p90", "imbalance", "tokens/s", "MFU", "GiB", "tp", "pp", "dp", "cp", "mbs",
+           "max_tokens", "balance", "recompute", "zero"},
+          {true, true, true, true, true, true, true, true, true, true, true, false, true, true, false, false, true});
+  int i = 0;
+  for (const auto& v : r.best) {
+    const Estimate& e = v.estimate;
+    const Strategy& s = e.strategy;
+    t.add({fmt::format("{}", ++i), fmt::format("{:.3f}", e.step_time_s), fmt::format("{:.3f}", v.step_time_p10_s),
+           fmt::format("{:.3f}", v.step_time_p90_s), fmt::format("{:.3f}", v.imbalance), thousands(e.tokens_per_s),
+           fmt::format("{:.1f}%", 100 * e.mfu), fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB),
+           fmt::format("{}", s.tp), fmt::format("{}", s.pp), fmt::format("{}", s.dp),
+           s.cp_dynamic ? fmt::format("dyn<={}", s.cp) : fmt::format("{}", s.cp), fmt::format("{}", s.mbs),
+           fmt::format("{}", s.max_tokens), std::string(to_string(s.balance)), std::string(to_string(s.recompute)),
+           fmt::format("{}", s.zero)});
+  }
+  fmt::print("{}", t.render());
+  fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
+}
+
+void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective, const VarlenArgs& va) {
   const Format format = parse_format(a.format, {Format::text, Format::json, Format::csv});
   if (objective == "time") ro.objective = Objective::time;
   else if (objective == "memory") ro.objective = Objective::memory;
@@ -188,6 +234,11 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective) {
   ro.estimate.software = software_preset(a.software);
   const auto costs = load_costs(a);
   ro.estimate.costs = costs->source();
+  if (va.given()) {
+    const VarlenOptions vo = va.options();
+    print_varlen_rank(a, m, c, ro, vo, rank_varlen(m, c, ro, vo), format);
+    return;
+  }
   const RankResult r = rank(m, c, ro);
 
   if (format == Format::json) {
@@ -245,6 +296,19 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective) {
   fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
 }
 
+void add_varlen_options(CLI::App* cmd, VarlenArgs& va) {
+  auto* lengths_opt = cmd->add_option("--seq-lengths", va.lengths_file,
+                                      "sequence lengths: one per line (.gz too), or CSV length,count; the model's "
+                                      "seq_len becomes the longest (docs/variable-length.md)");
+  cmd->add_option("--seq-dist", va.dist,
+                  "or a named distribution: lognormal:median=1024,sigma=1.5[,min=..,max=..], "
+                  "uniform:min=..,max=.., fixed:N")
+      ->excludes(lengths_opt);
+  cmd->add_option("--seed", va.seed, "seed of the sampled global batches (default 0)");
+  cmd->add_option("--batches", va.batches, "global batches sampled (default 100)");
+  cmd->add_option("--long-seqs", va.long_seqs, "sequences above seq_len: drop (default) or truncate");
+}
+
 }  // namespace
 
 void add_plan_commands(CLI::App& app) {
@@ -263,16 +327,7 @@ void add_plan_commands(CLI::App& app) {
       ->excludes(strategy_opt);
   est->add_option("--format", est_args->format, "text or json");
   auto va = std::make_shared<VarlenArgs>();
-  auto* lengths_opt = est->add_option("--seq-lengths", va->lengths_file,
-                                      "sequence lengths: one per line (.gz too), or CSV length,count; the model's "
-                                      "seq_len becomes the longest (docs/variable-length.md)");
-  est->add_option("--seq-dist", va->dist,
-                  "or a named distribution: lognormal:median=1024,sigma=1.5[,min=..,max=..], "
-                  "uniform:min=..,max=.., fixed:N")
-      ->excludes(lengths_opt);
-  est->add_option("--seed", va->seed, "seed of the sampled global batches (default 0)");
-  est->add_option("--batches", va->batches, "global batches sampled (default 100)");
-  est->add_option("--long-seqs", va->long_seqs, "sequences above seq_len: drop (default) or truncate");
+  add_varlen_options(est, *va);
   est->callback([est_args, strategy, plan, strategy_opt, plan_opt, va] {
     if (strategy_opt->count() == 0 && plan_opt->count() == 0)
       throw InputError("--strategy is required (\"tp=8,pp=8,...\"), or give a plan file with --plan FILE");
@@ -290,7 +345,9 @@ void add_plan_commands(CLI::App& app) {
   rk->add_option("--fix", ro->fixed, "pin strategy keys, e.g. \"tp=8,recompute=full\"");
   rk->add_option("--objective", *objective, "time (default) or memory");
   rk->add_option("--format", rank_args->format, "text, json or csv");
-  rk->callback([rank_args, ro, objective] { run_rank(*rank_args, *ro, *objective); });
+  auto rva = std::make_shared<VarlenArgs>();
+  add_varlen_options(rk, *rva);
+  rk->callback([rank_args, ro, objective, rva] { run_rank(*rank_args, *ro, *objective, *rva); });
 }
 
 }  // namespace shardcost::cli

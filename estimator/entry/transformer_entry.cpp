@@ -18,6 +18,10 @@ RankResult rank(const Model& m, const Cluster& c, const RankOptions& opt) {
   return rank(*transformer_workload(m), c, opt);
 }
 
+VarlenRank rank_varlen(const Model& m, const Cluster& c, const RankOptions& opt, const VarlenOptions& o) {
+  return rank_varlen(*transformer_workload(m), c, opt, o);
+}
+
 VarlenEstimate estimate_varlen(const Model& m, const Cluster& c, const Strategy& s, const VarlenOptions& o,
                                const EstimateOptions& opt) {
   return estimate_varlen(*transformer_workload(m), c, s, o, opt);

@@ -252,3 +252,33 @@ TEST(DynamicCp, BadInputIsOneClearLine) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+TEST(RankVarlen, BestMeanStepFirstAndNoBetterPlanAmongTheChoicesLeftOut) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 16);
+  RankOptions ro;
+  ro.global_batch = 64;
+  ro.top = 4;
+  VarlenOptions o;
+  o.lengths = LengthDistribution::parse("lognormal:median=600,sigma=1.2,min=32");
+  o.long_sequences = LongSequences::truncate;
+  o.batches = 8;
+  const VarlenRank r = rank_varlen(m, c, ro, o);
+  ASSERT_EQ(r.best.size(), 4u);
+  for (size_t i = 1; i < r.best.size(); ++i)
+    EXPECT_LE(r.best[i - 1].estimate.step_time_s, r.best[i].estimate.step_time_s);
+  // The winner priced on its own gives the same figures, and its balance=none twin is slower.
+  const Strategy& s = r.best[0].estimate.strategy;
+  EXPECT_GT(s.max_tokens, 0);
+  EXPECT_EQ(estimate_varlen(m, c, s, o).estimate.step_time_s, r.best[0].estimate.step_time_s);
+  Strategy none = s;
+  none.balance = Balance::none;
+  none.cp_dynamic = false;
+  EXPECT_GE(estimate_varlen(m, c, none, o).estimate.step_time_s, r.best[0].estimate.step_time_s);
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -87,3 +87,19 @@ check "strategy key 'balance' needs none, count, tokens or cost" estimate --mode
 check "has the unfused kernel" "${S[@]}" --software megatron-lm-2021 --seq-dist fixed:100
 check "cp=dynamic needs max_tokens=N" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 \
   --strategy "tp=2,mbs=1,gbs=8,cp=dynamic" --seq-dist fixed:100
+
+# rank on variable-length data: the fixed-length search shortlists, sampled batches decide;
+# best mean step first, every plan within its memory.
+expect_exit 0 "$BIN" rank --model llama3-8b --cluster dgx-h100 --gpus 16 --gbs 64 --top 5 --format json \
+  --seq-lengths "$SCRATCH/lengths.txt.gz" --batches 10
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+plans = j["strategies"]
+assert 1 <= len(plans) <= 5 and j["evaluated"] >= len(plans), j
+steps = [p["step_time_s"] for p in plans]
+assert steps == sorted(steps), steps
+for p in plans:
+    assert p["feasible"] and p["memory_per_gpu_gib"] <= p["memory_capacity_gib"], p
+    assert p["strategy"]["max_tokens"] > 0 and p["step_time_p10_s"] <= p["step_time_p90_s"], p
+PY

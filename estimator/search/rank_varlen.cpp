@@ -1,0 +1,56 @@
+// rank on variable-length data: the fixed-length search shortlists, sampled batches decide
+// (docs/variable-length.md).
+#include <algorithm>
+#include <chrono>
+
+#include "shardcost/error.h"
+#include "shardcost/varlen.h"
+
+namespace shardcost {
+
+VarlenRank rank_varlen(const Workload& w, const Cluster& c, const RankOptions& opt, const VarlenOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  // Shortlist: the fixed-length search's best plans (memory checked at seq_len, which is what
+  // a micro-batch of the same tokens per GPU needs).
+  RankOptions fixed = opt;
+  fixed.top = std::max(64, 8 * opt.top);
+  fixed.estimate.breakdown = false;
+  const RankResult shortlist = rank(w, c, fixed);
+  VarlenRank out;
+  out.fixed_evaluated = shortlist.evaluated;
+  EstimateOptions eo = opt.estimate;
+  eo.breakdown = true;
+  for (const Estimate& e : shortlist.best) {
+    if (!e.feasible) continue;
+    Strategy s = e.strategy;
+    s.max_tokens = static_cast<int>(s.mbs * w.tokens_per_sample() / s.cp);
+    std::vector<Strategy> choices;
+    for (Balance b : {Balance::none, Balance::tokens, Balance::cost}) {
+      Strategy x = s;
+      x.balance = b;
+      choices.push_back(x);
+      if (s.cp > 1) {
+        x.cp_dynamic = true;
+        choices.push_back(x);
+      }
+    }
+    for (const Strategy& x : choices) {
+      try {
+        VarlenEstimate v = estimate_varlen(w, c, x, o, eo);
+        ++out.evaluated;
+        if (v.estimate.feasible) out.best.push_back(std::move(v));
+      } catch (const InputError&) {
+        // A choice this plan cannot take (a batch that does not divide, a sequence no CP size
+        // holds): the others stand.
+      }
+    }
+  }
+  std::stable_sort(out.best.begin(), out.best.end(), [](const VarlenEstimate& a, const VarlenEstimate& b) {
+    return a.estimate.step_time_s < b.estimate.step_time_s;
+  });
+  if (out.best.size() > static_cast<size_t>(opt.top)) out.best.resize(static_cast<size_t>(opt.top));
+  out.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace shardcost
