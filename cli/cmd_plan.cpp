@@ -178,15 +178,16 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
   }
 }
 
+// What every rank JSON starts with: the inputs.
+nlohmann::json rank_json(const PlanArgs& a, const Model& m, const Cluster& c) {
+  return {{"model", m.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"software", a.software}};
+}
+
 // rank on variable-length data: the best plans with their step spread and imbalance.
 void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, const RankOptions& ro,
                        const VarlenOptions& vo, const VarlenRank& r, Format format) {
   if (format == Format::json) {
-    nlohmann::json j;
-    j["model"] = m.name;
-    j["cluster"] = c.name;
-    j["gpus"] = c.total_gpus();
-    j["software"] = a.software;
+    nlohmann::json j = rank_json(a, m, c);
     j["fixed_length_evaluated"] = r.fixed_evaluated;
     j["evaluated"] = r.evaluated;
     j["elapsed_s"] = r.elapsed_s;
@@ -242,11 +243,7 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective, c
   const RankResult r = rank(m, c, ro);
 
   if (format == Format::json) {
-    nlohmann::json j;
-    j["model"] = m.name;
-    j["cluster"] = c.name;
-    j["gpus"] = c.total_gpus();
-    j["software"] = a.software;
+    nlohmann::json j = rank_json(a, m, c);
     j["evaluated"] = r.evaluated;
     j["feasible"] = r.feasible;
     j["elapsed_s"] = r.elapsed_s;
