@@ -59,6 +59,7 @@ nlohmann::json to_json(const Strategy& s) {
   if (s.balance != Balance::none) j["balance"] = std::string(to_string(s.balance));
   if (s.max_tokens > 0) j["max_tokens"] = s.max_tokens;
   if (s.cp_dynamic) j["cp_mode"] = "dynamic";
+  if (s.cp_kind != CpKind::ring) j["cp_kind"] = std::string(to_string(s.cp_kind));
   return j;
 }
 

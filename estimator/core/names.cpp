@@ -54,6 +54,8 @@ std::string_view to_string(Balance b) {
   return "?";
 }
 
+std::string_view to_string(CpKind k) { return k == CpKind::ulysses ? "ulysses" : "ring"; }
+
 std::string_view to_string(CostOrigin o) {
   switch (o) {
     case CostOrigin::catalog: return "catalog";

@@ -17,9 +17,9 @@ namespace {
 
 // The CP size a sequence needs: the smallest power of two k whose GPUs hold it in max_tokens
 // each (padded to 2k chunks); 0 when none up to cp_max does.
-int cp_size(int64_t length, int max_tokens, int cp_max) {
+int cp_size(int64_t length, int max_tokens, int cp_max, CpKind kind) {
   for (int k = 1; k <= cp_max; k *= 2)
-    if (padded(length, k) <= int64_t{max_tokens} * k) return k;
+    if (padded(length, k, kind) <= int64_t{max_tokens} * k) return k;
   return 0;
 }
 
@@ -67,7 +67,7 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
     weights[k] = prices[k]->weights();
   }
   const Batches batches = draw_batches(w, s.gbs, o);
-  if (cp_size(batches.longest, s.max_tokens, cp_max) == 0)
+  if (cp_size(batches.longest, s.max_tokens, cp_max, s.cp_kind) == 0)
     throw InputError(fmt::format("the longest kept sequence ({} tokens) needs more than cp_max={} GPUs at max_tokens={} "
                                  "per GPU; raise cp_max or max_tokens, or lower the model's seq_len",
                                  batches.longest, cp_max, s.max_tokens));
@@ -90,8 +90,8 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
       std::map<int, std::vector<int64_t>> sizes;
       for (const MicroBatch& one : domains.ranks[d]) {
         const auto len = static_cast<int64_t>(one.tokens);
-        const int k = cp_size(len, s.max_tokens, cp_max);
-        sizes[k].push_back(padded(len, k));
+        const int k = cp_size(len, s.max_tokens, cp_max, s.cp_kind);
+        sizes[k].push_back(padded(len, k, s.cp_kind));
         ++counts[k];
       }
       for (auto& [k, lengths] : sizes) {
@@ -145,7 +145,7 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
   for (const auto& [k, n] : counts) out.cp_sequences.push_back({k, n});
 
   // The static baseline: every sequence at the CP size of the longest, spread as drawn.
-  Strategy base = static_cp(s, cp_size(batches.longest, s.max_tokens, cp_max));
+  Strategy base = static_cp(s, cp_size(batches.longest, s.max_tokens, cp_max, s.cp_kind));
   base.balance = Balance::none;
   out.baseline = to_string(base);
   if (auto why = check_strategy(w, c, base)) {

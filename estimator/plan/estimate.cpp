@@ -13,11 +13,11 @@ namespace shardcost {
 
 bool GraphCache::Key::operator==(const Key& o) const {
   return tp == o.tp && cp == o.cp && ep == o.ep && mbs == o.mbs && sp == o.sp &&
-         kernel == o.kernel;
+         kernel == o.kernel && cp_kind == o.cp_kind;
 }
 
 const Graph& GraphCache::get(const Workload& w, const Strategy& s, AttentionKernel kernel) {
-  const Key key{s.tp, s.cp, s.ep, s.mbs, s.sp, kernel};
+  const Key key{s.tp, s.cp, s.ep, s.mbs, s.sp, kernel, s.cp_kind};
   for (Entry& e : entries_)
     if (e.filled && e.key == key) return e.graph;
   Entry& e = entries_[next_];

@@ -21,6 +21,7 @@ class GraphCache {
     int tp = 0, cp = 0, ep = 0, mbs = 0;
     bool sp = false;
     AttentionKernel kernel = AttentionKernel::flash;
+    CpKind cp_kind = CpKind::ring;
     bool operator==(const Key&) const;
   };
   struct Entry {

@@ -19,6 +19,7 @@ std::string to_string(const Strategy& s) {
   // The variable-length keys only where set: fixed-length strategies read as they always did.
   if (s.balance != Balance::none) out += fmt::format(",balance={}", to_string(s.balance));
   if (s.max_tokens > 0) out += fmt::format(",max_tokens={}", s.max_tokens);
+  if (s.cp_kind != CpKind::ring) out += fmt::format(",cp_kind={}", to_string(s.cp_kind));
   return out;
 }
 
@@ -85,10 +86,15 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     else if (key == "sp") s.sp = parse_bool_value(key, value);
     else if (key == "balance") s.balance = parse_balance(value);
     else if (key == "max_tokens") s.max_tokens = parse_int_value(key, value);
+    else if (key == "cp_kind") {
+      if (value == "ring") s.cp_kind = CpKind::ring;
+      else if (value == "ulysses") s.cp_kind = CpKind::ulysses;
+      else throw InputError(fmt::format("strategy key 'cp_kind' needs ring or ulysses (got '{}')", value));
+    }
     else
       throw InputError(fmt::format("unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
-                                   "vpp, recompute, sp, zero (and balance, max_tokens, cp=dynamic, "
-                                   "cp_max with variable-length data)",
+                                   "vpp, recompute, sp, zero, cp_kind (and balance, max_tokens, "
+                                   "cp=dynamic, cp_max with variable-length data)",
                                    key));
     for (const char* k : {"tp", "pp", "dp", "cp", "cp_max", "ep", "mbs", "gbs", "vpp", "max_tokens"}) {
       if (key == k && !(key == "cp" && value == "dynamic") && parse_int_value(key, value) == 0)

@@ -91,8 +91,9 @@ struct Batches {
 };
 Batches draw_batches(const Workload&, int gbs, const VarlenOptions&);
 
-// Lengths padded for context parallelism: ring attention splits each sequence in 2 cp chunks.
-int64_t padded(int64_t length, int cp);
+// Lengths padded for context parallelism: ring attention splits each sequence in 2 cp chunks,
+// Ulysses in cp.
+int64_t padded(int64_t length, int cp, CpKind kind = CpKind::ring);
 
 struct BatchTimes {
   // Per batch: the slowest rank's pipeline time less the fixed plan's (0 for batches like the

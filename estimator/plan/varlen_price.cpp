@@ -42,8 +42,8 @@ double rank_seconds(const std::vector<MicroBatch>& mbs, const MicroBatchPrice& p
   return sum + (ref_sum > 0 ? price.bubble_seconds() * (sum / ref_sum) : 0);
 }
 
-int64_t padded(int64_t length, int cp) {
-  const int64_t pad = cp > 1 ? 2 * cp : 1;
+int64_t padded(int64_t length, int cp, CpKind kind) {
+  const int64_t pad = cp > 1 ? (kind == CpKind::ring ? 2 * cp : cp) : 1;
   return (length + pad - 1) / pad * pad;
 }
 

@@ -30,8 +30,13 @@ VarlenRank rank_varlen(const Workload& w, const Cluster& c, const RankOptions& o
       x.balance = b;
       choices.push_back(x);
       if (s.cp > 1) {
+        Strategy u = x;
+        u.cp_kind = CpKind::ulysses;
+        choices.push_back(u);
         x.cp_dynamic = true;
         choices.push_back(x);
+        u.cp_dynamic = true;
+        choices.push_back(u);
       }
     }
     for (const Strategy& x : choices) {

@@ -36,8 +36,15 @@ class Transformer final : public Workload {
       return fmt::format("tp={} and the {} kv heads do not divide each other", s.tp, m_.kv_heads);
     if (m_.ffn_hidden % s.tp != 0)
       return fmt::format("tp={} does not divide ffn_hidden={}", s.tp, m_.ffn_hidden);
-    if (m_.seq_len % (2 * s.cp) != 0 && s.cp > 1)
+    if (s.cp > 1 && s.cp_kind == CpKind::ring && m_.seq_len % (2 * s.cp) != 0)
       return fmt::format("cp={} needs seq_len ({}) divisible by 2*cp", s.cp, m_.seq_len);
+    if (s.cp > 1 && s.cp_kind == CpKind::ulysses) {
+      if (m_.seq_len % s.cp != 0) return fmt::format("cp={} needs seq_len ({}) divisible by cp", s.cp, m_.seq_len);
+      if ((m_.heads / s.tp) % s.cp != 0)
+        return fmt::format("cp_kind=ulysses splits heads: the {} heads per tensor-parallel rank do not divide by "
+                           "cp={}",
+                           m_.heads / s.tp, s.cp);
+    }
     if (!m_.is_moe() && s.ep != 1) return "ep>1 needs a mixture-of-experts model";
     if (m_.is_moe()) {
       if (m_.experts % s.ep != 0)

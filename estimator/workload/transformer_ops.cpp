@@ -103,6 +103,13 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   out.push_back(norm("input_norm", d));
   tp_enter(d, st, out);
   out.push_back(gemm("qkv", d.tokens, (d.q_local + 2 * d.kv_local) * d.hd, d.h));
+  // Ulysses: Q, K and V all-to-all'd from a sequence split to a head split (K and V heads
+  // replicated up to cp where there are fewer); backward, their gradients back.
+  const bool ulysses = st.cp > 1 && st.cp_kind == CpKind::ulysses;
+  if (ulysses)
+    out.push_back(comm("cp_ulysses_qkv_all_to_all", OpKind::collective, Axis::cp, CollectiveOp::all_to_all,
+                       CollectiveOp::all_to_all,
+                       2 * d.tokens * (d.q_local + 2 * std::max(d.kv_local, static_cast<double>(st.cp))) * d.hd));
 
   const double heads_batch = d.b * d.q_local;
   // Score elements: each sequence's queries against its own keys (causal, per document).
@@ -131,13 +138,17 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
     av.selective = true;
     out.push_back(av);
   }
-  if (st.cp > 1) {
+  if (st.cp > 1 && st.cp_kind == CpKind::ring) {
     // Ring attention: K and V blocks travel cp-1 hops around the ring, overlapped with the
     // attention of the block in hand; backward also returns dK and dV (twice the bytes).
     const double kv_bytes = 2 * 2 * d.tokens * d.kv_local * d.hd;
     out.push_back(comm("cp_ring_exchange", OpKind::ring, Axis::cp, CollectiveOp::send_recv,
                        CollectiveOp::send_recv, kv_bytes * (st.cp - 1)));
   }
+  // Ulysses: the attention output all-to-all'd back to the sequence split.
+  if (ulysses)
+    out.push_back(comm("cp_ulysses_out_all_to_all", OpKind::collective, Axis::cp, CollectiveOp::all_to_all,
+                       CollectiveOp::all_to_all, 2 * d.tokens * d.q_local * d.hd));
   out.push_back(gemm("attention_proj", d.tokens, d.h, d.q_local * d.hd));
   tp_exit(d, st, out);
   out.push_back(residual("attention_residual", d, dropout));

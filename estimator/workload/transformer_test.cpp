@@ -4,7 +4,10 @@
 
 #include "test_models.h"
 
+#include "shardcost/error.h"
 #include "shardcost/estimator.h"
+
+#include <algorithm>
 
 namespace shardcost {
 namespace {
@@ -56,6 +59,45 @@ TEST(TransformerActivations, ContextParallelismSplitsTheSequence) {
   const double full = layer_activation_bytes(m, one, AttentionKernel::flash, Recompute::none);
   const double split = layer_activation_bytes(m, four, AttentionKernel::flash, Recompute::none);
   EXPECT_DOUBLE_EQ(split * 4, full);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+TEST(TransformerUlysses, AllToAllsAroundAttentionInsteadOfTheRing) {
+  const Model m = load_model("llama3-8b");  // 32 heads, 8 kv heads, head dim 128, seq 8192
+  const auto w = transformer_workload(m);
+  Strategy s = parse_strategy("tp=2,cp=4,mbs=1,gbs=64,cp_kind=ulysses", 64);
+  EXPECT_EQ(s.cp_kind, CpKind::ulysses);
+  EXPECT_NE(to_string(s).find(",cp_kind=ulysses"), std::string::npos);
+  Graph g;
+  w->graph(s, AttentionKernel::flash, g);
+  std::vector<std::string> names;
+  double qkv = 0, out = 0;
+  for (const Op& op : g.blocks[1].ops) {
+    names.emplace_back(op.name);
+    EXPECT_NE(op.kind, OpKind::ring);
+    if (std::string(op.name) == "cp_ulysses_qkv_all_to_all") qkv = op.bytes;
+    if (std::string(op.name) == "cp_ulysses_out_all_to_all") out = op.bytes;
+  }
+  // By hand: 8192 / 4 = 2048 tokens per rank; 16 query heads and 4 kv heads per TP rank
+  // (replicated up to cp = 4); bf16.
+  EXPECT_DOUBLE_EQ(qkv, 2.0 * 2048 * (16 + 2 * 4) * 128);
+  EXPECT_DOUBLE_EQ(out, 2.0 * 2048 * 16 * 128);
+  // In order: qkv GEMM, all-to-all, attention, all-to-all, projection.
+  auto at = [&](const char* n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
+  EXPECT_LT(at("qkv"), at("cp_ulysses_qkv_all_to_all"));
+  EXPECT_LT(at("cp_ulysses_qkv_all_to_all"), at("flash_attention"));
+  EXPECT_LT(at("flash_attention"), at("cp_ulysses_out_all_to_all"));
+  EXPECT_LT(at("cp_ulysses_out_all_to_all"), at("attention_proj"));
+  // Heads must split over cp: 4 per TP rank at tp=8 do not divide by 8.
+  const auto why = w->check(parse_strategy("tp=8,cp=8,mbs=1,gbs=8,cp_kind=ulysses", 64));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("do not divide by cp=8"), std::string::npos) << *why;
+  EXPECT_THROW(parse_strategy("cp_kind=star", 8), InputError);
 }
 
 }  // namespace

@@ -19,6 +19,12 @@ std::string_view to_string(Recompute);
 enum class Balance { none, count, tokens, cost };
 std::string_view to_string(Balance);
 
+// How context parallelism splits attention: ring (K/V blocks passed around the CP ranks,
+// behind the attention in hand) or Ulysses (all-to-alls that trade the sequence split for a
+// head split before attention and back after it; heads per TP rank must divide by cp).
+enum class CpKind { ring, ulysses };
+std::string_view to_string(CpKind);
+
 struct Strategy {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, mbs = 1, gbs = 0, vpp = 1;
   Recompute recompute = Recompute::none;
@@ -32,6 +38,7 @@ struct Strategy {
   // sequence runs on the smallest power-of-two CP group, up to cp = C, whose GPUs hold at most
   // max_tokens of it; the rest of the C GPUs run other sequences meanwhile.
   bool cp_dynamic = false;
+  CpKind cp_kind = CpKind::ring;
   int gpus() const { return tp * pp * dp * cp; }
   int micro_batches() const { return gbs / (mbs * dp); }
 };

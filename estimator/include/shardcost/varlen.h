@@ -92,7 +92,8 @@ VarlenEstimate estimate_varlen(const Model&, const Cluster&, const Strategy&, co
 // rank on variable-length data: the fixed-length search (at seq_len) keeps its best plans that
 // fit in memory, and each is priced on the sampled batches with every variable-length choice
 // that keeps its memory (a token budget per GPU of the fixed micro-batch's tokens, mbs*seq_len/cp;
-// balance none, tokens and cost; with cp > 1 also cp=dynamic,cp_max=cp), best mean step first.
+// balance none, tokens and cost; with cp > 1 also cp_kind=ulysses and cp=dynamic,cp_max=cp),
+// best mean step first.
 struct VarlenRank {
   std::vector<VarlenEstimate> best;
   int64_t fixed_evaluated = 0;  // candidates the fixed-length search priced
