@@ -25,23 +25,6 @@ struct PlanArgs {
   std::string db;  // cost store to price from; empty: catalog only
 };
 
-// estimate's variable-length options: a length file or a named distribution.
-struct VarlenArgs {
-  std::string lengths_file, dist, long_seqs = "drop";
-  uint64_t seed = 0;
-  int batches = 100;
-  bool given() const { return !lengths_file.empty() || !dist.empty(); }
-  VarlenOptions options() const {
-    VarlenOptions o;
-    o.lengths = !lengths_file.empty() ? LengthDistribution::load(lengths_file) : LengthDistribution::parse(dist);
-    o.seed = seed;
-    o.batches = batches;
-    if (long_seqs == "drop") o.long_sequences = LongSequences::drop;
-    else if (long_seqs == "truncate") o.long_sequences = LongSequences::truncate;
-    else throw InputError(fmt::format("--long-seqs '{}': use drop or truncate", long_seqs));
-    return o;
-  }
-};
 
 void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_option("--model", a.model, "catalog model name or model JSON file")->required();
@@ -293,18 +276,6 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective, c
   fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
 }
 
-void add_varlen_options(CLI::App* cmd, VarlenArgs& va) {
-  auto* lengths_opt = cmd->add_option("--seq-lengths", va.lengths_file,
-                                      "sequence lengths: one per line (.gz too), or CSV length,count; the model's "
-                                      "seq_len becomes the longest (docs/variable-length.md)");
-  cmd->add_option("--seq-dist", va.dist,
-                  "or a named distribution: lognormal:median=1024,sigma=1.5[,min=..,max=..], "
-                  "uniform:min=..,max=.., fixed:N")
-      ->excludes(lengths_opt);
-  cmd->add_option("--seed", va.seed, "seed of the sampled global batches (default 0)");
-  cmd->add_option("--batches", va.batches, "global batches sampled (default 100)");
-  cmd->add_option("--long-seqs", va.long_seqs, "sequences above seq_len: drop (default) or truncate");
-}
 
 }  // namespace
 

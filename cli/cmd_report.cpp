@@ -10,6 +10,8 @@
 #include "shardcost/error.h"
 #include "shardcost/learned.h"
 #include "shardcost/store_costs.h"
+#include "shardcost/varlen.h"
+#include "varlen_print.h"
 
 namespace shardcost::cli {
 namespace {
@@ -70,8 +72,9 @@ std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCost
 
 void add_report_command(CLI::App& app) {
   struct Args {
-    std::string db, out = "report.html", model, cluster;
+    std::string db, out = "report.html", model, cluster, strategy;
     int gpus = 0, gbs = 0, top = 300;
+    VarlenArgs varlen;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("report", "Write one self-contained HTML page of plots of a cost store");
@@ -82,10 +85,20 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--gpus", a->gpus, "... of this many GPUs (default: the whole cluster)");
   cmd->add_option("--gbs", a->gbs, "... with this global batch (sequences)");
   cmd->add_option("--top", a->top, "strategies to draw (default 300)");
+  cmd->add_option("--strategy", a->strategy,
+                  "with --model, --cluster and --seq-lengths (or --seq-dist): the plan whose predicted step "
+                  "times are drawn beside the store's measured steps");
+  add_varlen_options(cmd, a->varlen);
   cmd->callback([a] {
     if (a->model.empty() != a->cluster.empty())
       throw InputError("--model and --cluster go together; give both to plot ranked strategies, or neither");
-    if (!a->model.empty() && a->gbs <= 0) throw InputError("--gbs is required with --model; give the global batch, e.g. --gbs 512");
+    if (a->strategy.empty() != !a->varlen.given())
+      throw InputError("--strategy and --seq-lengths (or --seq-dist) go together: the plan to predict step times for "
+                       "and the data it runs on");
+    if (!a->strategy.empty() && a->model.empty())
+      throw InputError("--strategy needs --model and --cluster");
+    if (!a->model.empty() && a->strategy.empty() && a->gbs <= 0)
+      throw InputError("--gbs is required with --model; give the global batch, e.g. --gbs 512");
     if (a->top < 1) throw InputError("--top must be at least 1");
     const db::Store store = db::Store::open(a->db, db::Store::Mode::read_only);
     ReportInputs in;
@@ -94,6 +107,7 @@ void add_report_command(CLI::App& app) {
     in.memory = store.table("memory");
     in.collective = store.table("collective");
     in.kernels = store.table("kernels");
+    in.steps = store.step_points();
     // Each fitted model against the rows it was fitted on (predicted by the model, not looked
     // up: the store's own sources would answer with the measurement).
     std::vector<std::string> problems;
@@ -101,7 +115,22 @@ void add_report_command(CLI::App& app) {
     for (const auto& p : problems) fmt::print(stderr, "shardcost: warning: {}\n", p);
     for (const auto& m : learned.describe())
       if (auto plot = fitted_plot(m, learned, store)) in.models.push_back(std::move(*plot));
-    if (!a->model.empty()) {
+    if (!a->strategy.empty()) {
+      const Model model = load_model(a->model);
+      const Cluster cluster = load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
+      const VarlenOptions vo = a->varlen.options();
+      const Strategy s = parse_strategy(a->strategy, cluster.total_gpus());
+      const StoreCosts costs = StoreCosts::load(a->db);
+      const CostChain chain{{&costs.measured(), &costs.interpolated(), &learned}};
+      EstimateOptions eo;
+      eo.costs = &chain;
+      const VarlenEstimate v = estimate_varlen(model, cluster, s, vo, eo);
+      PredictedSteps p{fmt::format("{} on {}, {}", model.name, cluster.name, to_string(s)), v.step_times_s, {}};
+      std::mt19937_64 rng(vo.seed);
+      for (int i = 0; i < 100000; ++i) p.lengths.push_back(vo.lengths.draw(rng));
+      in.predicted = std::move(p);
+    }
+    if (!a->model.empty() && a->gbs > 0) {
       RankedPlans p;
       const Model model = load_model(a->model);
       const Cluster cluster = load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);

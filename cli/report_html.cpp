@@ -216,6 +216,70 @@ std::string models_section(const std::vector<FittedModelPlot>& models) {
   return out;
 }
 
+// Fractions of values per bin, drawn as a step outline over [lo, hi] (log bins when asked).
+svg::Series histogram(const std::string& name, const std::vector<double>& values, double lo, double hi, bool log_bins,
+                      double scale) {
+  constexpr int kBins = 30;
+  std::vector<double> count(kBins, 0);
+  auto bin_of = [&](double v) {
+    const double f = log_bins ? std::log(v / lo) / std::log(hi / lo) : (v - lo) / (hi - lo);
+    return std::clamp(static_cast<int>(f * kBins), 0, kBins - 1);
+  };
+  for (double v : values) count[static_cast<size_t>(bin_of(v))] += 1.0 / static_cast<double>(values.size());
+  auto edge = [&](int i) {
+    const double f = static_cast<double>(i) / kBins;
+    return (log_bins ? lo * std::pow(hi / lo, f) : lo + (hi - lo) * f) * scale;
+  };
+  svg::Series out{name, {}, true, 0, {}, ""};
+  for (int i = 0; i < kBins; ++i) {
+    out.points.emplace_back(edge(i), 100 * count[static_cast<size_t>(i)]);
+    out.points.emplace_back(edge(i + 1), 100 * count[static_cast<size_t>(i)]);
+  }
+  return out;
+}
+
+std::string steps_section(const std::vector<db::StepPoint>& steps, const std::optional<PredictedSteps>& predicted) {
+  if (steps.empty() && !predicted)
+    return empty_note("No training steps in this store (import kineto a PyTorch profiler trace with its "
+                      "ProfilerStep spans), and no prediction (report --model M --cluster C --gbs N --strategy S "
+                      "--seq-lengths FILE).");
+  std::map<std::string, std::vector<double>> runs;  // source -> step seconds
+  for (const auto& st : steps) {
+    const std::string& name = st.source.empty() ? st.run_uuid : st.source;
+    runs[name.substr(name.find_last_of('/') + 1)].push_back(st.duration_ns * 1e-9);  // the file's name
+  }
+  double lo = 1e300, hi = 0;
+  for (const auto& [name, v] : runs)
+    for (double x : v) lo = std::min(lo, x), hi = std::max(hi, x);
+  if (predicted)
+    for (double x : predicted->step_s) lo = std::min(lo, x), hi = std::max(hi, x);
+  if (hi <= lo) hi = lo * 1.01 + 1e-9;
+  svg::Plot p;
+  p.title = "Step times";
+  p.x = {"step time (ms)", svg::Scale::linear, svg::Ticks::number, {}, {}};
+  p.y = {"steps (%)", svg::Scale::linear, svg::Ticks::number, {}, {}};
+  size_t shown = 0;
+  for (const auto& [name, v] : runs)
+    if (shown++ < 6) p.series.push_back(histogram(fmt::format("measured: {} ({} steps)", name, v.size()), v, lo, hi, false, 1e3));
+  if (predicted)
+    p.series.push_back(histogram(fmt::format("predicted: {} ({} batches)", predicted->label, predicted->step_s.size()),
+                                 predicted->step_s, lo, hi, false, 1e3));
+  std::string out = figure(svg::render(p), "The share of steps per step-time bin: each run's measured steps (ProfilerStep "
+                                           "spans) and the steps priced on sampled global batches.");
+  if (predicted && !predicted->lengths.empty()) {
+    std::vector<double> lengths(predicted->lengths.begin(), predicted->lengths.end());
+    const auto [mn, mx] = std::minmax_element(lengths.begin(), lengths.end());
+    svg::Plot l;
+    l.title = "Sequence lengths";
+    l.x = {"tokens (log scale)", svg::Scale::log, svg::Ticks::number, {}, {}};
+    l.y = {"sequences (%)", svg::Scale::linear, svg::Ticks::number, {}, {}};
+    l.series.push_back(histogram("lengths drawn", lengths, *mn, std::max(*mx, *mn * 1.01), true, 1));
+    out += figure(svg::render(l), fmt::format("{} lengths drawn from the distribution priced, in log-spaced bins.",
+                                              lengths.size()));
+  }
+  return out;
+}
+
 std::string plans_section(const RankedPlans& plans) {
   const auto& best = plans.result.best;
   if (best.empty()) return empty_note("No strategy fits in memory for this model, cluster and batch.");
@@ -298,6 +362,7 @@ std::string report_html(const ReportInputs& in) {
   o += "<h2 id=\"gemm\">GEMM</h2>\n<div class=\"grid\">" + gemm_section(in.gemm) + "</div>\n";
   o += "<h2 id=\"memory\">Memory bandwidth</h2>\n<div class=\"grid\">" + memory_section(in.memory) + "</div>\n";
   o += "<h2 id=\"kernels\">Traced kernels</h2>\n<div class=\"grid\">" + kernels_section(in.kernels) + "</div>\n";
+  o += "<h2 id=\"steps\">Training steps</h2>\n<div class=\"grid\">" + steps_section(in.steps, in.predicted) + "</div>\n";
   o += "<h2 id=\"models\">Fitted models</h2>\n<div class=\"grid\">" + models_section(in.models) + "</div>\n";
   if (in.plans) o += "<h2 id=\"strategies\">Ranked strategies</h2>\n" + plans_section(*in.plans);
   return o + "</body></html>\n";

@@ -24,9 +24,18 @@ struct FittedModelPlot {
   bool held_out = false;  // the pairs are cross-validation's (rows the model had not seen)
 };
 
+// A plan priced on variable-length data, to set beside the measured steps.
+struct PredictedSteps {
+  std::string label;               // the strategy and the distribution
+  std::vector<double> step_s;      // per sampled global batch
+  std::vector<int64_t> lengths;    // a sample of the distribution's lengths
+};
+
 struct ReportInputs {
   db::StoreInfo info;
   db::CostTable gemm, memory, collective, kernels;
+  std::vector<db::StepPoint> steps;  // training steps the store's traces marked
+  std::optional<PredictedSteps> predicted;
   std::vector<FittedModelPlot> models;
   std::optional<RankedPlans> plans;
 };

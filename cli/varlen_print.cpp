@@ -3,8 +3,34 @@
 #include <fmt/format.h>
 
 #include "format.h"
+#include "shardcost/error.h"
 
 namespace shardcost::cli {
+
+VarlenOptions VarlenArgs::options() const {
+  VarlenOptions o;
+  o.lengths = !lengths_file.empty() ? LengthDistribution::load(lengths_file) : LengthDistribution::parse(dist);
+  o.seed = seed;
+  o.batches = batches;
+  if (long_seqs == "drop") o.long_sequences = LongSequences::drop;
+  else if (long_seqs == "truncate") o.long_sequences = LongSequences::truncate;
+  else throw InputError(fmt::format("--long-seqs '{}': use drop or truncate", long_seqs));
+  return o;
+}
+
+void add_varlen_options(CLI::App* cmd, VarlenArgs& va) {
+  auto* lengths_opt = cmd->add_option("--seq-lengths", va.lengths_file,
+                                      "sequence lengths: one per line (.gz too), or CSV length,count; the model's "
+                                      "seq_len becomes the longest (docs/variable-length.md)");
+  cmd->add_option("--seq-dist", va.dist,
+                  "or a named distribution: lognormal:median=1024,sigma=1.5[,min=..,max=..], "
+                  "uniform:min=..,max=.., fixed:N")
+      ->excludes(lengths_opt);
+  cmd->add_option("--seed", va.seed, "seed of the sampled global batches (default 0)");
+  cmd->add_option("--batches", va.batches, "global batches sampled (default 100)");
+  cmd->add_option("--long-seqs", va.long_seqs, "sequences above seq_len: drop (default) or truncate");
+}
+
 
 std::string varlen_text(const VarlenEstimate& v, const VarlenOptions& o, const Strategy& s) {
   std::string out = fmt::format("variable-length data: {}\n", o.lengths.describe());

@@ -2,6 +2,7 @@
 // categories kernel, gpu_memcpy and gpu_memset (older Kineto: Kernel, Memcpy, Memset), times
 // in microseconds, and args.device / args.stream. Events are read one at a time and dropped,
 // so a trace of millions of events never sits in memory as JSON.
+#include <charconv>
 #include <climits>
 #include <cmath>
 #include <map>
@@ -64,7 +65,21 @@ struct Reader {
   void event(const json& e) {
     ++events;
     if (!e.is_object() || e.value("ph", "") != "X") return;
-    const auto kind = gpu_kind(e.value("cat", ""));
+    const std::string cat = e.value("cat", "");
+    // The profiler's step spans (host side; the GPU-side copy of each is skipped).
+    if (cat.rfind("gpu_", 0) != 0) {
+      const std::string name = e.value("name", "");
+      constexpr std::string_view kStep = "ProfilerStep#";
+      if (name.rfind(kStep, 0) == 0) {
+        int64_t number = 0;
+        const auto [ptr, ec] = std::from_chars(name.data() + kStep.size(), name.data() + name.size(), number);
+        const int64_t dur = us_to_ns(e.value("dur", json()));
+        if (ec == std::errc() && ptr == name.data() + name.size() && dur > 0)
+          m.steps.push_back({number, us_to_ns(e.value("ts", json())), dur});
+        return;
+      }
+    }
+    const auto kind = gpu_kind(cat);
     if (!kind) return;
     const json args = e.value("args", json::object());
     KernelEvent k;
@@ -140,6 +155,7 @@ Measurements import_kineto(std::string_view text, std::string_view source) {
     base_ns = doc["baseTimeNanoseconds"].get<int64_t>();
   if (base_ns)
     for (auto& k : m.kernels) k.start_ns += base_ns;
+  for (auto& st : m.steps) st.start_ns += base_ns;
   if (m.kernels.empty())
     throw InputError(std::string(source) + ": the trace has no GPU events (kernel, gpu_memcpy, "
                      "gpu_memset); was it recorded with ProfilerActivity.CUDA?");

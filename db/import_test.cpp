@@ -141,3 +141,27 @@ TEST(Csv, GemmTableWithDefaultsAndErrors) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+TEST(Kineto, ProfilerStepSpansBecomeSteps) {
+  const Measurements m = import_kineto(fixture("kineto/profiler_steps.json"), "steps.json");
+  // The host-side spans, once each: the GPU-side copies (gpu_user_annotation) are skipped.
+  ASSERT_EQ(m.steps.size(), 3u);
+  EXPECT_EQ(m.steps[0].number, 10);
+  EXPECT_EQ(m.steps[2].number, 12);
+  EXPECT_EQ(m.steps[1].duration_ns, 101500000);
+  EXPECT_EQ(m.steps[0].start_ns, 1700000000000000000 + 1000000);
+  EXPECT_EQ(m.kernels.size(), 3u);  // the steps are not kernels
+  // A step name that is not ProfilerStep#<number>, or without a duration, is no step.
+  const Measurements odd = import_kineto(
+      R"({"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#x", "ts": 1, "dur": 2},
+          {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "ts": 1},
+          {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"device": 0}}]})",
+      "odd.json");
+  EXPECT_TRUE(odd.steps.empty());
+}
+
+}  // namespace
+}  // namespace shardcost::db

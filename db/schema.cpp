@@ -180,11 +180,22 @@ CREATE TABLE launch_config (
 ALTER TABLE kernel_event ADD COLUMN launch_id INTEGER REFERENCES launch_config(id);
 )sql";
 
+// Version 5: training steps as a profiler marked them (PyTorch's ProfilerStep#N spans), so a
+// run's measured step times can be set beside a predicted distribution.
+constexpr std::string_view kVersion5 = R"sql(
+CREATE TABLE step (
+  run_id      INTEGER NOT NULL REFERENCES run(id),
+  number      INTEGER NOT NULL,                   -- the profiler's step number
+  start_ns    INTEGER NOT NULL,
+  duration_ns INTEGER NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<std::string_view>& migrations() {
-  static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3, kVersion4};
-  static_assert(kSchemaVersion == 4, "add the migration for the new version above");
+  static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
+  static_assert(kSchemaVersion == 5, "add the migration for the new version above");
   return all;
 }
 

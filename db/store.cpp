@@ -184,6 +184,13 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
     row_done();
     i += n;
   }
+  if (!m.steps.empty()) {
+    Statement step = c.prepare("INSERT INTO step (run_id, number, start_ns, duration_ns) VALUES (?, ?, ?, ?)");
+    for (const StepSpan& sp : m.steps) {
+      step.bind(1, result.run_id).bind(2, sp.number).bind(3, sp.start_ns).bind(4, sp.duration_ns).run();
+      row_done();
+    }
+  }
   Statement done = c.prepare(
       "UPDATE run SET status = 'completed', end_time_ns = coalesce(end_time_ns, ?) WHERE id = ?");
   done.bind(1, nonzero(run.end_time_ns)).bind(2, result.run_id).run();
@@ -201,7 +208,7 @@ StoreInfo Store::info() const {
   Statement devices = conn_->prepare(std::string(kDeviceSelect) + " ORDER BY id");
   while (devices.step()) info.devices.push_back(read_device(devices));
   for (const char* table : {"run", "device", "string", "gemm", "memory", "collective",
-                            "kernel_event", "launch_config", "fitted_model"}) {
+                            "kernel_event", "launch_config", "step", "fitted_model"}) {
     // Table names come from the list above, never from input.
     Statement count = conn_->prepare(std::string("SELECT count(*) FROM ") + table);
     count.step();
@@ -222,7 +229,7 @@ CheckResult Store::check() const {
     r.problems.push_back("foreign key: row " + fk.text(1) + " of " + fk.text(0) + " refers to a missing " + fk.text(2));
   const std::vector<std::string> expected = {"meta", "run", "device", "run_device", "string",
                                              "gemm", "memory", "collective", "kernel_event",
-                                             "launch_config",
+                                             "launch_config", "step",
                                              "fitted_model", "collective_rate"};
   Statement has = conn_->prepare("SELECT count(*) FROM sqlite_schema WHERE name = ?");
   for (const auto& name : expected) {

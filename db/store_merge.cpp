@@ -112,6 +112,9 @@ MergeResult Store::merge_from(const std::string& other_path) {
                                   " FROM src." + std::string(rc.table) + " x" +
                                   std::string(kDeviceMap) + "WHERE x.run_id = ?2 ORDER BY x.id"));
   }
+  copy_rows.push_back(c.prepare("INSERT INTO main.step (run_id, number, start_ns, duration_ns) SELECT ?1, "
+                                "x.number, x.start_ns, x.duration_ns FROM src.step x WHERE x.run_id = ?2 "
+                                "ORDER BY x.rowid"));
   // Launch configurations map by their six values, as strings by their text.
   copy_rows.push_back(c.prepare(
       "INSERT INTO main.kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "

@@ -127,6 +127,15 @@ std::vector<MemoryPoint> Store::memory_points() const {
   return out;
 }
 
+std::vector<StepPoint> Store::step_points() const {
+  Statement s = conn_->prepare(
+      "SELECT r.uuid, r.source, st.number, st.duration_ns FROM step st JOIN run r ON r.id = st.run_id "
+      "WHERE st.duration_ns > 0 ORDER BY r.id, st.number");
+  std::vector<StepPoint> out;
+  while (s.step()) out.push_back({s.text(0), s.is_null(1) ? "" : s.text(1), s.int64(2), s.int64(3)});
+  return out;
+}
+
 std::vector<KernelPoint> Store::kernel_points() const {
   Statement s = conn_->prepare(
       "SELECT d.name, n.text, l.grid_x, l.grid_y, l.grid_z, l.block_x, l.block_y, l.block_z, "

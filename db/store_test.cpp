@@ -173,3 +173,31 @@ TEST_F(StoreTest, KilledWritesKeepCommittedBatches) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+TEST_F(StoreTest, StepsAreWrittenReadAndMerged) {
+  {
+    Store a = Store::open(file("a.db"), Store::Mode::read_write);
+    Measurements m = sample("u1", 2);
+    m.run.source = "train.json";
+    m.steps = {{10, 1000, 98000000}, {11, 99000000, 101500000}, {12, 200000000, 0}};  // the last: no span
+    const WriteResult r = a.write(m);
+    EXPECT_EQ(r.rows, 3 + 2 + 3);
+    const auto steps = a.step_points();
+    ASSERT_EQ(steps.size(), 2u);  // spans without a duration are not steps
+    EXPECT_EQ(steps[0].number, 10);
+    EXPECT_EQ(steps[1].duration_ns, 101500000);
+    EXPECT_EQ(steps[0].source, "train.json");
+    EXPECT_EQ(steps[0].run_uuid, "u1");
+  }
+  Store out = Store::open(file("out.db"), Store::Mode::read_write);
+  out.merge_from(file("a.db"));
+  EXPECT_EQ(out.step_points().size(), 2u);
+  EXPECT_EQ(count(out.info(), "step"), 3);
+  EXPECT_TRUE(out.check().ok);
+}
+
+}  // namespace
+}  // namespace shardcost::db

@@ -91,6 +91,7 @@ VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s,
   Estimate& e = out.estimate;
   e.strategy = s;
   e.step_time_s = e0.step_time_s + mean_delta;
+  out.step_times_s = steps;
   out.step_time_p10_s = quantile(steps, 0.1);
   out.step_time_p90_s = quantile(steps, 0.9);
   out.imbalance = mean(priced.imbalance);

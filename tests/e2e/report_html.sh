@@ -92,6 +92,23 @@ expect_exit 2 "$BIN" report --db "$DB" --model gpt3-1.3b --cluster dgx-a100; one
 expect_exit 2 "$BIN" report --db "$DB" --model nope --cluster dgx-a100 --gbs 8; one_line_error
 expect_exit 2 "$BIN" report --db "$DB" -o "$SCRATCH/no/such/dir/r.html"; one_line_error
 
+# Training steps: a trace's ProfilerStep spans beside the steps a plan is priced at on sampled
+# variable-length batches, and the lengths drawn.
+"$BIN" import kineto --db "$SCRATCH/steps.db" "$F/kineto/profiler_steps.json" >/dev/null
+expect_exit 0 "$BIN" db info "$SCRATCH/steps.db"
+grep -q "step 3" <<<"$OUT" || fail "no steps stored: $OUT"
+expect_exit 0 "$BIN" report --db "$SCRATCH/steps.db" -o "$SCRATCH/steps.html" --model llama3-8b --cluster dgx-h100 \
+  --gpus 8 --strategy "tp=8,mbs=1,gbs=64,max_tokens=8192" --seq-dist "lognormal:median=800,sigma=1,max=8192" --batches 20
+python3 - "$SCRATCH/steps.html" <<'PY' || fail "steps section"
+import re, sys
+html = open(sys.argv[1], encoding="utf-8").read()
+assert 'aria-label="Step times"' in html and 'aria-label="Sequence lengths"' in html, "no step plots"
+assert "measured: " in html and "(3 steps)" in html, "no measured steps"
+assert "predicted: llama3-8b on dgx-h100" in html and "(20 batches)" in html, "no prediction"
+PY
+expect_exit 2 "$BIN" report --db "$SCRATCH/steps.db" --model llama3-8b --cluster dgx-h100 --strategy "tp=8"
+case "$ERR" in *"--strategy and --seq-lengths (or --seq-dist) go together"*) ;; *) fail "pairing: $ERR";; esac
+
 # Headless Chromium renders it: a screenshot with colours and ink, the series colours in it.
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$CHROMIUM" ] || fail "chromium is not installed: the report's rendering test needs it (apt-get install chromium; scripts/install-deps.sh)"

@@ -13,7 +13,7 @@
 
 namespace shardcost::db {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 // One benchmark, trace or import: where the figures came from.
 struct Run {
@@ -122,6 +122,13 @@ struct KernelEvent {
   LaunchConfig launch;  // kernels; stored only when known()
 };
 
+// One training step as a profiler marked it (PyTorch's ProfilerStep#N): its number and span.
+struct StepSpan {
+  int64_t number = 0;
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+};
+
 // What one run measured or one import read: the unit the store writes.
 struct Measurements {
   Run run;
@@ -131,8 +138,9 @@ struct Measurements {
   std::vector<CollectiveRecord> collectives;
   std::vector<std::string> names;
   std::vector<KernelEvent> kernels;
+  std::vector<StepSpan> steps;
   size_t rows() const {
-    return gemms.size() + memory.size() + collectives.size() + kernels.size();
+    return gemms.size() + memory.size() + collectives.size() + kernels.size() + steps.size();
   }
 };
 
@@ -220,6 +228,13 @@ struct FittedModelRow {
   std::string source_runs;  // uuids of the runs fitted on
   int64_t created_ns = 0;
 };
+// A run's training steps (as a trace marked them), with the run they came from.
+struct StepPoint {
+  std::string run_uuid;
+  std::string source;  // the file or command the run came from
+  int64_t number = 0;
+  int64_t duration_ns = 0;
+};
 struct MemoryPoint {
   std::string device;
   std::string kind;
@@ -252,6 +267,7 @@ class Store {
   std::vector<CollectivePoint> collective_points() const;
   std::vector<GemmPoint> gemm_points() const;
   std::vector<MemoryPoint> memory_points() const;
+  std::vector<StepPoint> step_points() const;
   std::vector<KernelPoint> kernel_points() const;
   // Saves a fitted model in place of the one of the same kind, device and key.
   void put_fitted_model(const FittedModelRow&);

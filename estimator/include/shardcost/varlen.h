@@ -77,6 +77,7 @@ struct VarlenEstimate {
   int64_t drawn = 0, dropped = 0, truncated = 0;  // sequences
   int64_t longest = 0;                            // kept, tokens
   int max_micro_batches = 0;                      // on the busiest rank of any batch
+  std::vector<double> step_times_s;  // per sampled global batch, in draw order
   // cp=dynamic: how many of the kept sequences ran at each CP size (ascending).
   std::vector<std::pair<int, int64_t>> cp_sequences;
 };
