@@ -29,5 +29,6 @@ TEST(FuzzCorpus, ClusterJson) { replay("cluster", shardcost::fuzz::cluster_json)
 TEST(FuzzCorpus, StrategyText) { replay("strategy", shardcost::fuzz::strategy_text); }
 TEST(FuzzCorpus, PlanJson) { replay("plan", shardcost::fuzz::plan_json); }
 TEST(FuzzCorpus, FittedModelJson) { replay("fitted_model", shardcost::fuzz::fitted_model_json); }
+TEST(FuzzCorpus, SeqDistText) { replay("seq_dist", shardcost::fuzz::seq_dist_text); }
 
 }  // namespace

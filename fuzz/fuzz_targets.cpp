@@ -8,6 +8,7 @@
 #include "learned/gemm_model.h"
 #include "learned/kernel_model.h"
 #include "shardcost/estimator.h"
+#include "shardcost/varlen.h"
 
 namespace shardcost::fuzz {
 namespace {
@@ -46,6 +47,22 @@ void strategy_text(const uint8_t* data, size_t size) {
   try {
     const Strategy s = parse_strategy(text(data, size), 64);
     (void)check_strategy(load_model("llama3-8b"), load_cluster("dgx-h100", 64), s);
+  } catch (const InputError&) {
+  }
+}
+
+void seq_dist_text(const uint8_t* data, size_t size) {
+  // A --seq-dist spec: it parses into a distribution whose draws lie in its [min, max], or is
+  // refused with an InputError.
+  try {
+    const LengthDistribution d = LengthDistribution::parse(text(data, size));
+    std::mt19937_64 rng(1);
+    for (int i = 0; i < 64; ++i) {
+      const int64_t x = d.draw(rng);
+      if (x < d.min_length() || x > d.max_length() || x < 1)
+        throw std::logic_error("a draw outside the distribution's lengths");
+    }
+    (void)d.describe();
   } catch (const InputError&) {
   }
 }

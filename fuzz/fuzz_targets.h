@@ -10,4 +10,5 @@ void cluster_json(const uint8_t* data, size_t size);
 void strategy_text(const uint8_t* data, size_t size);
 void plan_json(const uint8_t* data, size_t size);
 void fitted_model_json(const uint8_t* data, size_t size);
+void seq_dist_text(const uint8_t* data, size_t size);
 }  // namespace shardcost::fuzz

@@ -239,7 +239,9 @@ int64_t LengthDistribution::draw(std::mt19937_64& rng) const {
         const double x = std::round(std::exp(log_median_ + sigma_ * z));
         if (x >= static_cast<double>(min_) && x <= static_cast<double>(max_)) return static_cast<int64_t>(x);
       }
-      return std::clamp(static_cast<int64_t>(std::round(std::exp(log_median_))), min_, max_);
+      // Clamped as a double first: a huge median must not overflow the integer.
+      return static_cast<int64_t>(std::clamp(std::round(std::exp(log_median_)), static_cast<double>(min_),
+                                             static_cast<double>(max_)));
     }
     case Kind::uniform: return min_ + static_cast<int64_t>(below(rng, static_cast<uint64_t>(max_ - min_ + 1)));
     case Kind::fixed: return min_;
