@@ -223,6 +223,11 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective, c
     print_varlen_rank(a, m, c, ro, vo, rank_varlen(m, c, ro, vo), format);
     return;
   }
+  for (const char* key : {"balance=", "max_tokens=", "cp=dynamic", "cp_max="})
+    if (ro.fixed.find(key) != std::string::npos)
+      throw InputError(fmt::format("--fix {}: {} applies to variable-length data; give --seq-lengths FILE or "
+                                   "--seq-dist",
+                                   ro.fixed, std::string(key).substr(0, std::string(key).find('='))));
   const RankResult r = rank(m, c, ro);
 
   if (format == Format::json) {

@@ -85,6 +85,8 @@ check "max_tokens=50 per GPU is below the longest kept sequence (100 tokens)" es
 check "strategy key 'balance' needs none, count, tokens or cost" estimate --model llama3-8b \
   --cluster dgx-h100 --gpus 8 --strategy "tp=8,gbs=8,balance=fair" --seq-dist fixed:100
 check "has the unfused kernel" "${S[@]}" --software megatron-lm-2021 --seq-dist fixed:100
+check "--fix balance=cost: balance applies to variable-length data" rank --model llama3-8b --cluster dgx-h100 \
+  --gpus 8 --gbs 8 --fix balance=cost
 check "cp=dynamic needs max_tokens=N" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 \
   --strategy "tp=2,mbs=1,gbs=8,cp=dynamic" --seq-dist fixed:100
 
