@@ -135,7 +135,7 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
   const auto costs = load_costs(a);
   opt.costs = costs->source();
   const Strategy& st = plan.strategy;
-  if (!va.given() && (st.balance != Balance::none || st.max_tokens > 0 || st.cp_dynamic))
+  if (!va.given() && (st.balance != Balance::none || st.max_tokens > 0 || st.cp_per_sequence()))
     throw InputError("balance=, max_tokens= and cp=dynamic apply to variable-length data: give --seq-lengths FILE "
                      "or --seq-dist lognormal:median=...,sigma=...");
   std::optional<VarlenOptions> vo;
@@ -200,7 +200,8 @@ void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, cons
            fmt::format("{:.3f}", v.step_time_p90_s), fmt::format("{:.3f}", v.imbalance), thousands(e.tokens_per_s),
            fmt::format("{:.1f}%", 100 * e.mfu), fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB),
            fmt::format("{}", s.tp), fmt::format("{}", s.pp), fmt::format("{}", s.dp),
-           s.cp_dynamic ? fmt::format("dyn<={}", s.cp) : fmt::format("{}", s.cp), fmt::format("{}", s.mbs),
+           s.cp_per_sequence() ? fmt::format("{}<={}", s.cp_mode == CpMode::flex ? "flex" : "dyn", s.cp)
+                               : fmt::format("{}", s.cp), fmt::format("{}", s.mbs),
            fmt::format("{}", s.max_tokens), std::string(to_string(s.balance)), std::string(to_string(s.recompute)),
            fmt::format("{}", s.zero)});
   }
@@ -223,7 +224,7 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective, c
     print_varlen_rank(a, m, c, ro, vo, rank_varlen(m, c, ro, vo), format);
     return;
   }
-  for (const char* key : {"balance=", "max_tokens=", "cp=dynamic", "cp_max="})
+  for (const char* key : {"balance=", "max_tokens=", "cp=dynamic", "cp=flex", "cp_max="})
     if (ro.fixed.find(key) != std::string::npos)
       throw InputError(fmt::format("--fix {}: {} applies to variable-length data; give --seq-lengths FILE or "
                                    "--seq-dist",

@@ -58,7 +58,7 @@ nlohmann::json to_json(const Strategy& s) {
                       {"sp", s.sp},   {"zero", s.zero}};
   if (s.balance != Balance::none) j["balance"] = std::string(to_string(s.balance));
   if (s.max_tokens > 0) j["max_tokens"] = s.max_tokens;
-  if (s.cp_dynamic) j["cp_mode"] = "dynamic";
+  if (s.cp_per_sequence()) j["cp_mode"] = std::string(to_string(s.cp_mode));
   if (s.cp_kind != CpKind::ring) j["cp_kind"] = std::string(to_string(s.cp_kind));
   return j;
 }

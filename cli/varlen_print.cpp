@@ -44,7 +44,7 @@ std::string varlen_text(const VarlenEstimate& v, const VarlenOptions& o, const S
   out += fmt::format("  step time  mean {:.3f} s, p10 {:.3f} s, p90 {:.3f} s\n", v.estimate.step_time_s,
                      v.step_time_p10_s, v.step_time_p90_s);
   out += fmt::format("  imbalance  {:.3f} ({})\n", v.imbalance,
-                     s.cp_dynamic ? "the slowest CP domain's time over its time with every CP size's groups equally loaded"
+                     s.cp_per_sequence() ? "the slowest CP domain's time over its time with every CP size's groups equally loaded"
                                   : "the slowest data-parallel rank's work over the ranks' mean");
   if (!v.cp_sequences.empty()) {
     std::string sizes;
@@ -52,7 +52,7 @@ std::string varlen_text(const VarlenEstimate& v, const VarlenOptions& o, const S
       sizes += fmt::format("{}cp={}: {}", sizes.empty() ? "" : ", ", k, thousands(static_cast<double>(n)));
     out += fmt::format("  sequences  {}\n", sizes);
   }
-  if (s.cp_dynamic) {
+  if (s.cp_per_sequence()) {
     if (v.baseline_step_time_s > 0)
       out += fmt::format("  baseline   {:.3f} s static, sized for the longest ({}): {:.2f}x faster\n",
                          v.baseline_step_time_s, v.baseline, v.baseline_step_time_s / v.estimate.step_time_s);

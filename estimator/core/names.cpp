@@ -56,6 +56,10 @@ std::string_view to_string(Balance b) {
 
 std::string_view to_string(CpKind k) { return k == CpKind::ulysses ? "ulysses" : "ring"; }
 
+std::string_view to_string(CpMode m) {
+  return m == CpMode::dynamic ? "dynamic" : m == CpMode::flex ? "flex" : "fixed";
+}
+
 std::string_view to_string(CostOrigin o) {
   switch (o) {
     case CostOrigin::catalog: return "catalog";

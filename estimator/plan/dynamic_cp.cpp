@@ -25,11 +25,79 @@ int cp_size(int64_t length, int max_tokens, int cp_max, CpKind kind) {
 
 Strategy static_cp(const Strategy& s, int k) {
   Strategy x = s;
-  x.cp_dynamic = false;
+  x.cp_mode = CpMode::fixed;
   x.dp = s.dp * s.cp / k;
   x.cp = k;
   return x;
 }
+
+// FlexSP-style groups of different sizes side by side, chosen per batch by a small search:
+// phases run one after another, the groups of a phase side by side; in a phase the sequences,
+// longest first, each go to the group that would finish it earliest among those big enough
+// for it. A sequence of s tokens costs per_token s + per_square s^2 at its group's size.
+struct FlexPlan {
+  double makespan = 0;
+  // Per phase: each group's size and its sequences (padded for that size).
+  std::vector<std::vector<std::pair<int, std::vector<int64_t>>>> phases;
+};
+
+struct FlexSearch {
+  int cp_max, max_tokens;
+  CpKind kind;
+  const std::map<int, SequenceCost>& weights;
+
+  double cost(int64_t len, int k) const {
+    const double x = static_cast<double>(padded(len, k, kind));
+    return weights.at(k).per_token * x + weights.at(k).per_square * x * x;
+  }
+  // One phase over these group sizes (sequences longest first).
+  std::pair<double, std::vector<std::pair<int, std::vector<int64_t>>>> phase(
+      const std::vector<int64_t>& seqs, const std::vector<int>& groups) const {
+    std::vector<double> load(groups.size(), 0);
+    std::vector<std::pair<int, std::vector<int64_t>>> out;
+    for (int k : groups) out.push_back({k, {}});
+    for (const int64_t len : seqs) {
+      size_t best = groups.size();
+      double end = 1e300;
+      for (size_t g = 0; g < groups.size(); ++g) {
+        if (cp_size(len, max_tokens, groups[g], kind) == 0) continue;
+        const double e = load[g] + cost(len, groups[g]);
+        if (e < end) best = g, end = e;
+      }
+      if (best == groups.size()) return {1e300, {}};  // a sequence no group here holds
+      load[best] = end;
+      out[best].second.push_back(padded(len, groups[best], kind));
+    }
+    return {*std::max_element(load.begin(), load.end()), std::move(out)};
+  }
+  // The best plan for these sequences (longest first).
+  FlexPlan best(const std::vector<int64_t>& seqs) const {
+    FlexPlan plan;
+    if (seqs.empty()) return plan;
+    const int need = cp_size(seqs.front(), max_tokens, cp_max, kind);  // the longest's size
+    plan.makespan = 1e300;
+    // One phase: a group of the size the longest needs, the other GPUs in groups of one size.
+    for (int j = 1; j <= cp_max; j *= 2) {
+      std::vector<int> groups{need};
+      for (int used = need; used + j <= cp_max; used += j) groups.push_back(j);
+      auto [t, groups_out] = phase(seqs, groups);
+      if (t < plan.makespan) plan = {t, {std::move(groups_out)}};
+    }
+    // Or two: the sequences that need that size on groups of it, then the rest (searched).
+    std::vector<int64_t> big, rest;
+    for (int64_t len : seqs) (cp_size(len, max_tokens, cp_max, kind) == need ? big : rest).push_back(len);
+    if (!rest.empty() && need > 1) {
+      auto [t, first] = phase(big, std::vector<int>(static_cast<size_t>(cp_max / need), need));
+      const FlexPlan after = best(rest);
+      if (t + after.makespan < plan.makespan) {
+        FlexPlan two{t + after.makespan, {std::move(first)}};
+        two.phases.insert(two.phases.end(), after.phases.begin(), after.phases.end());
+        plan = std::move(two);
+      }
+    }
+    return plan;
+  }
+};
 
 }  // namespace
 
@@ -73,9 +141,14 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
                                  batches.longest, cp_max, s.max_tokens));
 
   // Every batch: its sequences spread over the dp domains, then per CP size over the domain's
-  // groups of that size, packed k * max_tokens per micro-batch.
-  struct Domain {
+  // groups of that size, packed k * max_tokens per micro-batch. A domain runs phases one after
+  // another, the groups of a phase side by side: dynamic, one phase per size with cp_max/k
+  // groups; flex, the sizes together where their groups fit (flex_phases).
+  struct Phase {
     std::map<int, PackedBatch> by_size;
+  };
+  struct Domain {
+    std::vector<Phase> phases;
   };
   std::vector<std::vector<Domain>> all(batches.lengths.size());
   std::map<int, int64_t> counts;
@@ -94,13 +167,31 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
         sizes[k].push_back(padded(len, k, s.cp_kind));
         ++counts[k];
       }
-      for (auto& [k, lengths] : sizes) {
-        PackedBatch& packed = out[d].by_size[k];
-        pack_batch(lengths, cp_max / k, 1, s.max_tokens * k, s.balance, weights[k], packed);
-        auto& [lo, hi] = range.try_emplace(k, 1e300, 0.0).first->second;
-        for (const auto& group : packed.ranks)
-          for (const auto& mb : group) lo = std::min(lo, mb.tokens), hi = std::max(hi, mb.tokens);
+      if (s.cp_mode == CpMode::flex) {
+        std::vector<int64_t> seqs;
+        for (const MicroBatch& one : domains.ranks[d]) seqs.push_back(static_cast<int64_t>(one.tokens));
+        std::sort(seqs.begin(), seqs.end(), std::greater<>());
+        const FlexPlan plan = FlexSearch{cp_max, s.max_tokens, s.cp_kind, weights}.best(seqs);
+        PackedBatch one;
+        for (const auto& phase : plan.phases) {
+          Phase& ph = out[d].phases.emplace_back();
+          for (const auto& [k, lengths] : phase) {
+            pack_batch(lengths, 1, 1, s.max_tokens * k, Balance::cost, weights[k], one);
+            ph.by_size[k].ranks.push_back(std::move(one.ranks[0]));
+          }
+        }
+      } else {
+        for (auto& [k, lengths] : sizes) {
+          Phase& ph = out[d].phases.emplace_back();
+          pack_batch(lengths, cp_max / k, 1, s.max_tokens * k, s.balance, weights[k], ph.by_size[k]);
+        }
       }
+      for (const Phase& ph : out[d].phases)
+        for (const auto& [k, packed] : ph.by_size) {
+          auto& [lo, hi] = range.try_emplace(k, 1e300, 0.0).first->second;
+          for (const auto& group : packed.ranks)
+            for (const auto& mb : group) lo = std::min(lo, mb.tokens), hi = std::max(hi, mb.tokens);
+        }
     }
   }
   for (auto& [k, p] : prices)
@@ -119,19 +210,21 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
     for (const Domain& d : batch) {
       double t = 0;
       int micro_batches = 0;
-      for (const auto& [k, packed] : d.by_size) {
-        double group_max = 0, group_sum = 0;
-        for (const auto& group : packed.ranks) {
-          const double g = rank_seconds(group, *prices[k]);
-          group_max = std::max(group_max, g);
-          group_sum += g;
-          micro_batches = std::max(micro_batches, static_cast<int>(group.size()));
-          MicroBatch& largest = largest_by_size[k];
-          for (const MicroBatch& mb : group)
-            if (mb.tokens > largest.tokens || (mb.tokens == largest.tokens && mb.squared > largest.squared)) largest = mb;
+      for (const Phase& ph : d.phases) {
+        double phase_max = 0;
+        for (const auto& [k, packed] : ph.by_size) {
+          for (const auto& group : packed.ranks) {
+            const double g = rank_seconds(group, *prices[k]);
+            phase_max = std::max(phase_max, g);
+            ideal += g * k / cp_max;  // its GPU-seconds over the domain's GPUs
+            micro_batches = std::max(micro_batches, static_cast<int>(group.size()));
+            MicroBatch& largest = largest_by_size[k];
+            for (const MicroBatch& mb : group)
+              if (mb.tokens > largest.tokens || (mb.tokens == largest.tokens && mb.squared > largest.squared))
+                largest = mb;
+          }
         }
-        t += group_max;
-        ideal += group_sum / static_cast<double>(packed.ranks.size());
+        t += phase_max;
       }
       priced.max_micro_batches = std::max(priced.max_micro_batches, micro_batches);
       slowest = std::max(slowest, t);

@@ -12,7 +12,8 @@
 namespace shardcost {
 
 std::string to_string(const Strategy& s) {
-  const std::string cp = s.cp_dynamic ? fmt::format("dynamic,cp_max={}", s.cp) : std::to_string(s.cp);
+  const std::string cp =
+      s.cp_per_sequence() ? fmt::format("{},cp_max={}", to_string(s.cp_mode), s.cp) : std::to_string(s.cp);
   std::string out = fmt::format("tp={},pp={},dp={},cp={},ep={},mbs={},gbs={},vpp={},recompute={},sp={},zero={}",
                                 s.tp, s.pp, s.dp, cp, s.ep, s.mbs, s.gbs, s.vpp, to_string(s.recompute),
                                 s.sp ? "true" : "false", s.zero);
@@ -74,9 +75,13 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     if (key == "tp") s.tp = parse_int_value(key, value);
     else if (key == "pp") s.pp = parse_int_value(key, value);
     else if (key == "dp") s.dp = parse_int_value(key, value);
-    else if (key == "cp" && value == "dynamic") s.cp_dynamic = true;
+    else if (key == "cp" && value == "dynamic") s.cp_mode = CpMode::dynamic;
+    else if (key == "cp" && value == "flex") s.cp_mode = CpMode::flex;
     else if (key == "cp") s.cp = parse_int_value(key, value);
-    else if (key == "cp_max") s.cp = parse_int_value(key, value), s.cp_dynamic = true;
+    else if (key == "cp_max") {
+      s.cp = parse_int_value(key, value);
+      if (s.cp_mode == CpMode::fixed) s.cp_mode = CpMode::dynamic;
+    }
     else if (key == "ep") s.ep = parse_int_value(key, value);
     else if (key == "mbs") s.mbs = parse_int_value(key, value);
     else if (key == "gbs") s.gbs = parse_int_value(key, value);
@@ -94,10 +99,10 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     else
       throw InputError(fmt::format("unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
                                    "vpp, recompute, sp, zero, cp_kind (and balance, max_tokens, "
-                                   "cp=dynamic, cp_max with variable-length data)",
+                                   "cp=dynamic|flex, cp_max with variable-length data)",
                                    key));
     for (const char* k : {"tp", "pp", "dp", "cp", "cp_max", "ep", "mbs", "gbs", "vpp", "max_tokens"}) {
-      if (key == k && !(key == "cp" && value == "dynamic") && parse_int_value(key, value) == 0)
+      if (key == k && !(key == "cp" && (value == "dynamic" || value == "flex")) && parse_int_value(key, value) == 0)
         throw InputError(fmt::format("strategy key '{}' must be at least 1", key));
     }
     keys.emplace_back(key);
@@ -110,7 +115,7 @@ Strategy parse_strategy(std::string_view text, int gpus) {
   s.dp = 0;
   const auto keys = apply_strategy_text(text, s);
   // cp=dynamic without cp_max: every GPU outside tp and pp in one CP domain (dp = 1).
-  if (s.cp_dynamic && std::find(keys.begin(), keys.end(), "cp_max") == keys.end()) {
+  if (s.cp_per_sequence() && std::find(keys.begin(), keys.end(), "cp_max") == keys.end()) {
     const int inner = s.tp * s.pp * std::max(s.dp, 1);
     if (inner > 0 && gpus % inner == 0) s.cp = gpus / inner;
   }

@@ -109,7 +109,7 @@ struct BatchTimes {
 // scaled to the mean slowest rank.
 VarlenEstimate summarise(const Workload&, const Cluster&, const Strategy&, const Estimate& e0, const Batches&,
                          const BatchTimes&, double fixed_pipeline, double peak_memory);
-// Context parallelism sized per sequence (Strategy::cp_dynamic).
+// Context parallelism sized per sequence (Strategy::cp_mode dynamic or flex).
 VarlenEstimate estimate_dynamic_cp(const Workload&, const Cluster&, const Strategy&, const VarlenOptions&,
                                    const EstimateOptions&);
 // The checks every variable-length estimate makes first.

@@ -200,7 +200,7 @@ TEST(DynamicCp, ShortSequencesRunWithoutCpAsTheStaticPlanDoes) {
   o.lengths = LengthDistribution::parse("uniform:min=200,max=4000");
   o.batches = 5;
   const Strategy dyn = parse_strategy("tp=2,mbs=1,gbs=64,cp=dynamic,cp_max=4,max_tokens=8192", 16);
-  EXPECT_TRUE(dyn.cp_dynamic);
+  EXPECT_EQ(dyn.cp_mode, CpMode::dynamic);
   EXPECT_EQ(dyn.cp, 4);
   EXPECT_EQ(dyn.dp, 2);
   EXPECT_EQ(to_string(dyn).find("cp=dynamic,cp_max=4"), to_string(dyn).find("cp="));
@@ -276,8 +276,39 @@ TEST(RankVarlen, BestMeanStepFirstAndNoBetterPlanAmongTheChoicesLeftOut) {
   EXPECT_EQ(estimate_varlen(m, c, s, o).estimate.step_time_s, r.best[0].estimate.step_time_s);
   Strategy none = s;
   none.balance = Balance::none;
-  none.cp_dynamic = false;
+  none.cp_mode = CpMode::fixed;
   EXPECT_GE(estimate_varlen(m, c, none, o).estimate.step_time_s, r.best[0].estimate.step_time_s);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+TEST(FlexCp, GroupsOfDifferentSizesSideBySide) {
+  const Model m = parse_model_json(R"({"name": "llama3-8b-64k", "layers": 32, "hidden": 4096, "heads": 32,
+    "kv_heads": 8, "ffn_hidden": 14336, "vocab": 128256, "seq_len": 65536, "activation": "swiglu"})", "test");
+  const Cluster c = load_cluster("dgx-h100", 64);
+  VarlenOptions o;
+  o.lengths = LengthDistribution::parse("lognormal:median=400,sigma=1.8,min=16,max=65536");
+  o.batches = 10;
+  o.seed = 2;
+  const Strategy flex = parse_strategy("tp=8,mbs=1,gbs=1024,cp=flex,cp_max=8,max_tokens=8192,zero=1", 64);
+  EXPECT_EQ(flex.cp_mode, CpMode::flex);
+  EXPECT_NE(to_string(flex).find("cp=flex,cp_max=8"), std::string::npos);
+  const VarlenEstimate f = estimate_varlen(m, c, flex, o);
+  Strategy dyn = flex;
+  dyn.cp_mode = CpMode::dynamic;
+  dyn.balance = Balance::cost;
+  const VarlenEstimate d = estimate_varlen(m, c, dyn, o);
+  // Its search holds dynamic CP's phases as one of its choices, and adds side-by-side groups:
+  // never much slower than dynamic CP balanced by cost (its choices are made on a linear cost
+  // model, then priced), and faster than the static plan sized for the longest.
+  EXPECT_LT(f.estimate.step_time_s, f.baseline_step_time_s);
+  EXPECT_LT(f.estimate.step_time_s, 1.05 * d.estimate.step_time_s);
+  EXPECT_EQ(f.baseline, d.baseline);
+  EXPECT_EQ(f.cp_sequences, d.cp_sequences);
 }
 
 }  // namespace

@@ -33,10 +33,11 @@ VarlenRank rank_varlen(const Workload& w, const Cluster& c, const RankOptions& o
         Strategy u = x;
         u.cp_kind = CpKind::ulysses;
         choices.push_back(u);
-        x.cp_dynamic = true;
-        choices.push_back(x);
-        u.cp_dynamic = true;
-        choices.push_back(u);
+        for (CpMode mode : {CpMode::dynamic, CpMode::flex}) {
+          x.cp_mode = u.cp_mode = mode;
+          choices.push_back(x);
+          choices.push_back(u);
+        }
       }
     }
     for (const Strategy& x : choices) {

@@ -25,6 +25,12 @@ std::string_view to_string(Balance);
 enum class CpKind { ring, ulysses };
 std::string_view to_string(CpKind);
 
+// Context parallelism of one size (fixed), or sized per sequence on variable-length data:
+// dynamic (Megatron's: each sequence on the smallest CP group that holds it, the sizes one
+// after another) or flex (FlexSP's: groups of different sizes side by side in one step).
+enum class CpMode { fixed, dynamic, flex };
+std::string_view to_string(CpMode);
+
 struct Strategy {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, mbs = 1, gbs = 0, vpp = 1;
   Recompute recompute = Recompute::none;
@@ -34,10 +40,10 @@ struct Strategy {
   // budget per micro-batch (0: mbs sequences per micro-batch).
   Balance balance = Balance::none;
   int max_tokens = 0;
-  // cp=dynamic,cp_max=C: context parallelism sized per sequence (Megatron's dynamic CP): each
-  // sequence runs on the smallest power-of-two CP group, up to cp = C, whose GPUs hold at most
-  // max_tokens of it; the rest of the C GPUs run other sequences meanwhile.
-  bool cp_dynamic = false;
+  // cp=dynamic|flex,cp_max=C: context parallelism sized per sequence, up to cp = C, each
+  // sequence on a power-of-two CP group whose GPUs hold at most max_tokens of it.
+  CpMode cp_mode = CpMode::fixed;
+  bool cp_per_sequence() const { return cp_mode != CpMode::fixed; }
   CpKind cp_kind = CpKind::ring;
   int gpus() const { return tp * pp * dp * cp; }
   int micro_batches() const { return gbs / (mbs * dp); }
