@@ -191,6 +191,19 @@ TEST(PackBatch, BudgetsCountsAndBalance) {
 namespace shardcost {
 namespace {
 
+// Llama-3-8B's layers at 64k tokens, and a long tail of lengths up to them.
+Model long_context_llama() {
+  return parse_model_json(R"({"name": "llama3-8b-64k", "layers": 32, "hidden": 4096, "heads": 32,
+    "kv_heads": 8, "ffn_hidden": 14336, "vocab": 128256, "seq_len": 65536, "activation": "swiglu"})", "test");
+}
+VarlenOptions long_tail() {
+  VarlenOptions o;
+  o.lengths = LengthDistribution::parse("lognormal:median=400,sigma=1.8,min=16,max=65536");
+  o.batches = 10;
+  o.seed = 2;
+  return o;
+}
+
 TEST(DynamicCp, ShortSequencesRunWithoutCpAsTheStaticPlanDoes) {
   // Every sequence fits one GPU's budget: each runs at cp=1, the CP domain's GPUs as data-
   // parallel ranks; the static cp=1 plan over the same GPUs prices the same step.
@@ -215,13 +228,9 @@ TEST(DynamicCp, ShortSequencesRunWithoutCpAsTheStaticPlanDoes) {
 }
 
 TEST(DynamicCp, ALongTailRunsFasterThanCpSizedForTheLongest) {
-  const Model m = parse_model_json(R"({"name": "llama3-8b-64k", "layers": 32, "hidden": 4096, "heads": 32,
-    "kv_heads": 8, "ffn_hidden": 14336, "vocab": 128256, "seq_len": 65536, "activation": "swiglu"})", "test");
+  const Model m = long_context_llama();
   const Cluster c = load_cluster("dgx-h100", 64);
-  VarlenOptions o;
-  o.lengths = LengthDistribution::parse("lognormal:median=400,sigma=1.8,min=16,max=65536");
-  o.batches = 10;
-  o.seed = 2;
+  const VarlenOptions o = long_tail();
   const Strategy s = parse_strategy("tp=8,mbs=1,gbs=1024,cp=dynamic,cp_max=8,max_tokens=8192,zero=1", 64);
   const VarlenEstimate v = estimate_varlen(m, c, s, o);
   ASSERT_GE(v.cp_sequences.size(), 3u);
@@ -287,13 +296,9 @@ namespace shardcost {
 namespace {
 
 TEST(FlexCp, GroupsOfDifferentSizesSideBySide) {
-  const Model m = parse_model_json(R"({"name": "llama3-8b-64k", "layers": 32, "hidden": 4096, "heads": 32,
-    "kv_heads": 8, "ffn_hidden": 14336, "vocab": 128256, "seq_len": 65536, "activation": "swiglu"})", "test");
+  const Model m = long_context_llama();
   const Cluster c = load_cluster("dgx-h100", 64);
-  VarlenOptions o;
-  o.lengths = LengthDistribution::parse("lognormal:median=400,sigma=1.8,min=16,max=65536");
-  o.batches = 10;
-  o.seed = 2;
+  const VarlenOptions o = long_tail();
   const Strategy flex = parse_strategy("tp=8,mbs=1,gbs=1024,cp=flex,cp_max=8,max_tokens=8192,zero=1", 64);
   EXPECT_EQ(flex.cp_mode, CpMode::flex);
   EXPECT_NE(to_string(flex).find("cp=flex,cp_max=8"), std::string::npos);
