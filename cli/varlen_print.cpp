@@ -12,6 +12,8 @@ VarlenOptions VarlenArgs::options() const {
   o.lengths = !lengths_file.empty() ? LengthDistribution::load(lengths_file) : LengthDistribution::parse(dist);
   o.seed = seed;
   o.batches = batches;
+  if (batch_tokens < 0) throw InputError(fmt::format("--batch-tokens {}: give a positive token count", batch_tokens));
+  o.batch_tokens = batch_tokens;
   if (long_seqs == "drop") o.long_sequences = LongSequences::drop;
   else if (long_seqs == "truncate") o.long_sequences = LongSequences::truncate;
   else throw InputError(fmt::format("--long-seqs '{}': use drop or truncate", long_seqs));
@@ -29,13 +31,18 @@ void add_varlen_options(CLI::App* cmd, VarlenArgs& va) {
   cmd->add_option("--seed", va.seed, "seed of the sampled global batches (default 0)");
   cmd->add_option("--batches", va.batches, "global batches sampled (default 100)");
   cmd->add_option("--long-seqs", va.long_seqs, "sequences above seq_len: drop (default) or truncate");
+  cmd->add_option("--batch-tokens", va.batch_tokens,
+                  "global batches of this many tokens (sequences drawn until they reach it) instead of gbs "
+                  "sequences");
 }
 
 
 std::string varlen_text(const VarlenEstimate& v, const VarlenOptions& o, const Strategy& s) {
   std::string out = fmt::format("variable-length data: {}\n", o.lengths.describe());
   const int64_t kept = v.drawn - v.dropped;
-  out += fmt::format("  {} global batches of {} sequences (seed {}): {} kept of {} drawn", o.batches, s.gbs, o.seed,
+  const std::string size = o.batch_tokens > 0 ? fmt::format("{} tokens", thousands(static_cast<double>(o.batch_tokens)))
+                                              : fmt::format("{} sequences", s.gbs);
+  out += fmt::format("  {} global batches of {} (seed {}): {} kept of {} drawn", o.batches, size, o.seed,
                      thousands(static_cast<double>(kept)), thousands(static_cast<double>(v.drawn)));
   if (v.dropped > 0) out += fmt::format(", {} above seq_len dropped", thousands(static_cast<double>(v.dropped)));
   if (v.truncated > 0) out += fmt::format(", {} truncated to seq_len", thousands(static_cast<double>(v.truncated)));
@@ -78,6 +85,7 @@ void add_varlen_json(nlohmann::json& j, const VarlenEstimate& v, const VarlenOpt
   }
   j["sequences"] = {{"distribution", o.lengths.describe()},
                     {"batches", o.batches},
+                    {"batch_tokens", o.batch_tokens},
                     {"seed", o.seed},
                     {"drawn", v.drawn},
                     {"dropped", v.dropped},

@@ -16,6 +16,7 @@ struct VarlenArgs {
   std::string lengths_file, dist, long_seqs = "drop";
   uint64_t seed = 0;
   int batches = 100;
+  int64_t batch_tokens = 0;
   bool given() const { return !lengths_file.empty() || !dist.empty(); }
   VarlenOptions options() const;
 };

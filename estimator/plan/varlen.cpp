@@ -54,6 +54,7 @@ BatchTimes price(const std::vector<PackedBatch>& packed, const MicroBatchPrice& 
 VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strategy& s, const VarlenOptions& o,
                                const EstimateOptions& opt) {
   check_varlen(w, o, opt);
+  if (o.batch_tokens < 0) throw InputError("--batch-tokens must be positive");
   if (s.cp_per_sequence()) return estimate_dynamic_cp(w, c, s, o, opt);
   Strategy fixed_strategy = s;
   fixed_strategy.balance = Balance::none;

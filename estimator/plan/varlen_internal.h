@@ -89,6 +89,7 @@ struct Batches {
   std::vector<double> tokens, squared;        // per batch
   int64_t drawn = 0, dropped = 0, truncated = 0, longest = 0;
 };
+// gbs sequences per batch, or VarlenOptions::batch_tokens tokens.
 Batches draw_batches(const Workload&, int gbs, const VarlenOptions&);
 
 // Lengths padded for context parallelism: ring attention splits each sequence in 2 cp chunks,

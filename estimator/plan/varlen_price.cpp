@@ -54,7 +54,7 @@ Batches draw_batches(const Workload& w, int gbs, const VarlenOptions& o) {
   for (int i = 0; i < o.batches; ++i) {
     auto& lengths = b.lengths.emplace_back();
     double tokens = 0, squared = 0;
-    while (static_cast<int>(lengths.size()) < gbs) {
+    while (o.batch_tokens > 0 ? tokens < static_cast<double>(o.batch_tokens) : static_cast<int>(lengths.size()) < gbs) {
       int64_t len = o.lengths.draw(rng);
       ++b.drawn;
       if (len > max_len) {

@@ -318,3 +318,28 @@ TEST(FlexCp, GroupsOfDifferentSizesSideBySide) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+TEST(Varlen, GlobalBatchesInTokens) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 16);
+  const Strategy s = parse_strategy("tp=2,mbs=1,gbs=64,max_tokens=8192,balance=cost", 16);
+  VarlenOptions o;
+  o.lengths = LengthDistribution::parse("uniform:min=100,max=8000");
+  o.batches = 20;
+  o.batch_tokens = 200000;
+  const VarlenEstimate by_tokens = estimate_varlen(m, c, s, o);
+  // Sequences are drawn until a batch reaches its tokens: at most one sequence more.
+  EXPECT_GE(by_tokens.tokens_per_step, 200000);
+  EXPECT_LT(by_tokens.tokens_per_step, 200000 + 8000);
+  EXPECT_EQ(by_tokens.step_times_s.size(), 20u);
+  // The same tokens per step make the steps alike: a narrower spread than by count.
+  o.batch_tokens = 0;
+  const VarlenEstimate by_count = estimate_varlen(m, c, s, o);
+  EXPECT_LT(by_tokens.step_time_p90_s - by_tokens.step_time_p10_s, by_count.step_time_p90_s - by_count.step_time_p10_s);
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -62,6 +62,9 @@ struct VarlenOptions {
   uint64_t seed = 0;
   LongSequences long_sequences = LongSequences::drop;
   int batches = 100;  // global batches sampled
+  // > 0: global batches of this many tokens (sequences drawn until they reach it), instead of
+  // the strategy's gbs sequences.
+  int64_t batch_tokens = 0;
 };
 
 struct VarlenEstimate {
