@@ -14,6 +14,8 @@ VarlenOptions VarlenArgs::options() const {
   o.batches = batches;
   if (batch_tokens < 0) throw InputError(fmt::format("--batch-tokens {}: give a positive token count", batch_tokens));
   o.batch_tokens = batch_tokens;
+  if (pad_to < 0) throw InputError(fmt::format("--pad-to {}: give a positive token multiple", pad_to));
+  o.pad_to = pad_to;
   if (long_seqs == "drop") o.long_sequences = LongSequences::drop;
   else if (long_seqs == "truncate") o.long_sequences = LongSequences::truncate;
   else throw InputError(fmt::format("--long-seqs '{}': use drop or truncate", long_seqs));
@@ -31,6 +33,7 @@ void add_varlen_options(CLI::App* cmd, VarlenArgs& va) {
   cmd->add_option("--seed", va.seed, "seed of the sampled global batches (default 0)");
   cmd->add_option("--batches", va.batches, "global batches sampled (default 100)");
   cmd->add_option("--long-seqs", va.long_seqs, "sequences above seq_len: drop (default) or truncate");
+  cmd->add_option("--pad-to", va.pad_to, "pad every sequence to a multiple of this many tokens (default: none)");
   cmd->add_option("--batch-tokens", va.batch_tokens,
                   "global batches of this many tokens (sequences drawn until they reach it) instead of gbs "
                   "sequences");

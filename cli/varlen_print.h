@@ -17,6 +17,7 @@ struct VarlenArgs {
   uint64_t seed = 0;
   int batches = 100;
   int64_t batch_tokens = 0;
+  int pad_to = 0;
   bool given() const { return !lengths_file.empty() || !dist.empty(); }
   VarlenOptions options() const;
 };

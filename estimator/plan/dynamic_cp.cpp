@@ -135,7 +135,7 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
     weights[k] = prices[k]->weights();
   }
   const Batches batches = draw_batches(w, s.gbs, o);
-  if (cp_size(batches.longest, s.max_tokens, cp_max, s.cp_kind) == 0)
+  if (cp_size(batches.longest_padded, s.max_tokens, cp_max, s.cp_kind) == 0)
     throw InputError(fmt::format("the longest kept sequence ({} tokens) needs more than cp_max={} GPUs at max_tokens={} "
                                  "per GPU; raise cp_max or max_tokens, or lower the model's seq_len",
                                  batches.longest, cp_max, s.max_tokens));
@@ -238,7 +238,7 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
   for (const auto& [k, n] : counts) out.cp_sequences.push_back({k, n});
 
   // The static baseline: every sequence at the CP size of the longest, spread as drawn.
-  Strategy base = static_cp(s, cp_size(batches.longest, s.max_tokens, cp_max, s.cp_kind));
+  Strategy base = static_cp(s, cp_size(batches.longest_padded, s.max_tokens, cp_max, s.cp_kind));
   base.balance = Balance::none;
   out.baseline = to_string(base);
   if (auto why = check_strategy(w, c, base)) {

@@ -64,11 +64,11 @@ VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strate
   MicroBatchPrice p(w, c, s, opt);
   const SequenceCost cost = p.weights();
   const Batches batches = draw_batches(w, s.gbs, o);
-  if (s.max_tokens > 0 && padded(batches.longest, s.cp, s.cp_kind) > int64_t{s.max_tokens} * s.cp)
+  if (s.max_tokens > 0 && padded(batches.longest_padded, s.cp, s.cp_kind) > int64_t{s.max_tokens} * s.cp)
     throw InputError(fmt::format("max_tokens={} per GPU is below the longest kept sequence ({} tokens{}); raise it to "
                                  "at least {}, or lower the model's seq_len",
                                  s.max_tokens, batches.longest, s.cp > 1 ? fmt::format(" over cp={}", s.cp) : "",
-                                 (padded(batches.longest, s.cp, s.cp_kind) + s.cp - 1) / s.cp));
+                                 (padded(batches.longest_padded, s.cp, s.cp_kind) + s.cp - 1) / s.cp));
   const std::vector<PackedBatch> packed = pack_all(batches, s, s.balance, cost);
   double lo = p.reference().tokens, hi = lo;
   for (const auto& batch : packed)

@@ -85,9 +85,11 @@ double rank_seconds(const std::vector<MicroBatch>& mbs, const MicroBatchPrice& p
 
 // The drawn global batches: the same for every strategy and balance, from the seed.
 struct Batches {
-  std::vector<std::vector<int64_t>> lengths;  // kept (after dropping or truncating), per batch
+  // Kept (after dropping or truncating, and padded to VarlenOptions::pad_to), per batch.
+  std::vector<std::vector<int64_t>> lengths;
   std::vector<double> tokens, squared;        // per batch
   int64_t drawn = 0, dropped = 0, truncated = 0, longest = 0;
+  int64_t longest_padded = 0;  // the longest as packed (after pad_to)
 };
 // gbs sequences per batch, or VarlenOptions::batch_tokens tokens.
 Batches draw_batches(const Workload&, int gbs, const VarlenOptions&);

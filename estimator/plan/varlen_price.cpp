@@ -72,7 +72,8 @@ Batches draw_batches(const Workload& w, int gbs, const VarlenOptions& o) {
       b.longest = std::max(b.longest, len);
       tokens += static_cast<double>(len);
       squared += static_cast<double>(len) * static_cast<double>(len);
-      lengths.push_back(len);
+      lengths.push_back(o.pad_to > 1 ? (len + o.pad_to - 1) / o.pad_to * o.pad_to : len);
+      b.longest_padded = std::max(b.longest_padded, lengths.back());
     }
     b.tokens.push_back(tokens);
     b.squared.push_back(squared);

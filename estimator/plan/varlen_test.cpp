@@ -343,3 +343,28 @@ TEST(Varlen, GlobalBatchesInTokens) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+TEST(Varlen, PaddingIsPricedNotCounted) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 16);
+  const Strategy s = parse_strategy("tp=2,mbs=1,gbs=64,max_tokens=8192", 16);
+  VarlenOptions o;
+  o.lengths = LengthDistribution::parse("uniform:min=100,max=900");
+  o.batches = 5;
+  const VarlenEstimate plain = estimate_varlen(m, c, s, o);
+  o.pad_to = 1024;  // every sequence becomes 1,024 tokens of work
+  const VarlenEstimate padded = estimate_varlen(m, c, s, o);
+  EXPECT_EQ(padded.tokens_per_step, plain.tokens_per_step);
+  EXPECT_GT(padded.estimate.step_time_s, 1.2 * plain.estimate.step_time_s);  // twice the tokens of work
+  EXPECT_LT(padded.estimate.tokens_per_s, plain.estimate.tokens_per_s);
+  // The budget holds the padded length: 8,192 tokens per GPU fit eight of them, 1,000 none.
+  Strategy small = s;
+  small.max_tokens = 1000;
+  EXPECT_THROW(estimate_varlen(m, c, small, o), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost

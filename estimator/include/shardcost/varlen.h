@@ -65,6 +65,9 @@ struct VarlenOptions {
   // > 0: global batches of this many tokens (sequences drawn until they reach it), instead of
   // the strategy's gbs sequences.
   int64_t batch_tokens = 0;
+  // > 1: every sequence padded to a multiple of this many tokens (packing with padding, as
+  // kernels that want aligned lengths do); the padding is priced, not counted in tokens/s.
+  int pad_to = 0;
 };
 
 struct VarlenEstimate {
