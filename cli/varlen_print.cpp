@@ -40,6 +40,16 @@ void add_varlen_options(CLI::App* cmd, VarlenArgs& va) {
 }
 
 
+namespace {
+
+// "1.40x faster", or "0.83x: slower than the baseline".
+std::string speedup(double baseline_s, double step_s) {
+  const double x = baseline_s / step_s;
+  return x >= 1 ? fmt::format("{:.2f}x faster", x) : fmt::format("{:.2f}x: slower than the baseline", x);
+}
+
+}  // namespace
+
 std::string varlen_text(const VarlenEstimate& v, const VarlenOptions& o, const Strategy& s) {
   std::string out = fmt::format("variable-length data: {}\n", o.lengths.describe());
   const int64_t kept = v.drawn - v.dropped;
@@ -64,13 +74,13 @@ std::string varlen_text(const VarlenEstimate& v, const VarlenOptions& o, const S
   }
   if (s.cp_per_sequence()) {
     if (v.baseline_step_time_s > 0)
-      out += fmt::format("  baseline   {:.3f} s static, sized for the longest ({}): {:.2f}x faster\n",
-                         v.baseline_step_time_s, v.baseline, v.baseline_step_time_s / v.estimate.step_time_s);
+      out += fmt::format("  baseline   {:.3f} s static, sized for the longest ({}): {}\n", v.baseline_step_time_s,
+                         v.baseline, speedup(v.baseline_step_time_s, v.estimate.step_time_s));
     else
       out += fmt::format("  baseline   {}\n", v.baseline);
   } else if (s.balance != Balance::none) {
-    out += fmt::format("  baseline   {:.3f} s with sequences spread as drawn (balance=none): {:.2f}x faster\n",
-                       v.baseline_step_time_s, v.baseline_step_time_s / v.estimate.step_time_s);
+    out += fmt::format("  baseline   {:.3f} s with sequences spread as drawn (balance=none): {}\n",
+                       v.baseline_step_time_s, speedup(v.baseline_step_time_s, v.estimate.step_time_s));
   }
   return out;
 }
