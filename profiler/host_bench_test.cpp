@@ -14,30 +14,33 @@ Timing quick() {
   return t;
 }
 
-TEST(HostGemm, MeasuresAndChecksFp32AndBf16) {
-  for (const char* dtype : {"fp32", "bf16"}) {
-    GemmOptions o;
-    o.dtype = dtype;
-    o.shapes = {{"a", 64, 48, 32, 1}, {"b", 17, 9, 130, 2}};
-    o.timing = quick();
-    o.compare_baseline = true;
-    GemmReport r;
-    try {
-      r = bench_gemm(o);
-    } catch (const Error& e) {
-      // Debian's OpenBLAS declares cblas_sbgemm but is built without it.
-      ASSERT_STREQ(dtype, "bf16") << e.what();
-      EXPECT_NE(std::string(e.what()).find("cblas_sbgemm"), std::string::npos) << e.what();
-      continue;
-    }
-    ASSERT_EQ(r.results.size(), 2u);
-    for (const auto& g : r.results) {
-      EXPECT_EQ(g.wrong, 0) << dtype;
-      EXPECT_GT(g.checked, 0);
-      EXPECT_GT(g.tflops, 0);
-      EXPECT_EQ(g.stats.iterations, 3);
-      ASSERT_TRUE(g.baseline_tflops.has_value());
-    }
+// One host GEMM sweep of a data type, checked: every result correct, timed and compared.
+void check_host_gemm(const char* dtype) {
+  GemmOptions o;
+  o.dtype = dtype;
+  o.shapes = {{"a", 64, 48, 32, 1}, {"b", 17, 9, 130, 2}};
+  o.timing = quick();
+  o.compare_baseline = true;
+  const GemmReport r = bench_gemm(o);
+  ASSERT_EQ(r.results.size(), 2u);
+  for (const auto& g : r.results) {
+    EXPECT_EQ(g.wrong, 0) << dtype;
+    EXPECT_GT(g.checked, 0);
+    EXPECT_GT(g.tflops, 0);
+    EXPECT_EQ(g.stats.iterations, 3);
+    ASSERT_TRUE(g.baseline_tflops.has_value());
+  }
+}
+
+TEST(HostGemm, MeasuresAndChecksFp32) { check_host_gemm("fp32"); }
+
+TEST(HostGemm, MeasuresAndChecksBf16) {
+  try {
+    check_host_gemm("bf16");
+  } catch (const Error& e) {
+    // Debian's OpenBLAS declares cblas_sbgemm but is built without it: a skip, said so, not a pass.
+    ASSERT_NE(std::string(e.what()).find("cblas_sbgemm"), std::string::npos) << e.what();
+    GTEST_SKIP() << "this BLAS has no bf16 GEMM: " << e.what();
   }
 }
 

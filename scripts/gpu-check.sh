@@ -59,8 +59,9 @@ try:
     torch_tflops = 2 * 8192**3 / t / 1e12
     src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda"); dst = torch.empty_like(src)
     torch_gbps = (1 << 30) / timed(lambda: dst.copy_(src), 50) / 1e9
-except Exception as e:  # no torch: report shardcost's figures alone
+except Exception as e:  # no torch: report shardcost's figures alone, and say the check is incomplete
     print(f"torch unavailable ({e}); comparison skipped"); torch_tflops = torch_gbps = None
+    open(f"{out}/incomplete", "w").write(f"torch unavailable: {e}\n")
 print("\n| check | shardcost | torch | ratio | pass (>= 95 %) |\n|---|---|---|---|---|")
 def row(name, ours, theirs, unit):
     global ok
@@ -82,5 +83,10 @@ note '```'
 "$TESTS" 2>&1 | tail -5 | tee -a "$report" || status=1
 note '```'
 note ""
+# A comparison that could not run is not a pass: INCOMPLETE, exit 3.
+if [ $status = 0 ] && [ -e "$OUT/incomplete" ]; then
+  note "result: INCOMPLETE ($(cat "$OUT/incomplete"))"
+  exit 3
+fi
 note "result: $([ $status = 0 ] && echo PASS || echo FAIL)"
 exit $status

@@ -1,7 +1,7 @@
 # measure -> store -> estimate: a store filled by bench prices the estimate ("measured" or
 # "interpolated" in its breakdown) instead of the catalog.
 source "$(dirname "$0")/../e2e_lib.sh"
-command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed (openmpi-bin)"; exit 0; }
+command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed (openmpi-bin)"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 DB=$SCRATCH/costs.db
 

@@ -1,6 +1,6 @@
 # mpirun -np 2 shardcost bench collective/p2p --backend mpi: nccl-tests' figures, checked, stored.
 source "$(dirname "$0")/../e2e_lib.sh"
-command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed (openmpi-bin)"; exit 0; }
+command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed (openmpi-bin)"; exit 77; }
 # Open MPI refuses root without these; the container has few cores and no fabric.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 MPI=(mpirun -np 2 --oversubscribe --mca btl self,vader --mca pml ob1)

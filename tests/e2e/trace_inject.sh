@@ -7,7 +7,7 @@ LIB=$DIR/libshardcost_inject.so
 PROBE=$DIR/tests/trace_cudart_probe
 LOADER=$DIR/tests/trace_inject_probe
 if [ ! -e "$LIB" ] || [ ! -x "$PROBE" ] || [ ! -x "$LOADER" ]; then
-  echo "SKIP: built without CUDA/CUPTI (no libshardcost_inject.so)"; exit 0
+  echo "SKIP: built without CUDA/CUPTI (no libshardcost_inject.so)"; exit 77
 fi
 
 # A real cudart program, with and without the injection variable: identical.
