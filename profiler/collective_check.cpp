@@ -76,4 +76,10 @@ std::optional<double> expected_value(std::string_view op, std::string_view redop
   throw InputError(fmt::format("unknown collective '{}'", op));
 }
 
+InPlaceOffsets in_place_offsets(std::string_view op, int rank, const CollectiveLayout& l, int64_t type_size) {
+  if (op == "all_gather") return {rank * l.send_count * type_size, 0};
+  if (op == "reduce_scatter") return {0, rank * l.recv_count * type_size};
+  return {0, 0};
+}
+
 }  // namespace shardcost::bench

@@ -18,6 +18,15 @@ struct CollectiveLayout {
 CollectiveLayout collective_layout(std::string_view op, int64_t bytes, int64_t type_size,
                                    int ranks);
 
+// In place, one buffer holds both sides; where in it (bytes) each rank's send and receive
+// pointers go, as NCCL documents: all_gather sends from recvbuff + rank * sendcount (its slot of
+// the gathered output), reduce_scatter receives at sendbuff + rank * recvcount; the others
+// (all_reduce, broadcast, reduce, alltoall) pass the same pointer for both.
+struct InPlaceOffsets {
+  int64_t send = 0, recv = 0;
+};
+InPlaceOffsets in_place_offsets(std::string_view op, int rank, const CollectiveLayout&, int64_t type_size);
+
 // What rank puts at index i of its send buffer.
 double input_value(std::string_view redop, int rank, int64_t i);
 // What rank must find at index i of its receive buffer, or nullopt where nothing is defined

@@ -53,3 +53,32 @@ TEST(ExpectedValue, DataMovementOpsFindTheSendersValues) {
 
 }  // namespace
 }  // namespace shardcost::bench
+
+namespace shardcost::bench {
+namespace {
+
+// NCCL's in-place semantics (its "In-place Operations" documentation): all_gather is in place
+// when sendbuff == recvbuff + rank * sendcount, reduce_scatter when recvbuff == sendbuff +
+// rank * recvcount. Before this, every rank passed the buffer's start for both, so ranks
+// other than 0 sent the wrong data in place.
+TEST(InPlace, PointersAtTheOffsetsNcclDocuments) {
+  const CollectiveLayout ag = collective_layout("all_gather", 8 << 20, 2, 8);  // 8 MiB gathered, bf16
+  ASSERT_EQ(ag.send_count, (8 << 20) / 2 / 8);
+  const InPlaceOffsets a3 = in_place_offsets("all_gather", 3, ag, 2);
+  EXPECT_EQ(a3.send, 3 * ag.send_count * 2);
+  EXPECT_EQ(a3.recv, 0);
+  EXPECT_EQ(in_place_offsets("all_gather", 0, ag, 2).send, 0);
+  const CollectiveLayout rs = collective_layout("reduce_scatter", 8 << 20, 4, 4);  // 8 MiB input, fp32
+  const InPlaceOffsets r2 = in_place_offsets("reduce_scatter", 2, rs, 4);
+  EXPECT_EQ(r2.send, 0);
+  EXPECT_EQ(r2.recv, 2 * rs.recv_count * 4);
+  EXPECT_EQ(rs.recv_count * 4, (8 << 20) / 4);  // each rank's share of the input
+  for (const char* op : {"all_reduce", "broadcast", "reduce", "alltoall"}) {
+    const InPlaceOffsets x = in_place_offsets(op, 5, collective_layout(op, 1 << 20, 2, 8), 2);
+    EXPECT_EQ(x.send, 0) << op;
+    EXPECT_EQ(x.recv, 0) << op;
+  }
+}
+
+}  // namespace
+}  // namespace shardcost::bench

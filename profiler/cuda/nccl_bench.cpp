@@ -49,9 +49,13 @@ class NcclCollective final : public Benchmark {
     for (size_t i = 0; i < lanes_.size(); ++i) {
       Lane& l = lanes_[i];
       SC_CUDA(cudaSetDevice(l.device));
-      cuda::enqueue(op_, o_.in_place ? l.recv.get() : l.send.get(), l.recv.get(), layout_.send_count,
-                    layout_.recv_count, o_.dtype, o_.redop, o_.root, l.rank, ranks_, comms_[i].get(),
-                    l.stream.get());
+      // In place, both pointers lie in one buffer at the offsets NCCL documents (an all-gather
+      // sends from its own slot of the output, a reduce-scatter receives into its slot).
+      const InPlaceOffsets at = in_place_offsets(op_, l.rank, layout_, ts_);
+      const void* send = o_.in_place ? static_cast<const void*>(l.recv.get() + at.send) : l.send.get();
+      void* recv = o_.in_place ? static_cast<void*>(l.recv.get() + at.recv) : l.recv.get();
+      cuda::enqueue(op_, send, recv, layout_.send_count, layout_.recv_count, o_.dtype, o_.redop, o_.root, l.rank,
+                    ranks_, comms_[i].get(), l.stream.get());
     }
     cuda::group_end();
   }
@@ -86,7 +90,9 @@ class NcclCollective final : public Benchmark {
     for (auto& l : lanes_) {
       SC_CUDA(cudaSetDevice(l.device));
       std::vector<float> out(static_cast<size_t>(layout_.recv_count));
-      cuda::launch_convert_to_f32(l.recv.get(), reinterpret_cast<float*>(l.scratch.get()), layout_.recv_count, o_.dtype, l.stream.get());
+      const int64_t result_at = o_.in_place ? in_place_offsets(op_, l.rank, layout_, ts_).recv : 0;
+      cuda::launch_convert_to_f32(l.recv.get() + result_at, reinterpret_cast<float*>(l.scratch.get()),
+                                  layout_.recv_count, o_.dtype, l.stream.get());
       l.stream.sync();
       SC_CUDA(cudaMemcpy(out.data(), l.scratch.get(), out.size() * 4, cudaMemcpyDeviceToHost));
       for (int64_t i = 0; i < layout_.recv_count; ++i) {
@@ -109,7 +115,7 @@ class NcclCollective final : public Benchmark {
       l.stream.sync();
       if (o_.in_place || op_ == "broadcast") {
         // In place, the input sits where NCCL reads it: this rank's slot for all_gather.
-        const int64_t offset = op_ == "all_gather" ? l.rank * layout_.send_count * ts_ : 0;
+        const int64_t offset = o_.in_place ? in_place_offsets(op_, l.rank, layout_, ts_).send : 0;
         SC_CUDA(cudaMemcpy(l.recv.get() + offset, l.send.get(), static_cast<size_t>(layout_.send_count * ts_), cudaMemcpyDeviceToDevice));
       }
     }
