@@ -121,6 +121,19 @@ ValidationReport validate(const EstimateOptions& base) {
     report.rows.push_back({"megatron2021", fmt::format("{}B", r.at("params_b")),
                            rr.best.front().strategy, as_double(r, "implied_step_time_s"),
                            rr.best.front().step_time_s});
+    // The same row under a fixed rule instead of the search: a micro-batch of 1 and no
+    // interleaving, as Megatron-LM's example scripts of the time ran.
+    Strategy fixed;
+    fixed.tp = as_int(r, "tp");
+    fixed.pp = as_int(r, "pp");
+    fixed.dp = as_int(r, "dp");
+    fixed.gbs = as_int(r, "global_batch");
+    fixed.mbs = 1;
+    fixed.vpp = 1;
+    fixed.recompute = Recompute::full;
+    const Estimate e = estimate(m, c, fixed, opt);
+    report.rows.push_back({"megatron2021_fixed_rule", fmt::format("{}B", r.at("params_b")), fixed,
+                           as_double(r, "implied_step_time_s"), e.step_time_s});
   }
   return report;
 }

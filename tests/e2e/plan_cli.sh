@@ -97,6 +97,8 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert len(j["korthikanti2022"]["rows"]) == 8
 assert len(j["megatron2021"]["rows"]) == 10
-assert j["korthikanti2022"]["mean_abs_error"] <= 0.12
+# The project's fixed target per table (as estimator/validate/validate_test.cpp holds it).
+assert j["korthikanti2022"]["mean_abs_error"] <= 0.05 and j["megatron2021"]["mean_abs_error"] <= 0.05, j
+assert len(j["megatron2021_fixed_rule"]["rows"]) == 10
 PY
 echo "plan_cli: ok"

@@ -121,7 +121,7 @@ RankResult rank(const Workload&, const Cluster&, const RankOptions&);
 
 // ---------------------------------------------------------------- validation
 struct ValidationRow {
-  std::string table;      // "korthikanti2022" | "megatron2021"
+  std::string table;      // "korthikanti2022" | "megatron2021" | "megatron2021_fixed_rule"
   std::string label;      // "175B selective"
   Strategy strategy;      // the strategy priced (for megatron2021: the best found)
   double published_s = 0;
