@@ -56,6 +56,7 @@ kill -9 $pid 2>/dev/null || true
 wait $pid 2>/dev/null || true
 expect_exit 0 "$BIN" db check "$SCRATCH/killed.db"
 rows=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from kernel_event').fetchone()[0])" "$SCRATCH/killed.db")
+[ "$rows" -gt 0 ] || fail "the killed import kept no rows: its committed batches were lost"
 [ $((rows % BATCH)) = 0 ] || [ "$rows" = 400000 ] || fail "$rows rows: not whole batches of $BATCH"
 echo "killed import kept $rows rows"
 
