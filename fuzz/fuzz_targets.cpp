@@ -1,5 +1,6 @@
 #include "fuzz_targets.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <string_view>
 
@@ -20,11 +21,20 @@ std::string_view text(const uint8_t* data, size_t size) {
 void model_json(const uint8_t* data, size_t size) {
   try {
     const Model m = parse_model_json(text(data, size), "fuzz");
-    // A model that loads must also price: one GPU, the simplest strategy.
+    // What loads is a model: positive sizes and a positive, finite parameter count.
+    if (m.layers < 1 || m.hidden < 1 || m.heads < 1 || m.seq_len < 1 || m.vocab < 1 ||
+        !(parameter_count(m) > 0) || !std::isfinite(parameter_count(m)))
+      throw std::logic_error("a model parsed with a size that is not positive");
+    // A model that loads must also price: one GPU, the simplest strategy, to a positive,
+    // finite step and memory.
     const Cluster c = load_cluster("dgx-h100", 1);
     Strategy s;
     s.gbs = 1;
-    if (!check_strategy(m, c, s)) (void)estimate(m, c, s);
+    if (!check_strategy(m, c, s)) {
+      const Estimate e = estimate(m, c, s);
+      if (!(e.step_time_s > 0) || !std::isfinite(e.step_time_s) || !(e.memory_per_gpu_bytes > 0))
+        throw std::logic_error("a priced model has a step or memory that is not positive and finite");
+    }
   } catch (const InputError&) {
   }
 }
@@ -32,6 +42,11 @@ void model_json(const uint8_t* data, size_t size) {
 void cluster_json(const uint8_t* data, size_t size) {
   try {
     const Cluster c = parse_cluster_json(text(data, size), "fuzz");
+    // What loads is a cluster: GPUs in every group, links with positive bandwidth.
+    if (c.total_gpus() < 1) throw std::logic_error("a cluster parsed without GPUs");
+    for (const auto& g : c.groups)
+      if (g.gpus_per_node < 1 || g.nodes < 1 || !(g.intra_node.bandwidth_Bps > 0))
+        throw std::logic_error("a cluster group parsed without GPUs or without intra-node bandwidth");
     if (c.groups.size() == 1 && c.total_gpus() <= 4096) {
       const Model m = load_model("gpt3-1.3b");
       Strategy s;
