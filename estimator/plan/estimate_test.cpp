@@ -20,16 +20,17 @@ struct Llama70bOn64 : ::testing::Test {
   Estimate run(const std::string& text) { return estimate(m, c, parse_strategy(text, 64)); }
 };
 
-TEST_F(Llama70bOn64, BreakdownAddsUpToTheStepTime) {
+TEST_F(Llama70bOn64, TheInterleavedBubbleIsNarayanansFraction) {
+  // Narayanan et al. 2021, section 2.2.2: with p stages, v model chunks per stage and m
+  // micro-batches, the interleaved 1F1B bubble is (p - 1) / (v m) of the ideal pipeline time.
+  // Here p = 4, v = 5, m = 512 / (mbs 1 x dp 2) = 256. The first and last stages also hold the
+  // embedding and the head, so the model's stages are not exactly equal: within 15 %.
   const Estimate e = run("tp=8,pp=4,mbs=1,gbs=512,vpp=5,recompute=selective,sp=true,zero=1");
-  double sum = 0;
-  for (const auto& p : e.time) sum += p.seconds;
-  EXPECT_NEAR(sum, e.step_time_s, 1e-9 * e.step_time_s);
-  double mem = 0;
-  for (const auto& p : e.memory) mem += p.bytes;
-  EXPECT_NEAR(mem, e.memory_per_gpu_bytes, 1);
+  double pipeline = 0;
+  for (const auto& p : e.time)
+    if (p.name != "pipeline_bubble" && p.name != "dp_comm" && p.name != "optimizer") pipeline += p.seconds;
+  EXPECT_NEAR(part(e, "pipeline_bubble") / pipeline, 3.0 / (5 * 256), 0.15 * 3.0 / (5 * 256));
   EXPECT_GT(part(e, "tp_comm"), 0);
-  EXPECT_GT(part(e, "pipeline_bubble"), 0);
   EXPECT_EQ(part(e, "cp_comm"), 0);
 }
 
