@@ -27,12 +27,14 @@ Dims dims(const Model& m, const Strategy& st, const MicroBatch& mb) {
   return d;
 }
 
+// Dimensions are whole and at least 1: an average below one (a few tokens spread over many
+// experts) still runs a GEMM of one row, never one of none (which would price as 0/0).
 Op gemm(const char* name, double m, double n, double k, double batch = 1) {
   Op op;
   op.name = name;
   op.kind = OpKind::gemm;
-  op.gemm = {static_cast<int64_t>(m), static_cast<int64_t>(n), static_cast<int64_t>(k),
-             static_cast<int64_t>(batch)};
+  auto dim = [](double x) { return std::max<int64_t>(1, static_cast<int64_t>(x)); };
+  op.gemm = {dim(m), dim(n), dim(k), dim(batch)};
   return op;
 }
 

@@ -8,6 +8,7 @@
 #include "shardcost/estimator.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace shardcost {
 namespace {
@@ -98,6 +99,29 @@ TEST(TransformerUlysses, AllToAllsAroundAttentionInsteadOfTheRing) {
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("do not divide by cp=8"), std::string::npos) << *why;
   EXPECT_THROW(parse_strategy("cp_kind=star", 8), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Found by the model fuzzer once it checked what it priced: a mixture of experts with fewer
+// routed tokens than experts made an expert GEMM of zero rows, priced 0/0 (a NaN step).
+TEST(TransformerMoe, FewerTokensThanExpertsStillPriceARowEach) {
+  Model m = load_model("mixtral-8x7b");  // 8 experts, top 2
+  m.seq_len = 3;                          // 3 tokens x top 2 = 6 routed over 8 experts
+  const auto w = transformer_workload(m);
+  Graph g;
+  w->graph(parse_strategy("gbs=1", 1), AttentionKernel::flash, g);
+  for (const Op& op : g.blocks[1].ops) {
+    if (op.kind == OpKind::gemm) {
+      EXPECT_GE(op.gemm.m, 1) << op.name;
+    }
+  }
+  const Estimate e = estimate(m, load_cluster("dgx-h100", 1), parse_strategy("gbs=1", 1));
+  EXPECT_TRUE(std::isfinite(e.step_time_s) && e.step_time_s > 0) << e.step_time_s;
 }
 
 }  // namespace
