@@ -40,17 +40,20 @@ double median_rank_s(const shardcost::CostSource* costs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::filesystem::path dir =
-      argc > 1 ? argv[1] : std::filesystem::path(SHARDCOST_SOURCE_DIR) / ".." / "shared" / "data" / "measured";
+  const std::filesystem::path dir = argc > 1 ? argv[1]
+                                             : std::filesystem::path(SHARDCOST_SOURCE_DIR) / ".." /
+                                                   "shared" / "data" / "measured";
   const std::string store = (std::filesystem::temp_directory_path() / "bench_learned.db").string();
   std::remove(store.c_str());
   size_t rows = 0;
   try {
-    shardcost::db::Store s = shardcost::db::Store::open(store, shardcost::db::Store::Mode::read_write);
+    shardcost::db::Store s =
+        shardcost::db::Store::open(store, shardcost::db::Store::Mode::read_write);
     for (const char* f : {"gemm_b200-sxm-180gb.csv", "gemm_l40s.csv"}) {
       std::ifstream in(dir / f);
       if (!in) {
-        fmt::print(stderr, "bench_learned: {} not found; give the folder of the shared measured tables\n",
+        fmt::print(stderr,
+                   "bench_learned: {} not found; give the folder of the shared measured tables\n",
                    (dir / f).string());
         return 2;
       }
@@ -71,17 +74,18 @@ int main(int argc, char** argv) {
                reports.size(), fit_s, fit_target, fit_s < fit_target ? "met" : "MISSED");
     for (const auto& r : reports)
       for (const auto& v : r.cross_validation)
-        fmt::print("  {} {} {}: {} median {:.2f} % p90 {:.2f} %\n", r.kind, r.device, r.key, v.split,
-                   100 * v.median, 100 * v.p90);
+        fmt::print("  {} {} {}: {} median {:.2f} % p90 {:.2f} %\n", r.kind, r.device, r.key,
+                   v.split, 100 * v.median, 100 * v.p90);
 
     const auto measured = shardcost::StoreCosts::load(store);
     std::vector<std::string> problems;
     const auto learned = shardcost::LearnedCosts::load(store, &problems);
     const shardcost::CostChain chain{{&measured.measured(), &measured.interpolated(), &learned}};
     const double plain = median_rank_s(nullptr), with = median_rank_s(&chain);
-    fmt::print("rank llama3-70b on 64 x b200 (gbs 512): {:.3f} s with the fitted store, {:.3f} s "
-               "without ({:.1f}x; target <= 5x): {}\n",
-               with, plain, with / plain, with <= 5 * plain ? "met" : "MISSED");
+    fmt::print(
+        "rank llama3-70b on 64 x b200 (gbs 512): {:.3f} s with the fitted store, {:.3f} s "
+        "without ({:.1f}x; target <= 5x): {}\n",
+        with, plain, with / plain, with <= 5 * plain ? "met" : "MISSED");
     std::remove(store.c_str());
     return fit_s < fit_target && with <= 5 * plain ? 0 : 1;
   } catch (const std::exception& e) {

@@ -30,8 +30,8 @@ int main(int argc, char** argv) {
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
   const int64_t priced = r.feasible;
-  fmt::print("rank gpt3-175b on 4096 x a100 (gbs 1536), {} core{}:\n", pinned ? "one pinned" : "unpinned",
-             pinned ? "" : "s");
+  fmt::print("rank gpt3-175b on 4096 x a100 (gbs 1536), {} core{}:\n",
+             pinned ? "one pinned" : "unpinned", pinned ? "" : "s");
   fmt::print("  evaluated {} candidates ({} priced in full, the rest pruned by memory or rules)\n",
              r.evaluated, priced);
   fmt::print("  median of {} runs: {:.3f} s  ({:.0f} candidates/s, {:.2f} us per candidate)\n",

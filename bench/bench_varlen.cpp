@@ -2,7 +2,8 @@
 // (Llama-3-8B on 64 H100s, tp=2, a token budget of 8,192 per micro-batch, balanced by cost,
 // which prices every batch twice: the plan and its balance=none baseline). Lengths: the shared
 // Wikipedia sample where it is there, else a lognormal with its median and spread. Median of 3.
-//   bench_varlen [LENGTHS_FILE]   (default: SOURCE/../shared/data/workloads/wikipedia_seqlens.txt.gz)
+//   bench_varlen [LENGTHS_FILE]   (default:
+//   SOURCE/../shared/data/workloads/wikipedia_seqlens.txt.gz)
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,11 +16,13 @@
 
 int main(int argc, char** argv) {
   using namespace shardcost;
-  const std::string path =
-      argc > 1 ? argv[1] : SHARDCOST_SOURCE_DIR "/../shared/data/workloads/wikipedia_seqlens.txt.gz";
+  const std::string path = argc > 1 ? argv[1]
+                                    : SHARDCOST_SOURCE_DIR
+                               "/../shared/data/workloads/wikipedia_seqlens.txt.gz";
   VarlenOptions o;
   const bool have = std::filesystem::exists(path);
-  o.lengths = have ? LengthDistribution::load(path) : LengthDistribution::parse("lognormal:median=347,sigma=1.6");
+  o.lengths = have ? LengthDistribution::load(path)
+                   : LengthDistribution::parse("lognormal:median=347,sigma=1.6");
   o.batches = 1000;
   const Model m = load_model("llama3-8b");
   const Cluster c = load_cluster("dgx-h100", 64);
@@ -33,9 +36,12 @@ int main(int argc, char** argv) {
   }
   std::sort(runs.begin(), runs.end());
   fmt::print("lengths: {}\n", o.lengths.describe());
-  fmt::print("1,000 global batches of 512 sequences (and the baseline's): {:.3f} s, median of 3 (target < 1 s)\n",
-             runs[1]);
-  fmt::print("step {:.3f} s (p10 {:.3f}, p90 {:.3f}), imbalance {:.3f}, baseline {:.3f} s\n", v.estimate.step_time_s,
-             v.step_time_p10_s, v.step_time_p90_s, v.imbalance, v.baseline_step_time_s);
+  fmt::print(
+      "1,000 global batches of 512 sequences (and the baseline's): {:.3f} s, median of 3 (target < "
+      "1 s)\n",
+      runs[1]);
+  fmt::print("step {:.3f} s (p10 {:.3f}, p90 {:.3f}), imbalance {:.3f}, baseline {:.3f} s\n",
+             v.estimate.step_time_s, v.step_time_p10_s, v.step_time_p90_s, v.imbalance,
+             v.baseline_step_time_s);
   return runs[1] < 1.0 ? 0 : 1;
 }

@@ -7,18 +7,29 @@ namespace {
 
 using nlohmann::json;
 
-std::string us(int64_t ns) { return fmt::format("{:.2f}", static_cast<double>(ns) / 1e3); }
-std::string num(double v) { return fmt::format("{:.2f}", v); }
-std::string cv(const bench::Stats& s) { return fmt::format("{:.1f}%", 100 * s.cv); }
-std::string check_cell(int64_t wrong) { return wrong == 0 ? "ok" : fmt::format("WRONG {}", wrong); }
+std::string us(int64_t ns) {
+  return fmt::format("{:.2f}", static_cast<double>(ns) / 1e3);
+}
+std::string num(double v) {
+  return fmt::format("{:.2f}", v);
+}
+std::string cv(const bench::Stats& s) {
+  return fmt::format("{:.1f}%", 100 * s.cv);
+}
+std::string check_cell(int64_t wrong) {
+  return wrong == 0 ? "ok" : fmt::format("WRONG {}", wrong);
+}
 
 json stats_json(const bench::Stats& s) {
-  return {{"median_ns", s.median_ns}, {"p10_ns", s.p10_ns}, {"p90_ns", s.p90_ns},
-          {"min_ns", s.min_ns},       {"max_ns", s.max_ns}, {"cv", s.cv},
+  return {{"median_ns", s.median_ns},  {"p10_ns", s.p10_ns}, {"p90_ns", s.p90_ns},
+          {"min_ns", s.min_ns},        {"max_ns", s.max_ns}, {"cv", s.cv},
           {"iterations", s.iterations}};
 }
 json device_json(const db::DeviceRecord& d) {
-  return {{"name", d.name}, {"host", d.host}, {"index", d.index}, {"uuid", d.uuid},
+  return {{"name", d.name},
+          {"host", d.host},
+          {"index", d.index},
+          {"uuid", d.uuid},
           {"compute_capability", d.compute_capability}};
 }
 std::string stats_csv(const bench::Stats& s) {
@@ -37,32 +48,44 @@ std::string render(const bench::GemmReport& r, Format f) {
   if (f == Format::json) {
     json j = {{"benchmark", "gemm"}, {"device", device_json(r.device)}, {"results", json::array()}};
     for (const auto& g : r.results) {
-      json row = {{"name", g.shape.name}, {"dtype", g.dtype}, {"m", g.shape.m}, {"n", g.shape.n},
-                  {"k", g.shape.k}, {"batch", g.shape.batch}, {"tflops", g.tflops},
-                  {"checked", g.checked}, {"wrong", g.wrong}, {"stats", stats_json(g.stats)}};
+      json row = {{"name", g.shape.name}, {"dtype", g.dtype},
+                  {"m", g.shape.m},       {"n", g.shape.n},
+                  {"k", g.shape.k},       {"batch", g.shape.batch},
+                  {"tflops", g.tflops},   {"checked", g.checked},
+                  {"wrong", g.wrong},     {"stats", stats_json(g.stats)}};
       if (g.baseline_tflops) row["baseline_tflops"] = *g.baseline_tflops;
       j["results"].push_back(row);
     }
     return j.dump(2) + "\n";
   }
   if (f == Format::csv) {
-    std::string out = fmt::format("name,dtype,m,n,k,batch,{},tflops,wrong,baseline_tflops\n", kStatsHeader);
+    std::string out =
+        fmt::format("name,dtype,m,n,k,batch,{},tflops,wrong,baseline_tflops\n", kStatsHeader);
     for (const auto& g : r.results)
-      out += fmt::format("{},{},{},{},{},{},{},{:.6g},{},{}\n", csv_escape(g.shape.name), g.dtype,
-                         g.shape.m, g.shape.n, g.shape.k, g.shape.batch, stats_csv(g.stats),
-                         g.tflops, g.wrong, g.baseline_tflops ? fmt::format("{:.6g}", *g.baseline_tflops) : "");
+      out +=
+          fmt::format("{},{},{},{},{},{},{},{:.6g},{},{}\n", csv_escape(g.shape.name), g.dtype,
+                      g.shape.m, g.shape.n, g.shape.k, g.shape.batch, stats_csv(g.stats), g.tflops,
+                      g.wrong, g.baseline_tflops ? fmt::format("{:.6g}", *g.baseline_tflops) : "");
     return out;
   }
-  std::vector<std::string> head = {"gemm", "dtype", "m", "n", "k", "batch", "median us", "p10 us",
-                                   "p90 us", "cv", "GFLOP/s", "check"};
+  std::vector<std::string> head = {"gemm",      "dtype",  "m",      "n",  "k",       "batch",
+                                   "median us", "p10 us", "p90 us", "cv", "GFLOP/s", "check"};
   if (base) head.insert(head.end(), {"BLAS GFLOP/s", "vs BLAS"});
-  Table t(head, {false, false, true, true, true, true, true, true, true, true, true, false, true, true});
+  Table t(head,
+          {false, false, true, true, true, true, true, true, true, true, true, false, true, true});
   for (const auto& g : r.results) {
-    std::vector<std::string> row = {g.shape.name, g.dtype, fmt::format("{}", g.shape.m),
-                                    fmt::format("{}", g.shape.n), fmt::format("{}", g.shape.k),
-                                    fmt::format("{}", g.shape.batch), us(g.stats.median_ns),
-                                    us(g.stats.p10_ns), us(g.stats.p90_ns), cv(g.stats),
-                                    num(g.tflops * 1e3), check_cell(g.wrong)};
+    std::vector<std::string> row = {g.shape.name,
+                                    g.dtype,
+                                    fmt::format("{}", g.shape.m),
+                                    fmt::format("{}", g.shape.n),
+                                    fmt::format("{}", g.shape.k),
+                                    fmt::format("{}", g.shape.batch),
+                                    us(g.stats.median_ns),
+                                    us(g.stats.p10_ns),
+                                    us(g.stats.p90_ns),
+                                    cv(g.stats),
+                                    num(g.tflops * 1e3),
+                                    check_cell(g.wrong)};
     if (base) {
       row.push_back(num(*g.baseline_tflops * 1e3));
       row.push_back(ratio(g.baseline_tflops, g.tflops));
@@ -76,29 +99,41 @@ std::string render(const bench::MemoryReport& r, Format f) {
   bool base = false;
   for (const auto& m : r.results) base = base || m.baseline_gbps.has_value();
   if (f == Format::json) {
-    json j = {{"benchmark", "memory"}, {"device", device_json(r.device)}, {"results", json::array()}};
+    json j = {
+        {"benchmark", "memory"}, {"device", device_json(r.device)}, {"results", json::array()}};
     for (const auto& m : r.results) {
-      json row = {{"kind", m.kind}, {"bytes", m.bytes}, {"bandwidth_gbps", m.bandwidth_gbps},
-                  {"wrong", m.wrong}, {"stats", stats_json(m.stats)}};
+      json row = {{"kind", m.kind},
+                  {"bytes", m.bytes},
+                  {"bandwidth_gbps", m.bandwidth_gbps},
+                  {"wrong", m.wrong},
+                  {"stats", stats_json(m.stats)}};
       if (m.baseline_gbps) row["baseline_gbps"] = *m.baseline_gbps;
       j["results"].push_back(row);
     }
     return j.dump(2) + "\n";
   }
   if (f == Format::csv) {
-    std::string out = fmt::format("kind,bytes,{},bandwidth_gbps,wrong,baseline_gbps\n", kStatsHeader);
+    std::string out =
+        fmt::format("kind,bytes,{},bandwidth_gbps,wrong,baseline_gbps\n", kStatsHeader);
     for (const auto& m : r.results)
       out += fmt::format("{},{},{},{:.6g},{},{}\n", m.kind, m.bytes, stats_csv(m.stats),
-                         m.bandwidth_gbps, m.wrong, m.baseline_gbps ? fmt::format("{:.6g}", *m.baseline_gbps) : "");
+                         m.bandwidth_gbps, m.wrong,
+                         m.baseline_gbps ? fmt::format("{:.6g}", *m.baseline_gbps) : "");
     return out;
   }
-  std::vector<std::string> head = {"memory", "bytes", "median us", "p10 us", "p90 us", "cv", "GB/s", "check"};
+  std::vector<std::string> head = {"memory", "bytes", "median us", "p10 us",
+                                   "p90 us", "cv",    "GB/s",      "check"};
   if (base) head.insert(head.end(), {"memcpy GB/s", "vs memcpy"});
   Table t(head, {false, true, true, true, true, true, true, false, true, true});
   for (const auto& m : r.results) {
-    std::vector<std::string> row = {m.kind, fmt::format("{}", m.bytes), us(m.stats.median_ns),
-                                    us(m.stats.p10_ns), us(m.stats.p90_ns), cv(m.stats),
-                                    num(m.bandwidth_gbps), check_cell(m.wrong)};
+    std::vector<std::string> row = {m.kind,
+                                    fmt::format("{}", m.bytes),
+                                    us(m.stats.median_ns),
+                                    us(m.stats.p10_ns),
+                                    us(m.stats.p90_ns),
+                                    cv(m.stats),
+                                    num(m.bandwidth_gbps),
+                                    check_cell(m.wrong)};
     if (base) {
       row.push_back(m.baseline_gbps ? num(*m.baseline_gbps) : "");
       row.push_back(ratio(m.baseline_gbps, m.bandwidth_gbps));
@@ -110,23 +145,35 @@ std::string render(const bench::MemoryReport& r, Format f) {
 
 std::string render(const bench::CollectiveReport& r, Format f) {
   if (f == Format::json) {
-    json j = {{"benchmark", "collective"}, {"ranks", r.ranks}, {"nodes", r.nodes},
-              {"fabric_level", r.fabric_level}, {"library", r.library_version},
-              {"device", device_json(r.device)}, {"results", json::array()}};
+    json j = {{"benchmark", "collective"},
+              {"ranks", r.ranks},
+              {"nodes", r.nodes},
+              {"fabric_level", r.fabric_level},
+              {"library", r.library_version},
+              {"device", device_json(r.device)},
+              {"results", json::array()}};
     for (const auto& c : r.results)
-      j["results"].push_back({{"op", c.op}, {"bytes", c.bytes}, {"elements", c.elements},
-                              {"dtype", c.dtype}, {"redop", c.redop}, {"root", c.root},
-                              {"in_place", c.in_place}, {"algbw_gbps", c.algbw_gbps},
-                              {"busbw_gbps", c.busbw_gbps}, {"wrong", c.wrong},
+      j["results"].push_back({{"op", c.op},
+                              {"bytes", c.bytes},
+                              {"elements", c.elements},
+                              {"dtype", c.dtype},
+                              {"redop", c.redop},
+                              {"root", c.root},
+                              {"in_place", c.in_place},
+                              {"algbw_gbps", c.algbw_gbps},
+                              {"busbw_gbps", c.busbw_gbps},
+                              {"wrong", c.wrong},
                               {"stats", stats_json(c.stats)}});
     return j.dump(2) + "\n";
   }
   if (f == Format::csv) {
-    std::string out = fmt::format("op,bytes,elements,dtype,redop,root,in_place,ranks,nodes,{},algbw_gbps,busbw_gbps,wrong\n", kStatsHeader);
+    std::string out = fmt::format(
+        "op,bytes,elements,dtype,redop,root,in_place,ranks,nodes,{},algbw_gbps,busbw_gbps,wrong\n",
+        kStatsHeader);
     for (const auto& c : r.results)
       out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{}\n", c.op, c.bytes,
-                         c.elements, c.dtype, c.redop, c.root, c.in_place ? 1 : 0, r.ranks,
-                         r.nodes, stats_csv(c.stats), c.algbw_gbps, c.busbw_gbps, c.wrong);
+                         c.elements, c.dtype, c.redop, c.root, c.in_place ? 1 : 0, r.ranks, r.nodes,
+                         stats_csv(c.stats), c.algbw_gbps, c.busbw_gbps, c.wrong);
     return out;
   }
   Table t({"op", "size", "count", "type", "redop", "root", "time us", "p10 us", "p90 us",
@@ -136,26 +183,35 @@ std::string render(const bench::CollectiveReport& r, Format f) {
     t.add({c.op, fmt::format("{}", c.bytes), fmt::format("{}", c.elements), c.dtype, c.redop,
            c.root < 0 ? "-" : fmt::format("{}", c.root), us(c.stats.median_ns), us(c.stats.p10_ns),
            us(c.stats.p90_ns), num(c.algbw_gbps), num(c.busbw_gbps), fmt::format("{}", c.wrong)});
-  return fmt::format("# {} ranks on {} node{} ({}), {}\n", r.ranks, r.nodes, r.nodes == 1 ? "" : "s",
-                     r.fabric_level, r.library_version) + t.render();
+  return fmt::format("# {} ranks on {} node{} ({}), {}\n", r.ranks, r.nodes,
+                     r.nodes == 1 ? "" : "s", r.fabric_level, r.library_version) +
+         t.render();
 }
 
 std::string render(const bench::P2pReport& r, Format f) {
   if (f == Format::json) {
-    json j = {{"benchmark", "p2p"}, {"ranks", r.ranks}, {"nodes", r.nodes},
-              {"library", r.library_version}, {"results", json::array()}};
+    json j = {{"benchmark", "p2p"},
+              {"ranks", r.ranks},
+              {"nodes", r.nodes},
+              {"library", r.library_version},
+              {"results", json::array()}};
     for (const auto& p : r.results)
-      j["results"].push_back({{"from", p.from}, {"to", p.to}, {"fabric_level", p.fabric_level},
-                              {"bytes", p.bytes}, {"latency_us", p.latency_us},
-                              {"bandwidth_gbps", p.bandwidth_gbps}, {"wrong", p.wrong},
+      j["results"].push_back({{"from", p.from},
+                              {"to", p.to},
+                              {"fabric_level", p.fabric_level},
+                              {"bytes", p.bytes},
+                              {"latency_us", p.latency_us},
+                              {"bandwidth_gbps", p.bandwidth_gbps},
+                              {"wrong", p.wrong},
                               {"stats", stats_json(p.stats)}});
     return j.dump(2) + "\n";
   }
   if (f == Format::csv) {
-    std::string out = fmt::format("from,to,fabric_level,bytes,{},latency_us,bandwidth_gbps,wrong\n", kStatsHeader);
+    std::string out = fmt::format("from,to,fabric_level,bytes,{},latency_us,bandwidth_gbps,wrong\n",
+                                  kStatsHeader);
     for (const auto& p : r.results)
-      out += fmt::format("{},{},{},{},{},{:.6g},{:.6g},{}\n", p.from, p.to, p.fabric_level,
-                         p.bytes, stats_csv(p.stats), p.latency_us, p.bandwidth_gbps, p.wrong);
+      out += fmt::format("{},{},{},{},{},{:.6g},{:.6g},{}\n", p.from, p.to, p.fabric_level, p.bytes,
+                         stats_csv(p.stats), p.latency_us, p.bandwidth_gbps, p.wrong);
     return out;
   }
   Table t({"from", "to", "fabric", "size", "one-way us", "p10 us", "p90 us", "GB/s", "#wrong"},
@@ -165,7 +221,8 @@ std::string render(const bench::P2pReport& r, Format f) {
            fmt::format("{}", p.bytes), us(p.stats.median_ns), us(p.stats.p10_ns),
            us(p.stats.p90_ns), num(p.bandwidth_gbps), fmt::format("{}", p.wrong)});
   return fmt::format("# {} ranks on {} node{}, {}\n", r.ranks, r.nodes, r.nodes == 1 ? "" : "s",
-                     r.library_version) + t.render();
+                     r.library_version) +
+         t.render();
 }
 
 }  // namespace shardcost::cli

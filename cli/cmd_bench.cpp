@@ -32,13 +32,15 @@ struct BenchArgs {
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count();
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string command_line() {
   std::ifstream f("/proc/self/cmdline", std::ios::binary);
   std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  for (auto& c : raw) if (c == '\0') c = ' ';
+  for (auto& c : raw)
+    if (c == '\0') c = ' ';
   while (!raw.empty() && raw.back() == ' ') raw.pop_back();
   return raw;
 }
@@ -48,7 +50,8 @@ std::vector<std::string> split(const std::string& s) {
   size_t start = 0;
   while (start <= s.size()) {
     const size_t comma = s.find(',', start);
-    const std::string part = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string part =
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (!part.empty()) out.push_back(part);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -68,7 +71,8 @@ std::vector<int64_t> dims(const std::vector<std::string>& specs, const char* fla
       }
       const auto c2 = part.find(':', c1 + 1);
       const int64_t b = bench::parse_size(part.substr(0, c1));
-      const int64_t e = bench::parse_size(part.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1));
+      const int64_t e = bench::parse_size(
+          part.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1));
       const int64_t f = c2 == std::string::npos ? 2 : positive_int(part.substr(c2 + 1), flag);
       for (const int64_t v : bench::size_sweep(b, e, f)) out.push_back(v);
     }
@@ -98,9 +102,11 @@ std::vector<bench::GemmShapeSpec> gemm_shapes_of(const BenchArgs& a) {
     for (const auto& tp : split(a.tp)) {
       for (const auto& mbs : split(a.mbs)) {
         const int t = static_cast<int>(positive_int(tp, "--tp"));
-        const Strategy s = parse_strategy(fmt::format("tp={},mbs={}", t, positive_int(mbs, "--mbs")), t);
+        const Strategy s =
+            parse_strategy(fmt::format("tp={},mbs={}", t, positive_int(mbs, "--mbs")), t);
         for (const auto& g : gemm_shapes(model, s))
-          add({fmt::format("{} tp={} mbs={}", g.name, tp, mbs), g.shape.m, g.shape.n, g.shape.k, g.shape.batch});
+          add({fmt::format("{} tp={} mbs={}", g.name, tp, mbs), g.shape.m, g.shape.n, g.shape.k,
+               g.shape.batch});
       }
     }
   }
@@ -109,7 +115,8 @@ std::vector<bench::GemmShapeSpec> gemm_shapes_of(const BenchArgs& a) {
   return shapes;
 }
 
-std::vector<int64_t> sizes_of(const BenchArgs& a, const char* default_begin, const char* default_end) {
+std::vector<int64_t> sizes_of(const BenchArgs& a, const char* default_begin,
+                              const char* default_end) {
   return size_sweep_of(a.begin, a.end, a.factor, default_begin, default_end);
 }
 
@@ -125,14 +132,17 @@ void store(const BenchArgs& a, db::Measurements m, int rank, int ranks, int64_t 
   if (a.db.empty()) return;
   std::string path = a.db;
   const auto at = path.find("{rank}");
-  if (at != std::string::npos) path.replace(at, 6, std::to_string(rank));
-  else if (rank != 0) return;
+  if (at != std::string::npos)
+    path.replace(at, 6, std::to_string(rank));
+  else if (rank != 0)
+    return;
   const HostInfo h = host_info();
   m.run.tool = "shardcost";
   m.run.tool_version = version;
   m.run.git_revision = revision;
   m.run.host = h.hostname;
-  m.run.command_line = command_line() + (ranks > 1 ? fmt::format(" (rank {} of {})", rank, ranks) : "");
+  m.run.command_line =
+      command_line() + (ranks > 1 ? fmt::format(" (rank {} of {})", rank, ranks) : "");
   m.run.start_time_ns = start_ns;
   m.run.end_time_ns = now_ns();
   m.run.recorded_by = fmt::format("shardcost {} ({})", version, revision);
@@ -143,9 +153,10 @@ void store(const BenchArgs& a, db::Measurements m, int rank, int ranks, int64_t 
 
 void fail_on_wrong(int64_t wrong, int64_t results) {
   if (wrong > 0)
-    throw Error(fmt::format("{} of {} results failed their correctness check (see the check "
-                            "column); the figures are not trustworthy",
-                            wrong, results));
+    throw Error(
+        fmt::format("{} of {} results failed their correctness check (see the check "
+                    "column); the figures are not trustworthy",
+                    wrong, results));
 }
 
 template <typename Report>
@@ -165,7 +176,8 @@ void add_common(CLI::App* c, BenchArgs& a) {
   c->add_option("--warmup", a.timing.warmup, "untimed warm-up iterations (default 5)");
   c->add_option("--time-budget", a.timing.time_budget_s,
                 "seconds per measurement; sets the iteration count from the warm-up");
-  c->add_option("--db", a.db, "cost store to write (SQLite); {rank} in the name: one file per rank");
+  c->add_option("--db", a.db,
+                "cost store to write (SQLite); {rank} in the name: one file per rank");
   c->add_option("--format", a.format, "text, csv or json");
 }
 
@@ -177,7 +189,8 @@ void add_sizes(CLI::App* c, BenchArgs& a) {
 
 void add_collective_options(CLI::App* c, BenchArgs& a) {
   c->add_option("--backend", a.backend, "mpi (processes launched by mpirun/srun) or nccl");
-  c->add_option("--timeout", a.timeout_s, "abort when one size point takes longer (seconds, default 300)");
+  c->add_option("--timeout", a.timeout_s,
+                "abort when one size point takes longer (seconds, default 300)");
   c->add_option("--debug-stall-rank", a.stall_rank, "tests only: this rank stalls")->group("");
 }
 
@@ -203,7 +216,8 @@ bench::CollectiveOptions collective_options(const BenchArgs& a, std::vector<std:
 }  // namespace
 
 void add_bench_commands(CLI::App& app, const std::string& version, const std::string& revision) {
-  auto* bench_cmd = app.add_subcommand("bench", "Measure GEMMs, memory, collectives and point-to-point");
+  auto* bench_cmd =
+      app.add_subcommand("bench", "Measure GEMMs, memory, collectives and point-to-point");
   bench_cmd->require_subcommand(1);
 
   auto ga = std::make_shared<BenchArgs>();
@@ -215,11 +229,13 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   gemm->add_option("-m", ga->m, "M values: 1024,2048 or a range 1K:8K:2");
   gemm->add_option("-n", ga->n, "N values");
   gemm->add_option("-k", ga->k, "K values");
-  gemm->add_option("--shapes-from", ga->shapes_from, "model (catalog name or JSON): the GEMMs the estimator prices");
+  gemm->add_option("--shapes-from", ga->shapes_from,
+                   "model (catalog name or JSON): the GEMMs the estimator prices");
   gemm->add_option("--tp", ga->tp, "tensor-parallel sizes for --shapes-from, e.g. 1,2,4,8");
   gemm->add_option("--mbs", ga->mbs, "micro-batch sizes for --shapes-from, e.g. 1,2,4");
   gemm->add_option("--threads", ga->threads, "cpu: BLAS threads (default: all)");
-  gemm->add_flag("--compare-baseline", ga->compare_baseline, "also time a plain BLAS loop of each shape");
+  gemm->add_flag("--compare-baseline", ga->compare_baseline,
+                 "also time a plain BLAS loop of each shape");
   add_common(gemm, *ga);
   gemm->callback([ga, version, revision] {
     const BenchArgs& a = *ga;
@@ -237,12 +253,16 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   });
 
   auto ma = std::make_shared<BenchArgs>();
-  auto* mem = bench_cmd->add_subcommand("memory", "Memory bandwidth: copies, memset, read and write");
+  auto* mem =
+      bench_cmd->add_subcommand("memory", "Memory bandwidth: copies, memset, read and write");
   mem->add_option("--device", ma->device, "cpu or cuda (default cpu)");
   mem->add_option("--gpu", ma->gpu, "CUDA device ordinal (default 0)");
-  mem->add_option("--op", ma->ops, "cpu: copy,read,write; cuda: copy_d2d,copy_h2d,copy_d2h,memset,read,write (default all)");
+  mem->add_option(
+      "--op", ma->ops,
+      "cpu: copy,read,write; cuda: copy_d2d,copy_h2d,copy_d2h,memset,read,write (default all)");
   mem->add_option("--threads", ma->threads, "cpu: threads (default: all)");
-  mem->add_flag("--compare-baseline", ma->compare_baseline, "cpu copy: also time a plain multi-threaded memcpy loop");
+  mem->add_flag("--compare-baseline", ma->compare_baseline,
+                "cpu copy: also time a plain multi-threaded memcpy loop");
   add_sizes(mem, *ma);
   add_common(mem, *ma);
   mem->callback([ma, version, revision] {
@@ -261,10 +281,14 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   });
 
   auto ca = std::make_shared<BenchArgs>();
-  auto* coll = bench_cmd->add_subcommand("collective", "Collectives with nccl-tests' algbw and busbw");
+  auto* coll =
+      bench_cmd->add_subcommand("collective", "Collectives with nccl-tests' algbw and busbw");
   add_collective_options(coll, *ca);
-  coll->add_option("--op", ca->ops, "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv, or all");
-  coll->add_option("--dtype", ca->dtype, "float (default), double, int32, int64; nccl also half, bfloat16");
+  coll->add_option("--op", ca->ops,
+                   "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall, "
+                   "sendrecv, or all");
+  coll->add_option("--dtype", ca->dtype,
+                   "float (default), double, int32, int64; nccl also half, bfloat16");
   coll->add_option("--redop", ca->redop, "sum (default), prod, max, min");
   coll->add_option("--root", ca->root, "root rank of broadcast and reduce (default 0)");
   coll->add_flag("--in-place", ca->in_place, "operate in place");
@@ -274,7 +298,8 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   coll->callback([ca, version, revision] {
     const BenchArgs& a = *ca;
     const Format f = parse_format(a.format, {Format::text, Format::csv, Format::json});
-    std::vector<std::string> ops = a.ops.empty() ? std::vector<std::string>{"all_reduce"} : split(a.ops);
+    std::vector<std::string> ops =
+        a.ops.empty() ? std::vector<std::string>{"all_reduce"} : split(a.ops);
     if (ops.size() == 1 && ops[0] == "all") ops = bench::collective_ops();
     bench::CollectiveOptions run = collective_options(a, ops);
     run.sizes = sizes_of(a, "1K", "16M");
@@ -284,7 +309,8 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   });
 
   auto pa = std::make_shared<BenchArgs>();
-  auto* p2p = bench_cmd->add_subcommand("p2p", "Send/recv bandwidth and latency between rank 0 and every other rank");
+  auto* p2p = bench_cmd->add_subcommand(
+      "p2p", "Send/recv bandwidth and latency between rank 0 and every other rank");
   add_collective_options(p2p, *pa);
   add_sizes(p2p, *pa);
   add_common(p2p, *pa);

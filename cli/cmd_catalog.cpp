@@ -18,13 +18,14 @@ void print_catalog_text() {
   for (const auto& d : all["devices"]) {
     const auto& p = d["peak_tflops"];
     auto peak = [&](const char* type) {  // "-": the device has no such tensor cores
-      return p.contains(type) && p[type].is_number() ? fmt::format("{:.0f}", p[type].get<double>()) : std::string("-");
+      return p.contains(type) && p[type].is_number() ? fmt::format("{:.0f}", p[type].get<double>())
+                                                     : std::string("-");
     };
     devices.add({d["name"], d.value("architecture", ""), fmt::format("{}", d.value("sms", 0)),
                  fmt::format("{:.1f}", d.value("memory_GiB", 0.0)),
                  fmt::format("{:.0f}", d.value("memory_bandwidth_GBps", 0.0)),
-                 fmt::format("{:.0f}", d.value("nvlink_bandwidth_GBps", 0.0)), peak("bf16"), peak("fp16"),
-                 peak("fp8")});
+                 fmt::format("{:.0f}", d.value("nvlink_bandwidth_GBps", 0.0)), peak("bf16"),
+                 peak("fp16"), peak("fp8")});
   }
   Table systems({"system", "device", "GPUs/node", "intra GB/s", "inter GB/s"},
                 {false, false, true, true, true});

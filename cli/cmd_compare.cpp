@@ -29,8 +29,10 @@ Side parse_side(const std::string& arg, const char* which) {
   if (colon != std::string::npos && colon + 1 < arg.size() &&
       std::filesystem::is_regular_file(arg.substr(0, colon), ec))
     return {arg.substr(0, colon), arg.substr(colon + 1)};
-  throw InputError(fmt::format("{} '{}' is not a store file; give FILE or FILE:RUN (a run id or uuid prefix "
-                               "from 'shardcost db info FILE')", which, arg));
+  throw InputError(
+      fmt::format("{} '{}' is not a store file; give FILE or FILE:RUN (a run id or uuid prefix "
+                  "from 'shardcost db info FILE')",
+                  which, arg));
 }
 
 // "5%", "5" (percent) or "0.5%": the relative change that matters.
@@ -40,7 +42,8 @@ double parse_threshold(const std::string& text) {
   char* end = nullptr;
   const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v <= 0 || v >= 1000)
-    throw InputError(fmt::format("--threshold '{}' is not a percentage; write e.g. 5% or 2.5", text));
+    throw InputError(
+        fmt::format("--threshold '{}' is not a percentage; write e.g. 5% or 2.5", text));
   return v / 100;
 }
 
@@ -54,7 +57,8 @@ std::vector<std::string> parse_tables(const std::string& text) {
     const std::string name = text.substr(start, end - start);
     const auto& known = db::comparable_tables();
     if (std::find(known.begin(), known.end(), name) == known.end())
-      throw InputError(fmt::format("--table '{}' is not comparable; use gemm, memory, collective, kernels or all", name));
+      throw InputError(fmt::format(
+          "--table '{}' is not comparable; use gemm, memory, collective, kernels or all", name));
     out.push_back(name);
     start = end + 1;
   }
@@ -68,7 +72,8 @@ std::vector<db::Measure> load_side(const Side& side, const std::vector<std::stri
   std::vector<db::Measure> out;
   for (const auto& t : tables) {
     auto rows = db::load_measures(store, t, run_id);
-    out.insert(out.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+    out.insert(out.end(), std::make_move_iterator(rows.begin()),
+               std::make_move_iterator(rows.end()));
   }
   return out;
 }
@@ -81,42 +86,55 @@ void add_compare_command(CLI::App& app) {
     double alpha = 0.01;
   };
   auto a = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("compare",
-                                 "Compare NEW against BASE, noise-aware; exit 0 nothing regressed, 1 regressed, 2 bad input");
-  cmd->add_option("BASE", a->base, "baseline: store FILE, or FILE:RUN (run id or uuid prefix)")->required();
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "Compare NEW against BASE, noise-aware; exit 0 nothing regressed, 1 regressed, 2 bad input");
+  cmd->add_option("BASE", a->base, "baseline: store FILE, or FILE:RUN (run id or uuid prefix)")
+      ->required();
   cmd->add_option("NEW", a->next, "candidate: store FILE, or FILE:RUN")->required();
-  cmd->add_option("--threshold", a->threshold, "smallest change of the median that counts, e.g. 5% (default)");
+  cmd->add_option("--threshold", a->threshold,
+                  "smallest change of the median that counts, e.g. 5% (default)");
   cmd->add_option("--alpha", a->alpha, "false-alarm rate over all pairs (Holm), default 0.01");
-  cmd->add_option("--table", a->table, "gemm, memory, collective, kernels, a comma list, or all (default)");
+  cmd->add_option("--table", a->table,
+                  "gemm, memory, collective, kernels, a comma list, or all (default)");
   cmd->add_option("--format", a->format, "text (default), md, json or junit");
   cmd->add_option("--output,-o", a->output, "write the result to this file instead of stdout");
   cmd->callback([a] {
     if (a->format != "text" && a->format != "md" && a->format != "json" && a->format != "junit")
-      throw InputError(fmt::format("unknown --format '{}'; use text, md, json or junit", a->format));
-    if (!(a->alpha > 0 && a->alpha < 1)) throw InputError(fmt::format("--alpha {} is not in (0, 1); use e.g. 0.01", a->alpha));
+      throw InputError(
+          fmt::format("unknown --format '{}'; use text, md, json or junit", a->format));
+    if (!(a->alpha > 0 && a->alpha < 1))
+      throw InputError(fmt::format("--alpha {} is not in (0, 1); use e.g. 0.01", a->alpha));
     regress::CompareOptions options;
     options.threshold = parse_threshold(a->threshold);
     options.alpha = a->alpha;
     const auto tables = parse_tables(a->table);
     const Side base = parse_side(a->base, "BASE"), next = parse_side(a->next, "NEW");
-    const regress::Comparison c = regress::compare(load_side(base, tables), load_side(next, tables), options);
+    const regress::Comparison c =
+        regress::compare(load_side(base, tables), load_side(next, tables), options);
     if (c.pairs.empty())
-      throw InputError(fmt::format("nothing to compare: no {}measurement of {} matches one of {} (they match by "
-                                   "table, device name, shape or size, dtype, op and ranks); check the files and --table",
-                                   a->table == "all" ? "" : a->table + " ", a->base, a->next));
+      throw InputError(fmt::format(
+          "nothing to compare: no {}measurement of {} matches one of {} (they match by "
+          "table, device name, shape or size, dtype, op and ranks); check the files and --table",
+          a->table == "all" ? "" : a->table + " ", a->base, a->next));
     const CompareSides sides{a->base, a->next, a->table};
     std::string text;
-    if (a->format == "md") text = compare_markdown(c, sides);
-    else if (a->format == "json") text = compare_json(c, sides);
-    else if (a->format == "junit") text = compare_junit(c, sides);
-    else text = compare_text(c, sides);
+    if (a->format == "md")
+      text = compare_markdown(c, sides);
+    else if (a->format == "json")
+      text = compare_json(c, sides);
+    else if (a->format == "junit")
+      text = compare_junit(c, sides);
+    else
+      text = compare_text(c, sides);
     if (a->output.empty()) {
       fmt::print("{}", text);
       std::fflush(stdout);
     } else {
       std::ofstream out(a->output, std::ios::binary);
       out << text;
-      if (!out.flush()) throw InputError("cannot write " + a->output + "; check the path and the disk");
+      if (!out.flush())
+        throw InputError("cannot write " + a->output + "; check the path and the disk");
       fmt::print(stderr, "{}: {} regressed\n", a->output, c.count(regress::Verdict::regressed));
     }
     if (c.count(regress::Verdict::regressed) > 0) throw ExitStatus{1};

@@ -27,7 +27,8 @@ void print_info_text(const db::StoreInfo& info) {
   fmt::print("store    {}\nschema   version {} (SQLite {})\n", info.path, info.schema_version,
              info.sqlite_version);
   std::string counts;
-  for (const auto& c : info.counts) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", c.table, c.rows);
+  for (const auto& c : info.counts)
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", c.table, c.rows);
   fmt::print("rows     {}\n\n", counts);
   Table runs({"run", "tool", "version", "libraries", "host", "status", "started", "source"},
              {true, false, false, false, false, false, false, false});
@@ -40,7 +41,8 @@ void print_info_text(const db::StoreInfo& info) {
                 {true, false, false, true, false, true, false});
   for (const auto& d : info.devices) {
     devices.add({fmt::format("{}", d.id), d.name, d.host.empty() ? "-" : d.host,
-                 d.index < 0 ? "-" : fmt::format("{}", d.index), d.pci_bus.empty() ? "-" : d.pci_bus,
+                 d.index < 0 ? "-" : fmt::format("{}", d.index),
+                 d.pci_bus.empty() ? "-" : d.pci_bus,
                  d.memory_bytes ? fmt::format("{:.1f}", d.memory_bytes / kGiB) : "-",
                  d.compute_capability.empty() ? "-" : d.compute_capability});
   }
@@ -55,16 +57,29 @@ nlohmann::json info_json(const db::StoreInfo& info) {
   for (const auto& c : info.counts) j["rows"][c.table] = c.rows;
   j["runs"] = nlohmann::json::array();
   for (const auto& r : info.runs) {
-    j["runs"].push_back({{"id", r.id}, {"uuid", r.uuid}, {"tool", r.tool}, {"tool_version", r.tool_version},
-                         {"git_revision", r.git_revision}, {"host", r.host}, {"command_line", r.command_line},
-                         {"start_time_ns", r.start_time_ns}, {"end_time_ns", r.end_time_ns},
-                         {"status", r.status}, {"source", r.source}, {"recorded_by", r.recorded_by},
+    j["runs"].push_back({{"id", r.id},
+                         {"uuid", r.uuid},
+                         {"tool", r.tool},
+                         {"tool_version", r.tool_version},
+                         {"git_revision", r.git_revision},
+                         {"host", r.host},
+                         {"command_line", r.command_line},
+                         {"start_time_ns", r.start_time_ns},
+                         {"end_time_ns", r.end_time_ns},
+                         {"status", r.status},
+                         {"source", r.source},
+                         {"recorded_by", r.recorded_by},
                          {"library_versions", r.library_versions}});
   }
   j["devices"] = nlohmann::json::array();
   for (const auto& d : info.devices) {
-    j["devices"].push_back({{"id", d.id}, {"name", d.name}, {"uuid", d.uuid}, {"host", d.host},
-                            {"index", d.index}, {"pci_bus", d.pci_bus}, {"memory_bytes", d.memory_bytes},
+    j["devices"].push_back({{"id", d.id},
+                            {"name", d.name},
+                            {"uuid", d.uuid},
+                            {"host", d.host},
+                            {"index", d.index},
+                            {"pci_bus", d.pci_bus},
+                            {"memory_bytes", d.memory_bytes},
                             {"compute_capability", d.compute_capability}});
   }
   return j;
@@ -74,15 +89,16 @@ void run_check(const std::string& path) {
   const Store store = Store::open(path, Store::Mode::read_only);
   const db::CheckResult r = store.check();
   if (!r.ok) {
-    throw Error(fmt::format("{} fails the check: {}{}; restore it from a copy or re-import", path,
-                            r.problems.front(),
-                            r.problems.size() > 1 ? fmt::format(" (and {} more)", r.problems.size() - 1) : ""));
+    throw Error(fmt::format(
+        "{} fails the check: {}{}; restore it from a copy or re-import", path, r.problems.front(),
+        r.problems.size() > 1 ? fmt::format(" (and {} more)", r.problems.size() - 1) : ""));
   }
   fmt::print("{}: ok (integrity, foreign keys, schema version {})\n", path, db::kSchemaVersion);
   if (r.incomplete_runs > 0)
-    fmt::print("{}: {} run{} did not complete (killed or still running); the batches committed "
-               "before it stopped are kept\n",
-               path, r.incomplete_runs, r.incomplete_runs == 1 ? "" : "s");
+    fmt::print(
+        "{}: {} run{} did not complete (killed or still running); the batches committed "
+        "before it stopped are kept\n",
+        path, r.incomplete_runs, r.incomplete_runs == 1 ? "" : "s");
 }
 
 }  // namespace
@@ -99,13 +115,16 @@ void add_db_commands(CLI::App& app) {
   info->callback([info_file, info_format] {
     const Format f = parse_format(*info_format, {Format::text, Format::json});
     const db::StoreInfo i = Store::open(*info_file, Store::Mode::read_only).info();
-    if (f == Format::json) fmt::print("{}\n", info_json(i).dump(2));
-    else print_info_text(i);
+    if (f == Format::json)
+      fmt::print("{}\n", info_json(i).dump(2));
+    else
+      print_info_text(i);
   });
 
   auto out = std::make_shared<std::string>();
   auto inputs = std::make_shared<std::vector<std::string>>();
-  auto* merge = dbc->add_subcommand("merge", "Fold per-rank or per-node files into one (runs are never duplicated)");
+  auto* merge = dbc->add_subcommand(
+      "merge", "Fold per-rank or per-node files into one (runs are never duplicated)");
   merge->add_option("OUT", *out, "store to merge into (created when missing)")->required();
   merge->add_option("IN", *inputs, "stores to read")->required();
   merge->callback([out, inputs] {
@@ -118,13 +137,16 @@ void add_db_commands(CLI::App& app) {
   });
 
   auto migrate_file = std::make_shared<std::string>();
-  auto* migrate = dbc->add_subcommand("migrate", "Bring a store to this shardcost's schema version");
+  auto* migrate =
+      dbc->add_subcommand("migrate", "Bring a store to this shardcost's schema version");
   migrate->add_option("FILE", *migrate_file, "store file")->required();
   migrate->callback([migrate_file] {
     Store store = Store::open(*migrate_file, Store::Mode::migrate);
     const int from = store.migrate();
-    if (from == db::kSchemaVersion) fmt::print("{}: already at schema version {}\n", *migrate_file, from);
-    else fmt::print("{}: schema version {} -> {}\n", *migrate_file, from, db::kSchemaVersion);
+    if (from == db::kSchemaVersion)
+      fmt::print("{}: already at schema version {}\n", *migrate_file, from);
+    else
+      fmt::print("{}: schema version {} -> {}\n", *migrate_file, from, db::kSchemaVersion);
   });
 
   auto check_file = std::make_shared<std::string>();

@@ -15,15 +15,22 @@ void print_devices(const std::string& format_text) {
   const bench::DeviceList d = bench::list_devices();
   if (f == Format::json) {
     nlohmann::json j;
-    j["host"] = {{"hostname", d.host.hostname}, {"cpu", d.host.cpu_model},
-                 {"logical_cpus", d.host.logical_cpus}, {"memory_bytes", d.host.memory_bytes},
+    j["host"] = {{"hostname", d.host.hostname},
+                 {"cpu", d.host.cpu_model},
+                 {"logical_cpus", d.host.logical_cpus},
+                 {"memory_bytes", d.host.memory_bytes},
                  {"build", d.host.cuda_build}};
     j["gpus"] = nlohmann::json::array();
     for (const auto& g : d.gpus)
-      j["gpus"].push_back({{"index", g.index}, {"name", g.name}, {"uuid", g.uuid},
-                           {"pci_bus", g.pci_bus}, {"compute_capability", g.compute_capability},
-                           {"sms", g.sms}, {"memory_bytes", g.memory_bytes},
-                           {"sm_clock_khz", g.sm_clock_khz}, {"memory_clock_khz", g.memory_clock_khz}});
+      j["gpus"].push_back({{"index", g.index},
+                           {"name", g.name},
+                           {"uuid", g.uuid},
+                           {"pci_bus", g.pci_bus},
+                           {"compute_capability", g.compute_capability},
+                           {"sms", g.sms},
+                           {"memory_bytes", g.memory_bytes},
+                           {"sm_clock_khz", g.sm_clock_khz},
+                           {"memory_clock_khz", g.memory_clock_khz}});
     if (!d.gpu_status.empty()) j["gpu_status"] = d.gpu_status;
     j["driver_version"] = d.driver_version;
     j["runtime_version"] = d.runtime_version;

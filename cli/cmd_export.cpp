@@ -16,12 +16,14 @@ void add_export_command(CLI::App& app) {
     db::TableFilter filter;
   };
   auto a = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("export", "Write a cost table (gemm, memory, collective, kernels, runs) as CSV or JSON");
+  auto* cmd = app.add_subcommand(
+      "export", "Write a cost table (gemm, memory, collective, kernels, runs) as CSV or JSON");
   cmd->add_option("--db", a->db, "store file")->required();
   cmd->add_option("--table", a->table, "gemm, memory, collective, kernels or runs")->required();
   cmd->add_option("--format", a->format, "csv (default) or json");
   cmd->add_option("--device", a->filter.device, "only devices whose name contains this (any case)");
-  cmd->add_option("--op", a->filter.op, "only this collective op (collective) or kind (memory, kernels)");
+  cmd->add_option("--op", a->filter.op,
+                  "only this collective op (collective) or kind (memory, kernels)");
   cmd->add_option("--output,-o", a->output, "write to this file instead of stdout");
   cmd->callback([a] {
     const Format f = parse_format(a->format, {Format::csv, Format::json});
@@ -34,7 +36,8 @@ void add_export_command(CLI::App& app) {
     }
     std::ofstream out(a->output, std::ios::binary);
     out << text;
-    if (!out.flush()) throw InputError("cannot write " + a->output + "; check the path and the disk");
+    if (!out.flush())
+      throw InputError("cannot write " + a->output + "; check the path and the disk");
   });
 }
 

@@ -19,11 +19,14 @@ struct FitArgs {
   std::string format = "text";
 };
 
-std::string percent(double x) { return fmt::format("{:.1f} %", 100 * x); }
+std::string percent(double x) {
+  return fmt::format("{:.1f} %", 100 * x);
+}
 
 void run_fit(const FitArgs& a) {
   const Format format = parse_format(a.format, {Format::text, Format::json});
-  const auto reports = fit_store(a.db, a.table, a.device.empty() ? std::nullopt : std::optional(a.device));
+  const auto reports =
+      fit_store(a.db, a.table, a.device.empty() ? std::nullopt : std::optional(a.device));
   int fitted = 0;
   for (const auto& r : reports) fitted += r.skipped.empty() ? 1 : 0;
   if (format == Format::json) {
@@ -33,7 +36,8 @@ void run_fit(const FitArgs& a) {
       if (!r.skipped.empty()) m["skipped"] = r.skipped;
       if (!r.notes.empty()) m["notes"] = r.notes;
       for (const auto& v : r.cross_validation)
-        m["cross_validation"].push_back({{"split", v.split}, {"rows", v.rows}, {"median", v.median}, {"p90", v.p90}});
+        m["cross_validation"].push_back(
+            {{"split", v.split}, {"rows", v.rows}, {"median", v.median}, {"p90", v.p90}});
       j.push_back(m);
     }
     fmt::print("{}\n", nlohmann::json{{"store", a.db}, {"models", j}}.dump(2));
@@ -43,7 +47,8 @@ void run_fit(const FitArgs& a) {
             {false, false, false, true, false, true, true});
     for (const auto& r : reports) {
       if (!r.skipped.empty()) continue;
-      const std::vector<std::string> id{r.kind, r.device, r.key, thousands(static_cast<double>(r.rows))};
+      const std::vector<std::string> id{r.kind, r.device, r.key,
+                                        thousands(static_cast<double>(r.rows))};
       if (r.cross_validation.empty()) {
         auto row = id;
         row.insert(row.end(), {"-", "-", "-"});
@@ -61,10 +66,12 @@ void run_fit(const FitArgs& a) {
   for (const auto& r : reports) {
     if (!r.skipped.empty())
       fmt::print(stderr, "shardcost: {} {} {} skipped: {}\n", r.kind, r.device, r.key, r.skipped);
-    for (const auto& n : r.notes) fmt::print(stderr, "shardcost: note: {} {} {}: {}\n", r.kind, r.device, r.key, n);
+    for (const auto& n : r.notes)
+      fmt::print(stderr, "shardcost: note: {} {} {}: {}\n", r.kind, r.device, r.key, n);
   }
   if (fitted == 0) {
-    if (reports.empty()) fmt::print(stderr, "shardcost: {} holds no rows to fit a model on\n", a.db);
+    if (reports.empty())
+      fmt::print(stderr, "shardcost: {} holds no rows to fit a model on\n", a.db);
     throw ExitStatus{1};
   }
 }
@@ -73,7 +80,8 @@ void run_fit(const FitArgs& a) {
 
 void add_fit_command(CLI::App& app) {
   auto a = std::make_shared<FitArgs>();
-  auto* cmd = app.add_subcommand("fit", "Fit cost models on the store's measurements and save them there");
+  auto* cmd =
+      app.add_subcommand("fit", "Fit cost models on the store's measurements and save them there");
   cmd->add_option("--db", a->db, "cost store (read, and written: fitted_model)")->required();
   cmd->add_option("--table", a->table, "gemm, collective, memory, kernels or all (default)");
   cmd->add_option("--device", a->device, "only this catalog device's rows");

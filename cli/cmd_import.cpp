@@ -29,21 +29,26 @@ std::string read_file(const std::string& path) {
 
 std::string describe(const db::Measurements& m) {
   std::vector<std::string> parts;
-  if (!m.collectives.empty()) parts.push_back(fmt::format("{} collective rows", m.collectives.size()));
+  if (!m.collectives.empty())
+    parts.push_back(fmt::format("{} collective rows", m.collectives.size()));
   if (!m.gemms.empty()) parts.push_back(fmt::format("{} gemm rows", m.gemms.size()));
   if (!m.memory.empty()) parts.push_back(fmt::format("{} memory rows", m.memory.size()));
   if (!m.kernels.empty()) parts.push_back(fmt::format("{} kernel events", m.kernels.size()));
-  return fmt::format("{}, {} device{}", fmt::join(parts, ", "), m.devices.size(), m.devices.size() == 1 ? "" : "s");
+  return fmt::format("{}, {} device{}", fmt::join(parts, ", "), m.devices.size(),
+                     m.devices.size() == 1 ? "" : "s");
 }
 
-void add_kind(CLI::App* parent, const std::string& name, const std::string& help, const std::string& recorded_by,
+void add_kind(CLI::App* parent, const std::string& name, const std::string& help,
+              const std::string& recorded_by,
               db::Measurements (*parse)(const ImportArgs&, std::string_view, std::string_view)) {
   auto a = std::make_shared<ImportArgs>();
   auto* cmd = parent->add_subcommand(name, help);
   cmd->add_option("--db", a->db, "store file (created when missing; default shardcost.db)");
-  cmd->add_option("--batch-rows", a->batch_rows, "rows per transaction (default 50000)")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch-rows", a->batch_rows, "rows per transaction (default 50000)")
+      ->check(CLI::PositiveNumber);
   if (name == "nccl-tests")
-    cmd->add_option("--op", a->op, "collective, when neither the file nor its name says (all_reduce, ...)");
+    cmd->add_option("--op", a->op,
+                    "collective, when neither the file nor its name says (all_reduce, ...)");
   cmd->add_option("FILE", a->files, "files to import")->required();
   cmd->callback([a, parse, recorded_by] {
     db::Store store = db::Store::open(a->db, db::Store::Mode::read_write);
@@ -52,8 +57,10 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
       db::Measurements m = parse(*a, text, file);
       m.run.recorded_by = recorded_by;
       const db::WriteResult r = store.write(m, a->batch_rows);
-      if (r.duplicate) fmt::print("{}: already imported as run {}; nothing added\n", file, r.run_id);
-      else fmt::print("{}: run {}: {}\n", file, r.run_id, describe(m));
+      if (r.duplicate)
+        fmt::print("{}: already imported as run {}; nothing added\n", file, r.run_id);
+      else
+        fmt::print("{}: run {}: {}\n", file, r.run_id, describe(m));
     }
   });
 }
@@ -61,10 +68,12 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
 }  // namespace
 
 void add_import_command(CLI::App& app, const std::string& recorded_by) {
-  auto* imp = app.add_subcommand("import", "Import nccl-tests output, Kineto traces or exported CSV tables");
+  auto* imp = app.add_subcommand("import",
+                                 "Import nccl-tests output, Kineto traces or exported CSV tables");
   imp->require_subcommand(1);
-  add_kind(imp, "nccl-tests", "nccl-tests stdout (any *_perf, old or new layout) or its -J JSON file",
-           recorded_by, [](const ImportArgs& a, std::string_view text, std::string_view file) {
+  add_kind(imp, "nccl-tests",
+           "nccl-tests stdout (any *_perf, old or new layout) or its -J JSON file", recorded_by,
+           [](const ImportArgs& a, std::string_view text, std::string_view file) {
              return db::import_nccl_tests(text, file, a.op);
            });
   add_kind(imp, "kineto", "PyTorch profiler / Kineto Chrome-trace JSON (GPU kernels, copies, sets)",

@@ -25,14 +25,14 @@ struct PlanArgs {
   std::string db;  // cost store to price from; empty: catalog only
 };
 
-
 void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_option("--model", a.model, "catalog model name or model JSON file")->required();
   cmd->add_option("--cluster", a.cluster, "catalog system name or cluster JSON file")->required();
   cmd->add_option("--gpus", a.gpus, "GPU count (whole nodes, or part of one node)");
   cmd->add_option("--software", a.software,
                   "software stack: megatron-core (default), megatron-lm-2022 or megatron-lm-2021");
-  cmd->add_option("--db", a.db, "price from the measurements in this cost store (catalog elsewhere)");
+  cmd->add_option("--db", a.db,
+                  "price from the measurements in this cost store (catalog elsewhere)");
 }
 
 // The cost sources of one command, best first, indexed once: ranking prices every candidate
@@ -136,12 +136,15 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
   opt.costs = costs->source();
   const Strategy& st = plan.strategy;
   if (!va.given() && (st.balance != Balance::none || st.max_tokens > 0 || st.cp_per_sequence()))
-    throw InputError("balance=, max_tokens= and cp=dynamic apply to variable-length data: give --seq-lengths FILE "
-                     "or --seq-dist lognormal:median=...,sigma=...");
+    throw InputError(
+        "balance=, max_tokens= and cp=dynamic apply to variable-length data: give --seq-lengths "
+        "FILE "
+        "or --seq-dist lognormal:median=...,sigma=...");
   std::optional<VarlenOptions> vo;
   std::optional<VarlenEstimate> v;
   if (va.given()) {
-    if (!plan.stage_layers.empty()) throw InputError("--plan files are priced at fixed length; give --strategy");
+    if (!plan.stage_layers.empty())
+      throw InputError("--plan files are priced at fixed length; give --strategy");
     vo = va.options();
     v = estimate_varlen(*workload, c, st, *vo, opt);
   }
@@ -163,7 +166,8 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
 
 // What every rank JSON starts with: the inputs.
 nlohmann::json rank_json(const PlanArgs& a, const Model& m, const Cluster& c) {
-  return {{"model", m.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"software", a.software}};
+  return {
+      {"model", m.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"software", a.software}};
 }
 
 // rank on variable-length data: the best plans with their step spread and imbalance.
@@ -184,36 +188,48 @@ void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, cons
     return;
   }
   if (format == Format::csv) throw InputError("rank on variable-length data prints text or json");
-  fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c), ro.global_batch,
-             a.software);
-  fmt::print("variable-length data: {}, {} batches (seed {})\n", vo.lengths.describe(), vo.batches, vo.seed);
-  fmt::print("{} fixed-length candidates searched; {} variable-length plans priced on the batches\n\n",
-             thousands(static_cast<double>(r.fixed_evaluated)), thousands(static_cast<double>(r.evaluated)));
-  Table t({"#", "step s", "p10", "p90", "imbalance", "tokens/s", "MFU", "GiB", "tp", "pp", "dp", "cp", "mbs",
-           "max_tokens", "balance", "recompute", "zero"},
-          {true, true, true, true, true, true, true, true, true, true, true, false, true, true, false, false, true});
+  fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c),
+             ro.global_batch, a.software);
+  fmt::print("variable-length data: {}, {} batches (seed {})\n", vo.lengths.describe(), vo.batches,
+             vo.seed);
+  fmt::print(
+      "{} fixed-length candidates searched; {} variable-length plans priced on the batches\n\n",
+      thousands(static_cast<double>(r.fixed_evaluated)),
+      thousands(static_cast<double>(r.evaluated)));
+  Table t({"#", "step s", "p10", "p90", "imbalance", "tokens/s", "MFU", "GiB", "tp", "pp", "dp",
+           "cp", "mbs", "max_tokens", "balance", "recompute", "zero"},
+          {true, true, true, true, true, true, true, true, true, true, true, false, true, true,
+           false, false, true});
   int i = 0;
   for (const auto& v : r.best) {
     const Estimate& e = v.estimate;
     const Strategy& s = e.strategy;
-    t.add({fmt::format("{}", ++i), fmt::format("{:.3f}", e.step_time_s), fmt::format("{:.3f}", v.step_time_p10_s),
-           fmt::format("{:.3f}", v.step_time_p90_s), fmt::format("{:.3f}", v.imbalance), thousands(e.tokens_per_s),
-           fmt::format("{:.1f}%", 100 * e.mfu), fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB),
-           fmt::format("{}", s.tp), fmt::format("{}", s.pp), fmt::format("{}", s.dp),
-           s.cp_per_sequence() ? fmt::format("{}<={}", s.cp_mode == CpMode::flex ? "flex" : "dyn", s.cp)
-                               : fmt::format("{}", s.cp), fmt::format("{}", s.mbs),
-           fmt::format("{}", s.max_tokens), std::string(to_string(s.balance)), std::string(to_string(s.recompute)),
+    t.add({fmt::format("{}", ++i), fmt::format("{:.3f}", e.step_time_s),
+           fmt::format("{:.3f}", v.step_time_p10_s), fmt::format("{:.3f}", v.step_time_p90_s),
+           fmt::format("{:.3f}", v.imbalance), thousands(e.tokens_per_s),
+           fmt::format("{:.1f}%", 100 * e.mfu),
+           fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB), fmt::format("{}", s.tp),
+           fmt::format("{}", s.pp), fmt::format("{}", s.dp),
+           s.cp_per_sequence()
+               ? fmt::format("{}<={}", s.cp_mode == CpMode::flex ? "flex" : "dyn", s.cp)
+               : fmt::format("{}", s.cp),
+           fmt::format("{}", s.mbs), fmt::format("{}", s.max_tokens),
+           std::string(to_string(s.balance)), std::string(to_string(s.recompute)),
            fmt::format("{}", s.zero)});
   }
   fmt::print("{}", t.render());
   fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
 }
 
-void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective, const VarlenArgs& va) {
+void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
+              const VarlenArgs& va) {
   const Format format = parse_format(a.format, {Format::text, Format::json, Format::csv});
-  if (objective == "time") ro.objective = Objective::time;
-  else if (objective == "memory") ro.objective = Objective::memory;
-  else throw InputError(fmt::format("unknown --objective '{}'; use time or memory", objective));
+  if (objective == "time")
+    ro.objective = Objective::time;
+  else if (objective == "memory")
+    ro.objective = Objective::memory;
+  else
+    throw InputError(fmt::format("unknown --objective '{}'; use time or memory", objective));
   const Model m = load_model(a.model);
   const Cluster c = load_cluster(a.cluster, a.gpus);
   ro.estimate.software = software_preset(a.software);
@@ -226,9 +242,10 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective, c
   }
   for (const char* key : {"balance=", "max_tokens=", "cp=dynamic", "cp=flex", "cp_max="})
     if (ro.fixed.find(key) != std::string::npos)
-      throw InputError(fmt::format("--fix {}: {} applies to variable-length data; give --seq-lengths FILE or "
-                                   "--seq-dist",
-                                   ro.fixed, std::string(key).substr(0, std::string(key).find('='))));
+      throw InputError(
+          fmt::format("--fix {}: {} applies to variable-length data; give --seq-lengths FILE or "
+                      "--seq-dist",
+                      ro.fixed, std::string(key).substr(0, std::string(key).find('='))));
   const RankResult r = rank(m, c, ro);
 
   if (format == Format::json) {
@@ -243,8 +260,9 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective, c
     return;
   }
   if (format == Format::csv) {
-    fmt::print("rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
-               "ep,mbs,gbs,vpp,recompute,sp,zero\n");
+    fmt::print(
+        "rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
+        "ep,mbs,gbs,vpp,recompute,sp,zero\n");
     int i = 0;
     for (const auto& e : r.best) {
       const Strategy& s = e.strategy;
@@ -257,7 +275,8 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective, c
   }
   fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c),
              ro.global_batch, a.software);
-  fmt::print("{} candidates evaluated, {} feasible\n\n", thousands(static_cast<double>(r.evaluated)),
+  fmt::print("{} candidates evaluated, {} feasible\n\n",
+             thousands(static_cast<double>(r.evaluated)),
              thousands(static_cast<double>(r.feasible)));
   Table t({"#", "step s", "tokens/s", "TFLOP/s", "MFU", "GiB", "tp", "pp", "dp", "cp", "ep", "mbs",
            "vpp", "recompute", "sp", "zero"},
@@ -282,7 +301,6 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective, c
   fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
 }
 
-
 }  // namespace
 
 void add_plan_commands(CLI::App& app) {
@@ -291,20 +309,22 @@ void add_plan_commands(CLI::App& app) {
   auto plan = std::make_shared<std::string>();
   auto* est = app.add_subcommand("estimate", "Price one strategy: step time, throughput, memory");
   add_plan_options(est, *est_args);
-  auto* strategy_opt = est->add_option(
-      "--strategy", *strategy,
-      "e.g. \"tp=8,pp=8,dp=1,cp=1,ep=1,mbs=1,gbs=64,vpp=3,recompute=selective,"
-      "sp=true,zero=0\"; missing keys take defaults (dp from the GPU count)");
-  auto* plan_opt = est->add_option("--plan", *plan,
-                  "plan JSON file: the strategy keys of every stage, each stage's layers and "
-                  "replicas (instead of --strategy; docs/architecture.md)")
-      ->excludes(strategy_opt);
+  auto* strategy_opt =
+      est->add_option("--strategy", *strategy,
+                      "e.g. \"tp=8,pp=8,dp=1,cp=1,ep=1,mbs=1,gbs=64,vpp=3,recompute=selective,"
+                      "sp=true,zero=0\"; missing keys take defaults (dp from the GPU count)");
+  auto* plan_opt =
+      est->add_option("--plan", *plan,
+                      "plan JSON file: the strategy keys of every stage, each stage's layers and "
+                      "replicas (instead of --strategy; docs/architecture.md)")
+          ->excludes(strategy_opt);
   est->add_option("--format", est_args->format, "text or json");
   auto va = std::make_shared<VarlenArgs>();
   add_varlen_options(est, *va);
   est->callback([est_args, strategy, plan, strategy_opt, plan_opt, va] {
     if (strategy_opt->count() == 0 && plan_opt->count() == 0)
-      throw InputError("--strategy is required (\"tp=8,pp=8,...\"), or give a plan file with --plan FILE");
+      throw InputError(
+          "--strategy is required (\"tp=8,pp=8,...\"), or give a plan file with --plan FILE");
     run_estimate(*est_args, *strategy,
                  plan_opt->count() ? std::optional<std::string>(*plan) : std::nullopt, *va);
   });

@@ -10,8 +10,8 @@
 #include "predict_inputs.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
-#include "shardcost/profiler.h"
 #include "shardcost/learned.h"
+#include "shardcost/profiler.h"
 #include "shardcost/store_costs.h"
 
 namespace shardcost::cli {
@@ -101,7 +101,8 @@ void print(const PredictArgs& a, const std::string& what, const std::vector<std:
     fmt::print("{}\n", j.dump(2));
     return;
   }
-  fmt::print("{} on {}{}\n\n", what, a.device, a.db.empty() ? " (catalog)" : ", store " + a.db + " then the catalog");
+  fmt::print("{} on {}{}\n\n", what, a.device,
+             a.db.empty() ? " (catalog)" : ", store " + a.db + " then the catalog");
   std::vector<std::string> cols = header;
   cols.push_back("time us");
   cols.push_back("source");
@@ -120,19 +121,22 @@ void print(const PredictArgs& a, const std::string& what, const std::vector<std:
 
 void run_gemm(const PredictArgs& a) {
   const auto sources = load_sources(a);
-  const Predictor p(find_device(a.device), std::nullopt, sources->chain.empty() ? nullptr : &sources->chain);
+  const Predictor p(find_device(a.device), std::nullopt,
+                    sources->chain.empty() ? nullptr : &sources->chain);
   const DType dtype = parse_dtype(a.dtype);
   std::vector<GemmShape> shapes;
   for (const auto& s : a.shapes) shapes.push_back(parse_shape(s));
   if (!a.shapes_file.empty())
     for (const auto& s : read_shapes_csv(a.shapes_file)) shapes.push_back(s);
-  if (shapes.empty()) throw InputError("no GEMM shapes: give --shape MxNxK (repeatable) or --shapes FILE.csv");
+  if (shapes.empty())
+    throw InputError("no GEMM shapes: give --shape MxNxK (repeatable) or --shapes FILE.csv");
   std::vector<Row> rows;
   for (const auto& s : shapes) {
     const Priced x = p.gemm(s, dtype);
     rows.push_back({{std::to_string(s.m), std::to_string(s.n), std::to_string(s.k),
                      std::to_string(s.batch), a.dtype},
-                    x.seconds, x.origin});
+                    x.seconds,
+                    x.origin});
   }
   print(a, "GEMM", {"m", "n", "k", "batch", "dtype"}, rows);
 }
@@ -146,23 +150,27 @@ std::optional<Cluster> system_of(const PredictArgs& a) {
 void run_collective(const PredictArgs& a) {
   const auto op = parse_collective_op(a.op);
   if (!op)
-    throw InputError(fmt::format("unknown collective '{}'; use all_reduce, all_gather, "
-                                 "reduce_scatter, all_to_all, broadcast, reduce or send_recv",
-                                 a.op));
+    throw InputError(
+        fmt::format("unknown collective '{}'; use all_reduce, all_gather, "
+                    "reduce_scatter, all_to_all, broadcast, reduce or send_recv",
+                    a.op));
   const auto sources = load_sources(a);
-  const Predictor p(find_device(a.device), system_of(a), sources->chain.empty() ? nullptr : &sources->chain);
+  const Predictor p(find_device(a.device), system_of(a),
+                    sources->chain.empty() ? nullptr : &sources->chain);
   std::vector<Row> rows;
   for (const int64_t bytes : sizes_of(a)) {
     const Priced x = p.collective(*op, static_cast<double>(bytes), a.ranks, a.nodes);
     rows.push_back({{a.op, std::to_string(a.ranks), std::to_string(a.nodes), std::to_string(bytes)},
-                    x.seconds, x.origin});
+                    x.seconds,
+                    x.origin});
   }
   print(a, "collective", {"op", "ranks", "nodes", "bytes"}, rows);
 }
 
 void run_memory(const PredictArgs& a) {
   const auto sources = load_sources(a);
-  const Predictor p(find_device(a.device), std::nullopt, sources->chain.empty() ? nullptr : &sources->chain);
+  const Predictor p(find_device(a.device), std::nullopt,
+                    sources->chain.empty() ? nullptr : &sources->chain);
   std::vector<Row> rows;
   for (const int64_t bytes : sizes_of(a)) {
     const Priced x = p.memory(a.op, static_cast<double>(bytes));
@@ -187,7 +195,8 @@ void sizes(CLI::App* c, PredictArgs& a) {
 }  // namespace
 
 void add_predict_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("predict", "Price GEMMs, collectives or memory operations on one device");
+  auto* cmd =
+      app.add_subcommand("predict", "Price GEMMs, collectives or memory operations on one device");
   cmd->require_subcommand(1);
 
   auto g = std::make_shared<PredictArgs>();
@@ -199,19 +208,29 @@ void add_predict_command(CLI::App& app) {
   gemm->callback([g] { run_gemm(*g); });
 
   auto c = std::make_shared<PredictArgs>();
-  auto* coll = cmd->add_subcommand("collective", "Collective times over a size sweep or a sizes file");
+  auto* coll =
+      cmd->add_subcommand("collective", "Collective times over a size sweep or a sizes file");
   common(coll, *c);
-  coll->add_option("--op", c->op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv")->required();
+  coll->add_option(
+          "--op", c->op,
+          "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv")
+      ->required();
   coll->add_option("--ranks", c->ranks, "ranks in the collective")->required();
   coll->add_option("--nodes", c->nodes, "nodes they span (default 1)");
-  coll->add_option("--cluster", c->cluster, "system whose fabrics the catalog prices (default: the device's catalog system)");
+  coll->add_option(
+      "--cluster", c->cluster,
+      "system whose fabrics the catalog prices (default: the device's catalog system)");
   sizes(coll, *c);
   coll->callback([c] { run_collective(*c); });
 
   auto m = std::make_shared<PredictArgs>();
-  auto* mem = cmd->add_subcommand("memory", "Memory-operation times over a size sweep or a sizes file");
+  auto* mem =
+      cmd->add_subcommand("memory", "Memory-operation times over a size sweep or a sizes file");
   common(mem, *m);
-  mem->add_option("--op", m->op, "copy_d2d, copy_h2d, copy_d2h, memset, read or write (as bench memory names them)")->required();
+  mem->add_option(
+         "--op", m->op,
+         "copy_d2d, copy_h2d, copy_d2h, memset, read or write (as bench memory names them)")
+      ->required();
   sizes(mem, *m);
   mem->callback([m] { run_memory(*m); });
 }

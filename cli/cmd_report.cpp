@@ -18,7 +18,8 @@ namespace {
 
 // A fitted model's held-out predictions (its first cross-validation's), or else its predictions
 // for the rows it was fitted on (nullopt: neither, a pooled prior of an older record).
-std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCosts& learned, const db::Store& store) {
+std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCosts& learned,
+                                           const db::Store& store) {
   FittedModelPlot plot{m, {}};
   // What the model predicted for rows it had not seen, where its record keeps them.
   if (!m.cross_validation.empty() && !m.cross_validation.front().held_out.empty()) {
@@ -41,11 +42,14 @@ std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCost
     const size_t space = m.key.find(' ');
     const auto op = parse_collective_op(m.key.substr(0, space));
     const std::string level_name = space == std::string::npos ? "" : m.key.substr(space + 1);
-    const FabricLevel level = level_name == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node;
+    const FabricLevel level =
+        level_name == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node;
     for (const auto& c : store.collective_points()) {
-      if (parse_collective_op(c.op) != op || c.fabric_level != level_name || !same_device_name(c.device, m.device))
+      if (parse_collective_op(c.op) != op || c.fabric_level != level_name ||
+          !same_device_name(c.device, m.device))
         continue;
-      if (const auto priced = learned.collective(device, *op, static_cast<double>(c.bytes), c.ranks, level))
+      if (const auto priced =
+              learned.collective(device, *op, static_cast<double>(c.bytes), c.ranks, level))
         plot.measured_predicted_s.emplace_back(c.time_ns * 1e-9, priced->seconds);
     }
   } else if (m.kind == "memory_curve") {
@@ -58,7 +62,8 @@ std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCost
     for (const auto& k : store.kernel_points()) {
       if (k.device != m.device && !same_device_name(k.device, m.device)) continue;
       const auto& l = k.launch;
-      const double threads = l.known() ? 1.0 * l.grid_x * l.grid_y * l.grid_z * l.block_x * l.block_y * l.block_z : 0;
+      const double threads =
+          l.known() ? 1.0 * l.grid_x * l.grid_y * l.grid_z * l.block_x * l.block_y * l.block_z : 0;
       if (const auto priced = learned.kernel(k.device, k.name, threads, false))
         plot.measured_predicted_s.emplace_back(k.mean_ns * 1e-9, priced->seconds);
     }
@@ -77,24 +82,30 @@ void add_report_command(CLI::App& app) {
     VarlenArgs varlen;
   };
   auto a = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand("report", "Write one self-contained HTML page of plots of a cost store");
+  auto* cmd =
+      app.add_subcommand("report", "Write one self-contained HTML page of plots of a cost store");
   cmd->add_option("--db", a->db, "store file")->required();
   cmd->add_option("--out,-o", a->out, "HTML file to write (default report.html)");
-  cmd->add_option("--model", a->model, "also rank strategies for this model (catalog name or JSON file)");
+  cmd->add_option("--model", a->model,
+                  "also rank strategies for this model (catalog name or JSON file)");
   cmd->add_option("--cluster", a->cluster, "... on this cluster (catalog name or JSON file)");
   cmd->add_option("--gpus", a->gpus, "... of this many GPUs (default: the whole cluster)");
   cmd->add_option("--gbs", a->gbs, "... with this global batch (sequences)");
   cmd->add_option("--top", a->top, "strategies to draw (default 300)");
-  cmd->add_option("--strategy", a->strategy,
-                  "with --model, --cluster and --seq-lengths (or --seq-dist): the plan whose predicted step "
-                  "times are drawn beside the store's measured steps");
+  cmd->add_option(
+      "--strategy", a->strategy,
+      "with --model, --cluster and --seq-lengths (or --seq-dist): the plan whose predicted step "
+      "times are drawn beside the store's measured steps");
   add_varlen_options(cmd, a->varlen);
   cmd->callback([a] {
     if (a->model.empty() != a->cluster.empty())
-      throw InputError("--model and --cluster go together; give both to plot ranked strategies, or neither");
+      throw InputError(
+          "--model and --cluster go together; give both to plot ranked strategies, or neither");
     if (a->strategy.empty() != !a->varlen.given())
-      throw InputError("--strategy and --seq-lengths (or --seq-dist) go together: the plan to predict step times for "
-                       "and the data it runs on");
+      throw InputError(
+          "--strategy and --seq-lengths (or --seq-dist) go together: the plan to predict step "
+          "times for "
+          "and the data it runs on");
     if (!a->strategy.empty() && a->model.empty())
       throw InputError("--strategy needs --model and --cluster");
     if (!a->model.empty() && a->strategy.empty() && a->gbs <= 0)
@@ -117,7 +128,8 @@ void add_report_command(CLI::App& app) {
       if (auto plot = fitted_plot(m, learned, store)) in.models.push_back(std::move(*plot));
     if (!a->strategy.empty()) {
       const Model model = load_model(a->model);
-      const Cluster cluster = load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
+      const Cluster cluster =
+          load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
       const VarlenOptions vo = a->varlen.options();
       const Strategy s = parse_strategy(a->strategy, cluster.total_gpus());
       const StoreCosts costs = StoreCosts::load(a->db);
@@ -125,7 +137,8 @@ void add_report_command(CLI::App& app) {
       EstimateOptions eo;
       eo.costs = &chain;
       const VarlenEstimate v = estimate_varlen(model, cluster, s, vo, eo);
-      PredictedSteps p{fmt::format("{} on {}, {}", model.name, cluster.name, to_string(s)), v.step_times_s, {}};
+      PredictedSteps p{
+          fmt::format("{} on {}, {}", model.name, cluster.name, to_string(s)), v.step_times_s, {}};
       std::mt19937_64 rng(vo.seed);
       for (int i = 0; i < 100000; ++i) p.lengths.push_back(vo.lengths.draw(rng));
       in.predicted = std::move(p);
@@ -133,7 +146,8 @@ void add_report_command(CLI::App& app) {
     if (!a->model.empty() && a->gbs > 0) {
       RankedPlans p;
       const Model model = load_model(a->model);
-      const Cluster cluster = load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
+      const Cluster cluster =
+          load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
       const StoreCosts costs = StoreCosts::load(a->db);
       const CostChain chain{{&costs.measured(), &costs.interpolated(), &learned}};
       RankOptions ro;
@@ -152,7 +166,8 @@ void add_report_command(CLI::App& app) {
     std::ofstream out(a->out, std::ios::binary);
     out << html;
     if (!out.flush()) throw InputError("cannot write " + a->out + "; check the path and the disk");
-    fmt::print("{}: report of {} runs ({} KiB)\n", a->out, in.info.runs.size(), (html.size() + 1023) / 1024);
+    fmt::print("{}: report of {} runs ({} KiB)\n", a->out, in.info.runs.size(),
+               (html.size() + 1023) / 1024);
   });
 }
 

@@ -46,7 +46,8 @@ void add_validate_command(CLI::App& app) {
     const char* titles[] = {
         "Korthikanti et al. 2022, Table 5 (DGX A100, given strategies)",
         "Narayanan et al. 2021, Table 1 (DGX A100; tp, pp, dp given, mbs/vpp/zero searched)",
-        "Narayanan et al. 2021, Table 1 under a fixed rule (mbs=1, no interleaving, as the example scripts ran)"};
+        "Narayanan et al. 2021, Table 1 under a fixed rule (mbs=1, no interleaving, as the example "
+        "scripts ran)"};
     for (int i = 0; i < 3; ++i) {
       Table t({"row", "published s", "predicted s", "error", "strategy"},
               {false, true, true, true, false});

@@ -3,25 +3,28 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "format.h"
 
 namespace shardcost::cli {
 namespace {
 
-using regress::Comparison;
 using db::Measure;
+using regress::Comparison;
 using regress::PairResult;
 using regress::Verdict;
 
-std::string device_of(const Measure& m) { return m.key.empty() ? "" : m.key.front().second; }
+std::string device_of(const Measure& m) {
+  return m.key.empty() ? "" : m.key.front().second;
+}
 
 // The identity without the device, which gets its own column.
 std::string what(const Measure& m) {
   std::string out;
-  for (size_t i = 1; i < m.key.size(); ++i) out += (out.empty() ? "" : " ") + m.key[i].first + "=" + m.key[i].second;
+  for (size_t i = 1; i < m.key.size(); ++i)
+    out += (out.empty() ? "" : " ") + m.key[i].first + "=" + m.key[i].second;
   return out;
 }
 
@@ -30,8 +33,10 @@ std::string single_device(const Comparison& c) {
   std::optional<std::string> device;
   bool several = false;
   auto see = [&](const Measure& m) {
-    if (!device) device = device_of(m);
-    else if (*device != device_of(m)) several = true;
+    if (!device)
+      device = device_of(m);
+    else if (*device != device_of(m))
+      several = true;
   };
   for (const auto& p : c.pairs) see(p.base), see(p.next);
   for (const auto& m : c.only_base) see(m);
@@ -57,15 +62,16 @@ std::string spread_text(const Measure& m) {
 
 std::string summary_line(const Comparison& c) {
   return fmt::format("{} regressed, {} improved, {} unchanged; {} only in BASE, {} only in NEW",
-                     c.count(Verdict::regressed), c.count(Verdict::improved), c.count(Verdict::unchanged),
-                     c.only_base.size(), c.only_next.size());
+                     c.count(Verdict::regressed), c.count(Verdict::improved),
+                     c.count(Verdict::unchanged), c.only_base.size(), c.only_next.size());
 }
 
 // Unchanged pairs that moved past the threshold but not past their noise.
 int64_t within_noise(const Comparison& c) {
   int64_t n = 0;
   for (const auto& p : c.pairs)
-    n += p.verdict == Verdict::unchanged && std::abs(p.change) > c.options.threshold && !p.significant;
+    n += p.verdict == Verdict::unchanged && std::abs(p.change) > c.options.threshold &&
+         !p.significant;
   return n;
 }
 
@@ -73,11 +79,20 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
     switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += ch;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -92,7 +107,10 @@ std::string md_cell(std::string s) {
 nlohmann::json measure_json(const Measure& m) {
   nlohmann::json key = nlohmann::json::object();
   for (const auto& [k, v] : m.key) key[k] = v;
-  nlohmann::json j = {{"table", m.table}, {"key", key}, {"median_ns", m.median_ns}, {"iterations", m.iterations},
+  nlohmann::json j = {{"table", m.table},
+                      {"key", key},
+                      {"median_ns", m.median_ns},
+                      {"iterations", m.iterations},
                       {"samples", m.samples_ns.size()}};
   j["p10_ns"] = m.p10_ns ? nlohmann::json(*m.p10_ns) : nlohmann::json();
   j["p90_ns"] = m.p90_ns ? nlohmann::json(*m.p90_ns) : nlohmann::json();
@@ -101,8 +119,9 @@ nlohmann::json measure_json(const Measure& m) {
 
 std::string pair_detail(const PairResult& p) {
   const std::string pv = p_text(p);
-  return fmt::format("{} -> {} ({}), {}, p{}{}", duration_text(p.base.median_ns), duration_text(p.next.median_ns),
-                     percent(p.change), to_string(p.method), pv.front() == '<' ? "" : "=", pv);
+  return fmt::format("{} -> {} ({}), {}, p{}{}", duration_text(p.base.median_ns),
+                     duration_text(p.next.median_ns), percent(p.change), to_string(p.method),
+                     pv.front() == '<' ? "" : "=", pv);
 }
 
 }  // namespace
@@ -125,24 +144,29 @@ std::string compare_text(const Comparison& c, const CompareSides& s) {
     const int64_t n = c.count(v);
     out += fmt::format("{} ({})\n", v == Verdict::regressed ? "REGRESSED" : "IMPROVED", n);
     if (n == 0) continue;
-    std::vector<std::string> header = {"table", "device", "identity", "base [p10..p90]", "new [p10..p90]",
-                                       "change", "p (adj)", "method"};
+    std::vector<std::string> header = {"table",          "device", "identity", "base [p10..p90]",
+                                       "new [p10..p90]", "change", "p (adj)",  "method"};
     std::vector<bool> right = {false, false, false, true, true, true, true, false};
     if (!one_device.empty()) header.erase(header.begin() + 1), right.erase(right.begin() + 1);
     Table t(header, right);
     for (const auto& p : c.pairs) {
       if (p.verdict != v) continue;
-      std::vector<std::string> row = {p.base.table, device_of(p.base), what(p.base),
+      std::vector<std::string> row = {p.base.table,
+                                      device_of(p.base),
+                                      what(p.base),
                                       duration_text(p.base.median_ns) + spread_text(p.base),
-                                      duration_text(p.next.median_ns) + spread_text(p.next), percent(p.change),
-                                      p_text(p), std::string(to_string(p.method))};
+                                      duration_text(p.next.median_ns) + spread_text(p.next),
+                                      percent(p.change),
+                                      p_text(p),
+                                      std::string(to_string(p.method))};
       if (!one_device.empty()) row.erase(row.begin() + 1);
       t.add(row);
     }
     out += t.render(2);
   }
-  out += fmt::format("unchanged ({}), of which {} moved past the threshold but not past their noise\n",
-                     c.count(Verdict::unchanged), within_noise(c));
+  out +=
+      fmt::format("unchanged ({}), of which {} moved past the threshold but not past their noise\n",
+                  c.count(Verdict::unchanged), within_noise(c));
   for (const auto* side : {&c.only_base, &c.only_next}) {
     if (side->empty()) continue;
     out += fmt::format("only in {} ({})\n", side == &c.only_base ? "BASE" : "NEW", side->size());
@@ -156,29 +180,37 @@ std::string compare_text(const Comparison& c, const CompareSides& s) {
                                 : fmt::format("  {} {}\n", m.table, what(m));
     }
   }
-  if (c.superseded) out += fmt::format("{} older duplicate rows were replaced by their newest run\n", c.superseded);
+  if (c.superseded)
+    out += fmt::format("{} older duplicate rows were replaced by their newest run\n", c.superseded);
   out += "\nresult: " + summary_line(c) + "\n";
   return out;
 }
 
 std::string compare_markdown(const Comparison& c, const CompareSides& s) {
   const int64_t regressed = c.count(Verdict::regressed);
-  std::string out = fmt::format("### shardcost compare: {}\n\n", regressed ? fmt::format("**{} regressed**", regressed) : "no regressions");
-  out += fmt::format("`{}` → `{}` · tables {} · threshold {:g}% · alpha {:g} (Holm over {} pairs)\n\n", s.base, s.next,
-                     s.table, c.options.threshold * 100, c.options.alpha, c.pairs.size());
-  out += fmt::format("| regressed | improved | unchanged | only in base | only in new |\n|---:|---:|---:|---:|---:|\n"
-                     "| {} | {} | {} | {} | {} |\n",
-                     regressed, c.count(Verdict::improved), c.count(Verdict::unchanged), c.only_base.size(),
-                     c.only_next.size());
+  std::string out =
+      fmt::format("### shardcost compare: {}\n\n",
+                  regressed ? fmt::format("**{} regressed**", regressed) : "no regressions");
+  out += fmt::format(
+      "`{}` → `{}` · tables {} · threshold {:g}% · alpha {:g} (Holm over {} pairs)\n\n", s.base,
+      s.next, s.table, c.options.threshold * 100, c.options.alpha, c.pairs.size());
+  out += fmt::format(
+      "| regressed | improved | unchanged | only in base | only in new "
+      "|\n|---:|---:|---:|---:|---:|\n"
+      "| {} | {} | {} | {} | {} |\n",
+      regressed, c.count(Verdict::improved), c.count(Verdict::unchanged), c.only_base.size(),
+      c.only_next.size());
   for (const Verdict v : {Verdict::regressed, Verdict::improved}) {
     if (c.count(v) == 0) continue;
-    out += fmt::format("\n#### {}\n\n| table | device | identity | base | new | change | p (adj) | method |\n"
-                       "|---|---|---|---:|---:|---:|---:|---|\n",
-                       v == Verdict::regressed ? "Regressed" : "Improved");
+    out += fmt::format(
+        "\n#### {}\n\n| table | device | identity | base | new | change | p (adj) | method |\n"
+        "|---|---|---|---:|---:|---:|---:|---|\n",
+        v == Verdict::regressed ? "Regressed" : "Improved");
     for (const auto& p : c.pairs) {
       if (p.verdict != v) continue;
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", p.base.table, md_cell(device_of(p.base)),
-                         md_cell(what(p.base)), duration_text(p.base.median_ns), duration_text(p.next.median_ns),
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", p.base.table,
+                         md_cell(device_of(p.base)), md_cell(what(p.base)),
+                         duration_text(p.base.median_ns), duration_text(p.next.median_ns),
                          percent(p.change), p_text(p), to_string(p.method));
     }
   }
@@ -186,12 +218,13 @@ std::string compare_markdown(const Comparison& c, const CompareSides& s) {
     out += "\n<details><summary>Unmatched rows</summary>\n\n";
     for (const auto* side : {&c.only_base, &c.only_next})
       for (const auto& m : *side)
-        out += fmt::format("- only in {}: {} {} {}\n", side == &c.only_base ? "base" : "new", m.table,
-                           md_cell(device_of(m)), md_cell(what(m)));
+        out += fmt::format("- only in {}: {} {} {}\n", side == &c.only_base ? "base" : "new",
+                           m.table, md_cell(device_of(m)), md_cell(what(m)));
     out += "\n</details>\n";
   }
   const int64_t noise = within_noise(c);
-  if (noise) out += fmt::format("\n{} rows moved past the threshold but not past their noise.\n", noise);
+  if (noise)
+    out += fmt::format("\n{} rows moved past the threshold but not past their noise.\n", noise);
   return out;
 }
 
@@ -202,15 +235,20 @@ std::string compare_json(const Comparison& c, const CompareSides& s) {
   j["tables"] = s.table;
   j["threshold"] = c.options.threshold;
   j["alpha"] = c.options.alpha;
-  j["summary"] = {{"regressed", c.count(Verdict::regressed)}, {"improved", c.count(Verdict::improved)},
-                  {"unchanged", c.count(Verdict::unchanged)}, {"only_base", c.only_base.size()},
-                  {"only_new", c.only_next.size()}, {"superseded", c.superseded}};
+  j["summary"] = {
+      {"regressed", c.count(Verdict::regressed)}, {"improved", c.count(Verdict::improved)},
+      {"unchanged", c.count(Verdict::unchanged)}, {"only_base", c.only_base.size()},
+      {"only_new", c.only_next.size()},           {"superseded", c.superseded}};
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto& p : c.pairs) {
-    nlohmann::json e = {{"table", p.base.table}, {"verdict", std::string(to_string(p.verdict))},
-                        {"change", std::isfinite(p.change) ? nlohmann::json(p.change) : nlohmann::json()},
-                        {"method", std::string(to_string(p.method))}, {"significant", p.significant},
-                        {"base", measure_json(p.base)}, {"new", measure_json(p.next)}};
+    nlohmann::json e = {
+        {"table", p.base.table},
+        {"verdict", std::string(to_string(p.verdict))},
+        {"change", std::isfinite(p.change) ? nlohmann::json(p.change) : nlohmann::json()},
+        {"method", std::string(to_string(p.method))},
+        {"significant", p.significant},
+        {"base", measure_json(p.base)},
+        {"new", measure_json(p.next)}};
     e["key"] = e["base"]["key"];
     e["p_value"] = p.p_value ? nlohmann::json(*p.p_value) : nlohmann::json();
     e["p_adjusted"] = p.p_adjusted ? nlohmann::json(*p.p_adjusted) : nlohmann::json();
@@ -228,30 +266,37 @@ std::string compare_json(const Comparison& c, const CompareSides& s) {
 std::string compare_junit(const Comparison& c, const CompareSides& s) {
   const size_t tests = c.pairs.size() + c.only_base.size() + c.only_next.size();
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"shardcost compare\" tests=\"{}\" failures=\"{}\">\n", tests,
-                     c.count(Verdict::regressed));
-  out += fmt::format("  <testsuite name=\"{} vs {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n", xml_escape(s.base),
-                     xml_escape(s.next), tests, c.count(Verdict::regressed), c.only_base.size() + c.only_next.size());
-  out += fmt::format("    <properties><property name=\"threshold\" value=\"{:g}\"/><property name=\"alpha\" "
-                     "value=\"{:g}\"/></properties>\n",
-                     c.options.threshold, c.options.alpha);
+  out += fmt::format("<testsuites name=\"shardcost compare\" tests=\"{}\" failures=\"{}\">\n",
+                     tests, c.count(Verdict::regressed));
+  out +=
+      fmt::format("  <testsuite name=\"{} vs {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
+                  xml_escape(s.base), xml_escape(s.next), tests, c.count(Verdict::regressed),
+                  c.only_base.size() + c.only_next.size());
+  out += fmt::format(
+      "    <properties><property name=\"threshold\" value=\"{:g}\"/><property name=\"alpha\" "
+      "value=\"{:g}\"/></properties>\n",
+      c.options.threshold, c.options.alpha);
   auto testcase = [&](const Measure& m) {
-    return fmt::format("    <testcase classname=\"shardcost.{}\" name=\"{}\"", m.table, xml_escape(m.label()));
+    return fmt::format("    <testcase classname=\"shardcost.{}\" name=\"{}\"", m.table,
+                       xml_escape(m.label()));
   };
   for (const auto& p : c.pairs) {
     out += testcase(p.base);
     if (p.verdict == Verdict::regressed) {
-      out += fmt::format(">\n      <failure type=\"regression\" message=\"{} slower\">{}</failure>\n    </testcase>\n",
-                         percent(p.change), xml_escape(pair_detail(p)));
+      out += fmt::format(
+          ">\n      <failure type=\"regression\" message=\"{} slower\">{}</failure>\n    "
+          "</testcase>\n",
+          percent(p.change), xml_escape(pair_detail(p)));
     } else {
-      out += fmt::format(">\n      <system-out>{}: {}</system-out>\n    </testcase>\n", to_string(p.verdict),
-                         xml_escape(pair_detail(p)));
+      out += fmt::format(">\n      <system-out>{}: {}</system-out>\n    </testcase>\n",
+                         to_string(p.verdict), xml_escape(pair_detail(p)));
     }
   }
   for (const auto* side : {&c.only_base, &c.only_next})
     for (const auto& m : *side)
-      out += testcase(m) + fmt::format(">\n      <skipped message=\"only in {}\"/>\n    </testcase>\n",
-                                       side == &c.only_base ? "BASE" : "NEW");
+      out +=
+          testcase(m) + fmt::format(">\n      <skipped message=\"only in {}\"/>\n    </testcase>\n",
+                                    side == &c.only_base ? "BASE" : "NEW");
   out += "  </testsuite>\n</testsuites>\n";
   return out;
 }

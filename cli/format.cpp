@@ -11,10 +11,14 @@ namespace shardcost::cli {
 
 Format parse_format(const std::string& s, const std::vector<Format>& allowed) {
   Format f;
-  if (s == "text") f = Format::text;
-  else if (s == "json") f = Format::json;
-  else if (s == "csv") f = Format::csv;
-  else throw InputError(fmt::format("unknown --format '{}'; use text, json or csv", s));
+  if (s == "text")
+    f = Format::text;
+  else if (s == "json")
+    f = Format::json;
+  else if (s == "csv")
+    f = Format::csv;
+  else
+    throw InputError(fmt::format("unknown --format '{}'; use text, json or csv", s));
   if (std::find(allowed.begin(), allowed.end(), f) == allowed.end())
     throw InputError(fmt::format("--format {} is not available for this command", s));
   return f;
@@ -52,10 +56,11 @@ std::string Table::render(int indent) const {
 }
 
 nlohmann::json to_json(const Strategy& s) {
-  nlohmann::json j = {{"tp", s.tp},   {"pp", s.pp},   {"dp", s.dp},
-                      {"cp", s.cp},   {"ep", s.ep},   {"mbs", s.mbs},
-                      {"gbs", s.gbs}, {"vpp", s.vpp}, {"recompute", std::string(to_string(s.recompute))},
-                      {"sp", s.sp},   {"zero", s.zero}};
+  nlohmann::json j = {
+      {"tp", s.tp},   {"pp", s.pp},    {"dp", s.dp},
+      {"cp", s.cp},   {"ep", s.ep},    {"mbs", s.mbs},
+      {"gbs", s.gbs}, {"vpp", s.vpp},  {"recompute", std::string(to_string(s.recompute))},
+      {"sp", s.sp},   {"zero", s.zero}};
   if (s.balance != Balance::none) j["balance"] = std::string(to_string(s.balance));
   if (s.max_tokens > 0) j["max_tokens"] = s.max_tokens;
   if (s.cp_per_sequence()) j["cp_mode"] = std::string(to_string(s.cp_mode));
@@ -85,9 +90,12 @@ nlohmann::json to_json(const Estimate& e) {
   nlohmann::json time = nlohmann::json::array();
   for (const auto& p : e.time) {
     nlohmann::json sources = nlohmann::json::object();
-    for (const auto& [origin, seconds] : p.sources) sources[std::string(to_string(origin))] = round6(seconds);
-    time.push_back({{"part", p.name}, {"seconds", round6(p.seconds)},
-                    {"source", std::string(to_string(p.origin))}, {"sources", sources}});
+    for (const auto& [origin, seconds] : p.sources)
+      sources[std::string(to_string(origin))] = round6(seconds);
+    time.push_back({{"part", p.name},
+                    {"seconds", round6(p.seconds)},
+                    {"source", std::string(to_string(p.origin))},
+                    {"sources", sources}});
   }
   nlohmann::json memory = nlohmann::json::array();
   for (const auto& p : e.memory)

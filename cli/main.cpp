@@ -15,9 +15,11 @@ int main(int argc, char** argv) {
   shardcost::cli::add_plan_commands(app);
   shardcost::cli::add_validate_command(app);
   shardcost::cli::add_db_commands(app);
-  shardcost::cli::add_import_command(app, "shardcost " SHARDCOST_VERSION " (" SHARDCOST_GIT_REVISION ")");
+  shardcost::cli::add_import_command(
+      app, "shardcost " SHARDCOST_VERSION " (" SHARDCOST_GIT_REVISION ")");
   shardcost::cli::add_export_command(app);
-  shardcost::cli::add_trace_commands(app, "shardcost " SHARDCOST_VERSION " (" SHARDCOST_GIT_REVISION ")");
+  shardcost::cli::add_trace_commands(
+      app, "shardcost " SHARDCOST_VERSION " (" SHARDCOST_GIT_REVISION ")");
   shardcost::cli::add_bench_commands(app, SHARDCOST_VERSION, SHARDCOST_GIT_REVISION);
   shardcost::cli::add_devices_command(app);
   shardcost::cli::add_compare_command(app);

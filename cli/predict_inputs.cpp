@@ -40,7 +40,9 @@ void read_csv(const std::string& path, const std::vector<std::string>& required,
     ++line_no;
     if (!line.empty() && line[0] != '#') header = cells(line);
   }
-  if (header.empty()) throw InputError(fmt::format("{}: empty file; give a header line ({}) and rows", path, fmt::join(required, ",")));
+  if (header.empty())
+    throw InputError(fmt::format("{}: empty file; give a header line ({}) and rows", path,
+                                 fmt::join(required, ",")));
   std::map<std::string, size_t> column;
   for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
   for (const auto& r : required)
@@ -104,7 +106,8 @@ std::vector<int64_t> size_sweep_of(const std::string& begin, const std::string& 
                                    const std::string& factor, const char* default_begin,
                                    const char* default_end) {
   const int64_t b = bench::parse_size(begin.empty() ? default_begin : begin);
-  const int64_t e = end.empty() ? (begin.empty() ? bench::parse_size(default_end) : b) : bench::parse_size(end);
+  const int64_t e =
+      end.empty() ? (begin.empty() ? bench::parse_size(default_end) : b) : bench::parse_size(end);
   return bench::size_sweep(b, e, positive_int(factor, "-f"));
 }
 
@@ -119,7 +122,8 @@ std::vector<GemmShape> read_shapes_csv(const std::string& path) {
 
 std::vector<int64_t> read_sizes_csv(const std::string& path) {
   std::vector<int64_t> out;
-  read_csv(path, {"bytes"}, {}, [&](const std::map<std::string, int64_t>& v) { out.push_back(v.at("bytes")); });
+  read_csv(path, {"bytes"}, {},
+           [&](const std::map<std::string, int64_t>& v) { out.push_back(v.at("bytes")); });
   return out;
 }
 

@@ -26,9 +26,9 @@ struct FittedModelPlot {
 
 // A plan priced on variable-length data, to set beside the measured steps.
 struct PredictedSteps {
-  std::string label;               // the strategy and the distribution
-  std::vector<double> step_s;      // per sampled global batch
-  std::vector<int64_t> lengths;    // a sample of the distribution's lengths
+  std::string label;             // the strategy and the distribution
+  std::vector<double> step_s;    // per sampled global batch
+  std::vector<int64_t> lengths;  // a sample of the distribution's lengths
 };
 
 struct ReportInputs {

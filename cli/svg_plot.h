@@ -49,8 +49,8 @@ struct Bar {
   double value = 0;
   std::string note;  // printed after the bar: "41.2 ms, 38 %"
 };
-std::string render_bars(const std::string& title, const std::string& value_label, const std::vector<Bar>&,
-                        int width = 640);
+std::string render_bars(const std::string& title, const std::string& value_label,
+                        const std::vector<Bar>&, int width = 640);
 
 // Colour-blind-safe palette (Okabe-Ito, then Tableau), cycled.
 const std::string& palette(size_t i);

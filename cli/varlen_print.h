@@ -3,7 +3,6 @@
 // imbalance and the static baseline, as text and as JSON.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-
 #include <string>
 
 #include "shardcost/varlen.h"

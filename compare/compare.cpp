@@ -1,10 +1,10 @@
 // Matching two sides by identity and judging every pair against its noise.
+#include "shardcost/compare.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
-
-#include "shardcost/compare.h"
 
 namespace shardcost::regress {
 namespace {
@@ -13,8 +13,10 @@ using Identity = std::pair<std::string, std::vector<std::pair<std::string, std::
 
 // Sizes sort as numbers (65536 before 1048576), names as text.
 bool value_less(const std::string& a, const std::string& b) {
-  const bool na = !a.empty() && a.size() < 19 && a.find_first_not_of("0123456789") == std::string::npos;
-  const bool nb = !b.empty() && b.size() < 19 && b.find_first_not_of("0123456789") == std::string::npos;
+  const bool na =
+      !a.empty() && a.size() < 19 && a.find_first_not_of("0123456789") == std::string::npos;
+  const bool nb =
+      !b.empty() && b.size() < 19 && b.find_first_not_of("0123456789") == std::string::npos;
   if (na && nb) return std::stoll(a) < std::stoll(b);
   return a < b;
 }
@@ -69,8 +71,8 @@ std::optional<double> test(const Measure& a, const Measure& b, Method& method) {
     method = Method::median_z;
     // Relative spreads, so a side without one borrows the other's noise at its own scale.
     const double ra = *sa / std::max(a.median_ns, 1.0), rb = *sb / std::max(b.median_ns, 1.0);
-    auto p = stats::median_z_p(a.median_ns, ra * a.median_ns, a.iterations, b.median_ns, rb * b.median_ns,
-                               b.iterations);
+    auto p = stats::median_z_p(a.median_ns, ra * a.median_ns, a.iterations, b.median_ns,
+                               rb * b.median_ns, b.iterations);
     if (p) return p;
   }
   method = Method::threshold;
@@ -81,27 +83,35 @@ std::optional<double> test(const Measure& a, const Measure& b, Method& method) {
 
 std::string_view to_string(Verdict v) {
   switch (v) {
-    case Verdict::regressed: return "regressed";
-    case Verdict::improved: return "improved";
-    case Verdict::unchanged: return "unchanged";
+    case Verdict::regressed:
+      return "regressed";
+    case Verdict::improved:
+      return "improved";
+    case Verdict::unchanged:
+      return "unchanged";
   }
   return "unchanged";
 }
 
 std::string_view to_string(Method m) {
   switch (m) {
-    case Method::mann_whitney: return "mann-whitney";
-    case Method::median_z: return "median-z";
-    case Method::threshold: return "threshold-only";
+    case Method::mann_whitney:
+      return "mann-whitney";
+    case Method::median_z:
+      return "median-z";
+    case Method::threshold:
+      return "threshold-only";
   }
   return "threshold-only";
 }
 
 int64_t Comparison::count(Verdict v) const {
-  return std::count_if(pairs.begin(), pairs.end(), [v](const PairResult& p) { return p.verdict == v; });
+  return std::count_if(pairs.begin(), pairs.end(),
+                       [v](const PairResult& p) { return p.verdict == v; });
 }
 
-Comparison compare(std::vector<Measure> base, std::vector<Measure> next, const CompareOptions& options) {
+Comparison compare(std::vector<Measure> base, std::vector<Measure> next,
+                   const CompareOptions& options) {
   Comparison out;
   out.options = options;
   auto b = newest(std::move(base), out.superseded);
@@ -116,8 +126,10 @@ Comparison compare(std::vector<Measure> base, std::vector<Measure> next, const C
     p.base = std::move(m);
     p.next = std::move(it->second);
     n.erase(it);
-    if (p.base.median_ns > 0) p.change = p.next.median_ns / p.base.median_ns - 1;
-    else p.change = p.next.median_ns > 0 ? std::numeric_limits<double>::infinity() : 0;
+    if (p.base.median_ns > 0)
+      p.change = p.next.median_ns / p.base.median_ns - 1;
+    else
+      p.change = p.next.median_ns > 0 ? std::numeric_limits<double>::infinity() : 0;
     p.p_value = test(p.base, p.next, p.method);
     out.pairs.push_back(std::move(p));
   }

@@ -8,7 +8,9 @@
 
 namespace shardcost::regress::stats {
 
-double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+double normal_cdf(double z) {
+  return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
 
 double mann_whitney_p(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   const size_t n1 = a.size(), n2 = b.size(), n = n1 + n2;
@@ -30,7 +32,8 @@ double mann_whitney_p(const std::vector<int64_t>& a, const std::vector<int64_t>&
     tie_term += t * t * t - t;
     i = j;
   }
-  const double d1 = static_cast<double>(n1), d2 = static_cast<double>(n2), dn = static_cast<double>(n);
+  const double d1 = static_cast<double>(n1), d2 = static_cast<double>(n2),
+               dn = static_cast<double>(n);
   const double u = rank_sum_a - d1 * (d1 + 1) / 2;
   const double mean = d1 * d2 / 2;
   const double var = d1 * d2 / 12 * ((dn + 1) - tie_term / (dn * (dn - 1)));
@@ -46,7 +49,8 @@ std::optional<double> median_z_p(double median_a, double spread_a, int64_t n_a, 
   constexpr double kSpreadToSigma = 1.0 / 2.5631;
   constexpr double kMedianEfficiency = 1.2533;
   auto se = [&](double spread, int64_t n) {
-    return kMedianEfficiency * spread * kSpreadToSigma / std::sqrt(static_cast<double>(std::max<int64_t>(n, 1)));
+    return kMedianEfficiency * spread * kSpreadToSigma /
+           std::sqrt(static_cast<double>(std::max<int64_t>(n, 1)));
   };
   const double s = std::hypot(se(spread_a, n_a), se(spread_b, n_b));
   if (!(s > 0)) return std::nullopt;

@@ -25,7 +25,8 @@ Measure sampled(int64_t m, double median, double rel, size_t n, unsigned seed) {
   Measure x = gemm(m, median);
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-rel, rel);
-  for (size_t i = 0; i < n; ++i) x.samples_ns.push_back(static_cast<int64_t>(median * (1 + u(rng))));
+  for (size_t i = 0; i < n; ++i)
+    x.samples_ns.push_back(static_cast<int64_t>(median * (1 + u(rng))));
   x.median_ns = stats::median(x.samples_ns);
   x.p10_ns = stats::percentile(x.samples_ns, 0.1);
   x.p90_ns = stats::percentile(x.samples_ns, 0.9);

@@ -50,8 +50,10 @@ struct Row {
         const std::string item = text.substr(start, end - start);
         auto v = parse_int(item);
         if (!v || *v < 0)
-          throw InputError(fmt::format("{}: samples_ns holds '{}', not a time in ns; write "
-                                       "non-negative integers separated by spaces", where(), item));
+          throw InputError(
+              fmt::format("{}: samples_ns holds '{}', not a time in ns; write "
+                          "non-negative integers separated by spaces",
+                          where(), item));
         out.push_back(*v);
       }
       start = end + 1;
@@ -74,8 +76,10 @@ struct Row {
       ++present;
     }
     if (present != 0 && present != 6)
-      throw InputError(fmt::format("{}: {} of the 6 launch columns (grid_x_blocks ... "
-                                   "block_z_threads) are filled; fill all or none", where(), present));
+      throw InputError(
+          fmt::format("{}: {} of the 6 launch columns (grid_x_blocks ... "
+                      "block_z_threads) are filled; fill all or none",
+                      where(), present));
     return {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]};
   }
   int64_t integer(const std::string& col, std::optional<int64_t> fallback = std::nullopt) const {
@@ -101,7 +105,8 @@ std::string which_table(const std::map<std::string, size_t>& index, std::string_
     for (const auto& col : required_columns().at(name)) all = all && index.count(col);
     if (all) return name;
   }
-  throw InputError(std::string(source) + ": the columns match no cost table (gemm needs device, "
+  throw InputError(std::string(source) +
+                   ": the columns match no cost table (gemm needs device, "
                    "dtype, m, n, k, time_ns; collective needs device, op, bytes, ranks, time_ns; "
                    "memory needs device, kind, bytes, time_ns; kernels needs device, kind, name, "
                    "start_ns, duration_ns); write it with 'shardcost export --format csv'");
@@ -113,7 +118,8 @@ EventKind event_kind(const Row& row) {
   if (k == "memcpy") return EventKind::memcpy;
   if (k == "memset") return EventKind::memset;
   if (k == "sync") return EventKind::sync;
-  throw InputError(fmt::format("{}: kind '{}' is not kernel, memcpy, memset or sync", row.where(), k));
+  throw InputError(
+      fmt::format("{}: kind '{}' is not kernel, memcpy, memset or sync", row.where(), k));
 }
 
 }  // namespace
@@ -144,9 +150,10 @@ Measurements import_cost_csv(std::string_view text, std::string_view source) {
     }
     const int device = it->second;
     if (table == "gemm") {
-      m.gemms.push_back({device, row.str("dtype"), row.integer("m"), row.integer("n"), row.integer("k"),
-                         row.integer("batch", 1), row.integer("time_ns"), row.opt_int("time_p10_ns"),
-                         row.opt_int("time_p90_ns"), row.integer("iterations", 0), row.samples()});
+      m.gemms.push_back({device, row.str("dtype"), row.integer("m"), row.integer("n"),
+                         row.integer("k"), row.integer("batch", 1), row.integer("time_ns"),
+                         row.opt_int("time_p10_ns"), row.opt_int("time_p90_ns"),
+                         row.integer("iterations", 0), row.samples()});
     } else if (table == "memory") {
       m.memory.push_back({device, row.str("kind"), row.integer("bytes"), row.integer("time_ns"),
                           row.opt_int("time_p10_ns"), row.opt_int("time_p90_ns"),

@@ -55,8 +55,10 @@ struct Reader {
   int device(int64_t id) {
     if (auto it = device_of.find(id); it != device_of.end()) return it->second;
     DeviceRecord d;
-    if (auto p = properties.find(id); p != properties.end()) d = p->second;
-    else d.name = "unknown GPU";
+    if (auto p = properties.find(id); p != properties.end())
+      d = p->second;
+    else
+      d.name = "unknown GPU";
     d.index = static_cast<int>(id);
     m.devices.push_back(d);
     return device_of[id] = static_cast<int>(m.devices.size() - 1);
@@ -72,7 +74,8 @@ struct Reader {
       constexpr std::string_view kStep = "ProfilerStep#";
       if (name.rfind(kStep, 0) == 0) {
         int64_t number = 0;
-        const auto [ptr, ec] = std::from_chars(name.data() + kStep.size(), name.data() + name.size(), number);
+        const auto [ptr, ec] =
+            std::from_chars(name.data() + kStep.size(), name.data() + name.size(), number);
         const int64_t dur = us_to_ns(e.value("dur", json()));
         if (ec == std::errc() && ptr == name.data() + name.size() && dur > 0)
           m.steps.push_back({number, us_to_ns(e.value("ts", json())), dur});
@@ -104,7 +107,8 @@ DeviceRecord device_properties(const json& p) {
   d.memory_bytes = p.value("totalGlobalMem", int64_t{0});
   d.sms = p.value("numSms", 0);
   if (p.contains("computeMajor"))
-    d.compute_capability = std::to_string(p.value("computeMajor", 0)) + "." + std::to_string(p.value("computeMinor", 0));
+    d.compute_capability = std::to_string(p.value("computeMajor", 0)) + "." +
+                           std::to_string(p.value("computeMinor", 0));
   return d;
 }
 
@@ -136,7 +140,8 @@ Measurements import_kineto(std::string_view text, std::string_view source) {
     }
     if (ev == E::array_end && depth == 1 && !in_events && !parsed.empty() &&
         parsed[0].is_object() && parsed[0].contains("totalGlobalMem")) {
-      for (const auto& p : parsed) reader.properties[p.value("id", int64_t{0})] = device_properties(p);
+      for (const auto& p : parsed)
+        reader.properties[p.value("id", int64_t{0})] = device_properties(p);
     }
     return true;
   };
@@ -148,7 +153,8 @@ Measurements import_kineto(std::string_view text, std::string_view source) {
                      "); is the trace complete?");
   }
   if (!doc.is_object() || !saw_events)
-    throw InputError(std::string(source) + ": no 'traceEvents' list; is this a PyTorch profiler "
+    throw InputError(std::string(source) +
+                     ": no 'traceEvents' list; is this a PyTorch profiler "
                      "(Kineto) Chrome trace?");
   for (const auto& e : pending) reader.event(e);
   if (doc.contains("baseTimeNanoseconds") && doc["baseTimeNanoseconds"].is_number_integer())
@@ -157,7 +163,8 @@ Measurements import_kineto(std::string_view text, std::string_view source) {
     for (auto& k : m.kernels) k.start_ns += base_ns;
   for (auto& st : m.steps) st.start_ns += base_ns;
   if (m.kernels.empty())
-    throw InputError(std::string(source) + ": the trace has no GPU events (kernel, gpu_memcpy, "
+    throw InputError(std::string(source) +
+                     ": the trace has no GPU events (kernel, gpu_memcpy, "
                      "gpu_memset); was it recorded with ProfilerActivity.CUDA?");
   return m;
 }

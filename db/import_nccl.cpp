@@ -11,7 +11,8 @@ namespace shardcost::db {
 
 void nccl_records(const NcclRun& run, std::string_view source, Measurements& out) {
   if (run.op.empty())
-    throw InputError(std::string(source) + ": cannot tell which collective this nccl-tests output "
+    throw InputError(std::string(source) +
+                     ": cannot tell which collective this nccl-tests output "
                      "measured (no 'Collective test starting' line, no op in the file name); "
                      "pass --op all_reduce (or all_gather, reduce_scatter, all_to_all, broadcast, "
                      "reduce, send_recv, gather, scatter, hypercube)");
@@ -29,7 +30,8 @@ void nccl_records(const NcclRun& run, std::string_view source, Measurements& out
   }
   const int ranks = run.ranks > 0 ? run.ranks : static_cast<int>(by_rank.size());
   if (ranks <= 0)
-    throw InputError(std::string(source) + ": no '#  Rank N ... device' lines and no nGpus in the "
+    throw InputError(std::string(source) +
+                     ": no '#  Rank N ... device' lines and no nGpus in the "
                      "header, so the rank count is unknown; import the complete nccl-tests output");
   if (out.devices.empty()) {
     DeviceRecord unknown;

@@ -14,11 +14,14 @@ using nlohmann::json;
 
 std::optional<NcclHalf> half(const json& j) {
   if (!j.is_object()) return std::nullopt;
-  const json* time = j.contains("time") ? &j["time"] : j.contains("cpu_time") ? &j["cpu_time"] : nullptr;
+  const json* time = j.contains("time")       ? &j["time"]
+                     : j.contains("cpu_time") ? &j["cpu_time"]
+                                              : nullptr;
   if (!time || !time->is_number()) return std::nullopt;
   NcclHalf h;
   h.time_us = time->get<double>();
-  if (j.contains("nwrong") && j["nwrong"].is_number()) h.wrong = static_cast<int64_t>(j["nwrong"].get<double>());
+  if (j.contains("nwrong") && j["nwrong"].is_number())
+    h.wrong = static_cast<int64_t>(j["nwrong"].get<double>());
   return h;
 }
 
@@ -30,7 +33,8 @@ std::string text_of(const json& j) {
 
 }  // namespace
 
-Measurements import_nccl_tests_json(std::string_view text, std::string_view source, std::string_view op) {
+Measurements import_nccl_tests_json(std::string_view text, std::string_view source,
+                                    std::string_view op) {
   json doc;
   try {
     doc = json::parse(text);
@@ -65,11 +69,13 @@ Measurements import_nccl_tests_json(std::string_view text, std::string_view sour
   if (run.op.empty()) run.op = nccl_op_from_path(source);
 
   const json cfg = doc.value("config", json::object());
-  const json devices = cfg.contains("devices") ? cfg["devices"] : doc.value("devices", json::array());
+  const json devices =
+      cfg.contains("devices") ? cfg["devices"] : doc.value("devices", json::array());
   for (const auto& d : devices) {
     if (!d.is_object()) continue;
     run.rank_lines.push_back({d.value("rank", 0), d.value("hostname", ""), d.value("device", 0),
-                              d.value("device_hex", ""), std::string(trim(d.value("device_info", "")))});
+                              d.value("device_hex", ""),
+                              std::string(trim(d.value("device_info", "")))});
   }
   // The JSON keeps one device line per process; each process drives nthreads x ngpus ranks.
   const int per_process = cfg.value("nthreads", 1) * cfg.value("ngpus", 1);
@@ -83,7 +89,8 @@ Measurements import_nccl_tests_json(std::string_view text, std::string_view sour
     row.elements = r.value("count", int64_t{0});
     row.dtype = r.value("type", "");
     row.redop = r.value("redop", "none");
-    row.root = static_cast<int>(parse_int(r.contains("root") ? text_of(r["root"]) : "-1").value_or(-1));
+    row.root =
+        static_cast<int>(parse_int(r.contains("root") ? text_of(r["root"]) : "-1").value_or(-1));
     row.out_of_place = half(r.value("out_of_place", json()));
     row.in_place = half(r.value("in_place", json()));
     run.rows.push_back(std::move(row));

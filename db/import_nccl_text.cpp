@@ -28,12 +28,18 @@ Columns read_header(const std::vector<std::string_view>& t) {
   for (size_t i = 0; i < t.size(); ++i) {
     const std::string_view w = t[i];
     const int at = static_cast<int>(i);
-    if (w == "size" || w == "bytes") c.size = at;
-    else if (w == "count" || w == "N") c.count = at;
-    else if (w == "type") c.type = at;
-    else if (w == "redop" || w == "op") c.redop = at;
-    else if (w == "root") c.root = at;
-    else if ((w == "time" || w == "cputime") && times < 2) c.time[times++] = at;
+    if (w == "size" || w == "bytes")
+      c.size = at;
+    else if (w == "count" || w == "N")
+      c.count = at;
+    else if (w == "type")
+      c.type = at;
+    else if (w == "redop" || w == "op")
+      c.redop = at;
+    else if (w == "root")
+      c.root = at;
+    else if ((w == "time" || w == "cputime") && times < 2)
+      c.time[times++] = at;
     else if ((w == "#wrong" || w == "error" || w == "res") && checks < 2) {
       c.check[checks++] = at;
       c.wrong_count = w == "#wrong";
@@ -65,7 +71,8 @@ std::optional<NcclHalf> read_half(const std::vector<std::string_view>& t, const 
 
 }  // namespace
 
-Measurements import_nccl_tests_text(std::string_view text, std::string_view source, std::string_view op) {
+Measurements import_nccl_tests_text(std::string_view text, std::string_view source,
+                                    std::string_view op) {
   static const std::regex rank_re(
       R"(Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*\S))");
   Measurements m;
@@ -94,15 +101,18 @@ Measurements import_nccl_tests_text(std::string_view text, std::string_view sour
         m.run.tool_version = std::string(tokens[2]);
         for (auto t : tokens)
           if (t.rfind("nccl-library=", 0) == 0)
-            m.run.library_versions = "nccl=" + nccl_version_text(parse_int(t.substr(13)).value_or(0));
+            m.run.library_versions =
+                "nccl=" + nccl_version_text(parse_int(t.substr(13)).value_or(0));
       } else if (body.rfind("Collective test starting:", 0) == 0 && op.empty()) {
         run.op = nccl_op_name(trim(body.substr(25)));
       } else if (body.rfind("nThread", 0) == 0) {
         m.run.command_line = std::string(body);
         for (size_t i = 0; i + 1 < tokens.size(); ++i)
-          if (tokens[i] == "nGpus") gpus_per_process = static_cast<int>(parse_int(tokens[i + 1]).value_or(0));
+          if (tokens[i] == "nGpus")
+            gpus_per_process = static_cast<int>(parse_int(tokens[i + 1]).value_or(0));
         for (size_t i = 0; i + 1 < tokens.size(); ++i)
-          if (tokens[i] == "nThread") gpus_per_process *= static_cast<int>(parse_int(tokens[i + 1]).value_or(1));
+          if (tokens[i] == "nThread")
+            gpus_per_process *= static_cast<int>(parse_int(tokens[i + 1]).value_or(1));
         for (size_t i = 1; i + 1 < tokens.size(); ++i)
           if (tokens[i] == "iters:" && tokens[i - 1] != "warmup" && tokens[i - 1] != "agg")
             run.iterations = parse_int(tokens[i + 1]).value_or(0);
@@ -116,9 +126,13 @@ Measurements import_nccl_tests_text(std::string_view text, std::string_view sour
     }
     const auto t = split_ws(line);
     // Anything else (NCCL INFO lines, warnings) is not ours to read.
-    if (!cols.ok() || !parse_int(t[0]) || t.size() < static_cast<size_t>(cols.time[0]) + 1) continue;
+    if (!cols.ok() || !parse_int(t[0]) || t.size() < static_cast<size_t>(cols.time[0]) + 1)
+      continue;
     NcclRow row;
-    auto token = [&](int i) { return i >= 0 && static_cast<size_t>(i) < t.size() ? t[static_cast<size_t>(i)] : std::string_view(); };
+    auto token = [&](int i) {
+      return i >= 0 && static_cast<size_t>(i) < t.size() ? t[static_cast<size_t>(i)]
+                                                         : std::string_view();
+    };
     row.bytes = *parse_int(token(cols.size));
     row.elements = parse_int(token(cols.count)).value_or(0);
     row.dtype = std::string(token(cols.type));
@@ -129,7 +143,8 @@ Measurements import_nccl_tests_text(std::string_view text, std::string_view sour
     run.rows.push_back(std::move(row));
   }
   if (run.rows.empty())
-    throw InputError(std::string(source) + ": no nccl-tests result rows found (expected a "
+    throw InputError(std::string(source) +
+                     ": no nccl-tests result rows found (expected a "
                      "'# size count type ... time algbw busbw' header and rows under it); is this "
                      "nccl-tests output?");
   if (run.op.empty()) run.op = nccl_op_from_path(source);
@@ -138,7 +153,8 @@ Measurements import_nccl_tests_text(std::string_view text, std::string_view sour
   return m;
 }
 
-Measurements import_nccl_tests(std::string_view text, std::string_view source, std::string_view op) {
+Measurements import_nccl_tests(std::string_view text, std::string_view source,
+                               std::string_view op) {
   const std::string_view body = trim(text);
   if (!body.empty() && body.front() == '{') return import_nccl_tests_json(text, source, op);
   return import_nccl_tests_text(text, source, op);

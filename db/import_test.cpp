@@ -43,7 +43,8 @@ TEST(NcclText, NewLayoutWithRoot) {
 }
 
 TEST(NcclText, OldLayoutTwoNodesOpFromFileName) {
-  const Measurements m = import_nccl_tests(fixture("nccl/allgather_2node_old.txt"), "x/allgather_2node_old.txt");
+  const Measurements m =
+      import_nccl_tests(fixture("nccl/allgather_2node_old.txt"), "x/allgather_2node_old.txt");
   ASSERT_EQ(m.collectives.size(), 22u);
   EXPECT_EQ(m.collectives[0].op, "all_gather");
   EXPECT_EQ(m.collectives[0].ranks, 16);
@@ -66,15 +67,22 @@ TEST(NcclText, RootColumnNoiseAndUncheckedInPlace) {
 }
 
 TEST(NcclText, EveryCollectiveNameIsKnown) {
-  for (const auto& [program, op] : std::vector<std::pair<std::string, std::string>>{
-           {"all_reduce_perf", "all_reduce"}, {"all_gather_perf", "all_gather"},
-           {"reduce_scatter_perf", "reduce_scatter"}, {"alltoall_perf", "all_to_all"},
-           {"broadcast_perf", "broadcast"}, {"reduce_perf", "reduce"}, {"sendrecv_perf", "send_recv"},
-           {"gather_perf", "gather"}, {"scatter_perf", "scatter"}, {"hypercube_perf", "hypercube"}}) {
-    const std::string text = "# Collective test starting: " + program +
-                             "\n# nThread 1 nGpus 2 minBytes 8 maxBytes 8\n"
-                             "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
-                             "   1024  256 float sum -1 10.0 0.1 0.1 0 N/A N/A N/A N/A\n";
+  for (const auto& [program, op] :
+       std::vector<std::pair<std::string, std::string>>{{"all_reduce_perf", "all_reduce"},
+                                                        {"all_gather_perf", "all_gather"},
+                                                        {"reduce_scatter_perf", "reduce_scatter"},
+                                                        {"alltoall_perf", "all_to_all"},
+                                                        {"broadcast_perf", "broadcast"},
+                                                        {"reduce_perf", "reduce"},
+                                                        {"sendrecv_perf", "send_recv"},
+                                                        {"gather_perf", "gather"},
+                                                        {"scatter_perf", "scatter"},
+                                                        {"hypercube_perf", "hypercube"}}) {
+    const std::string text =
+        "# Collective test starting: " + program +
+        "\n# nThread 1 nGpus 2 minBytes 8 maxBytes 8\n"
+        "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+        "   1024  256 float sum -1 10.0 0.1 0.1 0 N/A N/A N/A N/A\n";
     const Measurements m = import_nccl_tests(text, "t.txt");
     ASSERT_EQ(m.collectives.size(), 1u) << program;
     EXPECT_EQ(m.collectives[0].op, op);
@@ -83,8 +91,9 @@ TEST(NcclText, EveryCollectiveNameIsKnown) {
 }
 
 TEST(NcclText, UnknownOpAndEmptyFileAreInputErrors) {
-  const std::string no_op = "# nThread 1 nGpus 2\n# size count type redop time algbw busbw error time algbw busbw error\n"
-                            " 8 2 float sum 10.0 0.0 0.0 0e+00 10.0 0.0 0.0 0e+00\n";
+  const std::string no_op =
+      "# nThread 1 nGpus 2\n# size count type redop time algbw busbw error time algbw busbw error\n"
+      " 8 2 float sum 10.0 0.0 0.0 0e+00 10.0 0.0 0.0 0e+00\n";
   EXPECT_THROW(import_nccl_tests(no_op, "results.txt"), InputError);
   EXPECT_EQ(import_nccl_tests(no_op, "results.txt", "reduce").collectives.at(0).op, "reduce");
   EXPECT_THROW(import_nccl_tests("hello\n", "x.txt"), InputError);
@@ -130,12 +139,14 @@ TEST(Kineto, GpuEventsOnlyWithInternedNames) {
 }
 
 TEST(Csv, GemmTableWithDefaultsAndErrors) {
-  const Measurements m = import_cost_csv("device,dtype,m,n,k,time_ns\nNVIDIA A100,bf16,4096,4096,4096,700000\n", "g.csv");
+  const Measurements m = import_cost_csv(
+      "device,dtype,m,n,k,time_ns\nNVIDIA A100,bf16,4096,4096,4096,700000\n", "g.csv");
   ASSERT_EQ(m.gemms.size(), 1u);
   EXPECT_EQ(m.gemms[0].batch, 1);
   EXPECT_EQ(m.gemms[0].time_ns, 700000);
   EXPECT_THROW(import_cost_csv("a,b\n1,2\n", "x.csv"), InputError);
-  EXPECT_THROW(import_cost_csv("device,dtype,m,n,k,time_ns\nA,bf16,x,1,1,1\n", "x.csv"), InputError);
+  EXPECT_THROW(import_cost_csv("device,dtype,m,n,k,time_ns\nA,bf16,x,1,1,1\n", "x.csv"),
+               InputError);
   EXPECT_THROW(import_cost_csv("device,dtype,m,n,k,time_ns\nA,bf16,1,1\n", "x.csv"), InputError);
 }
 

@@ -58,10 +58,17 @@ int64_t parse_time_ns(std::string_view s) {
 namespace {
 // Squeezed names (no '_' or '-', lower case), longest first so "allreduce" wins over "reduce".
 constexpr std::pair<std::string_view, std::string_view> kOps[] = {
-    {"reducescatter", "reduce_scatter"}, {"allreduce", "all_reduce"}, {"allgather", "all_gather"},
-    {"alltoallv", "all_to_all_v"},       {"alltoall", "all_to_all"},  {"hypercube", "hypercube"},
-    {"broadcast", "broadcast"},          {"sendrecv", "send_recv"},   {"scatter", "scatter"},
-    {"gather", "gather"},                {"reduce", "reduce"},
+    {"reducescatter", "reduce_scatter"},
+    {"allreduce", "all_reduce"},
+    {"allgather", "all_gather"},
+    {"alltoallv", "all_to_all_v"},
+    {"alltoall", "all_to_all"},
+    {"hypercube", "hypercube"},
+    {"broadcast", "broadcast"},
+    {"sendrecv", "send_recv"},
+    {"scatter", "scatter"},
+    {"gather", "gather"},
+    {"reduce", "reduce"},
 };
 
 std::string squeeze(std::string_view s) {

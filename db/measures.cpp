@@ -1,11 +1,12 @@
 // Reading the measurements compare matches, with their identity and spread, and naming runs.
+#include "shardcost/measures.h"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <map>
 #include <tuple>
 
-#include "shardcost/measures.h"
 #include "shardcost/error.h"
 #include "shardcost/quantiles.h"
 #include "sqlite.h"
@@ -58,7 +59,8 @@ std::vector<int64_t> parse_samples(const std::string& text) {
   return out;
 }
 
-std::vector<Measure> load_rows(const Connection& c, const Loader& l, std::optional<int64_t> run_id) {
+std::vector<Measure> load_rows(const Connection& c, const Loader& l,
+                               std::optional<int64_t> run_id) {
   Statement s = c.prepare(l.sql);
   s.bind(1, run_id);
   std::vector<Measure> out;
@@ -67,7 +69,8 @@ std::vector<Measure> load_rows(const Connection& c, const Loader& l, std::option
     Measure m;
     m.table = std::string(l.table);
     m.run_id = s.int64(0);
-    for (int i = 0; i < keys; ++i) m.key.emplace_back(std::string(l.key[static_cast<size_t>(i)]), s.text(1 + i));
+    for (int i = 0; i < keys; ++i)
+      m.key.emplace_back(std::string(l.key[static_cast<size_t>(i)]), s.text(1 + i));
     const int t = 1 + keys;
     m.median_ns = static_cast<double>(s.int64(t));
     if (!s.is_null(t + 1)) m.p10_ns = static_cast<double>(s.int64(t + 1));
@@ -94,7 +97,8 @@ std::vector<Measure> load_kernels(const Connection& c, std::optional<int64_t> ru
   using Key = std::tuple<int64_t, std::string, int64_t, std::string, std::string, std::string>;
   std::map<Key, std::vector<int64_t>> groups;
   while (s.step())
-    groups[{s.int64(0), s.text(1), s.int64(2), s.text(3), s.text(5), s.text(6)}].push_back(s.int64(4));
+    groups[{s.int64(0), s.text(1), s.int64(2), s.text(3), s.text(5), s.text(6)}].push_back(
+        s.int64(4));
   std::vector<Measure> out;
   for (auto& [key, samples] : groups) {
     const auto& [run, device, kind, name, grid, block] = key;
@@ -128,12 +132,14 @@ const std::vector<std::string>& comparable_tables() {
   return all;
 }
 
-std::vector<Measure> load_measures(const Store& store, std::string_view table, std::optional<int64_t> run_id) {
+std::vector<Measure> load_measures(const Store& store, std::string_view table,
+                                   std::optional<int64_t> run_id) {
   const Connection& c = StoreAccess::connection(store);
   if (table == "kernels") return load_kernels(c, run_id);
   for (const auto& l : loaders())
     if (l.table == table) return load_rows(c, l, run_id);
-  throw InputError(fmt::format("cannot compare table '{}'; use gemm, memory, collective, kernels or all", table));
+  throw InputError(fmt::format(
+      "cannot compare table '{}'; use gemm, memory, collective, kernels or all", table));
 }
 
 Run resolve_run(const Store& store, std::string_view id_or_uuid) {
@@ -147,7 +153,8 @@ Run resolve_run(const Store& store, std::string_view id_or_uuid) {
     while (s.step()) found.push_back(s.int64(0));
   }
   if (found.empty() && !id_or_uuid.empty()) {
-    Statement s = c.prepare("SELECT id FROM run WHERE substr(uuid, 1, length(?1)) = ?1 ORDER BY id");
+    Statement s =
+        c.prepare("SELECT id FROM run WHERE substr(uuid, 1, length(?1)) = ?1 ORDER BY id");
     s.bind(1, id_or_uuid);
     while (s.step()) found.push_back(s.int64(0));
   }
@@ -157,12 +164,15 @@ Run resolve_run(const Store& store, std::string_view id_or_uuid) {
   }
   std::string known;
   Statement all = c.prepare("SELECT id, uuid, tool FROM run ORDER BY id LIMIT 8");
-  while (all.step()) known += fmt::format("{}{} ({} {})", known.empty() ? "" : ", ", all.int64(0), all.text(2), all.text(1).substr(0, 8));
+  while (all.step())
+    known += fmt::format("{}{} ({} {})", known.empty() ? "" : ", ", all.int64(0), all.text(2),
+                         all.text(1).substr(0, 8));
   if (found.empty())
-    throw InputError(fmt::format("{} has no run '{}'; name a run by id or uuid prefix: {}", store.path(), id_or_uuid,
+    throw InputError(fmt::format("{} has no run '{}'; name a run by id or uuid prefix: {}",
+                                 store.path(), id_or_uuid,
                                  known.empty() ? "the store has no runs" : known));
-  throw InputError(fmt::format("run '{}' is ambiguous in {} ({} runs match); give more of the uuid", id_or_uuid,
-                               store.path(), found.size()));
+  throw InputError(fmt::format("run '{}' is ambiguous in {} ({} runs match); give more of the uuid",
+                               id_or_uuid, store.path(), found.size()));
 }
 
 }  // namespace shardcost::db

@@ -194,7 +194,8 @@ CREATE TABLE step (
 }  // namespace
 
 const std::vector<std::string_view>& migrations() {
-  static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
+  static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3, kVersion4,
+                                                    kVersion5};
   static_assert(kSchemaVersion == 5, "add the migration for the new version above");
   return all;
 }

@@ -51,13 +51,15 @@ Connection::~Connection() {
   if (db_) sqlite3_close(db_);
 }
 
-std::string Connection::library_version() { return sqlite3_libversion(); }
+std::string Connection::library_version() {
+  return sqlite3_libversion();
+}
 
 void Connection::fail(int rc, std::string_view what, std::string_view sql) const {
   const int primary = rc & 0xff;
   const std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-  const std::string where = sql.empty() ? std::string(what)
-                                        : std::string(what) + " '" + short_sql(sql) + "'";
+  const std::string where =
+      sql.empty() ? std::string(what) : std::string(what) + " '" + short_sql(sql) + "'";
   switch (primary) {
     case SQLITE_NOTADB:
       throw InputError(path_ + " is not a shardcost store (not an SQLite database: " + detail +
@@ -102,8 +104,12 @@ void Connection::exec(std::string_view sql) const {
   if (rc != SQLITE_OK) fail(rc, "running", sql);
 }
 
-int64_t Connection::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
-int Connection::changes() const { return sqlite3_changes(db_); }
+int64_t Connection::last_insert_id() const {
+  return sqlite3_last_insert_rowid(db_);
+}
+int Connection::changes() const {
+  return sqlite3_changes(db_);
+}
 
 // ---------------------------------------------------------------- Statement
 
@@ -123,9 +129,13 @@ Statement& Statement::operator=(Statement&& o) noexcept {
   return *this;
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
 
-void Statement::fail(int rc, const char* what) const { conn_->fail(rc, what, sql_); }
+void Statement::fail(int rc, const char* what) const {
+  conn_->fail(rc, what, sql_);
+}
 
 Statement& Statement::bind(int index, int64_t value) {
   if (const int rc = sqlite3_bind_int64(stmt_, index, value); rc != SQLITE_OK) fail(rc, "binding");
@@ -173,11 +183,21 @@ void Statement::reset() {
   if (const int rc = sqlite3_clear_bindings(stmt_); rc != SQLITE_OK) fail(rc, "clearing");
 }
 
-int Statement::columns() const { return sqlite3_column_count(stmt_); }
-std::string Statement::column_name(int i) const { return sqlite3_column_name(stmt_, i); }
-bool Statement::is_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
-int64_t Statement::int64(int i) const { return sqlite3_column_int64(stmt_, i); }
-double Statement::real(int i) const { return sqlite3_column_double(stmt_, i); }
+int Statement::columns() const {
+  return sqlite3_column_count(stmt_);
+}
+std::string Statement::column_name(int i) const {
+  return sqlite3_column_name(stmt_, i);
+}
+bool Statement::is_null(int i) const {
+  return sqlite3_column_type(stmt_, i) == SQLITE_NULL;
+}
+int64_t Statement::int64(int i) const {
+  return sqlite3_column_int64(stmt_, i);
+}
+double Statement::real(int i) const {
+  return sqlite3_column_double(stmt_, i);
+}
 
 std::string Statement::text(int i) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, i));
@@ -186,16 +206,22 @@ std::string Statement::text(int i) const {
 
 Cell Statement::cell(int i) const {
   switch (sqlite3_column_type(stmt_, i)) {
-    case SQLITE_INTEGER: return int64(i);
-    case SQLITE_FLOAT: return real(i);
-    case SQLITE_NULL: return std::monostate{};
-    default: return text(i);
+    case SQLITE_INTEGER:
+      return int64(i);
+    case SQLITE_FLOAT:
+      return real(i);
+    case SQLITE_NULL:
+      return std::monostate{};
+    default:
+      return text(i);
   }
 }
 
 // ---------------------------------------------------------------- Transaction
 
-Transaction::Transaction(const Connection& c) : conn_(c) { conn_.exec("BEGIN IMMEDIATE"); }
+Transaction::Transaction(const Connection& c) : conn_(c) {
+  conn_.exec("BEGIN IMMEDIATE");
+}
 
 Transaction::~Transaction() {
   if (!open_) return;

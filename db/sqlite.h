@@ -28,13 +28,15 @@ class Statement {
   Statement& bind(int index, double value);
   Statement& bind(int index, std::string_view value);
   Statement& bind(int index, const char* value) { return bind(index, std::string_view(value)); }
-  Statement& bind(int index, const std::string& value) { return bind(index, std::string_view(value)); }
+  Statement& bind(int index, const std::string& value) {
+    return bind(index, std::string_view(value));
+  }
   Statement& bind(int index, std::optional<int64_t> value);
   Statement& bind_null(int index);
 
-  bool step();  // true: a row is ready; false: done
-  void run();   // step to completion, then reset
-  void reset(); // ready to bind and run again
+  bool step();   // true: a row is ready; false: done
+  void run();    // step to completion, then reset
+  void reset();  // ready to bind and run again
 
   int columns() const;
   std::string column_name(int i) const;

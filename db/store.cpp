@@ -25,7 +25,9 @@ std::string new_uuid() {
   return out;
 }
 
-std::optional<int64_t> nonzero(int64_t v) { return v ? std::optional<int64_t>(v) : std::nullopt; }
+std::optional<int64_t> nonzero(int64_t v) {
+  return v ? std::optional<int64_t>(v) : std::nullopt;
+}
 
 // Switching to WAL needs a moment alone with the file, and SQLite does not wait for it on its
 // own when another process is creating the same file: retry for the busy timeout.
@@ -54,7 +56,8 @@ void check_version(const Connection& c, Store::Mode mode) {
   }
   if (version == 0) {
     if (!is_empty(c))
-      throw InputError(path + " is an SQLite file but not a shardcost store (no schema version); "
+      throw InputError(path +
+                       " is an SQLite file but not a shardcost store (no schema version); "
                        "check the path");
     if (mode == Store::Mode::read_only)
       throw InputError(path + " is empty, not a shardcost store; import or record something first");
@@ -62,8 +65,9 @@ void check_version(const Connection& c, Store::Mode mode) {
     return;
   }
   if (version < kSchemaVersion && mode != Store::Mode::migrate) {
-    throw InputError(path + " has schema version " + std::to_string(version) + "; run 'shardcost db migrate " +
-                     path + "' to bring it to version " + std::to_string(kSchemaVersion));
+    throw InputError(path + " has schema version " + std::to_string(version) +
+                     "; run 'shardcost db migrate " + path + "' to bring it to version " +
+                     std::to_string(kSchemaVersion));
   }
 }
 
@@ -71,15 +75,20 @@ void check_version(const Connection& c, Store::Mode mode) {
 
 std::string_view to_string(EventKind k) {
   switch (k) {
-    case EventKind::kernel: return "kernel";
-    case EventKind::memcpy: return "memcpy";
-    case EventKind::memset: return "memset";
-    case EventKind::sync: return "sync";
+    case EventKind::kernel:
+      return "kernel";
+    case EventKind::memcpy:
+      return "memcpy";
+    case EventKind::memset:
+      return "memset";
+    case EventKind::sync:
+      return "sync";
   }
   return "kernel";
 }
 
-Store::Store(std::unique_ptr<Connection> c, std::string path) : conn_(std::move(c)), path_(std::move(path)) {}
+Store::Store(std::unique_ptr<Connection> c, std::string path)
+    : conn_(std::move(c)), path_(std::move(path)) {}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() = default;
@@ -137,7 +146,8 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
     }
     result.run_id = c.last_insert_id();
     for (const auto& d : m.devices) device_ids.push_back(upsert_device(c, d));
-    Statement link = c.prepare("INSERT OR IGNORE INTO run_device (run_id, device_id) VALUES (?, ?)");
+    Statement link =
+        c.prepare("INSERT OR IGNORE INTO run_device (run_id, device_id) VALUES (?, ?)");
     for (int64_t id : device_ids) link.bind(1, result.run_id).bind(2, id).run();
     t.commit();
   }
@@ -185,9 +195,14 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
     i += n;
   }
   if (!m.steps.empty()) {
-    Statement step = c.prepare("INSERT INTO step (run_id, number, start_ns, duration_ns) VALUES (?, ?, ?, ?)");
+    Statement step =
+        c.prepare("INSERT INTO step (run_id, number, start_ns, duration_ns) VALUES (?, ?, ?, ?)");
     for (const StepSpan& sp : m.steps) {
-      step.bind(1, result.run_id).bind(2, sp.number).bind(3, sp.start_ns).bind(4, sp.duration_ns).run();
+      step.bind(1, result.run_id)
+          .bind(2, sp.number)
+          .bind(3, sp.start_ns)
+          .bind(4, sp.duration_ns)
+          .run();
       row_done();
     }
   }
@@ -226,11 +241,12 @@ CheckResult Store::check() const {
   }
   Statement fk = conn_->prepare("PRAGMA foreign_key_check");
   while (fk.step())
-    r.problems.push_back("foreign key: row " + fk.text(1) + " of " + fk.text(0) + " refers to a missing " + fk.text(2));
-  const std::vector<std::string> expected = {"meta", "run", "device", "run_device", "string",
-                                             "gemm", "memory", "collective", "kernel_event",
-                                             "launch_config", "step",
-                                             "fitted_model", "collective_rate"};
+    r.problems.push_back("foreign key: row " + fk.text(1) + " of " + fk.text(0) +
+                         " refers to a missing " + fk.text(2));
+  const std::vector<std::string> expected = {
+      "meta", "run",          "device",         "run_device",   "string",
+      "gemm", "memory",       "collective",     "kernel_event", "launch_config",
+      "step", "fitted_model", "collective_rate"};
   Statement has = conn_->prepare("SELECT count(*) FROM sqlite_schema WHERE name = ?");
   for (const auto& name : expected) {
     has.bind(1, name);

@@ -1,7 +1,5 @@
 // Store::kernel_events and schema 4's launch configurations, on real files.
 #include <gtest/gtest.h>
-
-#include "temp_dir_test.h"
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,6 +9,7 @@
 #include "shardcost/error.h"
 #include "shardcost/importers.h"
 #include "sqlite.h"
+#include "temp_dir_test.h"
 
 namespace shardcost::db {
 namespace {

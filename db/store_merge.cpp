@@ -21,7 +21,8 @@ constexpr std::string_view kDeviceColumns =
 // Per-run copies: ?1 the new run id, ?2 the run's id in src. Device ids are mapped through
 // the fingerprint, string ids through the text.
 constexpr std::string_view kDeviceMap =
-    " JOIN src.device sd ON sd.id = x.device_id JOIN main.device md ON md.fingerprint = sd.fingerprint ";
+    " JOIN src.device sd ON sd.id = x.device_id JOIN main.device md ON md.fingerprint = "
+    "sd.fingerprint ";
 struct RowCopy {
   std::string_view table;
   std::string_view columns;
@@ -83,14 +84,17 @@ MergeResult Store::merge_from(const std::string& other_path) {
   {
     Transaction t(c);
     c.exec("INSERT OR IGNORE INTO main.string (text) SELECT text FROM src.string ORDER BY id");
-    c.exec("INSERT OR IGNORE INTO main.launch_config (" + std::string(kLaunchColumns) + ") SELECT " +
-           std::string(kLaunchColumns) + " FROM src.launch_config ORDER BY id");
+    c.exec("INSERT OR IGNORE INTO main.launch_config (" + std::string(kLaunchColumns) +
+           ") SELECT " + std::string(kLaunchColumns) + " FROM src.launch_config ORDER BY id");
     c.exec("INSERT INTO main.device (" + std::string(kDeviceColumns) + ") SELECT " +
-           std::string(kDeviceColumns) + " FROM src.device WHERE true ORDER BY id "
+           std::string(kDeviceColumns) +
+           " FROM src.device WHERE true ORDER BY id "
            "ON CONFLICT (fingerprint) DO NOTHING");
-    c.exec("INSERT OR IGNORE INTO main.fitted_model (kind, device_id, key, parameters_json, "
-           "source_runs, created_ns) SELECT x.kind, md.id, x.key, x.parameters_json, "
-           "x.source_runs, x.created_ns FROM src.fitted_model x" + std::string(kDeviceMap));
+    c.exec(
+        "INSERT OR IGNORE INTO main.fitted_model (kind, device_id, key, parameters_json, "
+        "source_runs, created_ns) SELECT x.kind, md.id, x.key, x.parameters_json, "
+        "x.source_runs, x.created_ns FROM src.fitted_model x" +
+        std::string(kDeviceMap));
     t.commit();
   }
 
@@ -103,7 +107,8 @@ MergeResult Store::merge_from(const std::string& other_path) {
                                  std::string(kRunColumns) + " FROM src.run WHERE id = ?");
   Statement copy_links = c.prepare(
       "INSERT OR IGNORE INTO main.run_device (run_id, device_id) SELECT ?1, md.id "
-      "FROM src.run_device x" + std::string(kDeviceMap) + "WHERE x.run_id = ?2");
+      "FROM src.run_device x" +
+      std::string(kDeviceMap) + "WHERE x.run_id = ?2");
   std::vector<Statement> copy_rows;
   for (const auto& rc : kRowCopies) {
     copy_rows.push_back(c.prepare("INSERT INTO main." + std::string(rc.table) +
@@ -112,14 +117,16 @@ MergeResult Store::merge_from(const std::string& other_path) {
                                   " FROM src." + std::string(rc.table) + " x" +
                                   std::string(kDeviceMap) + "WHERE x.run_id = ?2 ORDER BY x.id"));
   }
-  copy_rows.push_back(c.prepare("INSERT INTO main.step (run_id, number, start_ns, duration_ns) SELECT ?1, "
-                                "x.number, x.start_ns, x.duration_ns FROM src.step x WHERE x.run_id = ?2 "
-                                "ORDER BY x.rowid"));
+  copy_rows.push_back(
+      c.prepare("INSERT INTO main.step (run_id, number, start_ns, duration_ns) SELECT ?1, "
+                "x.number, x.start_ns, x.duration_ns FROM src.step x WHERE x.run_id = ?2 "
+                "ORDER BY x.rowid"));
   // Launch configurations map by their six values, as strings by their text.
   copy_rows.push_back(c.prepare(
       "INSERT INTO main.kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "
       "duration_ns, bytes, launch_id) SELECT ?1, md.id, x.stream, x.kind, ms.id, x.start_ns, "
-      "x.duration_ns, x.bytes, ml.id FROM src.kernel_event x" + std::string(kDeviceMap) +
+      "x.duration_ns, x.bytes, ml.id FROM src.kernel_event x" +
+      std::string(kDeviceMap) +
       "JOIN src.string ss ON ss.id = x.name_id JOIN main.string ms ON ms.text = ss.text "
       "LEFT JOIN src.launch_config sl ON sl.id = x.launch_id "
       "LEFT JOIN main.launch_config ml ON ml.grid_x = sl.grid_x AND ml.grid_y = sl.grid_y AND "

@@ -49,7 +49,8 @@ constexpr TableQuery kQueries[] = {
      "l.block_y AS block_y_threads, l.block_z AS block_z_threads "
      "FROM kernel_event k JOIN device d ON d.id = k.device_id JOIN string s ON s.id = k.name_id "
      "LEFT JOIN launch_config l ON l.id = k.launch_id "
-     "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR k.kind = CASE ?2 WHEN 'kernel' THEN 0 WHEN 'memcpy' THEN 1 "
+     "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR k.kind = CASE ?2 WHEN "
+     "'kernel' THEN 0 WHEN 'memcpy' THEN 1 "
      "WHEN 'memset' THEN 2 WHEN 'sync' THEN 3 ELSE -1 END) "
      "ORDER BY k.rowid",
      true},
@@ -100,8 +101,8 @@ std::vector<CollectivePoint> Store::collective_points() const {
       "JOIN device d ON d.id = c.device_id WHERE c.time_ns > 0 AND c.bytes > 0");
   std::vector<CollectivePoint> out;
   while (s.step()) {
-    out.push_back({s.text(0), s.text(1), static_cast<int>(s.int64(2)), s.text(3), s.int64(4),
-                   s.int64(5)});
+    out.push_back(
+        {s.text(0), s.text(1), static_cast<int>(s.int64(2)), s.text(3), s.int64(4), s.int64(5)});
   }
   return out;
 }
@@ -112,8 +113,8 @@ std::vector<GemmPoint> Store::gemm_points() const {
       "JOIN device d ON d.id = g.device_id WHERE g.time_ns > 0");
   std::vector<GemmPoint> out;
   while (s.step()) {
-    out.push_back({s.text(0), s.text(1), s.int64(2), s.int64(3), s.int64(4), s.int64(5),
-                   s.int64(6)});
+    out.push_back(
+        {s.text(0), s.text(1), s.int64(2), s.int64(3), s.int64(4), s.int64(5), s.int64(6)});
   }
   return out;
 }
@@ -129,10 +130,12 @@ std::vector<MemoryPoint> Store::memory_points() const {
 
 std::vector<StepPoint> Store::step_points() const {
   Statement s = conn_->prepare(
-      "SELECT r.uuid, r.source, st.number, st.duration_ns FROM step st JOIN run r ON r.id = st.run_id "
+      "SELECT r.uuid, r.source, st.number, st.duration_ns FROM step st JOIN run r ON r.id = "
+      "st.run_id "
       "WHERE st.duration_ns > 0 ORDER BY r.id, st.number");
   std::vector<StepPoint> out;
-  while (s.step()) out.push_back({s.text(0), s.is_null(1) ? "" : s.text(1), s.int64(2), s.int64(3)});
+  while (s.step())
+    out.push_back({s.text(0), s.is_null(1) ? "" : s.text(1), s.int64(2), s.int64(3)});
   return out;
 }
 
@@ -147,8 +150,9 @@ std::vector<KernelPoint> Store::kernel_points() const {
   while (s.step()) {
     KernelPoint p{s.text(0), s.text(1), {}, s.int64(8), s.real(9)};
     if (!s.is_null(2))
-      p.launch = {static_cast<int32_t>(s.int64(2)), static_cast<int32_t>(s.int64(3)), static_cast<int32_t>(s.int64(4)),
-                  static_cast<int32_t>(s.int64(5)), static_cast<int32_t>(s.int64(6)), static_cast<int32_t>(s.int64(7))};
+      p.launch = {static_cast<int32_t>(s.int64(2)), static_cast<int32_t>(s.int64(3)),
+                  static_cast<int32_t>(s.int64(4)), static_cast<int32_t>(s.int64(5)),
+                  static_cast<int32_t>(s.int64(6)), static_cast<int32_t>(s.int64(7))};
     out.push_back(std::move(p));
   }
   return out;
@@ -165,13 +169,13 @@ void Store::put_fitted_model(const FittedModelRow& m) {
     Statement find = conn_->prepare("SELECT id FROM device WHERE name = ?1 ORDER BY id LIMIT 1");
     find.bind(1, m.device);
     if (!find.step())
-      throw InputError(fmt::format("store {}: no device named '{}' to fit a model for", path_,
-                                   m.device));
+      throw InputError(
+          fmt::format("store {}: no device named '{}' to fit a model for", path_, m.device));
     device_id = find.int64(0);
   }
   // NULL device ids never compare equal in UNIQUE: delete by hand, then insert.
-  Statement del = conn_->prepare(
-      "DELETE FROM fitted_model WHERE kind = ?1 AND key = ?2 AND device_id IS ?3");
+  Statement del =
+      conn_->prepare("DELETE FROM fitted_model WHERE kind = ?1 AND key = ?2 AND device_id IS ?3");
   del.bind(1, m.kind).bind(2, m.key).bind(3, device_id);
   del.run();
   Statement ins = conn_->prepare(
@@ -188,7 +192,8 @@ std::vector<FittedModelRow> Store::fitted_models() const {
       "SELECT f.kind, COALESCE(d.name, ''), f.key, f.parameters_json, f.source_runs, "
       "f.created_ns FROM fitted_model f LEFT JOIN device d ON d.id = f.device_id ORDER BY f.id");
   std::vector<FittedModelRow> out;
-  while (s.step()) out.push_back({s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.int64(5)});
+  while (s.step())
+    out.push_back({s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.int64(5)});
   return out;
 }
 

@@ -20,8 +20,10 @@ std::optional<std::string> samples_text(const std::vector<int64_t>& samples_ns) 
 }
 
 void bind_samples(Statement& s, int index, const std::vector<int64_t>& samples_ns) {
-  if (auto text = samples_text(samples_ns)) s.bind(index, *text);
-  else s.bind_null(index);
+  if (auto text = samples_text(samples_ns))
+    s.bind(index, *text);
+  else
+    s.bind_null(index);
 }
 
 }  // namespace
@@ -91,8 +93,9 @@ int64_t upsert_device(const Connection& c, const DeviceRecord& d) {
 RowWriter::RowWriter(const Connection& c, int64_t run_id)
     : c_(c),
       run_id_(run_id),
-      gemm_(c.prepare("INSERT INTO gemm (run_id, device_id, dtype, m, n, k, batch, time_ns, "
-                      "time_p10_ns, time_p90_ns, iterations, samples_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")),
+      gemm_(c.prepare(
+          "INSERT INTO gemm (run_id, device_id, dtype, m, n, k, batch, time_ns, "
+          "time_p10_ns, time_p90_ns, iterations, samples_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")),
       memory_(c.prepare("INSERT INTO memory (run_id, device_id, kind, bytes, time_ns, time_p10_ns, "
                         "time_p90_ns, iterations, samples_ns) VALUES (?,?,?,?,?,?,?,?,?)")),
       collective_(c.prepare(
@@ -128,8 +131,10 @@ void RowWriter::collective(const CollectiveRecord& r, int64_t device_id) {
   s.bind(6, r.root).bind(7, r.bytes).bind(8, r.elements).bind(9, r.ranks).bind(10, r.nodes);
   s.bind(11, r.fabric_level).bind(12, r.in_place ? 1 : 0).bind(13, r.time_ns);
   s.bind(14, r.time_p10_ns).bind(15, r.time_p90_ns).bind(16, r.wrong_elements);
-  if (r.max_error) s.bind(17, *r.max_error);
-  else s.bind_null(17);
+  if (r.max_error)
+    s.bind(17, *r.max_error);
+  else
+    s.bind_null(17);
   s.bind(18, r.iterations);
   bind_samples(s, 19, r.samples_ns);
   s.run();
@@ -140,8 +145,9 @@ void RowWriter::kernels(const KernelEvent* events, size_t n, const int64_t* devi
   constexpr int kColumns = 9;
   auto it = kernel_chunks_.find(n);
   if (it == kernel_chunks_.end()) {
-    std::string sql = "INSERT INTO kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "
-                      "duration_ns, bytes, launch_id) VALUES ";
+    std::string sql =
+        "INSERT INTO kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "
+        "duration_ns, bytes, launch_id) VALUES ";
     for (size_t i = 0; i < n; ++i) sql += i ? ",(?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?)";
     it = kernel_chunks_.emplace(n, c_.prepare(sql)).first;
   }
@@ -152,10 +158,14 @@ void RowWriter::kernels(const KernelEvent* events, size_t n, const int64_t* devi
     s.bind(p + 1, run_id_).bind(p + 2, device_ids[i]).bind(p + 3, e.stream);
     s.bind(p + 4, static_cast<int64_t>(e.kind)).bind(p + 5, name_ids[i]).bind(p + 6, e.start_ns);
     s.bind(p + 7, e.duration_ns);
-    if (e.kind == EventKind::memcpy || e.kind == EventKind::memset) s.bind(p + 8, e.bytes);
-    else s.bind_null(p + 8);
-    if (launch_ids[i] > 0) s.bind(p + 9, launch_ids[i]);
-    else s.bind_null(p + 9);
+    if (e.kind == EventKind::memcpy || e.kind == EventKind::memset)
+      s.bind(p + 8, e.bytes);
+    else
+      s.bind_null(p + 8);
+    if (launch_ids[i] > 0)
+      s.bind(p + 9, launch_ids[i]);
+    else
+      s.bind_null(p + 9);
   }
   s.run();
 }

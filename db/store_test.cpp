@@ -1,7 +1,5 @@
 // The store on real files in a temporary folder: write, read back, merge, versions, damage.
 #include <gtest/gtest.h>
-
-#include "temp_dir_test.h"
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,6 +10,7 @@
 #include "shardcost/error.h"
 #include "shardcost/importers.h"
 #include "sqlite.h"
+#include "temp_dir_test.h"
 
 namespace shardcost::db {
 namespace {
@@ -44,7 +43,13 @@ Measurements sample(const std::string& uuid, int events = 10) {
   m.collectives.push_back(c);
   m.names = {"gemm_kernel", "nccl_kernel"};
   for (int i = 0; i < events; ++i)
-    m.kernels.push_back({0, 7, EventKind::kernel, i % 2, 1000 * i, 500, 0,
+    m.kernels.push_back({0,
+                         7,
+                         EventKind::kernel,
+                         i % 2,
+                         1000 * i,
+                         500,
+                         0,
                          {i % 2 ? 8 : 132, 1, 1, i % 2 ? 512 : 256, 1, 1}});
   return m;
 }
@@ -182,7 +187,8 @@ TEST_F(StoreTest, StepsAreWrittenReadAndMerged) {
     Store a = Store::open(file("a.db"), Store::Mode::read_write);
     Measurements m = sample("u1", 2);
     m.run.source = "train.json";
-    m.steps = {{10, 1000, 98000000}, {11, 99000000, 101500000}, {12, 200000000, 0}};  // the last: no span
+    m.steps = {
+        {10, 1000, 98000000}, {11, 99000000, 101500000}, {12, 200000000, 0}};  // the last: no span
     const WriteResult r = a.write(m);
     EXPECT_EQ(r.rows, 3 + 2 + 3);
     const auto steps = a.step_points();

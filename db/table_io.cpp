@@ -19,7 +19,9 @@ std::string csv_field(const std::string& s) {
 }
 
 // Derived rates carry six significant digits: more would only show measurement noise.
-std::string real_text(double v) { return fmt::format("{:.6g}", v); }
+std::string real_text(double v) {
+  return fmt::format("{:.6g}", v);
+}
 
 }  // namespace
 
@@ -53,10 +55,14 @@ std::string to_json(const CostTable& t) {
     nlohmann::ordered_json o = nlohmann::ordered_json::object();
     for (size_t i = 0; i < row.size(); ++i) {
       const Cell& c = row[i];
-      if (std::holds_alternative<int64_t>(c)) o[t.columns[i]] = std::get<int64_t>(c);
-      else if (std::holds_alternative<double>(c)) o[t.columns[i]] = std::stod(real_text(std::get<double>(c)));
-      else if (std::holds_alternative<std::string>(c)) o[t.columns[i]] = std::get<std::string>(c);
-      else o[t.columns[i]] = nullptr;
+      if (std::holds_alternative<int64_t>(c))
+        o[t.columns[i]] = std::get<int64_t>(c);
+      else if (std::holds_alternative<double>(c))
+        o[t.columns[i]] = std::stod(real_text(std::get<double>(c)));
+      else if (std::holds_alternative<std::string>(c))
+        o[t.columns[i]] = std::get<std::string>(c);
+      else
+        o[t.columns[i]] = nullptr;
     }
     rows.push_back(std::move(o));
   }
@@ -73,7 +79,8 @@ CsvText parse_csv(std::string_view text, std::string_view origin) {
     if (!any && row.empty() && field.empty()) return;  // blank line
     row.push_back(std::move(field));
     field.clear();
-    if (out.header.empty()) out.header = std::move(row);
+    if (out.header.empty())
+      out.header = std::move(row);
     else {
       out.rows.push_back(std::move(row));
       out.row_lines.push_back(row_line);
@@ -84,22 +91,30 @@ CsvText parse_csv(std::string_view text, std::string_view origin) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
-      else if (c == '"') quoted = false;
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        field += '"', ++i;
+      else if (c == '"')
+        quoted = false;
       else {
         if (c == '\n') ++line;
         field += c;
       }
       continue;
     }
-    if (c == '"' && field.empty()) quoted = any = true;
-    else if (c == ',') row.push_back(std::move(field)), field.clear(), any = true;
-    else if (c == '\r') continue;
-    else if (c == '\n') end_row(), row_line = ++line;
-    else field += c, any = true;
+    if (c == '"' && field.empty())
+      quoted = any = true;
+    else if (c == ',')
+      row.push_back(std::move(field)), field.clear(), any = true;
+    else if (c == '\r')
+      continue;
+    else if (c == '\n')
+      end_row(), row_line = ++line;
+    else
+      field += c, any = true;
   }
   if (quoted)
-    throw InputError(fmt::format("{}:{}: a quoted field is not closed; check the quotes", origin, row_line));
+    throw InputError(
+        fmt::format("{}:{}: a quoted field is not closed; check the quotes", origin, row_line));
   end_row();
   for (size_t r = 0; r < out.rows.size(); ++r) {
     if (out.rows[r].size() != out.header.size())

@@ -24,11 +24,23 @@ void replay(const char* dir, void (*target)(const uint8_t*, size_t)) {
   EXPECT_GT(files, 5) << "corpus " << root << " is nearly empty";
 }
 
-TEST(FuzzCorpus, ModelJson) { replay("model", shardcost::fuzz::model_json); }
-TEST(FuzzCorpus, ClusterJson) { replay("cluster", shardcost::fuzz::cluster_json); }
-TEST(FuzzCorpus, StrategyText) { replay("strategy", shardcost::fuzz::strategy_text); }
-TEST(FuzzCorpus, PlanJson) { replay("plan", shardcost::fuzz::plan_json); }
-TEST(FuzzCorpus, FittedModelJson) { replay("fitted_model", shardcost::fuzz::fitted_model_json); }
-TEST(FuzzCorpus, SeqDistText) { replay("seq_dist", shardcost::fuzz::seq_dist_text); }
+TEST(FuzzCorpus, ModelJson) {
+  replay("model", shardcost::fuzz::model_json);
+}
+TEST(FuzzCorpus, ClusterJson) {
+  replay("cluster", shardcost::fuzz::cluster_json);
+}
+TEST(FuzzCorpus, StrategyText) {
+  replay("strategy", shardcost::fuzz::strategy_text);
+}
+TEST(FuzzCorpus, PlanJson) {
+  replay("plan", shardcost::fuzz::plan_json);
+}
+TEST(FuzzCorpus, FittedModelJson) {
+  replay("fitted_model", shardcost::fuzz::fitted_model_json);
+}
+TEST(FuzzCorpus, SeqDistText) {
+  replay("seq_dist", shardcost::fuzz::seq_dist_text);
+}
 
 }  // namespace

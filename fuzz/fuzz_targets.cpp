@@ -4,10 +4,10 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "shardcost/error.h"
 #include "learned/curve_model.h"
 #include "learned/gemm_model.h"
 #include "learned/kernel_model.h"
+#include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/varlen.h"
 
@@ -33,7 +33,8 @@ void model_json(const uint8_t* data, size_t size) {
     if (!check_strategy(m, c, s)) {
       const Estimate e = estimate(m, c, s);
       if (!(e.step_time_s > 0) || !std::isfinite(e.step_time_s) || !(e.memory_per_gpu_bytes > 0))
-        throw std::logic_error("a priced model has a step or memory that is not positive and finite");
+        throw std::logic_error(
+            "a priced model has a step or memory that is not positive and finite");
     }
   } catch (const InputError&) {
   }
@@ -46,7 +47,8 @@ void cluster_json(const uint8_t* data, size_t size) {
     if (c.total_gpus() < 1) throw std::logic_error("a cluster parsed without GPUs");
     for (const auto& g : c.groups)
       if (g.gpus_per_node < 1 || g.nodes < 1 || !(g.intra_node.bandwidth_Bps > 0))
-        throw std::logic_error("a cluster group parsed without GPUs or without intra-node bandwidth");
+        throw std::logic_error(
+            "a cluster group parsed without GPUs or without intra-node bandwidth");
     if (c.groups.size() == 1 && c.total_gpus() <= 4096) {
       const Model m = load_model("gpt3-1.3b");
       Strategy s;

@@ -23,7 +23,9 @@ namespace {
 }  // namespace
 
 #ifdef SHARDCOST_HAVE_BLAS
-bool available() { return true; }
+bool available() {
+  return true;
+}
 
 bool has_bf16() {
 #ifdef SHARDCOST_HAVE_SBGEMM
@@ -70,12 +72,22 @@ namespace {
 }
 }  // namespace
 
-bool available() { return false; }
-bool has_bf16() { return false; }
-std::string version() { return "none"; }
+bool available() {
+  return false;
+}
+bool has_bf16() {
+  return false;
+}
+std::string version() {
+  return "none";
+}
 void set_threads(int) {}
-void sgemm(int64_t, int64_t, int64_t, const float*, const float*, float*) { missing(); }
-void sbgemm(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*) { missing(); }
+void sgemm(int64_t, int64_t, int64_t, const float*, const float*, float*) {
+  missing();
+}
+void sbgemm(int64_t, int64_t, int64_t, const uint16_t*, const uint16_t*, float*) {
+  missing();
+}
 #endif
 
 }  // namespace shardcost::bench::blas

@@ -13,10 +13,14 @@ double reduced(std::string_view redop, int ranks, int64_t i) {
   double acc = input_value(redop, 0, i);
   for (int r = 1; r < ranks; ++r) {
     const double v = input_value(redop, r, i);
-    if (redop == "sum") acc += v;
-    else if (redop == "prod") acc *= v;
-    else if (redop == "max") acc = std::max(acc, v);
-    else acc = std::min(acc, v);
+    if (redop == "sum")
+      acc += v;
+    else if (redop == "prod")
+      acc *= v;
+    else if (redop == "max")
+      acc = std::max(acc, v);
+    else
+      acc = std::min(acc, v);
   }
   return acc;
 }
@@ -50,7 +54,7 @@ CollectiveLayout collective_layout(std::string_view op, int64_t bytes, int64_t t
 
 double input_value(std::string_view redop, int rank, int64_t i) {
   if (redop == "prod") return (rank < 4 && (rank + i) % 2 == 0) ? 2 : 1;  // products stay <= 16
-  if (redop == "sum") return static_cast<double>((rank + i) % 4 + 1);    // sums stay <= 4*ranks
+  if (redop == "sum") return static_cast<double>((rank + i) % 4 + 1);     // sums stay <= 4*ranks
   return static_cast<double>((rank * 3 + i) % 7);
 }
 
@@ -76,7 +80,8 @@ std::optional<double> expected_value(std::string_view op, std::string_view redop
   throw InputError(fmt::format("unknown collective '{}'", op));
 }
 
-InPlaceOffsets in_place_offsets(std::string_view op, int rank, const CollectiveLayout& l, int64_t type_size) {
+InPlaceOffsets in_place_offsets(std::string_view op, int rank, const CollectiveLayout& l,
+                                int64_t type_size) {
   if (op == "all_gather") return {rank * l.send_count * type_size, 0};
   if (op == "reduce_scatter") return {0, rank * l.recv_count * type_size};
   return {0, 0};

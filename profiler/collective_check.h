@@ -25,7 +25,8 @@ CollectiveLayout collective_layout(std::string_view op, int64_t bytes, int64_t t
 struct InPlaceOffsets {
   int64_t send = 0, recv = 0;
 };
-InPlaceOffsets in_place_offsets(std::string_view op, int rank, const CollectiveLayout&, int64_t type_size);
+InPlaceOffsets in_place_offsets(std::string_view op, int rank, const CollectiveLayout&,
+                                int64_t type_size);
 
 // What rank puts at index i of its send buffer.
 double input_value(std::string_view redop, int rank, int64_t i);

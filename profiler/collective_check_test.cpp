@@ -62,13 +62,15 @@ namespace {
 // rank * recvcount. Before this, every rank passed the buffer's start for both, so ranks
 // other than 0 sent the wrong data in place.
 TEST(InPlace, PointersAtTheOffsetsNcclDocuments) {
-  const CollectiveLayout ag = collective_layout("all_gather", 8 << 20, 2, 8);  // 8 MiB gathered, bf16
+  const CollectiveLayout ag =
+      collective_layout("all_gather", 8 << 20, 2, 8);  // 8 MiB gathered, bf16
   ASSERT_EQ(ag.send_count, (8 << 20) / 2 / 8);
   const InPlaceOffsets a3 = in_place_offsets("all_gather", 3, ag, 2);
   EXPECT_EQ(a3.send, 3 * ag.send_count * 2);
   EXPECT_EQ(a3.recv, 0);
   EXPECT_EQ(in_place_offsets("all_gather", 0, ag, 2).send, 0);
-  const CollectiveLayout rs = collective_layout("reduce_scatter", 8 << 20, 4, 4);  // 8 MiB input, fp32
+  const CollectiveLayout rs =
+      collective_layout("reduce_scatter", 8 << 20, 4, 4);  // 8 MiB input, fp32
   const InPlaceOffsets r2 = in_place_offsets("reduce_scatter", 2, rs, 4);
   EXPECT_EQ(r2.send, 0);
   EXPECT_EQ(r2.recv, 2 * rs.recv_count * 4);

@@ -11,11 +11,23 @@ namespace {
 }
 }  // namespace
 
-GemmReport cuda_bench_gemm(const GemmOptions&, const Progress&) { no_cuda(); }
-MemoryReport cuda_bench_memory(const MemoryOptions&, const Progress&) { no_cuda(); }
-CollectiveReport nccl_bench_collective(const CollectiveOptions&, const Progress&) { no_cuda(); }
-db::DeviceRecord cuda_device_record(int) { no_cuda(); }
-void cuda_list_devices(DeviceList& list) { list.gpu_status = "built without CUDA"; }
-std::string cuda_library_versions() { return ""; }
+GemmReport cuda_bench_gemm(const GemmOptions&, const Progress&) {
+  no_cuda();
+}
+MemoryReport cuda_bench_memory(const MemoryOptions&, const Progress&) {
+  no_cuda();
+}
+CollectiveReport nccl_bench_collective(const CollectiveOptions&, const Progress&) {
+  no_cuda();
+}
+db::DeviceRecord cuda_device_record(int) {
+  no_cuda();
+}
+void cuda_list_devices(DeviceList& list) {
+  list.gpu_status = "built without CUDA";
+}
+std::string cuda_library_versions() {
+  return "";
+}
 
 }  // namespace shardcost::bench

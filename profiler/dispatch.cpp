@@ -25,7 +25,9 @@ int device_index(db::Measurements& m, const db::DeviceRecord& d) {
   return static_cast<int>(m.devices.size() - 1);
 }
 
-std::optional<int64_t> opt(int64_t v) { return v > 0 ? std::optional<int64_t>(v) : std::nullopt; }
+std::optional<int64_t> opt(int64_t v) {
+  return v > 0 ? std::optional<int64_t>(v) : std::nullopt;
+}
 
 // The timing columns every measurement record shares.
 template <typename Record>
@@ -41,7 +43,8 @@ void set_timing(Record& rec, const Stats& s) {
 
 GemmReport bench_gemm(const GemmOptions& o, const Progress& p) {
   check_device(o.device);
-  if (o.shapes.empty()) throw InputError("no GEMM shapes; give --shape MxNxK or --shapes-from MODEL");
+  if (o.shapes.empty())
+    throw InputError("no GEMM shapes; give --shape MxNxK or --shapes-from MODEL");
   return o.device == "cpu" ? host_bench_gemm(o, p) : cuda_bench_gemm(o, p);
 }
 
@@ -68,8 +71,9 @@ P2pReport bench_p2p(const CollectiveOptions& o, const Progress& p) {
   if (o.sizes.empty()) throw InputError("no sizes to measure; give -b/-e");
   if (o.backend == "mpi") return mpi_bench_p2p(o, p);
   if (o.backend == "nccl")
-    throw InputError("bench p2p runs over --backend mpi in this version; NCCL send/recv is "
-                     "measured by bench collective --op sendrecv --backend nccl");
+    throw InputError(
+        "bench p2p runs over --backend mpi in this version; NCCL send/recv is "
+        "measured by bench collective --op sendrecv --backend nccl");
   throw InputError(fmt::format("--backend {} is unknown; use mpi or nccl", o.backend));
 }
 

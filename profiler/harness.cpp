@@ -17,7 +17,9 @@ void HostTimer::begin(int i) {
   begin_[static_cast<size_t>(i)] = Clock::now();
 }
 
-void HostTimer::end(int i) { end_[static_cast<size_t>(i)] = Clock::now(); }
+void HostTimer::end(int i) {
+  end_[static_cast<size_t>(i)] = Clock::now();
+}
 
 std::vector<int64_t> HostTimer::durations_ns(int count) {
   std::vector<int64_t> out;
@@ -50,7 +52,8 @@ std::vector<int64_t> timed_loop(Benchmark& b, Timer& t, int count) {
 Measured measure(Benchmark& b, Timer& t, const Timing& timing) {
   if (timing.iterations < 1 && timing.time_budget_s <= 0)
     throw InputError(fmt::format("--iters {} must be at least 1", timing.iterations));
-  if (timing.warmup < 0) throw InputError(fmt::format("--warmup {} must be 0 or more", timing.warmup));
+  if (timing.warmup < 0)
+    throw InputError(fmt::format("--warmup {} must be 0 or more", timing.warmup));
   int warmup = timing.warmup;
   if (timing.time_budget_s > 0) warmup = std::max(warmup, 1);
   int iterations = timing.iterations;

@@ -16,7 +16,8 @@ class FakeTimer final : public Timer {
   void end(int) override {}
   std::vector<int64_t> durations_ns(int count) override {
     std::vector<int64_t> out;
-    for (int i = 0; i < count; ++i) out.push_back(script_[static_cast<size_t>(next_++) % script_.size()]);
+    for (int i = 0; i < count; ++i)
+      out.push_back(script_[static_cast<size_t>(next_++) % script_.size()]);
     return out;
   }
   int begins = 0;
@@ -30,7 +31,10 @@ class CountingBench final : public Benchmark {
  public:
   void prepare(int) override { ++prepared; }
   void run(int) override { ++runs; }
-  int64_t check() override { ++checks; return wrong; }
+  int64_t check() override {
+    ++checks;
+    return wrong;
+  }
   int prepared = 0, runs = 0, checks = 0;
   int64_t wrong = 0;
 };

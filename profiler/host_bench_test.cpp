@@ -32,7 +32,9 @@ void check_host_gemm(const char* dtype) {
   }
 }
 
-TEST(HostGemm, MeasuresAndChecksFp32) { check_host_gemm("fp32"); }
+TEST(HostGemm, MeasuresAndChecksFp32) {
+  check_host_gemm("fp32");
+}
 
 TEST(HostGemm, MeasuresAndChecksBf16) {
   try {

@@ -10,15 +10,18 @@
 
 namespace shardcost::bench {
 
-void FreeDeleter::operator()(void* p) const { std::free(p); }
+void FreeDeleter::operator()(void* p) const {
+  std::free(p);
+}
 
 HostBuffer allocate_host(int64_t bytes) {
   const auto rounded = static_cast<size_t>((std::max<int64_t>(bytes, 1) + 4095) / 4096 * 4096);
   void* p = std::aligned_alloc(4096, rounded);
   if (!p)
-    throw Error(fmt::format("cannot allocate {} bytes of host memory for the benchmark; use "
-                            "smaller sizes (-e)",
-                            bytes));
+    throw Error(
+        fmt::format("cannot allocate {} bytes of host memory for the benchmark; use "
+                    "smaller sizes (-e)",
+                    bytes));
   return HostBuffer(static_cast<std::byte*>(p));
 }
 

@@ -8,9 +8,9 @@
 
 #include "backends.h"
 #include "collective_check.h"
-#include "result_records.h"
 #include "harness.h"
 #include "mpi_api.h"
+#include "result_records.h"
 #include "shardcost/error.h"
 #include "watchdog.h"
 
@@ -19,19 +19,31 @@ namespace {
 
 void store(mpi::Type t, std::byte* p, int64_t i, double v) {
   switch (t) {
-    case mpi::Type::f32: reinterpret_cast<float*>(p)[i] = static_cast<float>(v); break;
-    case mpi::Type::f64: reinterpret_cast<double*>(p)[i] = v; break;
-    case mpi::Type::i32: reinterpret_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
-    case mpi::Type::i64: reinterpret_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
+    case mpi::Type::f32:
+      reinterpret_cast<float*>(p)[i] = static_cast<float>(v);
+      break;
+    case mpi::Type::f64:
+      reinterpret_cast<double*>(p)[i] = v;
+      break;
+    case mpi::Type::i32:
+      reinterpret_cast<int32_t*>(p)[i] = static_cast<int32_t>(v);
+      break;
+    case mpi::Type::i64:
+      reinterpret_cast<int64_t*>(p)[i] = static_cast<int64_t>(v);
+      break;
   }
 }
 
 double load(mpi::Type t, const std::byte* p, int64_t i) {
   switch (t) {
-    case mpi::Type::f32: return reinterpret_cast<const float*>(p)[i];
-    case mpi::Type::f64: return reinterpret_cast<const double*>(p)[i];
-    case mpi::Type::i32: return reinterpret_cast<const int32_t*>(p)[i];
-    case mpi::Type::i64: return static_cast<double>(reinterpret_cast<const int64_t*>(p)[i]);
+    case mpi::Type::f32:
+      return reinterpret_cast<const float*>(p)[i];
+    case mpi::Type::f64:
+      return reinterpret_cast<const double*>(p)[i];
+    case mpi::Type::i32:
+      return reinterpret_cast<const int32_t*>(p)[i];
+    case mpi::Type::i64:
+      return static_cast<double>(reinterpret_cast<const int64_t*>(p)[i]);
   }
   return 0;
 }
@@ -39,7 +51,10 @@ double load(mpi::Type t, const std::byte* p, int64_t i) {
 class MpiCollective final : public Benchmark {
  public:
   MpiCollective(const CollectiveOptions& o, std::string op, int64_t bytes)
-      : o_(o), op_(std::move(op)), type_(mpi::parse_type(o.dtype)), redop_(mpi::parse_op(o.redop)),
+      : o_(o),
+        op_(std::move(op)),
+        type_(mpi::parse_type(o.dtype)),
+        redop_(mpi::parse_op(o.redop)),
         w_(mpi::world()) {
     layout_ = collective_layout(op_, bytes, static_cast<int64_t>(mpi::type_size(type_)), w_.size);
     in_place_ = o.in_place && op_ != "sendrecv";
@@ -57,14 +72,21 @@ class MpiCollective final : public Benchmark {
   void run(int) override {
     const void* s = in_place_ ? nullptr : send_.data();
     const CollectiveLayout& l = layout_;
-    if (op_ == "all_reduce") mpi::all_reduce(s, recv_.data(), l.send_count, type_, redop_);
-    else if (op_ == "all_gather") mpi::all_gather(s, recv_.data(), l.send_count, type_);
-    else if (op_ == "reduce_scatter") mpi::reduce_scatter(s, recv_.data(), l.recv_count, type_, redop_);
-    else if (op_ == "broadcast") mpi::broadcast(recv_.data(), l.send_count, type_, o_.root);
-    else if (op_ == "reduce") mpi::reduce(s, recv_.data(), l.send_count, type_, redop_, o_.root);
-    else if (op_ == "alltoall") mpi::alltoall(s, recv_.data(), l.send_count / w_.size, type_);
-    else mpi::sendrecv(send_.data(), (w_.rank + 1) % w_.size, recv_.data(),
-                       (w_.rank - 1 + w_.size) % w_.size, l.send_count, type_);
+    if (op_ == "all_reduce")
+      mpi::all_reduce(s, recv_.data(), l.send_count, type_, redop_);
+    else if (op_ == "all_gather")
+      mpi::all_gather(s, recv_.data(), l.send_count, type_);
+    else if (op_ == "reduce_scatter")
+      mpi::reduce_scatter(s, recv_.data(), l.recv_count, type_, redop_);
+    else if (op_ == "broadcast")
+      mpi::broadcast(recv_.data(), l.send_count, type_, o_.root);
+    else if (op_ == "reduce")
+      mpi::reduce(s, recv_.data(), l.send_count, type_, redop_, o_.root);
+    else if (op_ == "alltoall")
+      mpi::alltoall(s, recv_.data(), l.send_count / w_.size, type_);
+    else
+      mpi::sendrecv(send_.data(), (w_.rank + 1) % w_.size, recv_.data(),
+                    (w_.rank - 1 + w_.size) % w_.size, l.send_count, type_);
   }
 
   int agree(int iterations) override { return mpi::min_all(iterations); }
@@ -88,7 +110,8 @@ class MpiCollective final : public Benchmark {
   // operation reads them (all_gather: this rank's slot).
   void fill() {
     std::byte* s = send_.data();
-    for (int64_t i = 0; i < layout_.send_count; ++i) store(type_, s, i, input_value(o_.redop, w_.rank, i));
+    for (int64_t i = 0; i < layout_.send_count; ++i)
+      store(type_, s, i, input_value(o_.redop, w_.rank, i));
     std::memset(recv_.data(), 0, recv_.size());
     if (op_ == "broadcast" && w_.rank == o_.root) std::memcpy(recv_.data(), s, recv_.size());
     if (!in_place_) return;
@@ -116,7 +139,8 @@ class MpiPingPong final : public Benchmark {
   MpiPingPong(int peer, int64_t bytes) : peer_(peer), bytes_(bytes), w_(mpi::world()) {
     out_.resize(static_cast<size_t>(bytes));
     back_.resize(static_cast<size_t>(bytes));
-    for (int64_t i = 0; i < bytes; ++i) out_[static_cast<size_t>(i)] = static_cast<std::byte>(i * 7 + 3);
+    for (int64_t i = 0; i < bytes; ++i)
+      out_[static_cast<size_t>(i)] = static_cast<std::byte>(i * 7 + 3);
   }
   void prepare(int) override { mpi::barrier(); }
   void run(int) override {
@@ -181,13 +205,15 @@ CollectiveReport mpi_bench_collective(const CollectiveOptions& o, const Progress
   for (const auto& op : o.ops) {
     for (const int64_t bytes : o.sizes) {
       MpiCollective bench(o, op, bytes);
-      const std::string what = fmt::format("MPI {} of {} bytes over {} ranks", op, bench.layout().bytes, w.size);
+      const std::string what =
+          fmt::format("MPI {} of {} bytes over {} ranks", op, bench.layout().bytes, w.size);
       if (progress && w.rank == 0) progress(what);
       guard_point(dog, o, what);
       HostTimer timer;
       const Measured m = measure(bench, timer, o.timing);
       dog.disarm();
-      report.results.push_back(collective_result(o, op, bench.layout(), bench.in_place(), w.size, m));
+      report.results.push_back(
+          collective_result(o, op, bench.layout(), bench.in_place(), w.size, m));
     }
   }
   return report;
@@ -207,7 +233,8 @@ P2pReport mpi_bench_p2p(const CollectiveOptions& o, const Progress& progress) {
   Watchdog dog(o.on_timeout, [] { mpi::abort(3); });
   for (int peer = 1; peer < w.size; ++peer) {
     for (const int64_t bytes : o.sizes) {
-      const std::string what = fmt::format("MPI send/recv of {} bytes between ranks 0 and {}", bytes, peer);
+      const std::string what =
+          fmt::format("MPI send/recv of {} bytes between ranks 0 and {}", bytes, peer);
       if (progress && w.rank == 0) progress(what);
       MpiPingPong bench(peer, bytes);
       guard_point(dog, o, what);
@@ -231,7 +258,8 @@ P2pReport mpi_bench_p2p(const CollectiveOptions& o, const Progress& progress) {
       for (int64_t& v : r.stats.samples_ns) v = half(v);
       r.wrong = m.wrong;
       r.latency_us = static_cast<double>(r.stats.median_ns) / 1e3;
-      r.bandwidth_gbps = static_cast<double>(bytes) / static_cast<double>(std::max<int64_t>(1, r.stats.median_ns));
+      r.bandwidth_gbps =
+          static_cast<double>(bytes) / static_cast<double>(std::max<int64_t>(1, r.stats.median_ns));
       report.results.push_back(r);
     }
   }

@@ -8,13 +8,13 @@
 #include <memory>
 #include <random>
 
+#include "backends.h"
 #include "blas.h"
 #include "harness.h"
-#include "backends.h"
 #include "host_buffers.h"
+#include "result_records.h"
 #include "shardcost/error.h"
 #include "shardcost/profiler.h"
-#include "result_records.h"
 
 namespace shardcost::bench {
 namespace {
@@ -69,8 +69,10 @@ class HostGemm final : public Benchmark {
 
   void gemm(Operands& o) {
     for (int64_t b = 0; b < s_.batch; ++b) {
-      if (bf16_) blas::sbgemm(s_.m, s_.n, s_.k, o.a16.data(), o.b16.data(), o.c.data());
-      else blas::sgemm(s_.m, s_.n, s_.k, o.a.data(), o.b.data(), o.c.data());
+      if (bf16_)
+        blas::sbgemm(s_.m, s_.n, s_.k, o.a16.data(), o.b16.data(), o.c.data());
+      else
+        blas::sgemm(s_.m, s_.n, s_.k, o.a.data(), o.b.data(), o.c.data());
     }
   }
 
@@ -124,8 +126,8 @@ class HostGemm final : public Benchmark {
 
 GemmReport host_bench_gemm(const GemmOptions& opt, const Progress& progress) {
   if (opt.dtype != "fp32" && opt.dtype != "bf16")
-    throw InputError(fmt::format("--dtype {} is not available on --device cpu; use fp32 or bf16",
-                                 opt.dtype));
+    throw InputError(
+        fmt::format("--dtype {} is not available on --device cpu; use fp32 or bf16", opt.dtype));
   if (!blas::available()) blas::sgemm(1, 1, 1, nullptr, nullptr, nullptr);  // throws the reason
   if (opt.dtype == "bf16" && !blas::has_bf16()) blas::sbgemm(1, 1, 1, nullptr, nullptr, nullptr);
   blas::set_threads(opt.threads);
@@ -133,16 +135,18 @@ GemmReport host_bench_gemm(const GemmOptions& opt, const Progress& progress) {
   report.device = host_device_record();
   for (const auto& s : opt.shapes) {
     if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0)
-      throw InputError(fmt::format("GEMM shape {}x{}x{} (batch {}) must be positive", s.m, s.n,
-                                   s.k, s.batch));
+      throw InputError(
+          fmt::format("GEMM shape {}x{}x{} (batch {}) must be positive", s.m, s.n, s.k, s.batch));
     if (progress) progress(fmt::format("gemm {} {}x{}x{}", opt.dtype, s.m, s.n, s.k));
     HostGemm bench(s, opt.dtype == "bf16");
     HostTimer timer;
     const Measured m = measure(bench, timer, opt.timing);
     GemmResult r = gemm_result(s, opt.dtype, m, bench.checked_elements());
     if (opt.compare_baseline) {
-      const double flops = 2.0 * static_cast<double>(s.m * s.n) * static_cast<double>(s.k * s.batch);
-      r.baseline_tflops = flops / bench.baseline_seconds(static_cast<int>(m.stats.iterations)) / 1e12;
+      const double flops =
+          2.0 * static_cast<double>(s.m * s.n) * static_cast<double>(s.k * s.batch);
+      r.baseline_tflops =
+          flops / bench.baseline_seconds(static_cast<int>(m.stats.iterations)) / 1e12;
     }
     report.results.push_back(r);
   }

@@ -9,9 +9,9 @@
 #include "backends.h"
 #include "harness.h"
 #include "host_buffers.h"
+#include "result_records.h"
 #include "shardcost/error.h"
 #include "thread_pool.h"
-#include "result_records.h"
 
 namespace shardcost::bench {
 namespace {
@@ -36,7 +36,8 @@ class HostMemory final : public Benchmark {
         const Range r = share(bytes_, t, pool_.size(), kAlign);
         auto* p = reinterpret_cast<uint64_t*>(src_[s].get());
         for (int64_t i = r.begin / 8; i < r.end / 8; ++i) p[i] = pattern(i);
-        if (!dst_.empty()) std::memset(dst_[s].get() + r.begin, 0, static_cast<size_t>(r.end - r.begin));
+        if (!dst_.empty())
+          std::memset(dst_[s].get() + r.begin, 0, static_cast<size_t>(r.end - r.begin));
       });
     }
   }
@@ -48,7 +49,8 @@ class HostMemory final : public Benchmark {
     if (kind_ == "copy") {
       pool_.run([&](int t) {
         const Range r = share(bytes_, t, pool_.size(), kAlign);
-        std::memcpy(dst_[s].get() + r.begin, src_[s].get() + r.begin, static_cast<size_t>(r.end - r.begin));
+        std::memcpy(dst_[s].get() + r.begin, src_[s].get() + r.begin,
+                    static_cast<size_t>(r.end - r.begin));
       });
     } else if (kind_ == "read") {
       pool_.run([&](int t) {
@@ -110,7 +112,8 @@ class HostMemory final : public Benchmark {
         const Range r = share(bytes_, t, threads, kAlign);
         for (int i = 0; i < iterations; ++i) {
           const size_t s = static_cast<size_t>(i) % src_.size();
-          std::memcpy(dst_[s].get() + r.begin, src_[s].get() + r.begin, static_cast<size_t>(r.end - r.begin));
+          std::memcpy(dst_[s].get() + r.begin, src_[s].get() + r.begin,
+                      static_cast<size_t>(r.end - r.begin));
         }
       });
     }
@@ -150,7 +153,8 @@ MemoryReport host_bench_memory(const MemoryOptions& opt, const Progress& progres
       const Measured m = measure(bench, timer, opt.timing);
       MemoryResult r = memory_result(kind, bytes / 8 * 8, m);
       if (opt.compare_baseline && kind == "copy") {
-        r.baseline_gbps = static_cast<double>(r.bytes) / bench.baseline_seconds(static_cast<int>(m.stats.iterations)) / 1e9;
+        r.baseline_gbps = static_cast<double>(r.bytes) /
+                          bench.baseline_seconds(static_cast<int>(m.stats.iterations)) / 1e9;
       }
       report.results.push_back(r);
     }

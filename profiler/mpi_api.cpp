@@ -23,12 +23,15 @@ Type parse_type(std::string_view s) {
   if (s == "double" || s == "fp64" || s == "f64") return Type::f64;
   if (s == "int32" || s == "int") return Type::i32;
   if (s == "int64") return Type::i64;
-  throw InputError(fmt::format("--dtype {} is not available with --backend mpi; use float, "
-                               "double, int32 or int64",
-                               s));
+  throw InputError(
+      fmt::format("--dtype {} is not available with --backend mpi; use float, "
+                  "double, int32 or int64",
+                  s));
 }
 
-size_t type_size(Type t) { return t == Type::f32 || t == Type::i32 ? 4 : 8; }
+size_t type_size(Type t) {
+  return t == Type::f32 || t == Type::i32 ? 4 : 8;
+}
 
 Op parse_op(std::string_view s) {
   if (s == "sum") return Op::sum;
@@ -46,39 +49,51 @@ void check(int rc, const char* call, int line) {
   char text[MPI_MAX_ERROR_STRING] = {};
   int len = 0;
   MPI_Error_string(rc, text, &len);
-  throw Error(fmt::format("{} failed at profiler/mpi_api.cpp:{}: {} (error {})", call, line, text, rc));
+  throw Error(
+      fmt::format("{} failed at profiler/mpi_api.cpp:{}: {} (error {})", call, line, text, rc));
 }
 #define SC_MPI(call) check((call), #call, __LINE__)
 
 int to_count(int64_t count) {
   if (count < 0 || count > std::numeric_limits<int>::max())
-    throw InputError(fmt::format("{} elements is more than one MPI call moves (2^31-1); use a "
-                                 "smaller -e",
-                                 count));
+    throw InputError(
+        fmt::format("{} elements is more than one MPI call moves (2^31-1); use a "
+                    "smaller -e",
+                    count));
   return static_cast<int>(count);
 }
 
 MPI_Datatype datatype(Type t) {
   switch (t) {
-    case Type::f32: return MPI_FLOAT;
-    case Type::f64: return MPI_DOUBLE;
-    case Type::i32: return MPI_INT32_T;
-    case Type::i64: return MPI_INT64_T;
+    case Type::f32:
+      return MPI_FLOAT;
+    case Type::f64:
+      return MPI_DOUBLE;
+    case Type::i32:
+      return MPI_INT32_T;
+    case Type::i64:
+      return MPI_INT64_T;
   }
   return MPI_BYTE;
 }
 
 MPI_Op op(Op o) {
   switch (o) {
-    case Op::sum: return MPI_SUM;
-    case Op::prod: return MPI_PROD;
-    case Op::max: return MPI_MAX;
-    case Op::min: return MPI_MIN;
+    case Op::sum:
+      return MPI_SUM;
+    case Op::prod:
+      return MPI_PROD;
+    case Op::max:
+      return MPI_MAX;
+    case Op::min:
+      return MPI_MIN;
   }
   return MPI_SUM;
 }
 
-const void* in(const void* send) { return send ? send : MPI_IN_PLACE; }
+const void* in(const void* send) {
+  return send ? send : MPI_IN_PLACE;
+}
 
 // Owns MPI's lifetime: initialised once, finalised when the process exits normally.
 struct Session {
@@ -123,7 +138,9 @@ Session& session() {
 
 }  // namespace
 
-bool available() { return true; }
+bool available() {
+  return true;
+}
 
 std::string version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -134,14 +151,18 @@ std::string version() {
   return comma == std::string::npos ? v : v.substr(0, comma);
 }
 
-const World& world() { return session().world; }
+const World& world() {
+  return session().world;
+}
 
 void abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }
 
-void barrier() { SC_MPI(MPI_Barrier(MPI_COMM_WORLD)); }
+void barrier() {
+  SC_MPI(MPI_Barrier(MPI_COMM_WORLD));
+}
 
 void max_all(std::vector<int64_t>& v) {
   SC_MPI(MPI_Allreduce(MPI_IN_PLACE, v.data(), to_count(static_cast<int64_t>(v.size())),
@@ -193,8 +214,8 @@ void alltoall(const void* send, void* recv, int64_t count, Type t) {
 }
 
 void sendrecv(const void* send, int to, void* recv, int from, int64_t count, Type t) {
-  SC_MPI(MPI_Sendrecv(send, to_count(count), datatype(t), to, 0, recv, to_count(count),
-                      datatype(t), from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  SC_MPI(MPI_Sendrecv(send, to_count(count), datatype(t), to, 0, recv, to_count(count), datatype(t),
+                      from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 }
 
 void send(const void* data, int64_t bytes, int to) {
@@ -209,29 +230,66 @@ void recv(void* data, int64_t bytes, int from) {
 
 namespace {
 [[noreturn]] void missing() {
-  throw Error("this shardcost was built without MPI, so --backend mpi cannot run; install "
-              "libopenmpi-dev and rebuild");
+  throw Error(
+      "this shardcost was built without MPI, so --backend mpi cannot run; install "
+      "libopenmpi-dev and rebuild");
 }
 }  // namespace
 
-bool available() { return false; }
-std::string version() { return "none"; }
-const World& world() { missing(); }
-void abort(int code) { std::_Exit(code); }
-void barrier() { missing(); }
-void max_all(std::vector<int64_t>&) { missing(); }
-int64_t sum_all(int64_t) { missing(); }
-int min_all(int) { missing(); }
-void broadcast_values(std::vector<int64_t>&, int) { missing(); }
-void all_reduce(const void*, void*, int64_t, Type, Op) { missing(); }
-void all_gather(const void*, void*, int64_t, Type) { missing(); }
-void reduce_scatter(const void*, void*, int64_t, Type, Op) { missing(); }
-void broadcast(void*, int64_t, Type, int) { missing(); }
-void reduce(const void*, void*, int64_t, Type, Op, int) { missing(); }
-void alltoall(const void*, void*, int64_t, Type) { missing(); }
-void sendrecv(const void*, int, void*, int, int64_t, Type) { missing(); }
-void send(const void*, int64_t, int) { missing(); }
-void recv(void*, int64_t, int) { missing(); }
+bool available() {
+  return false;
+}
+std::string version() {
+  return "none";
+}
+const World& world() {
+  missing();
+}
+void abort(int code) {
+  std::_Exit(code);
+}
+void barrier() {
+  missing();
+}
+void max_all(std::vector<int64_t>&) {
+  missing();
+}
+int64_t sum_all(int64_t) {
+  missing();
+}
+int min_all(int) {
+  missing();
+}
+void broadcast_values(std::vector<int64_t>&, int) {
+  missing();
+}
+void all_reduce(const void*, void*, int64_t, Type, Op) {
+  missing();
+}
+void all_gather(const void*, void*, int64_t, Type) {
+  missing();
+}
+void reduce_scatter(const void*, void*, int64_t, Type, Op) {
+  missing();
+}
+void broadcast(void*, int64_t, Type, int) {
+  missing();
+}
+void reduce(const void*, void*, int64_t, Type, Op, int) {
+  missing();
+}
+void alltoall(const void*, void*, int64_t, Type) {
+  missing();
+}
+void sendrecv(const void*, int, void*, int, int64_t, Type) {
+  missing();
+}
+void send(const void*, int64_t, int) {
+  missing();
+}
+void recv(void*, int64_t, int) {
+  missing();
+}
 #endif
 
 }  // namespace shardcost::bench::mpi

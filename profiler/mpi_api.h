@@ -8,8 +8,8 @@
 
 namespace shardcost::bench::mpi {
 
-bool available();        // built with MPI
-std::string version();   // "Open MPI v4.1.4, ..." or "none"
+bool available();       // built with MPI
+std::string version();  // "Open MPI v4.1.4, ..." or "none"
 
 enum class Type { f32, f64, i32, i64 };
 Type parse_type(std::string_view);  // float double int32 int64; throws InputError
@@ -19,8 +19,8 @@ Op parse_op(std::string_view);  // sum prod max min; throws InputError
 
 struct World {
   int rank = 0, size = 1;
-  int nodes = 1;                    // distinct hosts
-  std::vector<int> node_of_rank;    // host index of every rank
+  int nodes = 1;                  // distinct hosts
+  std::vector<int> node_of_rank;  // host index of every rank
   bool same_node(int a, int b) const { return node_of_rank[a] == node_of_rank[b]; }
 };
 const World& world();  // initialises MPI on first call

@@ -4,7 +4,9 @@
 
 namespace shardcost::bench {
 namespace {
-double median_ns(const Measured& m) { return static_cast<double>(std::max<int64_t>(1, m.stats.median_ns)); }
+double median_ns(const Measured& m) {
+  return static_cast<double>(std::max<int64_t>(1, m.stats.median_ns));
+}
 }  // namespace
 
 GemmResult gemm_result(const GemmShapeSpec& s, const std::string& dtype, const Measured& m,
@@ -44,7 +46,8 @@ CollectiveResult collective_result(const CollectiveOptions& o, const std::string
   r.in_place = in_place;
   r.stats = m.stats;
   r.wrong = m.wrong;
-  r.algbw_gbps = static_cast<double>(r.bytes) / static_cast<double>(std::max<int64_t>(1, m.stats.median_ns));
+  r.algbw_gbps =
+      static_cast<double>(r.bytes) / static_cast<double>(std::max<int64_t>(1, m.stats.median_ns));
   r.busbw_gbps = r.algbw_gbps * bus_factor(op, ranks);
   return r;
 }

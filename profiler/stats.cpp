@@ -40,7 +40,8 @@ Stats summarize(std::vector<int64_t> samples) {
   const double sum = std::accumulate(samples.begin(), samples.end(), 0.0);
   s.mean_ns = sum / static_cast<double>(samples.size());
   double var = 0;
-  for (const int64_t x : samples) var += (static_cast<double>(x) - s.mean_ns) * (static_cast<double>(x) - s.mean_ns);
+  for (const int64_t x : samples)
+    var += (static_cast<double>(x) - s.mean_ns) * (static_cast<double>(x) - s.mean_ns);
   var /= static_cast<double>(samples.size());
   s.cv = s.mean_ns > 0 ? std::sqrt(var) / s.mean_ns : 0;
   return s;
@@ -48,9 +49,10 @@ Stats summarize(std::vector<int64_t> samples) {
 
 int64_t parse_size(std::string_view text) {
   const auto bad = [&](const char* why) {
-    return InputError(fmt::format("invalid size '{}': {}; use a byte count with an optional "
-                                  "K, M or G suffix, e.g. 64K or 1G",
-                                  text, why));
+    return InputError(
+        fmt::format("invalid size '{}': {}; use a byte count with an optional "
+                    "K, M or G suffix, e.g. 64K or 1G",
+                    text, why));
   };
   if (text.empty()) throw bad("empty");
   int64_t value = 0;
@@ -61,11 +63,20 @@ int64_t parse_size(std::string_view text) {
   int shift = 0;
   if (rest.size() == 1) {
     switch (std::toupper(static_cast<unsigned char>(rest[0]))) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: throw bad("unknown suffix");
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        throw bad("unknown suffix");
     }
   } else if (!rest.empty()) {
     throw bad("unknown suffix");
@@ -99,9 +110,8 @@ double bus_factor(std::string_view op, int ranks) {
 }
 
 const std::vector<std::string>& collective_ops() {
-  static const std::vector<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter",
-                                               "broadcast",  "reduce",     "alltoall",
-                                               "sendrecv"};
+  static const std::vector<std::string> ops = {
+      "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"};
   return ops;
 }
 

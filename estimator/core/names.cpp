@@ -9,11 +9,16 @@ namespace shardcost {
 
 std::string_view to_string(DType t) {
   switch (t) {
-    case DType::fp32: return "fp32";
-    case DType::tf32: return "tf32";
-    case DType::bf16: return "bf16";
-    case DType::fp16: return "fp16";
-    case DType::fp8: return "fp8";
+    case DType::fp32:
+      return "fp32";
+    case DType::tf32:
+      return "tf32";
+    case DType::bf16:
+      return "bf16";
+    case DType::fp16:
+      return "fp16";
+    case DType::fp8:
+      return "fp8";
   }
   return "?";
 }
@@ -37,24 +42,33 @@ std::optional<DType> parse_store_dtype(std::string_view s) {
 
 std::string_view to_string(Recompute r) {
   switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
   }
   return "?";
 }
 
 std::string_view to_string(Balance b) {
   switch (b) {
-    case Balance::none: return "none";
-    case Balance::count: return "count";
-    case Balance::tokens: return "tokens";
-    case Balance::cost: return "cost";
+    case Balance::none:
+      return "none";
+    case Balance::count:
+      return "count";
+    case Balance::tokens:
+      return "tokens";
+    case Balance::cost:
+      return "cost";
   }
   return "?";
 }
 
-std::string_view to_string(CpKind k) { return k == CpKind::ulysses ? "ulysses" : "ring"; }
+std::string_view to_string(CpKind k) {
+  return k == CpKind::ulysses ? "ulysses" : "ring";
+}
 
 std::string_view to_string(CpMode m) {
   return m == CpMode::dynamic ? "dynamic" : m == CpMode::flex ? "flex" : "fixed";
@@ -62,24 +76,36 @@ std::string_view to_string(CpMode m) {
 
 std::string_view to_string(CostOrigin o) {
   switch (o) {
-    case CostOrigin::catalog: return "catalog";
-    case CostOrigin::interpolated: return "interpolated";
-    case CostOrigin::measured: return "measured";
-    case CostOrigin::learned: return "learned";
-    case CostOrigin::extrapolated: return "extrapolated";
+    case CostOrigin::catalog:
+      return "catalog";
+    case CostOrigin::interpolated:
+      return "interpolated";
+    case CostOrigin::measured:
+      return "measured";
+    case CostOrigin::learned:
+      return "learned";
+    case CostOrigin::extrapolated:
+      return "extrapolated";
   }
   return "?";
 }
 
 std::string_view to_string(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::all_reduce: return "all_reduce";
-    case CollectiveOp::all_gather: return "all_gather";
-    case CollectiveOp::reduce_scatter: return "reduce_scatter";
-    case CollectiveOp::all_to_all: return "alltoall";
-    case CollectiveOp::broadcast: return "broadcast";
-    case CollectiveOp::reduce: return "reduce";
-    case CollectiveOp::send_recv: return "sendrecv";
+    case CollectiveOp::all_reduce:
+      return "all_reduce";
+    case CollectiveOp::all_gather:
+      return "all_gather";
+    case CollectiveOp::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveOp::all_to_all:
+      return "alltoall";
+    case CollectiveOp::broadcast:
+      return "broadcast";
+    case CollectiveOp::reduce:
+      return "reduce";
+    case CollectiveOp::send_recv:
+      return "sendrecv";
   }
   return "?";
 }

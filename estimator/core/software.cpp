@@ -35,9 +35,10 @@ Software software_preset(std::string_view name) {
     s.async_tp_backward = false;
   }
   if (name == "megatron-core" || name == "megatron-lm-2022" || name == "megatron-lm-2021") return s;
-  throw InputError(fmt::format("unknown software preset '{}'; use megatron-core, megatron-lm-2022 "
-                               "or megatron-lm-2021",
-                               name));
+  throw InputError(
+      fmt::format("unknown software preset '{}'; use megatron-core, megatron-lm-2022 "
+                  "or megatron-lm-2021",
+                  name));
 }
 
 std::vector<std::string> software_presets() {

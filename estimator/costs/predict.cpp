@@ -26,9 +26,10 @@ Predictor::Predictor(Predictor&&) noexcept = default;
 
 Priced Predictor::gemm(const GemmShape& s, DType dtype) const {
   if (device_.peak_flops[static_cast<int>(dtype)] <= 0)
-    throw InputError(fmt::format("device {} has no {} peak in the catalog; use a data type it "
-                                 "has",
-                                 device_.name, to_string(dtype)));
+    throw InputError(
+        fmt::format("device {} has no {} peak in the catalog; use a data type it "
+                    "has",
+                    device_.name, to_string(dtype)));
   if (s.m < 1 || s.n < 1 || s.k < 1 || s.batch < 1)
     throw InputError(fmt::format("GEMM {}x{}x{}x{}: every dimension must be at least 1", s.m, s.n,
                                  s.k, s.batch));
@@ -37,18 +38,20 @@ Priced Predictor::gemm(const GemmShape& s, DType dtype) const {
 
 Priced Predictor::collective(CollectiveOp op, double bytes, int ranks, int nodes) const {
   if (!system_)
-    throw InputError(fmt::format("no system to price collectives of {} on: give --cluster (a "
-                                 "catalog system or a cluster file)",
-                                 device_.name));
+    throw InputError(
+        fmt::format("no system to price collectives of {} on: give --cluster (a "
+                    "catalog system or a cluster file)",
+                    device_.name));
   const NodeGroup& g = system_->groups.front();
   if (ranks < 2) throw InputError(fmt::format("--ranks {}: a collective needs at least 2", ranks));
   if (nodes < 1 || ranks % nodes != 0)
     throw InputError(fmt::format("--nodes {} must divide --ranks {}", nodes, ranks));
   const int per_node = ranks / nodes;
   if (per_node > g.gpus_per_node || g.gpus_per_node % per_node != 0)
-    throw InputError(fmt::format("{} ranks per node on {}-GPU nodes: use a number of ranks per "
-                                 "node that divides {}",
-                                 per_node, g.gpus_per_node, g.gpus_per_node));
+    throw InputError(
+        fmt::format("{} ranks per node on {}-GPU nodes: use a number of ranks per "
+                    "node that divides {}",
+                    per_node, g.gpus_per_node, g.gpus_per_node));
   if (bytes <= 0) throw InputError("collective sizes must be positive");
   // Members a node apart when each node holds one, else consecutive.
   const int stride = nodes == 1 ? 1 : g.gpus_per_node / per_node;
@@ -62,9 +65,10 @@ Priced Predictor::collective(CollectiveOp op, double bytes, int ranks, int nodes
 Priced Predictor::memory(std::string_view kind, double bytes) const {
   if (bytes <= 0) throw InputError("memory sizes must be positive");
   if (!catalog_prices_memory(kind))
-    throw InputError(fmt::format("unknown memory operation '{}' for a GPU; use copy_d2d, "
-                                 "copy_h2d, copy_d2h, memset, read or write",
-                                 kind));
+    throw InputError(
+        fmt::format("unknown memory operation '{}' for a GPU; use copy_d2d, "
+                    "copy_h2d, copy_d2h, memset, read or write",
+                    kind));
   return pricer_->memory(kind, bytes);
 }
 

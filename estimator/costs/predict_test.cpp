@@ -47,7 +47,7 @@ TEST(Predict, CollectivesNeedASystemAndAWholeNodeLayout) {
   EXPECT_THROW(none.collective(CollectiveOp::all_reduce, 1 << 20, 8, 1), InputError);
   const Predictor p(find_device("a100-sxm4-80gb"), load_cluster("dgx-a100"), nullptr);
   EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 1, 1), InputError);
-  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 6, 2), InputError);  // 3 per node
+  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 6, 2), InputError);   // 3 per node
   EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 16, 1), InputError);  // 16 per node
   EXPECT_THROW(p.collective(CollectiveOp::send_recv, 1 << 20, 4, 1), InputError);
   // Two nodes are slower than one for the same 8 ranks' worth of data.
@@ -65,8 +65,9 @@ TEST(Predict, MemoryCopiesMoveTheirSizeTwiceThroughHbm) {
   // Host copies cross PCIe, slower than HBM by far.
   EXPECT_GT(p.memory("copy_h2d", 1 << 30).seconds, 10 * copy);
   EXPECT_THROW(p.memory("copy", 1 << 20), InputError);
-  const StoreCosts store({}, {}, {{"NVIDIA H100 80GB HBM3", "copy_d2d", 1 << 30, 0.5e-3},
-                                   {"NVIDIA H100 80GB HBM3", "copy_d2d", 2.0 * (1 << 30), 2e-3}});
+  const StoreCosts store({}, {},
+                         {{"NVIDIA H100 80GB HBM3", "copy_d2d", 1 << 30, 0.5e-3},
+                          {"NVIDIA H100 80GB HBM3", "copy_d2d", 2.0 * (1 << 30), 2e-3}});
   const Predictor measured(find_device("h100-sxm5-80gb"), std::nullopt, &store);
   EXPECT_EQ(measured.memory("copy_d2d", 1 << 30).origin, CostOrigin::measured);
   const Priced between = measured.memory("copy_d2d", std::sqrt(2.0) * (1 << 30));

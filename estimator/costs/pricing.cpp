@@ -11,13 +11,16 @@ constexpr int kBf16 = static_cast<int>(DType::bf16);
 double bus_bandwidth_factor(CollectiveOp op, int ranks) {
   const double n = ranks;
   switch (op) {
-    case CollectiveOp::all_reduce: return 2 * (n - 1) / n;
+    case CollectiveOp::all_reduce:
+      return 2 * (n - 1) / n;
     case CollectiveOp::all_gather:
     case CollectiveOp::reduce_scatter:
-    case CollectiveOp::all_to_all: return (n - 1) / n;
+    case CollectiveOp::all_to_all:
+      return (n - 1) / n;
     case CollectiveOp::broadcast:
     case CollectiveOp::reduce:
-    case CollectiveOp::send_recv: return 1;
+    case CollectiveOp::send_recv:
+      return 1;
   }
   return 1;
 }
@@ -69,16 +72,14 @@ Priced Pricer::gemm(const GemmShape& s, DType dtype) const {
 }
 
 Priced Pricer::fused_attention(double flops) const {
-  return {flops / (device_.peak_flops[kBf16] * device_.attention_efficiency) +
-              GemmModel::kKernelGap_s,
-          CostOrigin::catalog};
+  return {
+      flops / (device_.peak_flops[kBf16] * device_.attention_efficiency) + GemmModel::kKernelGap_s,
+      CostOrigin::catalog};
 }
 
 Priced Pricer::memory_pass(double bytes) const {
   if (bytes <= 0) return {0, CostOrigin::catalog};
-  return {bytes / kernel_bandwidth() +
-              GemmModel::kKernelGap_s,
-          CostOrigin::catalog};
+  return {bytes / kernel_bandwidth() + GemmModel::kKernelGap_s, CostOrigin::catalog};
 }
 
 Priced Pricer::memory(std::string_view kind, double bytes) const {
@@ -89,10 +90,14 @@ Priced Pricer::memory(std::string_view kind, double bytes) const {
   // PCIe peak the datasheet gives (an upper bound: the catalog has no measured fraction).
   const double stream = device_.memory_bandwidth_Bps * device_.memory_efficiency;
   double seconds = 0;
-  if (kind == "copy_d2d") seconds = 2 * bytes / stream;
-  else if (kind == "memset" || kind == "read" || kind == "write") seconds = bytes / stream;
-  else if (kind == "copy_h2d" || kind == "copy_d2h") seconds = bytes / device_.pcie_bandwidth_Bps;
-  else return {0, CostOrigin::catalog};
+  if (kind == "copy_d2d")
+    seconds = 2 * bytes / stream;
+  else if (kind == "memset" || kind == "read" || kind == "write")
+    seconds = bytes / stream;
+  else if (kind == "copy_h2d" || kind == "copy_d2h")
+    seconds = bytes / device_.pcie_bandwidth_Bps;
+  else
+    return {0, CostOrigin::catalog};
   return {seconds + GemmModel::kKernelGap_s, CostOrigin::catalog};
 }
 
@@ -127,16 +132,18 @@ const std::vector<BusbwPoint>* busbw_curve(const Fabric& f, CollectiveOp op) {
   // Ring reduce-scatter and all-gather move the same chunks, in opposite directions, and an
   // all-reduce is one of each: without a collective's own sweep, a ring sibling's serves.
   switch (op) {
-    case CollectiveOp::all_reduce: return curve(op);
+    case CollectiveOp::all_reduce:
+      return curve(op);
     case CollectiveOp::all_gather:
     case CollectiveOp::reduce_scatter: {
-      const CollectiveOp sibling = op == CollectiveOp::all_gather ? CollectiveOp::reduce_scatter
-                                                                  : CollectiveOp::all_gather;
+      const CollectiveOp sibling =
+          op == CollectiveOp::all_gather ? CollectiveOp::reduce_scatter : CollectiveOp::all_gather;
       if (const auto* c = curve(op)) return c;
       if (const auto* c = curve(sibling)) return c;
       return curve(CollectiveOp::all_reduce);
     }
-    default: return curve(op);
+    default:
+      return curve(op);
   }
 }
 
@@ -160,8 +167,8 @@ double curve_seconds(const std::vector<BusbwPoint>& c, double bytes, double fact
   const auto lo = point - 1;
   // Time, not bandwidth, interpolated in log-log: monotone also in the latency regime,
   // where bandwidth doubles with the size.
-  const double t = (std::log(bytes) - std::log(lo->bytes)) /
-                   (std::log(point->bytes) - std::log(lo->bytes));
+  const double t =
+      (std::log(bytes) - std::log(lo->bytes)) / (std::log(point->bytes) - std::log(lo->bytes));
   return std::exp(std::log(t_lo) + t * (std::log(t_hi) - std::log(t_lo)));
 }
 

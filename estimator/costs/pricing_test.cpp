@@ -69,8 +69,8 @@ TEST(Pricing, SweepTimesNeverFallAsMessagesGrow) {
   // latency regime, where interpolating bandwidth in log size would dip between points, and
   // 16 KiB times a little faster than 8 KiB (noise).
   const double k = 1024, m = k * k;
-  const std::vector<BusbwPoint> c = {{8 * k, 0.33e9},   {16 * k, 0.67e9}, {32 * k, 1.37e9},
-                                     {64 * k, 2.70e9},  {1 * m, 36.22e9}, {16 * m, 109.22e9},
+  const std::vector<BusbwPoint> c = {{8 * k, 0.33e9},    {16 * k, 0.67e9},   {32 * k, 1.37e9},
+                                     {64 * k, 2.70e9},   {1 * m, 36.22e9},   {16 * m, 109.22e9},
                                      {64 * m, 166.63e9}, {1024 * m, 228.1e9}};
   for (double latency : {0.0, 43e-6, 1e-3}) {
     double last = 0;
@@ -90,10 +90,10 @@ TEST_F(PricingFixture, PipelineSendsUseASendRecvSweepWhenTheSystemHasOne) {
 }
 
 TEST_F(PricingFixture, PlacementDecidesTheFabricLevel) {
-  EXPECT_EQ(pr.level({8, 1}), FabricLevel::intra_node);   // tp=8 inside a node
-  EXPECT_EQ(pr.level({2, 4}), FabricLevel::intra_node);   // stride 4, two fit in 8
+  EXPECT_EQ(pr.level({8, 1}), FabricLevel::intra_node);  // tp=8 inside a node
+  EXPECT_EQ(pr.level({2, 4}), FabricLevel::intra_node);  // stride 4, two fit in 8
   EXPECT_EQ(pr.level({4, 4}), FabricLevel::inter_node);
-  EXPECT_EQ(pr.level({8, 8}), FabricLevel::inter_node);   // one member per node
+  EXPECT_EQ(pr.level({8, 8}), FabricLevel::inter_node);  // one member per node
   EXPECT_EQ(pr.ranks_per_node({32, 1}), 8);
   EXPECT_EQ(pr.ranks_per_node({8, 8}), 1);
 }
@@ -123,10 +123,10 @@ TEST_F(PricingFixture, GemmEfficiencyFallsForSmallAndRaggedShapes) {
 TEST_F(PricingFixture, GemmTimeIsARoofline) {
   const Priced large = pr.gemm({8192, 8192, 8192, 1});
   const double flops = 2.0 * 8192 * 8192 * 8192;
-  EXPECT_NEAR(large.seconds,
-              flops / (312e12 * gemm_efficiency(g.device, {8192, 8192, 8192, 1})) +
-                  GemmModel::kKernelGap_s,
-              1e-9);
+  EXPECT_NEAR(
+      large.seconds,
+      flops / (312e12 * gemm_efficiency(g.device, {8192, 8192, 8192, 1})) + GemmModel::kKernelGap_s,
+      1e-9);
   // A skinny GEMM is bound by memory, not by its FLOPs.
   const Priced skinny = pr.gemm({1, 8192, 8192, 1});
   EXPECT_GE(skinny.seconds, 2.0 * 8192 * 8192 / g.device.memory_bandwidth_Bps);

@@ -29,7 +29,9 @@ std::vector<std::string> tokens(const std::string& name) {
 
 std::string memory_token(const std::vector<std::string>& t) {
   for (const auto& s : t)
-    if (s.size() > 2 && s.substr(s.size() - 2) == "gb" && std::isdigit(static_cast<unsigned char>(s[0]))) return s;
+    if (s.size() > 2 && s.substr(s.size() - 2) == "gb" &&
+        std::isdigit(static_cast<unsigned char>(s[0])))
+      return s;
   return "";
 }
 
@@ -118,7 +120,8 @@ struct StoreCosts::Index {
     return it->second;
   }
 
-  const std::vector<std::pair<double, double>>* memory_line(const Device& d, std::string_view kind) const {
+  const std::vector<std::pair<double, double>>* memory_line(const Device& d,
+                                                            std::string_view kind) const {
     const int dev = match_device(d);
     if (dev < 0) return nullptr;
     const auto it = memory.find({dev, std::string(kind)});
@@ -142,7 +145,8 @@ struct StoreCosts::Index {
          std::get<2>(it->first) == static_cast<int>(level);
          ++it) {
       const int r = std::get<3>(it->first);
-      if (!best || std::abs(r - ranks) < std::abs(best_ranks - ranks)) best = &it->second, best_ranks = r;
+      if (!best || std::abs(r - ranks) < std::abs(best_ranks - ranks))
+        best = &it->second, best_ranks = r;
     }
     if (!best || best->empty()) return {};
     return {best, best_ranks == ranks};
@@ -173,12 +177,14 @@ class Measured final : public CostSource {
     const auto c = index_.curve(device, op, bytes, ranks, level);
     if (!c.points || !c.exact_ranks) return std::nullopt;
     const auto& pts = *c.points;
-    auto hi = std::lower_bound(pts.begin(), pts.end(), bytes,
-                               [](const StoreCosts::Index::Point& p, double b) { return p.bytes < b; });
+    auto hi =
+        std::lower_bound(pts.begin(), pts.end(), bytes,
+                         [](const StoreCosts::Index::Point& p, double b) { return p.bytes < b; });
     if (hi != pts.end() && hi->bytes == bytes) return Priced{hi->seconds, CostOrigin::measured};
     return std::nullopt;
   }
-  std::optional<Priced> memory(const Device& device, std::string_view kind, double bytes) const override {
+  std::optional<Priced> memory(const Device& device, std::string_view kind,
+                               double bytes) const override {
     const auto* line = index_.memory_line(device, kind);
     if (!line) return std::nullopt;
     auto at = std::lower_bound(line->begin(), line->end(), std::make_pair(bytes, 0.0));
@@ -196,7 +202,8 @@ class Measured final : public CostSource {
 class Interpolated final : public CostSource {
  public:
   explicit Interpolated(const StoreCosts::Index& index) : index_(index) {}
-  std::optional<Priced> memory(const Device& device, std::string_view kind, double bytes) const override {
+  std::optional<Priced> memory(const Device& device, std::string_view kind,
+                               double bytes) const override {
     const auto* line = index_.memory_line(device, kind);
     if (!line || bytes <= 0) return std::nullopt;
     const auto& l = *line;
@@ -218,12 +225,14 @@ class Interpolated final : public CostSource {
     const auto curve = index_.curve(device, op, bytes, ranks, level);
     if (!curve.points || !curve.exact_ranks) return std::nullopt;
     const auto& c = *curve.points;
-    auto hi = std::lower_bound(c.begin(), c.end(), bytes,
-                               [](const StoreCosts::Index::Point& p, double b) { return p.bytes < b; });
+    auto hi =
+        std::lower_bound(c.begin(), c.end(), bytes,
+                         [](const StoreCosts::Index::Point& p, double b) { return p.bytes < b; });
     if (hi == c.begin() || hi == c.end() || hi->bytes == bytes) return std::nullopt;
     const auto lo = hi - 1;
     if (hi->bytes > kCloseRatio * lo->bytes) return std::nullopt;
-    const double t = lo->seconds + (hi->seconds - lo->seconds) * (bytes - lo->bytes) / (hi->bytes - lo->bytes);
+    const double t =
+        lo->seconds + (hi->seconds - lo->seconds) * (bytes - lo->bytes) / (hi->bytes - lo->bytes);
     return Priced{t, CostOrigin::interpolated};
   }
 
@@ -249,13 +258,14 @@ class Interpolated final : public CostSource {
       // Only between close neighbours: efficiency changes too much with shape for a long
       // stretch (a learned model or the catalog prices the rest).
       if (above->first > kCloseRatio * below->first) continue;
-      const double rate = interpolate_log(static_cast<double>(want), static_cast<double>(below->first),
-                                          below->second, static_cast<double>(above->first),
-                                          above->second);
+      const double rate =
+          interpolate_log(static_cast<double>(want), static_cast<double>(below->first),
+                          below->second, static_cast<double>(above->first), above->second);
       return Priced{flop / rate, CostOrigin::interpolated};
     }
     return std::nullopt;
   }
+
  private:
   const StoreCosts::Index& index_;
 };
@@ -267,17 +277,21 @@ std::string normalize_device_name(std::string_view name) {
   for (char c : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (s.rfind("nvidia", 0) == 0) s = s.substr(6);
   while (!s.empty() && !std::isalnum(static_cast<unsigned char>(s[0]))) s.erase(s.begin());
-  if (s.rfind("tesla", 0) == 0) s = s.substr(5);  // the brand older drivers report (Tesla V100-SXM2-16GB)
+  if (s.rfind("tesla", 0) == 0)
+    s = s.substr(5);  // the brand older drivers report (Tesla V100-SXM2-16GB)
   std::string out;
   for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out += c;
-    else if (!out.empty() && out.back() != '-') out += '-';
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += c;
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out;
 }
 
-StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const std::vector<GemmSample>& gemms,
+StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives,
+                       const std::vector<GemmSample>& gemms,
                        const std::vector<MemorySample>& memory) {
   auto index = std::make_shared<Index>();
   auto& devices_ = index->devices;
@@ -317,7 +331,8 @@ StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const s
   for (const auto& g : gemms) {
     if (g.seconds <= 0) continue;
     const int dev = device_id(g.device);
-    auto& slot = gsums[{dev, static_cast<int>(g.dtype), g.shape.m, g.shape.n, g.shape.k, g.shape.batch}];
+    auto& slot =
+        gsums[{dev, static_cast<int>(g.dtype), g.shape.m, g.shape.n, g.shape.k, g.shape.batch}];
     slot.first += g.seconds;
     slot.second += 1;
   }
@@ -338,15 +353,20 @@ StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives, const s
     slot.second += 1;
   }
   for (const auto& [key, by_size] : msums)
-    for (const auto& [bytes, sum] : by_size) index->memory[key].push_back({bytes, sum.first / sum.second});
+    for (const auto& [bytes, sum] : by_size)
+      index->memory[key].push_back({bytes, sum.first / sum.second});
   index_ = index;
   measured_ = std::make_shared<Measured>(*index_);
   interpolated_ = std::make_shared<Interpolated>(*index_);
   both_ = CostChain({measured_.get(), interpolated_.get()});
 }
 
-size_t StoreCosts::collective_curves() const { return index_->curves.size(); }
-size_t StoreCosts::gemm_shapes() const { return index_->gemms.size(); }
+size_t StoreCosts::collective_curves() const {
+  return index_->curves.size();
+}
+size_t StoreCosts::gemm_shapes() const {
+  return index_->gemms.size();
+}
 
 std::optional<Priced> StoreCosts::gemm(const Device& d, DType t, const GemmShape& s) const {
   return both_.gemm(d, t, s);
@@ -357,7 +377,8 @@ std::optional<Priced> StoreCosts::collective(const Device& d, CollectiveOp op, d
   return both_.collective(d, op, bytes, ranks, level);
 }
 
-std::optional<Priced> StoreCosts::memory(const Device& d, std::string_view kind, double bytes) const {
+std::optional<Priced> StoreCosts::memory(const Device& d, std::string_view kind,
+                                         double bytes) const {
   return both_.memory(d, kind, bytes);
 }
 
@@ -367,9 +388,10 @@ StoreCosts StoreCosts::load(const std::string& path) {
   for (const auto& p : store.collective_points()) {
     const auto op = parse_collective_op(p.op);
     if (!op) continue;  // gather, scatter, ...: nothing the estimator asks for
-    collectives.push_back({p.device, *op, p.ranks,
-                           p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node,
-                           static_cast<double>(p.bytes), p.time_ns * 1e-9});
+    collectives.push_back(
+        {p.device, *op, p.ranks,
+         p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node,
+         static_cast<double>(p.bytes), p.time_ns * 1e-9});
   }
   std::vector<GemmSample> gemms;
   for (const auto& p : store.gemm_points()) {

@@ -16,11 +16,13 @@
 namespace shardcost {
 namespace {
 
-Device a100() { return find_device("a100-sxm4-80gb"); }
+Device a100() {
+  return find_device("a100-sxm4-80gb");
+}
 
 // busbw in GB/s at each size; time from nccl-tests' definition.
-std::vector<CollectiveSample> curve(const std::string& device, CollectiveOp op, int ranks, FabricLevel level,
-                                    double busbw_gbps) {
+std::vector<CollectiveSample> curve(const std::string& device, CollectiveOp op, int ranks,
+                                    FabricLevel level, double busbw_gbps) {
   std::vector<CollectiveSample> out;
   const double factor = op == CollectiveOp::all_reduce ? 2.0 * (ranks - 1) / ranks : 1.0;
   for (double bytes = 1 << 20; bytes <= (1 << 30); bytes *= 2)
@@ -29,37 +31,53 @@ std::vector<CollectiveSample> curve(const std::string& device, CollectiveOp op, 
 }
 
 TEST(StoreCosts, ExactSizeIsMeasuredBetweenIsInterpolated) {
-  const StoreCosts costs(curve("NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 200), {});
-  const auto exact = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::intra_node);
+  const StoreCosts costs(
+      curve("NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 200),
+      {});
+  const auto exact =
+      costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::intra_node);
   ASSERT_TRUE(exact);
   EXPECT_EQ(exact->origin, CostOrigin::measured);
   EXPECT_NEAR(exact->seconds, 5e-6 + (1 << 20) * 1.75 / 200e9, 1e-12);
-  const auto between = costs.collective(a100(), CollectiveOp::all_reduce, 1.5 * (1 << 20), 8, FabricLevel::intra_node);
+  const auto between = costs.collective(a100(), CollectiveOp::all_reduce, 1.5 * (1 << 20), 8,
+                                        FabricLevel::intra_node);
   ASSERT_TRUE(between);
   EXPECT_EQ(between->origin, CostOrigin::interpolated);
-  const auto lo = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::intra_node);
-  const auto hi = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 21, 8, FabricLevel::intra_node);
+  const auto lo =
+      costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::intra_node);
+  const auto hi =
+      costs.collective(a100(), CollectiveOp::all_reduce, 1 << 21, 8, FabricLevel::intra_node);
   // Time linear in bytes between neighbours: latency plus bytes over the bandwidth, exactly.
   EXPECT_NEAR(between->seconds, 0.5 * (lo->seconds + hi->seconds), 1e-15);
   // Beyond the measured sizes the interpolation does not guess: a learned model or the
   // catalog prices there.
-  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 1024, 8, FabricLevel::intra_node));
-  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 4.0 * (1 << 30), 8, FabricLevel::intra_node));
+  EXPECT_FALSE(
+      costs.collective(a100(), CollectiveOp::all_reduce, 1024, 8, FabricLevel::intra_node));
+  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 4.0 * (1 << 30), 8,
+                                FabricLevel::intra_node));
   // Nor between measurements further apart than a factor 2.
   std::vector<CollectiveSample> sparse;
   for (double b : {1.0 * (1 << 20), 8.0 * (1 << 20)})
-    sparse.push_back({"NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, b, 1e-5 + b / 1e11});
-  EXPECT_FALSE(StoreCosts(sparse, {}).collective(a100(), CollectiveOp::all_reduce, 1 << 22, 8, FabricLevel::intra_node));
+    sparse.push_back({"NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node,
+                      b, 1e-5 + b / 1e11});
+  EXPECT_FALSE(
+      StoreCosts(sparse, {})
+          .collective(a100(), CollectiveOp::all_reduce, 1 << 22, 8, FabricLevel::intra_node));
 }
 
 TEST(StoreCosts, MatchesOpLevelAndDevice) {
-  const StoreCosts costs(curve("NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 200), {});
-  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_gather, 1 << 20, 8, FabricLevel::intra_node));
-  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::inter_node));
+  const StoreCosts costs(
+      curve("NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 200),
+      {});
+  EXPECT_FALSE(
+      costs.collective(a100(), CollectiveOp::all_gather, 1 << 20, 8, FabricLevel::intra_node));
+  EXPECT_FALSE(
+      costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::inter_node));
   EXPECT_FALSE(costs.collective(find_device("h100-sxm5-80gb"), CollectiveOp::all_reduce, 1 << 20, 8,
                                 FabricLevel::intra_node));
   // Another rank count is a learned model's (where the links are uniform) or the catalog's.
-  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 4, FabricLevel::intra_node));
+  EXPECT_FALSE(
+      costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 4, FabricLevel::intra_node));
 }
 
 TEST(StoreCosts, DriverNamesFindTheirCatalogDevice) {
@@ -82,7 +100,9 @@ TEST(StoreCosts, DriverNamesFindTheirCatalogDevice) {
 TEST(StoreCosts, DeviceNamesNormalise) {
   EXPECT_EQ(normalize_device_name("NVIDIA A100-SXM4-80GB"), "a100-sxm4-80gb");
   EXPECT_EQ(normalize_device_name("NVIDIA H100 80GB HBM3"), "h100-80gb-hbm3");
-  const StoreCosts costs(curve("NVIDIA H100 80GB HBM3", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 400), {});
+  const StoreCosts costs(
+      curve("NVIDIA H100 80GB HBM3", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 400),
+      {});
   EXPECT_TRUE(costs.collective(find_device("h100-sxm5-80gb"), CollectiveOp::all_reduce, 1 << 20, 8,
                                FabricLevel::intra_node));
 }
@@ -91,7 +111,9 @@ TEST(StoreCosts, GemmExactInterpolatedOrNothing) {
   auto store = [](std::initializer_list<std::pair<int64_t, double>> points) {
     std::vector<GemmSample> g;
     for (const auto& [m, tflops] : points)
-      g.push_back({"NVIDIA A100-SXM4-80GB", DType::bf16, {m, 4096, 4096, 1},
+      g.push_back({"NVIDIA A100-SXM4-80GB",
+                   DType::bf16,
+                   {m, 4096, 4096, 1},
                    2.0 * m * 4096 * 4096 / (tflops * 1e12)});
     return StoreCosts({}, g);
   };
@@ -116,9 +138,11 @@ TEST(StoreCosts, PlanPriceMovesWhenTheStoreSaysTheNetworkIsSlower) {
   const Strategy s = parse_strategy("tp=8,pp=1,mbs=1,gbs=64", cluster.total_gpus());
   auto measured = [&](double inter_busbw_gbps) {
     std::vector<CollectiveSample> samples;
-    for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
+    for (CollectiveOp op :
+         {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
       for (int ranks : {2, 8, 16}) {
-        for (auto& c : curve("NVIDIA A100-SXM4-80GB", op, ranks, FabricLevel::inter_node, inter_busbw_gbps))
+        for (auto& c :
+             curve("NVIDIA A100-SXM4-80GB", op, ranks, FabricLevel::inter_node, inter_busbw_gbps))
           samples.push_back(c);
         for (auto& c : curve("NVIDIA A100-SXM4-80GB", op, ranks, FabricLevel::intra_node, 230))
           samples.push_back(c);

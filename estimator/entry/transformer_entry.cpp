@@ -5,8 +5,7 @@
 
 namespace shardcost {
 
-Estimate estimate(const Model& m, const Cluster& c, const Strategy& s,
-                  const EstimateOptions& opt) {
+Estimate estimate(const Model& m, const Cluster& c, const Strategy& s, const EstimateOptions& opt) {
   return estimate(*transformer_workload(m), c, plan_of(s), opt);
 }
 
@@ -18,12 +17,13 @@ RankResult rank(const Model& m, const Cluster& c, const RankOptions& opt) {
   return rank(*transformer_workload(m), c, opt);
 }
 
-VarlenRank rank_varlen(const Model& m, const Cluster& c, const RankOptions& opt, const VarlenOptions& o) {
+VarlenRank rank_varlen(const Model& m, const Cluster& c, const RankOptions& opt,
+                       const VarlenOptions& o) {
   return rank_varlen(*transformer_workload(m), c, opt, o);
 }
 
-VarlenEstimate estimate_varlen(const Model& m, const Cluster& c, const Strategy& s, const VarlenOptions& o,
-                               const EstimateOptions& opt) {
+VarlenEstimate estimate_varlen(const Model& m, const Cluster& c, const Strategy& s,
+                               const VarlenOptions& o, const EstimateOptions& opt) {
   return estimate_varlen(*transformer_workload(m), c, s, o, opt);
 }
 

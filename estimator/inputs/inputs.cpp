@@ -6,8 +6,8 @@
 #include "catalog.h"
 #include "json_fields.h"
 #include "shardcost/error.h"
-#include "shardcost/units.h"
 #include "shardcost/estimator.h"
+#include "shardcost/units.h"
 
 namespace shardcost {
 namespace {
@@ -35,7 +35,8 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
   }
   d.architecture = f.optional_string("architecture").value_or("unknown");
   d.node_fabric = f.optional_string("node_fabric").value_or("");
-  if (!d.node_fabric.empty() && d.node_fabric != "switch" && d.node_fabric != "mesh" && d.node_fabric != "pcie")
+  if (!d.node_fabric.empty() && d.node_fabric != "switch" && d.node_fabric != "mesh" &&
+      d.node_fabric != "pcie")
     f.fail("node_fabric", "must be switch, mesh or pcie");
   d.sms = f.required_int("sms", 1);
   d.boost_clock_hz = f.optional_number("boost_clock_mhz", 1).value_or(0) * 1e6;
@@ -51,10 +52,12 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
     const auto name = std::string(to_string(static_cast<DType>(i)));
     d.peak_flops[i] = pf.optional_number(name.c_str(), 0).value_or(0) * 1e12;
   }
-  if (d.peak_flops[static_cast<int>(DType::bf16)] <= 0 && d.peak_flops[static_cast<int>(DType::fp16)] <= 0)
+  if (d.peak_flops[static_cast<int>(DType::bf16)] <= 0 &&
+      d.peak_flops[static_cast<int>(DType::fp16)] <= 0)
     pf.fail("bf16", "and fp16 are both missing; give the device's dense tensor peaks");
   const nlohmann::json* eff = f.optional_object("efficiency");
-  if (!eff) f.fail("efficiency", "is missing; add {\"gemm\": 0.8, \"memory\": 0.85, \"attention\": 0.5}");
+  if (!eff)
+    f.fail("efficiency", "is missing; add {\"gemm\": 0.8, \"memory\": 0.85, \"attention\": 0.5}");
   JsonFields ef(*eff, where + " efficiency");
   d.gemm_efficiency = ef.required_number("gemm", 0.01);
   d.gemm_burst_efficiency = ef.optional_number("gemm_burst", 0.01).value_or(0);
@@ -123,21 +126,20 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
   g.device = resolve_device(j, f);
   g.nodes = f.optional_int("nodes", 1).value_or(1);
   g.gpus_per_node = f.required_int("gpus_per_node", 1);
-  g.intra_node = parse_fabric(f, "intra_node_bandwidth_GBps", "intra_node_latency_us",
-                              "intra_node_efficiency", "intra_node_busbw_GBps",
-                              kDefaultIntraLatencyUs,
-                              kDefaultIntraEfficiency);
+  g.intra_node =
+      parse_fabric(f, "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
+                   "intra_node_busbw_GBps", kDefaultIntraLatencyUs, kDefaultIntraEfficiency);
   return g;
 }
 
 void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
-  if (gpus <= 0)
-    throw InputError(fmt::format("--gpus must be a positive integer (got {})", gpus));
+  if (gpus <= 0) throw InputError(fmt::format("--gpus must be a positive integer (got {})", gpus));
   if (c.groups.size() != 1) {
     if (gpus != c.total_gpus())
-      throw InputError(fmt::format("{}: --gpus {} cannot resize a cluster of {} node groups; "
-                                   "set 'nodes' in each group instead",
-                                   where, gpus, c.groups.size()));
+      throw InputError(
+          fmt::format("{}: --gpus {} cannot resize a cluster of {} node groups; "
+                      "set 'nodes' in each group instead",
+                      where, gpus, c.groups.size()));
     return;
   }
   NodeGroup& g = c.groups[0];
@@ -147,9 +149,10 @@ void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
   } else if (gpus % g.gpus_per_node == 0) {
     g.nodes = gpus / g.gpus_per_node;
   } else {
-    throw InputError(fmt::format("--gpus {} is not a whole number of {}-GPU nodes of {}; use a "
-                                 "multiple of {}",
-                                 gpus, g.gpus_per_node, where, g.gpus_per_node));
+    throw InputError(
+        fmt::format("--gpus {} is not a whole number of {}-GPU nodes of {}; use a "
+                    "multiple of {}",
+                    gpus, g.gpus_per_node, where, g.gpus_per_node));
   }
 }
 
@@ -164,8 +167,8 @@ Device find_device(std::string_view name) {
   if (const auto* e = catalog::find("devices", name)) {
     return parse_device(*e, fmt::format("catalog device '{}'", name));
   }
-  throw InputError(fmt::format("unknown device '{}'; use one of: {}", name,
-                               catalog::names_list("devices")));
+  throw InputError(
+      fmt::format("unknown device '{}'; use one of: {}", name, catalog::names_list("devices")));
 }
 
 std::optional<std::string> catalog_system_for(std::string_view device_name) {
@@ -247,17 +250,17 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
       c.groups.push_back(parse_group((*groups)[i], where, static_cast<int>(i)));
       for (size_t k = 0; k < i; ++k)
         if (c.groups[k].name == c.groups[i].name)
-          throw InputError(fmt::format("{}: group name '{}' is already node_groups[{}]'s; give "
-                                       "each group its own name",
-                                       where, c.groups[i].name, k));
+          throw InputError(
+              fmt::format("{}: group name '{}' is already node_groups[{}]'s; give "
+                          "each group its own name",
+                          where, c.groups[i].name, k));
     }
   } else {
     c.groups.push_back(parse_group(j, std::string(origin), -1));
   }
-  c.inter_node = parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us",
-                              "inter_node_efficiency", "inter_node_busbw_GBps",
-                              kDefaultInterLatencyUs,
-                              kDefaultInterEfficiency);
+  c.inter_node =
+      parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us", "inter_node_efficiency",
+                   "inter_node_busbw_GBps", kDefaultInterLatencyUs, kDefaultInterEfficiency);
   if (gpus) apply_gpu_count(c, *gpus, std::string(origin));
   return c;
 }

@@ -37,8 +37,9 @@ TEST(Inputs, ModelJsonWithDefaults) {
 }
 
 TEST(Inputs, BadModelsNameTheFieldAndTheFix) {
-  EXPECT_NE(input_error([] { parse_model_json(R"({"layers": 2})", "m.json"); })
-                .find("field 'hidden' is missing"),
+  EXPECT_NE(input_error([] {
+              parse_model_json(R"({"layers": 2})", "m.json");
+            }).find("field 'hidden' is missing"),
             std::string::npos);
   EXPECT_NE(input_error([] {
               parse_model_json(R"({"layers": -2, "hidden": 64, "heads": 4, "kv_heads": 4,
@@ -52,13 +53,15 @@ TEST(Inputs, BadModelsNameTheFieldAndTheFix) {
                                "m.json");
             }).find("'heads' (5) must divide hidden (64)"),
             std::string::npos);
-  EXPECT_NE(input_error([] { parse_model_json("{\"layers\": 2,\n  oops}", "m.json"); })
-                .find("m.json: malformed JSON at line 2"),
+  EXPECT_NE(input_error([] {
+              parse_model_json("{\"layers\": 2,\n  oops}", "m.json");
+            }).find("m.json: malformed JSON at line 2"),
             std::string::npos);
   EXPECT_NE(input_error([] { load_model("gpt5-1t"); }).find("unknown model 'gpt5-1t'"),
             std::string::npos);
-  EXPECT_NE(input_error([] { parse_model_json("[1, 2]", "m.json"); }).find("expected a JSON object"),
-            std::string::npos);
+  EXPECT_NE(
+      input_error([] { parse_model_json("[1, 2]", "m.json"); }).find("expected a JSON object"),
+      std::string::npos);
 }
 
 TEST(Inputs, ClusterFlatAndGrouped) {
@@ -91,8 +94,9 @@ TEST(Inputs, BadClustersNameTheFieldAndTheFix) {
                                  "c.json");
             }).find("unknown device 'tpu-v5'"),
             std::string::npos);
-  EXPECT_NE(input_error([] { load_cluster("dgx-a100", 12); }).find("not a whole number of 8-GPU nodes"),
-            std::string::npos);
+  EXPECT_NE(
+      input_error([] { load_cluster("dgx-a100", 12); }).find("not a whole number of 8-GPU nodes"),
+      std::string::npos);
 }
 
 std::string cluster_with_curve(const std::string& curves) {
@@ -104,7 +108,8 @@ std::string cluster_with_curve(const std::string& curves) {
 TEST(Inputs, ClustersCarryPublishedBusBandwidthSweeps) {
   const Cluster c = parse_cluster_json(
       cluster_with_curve(R"({"all_gather": [[1048576, 50.5], [1073741824, 200]]})"), "c.json");
-  const auto& ag = c.groups[0].intra_node.busbw_curves[static_cast<size_t>(CollectiveOp::all_gather)];
+  const auto& ag =
+      c.groups[0].intra_node.busbw_curves[static_cast<size_t>(CollectiveOp::all_gather)];
   ASSERT_EQ(ag.size(), 2u);
   EXPECT_DOUBLE_EQ(ag[0].bytes, 1048576);
   EXPECT_DOUBLE_EQ(ag[1].busbw_Bps, 200e9);
@@ -137,8 +142,9 @@ TEST(Inputs, StrategyTextDefaultsAndErrors) {
             std::string::npos);
   EXPECT_NE(input_error([] { parse_strategy("tp=0", 64); }).find("must be at least 1"),
             std::string::npos);
-  EXPECT_NE(input_error([] { parse_strategy("recompute=some", 64); }).find("none, selective or full"),
-            std::string::npos);
+  EXPECT_NE(
+      input_error([] { parse_strategy("recompute=some", 64); }).find("none, selective or full"),
+      std::string::npos);
 }
 
 }  // namespace

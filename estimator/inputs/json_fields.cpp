@@ -31,7 +31,8 @@ std::optional<int> JsonFields::optional_int(const char* key, int min_value) cons
   auto it = object_.find(key);
   if (it == object_.end() || it->is_null()) return std::nullopt;
   if (!it->is_number_integer())
-    fail(key, fmt::format("must be an integer (got {}); write it as e.g. {}", shown(*it), min_value));
+    fail(key,
+         fmt::format("must be an integer (got {}); write it as e.g. {}", shown(*it), min_value));
   const auto v = it->get<int64_t>();
   if (v < min_value || v > std::numeric_limits<int>::max())
     fail(key, fmt::format("must be an integer >= {} (got {}); correct the value", min_value, v));
@@ -112,17 +113,18 @@ nlohmann::json parse_json_text(std::string_view text, std::string_view origin) {
                                  origin, line, col));
   } catch (const nlohmann::json::exception& e) {
     // Not a syntax error but a value the parser cannot hold (a number out of range, ...).
-    throw InputError(fmt::format("{}: unreadable JSON value ({}); fix the value", origin,
-                                 e.what()));
+    throw InputError(
+        fmt::format("{}: unreadable JSON value ({}); fix the value", origin, e.what()));
   }
 }
 
 std::string read_text_file(std::string_view path, std::string_view what) {
   std::ifstream in{std::string(path), std::ios::binary};
   if (!in)
-    throw InputError(fmt::format("cannot open {} '{}': no such file, and it is not a catalog name "
-                                 "(see 'shardcost catalog')",
-                                 what, path));
+    throw InputError(
+        fmt::format("cannot open {} '{}': no such file, and it is not a catalog name "
+                    "(see 'shardcost catalog')",
+                    what, path));
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) throw InputError(fmt::format("cannot read {} '{}'", what, path));

@@ -20,8 +20,8 @@ std::vector<double> monotone(const std::vector<double>& y) {
   std::vector<Block> blocks;
   for (double v : y) {
     blocks.push_back({v, 1});
-    while (blocks.size() > 1 &&
-           blocks[blocks.size() - 2].sum / blocks[blocks.size() - 2].count > blocks.back().sum / blocks.back().count) {
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].sum / blocks[blocks.size() - 2].count >
+                                    blocks.back().sum / blocks.back().count) {
       blocks[blocks.size() - 2].sum += blocks.back().sum;
       blocks[blocks.size() - 2].count += blocks.back().count;
       blocks.pop_back();
@@ -75,19 +75,23 @@ SizeCurve curve_from(const nlohmann::json& j) {
   if (c.bytes.size() < 2 || c.bytes.size() != c.seconds.size())
     throw InputError("a curve needs as many times as sizes, two or more");
   for (size_t i = 0; i < c.bytes.size(); ++i) {
-    if (!(c.bytes[i] > 0) || !(c.seconds[i] > 0)) throw InputError("a curve holds a size or time that is not positive");
+    if (!(c.bytes[i] > 0) || !(c.seconds[i] > 0))
+      throw InputError("a curve holds a size or time that is not positive");
     if (i > 0 && (c.bytes[i] <= c.bytes[i - 1] || c.seconds[i] < c.seconds[i - 1]))
       throw InputError("a curve is not ascending in size and non-decreasing in time");
   }
   return c;
 }
 
-nlohmann::json curve_json(const SizeCurve& c) { return {{"bytes", c.bytes}, {"seconds", c.seconds}}; }
+nlohmann::json curve_json(const SizeCurve& c) {
+  return {{"bytes", c.bytes}, {"seconds", c.seconds}};
+}
 
 void check_fitter(const nlohmann::json& j) {
   const auto fitter = j.at("fitter").get<std::string>();
   if (fitter != kCurveFitterVersion)
-    throw InputError(fmt::format("fitted by '{}', not this shardcost's {}; fit again", fitter, kCurveFitterVersion));
+    throw InputError(fmt::format("fitted by '{}', not this shardcost's {}; fit again", fitter,
+                                 kCurveFitterVersion));
 }
 
 }  // namespace
@@ -102,7 +106,8 @@ SizeCurve SizeCurve::fit(std::vector<std::pair<double, double>> points) {
   return c;
 }
 
-std::vector<std::pair<double, double>> SizeCurve::means(std::vector<std::pair<double, double>> points) {
+std::vector<std::pair<double, double>> SizeCurve::means(
+    std::vector<std::pair<double, double>> points) {
   std::sort(points.begin(), points.end());
   std::vector<std::pair<double, double>> out;
   for (size_t i = 0; i < points.size();) {
@@ -123,7 +128,8 @@ double SizeCurve::at(double b) const {
   };
   if (b <= bytes.front()) return std::max(line(0, 1), seconds.front() * b / bytes.front());
   if (b >= bytes.back()) return line(n - 2, n - 1);
-  const size_t hi = static_cast<size_t>(std::upper_bound(bytes.begin(), bytes.end(), b) - bytes.begin());
+  const size_t hi =
+      static_cast<size_t>(std::upper_bound(bytes.begin(), bytes.end(), b) - bytes.begin());
   return line(hi - 1, hi);
 }
 
@@ -132,11 +138,13 @@ std::optional<CurveAnswer> CollectiveFit::predict(double bytes, int ranks) const
   for (const auto& [n, c] : curves)
     if (n == ranks) return CurveAnswer{c.at(bytes), c.covers(bytes)};
   if (!uniform || curves.size() < 2) return std::nullopt;
-  const auto above = std::find_if(curves.begin(), curves.end(), [&](const auto& c) { return c.first > ranks; });
+  const auto above =
+      std::find_if(curves.begin(), curves.end(), [&](const auto& c) { return c.first > ranks; });
   if (above != curves.begin() && above != curves.end()) {
     const auto& [n0, c0] = *(above - 1);
     const auto& [n1, c1] = *above;
-    return CurveAnswer{across_ranks(n0, c0.at(bytes), n1, c1.at(bytes), ranks), c0.covers(bytes) && c1.covers(bytes)};
+    return CurveAnswer{across_ranks(n0, c0.at(bytes), n1, c1.at(bytes), ranks),
+                       c0.covers(bytes) && c1.covers(bytes)};
   }
   // Beyond the measured rank counts: the nearest two's line, its slope never negative (more
   // ranks are never faster), never below the ring's (n - 1) scaling of the nearest.
@@ -150,8 +158,9 @@ std::optional<CurveAnswer> CollectiveFit::predict(double bytes, int ranks) const
   return CurveAnswer{std::max(t, std::min(ring, t_near)), false};
 }
 
-CollectiveFit fit_collective(const Device& d, CollectiveOp op, FabricLevel level,
-                             const std::vector<std::pair<int, std::vector<std::pair<double, double>>>>& by_ranks) {
+CollectiveFit fit_collective(
+    const Device& d, CollectiveOp op, FabricLevel level,
+    const std::vector<std::pair<int, std::vector<std::pair<double, double>>>>& by_ranks) {
   CollectiveFit fit;
   fit.device = d.name;
   fit.op = op;
@@ -165,8 +174,8 @@ CollectiveFit fit_collective(const Device& d, CollectiveOp op, FabricLevel level
     Points measured = SizeCurve::means(points);
     SizeCurve c = SizeCurve::fit(measured);
     if (c.bytes.size() < kMinCurveSizes) {
-      fit.dropped.push_back(fmt::format("{} ranks: {} sizes, fewer than the {} a curve needs", ranks,
-                                        c.bytes.size(), kMinCurveSizes));
+      fit.dropped.push_back(fmt::format("{} ranks: {} sizes, fewer than the {} a curve needs",
+                                        ranks, c.bytes.size(), kMinCurveSizes));
       continue;
     }
     fit.rows += c.bytes.size();
@@ -174,8 +183,8 @@ CollectiveFit fit_collective(const Device& d, CollectiveOp op, FabricLevel level
     fit.curves.push_back({ranks, std::move(c)});
   }
   if (fit.curves.empty())
-    throw InputError(fmt::format("{} {} {}: no rank count with {} sizes or more", d.name, to_string(op),
-                                 to_string(level), kMinCurveSizes));
+    throw InputError(fmt::format("{} {} {}: no rank count with {} sizes or more", d.name,
+                                 to_string(op), to_string(level), kMinCurveSizes));
   size_splits(kept, fit.cv);
   // Whole rank counts held out, each predicted from the rank counts either side of it. Where
   // the links are not uniform the model never does this; the figure says why not.
@@ -187,8 +196,9 @@ CollectiveFit fit_collective(const Device& d, CollectiveOp op, FabricLevel level
     for (const auto& [b, t] : kept[i]) ranks.add(across_ranks(n0, c0.at(b), n1, c1.at(b), n), t);
   }
   if (!ranks.empty())
-    fit.cv.push_back(ranks.summary(fit.uniform ? "each rank count held out"
-                                               : "each rank count held out (not used: the node's links are not uniform)"));
+    fit.cv.push_back(ranks.summary(
+        fit.uniform ? "each rank count held out"
+                    : "each rank count held out (not used: the node's links are not uniform)"));
   return fit;
 }
 
@@ -219,7 +229,8 @@ CollectiveFit CollectiveFit::from_json(const std::string& text) {
     if (!op) throw InputError("its collective is not one shardcost knows; fit again");
     f.op = *op;
     const auto level = j.at("level").get<std::string>();
-    if (level != "intra_node" && level != "inter_node") throw InputError("its fabric level is unknown; fit again");
+    if (level != "intra_node" && level != "inter_node")
+      throw InputError("its fabric level is unknown; fit again");
     f.level = level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node;
     f.uniform = j.at("uniform").get<bool>();
     f.rows = count_of(j.at("rows"));
@@ -238,7 +249,9 @@ CollectiveFit CollectiveFit::from_json(const std::string& text) {
   }
 }
 
-CurveAnswer MemoryFit::predict(double bytes) const { return {curve.at(bytes), curve.covers(bytes)}; }
+CurveAnswer MemoryFit::predict(double bytes) const {
+  return {curve.at(bytes), curve.covers(bytes)};
+}
 
 MemoryFit fit_memory(const std::string& device, const std::string& kind,
                      const std::vector<std::pair<double, double>>& points) {
@@ -249,8 +262,8 @@ MemoryFit fit_memory(const std::string& device, const std::string& kind,
   fit.curve = SizeCurve::fit(measured);
   fit.rows = fit.curve.bytes.size();
   if (fit.rows < kMinCurveSizes)
-    throw InputError(fmt::format("{} {}: {} sizes, fewer than the {} a curve needs", device, kind, fit.rows,
-                                 kMinCurveSizes));
+    throw InputError(fmt::format("{} {}: {} sizes, fewer than the {} a curve needs", device, kind,
+                                 fit.rows, kMinCurveSizes));
   size_splits({measured}, fit.cv);
   return fit;
 }

@@ -21,7 +21,8 @@ struct SizeCurve {
   // points: (bytes, seconds), any order; one mean per size.
   static SizeCurve fit(std::vector<std::pair<double, double>> points);
   // The mean time per size, ascending in bytes (what fit makes monotone).
-  static std::vector<std::pair<double, double>> means(std::vector<std::pair<double, double>> points);
+  static std::vector<std::pair<double, double>> means(
+      std::vector<std::pair<double, double>> points);
   double at(double bytes) const;  // needs two knots or more
   bool covers(double b) const { return !bytes.empty() && b >= bytes.front() && b <= bytes.back(); }
 };
@@ -55,8 +56,9 @@ struct CollectiveFit {
 
 // by_ranks: rank count -> (bytes, seconds) points. Throws InputError when no rank count has
 // kMinCurveSizes sizes.
-CollectiveFit fit_collective(const Device&, CollectiveOp, FabricLevel,
-                             const std::vector<std::pair<int, std::vector<std::pair<double, double>>>>& by_ranks);
+CollectiveFit fit_collective(
+    const Device&, CollectiveOp, FabricLevel,
+    const std::vector<std::pair<int, std::vector<std::pair<double, double>>>>& by_ranks);
 
 struct MemoryFit {
   std::string device;  // catalog device, or the stored name

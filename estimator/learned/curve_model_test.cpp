@@ -23,7 +23,8 @@ Points alpha_beta(double latency_s, double bandwidth_Bps) {
 
 TEST(SizeCurve, MeansPerSizeMadeMonotoneThenLinearInBytes) {
   // 2 KiB measured twice (its mean 13 us) and faster than 1 KiB: pooled into one level.
-  const SizeCurve c = SizeCurve::fit({{1024, 14e-6}, {2048, 12e-6}, {2048, 14e-6}, {4096, 11e-6}, {8192, 20e-6}});
+  const SizeCurve c =
+      SizeCurve::fit({{1024, 14e-6}, {2048, 12e-6}, {2048, 14e-6}, {4096, 11e-6}, {8192, 20e-6}});
   ASSERT_EQ(c.bytes.size(), 4u);
   EXPECT_DOUBLE_EQ(c.seconds[0], c.seconds[1]);
   EXPECT_DOUBLE_EQ(c.seconds[1], c.seconds[2]);
@@ -36,7 +37,8 @@ TEST(SizeCurve, MeansPerSizeMadeMonotoneThenLinearInBytes) {
 
 TEST(SizeCurve, AlphaBetaIsRecoveredExactlyAndCarriedBeyondItsEnds) {
   const SizeCurve c = SizeCurve::fit(alpha_beta(10e-6, 100e9));
-  for (double b : {100.0, 3000.0, 5e6, 4e9, 1e10}) EXPECT_NEAR(c.at(b), 10e-6 + b / 100e9, 1e-12) << b;
+  for (double b : {100.0, 3000.0, 5e6, 4e9, 1e10})
+    EXPECT_NEAR(c.at(b), 10e-6 + b / 100e9, 1e-12) << b;
   // A first stretch steeper than its throughput (no latency left) is never extrapolated
   // below zero: the first knot's throughput bounds it.
   const SizeCurve steep = SizeCurve::fit({{1000, 1e-6}, {2000, 3e-6}, {4000, 7e-6}, {8000, 15e-6}});
@@ -49,8 +51,10 @@ TEST(CollectiveFit, RankCountsAreCarriedOnlyOverUniformLinks) {
   const Device l40s = find_device("l40s");            // PCIe: not
   ASSERT_TRUE(a100.uniform_node());
   ASSERT_FALSE(l40s.uniform_node());
-  const std::vector<std::pair<int, Points>> rows = {{2, alpha_beta(10e-6, 100e9)}, {8, alpha_beta(22e-6, 50e9)}};
-  const CollectiveFit fit = fit_collective(a100, CollectiveOp::all_reduce, FabricLevel::intra_node, rows);
+  const std::vector<std::pair<int, Points>> rows = {{2, alpha_beta(10e-6, 100e9)},
+                                                    {8, alpha_beta(22e-6, 50e9)}};
+  const CollectiveFit fit =
+      fit_collective(a100, CollectiveOp::all_reduce, FabricLevel::intra_node, rows);
   EXPECT_TRUE(fit.uniform);
   const auto four = fit.predict(1 << 20, 4);
   ASSERT_TRUE(four);
@@ -67,12 +71,14 @@ TEST(CollectiveFit, RankCountsAreCarriedOnlyOverUniformLinks) {
   EXPECT_FALSE(sixteen->inside);
   EXPECT_GT(sixteen->seconds, t8);
   // Across a PCIe node's rank counts the model says nothing; its measured ones it answers.
-  const CollectiveFit pcie = fit_collective(l40s, CollectiveOp::all_reduce, FabricLevel::intra_node, rows);
+  const CollectiveFit pcie =
+      fit_collective(l40s, CollectiveOp::all_reduce, FabricLevel::intra_node, rows);
   EXPECT_FALSE(pcie.uniform);
   EXPECT_FALSE(pcie.predict(1 << 20, 4));
   EXPECT_TRUE(pcie.predict(1 << 20, 8));
   // Between nodes the network is uniform whatever the node.
-  EXPECT_TRUE(fit_collective(l40s, CollectiveOp::all_reduce, FabricLevel::inter_node, rows).uniform);
+  EXPECT_TRUE(
+      fit_collective(l40s, CollectiveOp::all_reduce, FabricLevel::inter_node, rows).uniform);
 }
 
 TEST(CollectiveFit, CrossValidationHoldsOutSizesRangesAndRankCounts) {
@@ -82,7 +88,8 @@ TEST(CollectiveFit, CrossValidationHoldsOutSizesRangesAndRankCounts) {
   std::vector<std::pair<int, Points>> rows;
   for (int n : {2, 4, 8}) rows.push_back({n, alpha_beta(5e-6 * n, 1e11)});
   rows.push_back({16, {{1024, 1e-5}, {2048, 1e-5}}});  // too few sizes: left out, said so
-  const CollectiveFit fit = fit_collective(a100, CollectiveOp::all_gather, FabricLevel::intra_node, rows);
+  const CollectiveFit fit =
+      fit_collective(a100, CollectiveOp::all_gather, FabricLevel::intra_node, rows);
   ASSERT_EQ(fit.curves.size(), 3u);
   ASSERT_EQ(fit.dropped.size(), 1u);
   EXPECT_NE(fit.dropped[0].find("16 ranks: 2 sizes"), std::string::npos) << fit.dropped[0];
@@ -92,24 +99,27 @@ TEST(CollectiveFit, CrossValidationHoldsOutSizesRangesAndRankCounts) {
     EXPECT_LT(c.p90, 1e-6) << c.split;
     EXPECT_GT(c.rows, 0u) << c.split;
   }
-  EXPECT_EQ(splits, (std::vector<std::string>{"each size held out", "largest quarter of sizes held out",
-                                             "smallest quarter of sizes held out", "each rank count held out"}));
+  EXPECT_EQ(splits, (std::vector<std::string>{
+                        "each size held out", "largest quarter of sizes held out",
+                        "smallest quarter of sizes held out", "each rank count held out"}));
   EXPECT_EQ(fit.cv[0].rows, 3u * 19);  // the interior sizes of three curves
   EXPECT_EQ(fit.cv[3].rows, 21u);      // the 4-rank curve's sizes
   // A curve that bends is missed by the held-out figures, and they say by how much.
   std::vector<std::pair<int, Points>> bent = {{8, alpha_beta(5e-6, 1e11)}};
   for (auto& [b, t] : bent[0].second)
     if (b >= (1 << 20)) t *= 1.5;  // a protocol switch at 1 MiB
-  const CollectiveFit f2 = fit_collective(a100, CollectiveOp::all_gather, FabricLevel::intra_node, bent);
+  const CollectiveFit f2 =
+      fit_collective(a100, CollectiveOp::all_gather, FabricLevel::intra_node, bent);
   EXPECT_GT(f2.cv[0].p90, 0.01);
-  EXPECT_THROW(fit_collective(a100, CollectiveOp::all_gather, FabricLevel::intra_node, {{8, {{1024, 1e-5}}}}),
+  EXPECT_THROW(fit_collective(a100, CollectiveOp::all_gather, FabricLevel::intra_node,
+                              {{8, {{1024, 1e-5}}}}),
                InputError);
 }
 
 TEST(CollectiveFit, RecordsRoundTripAndDamagedOnesAreRefused) {
   const Device a100 = find_device("a100-sxm4-80gb");
-  const CollectiveFit fit =
-      fit_collective(a100, CollectiveOp::reduce_scatter, FabricLevel::inter_node, {{16, alpha_beta(2e-5, 4e10)}});
+  const CollectiveFit fit = fit_collective(a100, CollectiveOp::reduce_scatter,
+                                           FabricLevel::inter_node, {{16, alpha_beta(2e-5, 4e10)}});
   const CollectiveFit back = CollectiveFit::from_json(fit.to_json());
   EXPECT_EQ(back.op, CollectiveOp::reduce_scatter);
   EXPECT_EQ(back.level, FabricLevel::inter_node);
@@ -128,10 +138,14 @@ TEST(CollectiveFit, RecordsRoundTripAndDamagedOnesAreRefused) {
   EXPECT_THROW(CollectiveFit::from_json(damaged("curve-ab-1", "curve-ab-0")), InputError);
   EXPECT_THROW(CollectiveFit::from_json(damaged("\"ranks\":16", "\"ranks\":-16")), InputError);
   EXPECT_THROW(CollectiveFit::from_json(damaged("\"ranks\":16", "\"ranks\":1.5")), InputError);
-  EXPECT_THROW(CollectiveFit::from_json(damaged("\"bytes\":[1024.0", "\"bytes\":[-1024.0")), InputError);
-  EXPECT_THROW(CollectiveFit::from_json(damaged("\"op\":\"reduce_scatter\"", "\"op\":\"gather\"")), InputError);
-  EXPECT_THROW(CollectiveFit::from_json(damaged("\"held_out\":[[", "\"held_out\":[[-")), InputError);
-  EXPECT_THROW(CollectiveFit::from_json(damaged("\"held_out\":[[", "\"held_out\":[[1],[")), InputError);
+  EXPECT_THROW(CollectiveFit::from_json(damaged("\"bytes\":[1024.0", "\"bytes\":[-1024.0")),
+               InputError);
+  EXPECT_THROW(CollectiveFit::from_json(damaged("\"op\":\"reduce_scatter\"", "\"op\":\"gather\"")),
+               InputError);
+  EXPECT_THROW(CollectiveFit::from_json(damaged("\"held_out\":[[", "\"held_out\":[[-")),
+               InputError);
+  EXPECT_THROW(CollectiveFit::from_json(damaged("\"held_out\":[[", "\"held_out\":[[1],[")),
+               InputError);
   EXPECT_THROW(CollectiveFit::from_json("{}"), InputError);
   EXPECT_THROW(CollectiveFit::from_json("not json"), InputError);
 }
@@ -157,7 +171,8 @@ namespace {
 
 TEST(HeldOut, SummariesKeepEveryKthPairAndTheFiguresOfAll) {
   HeldOut h;
-  for (int i = 1; i <= 2000; ++i) h.add(i % 20 == 0 ? 2.0 : 1.01, 1.0);  // 1 % off, every 20th 100 %
+  for (int i = 1; i <= 2000; ++i)
+    h.add(i % 20 == 0 ? 2.0 : 1.01, 1.0);  // 1 % off, every 20th 100 %
   const CrossValidation cv = h.summary("x");
   EXPECT_EQ(cv.rows, 2000u);
   EXPECT_NEAR(cv.median, 0.01, 1e-9);

@@ -48,7 +48,8 @@ Target target(const std::string& kind, const std::string& stored, std::string ke
   return t;
 }
 
-void fit_gemms(db::Store& store, const std::optional<std::string>& device, std::vector<FitReport>& out) {
+void fit_gemms(db::Store& store, const std::optional<std::string>& device,
+               std::vector<FitReport>& out) {
   // (stored device, dtype) -> shape -> (sum of seconds, count)
   std::map<std::pair<std::string, std::string>, std::map<GemmShape, std::pair<double, int>>> rows;
   for (const auto& p : store.gemm_points()) {
@@ -67,7 +68,8 @@ void fit_gemms(db::Store& store, const std::optional<std::string>& device, std::
     } else if (!dtype) {
       r.skipped = fmt::format("data type '{}' is not one shardcost prices", dtype_name);
     } else if (shapes.size() < kMinGemmRows) {
-      r.skipped = fmt::format("{} shapes, fewer than the {} a model needs", shapes.size(), kMinGemmRows);
+      r.skipped =
+          fmt::format("{} shapes, fewer than the {} a model needs", shapes.size(), kMinGemmRows);
     } else if (t.catalog->peak_flops[static_cast<int>(*dtype)] <= 0) {
       r.skipped = fmt::format("{} has no {} peak in the catalog", t.catalog->name, dtype_name);
     } else {
@@ -85,19 +87,30 @@ void fit_gemms(db::Store& store, const std::optional<std::string>& device, std::
   if (device) return;
   for (const auto& [dtype, data] : pooled) {
     const PooledGemmPrior p = fit_pooled_gemm_prior(dtype, data);
-    store.put_fitted_model({kPooledKind, "", std::string(to_string(dtype)), p.to_json(), "", now_ns()});
-    out.push_back({kPooledKind, joined(p.devices), std::string(to_string(dtype)), p.rows, validations(p.cv), "", {}});
+    store.put_fitted_model(
+        {kPooledKind, "", std::string(to_string(dtype)), p.to_json(), "", now_ns()});
+    out.push_back({kPooledKind,
+                   joined(p.devices),
+                   std::string(to_string(dtype)),
+                   p.rows,
+                   validations(p.cv),
+                   "",
+                   {}});
   }
 }
 
-void fit_collectives(db::Store& store, const std::optional<std::string>& device, std::vector<FitReport>& out) {
+void fit_collectives(db::Store& store, const std::optional<std::string>& device,
+                     std::vector<FitReport>& out) {
   using Key = std::tuple<std::string, CollectiveOp, FabricLevel>;
   std::map<Key, std::map<int, std::vector<std::pair<double, double>>>> rows;
   std::map<Key, size_t> counts;
   for (const auto& p : store.collective_points()) {
     const auto op = parse_collective_op(p.op);
-    if (!op || p.bytes <= 0 || p.time_ns <= 0) continue;  // gather, scatter: nothing the estimator asks for
-    const Key key{p.device, *op, p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node};
+    if (!op || p.bytes <= 0 || p.time_ns <= 0)
+      continue;  // gather, scatter: nothing the estimator asks for
+    const Key key{
+        p.device, *op,
+        p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node};
     rows[key][p.ranks].push_back({static_cast<double>(p.bytes), p.time_ns * 1e-9});
     ++counts[key];
   }
@@ -107,11 +120,13 @@ void fit_collectives(db::Store& store, const std::optional<std::string>& device,
     if (!t.wanted) continue;
     if (t.catalog) {
       try {
-        const CollectiveFit fit = fit_collective(*t.catalog, op, level, {by_ranks.begin(), by_ranks.end()});
+        const CollectiveFit fit =
+            fit_collective(*t.catalog, op, level, {by_ranks.begin(), by_ranks.end()});
         t.report.rows = fit.rows;
         t.report.cross_validation = validations(fit.cv);
         t.report.notes = fit.dropped;
-        store.put_fitted_model({kCollectiveKind, stored, t.report.key, fit.to_json(), "", now_ns()});
+        store.put_fitted_model(
+            {kCollectiveKind, stored, t.report.key, fit.to_json(), "", now_ns()});
       } catch (const InputError& e) {
         t.report.skipped = e.what();
       }
@@ -120,10 +135,12 @@ void fit_collectives(db::Store& store, const std::optional<std::string>& device,
   }
 }
 
-void fit_memory_kinds(db::Store& store, const std::optional<std::string>& device, std::vector<FitReport>& out) {
+void fit_memory_kinds(db::Store& store, const std::optional<std::string>& device,
+                      std::vector<FitReport>& out) {
   std::map<std::pair<std::string, std::string>, std::vector<std::pair<double, double>>> rows;
   for (const auto& p : store.memory_points())
-    if (p.bytes > 0 && p.time_ns > 0) rows[{p.device, p.kind}].push_back({static_cast<double>(p.bytes), p.time_ns * 1e-9});
+    if (p.bytes > 0 && p.time_ns > 0)
+      rows[{p.device, p.kind}].push_back({static_cast<double>(p.bytes), p.time_ns * 1e-9});
   for (const auto& [key, points] : rows) {
     const auto& [stored, kind] = key;
     Target t = target(kMemoryKind, stored, kind, points.size(), device);
@@ -141,19 +158,22 @@ void fit_memory_kinds(db::Store& store, const std::optional<std::string>& device
   }
 }
 
-void fit_kernel_classes(db::Store& store, const std::optional<std::string>& device, std::vector<FitReport>& out) {
+void fit_kernel_classes(db::Store& store, const std::optional<std::string>& device,
+                        std::vector<FitReport>& out) {
   std::map<std::string, std::vector<KernelSample>> rows;
   std::map<std::string, size_t> events;
   for (const auto& p : store.kernel_points()) {
     const auto& l = p.launch;
-    const double threads = l.known() ? 1.0 * l.grid_x * l.grid_y * l.grid_z * l.block_x * l.block_y * l.block_z : 0;
+    const double threads =
+        l.known() ? 1.0 * l.grid_x * l.grid_y * l.grid_z * l.block_x * l.block_y * l.block_z : 0;
     rows[p.device].push_back({p.name, threads, p.count, p.mean_ns * 1e-9});
     events[p.device] += static_cast<size_t>(p.count);
   }
   for (auto& [stored, samples] : rows) {
     Target t = target(kKernelKind, stored, kKernelKey, events[stored], device);
     if (!t.wanted) continue;
-    t.report.skipped.clear();  // a kernel's duration needs no specs: a trace's own device name will do
+    t.report.skipped
+        .clear();  // a kernel's duration needs no specs: a trace's own device name will do
     try {
       const KernelFit fit = fit_kernels(t.report.device, std::move(samples));
       t.report.rows = fit.rows;
@@ -171,9 +191,10 @@ void fit_kernel_classes(db::Store& store, const std::optional<std::string>& devi
 
 std::vector<FitReport> fit_store(const std::string& path, std::string_view table,
                                  const std::optional<std::string>& device) {
-  if (table != "gemm" && table != "collective" && table != "memory" && table != "kernels" && table != "all")
-    throw InputError(fmt::format("--table {}: models are fitted for gemm, collective, memory or kernels (or all)",
-                                 table));
+  if (table != "gemm" && table != "collective" && table != "memory" && table != "kernels" &&
+      table != "all")
+    throw InputError(fmt::format(
+        "--table {}: models are fitted for gemm, collective, memory or kernels (or all)", table));
   if (device) (void)find_device(*device);  // an unknown name is an error, not an empty fit
   db::Store store = db::Store::open(path, db::Store::Mode::read_write);
   std::vector<FitReport> out;

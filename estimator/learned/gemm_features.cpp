@@ -14,7 +14,8 @@ constexpr int kTiles[][2] = {{128, 128}, {128, 256}, {256, 128}, {64, 128},
                              {128, 64},  {64, 64},   {256, 256}, {32, 128}};
 // The prior's tiles, and split-K: a grid with fewer tiles than SMs splits K, each split
 // keeping at least kMinSplitK of it.
-constexpr int kPriorTiles[][2] = {{64, 64}, {64, 128}, {128, 64}, {128, 128}, {128, 256}, {256, 128}};
+constexpr int kPriorTiles[][2] = {{64, 64},   {64, 128},  {128, 64},
+                                  {128, 128}, {128, 256}, {256, 128}};
 constexpr double kMinSplitK = 256;
 constexpr double kKOverhead = GemmModel::kKOverhead;  // pipeline fill as K length
 
@@ -27,7 +28,8 @@ double quantization(const Device& d, const GemmShape& s) {
   for (const auto& tile : kPriorTiles) {
     const double tm = std::min<double>(tile[0], m_cap), tn = tile[1];
     const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * b;
-    const double splits = std::clamp(std::floor(sms / tiles), 1.0, std::max(1.0, std::floor(k / kMinSplitK)));
+    const double splits =
+        std::clamp(std::floor(sms / tiles), 1.0, std::max(1.0, std::floor(k / kMinSplitK)));
     const double k_split = std::ceil(k / splits);
     const double all = tiles * splits;
     const double wave = all / (std::ceil(all / sms) * sms);
@@ -44,14 +46,16 @@ struct PriorTerms {
 PriorTerms prior_terms(const Device& d, DType t, const GemmShape& s) {
   const double flops = 2.0 * s.m * s.n * s.k * s.batch;
   // Store measurements are bursts: the burst figure where the catalog has one.
-  const double efficiency = d.gemm_burst_efficiency > 0 ? d.gemm_burst_efficiency : d.gemm_efficiency;
+  const double efficiency =
+      d.gemm_burst_efficiency > 0 ? d.gemm_burst_efficiency : d.gemm_efficiency;
   return {flops / d.peak_flops[static_cast<int>(t)] / (efficiency * quantization(d, s)),
           gemm_bytes(t, s) / d.memory_bandwidth_Bps / d.memory_efficiency,
           d.boost_clock_hz > 0 ? d.boost_clock_hz : 1.5e9};
 }
 double prior_of_terms(const PriorTerms& x, double c0, double p) {
   const double mx = std::max(x.compute, x.memory);
-  return c0 / x.clock + mx * std::pow(std::pow(x.compute / mx, p) + std::pow(x.memory / mx, p), 1 / p);
+  return c0 / x.clock +
+         mx * std::pow(std::pow(x.compute / mx, p) + std::pow(x.memory / mx, p), 1 / p);
 }
 }  // namespace
 
@@ -78,16 +82,19 @@ GemmPrior fit_gemm_prior(const std::vector<PriorRow>& all) {
   };
   GemmPrior best;
   double best_loss = 1e300;
-  double lc_lo = std::log(500.0), lc_hi = std::log(100000.0), lp_lo = std::log(1.0), lp_hi = std::log(20.0);
+  double lc_lo = std::log(500.0), lc_hi = std::log(100000.0), lp_lo = std::log(1.0),
+         lp_hi = std::log(20.0);
   for (int round = 0; round < 3; ++round) {
     constexpr int kSteps = 16;
     double bc = 0, bp = 0;
     bool improved = false;
     for (int i = 0; i <= kSteps; ++i) {
       for (int j = 0; j <= kSteps; ++j) {
-        const double lc = lc_lo + (lc_hi - lc_lo) * i / kSteps, lp = lp_lo + (lp_hi - lp_lo) * j / kSteps;
+        const double lc = lc_lo + (lc_hi - lc_lo) * i / kSteps,
+                     lp = lp_lo + (lp_hi - lp_lo) * j / kSteps;
         const double l = loss(std::exp(lc), std::exp(lp));
-        if (l < best_loss) best_loss = l, bc = lc, bp = lp, best = {std::exp(lc), std::exp(lp)}, improved = true;
+        if (l < best_loss)
+          best_loss = l, bc = lc, bp = lp, best = {std::exp(lc), std::exp(lp)}, improved = true;
       }
     }
     if (!improved) break;
@@ -105,22 +112,22 @@ double gemm_roofline_seconds(const Device& d, DType t, const GemmShape& s) {
 
 const std::vector<std::string>& gemm_feature_names() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> v = {"log2_m", "log2_n", "log2_k", "log2_batch", "log2_flops",
-                                  "log2_bytes", "log2_intensity", "k_amortised"};
+    std::vector<std::string> v = {"log2_m",     "log2_n",     "log2_k",         "log2_batch",
+                                  "log2_flops", "log2_bytes", "log2_intensity", "k_amortised"};
     for (const auto& t : kTiles) {
       const std::string tile = std::to_string(t[0]) + "x" + std::to_string(t[1]);
       v.push_back("wave_efficiency_" + tile);
       v.push_back("padding_efficiency_" + tile);
       v.push_back("log2_waves_" + tile);
     }
-    for (const char* x : {"log2_gcd_m_256", "log2_gcd_n_256", "log2_gcd_k_256", "log2_bytes_over_l2",
-                          "log2_weights_over_l2", "log2_activations_over_l2",
+    for (const char* x : {"log2_gcd_m_256", "log2_gcd_n_256", "log2_gcd_k_256",
+                          "log2_bytes_over_l2", "log2_weights_over_l2", "log2_activations_over_l2",
                           "log2_tiles_128x128_per_sm", "log2_k_iterations_64"})
       v.emplace_back(x);
-    for (const char* d : {"log2_roofline_us", "log2_compute_over_memory", "device_sms",
-                          "device_log2_peak_tflops", "device_log2_bandwidth_gbps",
-                          "device_log2_ridge", "device_l2_mib", "device_clock_mhz",
-                          "device_flops_per_sm_cycle"})
+    for (const char* d :
+         {"log2_roofline_us", "log2_compute_over_memory", "device_sms", "device_log2_peak_tflops",
+          "device_log2_bandwidth_gbps", "device_log2_ridge", "device_l2_mib", "device_clock_mhz",
+          "device_flops_per_sm_cycle"})
       v.emplace_back(d);
     return v;
   }();
@@ -150,7 +157,9 @@ void gemm_features(const Device& d, DType t, const GemmShape& s, std::vector<flo
     push(m * n / (std::ceil(m / tm) * tm * std::ceil(n / tn) * tn));
     push(std::log2(tiles / sms));
   }
-  const auto gcd256 = [](int64_t v) { return std::log2(static_cast<double>(std::gcd(v, int64_t{256}))); };
+  const auto gcd256 = [](int64_t v) {
+    return std::log2(static_cast<double>(std::gcd(v, int64_t{256})));
+  };
   push(gcd256(s.m));
   push(gcd256(s.n));
   push(gcd256(s.k));

@@ -1,11 +1,11 @@
 #include "gemm_model.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
 
@@ -23,11 +23,16 @@ namespace {
 // tables' training samples, the same for every device and type).
 // One thread: XGBoost's OpenMP threads spin, and on a busy 2-core machine that made a fit
 // of 2,000 rows take minutes instead of seconds.
-const std::map<std::string, std::string> kParams = {
-    {"objective", "reg:squarederror"}, {"max_depth", "6"},   {"eta", "0.08"},
-    {"subsample", "0.8"},              {"colsample_bytree", "0.8"}, {"min_child_weight", "2"},
-    {"tree_method", "hist"},           {"seed", "0"},         {"nthread", "1"},
-    {"base_score", "0"}};
+const std::map<std::string, std::string> kParams = {{"objective", "reg:squarederror"},
+                                                    {"max_depth", "6"},
+                                                    {"eta", "0.08"},
+                                                    {"subsample", "0.8"},
+                                                    {"colsample_bytree", "0.8"},
+                                                    {"min_child_weight", "2"},
+                                                    {"tree_method", "hist"},
+                                                    {"seed", "0"},
+                                                    {"nthread", "1"},
+                                                    {"base_score", "0"}};
 constexpr int kRounds = 300;
 constexpr int kFolds = 5;
 constexpr uint64_t kSeed = 20261201;
@@ -65,7 +70,8 @@ std::vector<double> predict_seconds(const xgb::Booster& b, const Device& d, DTyp
   const std::vector<float> residual = b.predict(x, gemm_feature_names().size());
   std::vector<double> out;
   for (size_t i = 0; i < shapes.size(); ++i)
-    out.push_back(gemm_prior_seconds(d, t, shapes[i], prior) / std::exp2(static_cast<double>(residual[i])));
+    out.push_back(gemm_prior_seconds(d, t, shapes[i], prior) /
+                  std::exp2(static_cast<double>(residual[i])));
   return out;
 }
 
@@ -94,7 +100,9 @@ double log2_dim(const GemmShape& s, int i) {
 }
 
 // The parts both records (a device's model, a pooled prior) share.
-nlohmann::json prior_json(const GemmPrior& p) { return {{"c0_cycles", p.c0_cycles}, {"p", p.p}}; }
+nlohmann::json prior_json(const GemmPrior& p) {
+  return {{"c0_cycles", p.c0_cycles}, {"p", p.p}};
+}
 GemmPrior prior_from(const nlohmann::json& j) {
   const GemmPrior p{number_of(j.at("c0_cycles")), number_of(j.at("p"))};
   if (!(p.c0_cycles > 0) || !(p.p > 0)) throw InputError("its prior is not positive; fit again");
@@ -115,7 +123,8 @@ GemmFit fit_gemm(const Device& d, DType t, const std::vector<GemmRow>& rows) {
     throw InputError(fmt::format("{} {}: {} GEMM rows, fewer than the {} a model needs", d.name,
                                  to_string(t), rows.size(), kMinGemmRows));
   if (d.peak_flops[static_cast<int>(t)] <= 0)
-    throw InputError(fmt::format("{} has no {} peak in the catalog to fit against", d.name, to_string(t)));
+    throw InputError(
+        fmt::format("{} has no {} peak in the catalog to fit against", d.name, to_string(t)));
   GemmFit fit;
   fit.device = d.name;
   fit.dtype = t;
@@ -134,7 +143,8 @@ GemmFit fit_gemm(const Device& d, DType t, const std::vector<GemmRow>& rows) {
   for (const auto& [k, v] : groups) keys.push_back(k);
   std::shuffle(keys.begin(), keys.end(), rng);
   for (size_t j = 0; j < keys.size(); ++j) groups[keys[j]] = static_cast<int>(j % kFolds);
-  for (size_t i = 0; i < rows.size(); ++i) group_fold[i] = groups[{rows[i].shape.n, rows[i].shape.k}];
+  for (size_t i = 0; i < rows.size(); ++i)
+    group_fold[i] = groups[{rows[i].shape.n, rows[i].shape.k}];
   fit.cv.push_back(cross_validate(d, t, rows, fold, "5-fold"));
   if (keys.size() >= static_cast<size_t>(kFolds))
     fit.cv.push_back(cross_validate(d, t, rows, group_fold, "5-fold by (n, k)"));
@@ -204,19 +214,22 @@ struct GemmModel::Impl {
 GemmModel::GemmModel(const GemmFit& f)
     : fit_(f), impl_(new Impl{TreeEnsemble::from_xgboost_json(f.booster)}) {
   if (impl_->trees.features() != gemm_feature_names().size())
-    throw InputError(fmt::format("GEMM model with {} features, this shardcost computes {}; fit again",
-                                 impl_->trees.features(), gemm_feature_names().size()));
+    throw InputError(
+        fmt::format("GEMM model with {} features, this shardcost computes {}; fit again",
+                    impl_->trees.features(), gemm_feature_names().size()));
 }
 GemmModel::GemmModel(GemmModel&&) noexcept = default;
 GemmModel::~GemmModel() = default;
 
-std::vector<double> GemmModel::predict(const Device& d, const std::vector<GemmShape>& shapes) const {
+std::vector<double> GemmModel::predict(const Device& d,
+                                       const std::vector<GemmShape>& shapes) const {
   std::vector<double> out;
   std::vector<float> x;
   for (const auto& s : shapes) {
     x.clear();
     gemm_features(d, fit_.dtype, s, x);
-    out.push_back(gemm_prior_seconds(d, fit_.dtype, s, fit_.prior) / std::exp2(impl_->trees.predict(x.data())));
+    out.push_back(gemm_prior_seconds(d, fit_.dtype, s, fit_.prior) /
+                  std::exp2(impl_->trees.predict(x.data())));
   }
   return out;
 }
@@ -249,7 +262,8 @@ PooledGemmPrior fit_pooled_gemm_prior(DType t, const std::vector<DeviceRows>& da
     for (size_t held = 0; held < data.size(); ++held) {
       const GemmPrior p = fit_gemm_prior(prior_rows(t, data, static_cast<int>(held)));
       HeldOut predictions;
-      for (const auto& r : data[held].rows) predictions.add(gemm_prior_seconds(data[held].device, t, r.shape, p), r.seconds);
+      for (const auto& r : data[held].rows)
+        predictions.add(gemm_prior_seconds(data[held].device, t, r.shape, p), r.seconds);
       out.cv.push_back(predictions.summary("without " + data[held].device.name));
     }
   }

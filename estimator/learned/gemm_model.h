@@ -30,11 +30,11 @@ struct GemmFit {
   std::string device;  // catalog device
   DType dtype = DType::bf16;
   size_t rows = 0;
-  GemmPrior prior;     // the analytic part the trees correct
+  GemmPrior prior;  // the analytic part the trees correct
   std::vector<CrossValidation> cv;
   GemmDomain domain;
-  std::string booster;  // XGBoost's JSON model
-  std::string to_json() const;  // the fitted_model row's parameters_json
+  std::string booster;                                // XGBoost's JSON model
+  std::string to_json() const;                        // the fitted_model row's parameters_json
   static GemmFit from_json(const std::string& json);  // throws InputError on a bad record
 };
 
@@ -73,7 +73,7 @@ struct PooledGemmPrior {
   GemmPrior prior;
   std::vector<std::string> devices;  // catalog devices fitted on
   size_t rows = 0;
-  std::vector<CrossValidation> cv;   // one per device left out
+  std::vector<CrossValidation> cv;  // one per device left out
   std::string to_json() const;
   static PooledGemmPrior from_json(const std::string&);
 };

@@ -1,11 +1,11 @@
 #include "kernel_model.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "shardcost/error.h"
@@ -16,8 +16,9 @@ namespace {
 KernelClassModel fit_class(std::string cls, std::vector<KernelSample> samples) {
   KernelClassModel m;
   m.cls = std::move(cls);
-  std::sort(samples.begin(), samples.end(),
-            [](const KernelSample& x, const KernelSample& y) { return std::tie(x.name, x.threads) < std::tie(y.name, y.threads); });
+  std::sort(samples.begin(), samples.end(), [](const KernelSample& x, const KernelSample& y) {
+    return std::tie(x.name, x.threads) < std::tie(y.name, y.threads);
+  });
   m.samples = std::move(samples);
   // Median launch, weighted by how often each ran.
   std::vector<std::pair<double, int64_t>> by_time;
@@ -50,7 +51,9 @@ KernelClassModel fit_class(std::string cls, std::vector<KernelSample> samples) {
   return m;
 }
 
-double sized_seconds(const KernelClassModel& m, double threads) { return std::exp2(m.a + m.b * std::log2(threads)); }
+double sized_seconds(const KernelClassModel& m, double threads) {
+  return std::exp2(m.a + m.b * std::log2(threads));
+}
 
 // Held-out launches of one class: each alone, and each kernel name's together.
 void cross_validate(const KernelClassModel& m, HeldOut& by_launch, HeldOut& by_name) {
@@ -88,23 +91,30 @@ std::string kernel_class(std::string_view name) {
   std::string out;
   int depth = 0;
   for (char c : n) {
-    if (c == '<') ++depth;
-    else if (c == '>' && depth > 0) --depth;
-    else if (depth == 0 && c == '(') break;  // the parameter list
-    else if (depth == 0) out += c;
+    if (c == '<')
+      ++depth;
+    else if (c == '>' && depth > 0)
+      --depth;
+    else if (depth == 0 && c == '(')
+      break;  // the parameter list
+    else if (depth == 0)
+      out += c;
   }
   while (!out.empty() && out.back() == ' ') out.pop_back();
   while (!out.empty() && out.front() == ' ') out.erase(out.begin());
   return out.empty() ? std::string(name) : out;
 }
 
-std::optional<CurveAnswer> KernelFit::predict(std::string_view name, double threads, bool look_up) const {
+std::optional<CurveAnswer> KernelFit::predict(std::string_view name, double threads,
+                                              bool look_up) const {
   const std::string cls = kernel_class(name);
-  const auto it = std::lower_bound(classes.begin(), classes.end(), cls,
-                                   [](const KernelClassModel& m, const std::string& c) { return m.cls < c; });
+  const auto it =
+      std::lower_bound(classes.begin(), classes.end(), cls,
+                       [](const KernelClassModel& m, const std::string& c) { return m.cls < c; });
   if (it == classes.end() || it->cls != cls) return std::nullopt;
   for (const auto& s : it->samples)
-    if (look_up && s.name == name && (s.threads == threads || (!(s.threads > 0) && !(threads > 0)))) return CurveAnswer{s.seconds, true};
+    if (look_up && s.name == name && (s.threads == threads || (!(s.threads > 0) && !(threads > 0))))
+      return CurveAnswer{s.seconds, true};
   if (threads > 0 && it->sized) {
     const double x = std::log2(threads);
     return CurveAnswer{sized_seconds(*it, threads), x >= it->lo && x <= it->hi};
@@ -122,7 +132,8 @@ KernelFit fit_kernels(const std::string& device, std::vector<KernelSample> sampl
     by_class[kernel_class(s.name)].push_back(std::move(s));
   }
   if (fit.rows < kMinKernelEvents)
-    throw InputError(fmt::format("{} traced kernels, fewer than the {} a model needs", fit.rows, kMinKernelEvents));
+    throw InputError(fmt::format("{} traced kernels, fewer than the {} a model needs", fit.rows,
+                                 kMinKernelEvents));
   HeldOut by_launch, by_name;
   for (auto& [cls, list] : by_class) {
     fit.classes.push_back(fit_class(cls, std::move(list)));
@@ -141,11 +152,13 @@ std::string KernelFit::to_json() const {
   j["cross_validation"] = cv_json(cv);
   j["classes"] = nlohmann::json::array();
   for (const auto& c : classes) {
-    nlohmann::json cj = {{"class", c.cls}, {"a", c.a}, {"b", c.b}, {"sized", c.sized}, {"lo", c.lo},
-                         {"hi", c.hi}, {"median_s", c.median_s}};
+    nlohmann::json cj = {{"class", c.cls},        {"a", c.a},   {"b", c.b},
+                         {"sized", c.sized},      {"lo", c.lo}, {"hi", c.hi},
+                         {"median_s", c.median_s}};
     cj["samples"] = nlohmann::json::array();
     for (const auto& s : c.samples)
-      cj["samples"].push_back({{"name", s.name}, {"threads", s.threads}, {"count", s.count}, {"seconds", s.seconds}});
+      cj["samples"].push_back(
+          {{"name", s.name}, {"threads", s.threads}, {"count", s.count}, {"seconds", s.seconds}});
     j["classes"].push_back(cj);
   }
   return j.dump();
@@ -156,7 +169,8 @@ KernelFit KernelFit::from_json(const std::string& text) {
     const auto j = nlohmann::json::parse(text);
     const auto fitter = j.at("fitter").get<std::string>();
     if (fitter != kKernelFitterVersion)
-      throw InputError(fmt::format("fitted by '{}', not this shardcost's {}; fit again", fitter, kKernelFitterVersion));
+      throw InputError(fmt::format("fitted by '{}', not this shardcost's {}; fit again", fitter,
+                                   kKernelFitterVersion));
     KernelFit f;
     f.device = j.at("device").get<std::string>();
     f.rows = count_of(j.at("rows"));
@@ -164,19 +178,22 @@ KernelFit KernelFit::from_json(const std::string& text) {
     for (const auto& cj : j.at("classes")) {
       KernelClassModel c;
       c.cls = cj.at("class").get<std::string>();
-      if (!f.classes.empty() && c.cls <= f.classes.back().cls) throw InputError("its classes are not in order");
+      if (!f.classes.empty() && c.cls <= f.classes.back().cls)
+        throw InputError("its classes are not in order");
       c.a = number_of(cj.at("a"));
       c.b = number_of(cj.at("b"));
       c.sized = cj.at("sized").get<bool>();
       c.lo = number_of(cj.at("lo"));
       c.hi = number_of(cj.at("hi"));
       c.median_s = number_of(cj.at("median_s"));
-      if (c.b < 0 || c.b > 1 || !(c.median_s > 0) || c.lo > c.hi || std::abs(c.a) > 1e4 || std::abs(c.hi) > 64)
+      if (c.b < 0 || c.b > 1 || !(c.median_s > 0) || c.lo > c.hi || std::abs(c.a) > 1e4 ||
+          std::abs(c.hi) > 64)
         throw InputError("a kernel class holds figures out of range; fit again");
       for (const auto& sj : cj.at("samples")) {
         KernelSample s{sj.at("name").get<std::string>(), number_of(sj.at("threads")),
                        static_cast<int64_t>(count_of(sj.at("count"))), number_of(sj.at("seconds"))};
-        if (s.threads < 0 || !(s.seconds > 0) || s.count < 1) throw InputError("a kernel launch holds figures out of range");
+        if (s.threads < 0 || !(s.seconds > 0) || s.count < 1)
+          throw InputError("a kernel launch holds figures out of range");
         c.samples.push_back(std::move(s));
       }
       f.classes.push_back(std::move(c));

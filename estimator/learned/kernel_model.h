@@ -47,7 +47,8 @@ struct KernelFit {
   // nullopt: a class the trace never ran. The measured launch itself is inside (look_up
   // false: priced by its class's fit instead); a launch of the class within the thread
   // counts it ran is inside; the rest extrapolated.
-  std::optional<CurveAnswer> predict(std::string_view name, double threads, bool look_up = true) const;
+  std::optional<CurveAnswer> predict(std::string_view name, double threads,
+                                     bool look_up = true) const;
   std::string to_json() const;
   static KernelFit from_json(const std::string&);
 };

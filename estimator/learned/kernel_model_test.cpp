@@ -11,8 +11,10 @@ namespace shardcost::learned {
 namespace {
 
 TEST(KernelClass, TemplateArgumentsAndParametersAreNotTheClass) {
-  EXPECT_EQ(kernel_class("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"),
-            "at::native::vectorized_elementwise_kernel");
+  EXPECT_EQ(
+      kernel_class(
+          "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"),
+      "at::native::vectorized_elementwise_kernel");
   EXPECT_EQ(kernel_class("void f<a<b>, c>(float*, int)"), "f");
   EXPECT_EQ(kernel_class("ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_tn"),
             "ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_tn");
@@ -71,7 +73,8 @@ TEST(KernelFit, RecordsRoundTripAndDamagedOnesAreRefused) {
   const std::string b = "\"b\":";
   const size_t at = j.find(b);
   ASSERT_NE(at, std::string::npos);
-  EXPECT_THROW(KernelFit::from_json(j.substr(0, at) + "\"b\":7," + j.substr(j.find(',', at) + 1)), InputError);
+  EXPECT_THROW(KernelFit::from_json(j.substr(0, at) + "\"b\":7," + j.substr(j.find(',', at) + 1)),
+               InputError);
   EXPECT_THROW(KernelFit::from_json("{\"fitter\":\"kernel-class-0\"}"), InputError);
   EXPECT_THROW(KernelFit::from_json("[]"), InputError);
 }

@@ -48,7 +48,8 @@ struct LearnedCosts::Impl {
   struct Hash {
     size_t operator()(const Key& k) const {
       size_t h = k.model;
-      for (int64_t v : {k.shape.m, k.shape.n, k.shape.k, k.shape.batch}) h = h * 1000003 ^ std::hash<int64_t>()(v);
+      for (int64_t v : {k.shape.m, k.shape.n, k.shape.k, k.shape.batch})
+        h = h * 1000003 ^ std::hash<int64_t>()(v);
       return h;
     }
   };
@@ -68,10 +69,12 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
       try {
         impl->pooled.push_back(learned::PooledGemmPrior::from_json(row.parameters_json));
         const auto& p = impl->pooled.back();
-        impl->described.push_back({kPooledKind, joined(p.devices), row.key, p.rows, validations(p.cv), "", {}});
+        impl->described.push_back(
+            {kPooledKind, joined(p.devices), row.key, p.rows, validations(p.cv), "", {}});
       } catch (const Error& e) {
         if (problems)
-          problems->push_back(fmt::format("{}: fitted model {} {} skipped: {}", path, row.kind, row.key, e.what()));
+          problems->push_back(
+              fmt::format("{}: fitted model {} {} skipped: {}", path, row.kind, row.key, e.what()));
       }
       continue;
     }
@@ -80,21 +83,33 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
         const learned::GemmFit fit = learned::GemmFit::from_json(row.parameters_json);
         Device d = find_device(fit.device);
         impl->gemms.push_back({fit.dtype, learned::GemmModel(fit), std::move(d)});
-        impl->described.push_back({kGemmKind, fit.device, std::string(to_string(fit.dtype)), fit.rows,
-                                   validations(fit.cv), "", {}});
+        impl->described.push_back({kGemmKind,
+                                   fit.device,
+                                   std::string(to_string(fit.dtype)),
+                                   fit.rows,
+                                   validations(fit.cv),
+                                   "",
+                                   {}});
       } else if (row.kind == kCollectiveKind) {
         learned::CollectiveFit fit = learned::CollectiveFit::from_json(row.parameters_json);
         (void)find_device(fit.device);
-        impl->described.push_back({kCollectiveKind, fit.device, collective_key(fit.op, fit.level), fit.rows,
-                                   validations(fit.cv), "", {}});
+        impl->described.push_back({kCollectiveKind,
+                                   fit.device,
+                                   collective_key(fit.op, fit.level),
+                                   fit.rows,
+                                   validations(fit.cv),
+                                   "",
+                                   {}});
         impl->collectives.push_back(std::move(fit));
       } else if (row.kind == kMemoryKind) {
         learned::MemoryFit fit = learned::MemoryFit::from_json(row.parameters_json);
-        impl->described.push_back({kMemoryKind, fit.device, fit.kind, fit.rows, validations(fit.cv), "", {}});
+        impl->described.push_back(
+            {kMemoryKind, fit.device, fit.kind, fit.rows, validations(fit.cv), "", {}});
         impl->memory.push_back(std::move(fit));
       } else if (row.kind == kKernelKind) {
         learned::KernelFit fit = learned::KernelFit::from_json(row.parameters_json);
-        impl->described.push_back({kKernelKind, fit.device, kKernelKey, fit.rows, validations(fit.cv), "", {}});
+        impl->described.push_back(
+            {kKernelKind, fit.device, kKernelKey, fit.rows, validations(fit.cv), "", {}});
         impl->kernels.push_back(std::move(fit));
       }
     } catch (const Error& e) {
@@ -106,11 +121,13 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
   return LearnedCosts(std::move(impl));
 }
 
-const std::vector<FitReport>& LearnedCosts::describe() const { return impl_->described; }
+const std::vector<FitReport>& LearnedCosts::describe() const {
+  return impl_->described;
+}
 
 size_t LearnedCosts::models() const {
-  return impl_->gemms.size() + impl_->pooled.size() + impl_->collectives.size() + impl_->memory.size() +
-         impl_->kernels.size();
+  return impl_->gemms.size() + impl_->pooled.size() + impl_->collectives.size() +
+         impl_->memory.size() + impl_->kernels.size();
 }
 
 namespace {
@@ -124,41 +141,47 @@ std::optional<Priced> priced(const learned::CurveAnswer& a) {
 
 }  // namespace
 
-std::optional<Priced> LearnedCosts::collective(const Device& device, CollectiveOp op, double bytes, int ranks,
-                                               FabricLevel level) const {
+std::optional<Priced> LearnedCosts::collective(const Device& device, CollectiveOp op, double bytes,
+                                               int ranks, FabricLevel level) const {
   std::lock_guard lock(impl_->mutex);
   auto [match, added] = impl_->collective_of.try_emplace({device.name, op, level}, -1);
   for (size_t i = 0; added && i < impl_->collectives.size() && match->second < 0; ++i) {
     const auto& c = impl_->collectives[i];
-    if (c.op == op && c.level == level && same_device_name(c.device, device.name)) match->second = static_cast<int>(i);
+    if (c.op == op && c.level == level && same_device_name(c.device, device.name))
+      match->second = static_cast<int>(i);
   }
   if (match->second < 0) return std::nullopt;
   const auto answer = impl_->collectives[static_cast<size_t>(match->second)].predict(bytes, ranks);
   return answer ? priced(*answer) : std::nullopt;
 }
 
-std::optional<Priced> LearnedCosts::memory(const Device& device, std::string_view kind, double bytes) const {
+std::optional<Priced> LearnedCosts::memory(const Device& device, std::string_view kind,
+                                           double bytes) const {
   if (!(bytes > 0)) return std::nullopt;
   std::lock_guard lock(impl_->mutex);
   auto [match, added] = impl_->memory_of.try_emplace({device.name, std::string(kind)}, -1);
   for (size_t i = 0; added && i < impl_->memory.size() && match->second < 0; ++i) {
     const auto& m = impl_->memory[i];
-    if (m.kind == kind && same_device_name(m.device, device.name)) match->second = static_cast<int>(i);
+    if (m.kind == kind && same_device_name(m.device, device.name))
+      match->second = static_cast<int>(i);
   }
   if (match->second < 0) return std::nullopt;
   return priced(impl_->memory[static_cast<size_t>(match->second)].predict(bytes));
 }
 
-std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype, const GemmShape& s) const {
+std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype,
+                                         const GemmShape& s) const {
   std::lock_guard lock(impl_->mutex);
   auto [match, new_device] = impl_->model_of.try_emplace({device.name, dtype}, -1);
   for (size_t i = 0; new_device && i < impl_->gemms.size() && match->second < 0; ++i)
-    if (impl_->gemms[i].dtype == dtype && same_device_name(impl_->gemms[i].device.name, device.name))
+    if (impl_->gemms[i].dtype == dtype &&
+        same_device_name(impl_->gemms[i].device.name, device.name))
       match->second = static_cast<int>(i);
   if (match->second >= 0) {
     const size_t i = static_cast<size_t>(match->second);
     const auto& e = impl_->gemms[i];
-    const CostOrigin origin = e.model.fit().domain.contains(s) ? CostOrigin::learned : CostOrigin::extrapolated;
+    const CostOrigin origin =
+        e.model.fit().domain.contains(s) ? CostOrigin::learned : CostOrigin::extrapolated;
     auto [it, added] = impl_->cache.try_emplace({i, s}, 0.0);
     if (added) it->second = e.model.predict(e.device, {s}).front();
     // A damaged model's nonsense (not a positive, finite time) is left to the next source.
@@ -168,7 +191,9 @@ std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype, cons
   // No model of this device: the pooled prior, if the device has a peak for the type.
   if (device.peak_flops[static_cast<int>(dtype)] <= 0) return std::nullopt;
   for (const auto& p : impl_->pooled)
-    if (p.dtype == dtype) return Priced{learned::gemm_prior_seconds(device, dtype, s, p.prior), CostOrigin::extrapolated};
+    if (p.dtype == dtype)
+      return Priced{learned::gemm_prior_seconds(device, dtype, s, p.prior),
+                    CostOrigin::extrapolated};
   return std::nullopt;
 }
 
@@ -176,8 +201,8 @@ std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype, cons
 
 namespace shardcost {
 
-std::optional<Priced> LearnedCosts::kernel(std::string_view device, std::string_view name, double threads,
-                                           bool look_up) const {
+std::optional<Priced> LearnedCosts::kernel(std::string_view device, std::string_view name,
+                                           double threads, bool look_up) const {
   for (const auto& k : impl_->kernels) {
     if (k.device != device && !same_device_name(k.device, device)) continue;
     const auto answer = k.predict(name, threads, look_up);

@@ -1,10 +1,10 @@
 // Learned GEMM models: features, the fitted record, the native tree evaluator against
 // XGBoost's own predictions, domains and fallbacks.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
@@ -80,7 +80,7 @@ TEST(GemmModelFit, BadInputsAreInputErrors) {
   const Device a100 = find_device("a100-sxm4-80gb");
   auto rows = sample();
   rows.resize(10);
-  EXPECT_THROW(fit_gemm(a100, DType::bf16, rows), InputError);  // too few
+  EXPECT_THROW(fit_gemm(a100, DType::bf16, rows), InputError);     // too few
   EXPECT_THROW(fit_gemm(a100, DType::fp8, sample()), InputError);  // no fp8 peak
   EXPECT_THROW(GemmFit::from_json("{}"), InputError);
   EXPECT_THROW(GemmFit::from_json("not json"), InputError);
@@ -104,7 +104,8 @@ TEST(GemmPriorFit, RecoversTheConstantsOfTimesItGenerated) {
     DeviceRows d{find_device(name), {}};
     for (int64_t m : {1, 4, 16, 64, 128, 1024, 4096, 8192, 16384})
       for (int64_t nk : {512, 4096, 16384})
-        d.rows.push_back({{m, nk, nk, 1}, gemm_prior_seconds(d.device, DType::bf16, {m, nk, nk, 1}, truth)});
+        d.rows.push_back(
+            {{m, nk, nk, 1}, gemm_prior_seconds(d.device, DType::bf16, {m, nk, nk, 1}, truth)});
     data.push_back(std::move(d));
   }
   std::vector<PriorRow> rows;

@@ -7,14 +7,17 @@
 
 namespace shardcost::learned {
 
-void HeldOut::add(double predicted_s, double measured_s) { pairs_.push_back({measured_s, predicted_s}); }
+void HeldOut::add(double predicted_s, double measured_s) {
+  pairs_.push_back({measured_s, predicted_s});
+}
 
 CrossValidation HeldOut::summary(std::string split) const {
   CrossValidation cv{std::move(split), pairs_.size(), 0, 0, {}};
   if (pairs_.empty()) return cv;
   std::vector<int64_t> ppm;  // |relative error| in parts per million
   for (const auto& [measured, predicted] : pairs_)
-    ppm.push_back(static_cast<int64_t>(std::llround(1e6 * std::abs(predicted - measured) / measured)));
+    ppm.push_back(
+        static_cast<int64_t>(std::llround(1e6 * std::abs(predicted - measured) / measured)));
   cv.median = median(ppm) / 1e6;
   cv.p90 = percentile(ppm, 0.9) / 1e6;
   const size_t step = (pairs_.size() + kKeptHeldOut - 1) / kKeptHeldOut;
@@ -47,14 +50,20 @@ nlohmann::json cv_json(const std::vector<CrossValidation>& cv) {
 std::vector<CrossValidation> cv_from(const nlohmann::json& j) {
   std::vector<CrossValidation> out;
   for (const auto& c : j) {
-    out.push_back({c.at("split").get<std::string>(), count_of(c.at("rows")), number_of(c.at("median")),
-                   number_of(c.at("p90")), {}});
+    out.push_back({c.at("split").get<std::string>(),
+                   count_of(c.at("rows")),
+                   number_of(c.at("median")),
+                   number_of(c.at("p90")),
+                   {}});
     if (const auto it = c.find("held_out"); it != c.end()) {
-      if (!it->is_array() || it->size() > kKeptHeldOut) throw InputError("its held-out predictions are not a short list");
+      if (!it->is_array() || it->size() > kKeptHeldOut)
+        throw InputError("its held-out predictions are not a short list");
       for (const auto& pair : *it) {
-        if (!pair.is_array() || pair.size() != 2) throw InputError("a held-out prediction is not a pair");
+        if (!pair.is_array() || pair.size() != 2)
+          throw InputError("a held-out prediction is not a pair");
         const double measured = number_of(pair[0]), predicted = number_of(pair[1]);
-        if (!(measured > 0) || !(predicted > 0)) throw InputError("a held-out time is not positive");
+        if (!(measured > 0) || !(predicted > 0))
+          throw InputError("a held-out time is not positive");
         out.back().held_out.push_back({measured, predicted});
       }
     }

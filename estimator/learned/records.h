@@ -2,9 +2,8 @@
 // What every fitted model's record shares: its cross-validation figures, and the strict
 // readers of counts and figures (a damaged record is an InputError, never undefined
 // behaviour or a crash).
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

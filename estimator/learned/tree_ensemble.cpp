@@ -1,11 +1,11 @@
 #include "tree_ensemble.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "shardcost/error.h"
 
@@ -19,7 +19,8 @@ std::vector<int> int_array(const nlohmann::json& j, const char* name) {
   std::vector<int> out;
   out.reserve(j.size());
   for (const auto& v : j) {
-    if (!v.is_number_integer()) throw InputError(fmt::format("'{}' holds a value that is not an integer", name));
+    if (!v.is_number_integer())
+      throw InputError(fmt::format("'{}' holds a value that is not an integer", name));
     const int64_t x = v.get<int64_t>();
     if (x < -1 || x > std::numeric_limits<int>::max())
       throw InputError(fmt::format("'{}' holds {}, out of range", name, x));
@@ -33,7 +34,8 @@ std::vector<float> float_array(const nlohmann::json& j, const char* name) {
   std::vector<float> out;
   out.reserve(j.size());
   for (const auto& v : j) {
-    if (!v.is_number()) throw InputError(fmt::format("'{}' holds a value that is not a number", name));
+    if (!v.is_number())
+      throw InputError(fmt::format("'{}' holds a value that is not a number", name));
     const double x = v.get<double>();
     if (!(std::abs(x) <= std::numeric_limits<float>::max()))
       throw InputError(fmt::format("'{}' holds a value out of float's range", name));
@@ -66,7 +68,8 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
       const auto value = float_array(t.at("split_conditions"), "split_conditions");
       const auto default_left = int_array(t.at("default_left"), "default_left");
       const size_t n = left.size();
-      if (right.size() != n || feature.size() != n || value.size() != n || default_left.size() != n || n == 0)
+      if (right.size() != n || feature.size() != n || value.size() != n ||
+          default_left.size() != n || n == 0)
         throw InputError("a tree's arrays differ in length");
       const int base = static_cast<int>(e.nodes_.size());
       e.roots_.push_back(base);
@@ -78,8 +81,8 @@ TreeEnsemble TreeEnsemble::from_xgboost_json(const std::string& text) {
                       feature[i] < 0 || static_cast<size_t>(feature[i]) >= e.features_))
           throw InputError("a tree points outside itself or back up");
         if (!std::isfinite(value[i])) throw InputError("a tree holds a value that is not finite");
-        e.nodes_.push_back({leaf ? -1 : base + left[i], leaf ? -1 : base + right[i], leaf ? 0 : feature[i],
-                            value[i], default_left[i] != 0});
+        e.nodes_.push_back({leaf ? -1 : base + left[i], leaf ? -1 : base + right[i],
+                            leaf ? 0 : feature[i], value[i], default_left[i] != 0});
       }
     }
     return e;

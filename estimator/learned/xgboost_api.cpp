@@ -48,7 +48,9 @@ struct Booster::Handle {
   Handle& operator=(const Handle&) = delete;
 };
 
-bool available() { return true; }
+bool available() {
+  return true;
+}
 
 std::string version() {
   int major = 0, minor = 0, patch = 0;
@@ -61,17 +63,21 @@ Booster Booster::train(const std::vector<float>& rows, size_t columns,
                        const std::map<std::string, std::string>& params, int rounds) {
   const Matrix m(rows, columns);
   if (labels.size() != rows.size() / columns)
-    throw Error(fmt::format("XGBoost labels: {} for {} rows", labels.size(), rows.size() / columns));
+    throw Error(
+        fmt::format("XGBoost labels: {} for {} rows", labels.size(), rows.size() / columns));
   check(XGDMatrixSetFloatInfo(m.h, "label", labels.data(), labels.size()), "XGDMatrixSetFloatInfo");
   auto h = std::make_unique<Handle>(m);
-  for (const auto& [k, v] : params) check(XGBoosterSetParam(h->h, k.c_str(), v.c_str()), "XGBoosterSetParam");
-  for (int i = 0; i < rounds; ++i) check(XGBoosterUpdateOneIter(h->h, i, m.h), "XGBoosterUpdateOneIter");
+  for (const auto& [k, v] : params)
+    check(XGBoosterSetParam(h->h, k.c_str(), v.c_str()), "XGBoosterSetParam");
+  for (int i = 0; i < rounds; ++i)
+    check(XGBoosterUpdateOneIter(h->h, i, m.h), "XGBoosterUpdateOneIter");
   return Booster(std::move(h));
 }
 
 Booster Booster::load(const std::string& bytes) {
   auto h = std::make_unique<Handle>();
-  check(XGBoosterLoadModelFromBuffer(h->h, bytes.data(), bytes.size()), "XGBoosterLoadModelFromBuffer");
+  check(XGBoosterLoadModelFromBuffer(h->h, bytes.data(), bytes.size()),
+        "XGBoosterLoadModelFromBuffer");
   return Booster(std::move(h));
 }
 
@@ -96,17 +102,30 @@ std::string Booster::save() const {
 struct Booster::Handle {};
 namespace {
 [[noreturn]] void missing() {
-  throw InputError("this shardcost was built without XGBoost: install libxgboost-dev "
-                   "(scripts/install-deps.sh) and rebuild");
+  throw InputError(
+      "this shardcost was built without XGBoost: install libxgboost-dev "
+      "(scripts/install-deps.sh) and rebuild");
 }
 }  // namespace
-bool available() { return false; }
-std::string version() { return "none"; }
+bool available() {
+  return false;
+}
+std::string version() {
+  return "none";
+}
 Booster Booster::train(const std::vector<float>&, size_t, const std::vector<float>&,
-                       const std::map<std::string, std::string>&, int) { missing(); }
-Booster Booster::load(const std::string&) { missing(); }
-std::vector<float> Booster::predict(const std::vector<float>&, size_t) const { missing(); }
-std::string Booster::save() const { missing(); }
+                       const std::map<std::string, std::string>&, int) {
+  missing();
+}
+Booster Booster::load(const std::string&) {
+  missing();
+}
+std::vector<float> Booster::predict(const std::vector<float>&, size_t) const {
+  missing();
+}
+std::string Booster::save() const {
+  missing();
+}
 
 #endif
 

@@ -15,7 +15,9 @@ struct OpCost {
   bool selective = false;
 };
 
-Part comm_part(Axis a) { return a == Axis::tp ? kTpComm : a == Axis::cp ? kCpComm : kEpComm; }
+Part comm_part(Axis a) {
+  return a == Axis::tp ? kTpComm : a == Axis::cp ? kCpComm : kEpComm;
+}
 
 OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
   OpCost c;
@@ -102,8 +104,10 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
       if (recompute == Recompute::full) t.add_backward_comm(c.comm_part, c.fwd);
     } else {
       t.add(kComputeForward, c.fwd);
-      if (c.gemm) t.add(kComputeBackward, c.dgrad, c.wgrad);
-      else t.add(kComputeBackward, c.bwd);
+      if (c.gemm)
+        t.add(kComputeBackward, c.dgrad, c.wgrad);
+      else
+        t.add(kComputeBackward, c.bwd);
       if (recompute == Recompute::full || (recompute == Recompute::selective && c.selective))
         t.add(kComputeRecompute, c.fwd);
       if (c.is_attention) {

@@ -85,7 +85,8 @@ struct FlexSearch {
     }
     // Or two: the sequences that need that size on groups of it, then the rest (searched).
     std::vector<int64_t> big, rest;
-    for (int64_t len : seqs) (cp_size(len, max_tokens, cp_max, kind) == need ? big : rest).push_back(len);
+    for (int64_t len : seqs)
+      (cp_size(len, max_tokens, cp_max, kind) == need ? big : rest).push_back(len);
     if (!rest.empty() && need > 1) {
       auto [t, first] = phase(big, std::vector<int>(static_cast<size_t>(cp_max / need), need));
       const FlexPlan after = best(rest);
@@ -101,14 +102,15 @@ struct FlexSearch {
 
 }  // namespace
 
-VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const Strategy& s, const VarlenOptions& o,
-                                   const EstimateOptions& opt) {
+VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const Strategy& s,
+                                   const VarlenOptions& o, const EstimateOptions& opt) {
   const int cp_max = s.cp;
   if ((cp_max & (cp_max - 1)) != 0)
     throw InputError(fmt::format("cp=dynamic needs cp_max a power of two (got {})", cp_max));
   if (s.max_tokens <= 0)
-    throw InputError("cp=dynamic needs max_tokens=N: the tokens one GPU holds per micro-batch, which sizes each "
-                     "sequence's CP group");
+    throw InputError(
+        "cp=dynamic needs max_tokens=N: the tokens one GPU holds per micro-batch, which sizes each "
+        "sequence's CP group");
   Strategy at_max = static_cp(s, cp_max);
   at_max.balance = Balance::none;
   at_max.max_tokens = 0;
@@ -136,9 +138,10 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
   }
   const Batches batches = draw_batches(w, s.gbs, o);
   if (cp_size(batches.longest_padded, s.max_tokens, cp_max, s.cp_kind) == 0)
-    throw InputError(fmt::format("the longest kept sequence ({} tokens) needs more than cp_max={} GPUs at max_tokens={} "
-                                 "per GPU; raise cp_max or max_tokens, or lower the model's seq_len",
-                                 batches.longest, cp_max, s.max_tokens));
+    throw InputError(fmt::format(
+        "the longest kept sequence ({} tokens) needs more than cp_max={} GPUs at max_tokens={} "
+        "per GPU; raise cp_max or max_tokens, or lower the model's seq_len",
+        batches.longest, cp_max, s.max_tokens));
 
   // Every batch: its sequences spread over the dp domains, then per CP size over the domain's
   // groups of that size, packed k * max_tokens per micro-batch. A domain runs phases one after
@@ -169,7 +172,8 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
       }
       if (s.cp_mode == CpMode::flex) {
         std::vector<int64_t> seqs;
-        for (const MicroBatch& one : domains.ranks[d]) seqs.push_back(static_cast<int64_t>(one.tokens));
+        for (const MicroBatch& one : domains.ranks[d])
+          seqs.push_back(static_cast<int64_t>(one.tokens));
         std::sort(seqs.begin(), seqs.end(), std::greater<>());
         const FlexPlan plan = FlexSearch{cp_max, s.max_tokens, s.cp_kind, weights}.best(seqs);
         PackedBatch one;
@@ -183,7 +187,8 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
       } else {
         for (auto& [k, lengths] : sizes) {
           Phase& ph = out[d].phases.emplace_back();
-          pack_batch(lengths, cp_max / k, 1, s.max_tokens * k, s.balance, weights[k], ph.by_size[k]);
+          pack_batch(lengths, cp_max / k, 1, s.max_tokens * k, s.balance, weights[k],
+                     ph.by_size[k]);
         }
       }
       for (const Phase& ph : out[d].phases)
@@ -199,7 +204,8 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
 
   // A domain's time: per CP size, the slowest of its groups; the sizes one after another.
   const MicroBatchPrice& ref = *prices[fixed.cp];
-  const std::vector<MicroBatch> reference(static_cast<size_t>(fixed.micro_batches()), ref.reference());
+  const std::vector<MicroBatch> reference(static_cast<size_t>(fixed.micro_batches()),
+                                          ref.reference());
   const double fixed_pipeline = rank_seconds(reference, ref);
   BatchTimes priced;
   std::map<int, MicroBatch> largest_by_size;  // per CP size: memory per GPU differs with it
@@ -220,7 +226,8 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
             micro_batches = std::max(micro_batches, static_cast<int>(group.size()));
             MicroBatch& largest = largest_by_size[k];
             for (const MicroBatch& mb : group)
-              if (mb.tokens > largest.tokens || (mb.tokens == largest.tokens && mb.squared > largest.squared))
+              if (mb.tokens > largest.tokens ||
+                  (mb.tokens == largest.tokens && mb.squared > largest.squared))
                 largest = mb;
           }
         }
@@ -230,7 +237,8 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
       slowest = std::max(slowest, t);
     }
     priced.delta.push_back(slowest - fixed_pipeline);
-    priced.imbalance.push_back(ideal > 0 ? slowest / (ideal / static_cast<double>(batch.size())) : 1);
+    priced.imbalance.push_back(ideal > 0 ? slowest / (ideal / static_cast<double>(batch.size()))
+                                         : 1);
   }
   double peak = 0;
   for (const auto& [k, mb] : largest_by_size) peak = std::max(peak, prices[k]->peak_memory(mb));

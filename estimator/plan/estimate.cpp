@@ -1,9 +1,8 @@
 // One plan's estimate: the workload's graph under the plan's splits, memory per stage, the
 // step's schedule over priced operators, and the figures users compare (tokens/s, MFU).
-#include "estimate_internal.h"
-
 #include <fmt/format.h>
 
+#include "estimate_internal.h"
 #include "memory.h"
 #include "schedule.h"
 #include "shardcost/error.h"
@@ -28,9 +27,8 @@ const Graph& GraphCache::get(const Workload& w, const Strategy& s, AttentionKern
   return e.graph;
 }
 
-Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
-                        const Strategy& s, const StageLayout& layout,
-                        const EstimateOptions& opt) {
+Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c, const Strategy& s,
+                        const StageLayout& layout, const EstimateOptions& opt) {
   const NodeGroup& g = c.groups.front();
   const Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, opt.costs};
   const Placement place = placement(s);
@@ -50,8 +48,7 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   const double gpus = c.total_gpus();
   e.tokens_per_s = static_cast<double>(s.gbs) * w.tokens_per_sample() / e.step_time_s;
   e.tflops_per_gpu = e.model_flops / e.step_time_s / gpus / 1e12;
-  e.mfu = e.model_flops / e.step_time_s / gpus /
-          g.device.peak_flops[static_cast<int>(DType::bf16)];
+  e.mfu = e.model_flops / e.step_time_s / gpus / g.device.peak_flops[static_cast<int>(DType::bf16)];
   e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
   if (!e.feasible) {
     e.reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", e.memory_per_gpu_bytes / units::kGiB,

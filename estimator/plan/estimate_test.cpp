@@ -28,7 +28,8 @@ TEST_F(Llama70bOn64, TheInterleavedBubbleIsNarayanansFraction) {
   const Estimate e = run("tp=8,pp=4,mbs=1,gbs=512,vpp=5,recompute=selective,sp=true,zero=1");
   double pipeline = 0;
   for (const auto& p : e.time)
-    if (p.name != "pipeline_bubble" && p.name != "dp_comm" && p.name != "optimizer") pipeline += p.seconds;
+    if (p.name != "pipeline_bubble" && p.name != "dp_comm" && p.name != "optimizer")
+      pipeline += p.seconds;
   EXPECT_NEAR(part(e, "pipeline_bubble") / pipeline, 3.0 / (5 * 256), 0.15 * 3.0 / (5 * 256));
   EXPECT_GT(part(e, "tp_comm"), 0);
   EXPECT_EQ(part(e, "cp_comm"), 0);
@@ -45,9 +46,11 @@ TEST(Estimate, SequenceParallelBackwardGathersEachColumnParallelInputAgain) {
   opt.software = software_preset("megatron-lm-2021");
   ASSERT_FALSE(opt.software.async_tp_backward);
   auto tp = [&](const char* recompute) {
-    return part(estimate(m, c, parse_strategy(fmt::format("tp=8,mbs=1,gbs=8,sp=true,recompute={}",
-                                                          recompute), 8), opt),
-                "tp_comm");
+    return part(
+        estimate(m, c,
+                 parse_strategy(fmt::format("tp=8,mbs=1,gbs=8,sp=true,recompute={}", recompute), 8),
+                 opt),
+        "tp_comm");
   };
   const double none = tp("none"), full = tp("full");
   // The embedding and head add a few unrecomputed collectives: slightly under 0.4.
@@ -96,10 +99,10 @@ TEST_F(Llama70bOn64, TooBigIsInfeasibleWithAReason) {
 
 TEST_F(Llama70bOn64, StrategiesThatDoNotDivideAreInputErrors) {
   EXPECT_THROW(run("tp=4,pp=16,vpp=2,gbs=64"), InputError);  // interleaving: 80 % 32
-  EXPECT_THROW(run("tp=8,pp=3,dp=1,gbs=3"), InputError);      // 8*3 != 64
-  EXPECT_THROW(run("tp=8,pp=8,mbs=3,gbs=512"), InputError);   // 512 % 3
-  EXPECT_THROW(run("tp=8,pp=8,vpp=3,gbs=64"), InputError);    // 80 % 24
-  EXPECT_THROW(run("tp=8,ep=2"), InputError);                 // dense model
+  EXPECT_THROW(run("tp=8,pp=3,dp=1,gbs=3"), InputError);     // 8*3 != 64
+  EXPECT_THROW(run("tp=8,pp=8,mbs=3,gbs=512"), InputError);  // 512 % 3
+  EXPECT_THROW(run("tp=8,pp=8,vpp=3,gbs=64"), InputError);   // 80 % 24
+  EXPECT_THROW(run("tp=8,ep=2"), InputError);                // dense model
   EXPECT_THROW(run("tp=1,sp=true"), InputError);
 }
 
@@ -143,7 +146,8 @@ TEST(Estimate, DevicesWithoutBf16AreRefusedNotPricedAtZeroPeak) {
     (void)estimate(m, c, parse_strategy("tp=8,mbs=1,gbs=8", 8));
     ADD_FAILURE() << "a V100 cluster was priced";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("v100-sxm2-32gb has no bf16"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("v100-sxm2-32gb has no bf16"), std::string::npos)
+        << e.what();
   }
   RankOptions ro;
   ro.global_batch = 8;

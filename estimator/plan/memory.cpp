@@ -53,9 +53,9 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   for_each_pinned(g, span, [&](const Block& b) {
     mem.activations += in_flight * b.kept_bytes[0] + b.working_bytes;
   });
-  mem.buffers = MemoryModel::kFixedBytes +
-                MemoryModel::kFragmentation *
-                    (mem.weights + mem.gradients + mem.optimizer + mem.activations);
+  mem.buffers =
+      MemoryModel::kFixedBytes +
+      MemoryModel::kFragmentation * (mem.weights + mem.gradients + mem.optimizer + mem.activations);
   return mem;
 }
 

@@ -29,8 +29,8 @@ std::vector<ReplicaPlacement> place(const Plan& plan, const Cluster& c) {
   }
   const int64_t needed = static_cast<int64_t>(s.tp) * s.cp * s.dp * s.pp;
   if (needed > total)
-    throw InputError(fmt::format("the plan needs {} GPUs (tp*cp*dp*pp) but the cluster has {}",
-                                 needed, total));
+    throw InputError(
+        fmt::format("the plan needs {} GPUs (tp*cp*dp*pp) but the cluster has {}", needed, total));
   auto group_of = [&](int rank) {
     int g = 0;
     while (g + 1 < static_cast<int>(group_start.size()) && group_start[g + 1] <= rank) ++g;
@@ -49,19 +49,21 @@ std::vector<ReplicaPlacement> place(const Plan& plan, const Cluster& c) {
       const int last_group = group_of(p.first_rank + width - 1);
       const auto& name = c.groups[static_cast<size_t>(p.group)].name;
       if (last_group != p.group)
-        throw InputError(fmt::format("stage {} replica {}: ranks {}-{} span groups {} and {}; a "
-                                     "replica's tensor- and context-parallel ranks must sit in "
-                                     "one group",
-                                     stage, r, p.first_rank, p.first_rank + width - 1, name,
-                                     c.groups[static_cast<size_t>(last_group)].name));
+        throw InputError(
+            fmt::format("stage {} replica {}: ranks {}-{} span groups {} and {}; a "
+                        "replica's tensor- and context-parallel ranks must sit in "
+                        "one group",
+                        stage, r, p.first_rank, p.first_rank + width - 1, name,
+                        c.groups[static_cast<size_t>(last_group)].name));
       if (!plan.stages.empty()) {
-        const auto& want = plan.stages[static_cast<size_t>(stage)].replicas[static_cast<size_t>(r)].group;
+        const auto& want =
+            plan.stages[static_cast<size_t>(stage)].replicas[static_cast<size_t>(r)].group;
         if (want != name)
-          throw InputError(fmt::format("stage {} replica {} names group '{}' but its ranks {}-{} "
-                                       "are in group '{}' (ranks are placed in order: tp, cp, "
-                                       "dp, then pp); list the replicas in rank order",
-                                       stage, r, want, p.first_rank, p.first_rank + width - 1,
-                                       name));
+          throw InputError(
+              fmt::format("stage {} replica {} names group '{}' but its ranks {}-{} "
+                          "are in group '{}' (ranks are placed in order: tp, cp, "
+                          "dp, then pp); list the replicas in rank order",
+                          stage, r, want, p.first_rank, p.first_rank + width - 1, name));
       }
       out.push_back(p);
     }

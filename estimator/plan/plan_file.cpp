@@ -42,7 +42,8 @@ std::optional<std::string> check_stage_layers(const Workload& w, const Strategy&
   if (static_cast<int>(layers.size()) != s.pp)
     return fmt::format("{} stage layer counts for pp={}", layers.size(), s.pp);
   for (size_t i = 0; i < layers.size(); ++i)
-    if (layers[i] < 1) return fmt::format("stage {} holds {} layers; give every stage at least one", i, layers[i]);
+    if (layers[i] < 1)
+      return fmt::format("stage {} holds {} layers; give every stage at least one", i, layers[i]);
   const int sum = std::accumulate(layers.begin(), layers.end(), 0);
   if (sum != w.layers())
     return fmt::format("the stages hold {} layers but {} has {}; make them add up", sum, w.name(),
@@ -54,8 +55,7 @@ std::optional<std::string> check_stage_layers(const Workload& w, const Strategy&
   return std::nullopt;
 }
 
-Plan parse_plan_json(std::string_view text, std::string_view origin, const Cluster& c,
-                     int layers) {
+Plan parse_plan_json(std::string_view text, std::string_view origin, const Cluster& c, int layers) {
   const auto j = parse_json_text(text, origin);
   const std::string where(origin);
   JsonFields f(j, where);
@@ -66,8 +66,9 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
       apply_strategy_text(f.optional_string("strategy").value_or(""), s);
   const nlohmann::json* stages = f.optional_array("stages");
   if (!stages || stages->empty())
-    f.fail("stages", "is missing or empty; give one {\"layers\": N, \"replicas\": [...]} per "
-                     "pipeline stage");
+    f.fail("stages",
+           "is missing or empty; give one {\"layers\": N, \"replicas\": [...]} per "
+           "pipeline stage");
   for (size_t i = 0; i < stages->size(); ++i) {
     const std::string at = fmt::format("{} stages[{}]", where, i);
     const nlohmann::json& sj = (*stages)[i];
@@ -77,8 +78,9 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
     stage.layers = sf.required_int("layers", 1);
     const nlohmann::json* replicas = sf.optional_array("replicas");
     if (!replicas || replicas->empty())
-      sf.fail("replicas", "is missing or empty; give each data-parallel replica as "
-                          "{\"group\": \"g0\", \"tp\": 8}");
+      sf.fail("replicas",
+              "is missing or empty; give each data-parallel replica as "
+              "{\"group\": \"g0\", \"tp\": 8}");
     for (size_t r = 0; r < replicas->size(); ++r) {
       const std::string rat = fmt::format("{} replicas[{}]", at, r);
       const nlohmann::json& rj = (*replicas)[r];
@@ -100,14 +102,16 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
                                      rep.group, names));
       }
       const auto tp = rf.optional_int("tp", 1);
-      if (!tp && !pinned(keys, "tp")) rf.fail("tp", "is missing; give the replica's tensor-parallel size");
+      if (!tp && !pinned(keys, "tp"))
+        rf.fail("tp", "is missing; give the replica's tensor-parallel size");
       rep.tp = tp.value_or(s.tp);
       stage.replicas.push_back(rep);
     }
     if (!plan.stages.empty() && stage.replicas.size() != plan.stages.front().replicas.size())
-      throw InputError(fmt::format("{}: {} replicas where stage 0 has {}; stages with different "
-                                   "data-parallel sizes are not priced yet (one dp for all)",
-                                   at, stage.replicas.size(), plan.stages.front().replicas.size()));
+      throw InputError(
+          fmt::format("{}: {} replicas where stage 0 has {}; stages with different "
+                      "data-parallel sizes are not priced yet (one dp for all)",
+                      at, stage.replicas.size(), plan.stages.front().replicas.size()));
     plan.stages.push_back(std::move(stage));
   }
 
@@ -115,10 +119,11 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
   for (size_t i = 0; i < plan.stages.size(); ++i)
     for (const Replica& r : plan.stages[i].replicas)
       if (r.tp != first.tp)
-        throw InputError(fmt::format("{} stages[{}]: a replica with tp={} where the first has "
-                                     "tp={}; replicas of different sizes are not priced yet "
-                                     "(one tp for all)",
-                                     where, i, r.tp, first.tp));
+        throw InputError(
+            fmt::format("{} stages[{}]: a replica with tp={} where the first has "
+                        "tp={}; replicas of different sizes are not priced yet "
+                        "(one tp for all)",
+                        where, i, r.tp, first.tp));
   const int pp = static_cast<int>(plan.stages.size());
   const int dp = static_cast<int>(plan.stages.front().replicas.size());
   auto agree = [&](const char* key, int given, int from_stages) {
@@ -146,9 +151,10 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
 Plan load_plan(std::string_view path, const Cluster& c, int layers) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(std::filesystem::path(path), ec))
-    throw InputError(fmt::format("cannot open plan file '{}': no such file; give the path of a "
-                                 "plan JSON file (format in docs/architecture.md)",
-                                 path));
+    throw InputError(
+        fmt::format("cannot open plan file '{}': no such file; give the path of a "
+                    "plan JSON file (format in docs/architecture.md)",
+                    path));
   return parse_plan_json(read_text_file(path, "plan file"), fmt::format("plan file '{}'", path), c,
                          layers);
 }

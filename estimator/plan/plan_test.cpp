@@ -27,9 +27,11 @@ void expect_same(const Estimate& a, const Estimate& b) {
   EXPECT_EQ(a.step_time_s, b.step_time_s);
   EXPECT_EQ(a.memory_per_gpu_bytes, b.memory_per_gpu_bytes);
   ASSERT_EQ(a.time.size(), b.time.size());
-  for (size_t i = 0; i < a.time.size(); ++i) EXPECT_EQ(a.time[i].seconds, b.time[i].seconds) << a.time[i].name;
+  for (size_t i = 0; i < a.time.size(); ++i)
+    EXPECT_EQ(a.time[i].seconds, b.time[i].seconds) << a.time[i].name;
   ASSERT_EQ(a.memory.size(), b.memory.size());
-  for (size_t i = 0; i < a.memory.size(); ++i) EXPECT_EQ(a.memory[i].bytes, b.memory[i].bytes) << a.memory[i].name;
+  for (size_t i = 0; i < a.memory.size(); ++i)
+    EXPECT_EQ(a.memory[i].bytes, b.memory[i].bytes) << a.memory[i].name;
 }
 
 TEST(Plan, FileWithTheDefaultSplitPricesAsItsStrategyString) {
@@ -51,8 +53,8 @@ TEST(Plan, FileWithTheDefaultSplitPricesAsItsStrategyString) {
   const std::string vkeys = "mbs=1,gbs=64,vpp=2,recompute=selective,sp=true";
   const Model g = load_model("gpt3-175b");
   const Cluster a = load_cluster("dgx-a100", 64);
-  const Plan vplan = parse_plan_json(plan_json(vkeys, {12, 12, 12, 12, 12, 12, 12, 12}, 1, 8),
-                                     "test plan", a, 96);
+  const Plan vplan =
+      parse_plan_json(plan_json(vkeys, {12, 12, 12, 12, 12, 12, 12, 12}, 1, 8), "test plan", a, 96);
   expect_same(estimate(*transformer_workload(g), a, vplan),
               estimate(g, a, parse_strategy("tp=8,pp=8," + vkeys, 64)));
 }
@@ -88,10 +90,12 @@ TEST(Plan, BadFilesGetOneLineNamingTheField) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(error(R"({"stages": []})").find("field 'stages' is missing or empty"), std::string::npos);
-  EXPECT_NE(error(R"({"stages": [{"layers": 32, "replicas": [{"tp": 8}, {"tp": 8}]}], "strateg": ""})")
-                .find("unknown field 'strateg'"),
+  EXPECT_NE(error(R"({"stages": []})").find("field 'stages' is missing or empty"),
             std::string::npos);
+  EXPECT_NE(
+      error(R"({"stages": [{"layers": 32, "replicas": [{"tp": 8}, {"tp": 8}]}], "strateg": ""})")
+          .find("unknown field 'strateg'"),
+      std::string::npos);
   EXPECT_NE(error(R"({"stages": [{"layers": 30, "replicas": [{"tp": 8}, {"tp": 8}]}]})")
                 .find("hold 30 layers in all but the model has 32"),
             std::string::npos);
@@ -108,16 +112,18 @@ TEST(Plan, BadFilesGetOneLineNamingTheField) {
   EXPECT_NE(error(R"({"strategy": "pp=2", "stages": [{"layers": 32, "replicas": [{"tp": 8}]}]})")
                 .find("says pp=2 but the stages give pp=1"),
             std::string::npos);
-  EXPECT_NE(error(R"({"stages": [{"layers": 32, "replicas": [{}]}]})").find("field 'tp' is missing"),
-            std::string::npos);
+  EXPECT_NE(
+      error(R"({"stages": [{"layers": 32, "replicas": [{}]}]})").find("field 'tp' is missing"),
+      std::string::npos);
   EXPECT_NE(error(R"({"stages": [{"layers": 32, "replicas": [{"tp": 8, "gpu": 1}]}]})")
                 .find("unknown field 'gpu'; the fields are group, tp"),
             std::string::npos);
   // tp from the strategy serves replicas that give none.
-  EXPECT_EQ(parse_plan_json(R"({"strategy": "tp=8", "stages": [{"layers": 32, "replicas": [{}, {}]}]})",
-                            "plan.json", c, 32)
-                .strategy.dp,
-            2);
+  EXPECT_EQ(
+      parse_plan_json(R"({"strategy": "tp=8", "stages": [{"layers": 32, "replicas": [{}, {}]}]})",
+                      "plan.json", c, 32)
+          .strategy.dp,
+      2);
 }
 
 Cluster two_groups() {

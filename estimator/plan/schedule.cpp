@@ -48,7 +48,9 @@ struct Step {
       Times t;
       if (in.track_origins) t.track();
       // blocks[] is in graph order: a block's times are at its index.
-      auto times_of = [&](const Block& b) -> const Times& { return blocks[static_cast<size_t>(&b - g.blocks.data())]; };
+      auto times_of = [&](const Block& b) -> const Times& {
+        return blocks[static_cast<size_t>(&b - g.blocks.data())];
+      };
       for_each_body(g, span, [&](const Block& b, int copies) { t.add(times_of(b), copies); });
       for_each_pinned(g, span, [&](const Block& b) { t.add(times_of(b), 1); });
       t.add(p2p, 1);
@@ -107,7 +109,8 @@ struct Step {
     };
     auto gather = [&](double params_dense, double params_expert) {
       const Cost dense = pr.collective(CollectiveOp::all_gather, params_dense * 2, place.dp_cp);
-      const Cost expert = pr.collective(CollectiveOp::all_gather, params_expert * 2, place.expert_dp);
+      const Cost expert =
+          pr.collective(CollectiveOp::all_gather, params_expert * 2, place.expert_dp);
       return combined(dense, expert);
     };
     // Collectives that share one compute window (a forward, a backward) share its cover:
@@ -175,14 +178,16 @@ struct Step {
     // reads the gradients (4), the master weights are copied to the 16-bit model (6) and the
     // gradients zeroed (grad_bytes). fp16 adds casting the gradients to fp32 (6) and the
     // loss-scale unscale-and-check pass (8).
-    const double bytes = 28 + 4 + 6 + sw.grad_bytes + (sw.grad_bytes < 4 ? 6 : 0) +
-                         (sw.loss_scaling ? 8 : 0);
+    const double bytes =
+        28 + 4 + 6 + sw.grad_bytes + (sw.grad_bytes < 4 ? 6 : 0) + (sw.loss_scaling ? 8 : 0);
     step.add(kOptimizer, pr.memory_pass(bytes * local));
   }
 };
 
 }  // namespace
 
-Times step_times(const ScheduleInputs& in) { return Step{in}.run(); }
+Times step_times(const ScheduleInputs& in) {
+  return Step{in}.run();
+}
 
 }  // namespace shardcost

@@ -54,8 +54,8 @@ StageSpan StageLayout::span(int stage) const {
     // Stages before this one: stage 0, and middle stages 1 .. stage-1.
     const int base = layers_ / pp_, extra = layers_ % pp_;
     const int middles_before = std::min(stage - 1, std::max(0, pp_ - 2));
-    s.first_unit = stage * base + (extra > std::max(0, pp_ - 2) ? 1 : 0) +
-                   std::min(middles_before, extra);
+    s.first_unit =
+        stage * base + (extra > std::max(0, pp_ - 2) ? 1 : 0) + std::min(middles_before, extra);
   }
   return s;
 }

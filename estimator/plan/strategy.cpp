@@ -12,11 +12,12 @@
 namespace shardcost {
 
 std::string to_string(const Strategy& s) {
-  const std::string cp =
-      s.cp_per_sequence() ? fmt::format("{},cp_max={}", to_string(s.cp_mode), s.cp) : std::to_string(s.cp);
-  std::string out = fmt::format("tp={},pp={},dp={},cp={},ep={},mbs={},gbs={},vpp={},recompute={},sp={},zero={}",
-                                s.tp, s.pp, s.dp, cp, s.ep, s.mbs, s.gbs, s.vpp, to_string(s.recompute),
-                                s.sp ? "true" : "false", s.zero);
+  const std::string cp = s.cp_per_sequence()
+                             ? fmt::format("{},cp_max={}", to_string(s.cp_mode), s.cp)
+                             : std::to_string(s.cp);
+  std::string out = fmt::format(
+      "tp={},pp={},dp={},cp={},ep={},mbs={},gbs={},vpp={},recompute={},sp={},zero={}", s.tp, s.pp,
+      s.dp, cp, s.ep, s.mbs, s.gbs, s.vpp, to_string(s.recompute), s.sp ? "true" : "false", s.zero);
   // The variable-length keys only where set: fixed-length strategies read as they always did.
   if (s.balance != Balance::none) out += fmt::format(",balance={}", to_string(s.balance));
   if (s.max_tokens > 0) out += fmt::format(",max_tokens={}", s.max_tokens);
@@ -30,8 +31,8 @@ int parse_int_value(std::string_view key, std::string_view value) {
   int v = 0;
   auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || ptr != value.data() + value.size() || v < 0)
-    throw InputError(fmt::format("strategy key '{}' needs a non-negative integer (got '{}')", key,
-                                 value));
+    throw InputError(
+        fmt::format("strategy key '{}' needs a non-negative integer (got '{}')", key, value));
   return v;
 }
 
@@ -44,15 +45,16 @@ bool parse_bool_value(std::string_view key, std::string_view value) {
 Balance parse_balance(std::string_view value) {
   for (Balance b : {Balance::none, Balance::count, Balance::tokens, Balance::cost})
     if (value == to_string(b)) return b;
-  throw InputError(fmt::format("strategy key 'balance' needs none, count, tokens or cost (got '{}')", value));
+  throw InputError(
+      fmt::format("strategy key 'balance' needs none, count, tokens or cost (got '{}')", value));
 }
 
 Recompute parse_recompute(std::string_view value) {
   if (value == "none") return Recompute::none;
   if (value == "selective") return Recompute::selective;
   if (value == "full") return Recompute::full;
-  throw InputError(fmt::format("strategy key 'recompute' needs none, selective or full (got '{}')",
-                               value));
+  throw InputError(
+      fmt::format("strategy key 'recompute' needs none, selective or full (got '{}')", value));
 }
 
 }  // namespace
@@ -72,37 +74,57 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       throw InputError(fmt::format("strategy item '{}' is not key=value; write e.g. tp=8", item));
     const auto key = item.substr(0, eq);
     const auto value = item.substr(eq + 1);
-    if (key == "tp") s.tp = parse_int_value(key, value);
-    else if (key == "pp") s.pp = parse_int_value(key, value);
-    else if (key == "dp") s.dp = parse_int_value(key, value);
-    else if (key == "cp" && value == "dynamic") s.cp_mode = CpMode::dynamic;
-    else if (key == "cp" && value == "flex") s.cp_mode = CpMode::flex;
-    else if (key == "cp") s.cp = parse_int_value(key, value);
+    if (key == "tp")
+      s.tp = parse_int_value(key, value);
+    else if (key == "pp")
+      s.pp = parse_int_value(key, value);
+    else if (key == "dp")
+      s.dp = parse_int_value(key, value);
+    else if (key == "cp" && value == "dynamic")
+      s.cp_mode = CpMode::dynamic;
+    else if (key == "cp" && value == "flex")
+      s.cp_mode = CpMode::flex;
+    else if (key == "cp")
+      s.cp = parse_int_value(key, value);
     else if (key == "cp_max") {
       s.cp = parse_int_value(key, value);
       if (s.cp_mode == CpMode::fixed) s.cp_mode = CpMode::dynamic;
-    }
-    else if (key == "ep") s.ep = parse_int_value(key, value);
-    else if (key == "mbs") s.mbs = parse_int_value(key, value);
-    else if (key == "gbs") s.gbs = parse_int_value(key, value);
-    else if (key == "vpp") s.vpp = parse_int_value(key, value);
-    else if (key == "zero") s.zero = parse_int_value(key, value);
-    else if (key == "recompute") s.recompute = parse_recompute(value);
-    else if (key == "sp") s.sp = parse_bool_value(key, value);
-    else if (key == "balance") s.balance = parse_balance(value);
-    else if (key == "max_tokens") s.max_tokens = parse_int_value(key, value);
+    } else if (key == "ep")
+      s.ep = parse_int_value(key, value);
+    else if (key == "mbs")
+      s.mbs = parse_int_value(key, value);
+    else if (key == "gbs")
+      s.gbs = parse_int_value(key, value);
+    else if (key == "vpp")
+      s.vpp = parse_int_value(key, value);
+    else if (key == "zero")
+      s.zero = parse_int_value(key, value);
+    else if (key == "recompute")
+      s.recompute = parse_recompute(value);
+    else if (key == "sp")
+      s.sp = parse_bool_value(key, value);
+    else if (key == "balance")
+      s.balance = parse_balance(value);
+    else if (key == "max_tokens")
+      s.max_tokens = parse_int_value(key, value);
     else if (key == "cp_kind") {
-      if (value == "ring") s.cp_kind = CpKind::ring;
-      else if (value == "ulysses") s.cp_kind = CpKind::ulysses;
-      else throw InputError(fmt::format("strategy key 'cp_kind' needs ring or ulysses (got '{}')", value));
-    }
-    else
-      throw InputError(fmt::format("unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
-                                   "vpp, recompute, sp, zero, cp_kind (and balance, max_tokens, "
-                                   "cp=dynamic|flex, cp_max with variable-length data)",
-                                   key));
-    for (const char* k : {"tp", "pp", "dp", "cp", "cp_max", "ep", "mbs", "gbs", "vpp", "max_tokens"}) {
-      if (key == k && !(key == "cp" && (value == "dynamic" || value == "flex")) && parse_int_value(key, value) == 0)
+      if (value == "ring")
+        s.cp_kind = CpKind::ring;
+      else if (value == "ulysses")
+        s.cp_kind = CpKind::ulysses;
+      else
+        throw InputError(
+            fmt::format("strategy key 'cp_kind' needs ring or ulysses (got '{}')", value));
+    } else
+      throw InputError(
+          fmt::format("unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
+                      "vpp, recompute, sp, zero, cp_kind (and balance, max_tokens, "
+                      "cp=dynamic|flex, cp_max with variable-length data)",
+                      key));
+    for (const char* k :
+         {"tp", "pp", "dp", "cp", "cp_max", "ep", "mbs", "gbs", "vpp", "max_tokens"}) {
+      if (key == k && !(key == "cp" && (value == "dynamic" || value == "flex")) &&
+          parse_int_value(key, value) == 0)
         throw InputError(fmt::format("strategy key '{}' must be at least 1", key));
     }
     keys.emplace_back(key);
@@ -122,25 +144,28 @@ Strategy parse_strategy(std::string_view text, int gpus) {
   if (s.dp == 0) {
     const int inner = s.tp * s.pp * s.cp;
     if (inner <= 0 || gpus % inner != 0)
-      throw InputError(fmt::format("tp*pp*cp = {} does not divide the {} GPUs; choose sizes whose "
-                                   "product divides the GPU count",
-                                   inner, gpus));
+      throw InputError(
+          fmt::format("tp*pp*cp = {} does not divide the {} GPUs; choose sizes whose "
+                      "product divides the GPU count",
+                      inner, gpus));
     s.dp = gpus / inner;
   }
   if (s.gbs == 0) s.gbs = s.mbs * s.dp;
   if (s.gpus() != gpus)
-    throw InputError(fmt::format("tp*pp*dp*cp = {} but the cluster has {} GPUs; make them equal "
-                                 "(or drop dp to derive it)",
-                                 s.gpus(), gpus));
+    throw InputError(
+        fmt::format("tp*pp*dp*cp = {} but the cluster has {} GPUs; make them equal "
+                    "(or drop dp to derive it)",
+                    s.gpus(), gpus));
   return s;
 }
 
 std::optional<std::string> precision_problem(const Cluster& c) {
   for (const auto& g : c.groups)
     if (g.device.peak_flops[static_cast<int>(DType::bf16)] <= 0)
-      return fmt::format("{} has no bf16 tensor cores, and the estimator prices bf16 mixed-precision "
-                         "training (fp16 training is not priced yet); use a device with bf16",
-                         g.device.name);
+      return fmt::format(
+          "{} has no bf16 tensor cores, and the estimator prices bf16 mixed-precision "
+          "training (fp16 training is not priced yet); use a device with bf16",
+          g.device.name);
   return std::nullopt;
 }
 
@@ -156,9 +181,10 @@ std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, c
   if (s.pp > layers) return fmt::format("pp={} is above the {} layers", s.pp, layers);
   // Uneven stages are fine for 1F1B; the interleaved schedule needs equal model chunks.
   if (s.vpp > 1 && layers % (s.pp * s.vpp) != 0)
-    return fmt::format("pp*vpp = {} does not divide the {} layers (interleaving needs equal "
-                       "chunks)",
-                       s.pp * s.vpp, layers);
+    return fmt::format(
+        "pp*vpp = {} does not divide the {} layers (interleaving needs equal "
+        "chunks)",
+        s.pp * s.vpp, layers);
   if (s.vpp > 1 && s.pp == 1) return "vpp>1 needs pp>1 (interleaving is a pipeline schedule)";
   if (s.sp && s.tp == 1) return "sp=true needs tp>1";
   if (s.zero < 0 || s.zero > 3) return fmt::format("zero={} is not a ZeRO stage (0-3)", s.zero);
@@ -166,9 +192,10 @@ std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, c
   if (s.gbs % (s.mbs * s.dp) != 0)
     return fmt::format("gbs={} is not a multiple of mbs*dp = {}", s.gbs, s.mbs * s.dp);
   if (s.vpp > 1 && s.micro_batches() % s.pp != 0)
-    return fmt::format("the interleaved schedule needs the {} micro-batches to be a multiple of "
-                       "pp={}",
-                       s.micro_batches(), s.pp);
+    return fmt::format(
+        "the interleaved schedule needs the {} micro-batches to be a multiple of "
+        "pp={}",
+        s.micro_batches(), s.pp);
   // The model's own rules last: how its tensors split.
   return w.check(s);
 }

@@ -1,6 +1,8 @@
 // Variable-length pricing: global batches drawn from a length distribution, spread over the
 // data-parallel ranks and packed, each micro-batch priced from its tokens and its squared
 // lengths; the step waits for the slowest rank (docs/variable-length.md has the formulas).
+#include "shardcost/varlen.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include "estimate_internal.h"
 #include "shardcost/error.h"
 #include "shardcost/plan.h"
-#include "shardcost/varlen.h"
 #include "varlen_internal.h"
 
 namespace shardcost {
@@ -19,7 +20,8 @@ namespace {
 
 // Every batch spread over the ranks and packed: a micro-batch holds up to max_tokens per GPU
 // of its context-parallel group.
-std::vector<PackedBatch> pack_all(const Batches& b, const Strategy& s, Balance balance, const SequenceCost& cost) {
+std::vector<PackedBatch> pack_all(const Batches& b, const Strategy& s, Balance balance,
+                                  const SequenceCost& cost) {
   std::vector<PackedBatch> out(b.lengths.size());
   std::vector<int64_t> lengths;
   for (size_t i = 0; i < b.lengths.size(); ++i) {
@@ -30,7 +32,8 @@ std::vector<PackedBatch> pack_all(const Batches& b, const Strategy& s, Balance b
   return out;
 }
 
-BatchTimes price(const std::vector<PackedBatch>& packed, const MicroBatchPrice& p, double fixed_pipeline) {
+BatchTimes price(const std::vector<PackedBatch>& packed, const MicroBatchPrice& p,
+                 double fixed_pipeline) {
   BatchTimes out;
   for (const PackedBatch& batch : packed) {
     double slowest = 0, sum = 0;
@@ -40,19 +43,21 @@ BatchTimes price(const std::vector<PackedBatch>& packed, const MicroBatchPrice& 
       sum += t;
       out.max_micro_batches = std::max(out.max_micro_batches, static_cast<int>(rank.size()));
       for (const MicroBatch& mb : rank)
-        if (mb.tokens > out.largest.tokens || (mb.tokens == out.largest.tokens && mb.squared > out.largest.squared))
+        if (mb.tokens > out.largest.tokens ||
+            (mb.tokens == out.largest.tokens && mb.squared > out.largest.squared))
           out.largest = mb;
     }
     out.delta.push_back(slowest - fixed_pipeline);
-    out.imbalance.push_back(sum > 0 ? slowest / (sum / static_cast<double>(batch.ranks.size())) : 1);
+    out.imbalance.push_back(sum > 0 ? slowest / (sum / static_cast<double>(batch.ranks.size()))
+                                    : 1);
   }
   return out;
 }
 
 }  // namespace
 
-VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strategy& s, const VarlenOptions& o,
-                               const EstimateOptions& opt) {
+VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strategy& s,
+                               const VarlenOptions& o, const EstimateOptions& opt) {
   check_varlen(w, o, opt);
   if (o.batch_tokens < 0) throw InputError("--batch-tokens must be positive");
   if (s.cp_per_sequence()) return estimate_dynamic_cp(w, c, s, o, opt);
@@ -64,11 +69,13 @@ VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strate
   MicroBatchPrice p(w, c, s, opt);
   const SequenceCost cost = p.weights();
   const Batches batches = draw_batches(w, s.gbs, o);
-  if (s.max_tokens > 0 && padded(batches.longest_padded, s.cp, s.cp_kind) > int64_t{s.max_tokens} * s.cp)
-    throw InputError(fmt::format("max_tokens={} per GPU is below the longest kept sequence ({} tokens{}); raise it to "
-                                 "at least {}, or lower the model's seq_len",
-                                 s.max_tokens, batches.longest, s.cp > 1 ? fmt::format(" over cp={}", s.cp) : "",
-                                 (padded(batches.longest_padded, s.cp, s.cp_kind) + s.cp - 1) / s.cp));
+  if (s.max_tokens > 0 &&
+      padded(batches.longest_padded, s.cp, s.cp_kind) > int64_t{s.max_tokens} * s.cp)
+    throw InputError(fmt::format(
+        "max_tokens={} per GPU is below the longest kept sequence ({} tokens{}); raise it to "
+        "at least {}, or lower the model's seq_len",
+        s.max_tokens, batches.longest, s.cp > 1 ? fmt::format(" over cp={}", s.cp) : "",
+        (padded(batches.longest_padded, s.cp, s.cp_kind) + s.cp - 1) / s.cp));
   const std::vector<PackedBatch> packed = pack_all(batches, s, s.balance, cost);
   double lo = p.reference().tokens, hi = lo;
   for (const auto& batch : packed)
@@ -80,14 +87,17 @@ VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strate
   const std::vector<MicroBatch> reference(static_cast<size_t>(s.micro_batches()), p.reference());
   const double fixed_pipeline = rank_seconds(reference, p);
   const BatchTimes priced = price(packed, p, fixed_pipeline);
-  const bool reference_sized = priced.largest.tokens == p.reference().tokens && priced.largest.squared == p.reference().squared;
+  const bool reference_sized = priced.largest.tokens == p.reference().tokens &&
+                               priced.largest.squared == p.reference().squared;
   VarlenEstimate out = summarise(w, c, s, e0, batches, priced, fixed_pipeline,
                                  reference_sized ? 0 : p.peak_memory(priced.largest));
   out.baseline = "balance=none";
   if (s.balance == Balance::none) {
     out.baseline_step_time_s = out.estimate.step_time_s;
   } else {
-    out.baseline_step_time_s = e0.step_time_s + mean(price(pack_all(batches, s, Balance::none, cost), p, fixed_pipeline).delta);
+    out.baseline_step_time_s =
+        e0.step_time_s +
+        mean(price(pack_all(batches, s, Balance::none, cost), p, fixed_pipeline).delta);
   }
   return out;
 }

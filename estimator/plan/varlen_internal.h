@@ -7,8 +7,8 @@
 
 #include "costs/pricing.h"
 #include "placement.h"
-#include "stages.h"
 #include "shardcost/varlen.h"
+#include "stages.h"
 
 namespace shardcost::varlen {
 
@@ -18,8 +18,13 @@ namespace shardcost::varlen {
 // itself is its own priced time, so fixed-length batches price exactly as estimate() does.
 class MicroBatchPrice {
  public:
-  MicroBatchPrice(const Workload& w, const Cluster& c, const Strategy& s, const EstimateOptions& opt)
-      : w_(w), s_(s), opt_(opt), layout_(w.layers(), s.pp), place_(placement(s)),
+  MicroBatchPrice(const Workload& w, const Cluster& c, const Strategy& s,
+                  const EstimateOptions& opt)
+      : w_(w),
+        s_(s),
+        opt_(opt),
+        layout_(w.layers(), s.pp),
+        place_(placement(s)),
         pricer_(c.groups.front().device, c.groups.front().intra_node, c.inter_node,
                 c.groups.front().gpus_per_node, opt.costs),
         ref_(w.fixed_micro_batch(s)) {
@@ -64,7 +69,8 @@ class MicroBatchPrice {
     if (hi == grid_.begin()) ++hi;
     if (hi == grid_.end()) --hi;
     const auto lo = std::prev(hi);
-    const double v = lo->second + (hi->second - lo->second) * (t - lo->first) / (hi->first - lo->first);
+    const double v =
+        lo->second + (hi->second - lo->second) * (t - lo->first) / (hi->first - lo->first);
     return std::max(v, 0.0);
   }
 
@@ -87,7 +93,7 @@ double rank_seconds(const std::vector<MicroBatch>& mbs, const MicroBatchPrice& p
 struct Batches {
   // Kept (after dropping or truncating, and padded to VarlenOptions::pad_to), per batch.
   std::vector<std::vector<int64_t>> lengths;
-  std::vector<double> tokens, squared;        // per batch
+  std::vector<double> tokens, squared;  // per batch
   int64_t drawn = 0, dropped = 0, truncated = 0, longest = 0;
   int64_t longest_padded = 0;  // the longest as packed (after pad_to)
 };
@@ -110,11 +116,12 @@ struct BatchTimes {
 // batches: the mean step and its spread, throughput and FLOPs from the kept tokens, memory
 // from the largest micro-batch (peak_memory: 0 to keep e0's), the breakdown's pipeline parts
 // scaled to the mean slowest rank.
-VarlenEstimate summarise(const Workload&, const Cluster&, const Strategy&, const Estimate& e0, const Batches&,
-                         const BatchTimes&, double fixed_pipeline, double peak_memory);
+VarlenEstimate summarise(const Workload&, const Cluster&, const Strategy&, const Estimate& e0,
+                         const Batches&, const BatchTimes&, double fixed_pipeline,
+                         double peak_memory);
 // Context parallelism sized per sequence (Strategy::cp_mode dynamic or flex).
-VarlenEstimate estimate_dynamic_cp(const Workload&, const Cluster&, const Strategy&, const VarlenOptions&,
-                                   const EstimateOptions&);
+VarlenEstimate estimate_dynamic_cp(const Workload&, const Cluster&, const Strategy&,
+                                   const VarlenOptions&, const EstimateOptions&);
 // The checks every variable-length estimate makes first.
 void check_varlen(const Workload&, const VarlenOptions&, const EstimateOptions&);
 

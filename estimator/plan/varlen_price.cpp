@@ -8,7 +8,6 @@
 #include <map>
 
 #include "estimate_internal.h"
-#include "varlen_internal.h"
 #include "memory.h"
 #include "schedule.h"
 #include "shardcost/error.h"
@@ -17,6 +16,7 @@
 #include "shardcost/quantiles.h"
 #include "shardcost/units.h"
 #include "shardcost/varlen.h"
+#include "varlen_internal.h"
 
 namespace shardcost::varlen {
 
@@ -54,16 +54,18 @@ Batches draw_batches(const Workload& w, int gbs, const VarlenOptions& o) {
   for (int i = 0; i < o.batches; ++i) {
     auto& lengths = b.lengths.emplace_back();
     double tokens = 0, squared = 0;
-    while (o.batch_tokens > 0 ? tokens < static_cast<double>(o.batch_tokens) : static_cast<int>(lengths.size()) < gbs) {
+    while (o.batch_tokens > 0 ? tokens < static_cast<double>(o.batch_tokens)
+                              : static_cast<int>(lengths.size()) < gbs) {
       int64_t len = o.lengths.draw(rng);
       ++b.drawn;
       if (len > max_len) {
         if (o.long_sequences == LongSequences::drop) {
           ++b.dropped;
           if (b.dropped > 1000 * (b.drawn - b.dropped) + 100000)
-            throw InputError(fmt::format("fewer than 1 in 1000 drawn sequences fit the model's seq_len ({}); raise "
-                                         "seq_len or use --long-seqs truncate",
-                                         max_len));
+            throw InputError(fmt::format(
+                "fewer than 1 in 1000 drawn sequences fit the model's seq_len ({}); raise "
+                "seq_len or use --long-seqs truncate",
+                max_len));
           continue;
         }
         ++b.truncated;
@@ -81,8 +83,9 @@ Batches draw_batches(const Workload& w, int gbs, const VarlenOptions& o) {
   return b;
 }
 
-VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s, const Estimate& e0, const Batches& batches,
-                         const BatchTimes& priced, double fixed_pipeline, double peak_memory) {
+VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s, const Estimate& e0,
+                         const Batches& batches, const BatchTimes& priced, double fixed_pipeline,
+                         double peak_memory) {
   std::vector<double> steps;
   for (double d : priced.delta) steps.push_back(e0.step_time_s + d);
   const double mean_delta = mean(priced.delta);
@@ -104,8 +107,8 @@ VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s,
   out.max_micro_batches = priced.max_micro_batches;
   // Throughput and FLOPs from the kept tokens: the fixed estimate's FLOPs scaled by the
   // workload's count of the drawn batches against the fixed batch's (1 when they are alike).
-  const double fixed_flops = w.model_flops_of(s.gbs * w.tokens_per_sample(),
-                                              s.gbs * w.tokens_per_sample() * w.tokens_per_sample());
+  const double fixed_flops = w.model_flops_of(
+      s.gbs * w.tokens_per_sample(), s.gbs * w.tokens_per_sample() * w.tokens_per_sample());
   std::vector<double> flops;
   for (size_t i = 0; i < batches.tokens.size(); ++i)
     flops.push_back(w.model_flops_of(batches.tokens[i], batches.squared[i]) / fixed_flops);
@@ -113,7 +116,8 @@ VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s,
   const double gpus = c.total_gpus();
   e.tokens_per_s = out.tokens_per_step / e.step_time_s;
   e.tflops_per_gpu = e.model_flops / e.step_time_s / gpus / 1e12;
-  e.mfu = e.model_flops / e.step_time_s / gpus / c.groups.front().device.peak_flops[static_cast<int>(DType::bf16)];
+  e.mfu = e.model_flops / e.step_time_s / gpus /
+          c.groups.front().device.peak_flops[static_cast<int>(DType::bf16)];
   // Memory: the largest micro-batch drawn, as if every one in flight were that large.
   if (peak_memory > 0) {
     e.memory_per_gpu_bytes = peak_memory;
@@ -124,8 +128,10 @@ VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s,
     }
   }
   e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
-  e.reason = e.feasible ? "" : fmt::format("needs {:.1f} GiB of {:.1f} GiB", e.memory_per_gpu_bytes / units::kGiB,
-                                           e.memory_capacity_bytes / units::kGiB);
+  e.reason = e.feasible ? ""
+                        : fmt::format("needs {:.1f} GiB of {:.1f} GiB",
+                                      e.memory_per_gpu_bytes / units::kGiB,
+                                      e.memory_capacity_bytes / units::kGiB);
   // The breakdown: the pipeline's parts scaled to the mean slowest rank; data-parallel
   // communication and the optimizer as the fixed plan has them.
   if (fixed_pipeline > 0) {
@@ -144,13 +150,15 @@ void check_varlen(const Workload& w, const VarlenOptions& o, const EstimateOptio
   const auto max_len = static_cast<int64_t>(w.tokens_per_sample());
   const bool at_seq_len = o.lengths.is_fixed() && o.lengths.min_length() == max_len;
   if (!at_seq_len && opt.software.attention != AttentionKernel::flash)
-    throw InputError(fmt::format("packed variable-length sequences need fused (varlen flash) attention; software "
-                                 "preset '{}' has the unfused kernel",
-                                 opt.software.name));
+    throw InputError(fmt::format(
+        "packed variable-length sequences need fused (varlen flash) attention; software "
+        "preset '{}' has the unfused kernel",
+        opt.software.name));
   if (o.lengths.min_length() > max_len && o.long_sequences == LongSequences::drop)
-    throw InputError(fmt::format("every length of {} is above the model's seq_len ({}); raise seq_len or use "
-                                 "--long-seqs truncate",
-                                 o.lengths.describe(), max_len));
+    throw InputError(
+        fmt::format("every length of {} is above the model's seq_len ({}); raise seq_len or use "
+                    "--long-seqs truncate",
+                    o.lengths.describe(), max_len));
 }
 
 double mean(const std::vector<double>& v) {

@@ -17,7 +17,8 @@ namespace {
 TEST(Varlen, FixedLengthsAtSeqLenAreTheFixedEstimateExactly) {
   const Model m = load_model("llama3-8b");
   const Cluster c = load_cluster("dgx-h100", 16);
-  for (const char* text : {"tp=2,pp=2,mbs=1,gbs=64", "tp=8,pp=1,cp=2,mbs=2,gbs=32", "tp=1,pp=4,vpp=2,mbs=1,gbs=32"}) {
+  for (const char* text :
+       {"tp=2,pp=2,mbs=1,gbs=64", "tp=8,pp=1,cp=2,mbs=2,gbs=32", "tp=1,pp=4,vpp=2,mbs=1,gbs=32"}) {
     const Strategy s = parse_strategy(text, 16);
     const Estimate fixed = estimate(m, c, s);
     VarlenOptions o;
@@ -32,7 +33,8 @@ TEST(Varlen, FixedLengthsAtSeqLenAreTheFixedEstimateExactly) {
     EXPECT_EQ(v.step_time_p90_s, fixed.step_time_s);
     EXPECT_EQ(v.imbalance, 1.0);
     EXPECT_EQ(v.baseline_step_time_s, fixed.step_time_s);
-    for (size_t i = 0; i < fixed.time.size(); ++i) EXPECT_EQ(v.estimate.time[i].seconds, fixed.time[i].seconds);
+    for (size_t i = 0; i < fixed.time.size(); ++i)
+      EXPECT_EQ(v.estimate.time[i].seconds, fixed.time[i].seconds);
   }
 }
 
@@ -98,7 +100,9 @@ TEST(Varlen, BadInputIsOneClearLine) {
     (void)estimate_varlen(m, c, s, o);
     ADD_FAILURE() << "a budget below the longest sequence was priced";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("max_tokens=1000 per GPU is below the longest kept sequence (2048"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(
+                  "max_tokens=1000 per GPU is below the longest kept sequence (2048"),
+              std::string::npos)
         << e.what();
   }
   s.max_tokens = 0;
@@ -138,10 +142,13 @@ TEST(LengthDistribution, FilesAreReadStrictlyPlainOrGzip) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(error_of(write("bad.txt", "100\nabc\n")).find("bad.txt:2: 'abc' is not a whole number"), std::string::npos);
-  EXPECT_NE(error_of(write("zero.txt", "0\n")).find("zero.txt:1: length 0 must be at least 1"), std::string::npos);
+  EXPECT_NE(error_of(write("bad.txt", "100\nabc\n")).find("bad.txt:2: 'abc' is not a whole number"),
+            std::string::npos);
+  EXPECT_NE(error_of(write("zero.txt", "0\n")).find("zero.txt:1: length 0 must be at least 1"),
+            std::string::npos);
   EXPECT_NE(error_of(write("empty.txt", "\n")).find("holds no lengths"), std::string::npos);
-  EXPECT_NE(error_of(write("cols.csv", "length,count\n1,2,3\n")).find("cols.csv:2: 3 fields"), std::string::npos);
+  EXPECT_NE(error_of(write("cols.csv", "length,count\n1,2,3\n")).find("cols.csv:2: 3 fields"),
+            std::string::npos);
   EXPECT_NE(error_of(testing::TempDir() + "missing.txt").find("cannot open"), std::string::npos);
 }
 
@@ -194,7 +201,8 @@ namespace {
 // Llama-3-8B's layers at 64k tokens, and a long tail of lengths up to them.
 Model long_context_llama() {
   return parse_model_json(R"({"name": "llama3-8b-64k", "layers": 32, "hidden": 4096, "heads": 32,
-    "kv_heads": 8, "ffn_hidden": 14336, "vocab": 128256, "seq_len": 65536, "activation": "swiglu"})", "test");
+    "kv_heads": 8, "ffn_hidden": 14336, "vocab": 128256, "seq_len": 65536, "activation": "swiglu"})",
+                          "test");
 }
 VarlenOptions long_tail() {
   VarlenOptions o;
@@ -220,7 +228,8 @@ TEST(DynamicCp, ShortSequencesRunWithoutCpAsTheStaticPlanDoes) {
   const VarlenEstimate d = estimate_varlen(m, c, dyn, o);
   ASSERT_EQ(d.cp_sequences.size(), 1u);
   EXPECT_EQ(d.cp_sequences[0], (std::pair<int, int64_t>{1, 5 * 64}));
-  const VarlenEstimate st = estimate_varlen(m, c, parse_strategy("tp=2,mbs=1,gbs=64,max_tokens=8192", 16), o);
+  const VarlenEstimate st =
+      estimate_varlen(m, c, parse_strategy("tp=2,mbs=1,gbs=64,max_tokens=8192", 16), o);
   EXPECT_NEAR(d.estimate.step_time_s, st.estimate.step_time_s, 1e-9 * st.estimate.step_time_s);
   // Its static baseline is that plan (cp=1 fits the longest).
   EXPECT_NE(d.baseline.find("cp=1,"), std::string::npos) << d.baseline;
@@ -231,7 +240,8 @@ TEST(DynamicCp, ALongTailRunsFasterThanCpSizedForTheLongest) {
   const Model m = long_context_llama();
   const Cluster c = load_cluster("dgx-h100", 64);
   const VarlenOptions o = long_tail();
-  const Strategy s = parse_strategy("tp=8,mbs=1,gbs=1024,cp=dynamic,cp_max=8,max_tokens=8192,zero=1", 64);
+  const Strategy s =
+      parse_strategy("tp=8,mbs=1,gbs=1024,cp=dynamic,cp_max=8,max_tokens=8192,zero=1", 64);
   const VarlenEstimate v = estimate_varlen(m, c, s, o);
   ASSERT_GE(v.cp_sequences.size(), 3u);
   EXPECT_EQ(v.cp_sequences.front().first, 1);
@@ -254,9 +264,11 @@ TEST(DynamicCp, BadInputIsOneClearLine) {
     return std::string("no error");
   };
   EXPECT_NE(error_of("tp=2,gbs=64,cp=dynamic").find("needs max_tokens=N"), std::string::npos);
-  EXPECT_NE(error_of("tp=2,gbs=64,cp=dynamic,cp_max=4,max_tokens=1000").find("needs more than cp_max=4 GPUs"),
+  EXPECT_NE(error_of("tp=2,gbs=64,cp=dynamic,cp_max=4,max_tokens=1000")
+                .find("needs more than cp_max=4 GPUs"),
             std::string::npos);
-  EXPECT_THROW(parse_strategy("tp=2,gbs=64,cp=dynamic,cp_max=3", 16), InputError);  // 3 does not divide 16/2
+  EXPECT_THROW(parse_strategy("tp=2,gbs=64,cp=dynamic,cp_max=3", 16),
+               InputError);  // 3 does not divide 16/2
 }
 
 }  // namespace
@@ -299,7 +311,8 @@ TEST(FlexCp, GroupsOfDifferentSizesSideBySide) {
   const Model m = long_context_llama();
   const Cluster c = load_cluster("dgx-h100", 64);
   const VarlenOptions o = long_tail();
-  const Strategy flex = parse_strategy("tp=8,mbs=1,gbs=1024,cp=flex,cp_max=8,max_tokens=8192,zero=1", 64);
+  const Strategy flex =
+      parse_strategy("tp=8,mbs=1,gbs=1024,cp=flex,cp_max=8,max_tokens=8192,zero=1", 64);
   EXPECT_EQ(flex.cp_mode, CpMode::flex);
   EXPECT_NE(to_string(flex).find("cp=flex,cp_max=8"), std::string::npos);
   const VarlenEstimate f = estimate_varlen(m, c, flex, o);
@@ -338,7 +351,8 @@ TEST(Varlen, GlobalBatchesInTokens) {
   // The same tokens per step make the steps alike: a narrower spread than by count.
   o.batch_tokens = 0;
   const VarlenEstimate by_count = estimate_varlen(m, c, s, o);
-  EXPECT_LT(by_tokens.step_time_p90_s - by_tokens.step_time_p10_s, by_count.step_time_p90_s - by_count.step_time_p10_s);
+  EXPECT_LT(by_tokens.step_time_p90_s - by_tokens.step_time_p10_s,
+            by_count.step_time_p90_s - by_count.step_time_p10_s);
 }
 
 }  // namespace
@@ -358,7 +372,8 @@ TEST(Varlen, PaddingIsPricedNotCounted) {
   o.pad_to = 1024;  // every sequence becomes 1,024 tokens of work
   const VarlenEstimate padded = estimate_varlen(m, c, s, o);
   EXPECT_EQ(padded.tokens_per_step, plain.tokens_per_step);
-  EXPECT_GT(padded.estimate.step_time_s, 1.2 * plain.estimate.step_time_s);  // twice the tokens of work
+  EXPECT_GT(padded.estimate.step_time_s,
+            1.2 * plain.estimate.step_time_s);  // twice the tokens of work
   EXPECT_LT(padded.estimate.tokens_per_s, plain.estimate.tokens_per_s);
   // The budget holds the padded length: 8,192 tokens per GPU fit eight of them, 1,000 none.
   Strategy small = s;

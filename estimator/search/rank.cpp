@@ -81,14 +81,16 @@ struct Ranker {
           }
           const int per_replica = gbs / dp;
           const auto eps = choices(contains(pinned, "ep"), fixed.ep, w.ep_candidates());
-          const auto mbss = choices(contains(pinned, "mbs"), fixed.mbs, divisors(per_replica, per_replica));
+          const auto mbss =
+              choices(contains(pinned, "mbs"), fixed.mbs, divisors(per_replica, per_replica));
           // Interleaving needs equal chunks: only where pp divides the layers.
           const bool even = layers % pp == 0;
-          const auto vpps = choices(contains(pinned, "vpp"), fixed.vpp,
-                                    pp > 1 && even ? divisors(layers / pp, layers / pp)
-                                                   : std::vector<int>{1});
-          const auto sps = contains(pinned, "sp") ? std::vector<int>{fixed.sp ? 1 : 0}
-                                                  : (tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
+          const auto vpps =
+              choices(contains(pinned, "vpp"), fixed.vpp,
+                      pp > 1 && even ? divisors(layers / pp, layers / pp) : std::vector<int>{1});
+          const auto sps = contains(pinned, "sp")
+                               ? std::vector<int>{fixed.sp ? 1 : 0}
+                               : (tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
           for (int ep : eps) {
             for (int mbs : mbss) {
               for (int vpp : vpps) {
@@ -132,9 +134,11 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
     throw InputError("--gbs must be a positive integer (the global batch in sequences)");
   if (opt.top < 1) throw InputError("--top must be at least 1");
   if (c.groups.size() != 1)
-    throw InputError("heterogeneous clusters (several node groups) are not ranked yet; use one "
-                     "node group");
-  if (auto why = precision_problem(c)) throw InputError(fmt::format("cluster {}: {}", c.name, *why));
+    throw InputError(
+        "heterogeneous clusters (several node groups) are not ranked yet; use one "
+        "node group");
+  if (auto why = precision_problem(c))
+    throw InputError(fmt::format("cluster {}: {}", c.name, *why));
   const auto start = std::chrono::steady_clock::now();
   Ranker r{w, c, opt, {}, {}, {opt.top, opt.objective}, {}};
   r.pinned = apply_strategy_text(opt.fixed, r.fixed);

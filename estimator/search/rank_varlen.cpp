@@ -8,7 +8,8 @@
 
 namespace shardcost {
 
-VarlenRank rank_varlen(const Workload& w, const Cluster& c, const RankOptions& opt, const VarlenOptions& o) {
+VarlenRank rank_varlen(const Workload& w, const Cluster& c, const RankOptions& opt,
+                       const VarlenOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   // Shortlist: the fixed-length search's best plans (memory checked at seq_len, which is what
   // a micro-batch of the same tokens per GPU needs).
@@ -51,9 +52,10 @@ VarlenRank rank_varlen(const Workload& w, const Cluster& c, const RankOptions& o
       }
     }
   }
-  std::stable_sort(out.best.begin(), out.best.end(), [](const VarlenEstimate& a, const VarlenEstimate& b) {
-    return a.estimate.step_time_s < b.estimate.step_time_s;
-  });
+  std::stable_sort(out.best.begin(), out.best.end(),
+                   [](const VarlenEstimate& a, const VarlenEstimate& b) {
+                     return a.estimate.step_time_s < b.estimate.step_time_s;
+                   });
   if (out.best.size() > static_cast<size_t>(opt.top)) out.best.resize(static_cast<size_t>(opt.top));
   out.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

@@ -37,8 +37,9 @@ class SearchTally {
 
   void keep(Estimate e) {
     if (static_cast<int>(best_.size()) < top_ || better(e, best_.back())) {
-      auto pos = std::upper_bound(best_.begin(), best_.end(), e,
-                                  [&](const Estimate& a, const Estimate& b) { return better(a, b); });
+      auto pos =
+          std::upper_bound(best_.begin(), best_.end(), e,
+                           [&](const Estimate& a, const Estimate& b) { return better(a, b); });
       best_.insert(pos, std::move(e));
       if (static_cast<int>(best_.size()) > top_) best_.pop_back();
     }

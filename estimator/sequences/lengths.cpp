@@ -16,13 +16,16 @@
 namespace shardcost {
 namespace {
 
-constexpr int64_t kUnbounded = int64_t{1} << 40;  // a lognormal without max: no sequence is this long
+constexpr int64_t kUnbounded = int64_t{1}
+                               << 40;  // a lognormal without max: no sequence is this long
 
 // Lines of a text file, gzip or not (zlib reads plain files as they are).
 class Lines {
  public:
-  explicit Lines(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb"), &gzclose) {
-    if (!file_) throw InputError(fmt::format("{}: cannot open the lengths file; check the path", path));
+  explicit Lines(const std::string& path)
+      : path_(path), file_(gzopen(path.c_str(), "rb"), &gzclose) {
+    if (!file_)
+      throw InputError(fmt::format("{}: cannot open the lengths file; check the path", path));
   }
   bool next(std::string& line) {
     line.clear();
@@ -34,10 +37,12 @@ class Lines {
     int err = Z_OK;
     const char* msg = gzerror(file_.get(), &err);
     if (err != Z_OK && err != Z_STREAM_END)
-      throw InputError(fmt::format("{}: cannot be read ({}); is it a damaged .gz?", path_, msg ? msg : "zlib error"));
+      throw InputError(fmt::format("{}: cannot be read ({}); is it a damaged .gz?", path_,
+                                   msg ? msg : "zlib error"));
     if (line.empty()) return false;
     ++number_;
-    while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || line.back() == ' ' ||
+                             line.back() == '\t'))
       line.pop_back();
     return true;
   }
@@ -73,7 +78,9 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 }
 
 // A uniform double in (0, 1) from the generator's top 53 bits.
-double unit(std::mt19937_64& rng) { return ((rng() >> 11) + 0.5) * 0x1.0p-53; }
+double unit(std::mt19937_64& rng) {
+  return ((rng() >> 11) + 0.5) * 0x1.0p-53;
+}
 // A uniform integer in [0, n): the raw draw modulo n, redrawn in the short biased tail.
 uint64_t below(std::mt19937_64& rng, uint64_t n) {
   const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
@@ -85,7 +92,8 @@ uint64_t below(std::mt19937_64& rng, uint64_t n) {
 }  // namespace
 
 LengthDistribution LengthDistribution::fixed(int64_t length) {
-  if (length < 1) throw InputError(fmt::format("fixed:{}: a length must be at least 1 token", length));
+  if (length < 1)
+    throw InputError(fmt::format("fixed:{}: a length must be at least 1 token", length));
   LengthDistribution d;
   d.kind_ = Kind::fixed;
   d.min_ = d.max_ = length;
@@ -106,43 +114,51 @@ LengthDistribution LengthDistribution::load(const std::string& path) {
     const auto cells = split(l, ',');
     if (first) {
       first = false;
-      if (l.find_first_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string_view::npos) {
+      if (l.find_first_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") !=
+          std::string_view::npos) {
         for (size_t i = 0; i < cells.size(); ++i) {
           if (cells[i] == "length") length_col = static_cast<int>(i);
           if (cells[i] == "count") count_col = static_cast<int>(i);
         }
         if (length_col < 0)
-          throw InputError(fmt::format("{}:{}: the header names no 'length' column; write one length per "
-                                       "line, or a CSV header length,count",
-                                       path, in.number()));
+          throw InputError(
+              fmt::format("{}:{}: the header names no 'length' column; write one length per "
+                          "line, or a CSV header length,count",
+                          path, in.number()));
         columns = cells.size();
         continue;
       }
     }
     if (cells.size() != columns)
-      throw InputError(fmt::format("{}:{}: {} fields where the {} has {}", path, in.number(), cells.size(),
-                                   columns == 1 ? "file" : "header", columns));
+      throw InputError(fmt::format("{}:{}: {} fields where the {} has {}", path, in.number(),
+                                   cells.size(), columns == 1 ? "file" : "header", columns));
     int64_t length = 0;
     const std::string_view lc = cells[length_col < 0 ? 0 : static_cast<size_t>(length_col)];
     if (!whole(lc, length))
-      throw InputError(fmt::format("{}:{}: '{}' is not a whole number of tokens", path, in.number(), lc));
-    if (length < 1) throw InputError(fmt::format("{}:{}: length {} must be at least 1 token", path, in.number(), length));
+      throw InputError(
+          fmt::format("{}:{}: '{}' is not a whole number of tokens", path, in.number(), lc));
+    if (length < 1)
+      throw InputError(
+          fmt::format("{}:{}: length {} must be at least 1 token", path, in.number(), length));
     uint64_t count = 1;
     if (count_col >= 0 && !whole(cells[static_cast<size_t>(count_col)], count))
       throw InputError(fmt::format("{}:{}: count '{}' is not a whole number", path, in.number(),
                                    cells[static_cast<size_t>(count_col)]));
     if (count == 0) continue;
     uint64_t& slot = counts[length];
-    if (slot > UINT64_MAX - count) throw InputError(fmt::format("{}:{}: the counts overflow", path, in.number()));
+    if (slot > UINT64_MAX - count)
+      throw InputError(fmt::format("{}:{}: the counts overflow", path, in.number()));
     slot += count;
   }
-  if (counts.empty()) throw InputError(fmt::format("{}: holds no lengths; one length per line", path));
+  if (counts.empty())
+    throw InputError(fmt::format("{}: holds no lengths; one length per line", path));
   LengthDistribution d;
   d.kind_ = Kind::sample;
   d.source_ = path;
   uint64_t total = 0;
   for (const auto& [length, count] : counts) {
-    if (total > (uint64_t{1} << 62) - count) throw InputError(fmt::format("{}: the counts overflow", path));
+    if (total > (uint64_t{1} << 62) - count)
+      throw InputError(fmt::format("{}: the counts overflow", path));
     total += count;
     d.values_.push_back(length);
     d.cumulative_.push_back(total);
@@ -155,11 +171,13 @@ LengthDistribution LengthDistribution::load(const std::string& path) {
 LengthDistribution LengthDistribution::parse(std::string_view spec) {
   const size_t colon = spec.find(':');
   const std::string_view kind = spec.substr(0, colon);
-  const std::string_view rest = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
+  const std::string_view rest =
+      colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
   auto fail = [&](const std::string& why) {
-    return InputError(fmt::format("--seq-dist '{}': {}; e.g. lognormal:median=1024,sigma=1.5,min=128,max=8192, "
-                                  "uniform:min=128,max=8192 or fixed:4096",
-                                  spec, why));
+    return InputError(
+        fmt::format("--seq-dist '{}': {}; e.g. lognormal:median=1024,sigma=1.5,min=128,max=8192, "
+                    "uniform:min=128,max=8192 or fixed:4096",
+                    spec, why));
   };
   if (kind == "fixed") {
     int64_t n = 0;
@@ -174,8 +192,9 @@ LengthDistribution LengthDistribution::parse(std::string_view spec) {
     if (eq == std::string_view::npos) throw fail(fmt::format("'{}' is not key=value", item));
     const std::string key(trim(item.substr(0, eq)));
     const std::string_view value = trim(item.substr(eq + 1));
-    const bool known = kind == "lognormal" ? (key == "median" || key == "sigma" || key == "min" || key == "max")
-                                           : (key == "min" || key == "max");
+    const bool known = kind == "lognormal"
+                           ? (key == "median" || key == "sigma" || key == "min" || key == "max")
+                           : (key == "min" || key == "max");
     if (!known)
       throw fail(fmt::format("unknown parameter '{}' for {} (it takes {})", key, kind,
                              kind == "lognormal" ? "median, sigma, min, max" : "min, max"));
@@ -218,9 +237,13 @@ double LengthDistribution::median() const {
       return static_cast<double>(values_[static_cast<size_t>(
           std::lower_bound(cumulative_.begin(), cumulative_.end(), half) - cumulative_.begin())]);
     }
-    case Kind::lognormal: return std::clamp(std::exp(log_median_), static_cast<double>(min_), static_cast<double>(max_));
-    case Kind::uniform: return 0.5 * static_cast<double>(min_ + max_);
-    case Kind::fixed: return static_cast<double>(min_);
+    case Kind::lognormal:
+      return std::clamp(std::exp(log_median_), static_cast<double>(min_),
+                        static_cast<double>(max_));
+    case Kind::uniform:
+      return 0.5 * static_cast<double>(min_ + max_);
+    case Kind::fixed:
+      return static_cast<double>(min_);
   }
   return 0;
 }
@@ -229,22 +252,25 @@ int64_t LengthDistribution::draw(std::mt19937_64& rng) const {
   switch (kind_) {
     case Kind::sample: {
       const uint64_t at = below(rng, cumulative_.back());
-      return values_[static_cast<size_t>(std::upper_bound(cumulative_.begin(), cumulative_.end(), at) -
-                                         cumulative_.begin())];
+      return values_[static_cast<size_t>(
+          std::upper_bound(cumulative_.begin(), cumulative_.end(), at) - cumulative_.begin())];
     }
     case Kind::lognormal: {
       // Box-Muller; outside [min, max] drawn again (a truncated lognormal).
       for (int tries = 0; tries < 1000; ++tries) {
         const double z = std::sqrt(-2 * std::log(unit(rng))) * std::cos(2 * M_PI * unit(rng));
         const double x = std::round(std::exp(log_median_ + sigma_ * z));
-        if (x >= static_cast<double>(min_) && x <= static_cast<double>(max_)) return static_cast<int64_t>(x);
+        if (x >= static_cast<double>(min_) && x <= static_cast<double>(max_))
+          return static_cast<int64_t>(x);
       }
       // Clamped as a double first: a huge median must not overflow the integer.
-      return static_cast<int64_t>(std::clamp(std::round(std::exp(log_median_)), static_cast<double>(min_),
-                                             static_cast<double>(max_)));
+      return static_cast<int64_t>(std::clamp(std::round(std::exp(log_median_)),
+                                             static_cast<double>(min_), static_cast<double>(max_)));
     }
-    case Kind::uniform: return min_ + static_cast<int64_t>(below(rng, static_cast<uint64_t>(max_ - min_ + 1)));
-    case Kind::fixed: return min_;
+    case Kind::uniform:
+      return min_ + static_cast<int64_t>(below(rng, static_cast<uint64_t>(max_ - min_ + 1)));
+    case Kind::fixed:
+      return min_;
   }
   return min_;
 }
@@ -252,12 +278,16 @@ int64_t LengthDistribution::draw(std::mt19937_64& rng) const {
 std::string LengthDistribution::describe() const {
   switch (kind_) {
     case Kind::sample:
-      return fmt::format("{}: {} lengths, median {}, longest {}", source_, cumulative_.back(), median(), max_);
+      return fmt::format("{}: {} lengths, median {}, longest {}", source_, cumulative_.back(),
+                         median(), max_);
     case Kind::lognormal:
-      return fmt::format("lognormal, median {:g}, sigma {:g} in [{}, {}]", std::exp(log_median_), sigma_, min_,
+      return fmt::format("lognormal, median {:g}, sigma {:g} in [{}, {}]", std::exp(log_median_),
+                         sigma_, min_,
                          max_ == kUnbounded ? std::string("unbounded") : std::to_string(max_));
-    case Kind::uniform: return fmt::format("uniform in [{}, {}]", min_, max_);
-    case Kind::fixed: return fmt::format("every sequence {} tokens", min_);
+    case Kind::uniform:
+      return fmt::format("uniform in [{}, {}]", min_, max_);
+    case Kind::fixed:
+      return fmt::format("every sequence {} tokens", min_);
   }
   return source_;
 }

@@ -17,7 +17,8 @@ void add(MicroBatch& mb, int64_t length) {
 
 // One rank's sequences, in run order, into micro-batches: mbs at a time, or (budget > 0)
 // in order while they fit (the sampler's order), or first fit after sorting longest first.
-void pack_rank(const std::vector<int64_t>& seqs, int mbs, int budget, bool first_fit, std::vector<MicroBatch>& out) {
+void pack_rank(const std::vector<int64_t>& seqs, int mbs, int budget, bool first_fit,
+               std::vector<MicroBatch>& out) {
   out.clear();
   if (budget <= 0) {
     for (size_t i = 0; i < seqs.size(); ++i) {
@@ -44,8 +45,8 @@ void pack_rank(const std::vector<int64_t>& seqs, int mbs, int budget, bool first
 
 }  // namespace
 
-void pack_batch(const std::vector<int64_t>& lengths, int dp, int mbs, int max_tokens, Balance balance,
-                const SequenceCost& cost, PackedBatch& out) {
+void pack_batch(const std::vector<int64_t>& lengths, int dp, int mbs, int max_tokens,
+                Balance balance, const SequenceCost& cost, PackedBatch& out) {
   out.ranks.resize(static_cast<size_t>(dp));
   thread_local std::vector<std::vector<int64_t>> share;
   share.assign(static_cast<size_t>(dp), {});
@@ -53,7 +54,9 @@ void pack_batch(const std::vector<int64_t>& lengths, int dp, int mbs, int max_to
   if (balance == Balance::none) {
     // As drawn: each rank its consecutive slice (a distributed sampler's shard of the batch).
     const size_t per = n / static_cast<size_t>(dp);
-    for (size_t i = 0; i < n; ++i) share[std::min(i / std::max<size_t>(per, 1), static_cast<size_t>(dp) - 1)].push_back(lengths[i]);
+    for (size_t i = 0; i < n; ++i)
+      share[std::min(i / std::max<size_t>(per, 1), static_cast<size_t>(dp) - 1)].push_back(
+          lengths[i]);
   } else {
     thread_local std::vector<int64_t> sorted;
     sorted = lengths;
@@ -69,7 +72,8 @@ void pack_batch(const std::vector<int64_t>& lengths, int dp, int mbs, int max_to
       thread_local std::vector<double> load;
       load.assign(static_cast<size_t>(dp), 0);
       for (int64_t s : sorted) {
-        const size_t r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+        const size_t r =
+            static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
         const double x = static_cast<double>(s);
         load[r] += balance == Balance::tokens ? x : cost.per_token * x + cost.per_square * x * x;
         share[r].push_back(s);

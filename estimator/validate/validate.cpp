@@ -40,8 +40,12 @@ std::vector<Row> parse_csv(std::string_view text) {
   return rows;
 }
 
-int as_int(const Row& r, const char* key) { return std::stoi(r.at(key)); }
-double as_double(const Row& r, const char* key) { return std::stod(r.at(key)); }
+int as_int(const Row& r, const char* key) {
+  return std::stoi(r.at(key));
+}
+double as_double(const Row& r, const char* key) {
+  return std::stod(r.at(key));
+}
 
 // The GPT models of both papers: seq 2048, vocab 51200 (GPT-2's 50257 padded), ffn 4h,
 // GeLU, biases, tied embeddings, learned positions, dropout 0.1 (Megatron-LM's defaults).
@@ -98,8 +102,9 @@ ValidationReport validate(const EstimateOptions& base) {
     s.recompute = r.at("recompute") == "full" ? Recompute::full : Recompute::selective;
     const Cluster c = load_cluster("dgx-a100", as_int(r, "gpus"));
     const Estimate e = estimate(m, c, s, opt);
-    report.rows.push_back({"korthikanti2022", fmt::format("{} {}", r.at("model"), r.at("recompute")),
-                           s, as_double(r, "step_time_s"), e.step_time_s});
+    report.rows.push_back({"korthikanti2022",
+                           fmt::format("{} {}", r.at("model"), r.at("recompute")), s,
+                           as_double(r, "step_time_s"), e.step_time_s});
   }
 
   for (const Row& r : parse_csv(embedded::megatron2021_table1())) {

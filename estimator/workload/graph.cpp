@@ -4,9 +4,12 @@ namespace shardcost {
 
 double Op::forward_flops() const {
   switch (kind) {
-    case OpKind::gemm: return 2.0 * gemm.m * gemm.n * gemm.k * gemm.batch;
-    case OpKind::attention: return flops;
-    default: return 0;
+    case OpKind::gemm:
+      return 2.0 * gemm.m * gemm.n * gemm.k * gemm.batch;
+    case OpKind::attention:
+      return flops;
+    default:
+      return 0;
   }
 }
 

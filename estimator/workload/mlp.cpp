@@ -15,11 +15,13 @@ class Mlp final : public Workload {
  public:
   explicit Mlp(MlpSpec spec) : spec_(std::move(spec)) {
     if (spec_.width < 1 || spec_.hidden.empty() || spec_.tokens_per_sample < 1)
-      throw InputError(fmt::format("MLP '{}' needs a width, at least one hidden size and at "
-                                   "least one token per sample",
-                                   spec_.name));
+      throw InputError(
+          fmt::format("MLP '{}' needs a width, at least one hidden size and at "
+                      "least one token per sample",
+                      spec_.name));
     for (int h : spec_.hidden) {
-      if (h < 1) throw InputError(fmt::format("MLP '{}': hidden sizes must be positive", spec_.name));
+      if (h < 1)
+        throw InputError(fmt::format("MLP '{}': hidden sizes must be positive", spec_.name));
       products_ += static_cast<double>(spec_.width) * h;
     }
   }
@@ -43,7 +45,9 @@ class Mlp final : public Workload {
     return std::nullopt;
   }
 
-  double model_flops_of(double tokens, double) const override { return 3.0 * 4.0 * tokens * products_; }
+  double model_flops_of(double tokens, double) const override {
+    return 3.0 * 4.0 * tokens * products_;
+  }
 
   void graph_of(const Strategy& s, AttentionKernel, const MicroBatch& mb, Graph& g) const override {
     g.reset(spec_.hidden.size() + 1);
@@ -69,8 +73,8 @@ class Mlp final : public Workload {
       b.ops.push_back(act);
       b.ops.push_back(gemm("fc_down", rows, width, local));
       if (s.tp > 1)
-        b.ops.push_back(collective("tp_all_reduce", CollectiveOp::all_reduce, std::nullopt,
-                                   2 * rows * width));
+        b.ops.push_back(
+            collective("tp_all_reduce", CollectiveOp::all_reduce, std::nullopt, 2 * rows * width));
       b.dense_params = 2 * width * local;
       // Kept for backward: the pair's input, the activation's input and output (16-bit).
       const double kept = 2 * rows * width + 2 * 2 * rows * local;
@@ -126,6 +130,8 @@ class Mlp final : public Workload {
 
 }  // namespace
 
-std::unique_ptr<Workload> mlp_workload(const MlpSpec& spec) { return std::make_unique<Mlp>(spec); }
+std::unique_ptr<Workload> mlp_workload(const MlpSpec& spec) {
+  return std::make_unique<Mlp>(spec);
+}
 
 }  // namespace shardcost

@@ -27,7 +27,9 @@ double embedding_parameters(const Model& m) {
          (m.learned_positions ? static_cast<double>(m.seq_len) * m.hidden : 0.0);
 }
 
-double final_norm_parameters(const Model& m) { return m.rmsnorm ? m.hidden : 2.0 * m.hidden; }
+double final_norm_parameters(const Model& m) {
+  return m.rmsnorm ? m.hidden : 2.0 * m.hidden;
+}
 
 double lm_head_parameters(const Model& m) {
   return m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * m.hidden;
@@ -77,7 +79,8 @@ double model_flops_of_batch(const Model& m, double tokens, double squared) {
   const double logits = 2.0 * m.hidden * m.vocab;
   // Attention's core as the fixed-length count has it: 4 s q per token per layer (QK^T and AV
   // over the whole sequence), so 4 q s^2 per sequence.
-  return 3.0 * (tokens * (m.layers * layer_linear_flops_per_token(m) + logits) + m.layers * 4.0 * q * squared);
+  return 3.0 * (tokens * (m.layers * layer_linear_flops_per_token(m) + logits) +
+                m.layers * 4.0 * q * squared);
 }
 
 }  // namespace shardcost

@@ -14,9 +14,9 @@ struct LayerParameters {
 };
 
 LayerParameters layer_parameters(const Model&);
-double embedding_parameters(const Model&);   // token (+ learned position) embedding
+double embedding_parameters(const Model&);  // token (+ learned position) embedding
 double final_norm_parameters(const Model&);
-double lm_head_parameters(const Model&);     // 0 when tied to the embedding
+double lm_head_parameters(const Model&);  // 0 when tied to the embedding
 
 // Matmul FLOPs of one forward pass per token of one layer, as Megatron counts them
 // (attention over the full sequence, active experts only).

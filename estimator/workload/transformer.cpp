@@ -39,25 +39,29 @@ class Transformer final : public Workload {
     if (s.cp > 1 && s.cp_kind == CpKind::ring && m_.seq_len % (2 * s.cp) != 0)
       return fmt::format("cp={} needs seq_len ({}) divisible by 2*cp", s.cp, m_.seq_len);
     if (s.cp > 1 && s.cp_kind == CpKind::ulysses) {
-      if (m_.seq_len % s.cp != 0) return fmt::format("cp={} needs seq_len ({}) divisible by cp", s.cp, m_.seq_len);
+      if (m_.seq_len % s.cp != 0)
+        return fmt::format("cp={} needs seq_len ({}) divisible by cp", s.cp, m_.seq_len);
       if ((m_.heads / s.tp) % s.cp != 0)
-        return fmt::format("cp_kind=ulysses splits heads: the {} heads per tensor-parallel rank do not divide by "
-                           "cp={}",
-                           m_.heads / s.tp, s.cp);
+        return fmt::format(
+            "cp_kind=ulysses splits heads: the {} heads per tensor-parallel rank do not divide by "
+            "cp={}",
+            m_.heads / s.tp, s.cp);
     }
     if (!m_.is_moe() && s.ep != 1) return "ep>1 needs a mixture-of-experts model";
     if (m_.is_moe()) {
       if (m_.experts % s.ep != 0)
         return fmt::format("ep={} does not divide the {} experts", s.ep, m_.experts);
       if ((s.dp * s.cp) % s.ep != 0)
-        return fmt::format("ep={} does not divide dp*cp = {} (experts are spread over the data-"
-                           "parallel ranks)",
-                           s.ep, s.dp * s.cp);
+        return fmt::format(
+            "ep={} does not divide dp*cp = {} (experts are spread over the data-"
+            "parallel ranks)",
+            s.ep, s.dp * s.cp);
     }
     return std::nullopt;
   }
 
-  void graph_of(const Strategy& s, AttentionKernel kernel, const MicroBatch& mb, Graph& g) const override {
+  void graph_of(const Strategy& s, AttentionKernel kernel, const MicroBatch& mb,
+                Graph& g) const override {
     g.reset(3);
     const double vocab_shard = static_cast<double>(m_.vocab) * m_.hidden / s.tp;
     const double tokens = mb.tokens / s.cp;
@@ -66,8 +70,7 @@ class Transformer final : public Workload {
     embedding.name = "embedding";
     embedding.pin = Block::Pin::first_stage;
     embedding_ops(m_, s, mb, embedding.ops);
-    const double positions =
-        m_.learned_positions ? static_cast<double>(m_.seq_len) * m_.hidden : 0;
+    const double positions = m_.learned_positions ? static_cast<double>(m_.seq_len) * m_.hidden : 0;
     embedding.dense_params = vocab_shard + positions;
     // The embedding's dropout mask, one byte per element.
     embedding.kept_bytes.fill(tokens * m_.hidden * (m_.dropout > 0 ? 1 : 0));
@@ -88,8 +91,10 @@ class Transformer final : public Workload {
     head_ops(m_, s, mb, head.ops);
     head.dense_params = final_norm_parameters(m_);
     // A tied LM head is the embedding's table; an untied one is its own.
-    if (m_.tied_embeddings) head.tied_params = vocab_shard;
-    else head.dense_params += vocab_shard;
+    if (m_.tied_embeddings)
+      head.tied_params = vocab_shard;
+    else
+      head.dense_params += vocab_shard;
     // fp32 logits and their gradient for the loss, vocab-parallel.
     head.working_bytes = 2 * 4 * tokens * m_.vocab / s.tp;
 
@@ -124,7 +129,8 @@ class Transformer final : public Workload {
 double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKernel kernel,
                               Recompute recompute) {
   const double n = m.seq_len;
-  return layer_activation_bytes(m, st, kernel, recompute, {static_cast<double>(st.mbs), st.mbs * n, st.mbs * n * n});
+  return layer_activation_bytes(m, st, kernel, recompute,
+                                {static_cast<double>(st.mbs), st.mbs * n, st.mbs * n * n});
 }
 
 double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKernel kernel,
@@ -142,8 +148,8 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
 
   // Attention block: norm input and output (QKV input), Q, K, V, the projection input,
   // the dropout mask after the projection.
-  double bytes = 2 * T * h / sp_div + 2 * T * h / sp_div + 2 * T * q + 2 * 2 * T * kv +
-                 2 * T * q + mask * T * h / sp_div;
+  double bytes = 2 * T * h / sp_div + 2 * T * h / sp_div + 2 * T * q + 2 * 2 * T * kv + 2 * T * q +
+                 mask * T * h / sp_div;
   // Attention core. Unfused: softmax output, dropout mask and dropout output, a*s^2 each;
   // selective recomputation drops exactly these. Fused: only the softmax statistics (fp32).
   const double scores = (m.heads / t) * (mb.squared / st.cp);
@@ -156,8 +162,8 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   const double f = static_cast<double>(m.ffn_hidden) / t;
   const double tokens_mlp = m.is_moe() ? T * m.top_k : T;
   const double act_in = m.activation == Activation::swiglu ? 2 * f : f;
-  bytes += 2 * T * h / sp_div + 2 * T * h / sp_div + 2 * tokens_mlp * act_in +
-           2 * tokens_mlp * f + mask * T * h / sp_div;
+  bytes += 2 * T * h / sp_div + 2 * T * h / sp_div + 2 * tokens_mlp * act_in + 2 * tokens_mlp * f +
+           mask * T * h / sp_div;
   if (m.is_moe()) bytes += 2 * tokens_mlp * h;  // dispatched tokens kept for the expert fc1
   return bytes;
 }

@@ -7,6 +7,7 @@ namespace shardcost {
 
 // Activation bytes one layer keeps for one micro-batch until its backward pass.
 double layer_activation_bytes(const Model&, const Strategy&, AttentionKernel, Recompute);
-double layer_activation_bytes(const Model&, const Strategy&, AttentionKernel, Recompute, const MicroBatch&);
+double layer_activation_bytes(const Model&, const Strategy&, AttentionKernel, Recompute,
+                              const MicroBatch&);
 
 }  // namespace shardcost

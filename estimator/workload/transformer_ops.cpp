@@ -87,7 +87,9 @@ void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out) {
 
 // Norm: read x, write y in bf16. Backward (apex/TE kernels): read x and dy, write dx, then a
 // second pass over x and dy for the weight (and bias) gradients.
-Op norm(const char* name, const Dims& d) { return pass(name, d.tokens * d.h / d.sp_div, 4, 10); }
+Op norm(const char* name, const Dims& d) {
+  return pass(name, d.tokens * d.h / d.sp_div, 4, 10);
+}
 
 // Residual add, with bias and dropout fused (Megatron's bias_dropout_add): forward reads x
 // and the residual, writes the sum and a one-byte mask; backward reads dy and the mask.
@@ -109,9 +111,10 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   // replicated up to cp where there are fewer); backward, their gradients back.
   const bool ulysses = st.cp > 1 && st.cp_kind == CpKind::ulysses;
   if (ulysses)
-    out.push_back(comm("cp_ulysses_qkv_all_to_all", OpKind::collective, Axis::cp, CollectiveOp::all_to_all,
-                       CollectiveOp::all_to_all,
-                       2 * d.tokens * (d.q_local + 2 * std::max(d.kv_local, static_cast<double>(st.cp))) * d.hd));
+    out.push_back(comm(
+        "cp_ulysses_qkv_all_to_all", OpKind::collective, Axis::cp, CollectiveOp::all_to_all,
+        CollectiveOp::all_to_all,
+        2 * d.tokens * (d.q_local + 2 * std::max(d.kv_local, static_cast<double>(st.cp))) * d.hd));
 
   const double heads_batch = d.b * d.q_local;
   // Score elements: each sequence's queries against its own keys (causal, per document).
@@ -149,8 +152,9 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   }
   // Ulysses: the attention output all-to-all'd back to the sequence split.
   if (ulysses)
-    out.push_back(comm("cp_ulysses_out_all_to_all", OpKind::collective, Axis::cp, CollectiveOp::all_to_all,
-                       CollectiveOp::all_to_all, 2 * d.tokens * d.q_local * d.hd));
+    out.push_back(comm("cp_ulysses_out_all_to_all", OpKind::collective, Axis::cp,
+                       CollectiveOp::all_to_all, CollectiveOp::all_to_all,
+                       2 * d.tokens * d.q_local * d.hd));
   out.push_back(gemm("attention_proj", d.tokens, d.h, d.q_local * d.hd));
   tp_exit(d, st, out);
   out.push_back(residual("attention_residual", d, dropout));

@@ -9,7 +9,8 @@
 namespace shardcost {
 
 // Forward ops of one transformer layer for one micro-batch.
-void layer_ops(const Model&, const Strategy&, AttentionKernel, const MicroBatch&, std::vector<Op>& out);
+void layer_ops(const Model&, const Strategy&, AttentionKernel, const MicroBatch&,
+               std::vector<Op>& out);
 // Forward ops of the input embedding (first stage) and of the final norm, LM head and loss
 // (last stage).
 void embedding_ops(const Model&, const Strategy&, const MicroBatch&, std::vector<Op>& out);

@@ -2,13 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "test_models.h"
+#include <algorithm>
+#include <cmath>
 
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
-
-#include <algorithm>
-#include <cmath>
+#include "test_models.h"
 
 namespace shardcost {
 namespace {
@@ -47,10 +46,12 @@ TEST(TransformerActivations, ActivationsMatchKorthikantiWithSequenceParallelism)
 TEST(TransformerActivations, FullRecomputationKeepsOnlyTheLayerInput) {
   const Model m = paper_gpt();
   const double s = 2048, b = 1, h = 12288;
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, tp(8, false), AttentionKernel::standard, Recompute::full),
-                   2 * s * b * h);
-  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, tp(8, true), AttentionKernel::standard, Recompute::full),
-                   2 * s * b * h / 8);
+  EXPECT_DOUBLE_EQ(
+      layer_activation_bytes(m, tp(8, false), AttentionKernel::standard, Recompute::full),
+      2 * s * b * h);
+  EXPECT_DOUBLE_EQ(
+      layer_activation_bytes(m, tp(8, true), AttentionKernel::standard, Recompute::full),
+      2 * s * b * h / 8);
 }
 
 TEST(TransformerActivations, ContextParallelismSplitsTheSequence) {
@@ -111,7 +112,7 @@ namespace {
 // routed tokens than experts made an expert GEMM of zero rows, priced 0/0 (a NaN step).
 TEST(TransformerMoe, FewerTokensThanExpertsStillPriceARowEach) {
   Model m = load_model("mixtral-8x7b");  // 8 experts, top 2
-  m.seq_len = 3;                          // 3 tokens x top 2 = 6 routed over 8 experts
+  m.seq_len = 3;                         // 3 tokens x top 2 = 6 routed over 8 experts
   const auto w = transformer_workload(m);
   Graph g;
   w->graph(parse_strategy("gbs=1", 1), AttentionKernel::flash, g);

@@ -38,7 +38,8 @@ TEST(Graph, TransformerGemmsAddUpToTheModelFlops) {
       const double per_step = 3 * tp * graph_forward_flops(g);
       // A vocabulary that tp does not divide (GPT-3's 50257) leaves each rank the whole
       // columns only: under 1e-6 of the FLOPs.
-      EXPECT_NEAR(per_step / w->model_flops(2), 1.0, tp == 1 ? 1e-12 : 1e-6) << name << " tp=" << tp;
+      EXPECT_NEAR(per_step / w->model_flops(2), 1.0, tp == 1 ? 1e-12 : 1e-6)
+          << name << " tp=" << tp;
     }
   }
 }
@@ -52,7 +53,8 @@ TEST(Graph, TransformerBlocksHoldTheModelsParameters) {
   w->graph(s, AttentionKernel::flash, g);
   ASSERT_EQ(g.blocks.size(), 3u);
   double params = 0;
-  for (const Block& b : g.blocks) params += b.count * (b.dense_params + b.expert_params + b.tied_params);
+  for (const Block& b : g.blocks)
+    params += b.count * (b.dense_params + b.expert_params + b.tied_params);
   // Sharded 8 ways except the norms, which every tensor-parallel rank replicates: 80 layers
   // of two 8192-wide RMSNorms and the final one.
   const double norms = (80 * 2 + 1) * 8192.0;
@@ -112,8 +114,8 @@ TEST(Mlp, OneFOneBBubbleIsPMinusOneOverM) {
       if (p.name == name) return p.seconds;
     return -1.0;
   };
-  const double ideal = part("compute_forward") + part("compute_backward") + part("tp_comm") +
-                       part("pp_p2p");
+  const double ideal =
+      part("compute_forward") + part("compute_backward") + part("tp_comm") + part("pp_p2p");
   // The bubble is the three lighter stages' work once: just under (p-1)/m of the last's.
   const double fraction = part("pipeline_bubble") / ideal;
   EXPECT_LE(fraction, 3.0 / 16);

@@ -34,22 +34,31 @@ size_t LtMatmul::element_bytes(const std::string& dtype) {
   if (dtype == "fp32" || dtype == "tf32") return 4;
   return dtype == "fp8" ? 1 : 2;
 }
-size_t LtMatmul::output_bytes(const std::string& dtype) { return dtype == "fp32" || dtype == "tf32" ? 4 : 2; }
+size_t LtMatmul::output_bytes(const std::string& dtype) {
+  return dtype == "fp32" || dtype == "tf32" ? 4 : 2;
+}
 
-std::string LtMatmul::version() { return fmt::format("cublasLt={}", cublasLtGetVersion()); }
+std::string LtMatmul::version() {
+  return fmt::format("cublasLt={}", cublasLtGetVersion());
+}
 
-LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k, size_t workspace_bytes,
-                   void* workspace)
+LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k,
+                   size_t workspace_bytes, void* workspace)
     : workspace_(workspace), workspace_bytes_(workspace_bytes) {
   const Types t = types(dtype);
   SC_LT(cublasLtCreate(handle_.out()));
   SC_LT(cublasLtMatmulDescCreate(op_.out(), t.compute, CUDA_R_32F));
   const cublasOperation_t trans = CUBLAS_OP_T, none = CUBLAS_OP_N;
-  SC_LT(cublasLtMatmulDescSetAttribute(op_.get(), CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
-  SC_LT(cublasLtMatmulDescSetAttribute(op_.get(), CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
-  SC_LT(cublasLtMatrixLayoutCreate(a_.out(), t.ab, static_cast<uint64_t>(k), static_cast<uint64_t>(m), k));
-  SC_LT(cublasLtMatrixLayoutCreate(b_.out(), t.ab, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k));
-  SC_LT(cublasLtMatrixLayoutCreate(d_.out(), t.d, static_cast<uint64_t>(m), static_cast<uint64_t>(n), m));
+  SC_LT(cublasLtMatmulDescSetAttribute(op_.get(), CUBLASLT_MATMUL_DESC_TRANSA, &trans,
+                                       sizeof(trans)));
+  SC_LT(
+      cublasLtMatmulDescSetAttribute(op_.get(), CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
+  SC_LT(cublasLtMatrixLayoutCreate(a_.out(), t.ab, static_cast<uint64_t>(k),
+                                   static_cast<uint64_t>(m), k));
+  SC_LT(cublasLtMatrixLayoutCreate(b_.out(), t.ab, static_cast<uint64_t>(k),
+                                   static_cast<uint64_t>(n), k));
+  SC_LT(cublasLtMatrixLayoutCreate(d_.out(), t.d, static_cast<uint64_t>(m),
+                                   static_cast<uint64_t>(n), m));
   SC_LT(cublasLtMatmulPreferenceCreate(pref_.out()));
   SC_LT(cublasLtMatmulPreferenceSetAttribute(pref_.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                              &workspace_bytes_, sizeof(workspace_bytes_)));
@@ -57,9 +66,10 @@ LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k, si
   SC_LT(cublasLtMatmulAlgoGetHeuristic(handle_.get(), op_.get(), a_.get(), b_.get(), d_.get(),
                                        d_.get(), pref_.get(), 1, &algo_, &found));
   if (found == 0)
-    throw InputError(fmt::format("cuBLASLt has no {} GEMM for {}x{}x{} on this device (fp8 needs "
-                                 "compute capability 8.9+ and dimensions that are multiples of 16)",
-                                 dtype, m, n, k));
+    throw InputError(
+        fmt::format("cuBLASLt has no {} GEMM for {}x{}x{} on this device (fp8 needs "
+                    "compute capability 8.9+ and dimensions that are multiples of 16)",
+                    dtype, m, n, k));
 }
 
 void LtMatmul::run(const void* a, const void* b, void* d, cudaStream_t stream) const {

@@ -29,12 +29,13 @@ class LtOwned {
 // and the one linear layers use. dtype: fp32 tf32 bf16 fp16 fp8 (D is bf16 for fp8).
 class LtMatmul {
  public:
-  LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k, size_t workspace_bytes, void* workspace);
+  LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k, size_t workspace_bytes,
+           void* workspace);
   LtMatmul(const LtMatmul&) = delete;
   LtMatmul& operator=(const LtMatmul&) = delete;
   void run(const void* a, const void* b, void* d, cudaStream_t stream) const;
-  static size_t element_bytes(const std::string& dtype);   // of A and B
-  static size_t output_bytes(const std::string& dtype);    // of D
+  static size_t element_bytes(const std::string& dtype);  // of A and B
+  static size_t output_bytes(const std::string& dtype);   // of D
   static std::string version();
 
  private:

@@ -18,7 +18,8 @@ std::string why_no_device() {
   if (rc == cudaErrorInsufficientDriver)
     return "no CUDA driver (the NVIDIA kernel driver is not installed or is older than CUDA " +
            runtime_version() + " needs)";
-  if (rc == cudaErrorNoDevice || (rc == cudaSuccess && n == 0)) return "no CUDA device visible (check CUDA_VISIBLE_DEVICES and nvidia-smi)";
+  if (rc == cudaErrorNoDevice || (rc == cudaSuccess && n == 0))
+    return "no CUDA device visible (check CUDA_VISIBLE_DEVICES and nvidia-smi)";
   if (rc != cudaSuccess) return fmt::format("CUDA unavailable: {}", cudaGetErrorString(rc));
   return "";
 }
@@ -34,7 +35,8 @@ int device_count() {
 
 void use_device(int ordinal) {
   const std::string why = why_no_device();
-  if (!why.empty()) throw Error(fmt::format("no CUDA device: {}; use --device cpu / --backend mpi", why));
+  if (!why.empty())
+    throw Error(fmt::format("no CUDA device: {}; use --device cpu / --backend mpi", why));
   const int n = device_count();
   if (ordinal < 0 || ordinal >= n)
     throw InputError(fmt::format("--gpu {} is not a device of this machine (it has {}: 0..{})",
@@ -42,8 +44,12 @@ void use_device(int ordinal) {
   SC_CUDA(cudaSetDevice(ordinal));
 }
 
-void DeviceFree::operator()(void* p) const { cudaFree(p); }
-void PinnedFree::operator()(void* p) const { cudaFreeHost(p); }
+void DeviceFree::operator()(void* p) const {
+  cudaFree(p);
+}
+void PinnedFree::operator()(void* p) const {
+  cudaFreeHost(p);
+}
 
 DeviceBuffer device_alloc(int64_t bytes) {
   void* p = nullptr;
@@ -57,15 +63,25 @@ PinnedBuffer pinned_alloc(int64_t bytes) {
   return PinnedBuffer(static_cast<std::byte*>(p));
 }
 
-Stream::Stream() { SC_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-Stream::Stream(Stream&& o) noexcept : s_(o.s_) { o.s_ = nullptr; }
+Stream::Stream() {
+  SC_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+}
+Stream::Stream(Stream&& o) noexcept : s_(o.s_) {
+  o.s_ = nullptr;
+}
 Stream::~Stream() {
   if (s_) cudaStreamDestroy(s_);
 }
-void Stream::sync() const { SC_CUDA(cudaStreamSynchronize(s_)); }
+void Stream::sync() const {
+  SC_CUDA(cudaStreamSynchronize(s_));
+}
 
-Event::Event() { SC_CUDA(cudaEventCreate(&e_)); }
-Event::Event(Event&& o) noexcept : e_(o.e_) { o.e_ = nullptr; }
+Event::Event() {
+  SC_CUDA(cudaEventCreate(&e_));
+}
+Event::Event(Event&& o) noexcept : e_(o.e_) {
+  o.e_ = nullptr;
+}
 Event::~Event() {
   if (e_) cudaEventDestroy(e_);
 }
@@ -140,7 +156,9 @@ DeviceProps props(int ordinal) {
 }
 
 namespace {
-std::string version_text(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+std::string version_text(int v) {
+  return fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
+}
 }  // namespace
 
 std::string driver_version() {

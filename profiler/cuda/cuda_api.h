@@ -17,7 +17,7 @@ void check(cudaError_t rc, const char* call, const char* file, int line);
 
 // Why no device can be used ("no CUDA driver", "no CUDA device"), or empty when one can.
 std::string why_no_device();
-int device_count();  // 0 when there is no driver or device
+int device_count();            // 0 when there is no driver or device
 void use_device(int ordinal);  // throws a one-line error naming the ordinal and the count
 
 struct DeviceFree {
@@ -81,14 +81,17 @@ struct DeviceProps {
   int64_t memory_bytes = 0, l2_bytes = 0, sm_clock_khz = 0, memory_clock_khz = 0;
 };
 DeviceProps props(int ordinal);
-std::string driver_version();   // "13.0"
+std::string driver_version();  // "13.0"
 std::string runtime_version();
 
 // Kernels (kernels.cu).
 void launch_fill_f32(float* out, int64_t count, uint32_t seed, cudaStream_t);  // j/8, j in -8..8
-void launch_convert(const float* in, void* out, int64_t count, const std::string& dtype, cudaStream_t);
-void launch_convert_from_f32(const float* in, void* out, int64_t count, const std::string& nccl_dtype, cudaStream_t);
-void launch_convert_to_f32(const void* in, float* out, int64_t count, const std::string& nccl_dtype, cudaStream_t);
+void launch_convert(const float* in, void* out, int64_t count, const std::string& dtype,
+                    cudaStream_t);
+void launch_convert_from_f32(const float* in, void* out, int64_t count,
+                             const std::string& nccl_dtype, cudaStream_t);
+void launch_convert_to_f32(const void* in, float* out, int64_t count, const std::string& nccl_dtype,
+                           cudaStream_t);
 void launch_read(const void* data, int64_t bytes, unsigned long long* sum, cudaStream_t);
 void launch_write(void* data, int64_t bytes, uint32_t value, cudaStream_t);
 

@@ -9,8 +9,8 @@
 #include "cuda/cublaslt_api.h"
 #include "cuda/cuda_api.h"
 #include "harness.h"
-#include "shardcost/error.h"
 #include "result_records.h"
+#include "shardcost/error.h"
 
 namespace shardcost::bench {
 namespace {
@@ -20,9 +20,12 @@ using cuda::DeviceBuffer;
 // Flushes L2 before each iteration (outside the timed region) by writing a buffer twice its size.
 class L2Flush {
  public:
-  explicit L2Flush(int gpu) : bytes_(std::max<int64_t>(2 * cuda::props(gpu).l2_bytes, 1 << 20)),
-                              buf_(cuda::device_alloc(bytes_)) {}
-  void run(cudaStream_t s) const { SC_CUDA(cudaMemsetAsync(buf_.get(), 0, static_cast<size_t>(bytes_), s)); }
+  explicit L2Flush(int gpu)
+      : bytes_(std::max<int64_t>(2 * cuda::props(gpu).l2_bytes, 1 << 20)),
+        buf_(cuda::device_alloc(bytes_)) {}
+  void run(cudaStream_t s) const {
+    SC_CUDA(cudaMemsetAsync(buf_.get(), 0, static_cast<size_t>(bytes_), s));
+  }
 
  private:
   int64_t bytes_;
@@ -32,7 +35,10 @@ class L2Flush {
 class CudaGemm final : public Benchmark {
  public:
   CudaGemm(int gpu, const std::string& dtype, const GemmShapeSpec& s)
-      : dtype_(dtype), s_(s), flush_(gpu), work_(cuda::device_alloc(kWorkspace)),
+      : dtype_(dtype),
+        s_(s),
+        flush_(gpu),
+        work_(cuda::device_alloc(kWorkspace)),
         mm_(dtype, s.m, s.n, s.k, kWorkspace, work_.get()) {
     const size_t eb = cuda::LtMatmul::element_bytes(dtype);
     a32_ = cuda::device_alloc(s.m * s.k * 4);
@@ -42,8 +48,10 @@ class CudaGemm final : public Benchmark {
     d_ = cuda::device_alloc(static_cast<int64_t>(cuda::LtMatmul::output_bytes(dtype)) * s.m * s.n);
     cuda::launch_fill_f32(reinterpret_cast<float*>(a32_.get()), s.m * s.k, 1, stream_.get());
     cuda::launch_fill_f32(reinterpret_cast<float*>(b32_.get()), s.k * s.n, 2, stream_.get());
-    cuda::launch_convert(reinterpret_cast<float*>(a32_.get()), a_.get(), s.m * s.k, dtype, stream_.get());
-    cuda::launch_convert(reinterpret_cast<float*>(b32_.get()), b_.get(), s.k * s.n, dtype, stream_.get());
+    cuda::launch_convert(reinterpret_cast<float*>(a32_.get()), a_.get(), s.m * s.k, dtype,
+                         stream_.get());
+    cuda::launch_convert(reinterpret_cast<float*>(b32_.get()), b_.get(), s.k * s.n, dtype,
+                         stream_.get());
     stream_.sync();
   }
   cudaStream_t stream() const { return stream_.get(); }
@@ -65,7 +73,8 @@ class CudaGemm final : public Benchmark {
     for (int sample = 0; sample < kSamples; ++sample) {
       const int64_t i = (sample * 7919) % s_.m, j = (sample * 104729) % s_.n;
       double ref = 0;
-      for (int64_t p = 0; p < s_.k; ++p) ref += double(a[static_cast<size_t>(i * s_.k + p)]) * b[static_cast<size_t>(j * s_.k + p)];
+      for (int64_t p = 0; p < s_.k; ++p)
+        ref += double(a[static_cast<size_t>(i * s_.k + p)]) * b[static_cast<size_t>(j * s_.k + p)];
       const size_t at = static_cast<size_t>(j * s_.m + i);
       double got;
       if (ob == 4) {
@@ -111,7 +120,8 @@ class CudaGemm final : public Benchmark {
 class CudaMemory final : public Benchmark {
  public:
   CudaMemory(std::string kind, int64_t bytes) : kind_(std::move(kind)), bytes_(bytes / 16 * 16) {
-    if (bytes_ < 16) throw InputError(fmt::format("memory size {} must be at least 16 bytes", bytes));
+    if (bytes_ < 16)
+      throw InputError(fmt::format("memory size {} must be at least 16 bytes", bytes));
     dev_a_ = cuda::device_alloc(bytes_);
     dev_b_ = cuda::device_alloc(bytes_);
     host_ = cuda::pinned_alloc(bytes_);
@@ -124,12 +134,18 @@ class CudaMemory final : public Benchmark {
   void run(int iteration) override {
     const auto n = static_cast<size_t>(bytes_);
     const cudaStream_t s = stream_.get();
-    if (kind_ == "copy_d2d") SC_CUDA(cudaMemcpyAsync(dev_b_.get(), dev_a_.get(), n, cudaMemcpyDeviceToDevice, s));
-    else if (kind_ == "copy_h2d") SC_CUDA(cudaMemcpyAsync(dev_b_.get(), host_.get(), n, cudaMemcpyHostToDevice, s));
-    else if (kind_ == "copy_d2h") SC_CUDA(cudaMemcpyAsync(host_.get(), dev_a_.get(), n, cudaMemcpyDeviceToHost, s));
-    else if (kind_ == "memset") SC_CUDA(cudaMemsetAsync(dev_b_.get(), iteration & 0xff, n, s));
-    else if (kind_ == "read") cuda::launch_read(dev_a_.get(), bytes_, reinterpret_cast<unsigned long long*>(sum_.get()), s);
-    else cuda::launch_write(dev_b_.get(), bytes_, 0x02020202u, s);
+    if (kind_ == "copy_d2d")
+      SC_CUDA(cudaMemcpyAsync(dev_b_.get(), dev_a_.get(), n, cudaMemcpyDeviceToDevice, s));
+    else if (kind_ == "copy_h2d")
+      SC_CUDA(cudaMemcpyAsync(dev_b_.get(), host_.get(), n, cudaMemcpyHostToDevice, s));
+    else if (kind_ == "copy_d2h")
+      SC_CUDA(cudaMemcpyAsync(host_.get(), dev_a_.get(), n, cudaMemcpyDeviceToHost, s));
+    else if (kind_ == "memset")
+      SC_CUDA(cudaMemsetAsync(dev_b_.get(), iteration & 0xff, n, s));
+    else if (kind_ == "read")
+      cuda::launch_read(dev_a_.get(), bytes_, reinterpret_cast<unsigned long long*>(sum_.get()), s);
+    else
+      cuda::launch_write(dev_b_.get(), bytes_, 0x02020202u, s);
   }
   int64_t check() override {
     SC_CUDA(cudaMemsetAsync(sum_.get(), 0, 8, stream_.get()));
@@ -144,7 +160,10 @@ class CudaMemory final : public Benchmark {
     std::vector<unsigned char> out(static_cast<size_t>(bytes_));
     const void* src = kind_ == "copy_d2h" ? host_.get() : dev_b_.get();
     SC_CUDA(cudaMemcpy(out.data(), src, out.size(), cudaMemcpyDefault));
-    const unsigned char want = kind_ == "copy_d2d" || kind_ == "copy_d2h" ? 1 : kind_ == "copy_h2d" ? 3 : kind_ == "memset" ? 5 : 2;
+    const unsigned char want = kind_ == "copy_d2d" || kind_ == "copy_d2h" ? 1
+                               : kind_ == "copy_h2d"                      ? 3
+                               : kind_ == "memset"                        ? 5
+                                                                          : 2;
     return std::count_if(out.begin(), out.end(), [&](unsigned char c) { return c != want; });
   }
 
@@ -196,7 +215,8 @@ MemoryReport cuda_bench_memory(const MemoryOptions& o, const Progress& progress)
   const auto kinds = memory_kinds("cuda");
   for (const auto& k : o.kinds)
     if (std::find(kinds.begin(), kinds.end(), k) == kinds.end())
-      throw InputError(fmt::format("--op {} is not a CUDA memory benchmark; use one of: {}", k, fmt::join(kinds, ", ")));
+      throw InputError(fmt::format("--op {} is not a CUDA memory benchmark; use one of: {}", k,
+                                   fmt::join(kinds, ", ")));
   MemoryReport report;
   report.device = cuda_device_record(o.gpu);
   for (const auto& kind : o.kinds) {

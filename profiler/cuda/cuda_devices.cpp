@@ -22,8 +22,8 @@ void cuda_list_devices(DeviceList& list) {
 }
 
 std::string cuda_library_versions() {
-  return fmt::format("cuda={}; driver={}; nccl={}; {}", cuda::runtime_version(), cuda::driver_version(),
-                     cuda::nccl_version(), cuda::LtMatmul::version());
+  return fmt::format("cuda={}; driver={}; nccl={}; {}", cuda::runtime_version(),
+                     cuda::driver_version(), cuda::nccl_version(), cuda::LtMatmul::version());
 }
 
 }  // namespace shardcost::bench

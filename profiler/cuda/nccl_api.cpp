@@ -8,7 +8,8 @@ namespace shardcost::bench::cuda {
 
 void check_nccl(ncclResult_t rc, const char* call, int line) {
   if (rc == ncclSuccess || rc == ncclInProgress) return;
-  throw Error(fmt::format("{} failed at profiler/cuda/nccl_api.cpp:{}: {}", call, line, ncclGetErrorString(rc)));
+  throw Error(fmt::format("{} failed at profiler/cuda/nccl_api.cpp:{}: {}", call, line,
+                          ncclGetErrorString(rc)));
 }
 
 Comm::~Comm() {
@@ -52,7 +53,9 @@ ncclDataType_t nccl_type(const std::string& d) {
   if (d == "bfloat16") return ncclBfloat16;
   if (d == "double") return ncclFloat64;
   if (d == "int32") return ncclInt32;
-  throw InputError(fmt::format("--dtype {} is not available with --backend nccl; use float, half, bfloat16, double or int32", d));
+  throw InputError(fmt::format(
+      "--dtype {} is not available with --backend nccl; use float, half, bfloat16, double or int32",
+      d));
 }
 
 size_t nccl_type_size(const std::string& d) {
@@ -68,19 +71,28 @@ ncclRedOp_t nccl_op(const std::string& r) {
   throw InputError(fmt::format("--redop {} is unknown; use sum, prod, max or min", r));
 }
 
-void group_start() { SC_NCCL(ncclGroupStart()); }
-void group_end() { SC_NCCL(ncclGroupEnd()); }
+void group_start() {
+  SC_NCCL(ncclGroupStart());
+}
+void group_end() {
+  SC_NCCL(ncclGroupEnd());
+}
 
 void enqueue(const std::string& op, const void* send, void* recv, int64_t send_count,
              int64_t recv_count, const std::string& dtype, const std::string& redop, int root,
              int rank, int ranks, ncclComm_t comm, cudaStream_t s) {
   const ncclDataType_t t = nccl_type(dtype);
   const auto sc = static_cast<size_t>(send_count), rc = static_cast<size_t>(recv_count);
-  if (op == "all_reduce") SC_NCCL(ncclAllReduce(send, recv, sc, t, nccl_op(redop), comm, s));
-  else if (op == "all_gather") SC_NCCL(ncclAllGather(send, recv, sc, t, comm, s));
-  else if (op == "reduce_scatter") SC_NCCL(ncclReduceScatter(send, recv, rc, t, nccl_op(redop), comm, s));
-  else if (op == "broadcast") SC_NCCL(ncclBroadcast(send, recv, sc, t, root, comm, s));
-  else if (op == "reduce") SC_NCCL(ncclReduce(send, recv, sc, t, nccl_op(redop), root, comm, s));
+  if (op == "all_reduce")
+    SC_NCCL(ncclAllReduce(send, recv, sc, t, nccl_op(redop), comm, s));
+  else if (op == "all_gather")
+    SC_NCCL(ncclAllGather(send, recv, sc, t, comm, s));
+  else if (op == "reduce_scatter")
+    SC_NCCL(ncclReduceScatter(send, recv, rc, t, nccl_op(redop), comm, s));
+  else if (op == "broadcast")
+    SC_NCCL(ncclBroadcast(send, recv, sc, t, root, comm, s));
+  else if (op == "reduce")
+    SC_NCCL(ncclReduce(send, recv, sc, t, nccl_op(redop), root, comm, s));
   else if (op == "alltoall") {
     // nccl-tests' alltoall: grouped sends and receives of one share per peer.
     const size_t per = sc / static_cast<size_t>(ranks), bytes = per * nccl_type_size(dtype);

@@ -8,11 +8,11 @@
 
 #include "backends.h"
 #include "collective_check.h"
-#include "result_records.h"
 #include "cuda/cuda_api.h"
 #include "cuda/nccl_api.h"
 #include "harness.h"
 #include "mpi_api.h"
+#include "result_records.h"
 #include "shardcost/error.h"
 
 namespace shardcost::bench {
@@ -26,8 +26,9 @@ struct Lane {
 
 class NcclCollective final : public Benchmark {
  public:
-  NcclCollective(const CollectiveOptions& o, std::string op, int64_t bytes, std::vector<Lane>& lanes,
-                 std::vector<cuda::Comm>& comms, int ranks, bool multi_process)
+  NcclCollective(const CollectiveOptions& o, std::string op, int64_t bytes,
+                 std::vector<Lane>& lanes, std::vector<cuda::Comm>& comms, int ranks,
+                 bool multi_process)
       : o_(o), op_(std::move(op)), lanes_(lanes), comms_(comms), ranks_(ranks), mp_(multi_process) {
     ts_ = static_cast<int64_t>(cuda::nccl_type_size(o.dtype));
     layout_ = collective_layout(op_, bytes, ts_, ranks);
@@ -52,16 +53,18 @@ class NcclCollective final : public Benchmark {
       // In place, both pointers lie in one buffer at the offsets NCCL documents (an all-gather
       // sends from its own slot of the output, a reduce-scatter receives into its slot).
       const InPlaceOffsets at = in_place_offsets(op_, l.rank, layout_, ts_);
-      const void* send = o_.in_place ? static_cast<const void*>(l.recv.get() + at.send) : l.send.get();
+      const void* send =
+          o_.in_place ? static_cast<const void*>(l.recv.get() + at.send) : l.send.get();
       void* recv = o_.in_place ? static_cast<void*>(l.recv.get() + at.recv) : l.recv.get();
-      cuda::enqueue(op_, send, recv, layout_.send_count, layout_.recv_count, o_.dtype, o_.redop, o_.root, l.rank,
-                    ranks_, comms_[i].get(), l.stream.get());
+      cuda::enqueue(op_, send, recv, layout_.send_count, layout_.recv_count, o_.dtype, o_.redop,
+                    o_.root, l.rank, ranks_, comms_[i].get(), l.stream.get());
     }
     cuda::group_end();
   }
   // Waits with a deadline; a hung collective is aborted and reported instead of hanging.
   void finish() override {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o_.timeout_s);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(o_.timeout_s);
     for (auto& l : lanes_) {
       SC_CUDA(cudaSetDevice(l.device));
       for (;;) {
@@ -70,9 +73,11 @@ class NcclCollective final : public Benchmark {
         if (rc != cudaErrorNotReady) SC_CUDA(rc);
         if (std::chrono::steady_clock::now() > deadline) {
           for (auto& c : comms_) c.abort();
-          throw Error(fmt::format("NCCL {} of {} bytes over {} ranks did not finish within {:g} s; "
-                                  "communicators aborted. Check that every rank runs the same command, or raise --timeout",
-                                  op_, layout_.bytes, ranks_, o_.timeout_s));
+          throw Error(
+              fmt::format("NCCL {} of {} bytes over {} ranks did not finish within {:g} s; "
+                          "communicators aborted. Check that every rank runs the same command, or "
+                          "raise --timeout",
+                          op_, layout_.bytes, ranks_, o_.timeout_s));
         }
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
@@ -91,8 +96,9 @@ class NcclCollective final : public Benchmark {
       SC_CUDA(cudaSetDevice(l.device));
       std::vector<float> out(static_cast<size_t>(layout_.recv_count));
       const int64_t result_at = o_.in_place ? in_place_offsets(op_, l.rank, layout_, ts_).recv : 0;
-      cuda::launch_convert_to_f32(l.recv.get() + result_at, reinterpret_cast<float*>(l.scratch.get()),
-                                  layout_.recv_count, o_.dtype, l.stream.get());
+      cuda::launch_convert_to_f32(l.recv.get() + result_at,
+                                  reinterpret_cast<float*>(l.scratch.get()), layout_.recv_count,
+                                  o_.dtype, l.stream.get());
       l.stream.sync();
       SC_CUDA(cudaMemcpy(out.data(), l.scratch.get(), out.size() * 4, cudaMemcpyDeviceToHost));
       for (int64_t i = 0; i < layout_.recv_count; ++i) {
@@ -108,15 +114,22 @@ class NcclCollective final : public Benchmark {
     for (auto& l : lanes_) {
       SC_CUDA(cudaSetDevice(l.device));
       std::vector<float> in(static_cast<size_t>(layout_.send_count));
-      for (int64_t i = 0; i < layout_.send_count; ++i) in[static_cast<size_t>(i)] = static_cast<float>(input_value(o_.redop, l.rank, i));
+      for (int64_t i = 0; i < layout_.send_count; ++i)
+        in[static_cast<size_t>(i)] = static_cast<float>(input_value(o_.redop, l.rank, i));
       SC_CUDA(cudaMemcpy(l.scratch.get(), in.data(), in.size() * 4, cudaMemcpyHostToDevice));
-      cuda::launch_convert_from_f32(reinterpret_cast<float*>(l.scratch.get()), l.send.get(), layout_.send_count, o_.dtype, l.stream.get());
-      SC_CUDA(cudaMemsetAsync(l.recv.get(), 0, static_cast<size_t>(std::max(layout_.send_count, layout_.recv_count) * ts_), l.stream.get()));
+      cuda::launch_convert_from_f32(reinterpret_cast<float*>(l.scratch.get()), l.send.get(),
+                                    layout_.send_count, o_.dtype, l.stream.get());
+      SC_CUDA(cudaMemsetAsync(
+          l.recv.get(), 0,
+          static_cast<size_t>(std::max(layout_.send_count, layout_.recv_count) * ts_),
+          l.stream.get()));
       l.stream.sync();
       if (o_.in_place || op_ == "broadcast") {
         // In place, the input sits where NCCL reads it: this rank's slot for all_gather.
         const int64_t offset = o_.in_place ? in_place_offsets(op_, l.rank, layout_, ts_).send : 0;
-        SC_CUDA(cudaMemcpy(l.recv.get() + offset, l.send.get(), static_cast<size_t>(layout_.send_count * ts_), cudaMemcpyDeviceToDevice));
+        SC_CUDA(cudaMemcpy(l.recv.get() + offset, l.send.get(),
+                           static_cast<size_t>(layout_.send_count * ts_),
+                           cudaMemcpyDeviceToDevice));
       }
     }
   }
@@ -139,7 +152,9 @@ CollectiveReport nccl_bench_collective(const CollectiveOptions& o, const Progres
   cuda::use_device(0);
   const int visible = cuda::device_count();
   // Under mpirun/srun with several ranks: one GPU per rank; otherwise --gpus GPUs here.
-  const bool mp = mpi::available() && o.gpus == 0 && (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("SLURM_NTASKS"));
+  const bool mp = mpi::available() && o.gpus == 0 &&
+                  (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") ||
+                   std::getenv("SLURM_NTASKS"));
   int rank = 0, ranks = mp ? mpi::world().size : std::max(1, o.gpus), base = 0;
   if (!mp && ranks > visible)
     throw InputError(fmt::format("--gpus {} but this machine has {} CUDA devices", ranks, visible));
@@ -170,7 +185,8 @@ CollectiveReport nccl_bench_collective(const CollectiveOptions& o, const Progres
     comms = cuda::init_all(devices);
   }
   (void)base;
-  if (o.root < 0 || o.root >= ranks) throw InputError(fmt::format("--root {} is not a rank (0..{})", o.root, ranks - 1));
+  if (o.root < 0 || o.root >= ranks)
+    throw InputError(fmt::format("--root {} is not a rank (0..{})", o.root, ranks - 1));
   CollectiveReport report;
   report.rank = rank;
   report.ranks = ranks;
@@ -183,7 +199,8 @@ CollectiveReport nccl_bench_collective(const CollectiveOptions& o, const Progres
   for (const auto& op : o.ops) {
     for (const int64_t bytes : o.sizes) {
       NcclCollective bench(o, op, bytes, lanes, comms, ranks, mp);
-      if (progress && rank == 0) progress(fmt::format("NCCL {} of {} bytes over {} ranks", op, bench.layout().bytes, ranks));
+      if (progress && rank == 0)
+        progress(fmt::format("NCCL {} of {} bytes over {} ranks", op, bench.layout().bytes, ranks));
       cuda::EventTimer timer(timer_lanes);
       const Measured m = measure(bench, timer, o.timing);
       report.results.push_back(collective_result(o, op, bench.layout(), o.in_place, ranks, m));

@@ -167,8 +167,9 @@ db::Measurements from_kernel_table(const db::CostTable& kernels) {
                kind = column("kind"), name = column("name"), start = column("start_ns"),
                duration = column("duration_ns"), bytes = column("bytes");
   const size_t ordinal = find("device_index");  // absent: devices by name and host only
-  const size_t launch[6] = {find("grid_x_blocks"),   find("grid_y_blocks"),   find("grid_z_blocks"),
-                            find("block_x_threads"), find("block_y_threads"), find("block_z_threads")};
+  const size_t launch[6] = {find("grid_x_blocks"),   find("grid_y_blocks"),
+                            find("grid_z_blocks"),   find("block_x_threads"),
+                            find("block_y_threads"), find("block_z_threads")};
   auto integer = [](const db::Cell& c) {
     return std::holds_alternative<int64_t>(c) ? std::get<int64_t>(c) : int64_t{0};
   };

@@ -47,8 +47,10 @@ inline file::Batch training_step(uint32_t device, uint64_t t0, uint32_t first_na
               raw(K::runtime, file::kNoDevice, 4242, 0, t0, t0 + 5 * scale)};
   b.events[7].context = device + 1;
   // Launch configurations: the GEMM as a persistent kernel (one block per SM), the rest 1-D.
-  const int32_t launches[5][6] = {{132, 1, 1, 256, 1, 1}, {64, 16, 2, 128, 1, 1},
-                                  {2048, 1, 1, 512, 1, 1}, {4096, 1, 1, 128, 1, 1},
+  const int32_t launches[5][6] = {{132, 1, 1, 256, 1, 1},
+                                  {64, 16, 2, 128, 1, 1},
+                                  {2048, 1, 1, 512, 1, 1},
+                                  {4096, 1, 1, 128, 1, 1},
                                   {2, 1, 1, 640, 1, 1}};
   for (size_t i = 0; i < 5; ++i) {
     for (int d = 0; d < 3; ++d) {

@@ -19,6 +19,8 @@ inline double percentile(std::vector<int64_t> v, double q) {
   return static_cast<double>(v[lo]) * (1 - frac) + static_cast<double>(v[hi]) * frac;
 }
 
-inline double median(std::vector<int64_t> v) { return percentile(std::move(v), 0.5); }
+inline double median(std::vector<int64_t> v) {
+  return percentile(std::move(v), 0.5);
+}
 
 }  // namespace shardcost

@@ -41,20 +41,20 @@ struct CompareOptions {
 
 struct PairResult {
   Measure base, next;
-  double change = 0;                // next median / base median - 1 (+: slower)
+  double change = 0;  // next median / base median - 1 (+: slower)
   Method method = Method::threshold;
-  std::optional<double> p_value;    // raw two-sided p; nullopt with Method::threshold
-  std::optional<double> p_adjusted; // Holm-adjusted
-  bool significant = false;         // against the noise (always true for Method::threshold)
+  std::optional<double> p_value;     // raw two-sided p; nullopt with Method::threshold
+  std::optional<double> p_adjusted;  // Holm-adjusted
+  bool significant = false;          // against the noise (always true for Method::threshold)
   Verdict verdict = Verdict::unchanged;
 };
 
 struct Comparison {
   CompareOptions options;
-  std::vector<PairResult> pairs;    // by table, then identity
-  std::vector<Measure> only_base;   // no match in next
-  std::vector<Measure> only_next;   // no match in base
-  int64_t superseded = 0;           // older duplicates of an identity, replaced by the newest
+  std::vector<PairResult> pairs;   // by table, then identity
+  std::vector<Measure> only_base;  // no match in next
+  std::vector<Measure> only_next;  // no match in base
+  int64_t superseded = 0;          // older duplicates of an identity, replaced by the newest
   int64_t count(Verdict) const;
 };
 

@@ -17,9 +17,9 @@ inline constexpr int kSchemaVersion = 5;
 
 // One benchmark, trace or import: where the figures came from.
 struct Run {
-  int64_t id = 0;             // assigned by the store
-  std::string uuid;           // stable across merges; empty: the store makes one
-  std::string tool;           // "shardcost", "nccl-tests", "kineto", "csv"
+  int64_t id = 0;    // assigned by the store
+  std::string uuid;  // stable across merges; empty: the store makes one
+  std::string tool;  // "shardcost", "nccl-tests", "kineto", "csv"
   std::string tool_version;
   std::string git_revision;
   std::string host;
@@ -27,17 +27,17 @@ struct Run {
   int64_t start_time_ns = 0;  // Unix epoch; 0 = unknown
   int64_t end_time_ns = 0;
   std::string status = "running";  // running | completed | failed
-  std::string source;         // imported file, or empty
-  std::string recorded_by;    // "shardcost 0.1.0 (rev)"
-  std::string library_versions;  // "nccl=2.21.5", free text
+  std::string source;              // imported file, or empty
+  std::string recorded_by;         // "shardcost 0.1.0 (rev)"
+  std::string library_versions;    // "nccl=2.21.5", free text
 };
 
 struct DeviceRecord {
   int64_t id = 0;
-  std::string name;            // "NVIDIA A100-SXM4-80GB" or the host CPU model
-  std::string uuid;            // GPU UUID where known
+  std::string name;  // "NVIDIA A100-SXM4-80GB" or the host CPU model
+  std::string uuid;  // GPU UUID where known
   std::string host;
-  int index = -1;              // device ordinal on the host
+  int index = -1;  // device ordinal on the host
   std::string pci_bus;
   std::string compute_capability;  // "8.0"
   int64_t memory_bytes = 0;
@@ -72,18 +72,19 @@ struct MemoryRecord {
 };
 
 struct CollectiveRecord {
-  int device = 0;        // the device of rank 0
-  std::string op;        // all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce | send_recv | ...
-  std::string dtype;     // as the tool named it: "float", "bfloat16"
-  std::string redop;     // "sum", "none"
+  int device = 0;  // the device of rank 0
+  std::string op;  // all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce |
+                   // send_recv | ...
+  std::string dtype;  // as the tool named it: "float", "bfloat16"
+  std::string redop;  // "sum", "none"
   int root = -1;
-  int64_t bytes = 0;     // nccl-tests' size column
+  int64_t bytes = 0;  // nccl-tests' size column
   int64_t elements = 0;
   int ranks = 0;
   int nodes = 1;
   std::string fabric_level;  // intra_node | inter_node
   bool in_place = false;
-  int64_t time_ns = 0;       // nccl-tests: the average over iterations
+  int64_t time_ns = 0;  // nccl-tests: the average over iterations
   std::optional<int64_t> time_p10_ns, time_p90_ns;
   std::optional<int64_t> wrong_elements;  // newer nccl-tests' #wrong; nullopt: not checked
   std::optional<double> max_error;        // older nccl-tests' error column (max deviation)
@@ -105,8 +106,8 @@ struct LaunchConfig {
   }
   // Spelled out: nvcc compiles this header too, and some versions reject a defaulted ==.
   bool operator==(const LaunchConfig& o) const {
-    return grid_x == o.grid_x && grid_y == o.grid_y && grid_z == o.grid_z &&
-           block_x == o.block_x && block_y == o.block_y && block_z == o.block_z;
+    return grid_x == o.grid_x && grid_y == o.grid_y && grid_z == o.grid_z && block_x == o.block_x &&
+           block_y == o.block_y && block_z == o.block_z;
   }
 };
 
@@ -118,7 +119,7 @@ struct KernelEvent {
   int32_t name = 0;
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
-  int64_t bytes = 0;  // copies and sets; 0 for kernels
+  int64_t bytes = 0;    // copies and sets; 0 for kernels
   LaunchConfig launch;  // kernels; stored only when known()
 };
 

@@ -11,9 +11,12 @@ namespace shardcost::db {
 // nccl-tests stdout (every *_perf test; the older `error` and newer `#wrong` layouts, with or
 // without `root`) or its JSON file (-J), told apart by the first character. `op` names the
 // collective when the file does not ("all_reduce", ...); empty: from the file, then its name.
-Measurements import_nccl_tests(std::string_view text, std::string_view source, std::string_view op = "");
-Measurements import_nccl_tests_text(std::string_view text, std::string_view source, std::string_view op = "");
-Measurements import_nccl_tests_json(std::string_view text, std::string_view source, std::string_view op = "");
+Measurements import_nccl_tests(std::string_view text, std::string_view source,
+                               std::string_view op = "");
+Measurements import_nccl_tests_text(std::string_view text, std::string_view source,
+                                    std::string_view op = "");
+Measurements import_nccl_tests_json(std::string_view text, std::string_view source,
+                                    std::string_view op = "");
 
 // PyTorch profiler / Kineto Chrome trace: GPU kernel, memcpy and memset events.
 Measurements import_kineto(std::string_view text, std::string_view source);

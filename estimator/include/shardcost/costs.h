@@ -48,7 +48,8 @@ class CostChain final : public CostSource {
       if (auto p = c->collective(d, op, bytes, ranks, level)) return p;
     return std::nullopt;
   }
-  std::optional<Priced> memory(const Device& d, std::string_view kind, double bytes) const override {
+  std::optional<Priced> memory(const Device& d, std::string_view kind,
+                               double bytes) const override {
     for (const CostSource* c : sources_)
       if (auto p = c->memory(d, kind, bytes)) return p;
     return std::nullopt;

@@ -22,7 +22,7 @@ namespace shardcost {
 
 // ---------------------------------------------------------------- results
 struct TimePart {
-  std::string name;   // compute_forward, tp_comm, pipeline_bubble, ...
+  std::string name;  // compute_forward, tp_comm, pipeline_bubble, ...
   double seconds = 0;
   CostOrigin origin = CostOrigin::catalog;  // the origin that priced most of it
   // Seconds per origin that priced any of it (they sum to seconds).
@@ -36,14 +36,14 @@ struct MemoryPart {
 struct Estimate {
   Strategy strategy;
   bool feasible = false;
-  std::string reason;              // why infeasible; empty otherwise
+  std::string reason;  // why infeasible; empty otherwise
   double step_time_s = 0;
   double tokens_per_s = 0;
-  double tflops_per_gpu = 0;       // model FLOPs (no recomputation) per GPU per second
-  double mfu = 0;                  // against the device's dense bf16 peak
-  double memory_per_gpu_bytes = 0; // the most loaded GPU
+  double tflops_per_gpu = 0;        // model FLOPs (no recomputation) per GPU per second
+  double mfu = 0;                   // against the device's dense bf16 peak
+  double memory_per_gpu_bytes = 0;  // the most loaded GPU
   double memory_capacity_bytes = 0;
-  double model_flops = 0;          // per step, whole cluster
+  double model_flops = 0;  // per step, whole cluster
   double parameters = 0;
   std::vector<TimePart> time;
   std::vector<MemoryPart> memory;
@@ -110,7 +110,7 @@ struct RankOptions {
 };
 
 struct RankResult {
-  int64_t evaluated = 0;   // candidates priced
+  int64_t evaluated = 0;  // candidates priced
   int64_t feasible = 0;
   double elapsed_s = 0;
   std::map<std::string, int64_t> rejected;  // reason -> count
@@ -121,9 +121,9 @@ RankResult rank(const Workload&, const Cluster&, const RankOptions&);
 
 // ---------------------------------------------------------------- validation
 struct ValidationRow {
-  std::string table;      // "korthikanti2022" | "megatron2021" | "megatron2021_fixed_rule"
-  std::string label;      // "175B selective"
-  Strategy strategy;      // the strategy priced (for megatron2021: the best found)
+  std::string table;  // "korthikanti2022" | "megatron2021" | "megatron2021_fixed_rule"
+  std::string label;  // "175B selective"
+  Strategy strategy;  // the strategy priced (for megatron2021: the best found)
   double published_s = 0;
   double predicted_s = 0;
   double error() const { return (predicted_s - published_s) / published_s; }

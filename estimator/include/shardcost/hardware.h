@@ -19,23 +19,23 @@ std::optional<DType> parse_store_dtype(std::string_view);
 
 struct Device {
   std::string name;
-  std::vector<std::string> aliases;     // the names drivers and tools report for it
+  std::vector<std::string> aliases;  // the names drivers and tools report for it
   std::string architecture;
   int sms = 0;
-  double boost_clock_hz = 0;            // 0: not known
-  double l2_bytes = 0;                  // 0: not known
-  double memory_bytes = 0;              // usable HBM, as the driver reports it
-  double memory_bandwidth_Bps = 0;      // peak HBM bandwidth
-  double nvlink_bandwidth_Bps = 0;      // per GPU, one direction
-  double pcie_bandwidth_Bps = 0;        // per GPU, one direction
+  double boost_clock_hz = 0;                     // 0: not known
+  double l2_bytes = 0;                           // 0: not known
+  double memory_bytes = 0;                       // usable HBM, as the driver reports it
+  double memory_bandwidth_Bps = 0;               // peak HBM bandwidth
+  double nvlink_bandwidth_Bps = 0;               // per GPU, one direction
+  double pcie_bandwidth_Bps = 0;                 // per GPU, one direction
   std::array<double, kDTypeCount> peak_flops{};  // dense; 0 = unsupported
-  double gemm_efficiency = 0;           // large-GEMM fraction of peak (measured, cited)
+  double gemm_efficiency = 0;                    // large-GEMM fraction of peak (measured, cited)
   // The same over a short burst (MAMF-style: tens of calls, not power-saturated), as `bench
   // gemm` and published tables measure; 0 = not known. The learned GEMM prior prices store
   // measurements with it; training steps keep the sustained figure.
   double gemm_burst_efficiency = 0;
-  double memory_efficiency = 0;         // streaming-kernel fraction of HBM peak
-  double attention_efficiency = 0;      // fused (flash) attention fraction of peak
+  double memory_efficiency = 0;     // streaming-kernel fraction of HBM peak
+  double attention_efficiency = 0;  // fused (flash) attention fraction of peak
   // How the GPUs of the node this part is built into are linked: "switch" (NVSwitch, or every
   // pair linked directly: any n of them see the same links, so collective costs carry from
   // one rank count to another), "mesh" (an NVLink hybrid cube mesh: some pairs share no link,
@@ -44,7 +44,15 @@ struct Device {
   bool uniform_node() const { return node_fabric == "switch"; }
 };
 
-enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };
+enum class CollectiveOp {
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  all_to_all,
+  broadcast,
+  reduce,
+  send_recv
+};
 inline constexpr size_t kCollectiveOpCount = static_cast<size_t>(CollectiveOp::send_recv) + 1;
 std::string_view to_string(CollectiveOp);
 // to_string's names, and the store's spellings all_to_all and send_recv.

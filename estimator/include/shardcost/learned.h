@@ -16,19 +16,22 @@ namespace shardcost {
 
 // What fitting one model did: its rows and cross-validation, or why it was skipped.
 struct FitReport {
-  std::string kind;    // gemm_efficiency, gemm_prior_pooled, collective_curves, memory_curve, kernel_classes
+  std::string
+      kind;  // gemm_efficiency, gemm_prior_pooled, collective_curves, memory_curve, kernel_classes
   std::string device;  // catalog device
-  std::string key;     // GEMMs: the data type; collectives: "op level"; memory: the kind; kernels: "by class"
+  std::string
+      key;  // GEMMs: the data type; collectives: "op level"; memory: the kind; kernels: "by class"
   size_t rows = 0;
   struct Validation {
     std::string split;
     size_t rows = 0;
-    double median = 0, p90 = 0;  // |relative error| of held-out time
+    double median = 0, p90 = 0;                       // |relative error| of held-out time
     std::vector<std::pair<double, double>> held_out;  // some (measured, predicted) seconds
   };
   std::vector<Validation> cross_validation;
   std::string skipped;  // empty: fitted and saved
-  std::vector<std::string> notes;  // what was left out of a fitted model (a curve with too few sizes)
+  std::vector<std::string>
+      notes;  // what was left out of a fitted model (a curve with too few sizes)
 };
 
 // Fits a model per stored device and data type (gemm), op and fabric level (collective) or
@@ -48,7 +51,8 @@ class LearnedCosts : public CostSource {
   ~LearnedCosts() override;
 
   std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override;
-  std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks, FabricLevel) const override;
+  std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks,
+                                   FabricLevel) const override;
   std::optional<Priced> memory(const Device&, std::string_view kind, double bytes) const override;
   // A traced kernel's duration by name and launch (threads: blocks x threads per block, 0
   // not known) on a device as the store names it or a catalog device. look_up false: a

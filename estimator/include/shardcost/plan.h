@@ -25,9 +25,9 @@ struct StagePlan {
 };
 
 struct Plan {
-  Strategy strategy;               // pp = stages, dp = replicas per stage, tp = theirs
-  std::vector<int> stage_layers;   // per stage; empty: the default split of the layers
-  std::vector<StagePlan> stages;   // as a plan file gives them; empty for a strategy string
+  Strategy strategy;              // pp = stages, dp = replicas per stage, tp = theirs
+  std::vector<int> stage_layers;  // per stage; empty: the default split of the layers
+  std::vector<StagePlan> stages;  // as a plan file gives them; empty for a strategy string
 };
 
 // The plan of a uniform strategy string: default layer split, every replica in rank order.

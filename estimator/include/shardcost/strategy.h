@@ -54,8 +54,8 @@ std::string to_string(const Strategy&);
 struct Software {
   std::string name;
   AttentionKernel attention = AttentionKernel::flash;
-  bool overlap_grad_reduce = true;    // DP gradient reduction overlapped with backward
-  bool overlap_param_gather = true;   // ZeRO parameter all-gathers overlapped with compute
+  bool overlap_grad_reduce = true;   // DP gradient reduction overlapped with backward
+  bool overlap_param_gather = true;  // ZeRO parameter all-gathers overlapped with compute
   // Gradients kept, accumulated and reduced in this many bytes: 4 = fp32 main gradients
   // (Megatron forces them with bf16), 2 = fp16 gradients of fp16 training.
   int grad_bytes = 4;

@@ -78,12 +78,12 @@ struct VarlenEstimate {
   // cp=dynamic, the smallest power-of-two CP that fits the longest kept sequence. 0: none
   // can run (baseline says why).
   double baseline_step_time_s = 0;
-  std::string baseline;  // its strategy keys, or why there is none
-  double tokens_per_step = 0;       // mean kept tokens per global batch
+  std::string baseline;                           // its strategy keys, or why there is none
+  double tokens_per_step = 0;                     // mean kept tokens per global batch
   int64_t drawn = 0, dropped = 0, truncated = 0;  // sequences
   int64_t longest = 0;                            // kept, tokens
   int max_micro_batches = 0;                      // on the busiest rank of any batch
-  std::vector<double> step_times_s;  // per sampled global batch, in draw order
+  std::vector<double> step_times_s;               // per sampled global batch, in draw order
   // cp=dynamic: how many of the kept sequences ran at each CP size (ascending).
   std::vector<std::pair<int, int64_t>> cp_sequences;
 };
@@ -91,8 +91,8 @@ struct VarlenEstimate {
 // Prices the strategy on global batches drawn from the distribution (options.seed makes it
 // deterministic). Throws InputError for what cannot be priced (a token budget below the
 // longest kept sequence, unfused attention with packed sequences, ...).
-VarlenEstimate estimate_varlen(const Workload&, const Cluster&, const Strategy&, const VarlenOptions&,
-                               const EstimateOptions& = {});
+VarlenEstimate estimate_varlen(const Workload&, const Cluster&, const Strategy&,
+                               const VarlenOptions&, const EstimateOptions& = {});
 VarlenEstimate estimate_varlen(const Model&, const Cluster&, const Strategy&, const VarlenOptions&,
                                const EstimateOptions& = {});
 

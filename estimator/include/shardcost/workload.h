@@ -30,14 +30,14 @@ enum class Axis { tp, cp, ep };
 struct Op {
   const char* name = "";
   OpKind kind = OpKind::memory;
-  GemmShape gemm;              // gemm (also the batched GEMMs of unfused attention)
-  double flops = 0;            // attention, forward
-  double bytes = 0;            // memory: HBM bytes read and written forward; comm: buffer bytes
-  double backward_bytes = 0;   // memory: HBM bytes backward
-  std::optional<CollectiveOp> op;           // forward collective (none: identity)
+  GemmShape gemm;                  // gemm (also the batched GEMMs of unfused attention)
+  double flops = 0;                // attention, forward
+  double bytes = 0;                // memory: HBM bytes read and written forward; comm: buffer bytes
+  double backward_bytes = 0;       // memory: HBM bytes backward
+  std::optional<CollectiveOp> op;  // forward collective (none: identity)
   std::optional<CollectiveOp> backward_op;  // backward collective (none: identity)
   Axis axis = Axis::tp;
-  bool selective = false;      // recomputed under selective recomputation
+  bool selective = false;  // recomputed under selective recomputation
   // Backward collective of a column-parallel linear's input: it can run behind the weight-
   // gradient GEMM of the next op (Software::async_tp_backward).
   bool before_column_parallel = false;
@@ -51,8 +51,12 @@ struct Op {
 
 // Backward of Y[m x n] = X[m x k] W[k x n]: the input gradient dX = dY W^T (m x k, inner n)
 // and the weight gradient dW = X^T dY (k x n, inner m).
-inline GemmShape dgrad_shape(const GemmShape& g) { return {g.m, g.k, g.n, g.batch}; }
-inline GemmShape wgrad_shape(const GemmShape& g) { return {g.k, g.n, g.m, g.batch}; }
+inline GemmShape dgrad_shape(const GemmShape& g) {
+  return {g.m, g.k, g.n, g.batch};
+}
+inline GemmShape wgrad_shape(const GemmShape& g) {
+  return {g.k, g.n, g.m, g.batch};
+}
 
 // A block: operators that run in order for one micro-batch (each depends on the one before,
 // the block on the block before), with the parameters and activations it holds on a device.
@@ -142,9 +146,9 @@ std::unique_ptr<Workload> transformer_workload(const Model&);
 // projection, an activation and a row-parallel down projection back to `width`.
 struct MlpSpec {
   std::string name = "mlp";
-  int width = 0;                   // input and output features of every pair
-  std::vector<int> hidden;         // the up projection's features, one per pair
-  int tokens_per_sample = 1;       // rows per sample (1: a plain batch of vectors)
+  int width = 0;              // input and output features of every pair
+  std::vector<int> hidden;    // the up projection's features, one per pair
+  int tokens_per_sample = 1;  // rows per sample (1: a plain batch of vectors)
 };
 std::unique_ptr<Workload> mlp_workload(const MlpSpec&);
 

@@ -77,7 +77,7 @@ struct GemmResult {
   GemmShapeSpec shape;
   std::string dtype;
   Stats stats;
-  double tflops = 0;  // 2*m*n*k*batch / median
+  double tflops = 0;               // 2*m*n*k*batch / median
   int64_t checked = 0, wrong = 0;  // sampled output elements checked / outside tolerance
   std::optional<double> baseline_tflops;
 };
@@ -123,8 +123,8 @@ struct CollectiveOptions {
   int root = 0;
   bool in_place = false;
   Timing timing;
-  int gpus = 0;             // nccl: one process drives this many local GPUs; 0 = one per rank
-  double timeout_s = 300;   // one size point (warm-up + iterations) longer than this aborts
+  int gpus = 0;               // nccl: one process drives this many local GPUs; 0 = one per rank
+  double timeout_s = 300;     // one size point (warm-up + iterations) longer than this aborts
   int debug_stall_rank = -1;  // tests only: this rank sleeps past the timeout
   TimeoutHandler on_timeout;
 };
