@@ -14,6 +14,7 @@ packages=(
   libxgboost-dev                    # learned cost models (fit)
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev          # libFuzzer targets (optional SHARDCOST_FUZZ build)
+  clang-format-14                   # the style check (tests/e2e/format.sh)
   chromium fonts-dejavu-core        # the HTML report test renders a screenshot
 )
 missing=()
