@@ -200,3 +200,19 @@ TEST(Placement, GroupNamesAreUnique) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// The undefined behaviour UBSan found in the fuzz corpus: sizes near INT_MAX multiplied in int.
+TEST(StrategyText, HugeSizesAreOneClearErrorNotAnOverflow) {
+  EXPECT_THROW(parse_strategy("tp=119276527", 64), InputError);
+  EXPECT_THROW(parse_strategy("tp=2147483647,pp=2147483647,cp=2147483647", 64), InputError);
+  EXPECT_THROW(parse_strategy("mbs=119276527,tp=1", 64), InputError);  // mbs*dp as the global batch
+  Strategy s;
+  s.tp = s.pp = s.dp = s.cp = 2147483647;
+  EXPECT_EQ(s.gpus(), int64_t{1} << 40);  // saturates instead of overflowing
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 #include "estimate_internal.h"
 #include "shardcost/error.h"
@@ -132,25 +133,56 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
   return keys;
 }
 
+namespace {
+
+// The product of parallel sizes, or -1 when it would not fit an int (a strategy text can name
+// sizes up to INT_MAX each; their product must not overflow before it is checked).
+int64_t product(std::initializer_list<int> sizes) {
+  int64_t p = 1;
+  for (int x : sizes) {
+    p *= x;
+    if (p > std::numeric_limits<int>::max()) return -1;
+  }
+  return p;
+}
+
+}  // namespace
+
 Strategy parse_strategy(std::string_view text, int gpus) {
   Strategy s;
   s.dp = 0;
   const auto keys = apply_strategy_text(text, s);
+  auto too_large = [&](const char* what, int64_t p) {
+    if (p < 0 || p > gpus)
+      throw InputError(fmt::format(
+          "{} is {} than the {} GPUs of the cluster; choose sizes whose product divides "
+          "the GPU count",
+          what, p < 0 ? "far larger" : "larger", gpus));
+  };
   // cp=dynamic without cp_max: every GPU outside tp and pp in one CP domain (dp = 1).
   if (s.cp_per_sequence() && std::find(keys.begin(), keys.end(), "cp_max") == keys.end()) {
-    const int inner = s.tp * s.pp * std::max(s.dp, 1);
-    if (inner > 0 && gpus % inner == 0) s.cp = gpus / inner;
+    const int64_t inner = product({s.tp, s.pp, std::max(s.dp, 1)});
+    too_large("tp*pp*dp", inner);
+    if (inner > 0 && gpus % inner == 0) s.cp = static_cast<int>(gpus / inner);
   }
   if (s.dp == 0) {
-    const int inner = s.tp * s.pp * s.cp;
+    const int64_t inner = product({s.tp, s.pp, s.cp});
+    too_large("tp*pp*cp", inner);
     if (inner <= 0 || gpus % inner != 0)
       throw InputError(
           fmt::format("tp*pp*cp = {} does not divide the {} GPUs; choose sizes whose "
                       "product divides the GPU count",
                       inner, gpus));
-    s.dp = gpus / inner;
+    s.dp = static_cast<int>(gpus / inner);
   }
-  if (s.gbs == 0) s.gbs = s.mbs * s.dp;
+  too_large("tp*pp*dp*cp", product({s.tp, s.pp, s.dp, s.cp}));
+  if (s.gbs == 0) {
+    const int64_t gbs = product({s.mbs, s.dp});
+    if (gbs < 0)
+      throw InputError(
+          fmt::format("mbs*dp does not fit a global batch; give gbs= (sequences per step)"));
+    s.gbs = static_cast<int>(gbs);
+  }
   if (s.gpus() != gpus)
     throw InputError(
         fmt::format("tp*pp*dp*cp = {} but the cluster has {} GPUs; make them equal "
@@ -189,8 +221,9 @@ std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, c
   if (s.sp && s.tp == 1) return "sp=true needs tp>1";
   if (s.zero < 0 || s.zero > 3) return fmt::format("zero={} is not a ZeRO stage (0-3)", s.zero);
   if (s.gbs < 1) return "gbs must be at least 1";
-  if (s.gbs % (s.mbs * s.dp) != 0)
-    return fmt::format("gbs={} is not a multiple of mbs*dp = {}", s.gbs, s.mbs * s.dp);
+  const int64_t per_step = int64_t{s.mbs} * s.dp;
+  if (s.gbs % per_step != 0)
+    return fmt::format("gbs={} is not a multiple of mbs*dp = {}", s.gbs, per_step);
   if (s.vpp > 1 && s.micro_batches() % s.pp != 0)
     return fmt::format(
         "the interleaved schedule needs the {} micro-batches to be a multiple of "

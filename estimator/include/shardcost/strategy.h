@@ -1,6 +1,7 @@
 #pragma once
 // How work is split and run: the strategy (parallel sizes, batch, schedule, recomputation,
 // ZeRO) and the software stack that runs it. Both are independent of the model family.
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,8 +46,16 @@ struct Strategy {
   CpMode cp_mode = CpMode::fixed;
   bool cp_per_sequence() const { return cp_mode != CpMode::fixed; }
   CpKind cp_kind = CpKind::ring;
-  int gpus() const { return tp * pp * dp * cp; }
-  int micro_batches() const { return gbs / (mbs * dp); }
+  // Saturating at 2^40 GPUs: sizes read from a file may be anything up to INT_MAX each.
+  int64_t gpus() const {
+    int64_t p = 1;
+    for (int x : {tp, pp, dp, cp}) {
+      p *= x;
+      if (p > (int64_t{1} << 40)) return int64_t{1} << 40;
+    }
+    return p;
+  }
+  int micro_batches() const { return static_cast<int>(gbs / (int64_t{mbs} * dp)); }
 };
 std::string to_string(const Strategy&);
 
