@@ -16,10 +16,40 @@
 namespace shardcost::cli {
 namespace {
 
+// The store's rows, each table read once and only when a model needs it.
+class StorePoints {
+ public:
+  explicit StorePoints(const db::Store& s) : store_(s) {}
+  const std::vector<db::GemmPoint>& gemm() {
+    return once(gemm_, [&] { return store_.gemm_points(); });
+  }
+  const std::vector<db::CollectivePoint>& collective() {
+    return once(collective_, [&] { return store_.collective_points(); });
+  }
+  const std::vector<db::MemoryPoint>& memory() {
+    return once(memory_, [&] { return store_.memory_points(); });
+  }
+  const std::vector<db::KernelPoint>& kernels() {
+    return once(kernels_, [&] { return store_.kernel_points(); });
+  }
+
+ private:
+  template <class T, class Read>
+  static const T& once(std::optional<T>& slot, Read read) {
+    if (!slot) slot = read();
+    return *slot;
+  }
+  const db::Store& store_;
+  std::optional<std::vector<db::GemmPoint>> gemm_;
+  std::optional<std::vector<db::CollectivePoint>> collective_;
+  std::optional<std::vector<db::MemoryPoint>> memory_;
+  std::optional<std::vector<db::KernelPoint>> kernels_;
+};
+
 // A fitted model's held-out predictions (its first cross-validation's), or else its predictions
 // for the rows it was fitted on (nullopt: neither, a pooled prior of an older record).
 std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCosts& learned,
-                                           const db::Store& store) {
+                                           StorePoints& store) {
   FittedModelPlot plot{m, {}};
   // What the model predicted for rows it had not seen, where its record keeps them.
   if (!m.cross_validation.empty() && !m.cross_validation.front().held_out.empty()) {
@@ -33,7 +63,7 @@ std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCost
   device.name = m.device;
   if (m.kind == "gemm_efficiency") {
     const DType dtype = parse_dtype(m.key);
-    for (const auto& g : store.gemm_points()) {
+    for (const auto& g : store.gemm()) {
       if (parse_store_dtype(g.dtype) != dtype || !same_device_name(g.device, m.device)) continue;
       if (const auto priced = learned.gemm(device, dtype, {g.m, g.n, g.k, g.batch}))
         plot.measured_predicted_s.emplace_back(g.time_ns * 1e-9, priced->seconds);
@@ -44,7 +74,7 @@ std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCost
     const std::string level_name = space == std::string::npos ? "" : m.key.substr(space + 1);
     const FabricLevel level =
         level_name == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node;
-    for (const auto& c : store.collective_points()) {
+    for (const auto& c : store.collective()) {
       if (parse_collective_op(c.op) != op || c.fabric_level != level_name ||
           !same_device_name(c.device, m.device))
         continue;
@@ -53,18 +83,15 @@ std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCost
         plot.measured_predicted_s.emplace_back(c.time_ns * 1e-9, priced->seconds);
     }
   } else if (m.kind == "memory_curve") {
-    for (const auto& p : store.memory_points()) {
+    for (const auto& p : store.memory()) {
       if (p.kind != m.key || !same_device_name(p.device, m.device)) continue;
       if (const auto priced = learned.memory(device, p.kind, static_cast<double>(p.bytes)))
         plot.measured_predicted_s.emplace_back(p.time_ns * 1e-9, priced->seconds);
     }
   } else if (m.kind == "kernel_classes") {  // each launch by its class's fit, not looked up
-    for (const auto& k : store.kernel_points()) {
+    for (const auto& k : store.kernels()) {
       if (k.device != m.device && !same_device_name(k.device, m.device)) continue;
-      const auto& l = k.launch;
-      const double threads =
-          l.known() ? 1.0 * l.grid_x * l.grid_y * l.grid_z * l.block_x * l.block_y * l.block_z : 0;
-      if (const auto priced = learned.kernel(k.device, k.name, threads, false))
+      if (const auto priced = learned.kernel(k.device, k.name, k.launch.threads(), false))
         plot.measured_predicted_s.emplace_back(k.mean_ns * 1e-9, priced->seconds);
     }
   } else {
@@ -124,42 +151,45 @@ void add_report_command(CLI::App& app) {
     std::vector<std::string> problems;
     const LearnedCosts learned = LearnedCosts::load(a->db, &problems);
     for (const auto& p : problems) fmt::print(stderr, "shardcost: warning: {}\n", p);
+    StorePoints points(store);
     for (const auto& m : learned.describe())
-      if (auto plot = fitted_plot(m, learned, store)) in.models.push_back(std::move(*plot));
+      if (auto plot = fitted_plot(m, learned, points)) in.models.push_back(std::move(*plot));
+    // With --model: the model, the cluster and the store's costs, read once for both plots.
+    std::optional<Model> model;
+    std::optional<Cluster> cluster;
+    std::optional<StoreCosts> costs;
+    CostChain chain;
+    if (!a->model.empty()) {
+      model = load_model(a->model);
+      cluster = load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
+      costs = StoreCosts::load(a->db);
+      chain = CostChain{{&costs->measured(), &costs->interpolated(), &learned}};
+    }
     if (!a->strategy.empty()) {
-      const Model model = load_model(a->model);
-      const Cluster cluster =
-          load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
       const VarlenOptions vo = a->varlen.options();
-      const Strategy s = parse_strategy(a->strategy, cluster.total_gpus());
-      const StoreCosts costs = StoreCosts::load(a->db);
-      const CostChain chain{{&costs.measured(), &costs.interpolated(), &learned}};
+      const Strategy s = parse_strategy(a->strategy, cluster->total_gpus());
       EstimateOptions eo;
       eo.costs = &chain;
-      const VarlenEstimate v = estimate_varlen(model, cluster, s, vo, eo);
-      PredictedSteps p{
-          fmt::format("{} on {}, {}", model.name, cluster.name, to_string(s)), v.step_times_s, {}};
+      const VarlenEstimate v = estimate_varlen(*model, *cluster, s, vo, eo);
+      PredictedSteps p{fmt::format("{} on {}, {}", model->name, cluster->name, to_string(s)),
+                       v.step_times_s,
+                       {}};
       std::mt19937_64 rng(vo.seed);
       for (int i = 0; i < 100000; ++i) p.lengths.push_back(vo.lengths.draw(rng));
       in.predicted = std::move(p);
     }
     if (!a->model.empty() && a->gbs > 0) {
       RankedPlans p;
-      const Model model = load_model(a->model);
-      const Cluster cluster =
-          load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
-      const StoreCosts costs = StoreCosts::load(a->db);
-      const CostChain chain{{&costs.measured(), &costs.interpolated(), &learned}};
       RankOptions ro;
       ro.global_batch = a->gbs;
       ro.top = a->top;
       ro.estimate.costs = &chain;
-      p.model = model.name;
-      p.cluster = cluster.name;
-      p.gpus = cluster.total_gpus();
+      p.model = model->name;
+      p.cluster = cluster->name;
+      p.gpus = cluster->total_gpus();
       p.global_batch = a->gbs;
-      p.capacity_bytes = cluster.groups.front().device.memory_bytes;
-      p.result = rank(model, cluster, ro);
+      p.capacity_bytes = cluster->groups.front().device.memory_bytes;
+      p.result = rank(*model, *cluster, ro);
       in.plans = std::move(p);
     }
     const std::string html = report_html(in);

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "format.h"
+#include "svg_plot.h"
 
 namespace shardcost::cli {
 namespace {
@@ -73,29 +74,6 @@ int64_t within_noise(const Comparison& c) {
     n += p.verdict == Verdict::unchanged && std::abs(p.change) > c.options.threshold &&
          !p.significant;
   return n;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
 }
 
 std::string md_cell(std::string s) {
@@ -270,7 +248,7 @@ std::string compare_junit(const Comparison& c, const CompareSides& s) {
                      tests, c.count(Verdict::regressed));
   out +=
       fmt::format("  <testsuite name=\"{} vs {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
-                  xml_escape(s.base), xml_escape(s.next), tests, c.count(Verdict::regressed),
+                  svg::escape(s.base), svg::escape(s.next), tests, c.count(Verdict::regressed),
                   c.only_base.size() + c.only_next.size());
   out += fmt::format(
       "    <properties><property name=\"threshold\" value=\"{:g}\"/><property name=\"alpha\" "
@@ -278,7 +256,7 @@ std::string compare_junit(const Comparison& c, const CompareSides& s) {
       c.options.threshold, c.options.alpha);
   auto testcase = [&](const Measure& m) {
     return fmt::format("    <testcase classname=\"shardcost.{}\" name=\"{}\"", m.table,
-                       xml_escape(m.label()));
+                       svg::escape(m.label()));
   };
   for (const auto& p : c.pairs) {
     out += testcase(p.base);
@@ -286,10 +264,10 @@ std::string compare_junit(const Comparison& c, const CompareSides& s) {
       out += fmt::format(
           ">\n      <failure type=\"regression\" message=\"{} slower\">{}</failure>\n    "
           "</testcase>\n",
-          percent(p.change), xml_escape(pair_detail(p)));
+          percent(p.change), svg::escape(pair_detail(p)));
     } else {
       out += fmt::format(">\n      <system-out>{}: {}</system-out>\n    </testcase>\n",
-                         to_string(p.verdict), xml_escape(pair_detail(p)));
+                         to_string(p.verdict), svg::escape(pair_detail(p)));
     }
   }
   for (const auto* side : {&c.only_base, &c.only_next})

@@ -163,10 +163,7 @@ void fit_kernel_classes(db::Store& store, const std::optional<std::string>& devi
   std::map<std::string, std::vector<KernelSample>> rows;
   std::map<std::string, size_t> events;
   for (const auto& p : store.kernel_points()) {
-    const auto& l = p.launch;
-    const double threads =
-        l.known() ? 1.0 * l.grid_x * l.grid_y * l.grid_z * l.block_x * l.block_y * l.block_z : 0;
-    rows[p.device].push_back({p.name, threads, p.count, p.mean_ns * 1e-9});
+    rows[p.device].push_back({p.name, p.launch.threads(), p.count, p.mean_ns * 1e-9});
     events[p.device] += static_cast<size_t>(p.count);
   }
   for (auto& [stored, samples] : rows) {

@@ -126,6 +126,5 @@ VarlenEstimate estimate_dynamic_cp(const Workload&, const Cluster&, const Strate
 void check_varlen(const Workload&, const VarlenOptions&, const EstimateOptions&);
 
 double mean(const std::vector<double>&);
-double quantile(std::vector<double>, double q);
 
 }  // namespace shardcost::varlen

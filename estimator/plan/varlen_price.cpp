@@ -96,8 +96,8 @@ VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s,
   e.strategy = s;
   e.step_time_s = e0.step_time_s + mean_delta;
   out.step_times_s = steps;
-  out.step_time_p10_s = quantile(steps, 0.1);
-  out.step_time_p90_s = quantile(steps, 0.9);
+  out.step_time_p10_s = percentile(steps, 0.1);
+  out.step_time_p90_s = percentile(steps, 0.9);
   out.imbalance = mean(priced.imbalance);
   out.tokens_per_step = mean(batches.tokens);
   out.drawn = batches.drawn;
@@ -165,14 +165,6 @@ double mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  const double at = q * static_cast<double>(v.size() - 1);
-  const size_t i = static_cast<size_t>(at);
-  return i + 1 < v.size() ? v[i] + (v[i + 1] - v[i]) * (at - static_cast<double>(i)) : v[i];
 }
 
 }  // namespace shardcost::varlen

@@ -104,6 +104,10 @@ struct LaunchConfig {
   bool known() const {
     return grid_x > 0 && grid_y > 0 && grid_z > 0 && block_x > 0 && block_y > 0 && block_z > 0;
   }
+  // Blocks times threads per block; 0 when not known.
+  double threads() const {
+    return known() ? 1.0 * grid_x * grid_y * grid_z * block_x * block_y * block_z : 0;
+  }
   // Spelled out: nvcc compiles this header too, and some versions reject a defaulted ==.
   bool operator==(const LaunchConfig& o) const {
     return grid_x == o.grid_x && grid_y == o.grid_y && grid_z == o.grid_z && block_x == o.block_x &&
