@@ -208,6 +208,9 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
                                           ref.reference());
   const double fixed_pipeline = rank_seconds(reference, ref);
   BatchTimes priced;
+  // A domain's micro-batches through its pipeline (pp > 1), and as they would be with its
+  // groups equally loaded.
+  std::vector<double> stream, even;
   std::map<int, MicroBatch> largest_by_size;  // per CP size: memory per GPU differs with it
   for (const auto& batch : all) {
     // Imbalance: the slowest domain against the domains' mean time had every CP size's
@@ -216,13 +219,29 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
     for (const Domain& d : batch) {
       double t = 0;
       int micro_batches = 0;
+      // With a pipeline, the domain's micro-batches flow through one schedule: the j-th of a
+      // phase takes its slowest group's j-th (each GPU of a stage runs every micro-batch's
+      // share in 1F1B order, so groups cannot run ahead of each other); without one, a
+      // phase's groups run independently and the phase takes its slowest group.
+      stream.clear();
+      even.clear();
       for (const Phase& ph : d.phases) {
         double phase_max = 0;
+        const size_t first = stream.size();
         for (const auto& [k, packed] : ph.by_size) {
           for (const auto& group : packed.ranks) {
+            if (s.pp > 1) {
+              if (stream.size() < first + group.size()) stream.resize(first + group.size(), 0);
+              if (even.size() < stream.size()) even.resize(stream.size(), 0);
+              for (size_t j = 0; j < group.size(); ++j) {
+                const double x = prices[k]->seconds(group[j]);
+                stream[first + j] = std::max(stream[first + j], x);
+                even[first + j] += x * k / cp_max;
+              }
+            }
             const double g = rank_seconds(group, *prices[k]);
             phase_max = std::max(phase_max, g);
-            ideal += g * k / cp_max;  // its GPU-seconds over the domain's GPUs
+            if (s.pp == 1) ideal += g * k / cp_max;  // its GPU-seconds over the domain's GPUs
             micro_batches = std::max(micro_batches, static_cast<int>(group.size()));
             MicroBatch& largest = largest_by_size[k];
             for (const MicroBatch& mb : group)
@@ -232,6 +251,10 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
           }
         }
         t += phase_max;
+      }
+      if (s.pp > 1) {
+        t = pipeline_time(stream, ref);
+        ideal += pipeline_time(even, ref);
       }
       priced.max_micro_batches = std::max(priced.max_micro_batches, micro_batches);
       slowest = std::max(slowest, t);

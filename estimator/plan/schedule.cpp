@@ -80,6 +80,14 @@ struct Step {
     }
     sum_stages += middle;
     const Times& pace = kind_times[slowest];
+    if (in.stage_seconds) {
+      // Rank order: the first stage, the middle ones, the last.
+      std::vector<double>& out = *in.stage_seconds;
+      out.assign(1, kind_times[0].total());
+      for (size_t k = 2; k < kinds.size(); ++k)
+        out.insert(out.end(), static_cast<size_t>(kinds[k].count), kind_times[k].total());
+      if (s.pp > 1) out.push_back(kind_times[1].total());
+    }
 
     const int micro_batches = s.micro_batches();
     Times step;

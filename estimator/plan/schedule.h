@@ -3,6 +3,8 @@
 // their blocks, the pipeline schedule (1F1B, interleaved) over the slowest stage, the
 // data-parallel collectives in the compute windows that hide them, the optimizer step.
 // Independent of the model family: it reads graphs.
+#include <vector>
+
 #include "costs/pricing.h"
 #include "placement.h"
 #include "stages.h"
@@ -19,6 +21,9 @@ struct ScheduleInputs {
   const Placement& place;
   const Pricer& pricer;
   bool track_origins = true;  // seconds per cost origin (a breakdown); false: totals only
+  // When set: each pipeline stage's seconds per micro-batch, in rank order (what a schedule
+  // played out op by op needs).
+  std::vector<double>* stage_seconds = nullptr;
 };
 // The step's seconds per part.
 Times step_times(const ScheduleInputs&);

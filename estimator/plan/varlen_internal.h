@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "costs/pricing.h"
+#include "pipeline_sim.h"
 #include "placement.h"
 #include "shardcost/varlen.h"
 #include "stages.h"
@@ -28,9 +29,14 @@ class MicroBatchPrice {
         pricer_(c.groups.front().device, c.groups.front().intra_node, c.inter_node,
                 c.groups.front().gpus_per_node, opt.costs),
         ref_(w.fixed_micro_batch(s)) {
-    const auto [pace, bubble] = pace_of(ref_);
+    const auto [pace, bubble] = pace_of(ref_, &shape_);
     ref_s_ = pace;
     bubble_s_ = bubble;
+    // The closed form's fill and drain against the schedule played out, for the reference's
+    // micro-batches: what keeps fixed-length batches at estimate()'s step exactly.
+    const std::vector<double> reference(static_cast<size_t>(s.micro_batches()), ref_s_);
+    fill_correction_ = ref_s_ * static_cast<double>(reference.size()) + bubble_s_ -
+                       pipeline_seconds(shape_, reference);
     const double l0 = pace_of({1, ref_.tokens, 0}).first;
     grid_[ref_.tokens] = l0;
     alpha_ = ref_.squared > 0 ? (ref_s_ - l0) / ref_.squared : 0;
@@ -50,7 +56,9 @@ class MicroBatchPrice {
     return linear(mb.tokens) + alpha_ * mb.squared;
   }
   double reference_seconds() const { return ref_s_; }
-  double bubble_seconds() const { return bubble_s_; }
+  // The pipeline's stages and its schedule's fill correction (rank_seconds).
+  const PipelineShape& shape() const { return shape_; }
+  double fill_correction() const { return fill_correction_; }
   const MicroBatch& reference() const { return ref_; }
   // Per token and per squared token at the reference: what Balance::cost weighs.
   SequenceCost weights() {
@@ -62,7 +70,9 @@ class MicroBatchPrice {
   double peak_memory(const MicroBatch& largest) const;
 
  private:
-  std::pair<double, double> pace_of(const MicroBatch& mb) const;
+  // The pace-setting stage's seconds per micro-batch and the fill and drain; with `shape`,
+  // the pipeline's stage shares and forward share too.
+  std::pair<double, double> pace_of(const MicroBatch& mb, PipelineShape* shape = nullptr) const;
   double linear(double t) const {
     if (grid_.size() == 1) return grid_.begin()->second * t / grid_.begin()->first;
     auto hi = grid_.lower_bound(t);
@@ -81,13 +91,17 @@ class MicroBatchPrice {
   Placement place_;
   Pricer pricer_;
   MicroBatch ref_;
-  double ref_s_ = 0, bubble_s_ = 0, alpha_ = 0;
+  double ref_s_ = 0, bubble_s_ = 0, alpha_ = 0, fill_correction_ = 0;
+  PipelineShape shape_;
   std::map<double, double> grid_;  // tokens -> L(tokens)
 };
 
-// A rank's pipeline time: its micro-batches one after another, and the fill and drain of the
-// pipeline scaled by its mean micro-batch against the reference.
+// A rank's pipeline time: its micro-batches through the pipeline's 1F1B schedule played out
+// op by op (pipeline_seconds), plus the price's fill correction.
 double rank_seconds(const std::vector<MicroBatch>& mbs, const MicroBatchPrice& price);
+// The same for micro-batches already priced (seconds on the pace-setting stage each), through
+// `price`'s pipeline.
+double pipeline_time(const std::vector<double>& seconds, const MicroBatchPrice& price);
 
 // The drawn global batches: the same for every strategy and balance, from the seed.
 struct Batches {

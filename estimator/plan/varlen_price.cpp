@@ -20,10 +20,21 @@
 
 namespace shardcost::varlen {
 
-std::pair<double, double> MicroBatchPrice::pace_of(const MicroBatch& mb) const {
+std::pair<double, double> MicroBatchPrice::pace_of(const MicroBatch& mb,
+                                                   PipelineShape* shape) const {
   Graph g;
   w_.graph_of(s_, opt_.software.attention, mb, g);
-  const Times t = step_times({g, s_, layout_, opt_.software, place_, pricer_, false});
+  std::vector<double> stages;
+  const Times t = step_times(
+      {g, s_, layout_, opt_.software, place_, pricer_, false, shape ? &stages : nullptr});
+  if (shape) {
+    shape->pp = s_.pp;
+    shape->vpp = s_.vpp;
+    shape->stage_share.clear();
+    for (double x : stages) shape->stage_share.push_back(x / t.micro_batch_s);
+    const double compute = t.s[kComputeForward] + t.s[kComputeBackward] + t.s[kComputeRecompute];
+    if (compute > 0) shape->forward_share = t.s[kComputeForward] / compute;
+  }
   return {t.micro_batch_s, t.s[kBubble]};
 }
 
@@ -34,12 +45,15 @@ double MicroBatchPrice::peak_memory(const MicroBatch& largest) const {
 }
 
 double rank_seconds(const std::vector<MicroBatch>& mbs, const MicroBatchPrice& price) {
-  double sum = 0, ref_sum = 0;
-  for (const MicroBatch& mb : mbs) {
-    sum += price.seconds(mb);
-    ref_sum += price.reference_seconds();
-  }
-  return sum + (ref_sum > 0 ? price.bubble_seconds() * (sum / ref_sum) : 0);
+  thread_local std::vector<double> seconds;
+  seconds.clear();
+  for (const MicroBatch& mb : mbs) seconds.push_back(price.seconds(mb));
+  return pipeline_time(seconds, price);
+}
+
+double pipeline_time(const std::vector<double>& seconds, const MicroBatchPrice& price) {
+  if (seconds.empty()) return 0;
+  return pipeline_seconds(price.shape(), seconds) + price.fill_correction();
 }
 
 int64_t padded(int64_t length, int cp, CpKind kind) {
