@@ -27,6 +27,7 @@ struct TraceArgs {
   std::string db = "shardcost.db";
   std::string perfetto;
   std::string kinds;
+  std::string steps = "ProfilerStep#";
   std::vector<std::string> command;
   std::string run;
   std::string format = "text";
@@ -82,9 +83,10 @@ void check_kinds(const std::string& kinds) {
   while (pos <= kinds.size()) {
     const size_t end = std::min(kinds.find(',', pos), kinds.size());
     const std::string k = kinds.substr(pos, end - pos);
-    if (k != "kernel" && k != "memcpy" && k != "memset" && k != "sync" && k != "runtime")
-      throw InputError(
-          fmt::format("unknown --kinds entry '{}'; use kernel, memcpy, memset, sync, runtime", k));
+    if (k != "kernel" && k != "memcpy" && k != "memset" && k != "sync" && k != "runtime" &&
+        k != "nvtx")
+      throw InputError(fmt::format(
+          "unknown --kinds entry '{}'; use kernel, memcpy, memset, sync, runtime, nvtx", k));
     pos = end + 1;
   }
 }
@@ -103,7 +105,7 @@ std::string join_command(const std::vector<std::string>& argv) {
 
 // Everything after the command ended: collect, store, export. Returns nothing; throws.
 void store_trace(const TraceArgs& a, const std::string& dir, db::Run run, bool have_library) {
-  trace::Collected c = trace::collect_directory(dir);
+  trace::Collected c = trace::collect_directory(dir, a.steps);
   for (const auto& w : c.warnings) fmt::print(stderr, "shardcost: warning: {}\n", w);
   if (c.dropped_records > 0)
     fmt::print(stderr, "shardcost: warning: CUPTI dropped {} records (buffers full)\n",
@@ -134,6 +136,20 @@ void store_trace(const TraceArgs& a, const std::string& dir, db::Run run, bool h
              "'shardcost trace summary --db {} --run {}' for more\n",
              s.gpu_time_ns / 1e6, 100 * s.busy_fraction(), 100 * s.overlap_fraction(), a.db,
              w.run_id);
+  if (!c.trace.steps.empty()) {
+    double sum = 0;
+    for (const auto& st : c.trace.steps) sum += static_cast<double>(st.duration_ns);
+    fmt::print(stderr,
+               "shardcost: {} training steps ('{}N' NVTX ranges), mean {:.3f} ms; 'shardcost "
+               "report --db {}' sets them beside a predicted distribution\n",
+               c.trace.steps.size(), a.steps, sum / 1e6 / static_cast<double>(c.trace.steps.size()),
+               a.db);
+  } else if (c.ranges > 0) {
+    fmt::print(stderr,
+               "shardcost: {} NVTX ranges, none named '{}N'; --steps PREFIX names the ranges "
+               "that mark training steps\n",
+               c.ranges, a.steps);
+  }
   if (!a.perfetto.empty()) write_file(a.perfetto, trace::to_perfetto_json(c.trace));
 }
 
@@ -298,7 +314,9 @@ void add_trace_commands(CLI::App& app, const std::string& recorded_by) {
   cmd->add_option("--db", a->db, "store file (created when missing; default shardcost.db)");
   cmd->add_option("--perfetto", a->perfetto, "also write a Perfetto/Chrome trace JSON here");
   cmd->add_option("--kinds", a->kinds,
-                  "activities to record: kernel,memcpy,memset,sync,runtime (default all)");
+                  "activities to record: kernel,memcpy,memset,sync,runtime,nvtx (default all)");
+  cmd->add_option("--steps", a->steps,
+                  "NVTX ranges named PREFIX<number> are training steps (default ProfilerStep#)");
   cmd->add_option("command", a->command, "the command and its arguments, after '--'");
   cmd->require_subcommand(0, 1);
 

@@ -4,6 +4,7 @@
 #   2. traces a short PyTorch training loop and compares, over the same measured steps, the
 #      kernel count and total kernel time against torch.profiler's (within 2 %);
 #   3. measures tracing overhead: median step time traced against untraced (aim < 3 %);
+#      checks that the traced loop's NVTX step ranges are stored as its steps (within 5 %);
 #   4. writes $OUT/trace-gpu-report.md (+ .json, the summary, the Perfetto timeline).
 # Exit status: 0 when every check passes, 1 otherwise. Usage: scripts/trace-gpu-check.sh
 set -euo pipefail
@@ -52,10 +53,14 @@ for _ in range(warmup):
 torch.cuda.synchronize()
 times = []
 def measured():
-    for _ in range(steps):
+    for i in range(steps):
         t = time.perf_counter()
+        if mode == "traced":  # the steps as NVTX ranges: shardcost trace keeps them as steps
+            torch.cuda.nvtx.range_push(f"ProfilerStep#{i}")
         step()
         torch.cuda.synchronize()
+        if mode == "traced":
+            torch.cuda.nvtx.range_pop()
         times.append(time.perf_counter() - t)
 window = {}
 if mode == "profiler":
@@ -102,15 +107,25 @@ untraced = min(med(plain), med(plain2))
 overhead = med(traced) / untraced - 1.0
 noise = abs(med(plain) / med(plain2) - 1.0)
 count_err = abs(ours_count - theirs_count) / max(theirs_count, 1)
+# The NVTX step ranges the traced run opened, as the store keeps them, against the loop's own
+# clock.
+import sqlite3
+with sqlite3.connect(f"{out}/trace.db") as db:
+    stored = [r[0] / 1e9 for r in db.execute("SELECT duration_ns FROM step ORDER BY number")]
+step_err = (abs(statistics.mean(stored) / statistics.mean(traced["step_s"]) - 1.0)
+            if stored else 1.0)
 time_err = abs(ours_ns - theirs_ns) / max(theirs_ns, 1.0)
 checks = {"kernel_count_within_2pct": count_err <= 0.02, "kernel_time_within_2pct": time_err <= 0.02,
-          "overhead_under_3pct": overhead <= 0.03}
+          "overhead_under_3pct": overhead <= 0.03,
+          "nvtx_steps_stored": len(stored) == len(traced["step_s"]),
+          "nvtx_step_time_within_5pct": step_err <= 0.05}
 report = {"gpu": open(f"{out}/gpu.txt").read().strip(), "steps": len(traced["step_s"]),
           "shardcost": {"kernels": ours_count, "kernel_time_ns": ours_ns},
           "torch_profiler": {"kernels": theirs_count, "kernel_time_ns": round(theirs_ns)},
           "count_error": count_err, "time_error": time_err,
           "step_s": {"untraced": untraced, "traced": med(traced), "untraced_run_to_run": noise},
-          "overhead": overhead, "checks": checks}
+          "overhead": overhead, "nvtx_steps": {"stored": len(stored), "mean_error": step_err},
+          "checks": checks}
 json.dump(report, open(f"{out}/trace-gpu-report.json", "w"), indent=2)
 with open(f"{out}/trace-gpu-report.md", "w") as f:
     f.write(f"# shardcost trace on {report['gpu']}\n\n")
@@ -120,6 +135,8 @@ with open(f"{out}/trace-gpu-report.md", "w") as f:
     f.write(f"| kernel time ms | {ours_ns/1e6:.3f} | {theirs_ns/1e6:.3f} | {100*time_err:.2f} % |\n\n")
     f.write(f"Median step: untraced {1e3*untraced:.3f} ms, traced {1e3*med(traced):.3f} ms, "
             f"overhead {100*overhead:.2f} % (untraced run-to-run {100*noise:.2f} %).\n\n")
+    f.write(f"NVTX step ranges stored as steps: {len(stored)} of {len(traced['step_s'])}, mean "
+            f"{100*step_err:.2f} % from the loop's own step times.\n\n")
     f.write("Checks: " + ", ".join(f"{k} {'PASS' if v else 'FAIL'}" for k, v in checks.items()) + "\n")
 print(open(f"{out}/trace-gpu-report.md").read())
 sys.exit(0 if all(checks.values()) else 1)

@@ -91,6 +91,8 @@ size_t record_size(CUpti_ActivityKind kind) {
       return sizeof(DeviceRecord);
     case CUPTI_ACTIVITY_KIND_CONTEXT:
       return sizeof(ContextRecord);
+    case CUPTI_ACTIVITY_KIND_MARKER:
+      return sizeof(MarkerRecord);
     default:
       return 0;
   }
@@ -193,6 +195,32 @@ void ActivityParser::on_device(const DeviceRecord& r, file::Batch& b) {
   b.devices.push_back(std::move(d));
 }
 
+// A range's start names it; its end (same id, no name) closes it into one event. Instantaneous
+// marks and ranges that never end are not events.
+void ActivityParser::on_marker(const MarkerRecord& r, file::Batch& b) {
+  // A program that opens ranges and never closes them must not grow this without bound.
+  constexpr size_t kMaxOpen = 1 << 16;
+  const uint32_t thread =
+      r.objectKind == CUPTI_ACTIVITY_OBJECT_THREAD || r.objectKind == CUPTI_ACTIVITY_OBJECT_PROCESS
+          ? r.objectId.pt.threadId
+          : 0;
+  if (r.flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+    if (r.timestamp == 0 || (open_.size() >= kMaxOpen && !open_.count(r.id))) return;
+    open_[r.id] = {r.timestamp, intern(std::string(r.name ? r.name : "(unnamed range)"), b),
+                   thread};
+  } else if (r.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+    const auto it = open_.find(r.id);
+    if (it == open_.end()) return;  // its start came before tracing began
+    if (r.timestamp >= it->second.start_ns) {
+      auto e = event(file::RawKind::range, it->second.start_ns, r.timestamp, 0);
+      e.stream = it->second.thread;
+      e.name = it->second.name;
+      b.events.push_back(e);
+    }
+    open_.erase(it);
+  }
+}
+
 size_t ActivityParser::parse(const RecordWalker& walker, uint8_t* buffer, size_t valid_bytes,
                              file::Batch& b) {
   size_t n = 0;
@@ -222,6 +250,9 @@ size_t ActivityParser::parse(const RecordWalker& walker, uint8_t* buffer, size_t
         break;
       case CUPTI_ACTIVITY_KIND_DEVICE:
         on_device(*reinterpret_cast<const DeviceRecord*>(r), b);
+        break;
+      case CUPTI_ACTIVITY_KIND_MARKER:
+        on_marker(*reinterpret_cast<const MarkerRecord*>(r), b);
         break;
       case CUPTI_ACTIVITY_KIND_CONTEXT: {
         const auto& c = *reinterpret_cast<const ContextRecord*>(r);

@@ -27,6 +27,7 @@ using SyncRecord = CUpti_ActivitySynchronization2;
 using ApiRecord = CUpti_ActivityAPI;
 using DeviceRecord = CUpti_ActivityDevice5;
 using ContextRecord = CUpti_ActivityContext3;
+using MarkerRecord = CUpti_ActivityMarker2;  // NVTX: a range's start and end share an id
 
 class RecordWalker {
  public:
@@ -72,6 +73,8 @@ class ActivityParser {
   size_t parse(const RecordWalker&, uint8_t* buffer, size_t valid_bytes, file::Batch& batch);
   // Records of kinds the parser does not read (counted, not an error).
   uint64_t skipped() const { return skipped_; }
+  // NVTX ranges started and not (yet) ended: an end may come in a later buffer.
+  size_t open_ranges() const { return open_.size(); }
 
  private:
   uint32_t intern(const char* name, file::Batch& batch);
@@ -83,6 +86,7 @@ class ActivityParser {
   void on_sync(const SyncRecord&, file::Batch&);
   void on_api(const ApiRecord&, file::Batch&);
   void on_device(const DeviceRecord&, file::Batch&);
+  void on_marker(const MarkerRecord&, file::Batch&);
 
   CallbackNamer namer_;
   std::vector<std::string> names_;
@@ -92,6 +96,11 @@ class ActivityParser {
   std::unordered_map<const char*, uint32_t> by_pointer_;
   std::unordered_map<uint32_t, uint32_t> api_names_;
   uint64_t skipped_ = 0;
+  struct OpenRange {
+    uint64_t start_ns;
+    uint32_t name, thread;
+  };
+  std::unordered_map<uint32_t, OpenRange> open_;  // marker id -> its start
 };
 
 }  // namespace shardcost::trace

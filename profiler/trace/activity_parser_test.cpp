@@ -112,3 +112,53 @@ TEST(ActivityParser, UnknownKindsAreSkippedNotFatal) {
 
 }  // namespace
 }  // namespace shardcost::trace
+
+namespace shardcost::trace {
+namespace {
+
+MarkerRecord marker(uint32_t id, CUpti_ActivityFlag flag, uint64_t t, const char* name) {
+  MarkerRecord r;
+  std::memset(&r, 0, sizeof r);
+  r.kind = CUPTI_ACTIVITY_KIND_MARKER;
+  r.flags = flag;
+  r.timestamp = t;
+  r.id = id;
+  r.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+  r.objectId.pt.processId = 10, r.objectId.pt.threadId = 42;
+  r.name = name;
+  return r;
+}
+
+// NVTX ranges: a start names the range, its end (same id, no name) closes it, possibly in a
+// later buffer; an end whose start came before tracing, and instantaneous marks, are no events.
+TEST(ActivityParser, NvtxRangesPairTheirStartAndEnd) {
+  ActivityParser p;
+  PackedBuffer first;
+  first.add(marker(1, CUPTI_ACTIVITY_FLAG_MARKER_START, 1000, "ProfilerStep#7"));
+  first.add(marker(2, CUPTI_ACTIVITY_FLAG_MARKER_START, 1100, "forward"));
+  first.add(marker(2, CUPTI_ACTIVITY_FLAG_MARKER_END, 1500, nullptr));
+  first.add(marker(9, CUPTI_ACTIVITY_FLAG_MARKER_END, 1600, nullptr));
+  first.add(marker(3, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 1700, "checkpoint"));
+  file::Batch a;
+  EXPECT_EQ(p.parse(PackedWalker(), first.data(), first.size(), a), 5u);
+  ASSERT_EQ(a.events.size(), 1u);
+  EXPECT_EQ(a.events[0].kind, file::RawKind::range);
+  EXPECT_EQ(a.new_names[a.events[0].name - a.first_new_name], "forward");
+  EXPECT_EQ(a.events[0].start_ns, 1100u);
+  EXPECT_EQ(a.events[0].end_ns, 1500u);
+  EXPECT_EQ(a.events[0].stream, 42u);
+  EXPECT_EQ(p.open_ranges(), 1u);  // the step is still open
+
+  PackedBuffer second;
+  second.add(marker(1, CUPTI_ACTIVITY_FLAG_MARKER_END, 9000, nullptr));
+  file::Batch b;
+  p.parse(PackedWalker(), second.data(), second.size(), b);
+  ASSERT_EQ(b.events.size(), 1u);
+  EXPECT_EQ(a.new_names[b.events[0].name - a.first_new_name], "ProfilerStep#7");
+  EXPECT_EQ(b.events[0].start_ns, 1000u);
+  EXPECT_EQ(b.events[0].end_ns, 9000u);
+  EXPECT_EQ(p.open_ranges(), 0u);
+}
+
+}  // namespace
+}  // namespace shardcost::trace

@@ -1,8 +1,11 @@
 // Folding the per-process files of one traced command into one set of measurements, and
 // rebuilding a run's events from the store's kernels table.
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "shardcost/error.h"
@@ -63,7 +66,22 @@ db::EventKind event_kind(file::RawKind k) {
   }
 }
 
-void add_file(const file::Contents& f, Builder& b, Collected& out) {
+// Step number -> its earliest start and latest end over the processes.
+using StepSpans = std::map<int64_t, std::pair<uint64_t, uint64_t>>;
+
+// The number after the prefix, or nothing when the name is not a step's.
+std::optional<int64_t> step_number(std::string_view name, std::string_view prefix) {
+  if (prefix.empty() || name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
+    return std::nullopt;
+  int64_t number = 0;
+  const char* end = name.data() + name.size();
+  const auto [ptr, ec] = std::from_chars(name.data() + prefix.size(), end, number);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return number;
+}
+
+void add_file(const file::Contents& f, Builder& b, Collected& out, std::string_view step_prefix,
+              StepSpans& steps) {
   std::unordered_map<uint32_t, const file::RawDevice*> info;
   for (const auto& d : f.devices) info[d.id] = &d;
   std::unordered_map<uint32_t, uint32_t> context_device(f.contexts.begin(), f.contexts.end());
@@ -88,6 +106,17 @@ void add_file(const file::Contents& f, Builder& b, Collected& out) {
   for (const auto& e : f.events) {
     if (e.kind == file::RawKind::runtime) {
       ++out.runtime_calls;
+      continue;
+    }
+    if (e.kind == file::RawKind::range) {
+      ++out.ranges;
+      if (e.name >= f.names.size()) continue;
+      if (const auto number = step_number(f.names[e.name], step_prefix)) {
+        auto [it, added] = steps.try_emplace(*number, e.start_ns, e.end_ns);
+        if (!added)
+          it->second = {std::min(it->second.first, e.start_ns),
+                        std::max(it->second.second, e.end_ns)};
+      }
       continue;
     }
     uint32_t dev = e.device;
@@ -127,7 +156,7 @@ std::string read_file(const std::filesystem::path& path) {
 
 }  // namespace
 
-Collected collect_directory(const std::string& dir) {
+Collected collect_directory(const std::string& dir, std::string_view step_prefix) {
   namespace fs = std::filesystem;
   Collected out;
   std::error_code ec;
@@ -137,10 +166,14 @@ Collected collect_directory(const std::string& dir) {
     if (entry.path().extension() == ".sctrace") files.push_back(entry.path());
   std::sort(files.begin(), files.end());  // stable device and name order across runs
   Builder b(out.trace);
+  StepSpans steps;
   for (const auto& path : files) {
-    add_file(file::decode(read_file(path), path.string()), b, out);
+    add_file(file::decode(read_file(path), path.string()), b, out, step_prefix, steps);
     ++out.processes;
   }
+  for (const auto& [number, span] : steps)
+    out.trace.steps.push_back(
+        {number, static_cast<int64_t>(span.first), static_cast<int64_t>(span.second - span.first)});
   const auto by_start = [](const db::KernelEvent& a, const db::KernelEvent& c) {
     return a.start_ns < c.start_ns;
   };

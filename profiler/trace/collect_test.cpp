@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 
@@ -144,6 +145,59 @@ TEST(Launch, ExitCodesAndMissingCommands) {
   EXPECT_EQ(run_command({{"sh", "-c", "test \"$FOO\" = bar"}, {{"FOO", "bar"}}}), 0);
   EXPECT_EQ(run_command({{"sh", "-c", "kill -TERM $$"}, {}}), 128 + 15);
   EXPECT_THROW(run_command({{"/nonexistent/program"}, {}}), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost::trace
+
+namespace shardcost::trace {
+namespace {
+
+file::Batch ranges(uint32_t first_name, std::vector<std::string> names,
+                   std::vector<std::array<uint64_t, 3>> spans) {  // name, start, end
+  file::Batch b;
+  b.first_new_name = first_name;
+  b.new_names = std::move(names);
+  for (const auto& [name, start, end] : spans) {
+    file::RawEvent e;
+    e.kind = file::RawKind::range;
+    e.name = static_cast<uint32_t>(name);
+    e.start_ns = start, e.end_ns = end, e.stream = 3;
+    b.events.push_back(e);
+  }
+  return b;
+}
+
+// Two ranks mark the same steps: each step spans the earliest start to the latest end; other
+// ranges and other names are counted, not steps.
+TEST(Collect, NvtxStepRangesBecomeSteps) {
+  TempDir dir;
+  std::string a = file::encode_header(1, "h");
+  file::encode(ranges(0, {"ProfilerStep#4", "ProfilerStep#5", "forward", "ProfilerStep#x"},
+                      {{0, 100, 900}, {1, 900, 2000}, {2, 150, 400}, {3, 0, 10}}),
+               a);
+  write(dir.path() / "h-1.sctrace", a);
+  std::string b = file::encode_header(2, "h");
+  file::encode(ranges(0, {"ProfilerStep#5", "ProfilerStep#4"}, {{1, 120, 950}, {0, 950, 2100}}), b);
+  write(dir.path() / "h-2.sctrace", b);
+  const Collected c = collect_directory(dir.path().string());
+  EXPECT_EQ(c.ranges, 6);
+  ASSERT_EQ(c.trace.steps.size(), 2u);
+  EXPECT_EQ(c.trace.steps[0].number, 4);
+  EXPECT_EQ(c.trace.steps[0].start_ns, 100);
+  EXPECT_EQ(c.trace.steps[0].duration_ns, 850);
+  EXPECT_EQ(c.trace.steps[1].number, 5);
+  EXPECT_EQ(c.trace.steps[1].start_ns, 900);
+  EXPECT_EQ(c.trace.steps[1].duration_ns, 1200);
+  EXPECT_TRUE(c.trace.kernels.empty());
+  // Another prefix: Megatron-style "iteration 12" ranges.
+  std::string m = file::encode_header(3, "h");
+  file::encode(ranges(0, {"iteration 12"}, {{0, 5, 25}}), m);
+  write(dir.path() / "h-3.sctrace", m);
+  const Collected it = collect_directory(dir.path().string(), "iteration ");
+  ASSERT_EQ(it.trace.steps.size(), 1u);
+  EXPECT_EQ(it.trace.steps[0].number, 12);
+  EXPECT_EQ(it.trace.steps[0].duration_ns, 20);
 }
 
 }  // namespace

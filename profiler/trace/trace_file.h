@@ -15,12 +15,20 @@
 namespace shardcost::trace::file {
 
 inline constexpr std::string_view kMagic = "SCTRACE1";
-inline constexpr uint32_t kVersion = 1;
+inline constexpr uint32_t kVersion = 2;  // 2: host ranges (NVTX)
 inline constexpr uint32_t kNoDevice = 0xffffffffu;
 
-enum class RawKind : uint8_t { kernel = 0, memcpy = 1, memset = 2, sync = 3, runtime = 4 };
+enum class RawKind : uint8_t {
+  kernel = 0,
+  memcpy = 1,
+  memset = 2,
+  sync = 3,
+  runtime = 4,
+  range = 5
+};
 
-// One activity, CUPTI-free. runtime: stream holds the CPU thread id and device is kNoDevice.
+// One activity, CUPTI-free. runtime and range (an NVTX range the program opened and closed):
+// stream holds the CPU thread id and device is kNoDevice.
 struct RawEvent {
   RawKind kind = RawKind::kernel;
   uint8_t pad[3] = {};

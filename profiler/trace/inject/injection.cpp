@@ -7,6 +7,7 @@
 // becomes a warning (stderr and the trace file) and tracing stops; nothing here throws out of a
 // callback or calls exit.
 #include <cupti.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -104,6 +105,7 @@ class Tracer {
  private:
   bool check(CUptiResult r, const char* call);
   void enable_kinds(const char* kinds);
+  void route_nvtx_to_cupti();
   void write_batch(file::Batch& batch);
 
   std::mutex mutex_;
@@ -211,17 +213,35 @@ void Tracer::write_batch(file::Batch& batch) {
   file_.append(bytes);
 }
 
+// NVTX hands its ranges to the library named by NVTX_INJECTION64_PATH, loaded at the
+// process's first NVTX call; CUPTI's marker records need that library to be CUPTI itself.
+// Set (unless the user set it) to the libcupti this library runs with. Ranges of a program
+// whose first NVTX call came before CUDA initialised (before this library was loaded) are
+// not seen: NVTX has already looked.
+void Tracer::route_nvtx_to_cupti() {
+  if (const char* set = std::getenv("NVTX_INJECTION64_PATH"); set && *set) return;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) == 0 || !info.dli_fname)
+    return warn("cannot locate libcupti for NVTX ranges; steps are not recorded");
+  if (::setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0) != 0)
+    warn("cannot set NVTX_INJECTION64_PATH; steps are not recorded");
+}
+
 void Tracer::enable_kinds(const char* kinds) {
   struct Kind {
     const char* name;
     CUpti_ActivityKind kind;
   };
-  constexpr Kind kKinds[] = {
-      {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
-      {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY2},           {"memset", CUPTI_ACTIVITY_KIND_MEMSET},
-      {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},     {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME}};
+  constexpr Kind kKinds[] = {{"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
+                             {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+                             {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY2},
+                             {"memset", CUPTI_ACTIVITY_KIND_MEMSET},
+                             {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+                             {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
+                             {"nvtx", CUPTI_ACTIVITY_KIND_MARKER}};
   const std::string list =
-      std::string(",") + (kinds && *kinds ? kinds : "kernel,memcpy,memset,sync,runtime") + ",";
+      std::string(",") + (kinds && *kinds ? kinds : "kernel,memcpy,memset,sync,runtime,nvtx") + ",";
+  if (list.find(",nvtx,") != std::string::npos) route_nvtx_to_cupti();
   // Devices and contexts always: they name the GPUs and place synchronisation records.
   check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE), "cuptiActivityEnable(DEVICE)");
   check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT), "cuptiActivityEnable(CONTEXT)");

@@ -95,11 +95,15 @@ struct Collected {
   int64_t dropped_records = 0;        // reported by CUPTI
   int64_t runtime_calls = 0;          // CUDA runtime API records (kept for correlation only)
   int truncated_files = 0;            // a process ended mid-write (killed): the rest was kept
+  int64_t ranges = 0;                 // NVTX ranges closed, the steps among them included
   std::vector<std::string> warnings;  // from the injection library, one per process and kind
 };
 
-// Reads every *.sctrace file of dir. Throws InputError on a file that is not a trace file.
-Collected collect_directory(const std::string& dir);
+// Reads every *.sctrace file of dir. NVTX ranges named step_prefix and a step number
+// ("ProfilerStep#12") become trace.steps: one per number, from its earliest start in any
+// process to its latest end (a data-parallel step ends with its slowest rank). Throws
+// InputError on a file that is not a trace file.
+Collected collect_directory(const std::string& dir, std::string_view step_prefix = "ProfilerStep#");
 
 // Rebuilds events from an exported kernels table (every run in it; the report's overview).
 // One run's events come from db::Store::kernel_events instead.
