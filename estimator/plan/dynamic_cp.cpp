@@ -210,36 +210,40 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
   BatchTimes priced;
   // A domain's micro-batches through its pipeline (pp > 1), and as they would be with its
   // groups equally loaded.
-  std::vector<double> stream, even;
+  std::vector<double> stream, even, windows, slowest_stream;
   std::map<int, MicroBatch> largest_by_size;  // per CP size: memory per GPU differs with it
   for (const auto& batch : all) {
     // Imbalance: the slowest domain against the domains' mean time had every CP size's
     // groups been equally loaded.
     double slowest = 0, ideal = 0;
+    slowest_stream.clear();
     for (const Domain& d : batch) {
       double t = 0;
       int micro_batches = 0;
       // With a pipeline, the domain's micro-batches flow through one schedule: the j-th of a
       // phase takes its slowest group's j-th (each GPU of a stage runs every micro-batch's
       // share in 1F1B order, so groups cannot run ahead of each other); without one, a
-      // phase's groups run independently and the phase takes its slowest group.
+      // phase's groups run independently and the phase takes its slowest group. The stream
+      // (with a pipeline) or the phases' slowest groups (without) give the windows the
+      // data-parallel collectives hide behind.
       stream.clear();
       even.clear();
+      windows.clear();
       for (const Phase& ph : d.phases) {
         double phase_max = 0;
+        std::pair<const std::vector<MicroBatch>*, const MicroBatchPrice*> phase_slowest{};
         const size_t first = stream.size();
         for (const auto& [k, packed] : ph.by_size) {
           for (const auto& group : packed.ranks) {
-            if (s.pp > 1) {
-              if (stream.size() < first + group.size()) stream.resize(first + group.size(), 0);
-              if (even.size() < stream.size()) even.resize(stream.size(), 0);
-              for (size_t j = 0; j < group.size(); ++j) {
-                const double x = prices[k]->seconds(group[j]);
-                stream[first + j] = std::max(stream[first + j], x);
-                even[first + j] += x * k / cp_max;
-              }
+            if (stream.size() < first + group.size()) stream.resize(first + group.size(), 0);
+            if (even.size() < stream.size()) even.resize(stream.size(), 0);
+            for (size_t j = 0; j < group.size(); ++j) {
+              const double x = prices[k]->seconds(group[j]);
+              stream[first + j] = std::max(stream[first + j], x);
+              even[first + j] += x * k / cp_max;
             }
             const double g = rank_seconds(group, *prices[k]);
+            if (g > phase_max || !phase_slowest.first) phase_slowest = {&group, prices[k].get()};
             phase_max = std::max(phase_max, g);
             if (s.pp == 1) ideal += g * k / cp_max;  // its GPU-seconds over the domain's GPUs
             micro_batches = std::max(micro_batches, static_cast<int>(group.size()));
@@ -251,15 +255,22 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
           }
         }
         t += phase_max;
+        // Without a pipeline, the windows are the phase's slowest group's micro-batches.
+        if (s.pp == 1 && phase_slowest.first)
+          for (const MicroBatch& mb : *phase_slowest.first)
+            windows.push_back(phase_slowest.second->seconds(mb));
       }
       if (s.pp > 1) {
         t = pipeline_time(stream, ref);
         ideal += pipeline_time(even, ref);
       }
       priced.max_micro_batches = std::max(priced.max_micro_batches, micro_batches);
+      if (t > slowest || slowest_stream.empty()) slowest_stream = s.pp > 1 ? stream : windows;
       slowest = std::max(slowest, t);
     }
     priced.delta.push_back(slowest - fixed_pipeline);
+    // The data-parallel collectives behind the slowest domain's micro-batches.
+    priced.dp_delta.push_back(ref.data_parallel_delta(slowest_stream));
     priced.imbalance.push_back(ideal > 0 ? slowest / (ideal / static_cast<double>(batch.size()))
                                          : 1);
   }

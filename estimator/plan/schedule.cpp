@@ -104,12 +104,22 @@ struct Step {
   }
 
   void add_data_parallel(Times& step, const Times& stage, int micro_batches) {
-    const StageParameters p = stage_parameters(g, in.layout.span(0));
-    const double gbytes = sw.grad_bytes;
     const double stage_bwd =
         stage.s[kComputeBackward] + stage.s[kComputeRecompute] + stage.backward_comm;
     const double stage_fwd = stage.s[kComputeForward];
+    const DataParallelComm c = data_parallel();
+    if (in.data_parallel) *in.data_parallel = c;
+    if (in.windows) *in.windows = {stage_fwd, stage_bwd};
+    step.add(kDpComm, c.exposed(c.every_forward, stage_fwd), micro_batches);
+    step.add(kDpComm, c.exposed(c.every_backward, stage_bwd), micro_batches);
+    step.add(kDpComm, c.exposed(c.last_backward, stage_bwd));
+    step.add(kDpComm, c.exposed(c.next_forward, stage_fwd));
+    step.add(kDpComm, c.tied);
+  }
 
+  DataParallelComm data_parallel() const {
+    const StageParameters p = stage_parameters(g, in.layout.span(0));
+    const double gbytes = sw.grad_bytes;
     auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
       const Cost dense = pr.collective(op, params_dense * gbytes, place.dp_cp);
       const Cost expert = pr.collective(op, params_expert * gbytes, place.expert_dp);
@@ -124,56 +134,43 @@ struct Step {
     // Collectives that share one compute window (a forward, a backward) share its cover:
     // what outlasts the window is exposed, and the hidden part still costs the compute that
     // the NCCL kernels' SMs would have done.
-    struct Window {
-      explicit Window(double window_s) : seconds(window_s) {}
-      double seconds;
-      Cost hidden_comm;   // overlapped collectives, summed
-      Cost exposed_comm;  // collectives the software does not overlap
-      void add(const Cost& comm, bool overlapped) {
-        Cost& slot = overlapped ? hidden_comm : exposed_comm;
-        slot = combined(slot, comm);
-      }
-    };
-    const double sm_share = pr.nccl_sm_share();
-    auto exposed = [sm_share](const Window& w) {
-      return combined(behind(w.hidden_comm, w.seconds, sm_share), w.exposed_comm);
+    DataParallelComm c;
+    c.sm_share = pr.nccl_sm_share();
+    auto add = [](DataParallelComm::Window& w, const Cost& comm, bool overlapped) {
+      Cost& slot = overlapped ? w.hidden : w.exposed;
+      slot = combined(slot, comm);
     };
     const bool overlap = sw.overlap_grad_reduce;
     const bool overlap_gather = sw.overlap_param_gather;
-
-    Window every_forward(stage_fwd), every_backward(stage_bwd);  // once per micro-batch
-    Window last_backward(stage_bwd), next_forward(stage_fwd);    // once per step
     if (s.zero <= 1) {
       // Gradients reduced once per step, behind the last micro-batch's backward.
       const CollectiveOp op = s.zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
-      last_backward.add(reduce(op, p.dense, p.expert), overlap);
+      add(c.last_backward, reduce(op, p.dense, p.expert), overlap);
     } else {
       // ZeRO-2/3 reduce-scatter every micro-batch's gradients into the shards.
-      every_backward.add(reduce(CollectiveOp::reduce_scatter, p.dense, p.expert), overlap);
+      add(c.every_backward, reduce(CollectiveOp::reduce_scatter, p.dense, p.expert), overlap);
     }
     if (s.zero == 1 || s.zero == 2) {
       // Updated bf16 shards gathered back after the step, behind the next forward.
-      next_forward.add(gather(p.dense, p.expert), overlap_gather);
+      add(c.next_forward, gather(p.dense, p.expert), overlap_gather);
     }
     if (s.zero == 3) {
       // Parameters gathered (prefetched) for every micro-batch's forward and backward.
       const Cost ag = gather(p.dense, p.expert);
-      every_forward.add(ag, overlap_gather);
-      every_backward.add(ag, overlap_gather);
+      add(c.every_forward, ag, overlap_gather);
+      add(c.every_backward, ag, overlap_gather);
     }
-    step.add(kDpComm, exposed(every_forward), micro_batches);
-    step.add(kDpComm, exposed(every_backward), micro_batches);
-    step.add(kDpComm, exposed(last_backward));
-    step.add(kDpComm, exposed(next_forward));
     // Tied embeddings on different stages: their gradients are all-reduced between the first
     // and last stage after backward.
     if (s.pp > 1) {
       for (const Block& b : g.blocks) {
         if (b.pin != Block::Pin::last_stage || b.tied_params <= 0) continue;
         GroupPlacement pair{2, place.pp_stride * (s.pp - 1)};
-        step.add(kDpComm, pr.collective(CollectiveOp::all_reduce, b.tied_params * gbytes, pair));
+        c.tied =
+            combined(c.tied, pr.collective(CollectiveOp::all_reduce, b.tied_params * gbytes, pair));
       }
     }
+    return c;
   }
 
   void add_optimizer(Times& step) {
@@ -196,6 +193,16 @@ struct Step {
 
 Times step_times(const ScheduleInputs& in) {
   return Step{in}.run();
+}
+
+double DataParallelComm::seconds(const std::vector<double>& forward_s,
+                                 const std::vector<double>& backward_s) const {
+  double t = tied.seconds;
+  for (double w : forward_s) t += exposed(every_forward, w).seconds;
+  for (double w : backward_s) t += exposed(every_backward, w).seconds;
+  if (!backward_s.empty()) t += exposed(last_backward, backward_s.back()).seconds;
+  if (!forward_s.empty()) t += exposed(next_forward, forward_s.front()).seconds;
+  return t;
 }
 
 }  // namespace shardcost

@@ -12,6 +12,33 @@
 
 namespace shardcost {
 
+// A step's data-parallel collectives, by the compute window that hides them: what the
+// schedule exposes behind the pace-setting stage's windows, and what variable-length pricing
+// exposes behind each micro-batch's own.
+struct DataParallelComm {
+  struct Window {
+    Cost hidden;   // overlapped collectives, summed
+    Cost exposed;  // collectives the software does not overlap
+  };
+  Window every_forward, every_backward;  // once per micro-batch
+  Window last_backward, next_forward;    // once per step
+  Cost tied;                             // tied embeddings' all-reduce after the backward
+  double sm_share = 0;                   // of the hidden part, what the NCCL kernels' SMs cost
+  // What outlasts a window of window_s seconds, plus the SMs' share of the hidden part.
+  Cost exposed(const Window& w, double window_s) const {
+    return combined(behind(w.hidden, window_s, sm_share), w.exposed);
+  }
+  // The step's seconds behind these windows: forward_s[j] and backward_s[j], micro-batch j's
+  // windows in order (the first's forward hides the previous step's gather, the last's
+  // backward the once-per-step reduction).
+  double seconds(const std::vector<double>& forward_s, const std::vector<double>& backward_s) const;
+};
+
+// The pace-setting stage's compute windows per micro-batch.
+struct PaceWindows {
+  double forward = 0, backward = 0;  // backward: with recomputation and its own collectives
+};
+
 // Everything the schedule needs about one priced plan.
 struct ScheduleInputs {
   const Graph& graph;
@@ -24,6 +51,9 @@ struct ScheduleInputs {
   // When set: each pipeline stage's seconds per micro-batch, in rank order (what a schedule
   // played out op by op needs).
   std::vector<double>* stage_seconds = nullptr;
+  // When set: the data-parallel collectives and the pace-setting stage's windows.
+  DataParallelComm* data_parallel = nullptr;
+  PaceWindows* windows = nullptr;
 };
 // The step's seconds per part.
 Times step_times(const ScheduleInputs&);

@@ -35,10 +35,13 @@ std::vector<PackedBatch> pack_all(const Batches& b, const Strategy& s, Balance b
 BatchTimes price(const std::vector<PackedBatch>& packed, const MicroBatchPrice& p,
                  double fixed_pipeline) {
   BatchTimes out;
+  std::vector<double> seconds;
   for (const PackedBatch& batch : packed) {
     double slowest = 0, sum = 0;
+    const std::vector<MicroBatch>* slowest_rank = nullptr;
     for (const auto& rank : batch.ranks) {
       const double t = rank_seconds(rank, p);
+      if (!slowest_rank || t > slowest) slowest_rank = &rank;
       slowest = std::max(slowest, t);
       sum += t;
       out.max_micro_batches = std::max(out.max_micro_batches, static_cast<int>(rank.size()));
@@ -48,6 +51,12 @@ BatchTimes price(const std::vector<PackedBatch>& packed, const MicroBatchPrice& 
           out.largest = mb;
     }
     out.delta.push_back(slowest - fixed_pipeline);
+    // The data-parallel collectives behind the slowest rank's micro-batches: the others wait
+    // for it at each of them.
+    seconds.clear();
+    if (slowest_rank)
+      for (const MicroBatch& mb : *slowest_rank) seconds.push_back(p.seconds(mb));
+    out.dp_delta.push_back(p.data_parallel_delta(seconds));
     out.imbalance.push_back(sum > 0 ? slowest / (sum / static_cast<double>(batch.ranks.size()))
                                     : 1);
   }
@@ -95,9 +104,8 @@ VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strate
   if (s.balance == Balance::none) {
     out.baseline_step_time_s = out.estimate.step_time_s;
   } else {
-    out.baseline_step_time_s =
-        e0.step_time_s +
-        mean(price(pack_all(batches, s, Balance::none, cost), p, fixed_pipeline).delta);
+    const BatchTimes none = price(pack_all(batches, s, Balance::none, cost), p, fixed_pipeline);
+    out.baseline_step_time_s = e0.step_time_s + mean(none.delta) + mean(none.dp_delta);
   }
   return out;
 }

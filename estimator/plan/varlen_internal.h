@@ -8,6 +8,7 @@
 #include "costs/pricing.h"
 #include "pipeline_sim.h"
 #include "placement.h"
+#include "schedule.h"
 #include "shardcost/varlen.h"
 #include "stages.h"
 
@@ -29,7 +30,7 @@ class MicroBatchPrice {
         pricer_(c.groups.front().device, c.groups.front().intra_node, c.inter_node,
                 c.groups.front().gpus_per_node, opt.costs),
         ref_(w.fixed_micro_batch(s)) {
-    const auto [pace, bubble] = pace_of(ref_, &shape_);
+    const auto [pace, bubble] = pace_of(ref_, &shape_, &dp_, &windows_);
     ref_s_ = pace;
     bubble_s_ = bubble;
     // The closed form's fill and drain against the schedule played out, for the reference's
@@ -37,6 +38,7 @@ class MicroBatchPrice {
     const std::vector<double> reference(static_cast<size_t>(s.micro_batches()), ref_s_);
     fill_correction_ = ref_s_ * static_cast<double>(reference.size()) + bubble_s_ -
                        pipeline_seconds(shape_, reference);
+    reference_dp_s_ = data_parallel_seconds(reference);
     const double l0 = pace_of({1, ref_.tokens, 0}).first;
     grid_[ref_.tokens] = l0;
     alpha_ = ref_.squared > 0 ? (ref_s_ - l0) / ref_.squared : 0;
@@ -59,6 +61,11 @@ class MicroBatchPrice {
   // The pipeline's stages and its schedule's fill correction (rank_seconds).
   const PipelineShape& shape() const { return shape_; }
   double fill_correction() const { return fill_correction_; }
+  // The data-parallel collectives' exposed seconds behind these micro-batches' windows (each
+  // the fixed micro-batch's, scaled by its seconds), against the fixed plan's.
+  double data_parallel_delta(const std::vector<double>& micro_batch_s) const {
+    return data_parallel_seconds(micro_batch_s) - reference_dp_s_;
+  }
   const MicroBatch& reference() const { return ref_; }
   // Per token and per squared token at the reference: what Balance::cost weighs.
   SequenceCost weights() {
@@ -72,7 +79,10 @@ class MicroBatchPrice {
  private:
   // The pace-setting stage's seconds per micro-batch and the fill and drain; with `shape`,
   // the pipeline's stage shares and forward share too.
-  std::pair<double, double> pace_of(const MicroBatch& mb, PipelineShape* shape = nullptr) const;
+  std::pair<double, double> pace_of(const MicroBatch& mb, PipelineShape* shape = nullptr,
+                                    DataParallelComm* dp = nullptr,
+                                    PaceWindows* windows = nullptr) const;
+  double data_parallel_seconds(const std::vector<double>& micro_batch_s) const;
   double linear(double t) const {
     if (grid_.size() == 1) return grid_.begin()->second * t / grid_.begin()->first;
     auto hi = grid_.lower_bound(t);
@@ -91,8 +101,10 @@ class MicroBatchPrice {
   Placement place_;
   Pricer pricer_;
   MicroBatch ref_;
-  double ref_s_ = 0, bubble_s_ = 0, alpha_ = 0, fill_correction_ = 0;
+  double ref_s_ = 0, bubble_s_ = 0, alpha_ = 0, fill_correction_ = 0, reference_dp_s_ = 0;
   PipelineShape shape_;
+  DataParallelComm dp_;
+  PaceWindows windows_;
   std::map<double, double> grid_;  // tokens -> L(tokens)
 };
 
@@ -120,8 +132,9 @@ int64_t padded(int64_t length, int cp, CpKind kind = CpKind::ring);
 
 struct BatchTimes {
   // Per batch: the slowest rank's pipeline time less the fixed plan's (0 for batches like the
-  // fixed one, so that their step is the fixed step exactly), and the imbalance.
-  std::vector<double> delta, imbalance;
+  // fixed one, so that their step is the fixed step exactly), its data-parallel collectives'
+  // exposed seconds less the fixed plan's, and the imbalance.
+  std::vector<double> delta, dp_delta, imbalance;
   int max_micro_batches = 0;
   MicroBatch largest;
 };

@@ -20,13 +20,14 @@
 
 namespace shardcost::varlen {
 
-std::pair<double, double> MicroBatchPrice::pace_of(const MicroBatch& mb,
-                                                   PipelineShape* shape) const {
+std::pair<double, double> MicroBatchPrice::pace_of(const MicroBatch& mb, PipelineShape* shape,
+                                                   DataParallelComm* dp,
+                                                   PaceWindows* windows) const {
   Graph g;
   w_.graph_of(s_, opt_.software.attention, mb, g);
   std::vector<double> stages;
-  const Times t = step_times(
-      {g, s_, layout_, opt_.software, place_, pricer_, false, shape ? &stages : nullptr});
+  const Times t = step_times({g, s_, layout_, opt_.software, place_, pricer_, false,
+                              shape ? &stages : nullptr, dp, windows});
   if (shape) {
     shape->pp = s_.pp;
     shape->vpp = s_.vpp;
@@ -36,6 +37,18 @@ std::pair<double, double> MicroBatchPrice::pace_of(const MicroBatch& mb,
     if (compute > 0) shape->forward_share = t.s[kComputeForward] / compute;
   }
   return {t.micro_batch_s, t.s[kBubble]};
+}
+
+double MicroBatchPrice::data_parallel_seconds(const std::vector<double>& micro_batch_s) const {
+  thread_local std::vector<double> forward, backward;
+  forward.clear();
+  backward.clear();
+  for (double t : micro_batch_s) {
+    const double f = ref_s_ > 0 ? t / ref_s_ : 1;
+    forward.push_back(windows_.forward * f);
+    backward.push_back(windows_.backward * f);
+  }
+  return dp_.seconds(forward, backward);
 }
 
 double MicroBatchPrice::peak_memory(const MicroBatch& largest) const {
@@ -101,14 +114,15 @@ VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s,
                          const Batches& batches, const BatchTimes& priced, double fixed_pipeline,
                          double peak_memory) {
   std::vector<double> steps;
-  for (double d : priced.delta) steps.push_back(e0.step_time_s + d);
-  const double mean_delta = mean(priced.delta);
+  for (size_t i = 0; i < priced.delta.size(); ++i)
+    steps.push_back(e0.step_time_s + priced.delta[i] + priced.dp_delta[i]);
+  const double mean_delta = mean(priced.delta), mean_dp_delta = mean(priced.dp_delta);
 
   VarlenEstimate out;
   out.estimate = e0;
   Estimate& e = out.estimate;
   e.strategy = s;
-  e.step_time_s = e0.step_time_s + mean_delta;
+  e.step_time_s = e0.step_time_s + mean_delta + mean_dp_delta;
   out.step_times_s = steps;
   out.step_time_p10_s = percentile(steps, 0.1);
   out.step_time_p90_s = percentile(steps, 0.9);
@@ -147,13 +161,16 @@ VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s,
                                       e.memory_per_gpu_bytes / units::kGiB,
                                       e.memory_capacity_bytes / units::kGiB);
   // The breakdown: the pipeline's parts scaled to the mean slowest rank; data-parallel
-  // communication and the optimizer as the fixed plan has them.
+  // communication the fixed plan's moved by its mean change, the optimizer the fixed plan's.
   if (fixed_pipeline > 0) {
     const double f = (fixed_pipeline + mean_delta) / fixed_pipeline;
     for (auto& part : e.time) {
-      if (part.name == std::string("dp_comm") || part.name == std::string("optimizer")) continue;
-      part.seconds *= f;
-      for (auto& [origin, seconds] : part.sources) seconds *= f;
+      if (part.name == std::string("optimizer")) continue;
+      double g = f;
+      if (part.name == std::string("dp_comm"))
+        g = part.seconds > 0 ? (part.seconds + mean_dp_delta) / part.seconds : 1;
+      part.seconds *= g;
+      for (auto& [origin, seconds] : part.sources) seconds *= g;
     }
   }
   return out;

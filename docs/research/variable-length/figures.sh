@@ -20,7 +20,7 @@ import json, sys
 j = json.load(open(sys.argv[2]))
 base = j.get("baseline_step_time_s") or float("nan")
 print(f"{sys.argv[1]:<44} {j['step_time_s']:.3f} s  p10 {j['step_time_p10_s']:.3f}  p90 "
-      f"{j['step_time_p90_s']:.3f}  imbalance {j['imbalance']:.3f}  tokens/s {j['tokens_per_s']:,.0f}  "
+      f"{j['step_time_p90_s']:.3f}  imbalance {j['imbalance']:.3f}  tokens/s {j['tokens_per_s']:,.0f}  MFU {100 * j['mfu']:.1f} %  "
       f"baseline {base:.3f} s  {base / j['step_time_s']:.2f}x")
 PY
 }

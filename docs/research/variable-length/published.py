@@ -3,6 +3,7 @@
 "Against published measurements"). Catalog costs; every number is the built binary's.
 
   docs/research/variable-length/published.py [build/shardcost] [--batches N] [--megatron]
+                                             [--network flexsp]
 
 FlexSP (Wang et al., ASPLOS'25), measured: GPT 6.7B/13B/30B on 64 GPUs, global batch 512
 sequences drawn from Wikipedia (the same 1,000,000 lengths as ../shared/data/workloads),
@@ -23,7 +24,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.abspath(__file__)) + "/../../.."
-BIN = next((a for a in sys.argv[1:] if not a.startswith("--") and not a.isdigit()),
+BIN = next((a for a in sys.argv[1:]
+            if not a.startswith("--") and not a.isdigit() and a != "flexsp"),
            ROOT + "/build/shardcost")
 BATCHES = int(sys.argv[sys.argv.index("--batches") + 1]) if "--batches" in sys.argv else 30
 WIKI = os.environ.get("WIKI", ROOT + "/../shared/data/workloads/wikipedia_seqlens.txt.gz")
@@ -49,8 +51,20 @@ def model_file(name, max_k):
     return path
 
 
+# --network flexsp: the network FlexSP's cost model measured on its testbed (solver.py: all-to-all
+# at 10.3 GB/s over 16 GPUs and 4.9 GB/s over 64, where half and 7/8 of the bytes cross nodes:
+# about 5 GB/s per GPU between nodes) instead of the catalog's DGX A100 (25 GB/s per GPU).
+CLUSTER = "dgx-a100"
+if "--network" in sys.argv and sys.argv[sys.argv.index("--network") + 1] == "flexsp":
+    CLUSTER = f"{TMP}/a100-flexsp-network.json"
+    with open(CLUSTER, "w") as f:
+        json.dump({"name": "a100-flexsp-network", "device": "a100-sxm4-80gb", "gpus_per_node": 8,
+                   "nodes": 8, "intra_node_bandwidth_GBps": 300, "inter_node_bandwidth_GBps": 5,
+                   "intra_node_latency_us": 43, "inter_node_latency_us": 50}, f)
+
+
 def step(model, strategy):
-    out = subprocess.run([BIN, "estimate", "--model", model, "--cluster", "dgx-a100", "--gpus",
+    out = subprocess.run([BIN, "estimate", "--model", model, "--cluster", CLUSTER, "--gpus",
                           "64", "--strategy", strategy, "--seq-lengths", WIKI, "--batches",
                           str(BATCHES), "--format", "json"], capture_output=True, text=True)
     if out.returncode != 0:
