@@ -87,4 +87,15 @@ InPlaceOffsets in_place_offsets(std::string_view op, int rank, const CollectiveL
   return {0, 0};
 }
 
+int rank_device(int local_rank, int local_size, int visible_gpus) {
+  if (visible_gpus < 1) throw InputError("no CUDA device visible to this rank");
+  if (visible_gpus == 1) return 0;
+  if (local_size > visible_gpus)
+    throw InputError(fmt::format(
+        "{} ranks on this node but {} visible GPUs: NCCL needs a GPU per rank; launch at most {} "
+        "ranks per node (mpirun --npernode {}, srun --ntasks-per-node {})",
+        local_size, visible_gpus, visible_gpus, visible_gpus, visible_gpus));
+  return local_rank;
+}
+
 }  // namespace shardcost::bench

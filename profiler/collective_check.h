@@ -35,4 +35,9 @@ double input_value(std::string_view redop, int rank, int64_t i);
 std::optional<double> expected_value(std::string_view op, std::string_view redop, int ranks,
                                      int rank, int root, int64_t i, const CollectiveLayout&);
 
+// The GPU a rank of a multi-process run drives: its local rank among the ranks of its node.
+// One visible GPU means the launcher gave each rank its own (CUDA_VISIBLE_DEVICES per task):
+// GPU 0. More ranks on a node than GPUs is an InputError (NCCL needs a GPU per rank).
+int rank_device(int local_rank, int local_size, int visible_gpus);
+
 }  // namespace shardcost::bench

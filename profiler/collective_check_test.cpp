@@ -84,3 +84,28 @@ TEST(InPlace, PointersAtTheOffsetsNcclDocuments) {
 
 }  // namespace
 }  // namespace shardcost::bench
+
+namespace shardcost::bench {
+namespace {
+
+// A rank's GPU is its place on its node, never its world rank: ranks 8..15 on the second node
+// of 8-GPU nodes drive GPUs 0..7 there.
+TEST(RankDevice, TheLocalRankPicksTheGpu) {
+  EXPECT_EQ(rank_device(3, 8, 8), 3);
+  EXPECT_EQ(rank_device(0, 4, 8), 0);
+  // The launcher gave each task its own GPU (CUDA_VISIBLE_DEVICES per task).
+  EXPECT_EQ(rank_device(5, 8, 1), 0);
+  // More ranks than GPUs on a node: one clear line, not two ranks on one GPU.
+  try {
+    rank_device(8, 9, 8);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("9 ranks on this node but 8 visible GPUs"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(rank_device(0, 1, 0), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost::bench

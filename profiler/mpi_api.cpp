@@ -114,6 +114,8 @@ struct Session {
                                &local));
     int leader = world.rank;
     SC_MPI(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local));
+    SC_MPI(MPI_Comm_rank(local, &world.local_rank));
+    SC_MPI(MPI_Comm_size(local, &world.local_size));
     SC_MPI(MPI_Comm_free(&local));
     std::vector<int> leaders(static_cast<size_t>(world.size));
     SC_MPI(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD));

@@ -19,8 +19,9 @@ Op parse_op(std::string_view);  // sum prod max min; throws InputError
 
 struct World {
   int rank = 0, size = 1;
-  int nodes = 1;                  // distinct hosts
-  std::vector<int> node_of_rank;  // host index of every rank
+  int local_rank = 0, local_size = 1;  // among the ranks of this node (shared memory)
+  int nodes = 1;                       // distinct hosts
+  std::vector<int> node_of_rank;       // host index of every rank
   bool same_node(int a, int b) const { return node_of_rank[a] == node_of_rank[b]; }
 };
 const World& world();  // initialises MPI on first call

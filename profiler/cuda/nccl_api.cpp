@@ -7,7 +7,9 @@
 namespace shardcost::bench::cuda {
 
 void check_nccl(ncclResult_t rc, const char* call, int line) {
-  if (rc == ncclSuccess || rc == ncclInProgress) return;
+  // Communicators here are blocking: ncclInProgress (a non-blocking communicator's "not yet")
+  // is not success.
+  if (rc == ncclSuccess) return;
   throw Error(fmt::format("{} failed at profiler/cuda/nccl_api.cpp:{}: {}", call, line,
                           ncclGetErrorString(rc)));
 }
@@ -43,7 +45,7 @@ Comm init_rank(const ncclUniqueId& id, int ranks, int rank) {
 
 std::string nccl_version() {
   int v = 0;
-  ncclGetVersion(&v);
+  if (ncclGetVersion(&v) != ncclSuccess) return "unknown";
   return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
 }
 

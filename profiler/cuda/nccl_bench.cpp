@@ -1,19 +1,20 @@
-// NCCL collectives: one process driving --gpus local GPUs, or one GPU per MPI rank with MPI
-// bootstrapping the communicator. Hung collectives are bounded: polled, then aborted.
+// NCCL collectives: one process driving --gpus local GPUs, or one GPU per MPI rank (the rank's
+// local rank on its node) with MPI bootstrapping the communicator. The benchmark's logic is
+// device_collective.cpp's; this file is its CUDA and NCCL lanes. Hung collectives and hung
+// setup (the MPI broadcast and barriers) are bounded: polled and aborted, or the watchdog.
 #include <fmt/format.h>
 
-#include <chrono>
-#include <cstring>
 #include <thread>
 
 #include "backends.h"
 #include "collective_check.h"
 #include "cuda/cuda_api.h"
 #include "cuda/nccl_api.h"
-#include "harness.h"
+#include "device_collective.h"
 #include "mpi_api.h"
 #include "result_records.h"
 #include "shardcost/error.h"
+#include "watchdog.h"
 
 namespace shardcost::bench {
 namespace {
@@ -21,127 +22,101 @@ namespace {
 struct Lane {
   int device = 0, rank = 0;
   cuda::Stream stream;
-  cuda::DeviceBuffer send, recv, scratch;
+  cuda::DeviceBuffer scratch;  // floats, for conversions
+  int64_t scratch_bytes = 0;
 };
 
-class NcclCollective final : public Benchmark {
+class NcclLanes final : public CollectiveLanes {
  public:
-  NcclCollective(const CollectiveOptions& o, std::string op, int64_t bytes,
-                 std::vector<Lane>& lanes, std::vector<cuda::Comm>& comms, int ranks,
-                 bool multi_process)
-      : o_(o), op_(std::move(op)), lanes_(lanes), comms_(comms), ranks_(ranks), mp_(multi_process) {
-    ts_ = static_cast<int64_t>(cuda::nccl_type_size(o.dtype));
-    layout_ = collective_layout(op_, bytes, ts_, ranks);
-    const int64_t n = std::max(layout_.send_count, layout_.recv_count);
-    for (auto& l : lanes_) {
-      SC_CUDA(cudaSetDevice(l.device));
-      l.send = cuda::device_alloc(n * ts_);
-      l.recv = cuda::device_alloc(n * ts_);
-      l.scratch = cuda::device_alloc(n * 4);
-    }
-    fill();
+  NcclLanes(std::vector<Lane>& lanes, std::vector<cuda::Comm>& comms, int ranks)
+      : lanes_(lanes), comms_(comms), ranks_(ranks) {}
+  int lanes() const override { return static_cast<int>(lanes_.size()); }
+  int rank(int lane) const override { return at(lane).rank; }
+  int ranks() const override { return ranks_; }
+  int64_t type_size(const std::string& dtype) const override {
+    return static_cast<int64_t>(cuda::nccl_type_size(dtype));
   }
-  const CollectiveLayout& layout() const { return layout_; }
-  void prepare(int) override {
-    if (mp_) mpi::barrier();
+  Buffer alloc(int lane, int64_t bytes) override {
+    SC_CUDA(cudaSetDevice(at(lane).device));
+    cuda::DeviceBuffer b = cuda::device_alloc(bytes);
+    return Buffer(b.release(), [](std::byte* p) { cuda::DeviceFree()(p); });
   }
-  void run(int) override {
-    cuda::group_start();
-    for (size_t i = 0; i < lanes_.size(); ++i) {
-      Lane& l = lanes_[i];
-      SC_CUDA(cudaSetDevice(l.device));
-      // In place, both pointers lie in one buffer at the offsets NCCL documents (an all-gather
-      // sends from its own slot of the output, a reduce-scatter receives into its slot).
-      const InPlaceOffsets at = in_place_offsets(op_, l.rank, layout_, ts_);
-      const void* send =
-          o_.in_place ? static_cast<const void*>(l.recv.get() + at.send) : l.send.get();
-      void* recv = o_.in_place ? static_cast<void*>(l.recv.get() + at.recv) : l.recv.get();
-      cuda::enqueue(op_, send, recv, layout_.send_count, layout_.recv_count, o_.dtype, o_.redop,
-                    o_.root, l.rank, ranks_, comms_[i].get(), l.stream.get());
-    }
-    cuda::group_end();
+  void upload(int lane, const std::vector<float>& values, std::byte* dst,
+              const std::string& dtype) override {
+    Lane& l = at(lane);
+    float* scratch = scratch_for(l, static_cast<int64_t>(values.size()));
+    SC_CUDA(cudaMemcpy(scratch, values.data(), values.size() * 4, cudaMemcpyHostToDevice));
+    cuda::launch_convert_from_f32(scratch, dst, static_cast<int64_t>(values.size()), dtype,
+                                  l.stream.get());
+    l.stream.sync();
   }
-  // Waits with a deadline; a hung collective is aborted and reported instead of hanging.
-  void finish() override {
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::duration<double>(o_.timeout_s);
+  std::vector<float> download(int lane, const std::byte* src, int64_t count,
+                              const std::string& dtype) override {
+    Lane& l = at(lane);
+    float* scratch = scratch_for(l, count);
+    cuda::launch_convert_to_f32(src, scratch, count, dtype, l.stream.get());
+    l.stream.sync();
+    std::vector<float> out(static_cast<size_t>(count));
+    SC_CUDA(cudaMemcpy(out.data(), scratch, out.size() * 4, cudaMemcpyDeviceToHost));
+    return out;
+  }
+  void zero(int lane, std::byte* p, int64_t bytes) override {
+    Lane& l = at(lane);
+    SC_CUDA(cudaSetDevice(l.device));
+    SC_CUDA(cudaMemsetAsync(p, 0, static_cast<size_t>(bytes), l.stream.get()));
+    l.stream.sync();
+  }
+  void copy(int lane, std::byte* dst, const std::byte* src, int64_t bytes) override {
+    SC_CUDA(cudaSetDevice(at(lane).device));
+    SC_CUDA(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice));
+  }
+  void group_start() override { cuda::group_start(); }
+  void group_end() override { cuda::group_end(); }
+  void enqueue(int lane, const std::string& op, const void* send, void* recv, int64_t send_count,
+               int64_t recv_count, const std::string& dtype, const std::string& redop,
+               int root) override {
+    Lane& l = at(lane);
+    SC_CUDA(cudaSetDevice(l.device));
+    cuda::enqueue(op, send, recv, send_count, recv_count, dtype, redop, root, l.rank, ranks_,
+                  comms_[static_cast<size_t>(lane)].get(), l.stream.get());
+  }
+  bool wait(std::chrono::steady_clock::time_point deadline) override {
     for (auto& l : lanes_) {
       SC_CUDA(cudaSetDevice(l.device));
       for (;;) {
         const cudaError_t rc = cudaStreamQuery(l.stream.get());
         if (rc == cudaSuccess) break;
         if (rc != cudaErrorNotReady) SC_CUDA(rc);
-        if (std::chrono::steady_clock::now() > deadline) {
-          for (auto& c : comms_) c.abort();
-          throw Error(
-              fmt::format("NCCL {} of {} bytes over {} ranks did not finish within {:g} s; "
-                          "communicators aborted. Check that every rank runs the same command, or "
-                          "raise --timeout",
-                          op_, layout_.bytes, ranks_, o_.timeout_s));
-        }
+        if (std::chrono::steady_clock::now() > deadline) return false;
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     }
+    return true;
   }
-  int agree(int n) override { return mp_ ? mpi::min_all(n) : n; }
-  void combine(std::vector<int64_t>& ns) override {
-    if (mp_) mpi::max_all(ns);
-  }
-  int64_t check() override {
-    fill();
-    run(0);
-    finish();
-    int64_t wrong = 0;
-    for (auto& l : lanes_) {
-      SC_CUDA(cudaSetDevice(l.device));
-      std::vector<float> out(static_cast<size_t>(layout_.recv_count));
-      const int64_t result_at = o_.in_place ? in_place_offsets(op_, l.rank, layout_, ts_).recv : 0;
-      cuda::launch_convert_to_f32(l.recv.get() + result_at,
-                                  reinterpret_cast<float*>(l.scratch.get()), layout_.recv_count,
-                                  o_.dtype, l.stream.get());
-      l.stream.sync();
-      SC_CUDA(cudaMemcpy(out.data(), l.scratch.get(), out.size() * 4, cudaMemcpyDeviceToHost));
-      for (int64_t i = 0; i < layout_.recv_count; ++i) {
-        const auto want = expected_value(op_, o_.redop, ranks_, l.rank, o_.root, i, layout_);
-        if (want && out[static_cast<size_t>(i)] != static_cast<float>(*want)) ++wrong;
-      }
-    }
-    return mp_ ? mpi::sum_all(wrong) : wrong;
+  void abort() override {
+    for (auto& c : comms_) c.abort();
   }
 
  private:
-  void fill() {
-    for (auto& l : lanes_) {
-      SC_CUDA(cudaSetDevice(l.device));
-      std::vector<float> in(static_cast<size_t>(layout_.send_count));
-      for (int64_t i = 0; i < layout_.send_count; ++i)
-        in[static_cast<size_t>(i)] = static_cast<float>(input_value(o_.redop, l.rank, i));
-      SC_CUDA(cudaMemcpy(l.scratch.get(), in.data(), in.size() * 4, cudaMemcpyHostToDevice));
-      cuda::launch_convert_from_f32(reinterpret_cast<float*>(l.scratch.get()), l.send.get(),
-                                    layout_.send_count, o_.dtype, l.stream.get());
-      SC_CUDA(cudaMemsetAsync(
-          l.recv.get(), 0,
-          static_cast<size_t>(std::max(layout_.send_count, layout_.recv_count) * ts_),
-          l.stream.get()));
-      l.stream.sync();
-      if (o_.in_place || op_ == "broadcast") {
-        // In place, the input sits where NCCL reads it: this rank's slot for all_gather.
-        const int64_t offset = o_.in_place ? in_place_offsets(op_, l.rank, layout_, ts_).send : 0;
-        SC_CUDA(cudaMemcpy(l.recv.get() + offset, l.send.get(),
-                           static_cast<size_t>(layout_.send_count * ts_),
-                           cudaMemcpyDeviceToDevice));
-      }
+  Lane& at(int lane) const { return lanes_[static_cast<size_t>(lane)]; }
+  float* scratch_for(Lane& l, int64_t count) {
+    SC_CUDA(cudaSetDevice(l.device));
+    if (l.scratch_bytes < count * 4) {
+      l.scratch = cuda::device_alloc(count * 4);
+      l.scratch_bytes = count * 4;
     }
+    return reinterpret_cast<float*>(l.scratch.get());
   }
-  const CollectiveOptions& o_;
-  std::string op_;
   std::vector<Lane>& lanes_;
   std::vector<cuda::Comm>& comms_;
   int ranks_;
-  bool mp_;
-  int64_t ts_ = 4;
-  CollectiveLayout layout_;
 };
+
+RankGroup mpi_group() {
+  return {[] { mpi::barrier(); }, [](int n) { return mpi::min_all(n); },
+          [](std::vector<int64_t>& v) { mpi::max_all(v); },
+          [](int64_t n) { return mpi::sum_all(n); }};
+}
 
 }  // namespace
 
@@ -149,33 +124,44 @@ CollectiveReport nccl_bench_collective(const CollectiveOptions& o, const Progres
   for (const auto& op : o.ops) bus_factor(op, 1);
   cuda::nccl_type(o.dtype);
   cuda::nccl_op(o.redop);
-  cuda::use_device(0);
+  if (o.timeout_s <= 0) throw InputError(fmt::format("--timeout {} must be positive", o.timeout_s));
+  // No device is selected before this rank's own is known: since CUDA 12, selecting one
+  // creates a context on it, and every rank would hold one on GPU 0.
+  const std::string why = cuda::why_no_device();
+  if (!why.empty())
+    throw Error(fmt::format("no CUDA device: {}; use --backend mpi for host collectives", why));
   const int visible = cuda::device_count();
   // Under mpirun/srun with several ranks: one GPU per rank; otherwise --gpus GPUs here.
   const bool mp = mpi::available() && o.gpus == 0 &&
                   (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") ||
                    std::getenv("SLURM_NTASKS"));
-  int rank = 0, ranks = mp ? mpi::world().size : std::max(1, o.gpus), base = 0;
+  int rank = 0, ranks = mp ? mpi::world().size : std::max(1, o.gpus);
   if (!mp && ranks > visible)
     throw InputError(fmt::format("--gpus {} but this machine has {} CUDA devices", ranks, visible));
+  if (o.root < 0 || o.root >= ranks)
+    throw InputError(fmt::format("--root {} is not a rank (0..{})", o.root, ranks - 1));
+  // The setup's MPI calls wait on every rank: bounded like the collectives.
+  Watchdog dog(o.on_timeout, [] { mpi::abort(3); });
   std::vector<Lane> lanes;
   std::vector<cuda::Comm> comms;
   if (mp) {
-    rank = mpi::world().rank;
-    base = rank;
+    const mpi::World& w = mpi::world();
+    rank = w.rank;
     Lane l;
-    l.device = rank % visible;
+    l.device = rank_device(w.local_rank, w.local_size, visible);
     l.rank = rank;
-    SC_CUDA(cudaSetDevice(l.device));
+    cuda::use_device(l.device);
     lanes.push_back(std::move(l));
+    dog.arm(o.timeout_s, fmt::format("NCCL setup over {} ranks (MPI broadcast of the id)", ranks));
     ncclUniqueId id{};
     if (rank == 0) id = cuda::unique_id();
     mpi::broadcast(&id, sizeof(id) / 4, mpi::Type::i32, 0);
     comms.push_back(cuda::init_rank(id, ranks, rank));
+    dog.disarm();
   } else {
     std::vector<int> devices;
     for (int d = 0; d < ranks; ++d) {
-      SC_CUDA(cudaSetDevice(d));
+      cuda::use_device(d);
       Lane l;
       l.device = d;
       l.rank = d;
@@ -184,9 +170,6 @@ CollectiveReport nccl_bench_collective(const CollectiveOptions& o, const Progres
     }
     comms = cuda::init_all(devices);
   }
-  (void)base;
-  if (o.root < 0 || o.root >= ranks)
-    throw InputError(fmt::format("--root {} is not a rank (0..{})", o.root, ranks - 1));
   CollectiveReport report;
   report.rank = rank;
   report.ranks = ranks;
@@ -196,14 +179,20 @@ CollectiveReport nccl_bench_collective(const CollectiveOptions& o, const Progres
   report.device = cuda_device_record(lanes.front().device);
   std::vector<cuda::EventTimer::Lane> timer_lanes;
   for (auto& l : lanes) timer_lanes.push_back({l.device, l.stream.get()});
+  NcclLanes fabric(lanes, comms, ranks);
   for (const auto& op : o.ops) {
     for (const int64_t bytes : o.sizes) {
-      NcclCollective bench(o, op, bytes, lanes, comms, ranks, mp);
-      if (progress && rank == 0)
-        progress(fmt::format("NCCL {} of {} bytes over {} ranks", op, bench.layout().bytes, ranks));
+      DeviceCollective bench(o, op, bytes, fabric, mp ? mpi_group() : RankGroup{});
+      const std::string what =
+          fmt::format("NCCL {} of {} bytes over {} ranks", op, bench.layout().bytes, ranks);
+      if (progress && rank == 0) progress(what);
+      // The per-iteration barriers and agreements are MPI calls the stream wait cannot bound.
+      if (mp) dog.arm(o.timeout_s, what);
       cuda::EventTimer timer(timer_lanes);
       const Measured m = measure(bench, timer, o.timing);
-      report.results.push_back(collective_result(o, op, bench.layout(), o.in_place, ranks, m));
+      dog.disarm();
+      report.results.push_back(
+          collective_result(o, op, bench.layout(), bench.in_place(), ranks, m));
     }
   }
   return report;
