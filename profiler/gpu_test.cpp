@@ -33,6 +33,20 @@ TEST_F(Gpu, GemmEveryTypeTheDeviceHasIsChecked) {
   }
 }
 
+// A strided-batched product over distinct operands (one cuBLASLt call): the samples checked
+// cover the first product and the last.
+TEST_F(Gpu, BatchedGemmsRunOnDistinctOperands) {
+  GemmOptions o;
+  o.device = "cuda";
+  o.dtype = "bf16";
+  o.shapes = {{"one", 512, 512, 128, 1}, {"eight", 512, 512, 128, 8}};
+  o.timing = quick();
+  const GemmReport r = bench_gemm(o);
+  ASSERT_EQ(r.results.size(), 2u);
+  for (const auto& g : r.results) EXPECT_EQ(g.wrong, 0) << g.shape.name;
+  EXPECT_GT(r.results[1].tflops, 0);
+}
+
 TEST_F(Gpu, MemoryKindsAreChecked) {
   MemoryOptions o;
   o.device = "cuda";

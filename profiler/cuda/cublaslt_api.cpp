@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
 #include "shardcost/error.h"
 
 namespace shardcost::bench::cuda {
@@ -43,8 +45,10 @@ std::string LtMatmul::version() {
 }
 
 LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k,
-                   size_t workspace_bytes, void* workspace)
+                   size_t workspace_bytes, void* workspace, int64_t batch)
     : workspace_(workspace), workspace_bytes_(workspace_bytes) {
+  if (batch < 1 || batch > INT32_MAX)
+    throw InputError(fmt::format("GEMM batch {} must be between 1 and {}", batch, INT32_MAX));
   const Types t = types(dtype);
   SC_LT(cublasLtCreate(handle_.out()));
   SC_LT(cublasLtMatmulDescCreate(op_.out(), t.compute, CUDA_R_32F));
@@ -59,6 +63,19 @@ LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k,
                                    static_cast<uint64_t>(n), k));
   SC_LT(cublasLtMatrixLayoutCreate(d_.out(), t.d, static_cast<uint64_t>(m),
                                    static_cast<uint64_t>(n), m));
+  if (batch > 1) {
+    const auto count = static_cast<int32_t>(batch);
+    const struct {
+      cublasLtMatrixLayout_t layout;
+      int64_t stride;
+    } batched[] = {{a_.get(), k * m}, {b_.get(), k * n}, {d_.get(), m * n}};
+    for (const auto& [layout, stride] : batched) {
+      SC_LT(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                             sizeof(count)));
+      SC_LT(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                             &stride, sizeof(stride)));
+    }
+  }
   SC_LT(cublasLtMatmulPreferenceCreate(pref_.out()));
   SC_LT(cublasLtMatmulPreferenceSetAttribute(pref_.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                              &workspace_bytes_, sizeof(workspace_bytes_)));

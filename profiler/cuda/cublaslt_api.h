@@ -26,11 +26,13 @@ class LtOwned {
 };
 
 // D[m,n] = A^T B in column-major "TN" form (A stored k x m, B k x n), the layout FP8 requires
-// and the one linear layers use. dtype: fp32 tf32 bf16 fp16 fp8 (D is bf16 for fp8).
+// and the one linear layers use. dtype: fp32 tf32 bf16 fp16 fp8 (D is bf16 for fp8). batch > 1:
+// one strided-batched call over batch distinct A, B and D stored back to back (strides m k,
+// k n and m n elements), as attention's batched products run.
 class LtMatmul {
  public:
   LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k, size_t workspace_bytes,
-           void* workspace);
+           void* workspace, int64_t batch = 1);
   LtMatmul(const LtMatmul&) = delete;
   LtMatmul& operator=(const LtMatmul&) = delete;
   void run(const void* a, const void* b, void* d, cudaStream_t stream) const;

@@ -39,43 +39,47 @@ class CudaGemm final : public Benchmark {
         s_(s),
         flush_(gpu),
         work_(cuda::device_alloc(kWorkspace)),
-        mm_(dtype, s.m, s.n, s.k, kWorkspace, work_.get()) {
+        mm_(dtype, s.m, s.n, s.k, kWorkspace, work_.get(), s.batch) {
+    // Batched: distinct operands for every product, back to back (one strided-batched call),
+    // so that no product reads another's operands from cache.
     const size_t eb = cuda::LtMatmul::element_bytes(dtype);
-    a32_ = cuda::device_alloc(s.m * s.k * 4);
-    b32_ = cuda::device_alloc(s.k * s.n * 4);
-    a_ = cuda::device_alloc(static_cast<int64_t>(eb) * s.m * s.k);
-    b_ = cuda::device_alloc(static_cast<int64_t>(eb) * s.k * s.n);
-    d_ = cuda::device_alloc(static_cast<int64_t>(cuda::LtMatmul::output_bytes(dtype)) * s.m * s.n);
-    cuda::launch_fill_f32(reinterpret_cast<float*>(a32_.get()), s.m * s.k, 1, stream_.get());
-    cuda::launch_fill_f32(reinterpret_cast<float*>(b32_.get()), s.k * s.n, 2, stream_.get());
-    cuda::launch_convert(reinterpret_cast<float*>(a32_.get()), a_.get(), s.m * s.k, dtype,
-                         stream_.get());
-    cuda::launch_convert(reinterpret_cast<float*>(b32_.get()), b_.get(), s.k * s.n, dtype,
-                         stream_.get());
+    const int64_t a_n = s.batch * s.m * s.k, b_n = s.batch * s.k * s.n;
+    a32_ = cuda::device_alloc(a_n * 4);
+    b32_ = cuda::device_alloc(b_n * 4);
+    a_ = cuda::device_alloc(static_cast<int64_t>(eb) * a_n);
+    b_ = cuda::device_alloc(static_cast<int64_t>(eb) * b_n);
+    d_ = cuda::device_alloc(static_cast<int64_t>(cuda::LtMatmul::output_bytes(dtype)) * s.batch *
+                            s.m * s.n);
+    cuda::launch_fill_f32(reinterpret_cast<float*>(a32_.get()), a_n, 1, stream_.get());
+    cuda::launch_fill_f32(reinterpret_cast<float*>(b32_.get()), b_n, 2, stream_.get());
+    cuda::launch_convert(reinterpret_cast<float*>(a32_.get()), a_.get(), a_n, dtype, stream_.get());
+    cuda::launch_convert(reinterpret_cast<float*>(b32_.get()), b_.get(), b_n, dtype, stream_.get());
     stream_.sync();
   }
   cudaStream_t stream() const { return stream_.get(); }
   void prepare(int) override { flush_.run(stream_.get()); }
-  void run(int) override {
-    for (int64_t b = 0; b < s_.batch; ++b) mm_.run(a_.get(), b_.get(), d_.get(), stream_.get());
-  }
+  void run(int) override { mm_.run(a_.get(), b_.get(), d_.get(), stream_.get()); }
   // Samples D against a host dot product of the same (exactly representable) inputs.
   int64_t check() override {
     run(0);
     stream_.sync();
-    std::vector<float> a(static_cast<size_t>(s_.m * s_.k)), b(static_cast<size_t>(s_.k * s_.n));
+    const int64_t mk = s_.m * s_.k, kn = s_.k * s_.n, mn = s_.m * s_.n;
+    std::vector<float> a(static_cast<size_t>(s_.batch * mk)), b(static_cast<size_t>(s_.batch * kn));
     SC_CUDA(cudaMemcpy(a.data(), a32_.get(), a.size() * 4, cudaMemcpyDeviceToHost));
     SC_CUDA(cudaMemcpy(b.data(), b32_.get(), b.size() * 4, cudaMemcpyDeviceToHost));
     const size_t ob = cuda::LtMatmul::output_bytes(dtype_);
-    std::vector<unsigned char> d(static_cast<size_t>(s_.m * s_.n) * ob);
+    std::vector<unsigned char> d(static_cast<size_t>(s_.batch * mn) * ob);
     SC_CUDA(cudaMemcpy(d.data(), d_.get(), d.size(), cudaMemcpyDeviceToHost));
     int64_t wrong = 0;
     for (int sample = 0; sample < kSamples; ++sample) {
+      // Samples spread over the batch too: the last product as well as the first.
+      const int64_t p0 = sample == kSamples - 1 ? s_.batch - 1 : sample % s_.batch;
       const int64_t i = (sample * 7919) % s_.m, j = (sample * 104729) % s_.n;
       double ref = 0;
       for (int64_t p = 0; p < s_.k; ++p)
-        ref += double(a[static_cast<size_t>(i * s_.k + p)]) * b[static_cast<size_t>(j * s_.k + p)];
-      const size_t at = static_cast<size_t>(j * s_.m + i);
+        ref += double(a[static_cast<size_t>(p0 * mk + i * s_.k + p)]) *
+               b[static_cast<size_t>(p0 * kn + j * s_.k + p)];
+      const size_t at = static_cast<size_t>(p0 * mn + j * s_.m + i);
       double got;
       if (ob == 4) {
         float f;
