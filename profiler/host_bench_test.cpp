@@ -18,11 +18,12 @@ Timing quick() {
 void check_host_gemm(const char* dtype) {
   GemmOptions o;
   o.dtype = dtype;
-  o.shapes = {{"a", 64, 48, 32, 1}, {"b", 17, 9, 130, 2}};
+  o.shapes = {{"a", 64, 48, 32, 1}, {"b", 17, 9, 130, 2}, {"c", 8, 24, 40, 5}};
   o.timing = quick();
   o.compare_baseline = true;
   const GemmReport r = bench_gemm(o);
-  ASSERT_EQ(r.results.size(), 2u);
+  // Batched shapes: every product on its own operands, the check sampling the first and last.
+  ASSERT_EQ(r.results.size(), 3u);
   for (const auto& g : r.results) {
     EXPECT_EQ(g.wrong, 0) << dtype;
     EXPECT_GT(g.checked, 0);

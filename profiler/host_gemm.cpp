@@ -32,7 +32,8 @@ float from_bf16(uint16_t h) {
   return f;
 }
 
-// One set of operands. Sets rotate so that caches do not flatter small shapes.
+// One set of operands: batch distinct A, B and C back to back (a batched GEMM's products
+// never share operands). Sets rotate so that caches do not flatter small shapes.
 struct Operands {
   std::vector<float> a, b, c;
   std::vector<uint16_t> a16, b16;
@@ -41,7 +42,7 @@ struct Operands {
 class HostGemm final : public Benchmark {
  public:
   HostGemm(const GemmShapeSpec& s, bool bf16) : s_(s), bf16_(bf16) {
-    const int64_t elements = s.m * s.k + s.k * s.n + s.m * s.n;
+    const int64_t elements = s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
     const int64_t set_bytes = elements * (bf16 ? 3 : 4);
     const int sets = rotation_sets(set_bytes);
     std::mt19937 rng(42);
@@ -52,9 +53,9 @@ class HostGemm final : public Benchmark {
         v.resize(static_cast<size_t>(count));
         for (auto& x : v) x = bf16 ? from_bf16(to_bf16(dist(rng))) : dist(rng);
       };
-      fill(o.a, s.m * s.k);
-      fill(o.b, s.k * s.n);
-      o.c.assign(static_cast<size_t>(s.m * s.n), 0.0f);
+      fill(o.a, s.batch * s.m * s.k);
+      fill(o.b, s.batch * s.k * s.n);
+      o.c.assign(static_cast<size_t>(s.batch * s.m * s.n), 0.0f);
       if (bf16) {
         for (float x : o.a) o.a16.push_back(to_bf16(x));
         for (float x : o.b) o.b16.push_back(to_bf16(x));
@@ -68,11 +69,15 @@ class HostGemm final : public Benchmark {
   void run(int) override { gemm(*current_); }
 
   void gemm(Operands& o) {
-    for (int64_t b = 0; b < s_.batch; ++b) {
+    const auto mk = static_cast<size_t>(s_.m * s_.k), kn = static_cast<size_t>(s_.k * s_.n),
+               mn = static_cast<size_t>(s_.m * s_.n);
+    for (size_t b = 0; b < static_cast<size_t>(s_.batch); ++b) {
       if (bf16_)
-        blas::sbgemm(s_.m, s_.n, s_.k, o.a16.data(), o.b16.data(), o.c.data());
+        blas::sbgemm(s_.m, s_.n, s_.k, o.a16.data() + b * mk, o.b16.data() + b * kn,
+                     o.c.data() + b * mn);
       else
-        blas::sgemm(s_.m, s_.n, s_.k, o.a.data(), o.b.data(), o.c.data());
+        blas::sgemm(s_.m, s_.n, s_.k, o.a.data() + b * mk, o.b.data() + b * kn,
+                    o.c.data() + b * mn);
     }
   }
 
@@ -84,15 +89,19 @@ class HostGemm final : public Benchmark {
     std::mt19937 rng(7);
     int64_t wrong = 0;
     for (int sample = 0; sample < kSamples; ++sample) {
+      // Every product of a batch is its own: samples cover the first and the last.
+      const int64_t p0 = sample == kSamples - 1 ? s_.batch - 1 : sample % s_.batch;
       const int64_t i = static_cast<int64_t>(rng() % static_cast<uint32_t>(s_.m));
       const int64_t j = static_cast<int64_t>(rng() % static_cast<uint32_t>(s_.n));
+      const int64_t a0 = p0 * s_.m * s_.k, b0 = p0 * s_.k * s_.n, c0 = p0 * s_.m * s_.n;
       double ref = 0, magnitude = 0;
       for (int64_t p = 0; p < s_.k; ++p) {
-        const double x = a_at(o, i * s_.k + p), y = o.b[static_cast<size_t>(p * s_.n + j)];
+        const double x = a_at(o, a0 + i * s_.k + p),
+                     y = o.b[static_cast<size_t>(b0 + p * s_.n + j)];
         ref += x * y;
         magnitude += std::fabs(x * y);
       }
-      const double got = o.c[static_cast<size_t>(i * s_.n + j)];
+      const double got = o.c[static_cast<size_t>(c0 + i * s_.n + j)];
       // fp32 accumulation: error grows with k; 1e-5 per term bounds OpenBLAS's blocking.
       const double tol = 1e-5 * magnitude * std::sqrt(static_cast<double>(s_.k)) + 1e-6;
       if (!(std::fabs(got - ref) <= tol)) ++wrong;
