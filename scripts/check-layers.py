@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Holds the architecture's dependency rules against the code (docs/architecture.md).
+"""Holds the architecture's dependency rules against the code (docs/architecture.md): layers,
+public headers, and one door per C API (CUDA runtime, NCCL, cuBLASLt, CUPTI, SQLite, MPI,
+XGBoost).
 
 Run from anywhere: check-layers.py SOURCE_DIR. Prints each violation and exits 1, or
 prints a one-line summary and exits 0. Tests (*_test.cpp) may reach across layers.
@@ -39,6 +41,18 @@ PUBLIC = {
                   "workload.h", "store_costs.h", "predict.h", "learned.h", "varlen.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# One door per C API: only these files call it (the fakes and tests drive the doors).
+DOORS = {
+    "CUDA runtime": (re.compile(r"\bcuda[A-Z]\w*\s*\("), {"profiler/cuda/cuda_api.cpp",
+                                                         "profiler/cuda/kernels.cu",
+                                                         "profiler/trace/probe/cudart_probe.cpp"}),
+    "NCCL": (re.compile(r"\bnccl[A-Z]\w*\s*\("), {"profiler/cuda/nccl_api.cpp"}),
+    "cuBLASLt": (re.compile(r"\bcublasLt[A-Z]\w*\s*\("), {"profiler/cuda/cublaslt_api.cpp"}),
+    "CUPTI": (re.compile(r"\bcupti[A-Z]\w*\s*\("), {"profiler/trace/inject/injection.cpp"}),
+    "SQLite": (re.compile(r"\bsqlite3_\w+\s*\("), {"db/sqlite.cpp"}),
+    "MPI": (re.compile(r"\bMPI_[A-Z]\w*\s*\("), {"profiler/mpi_api.cpp"}),
+    "XGBoost": (re.compile(r"\bXG(?:Booster|DMatrix)\w*\s*\("), {"estimator/learned/xgboost_api.cpp"}),
+}
 
 
 def sources(folder):
@@ -84,6 +98,19 @@ def main():
                 if lib and lib != part and lib not in allowed:
                     problems.append(f"{f.relative_to(root)}: includes {inc} ({lib}); {part} may "
                                     f"use {', '.join(sorted(allowed)) or 'nothing'}")
+    for api, (call, doors) in DOORS.items():
+        for part in [*OUTSIDE, "cli", "bench", "fuzz"]:
+            for f in sources(root / part):
+                rel = str(f.relative_to(root))
+                if f.name.endswith("_test.cpp") or rel in doors:
+                    continue
+                # Comments and strings name calls too: only code counts.
+                code = re.sub(r'"(?:\\.|[^"\\\n])*"', '""', f.read_text())
+                code = re.sub(r"//[^\n]*", "", code)
+                m = call.search(code)
+                if m:
+                    problems.append(f"{rel}: calls {m.group(0).rstrip('(').strip()} directly; the "
+                                    f"{api} is called only through {', '.join(sorted(doors))}")
     for p in problems:
         print(p)
     if problems:

@@ -76,6 +76,29 @@ void Stream::sync() const {
   SC_CUDA(cudaStreamSynchronize(s_));
 }
 
+bool Stream::done() const {
+  const cudaError_t rc = cudaStreamQuery(s_);
+  if (rc == cudaErrorNotReady) return false;
+  SC_CUDA(rc);
+  return true;
+}
+
+void set_device(int ordinal) {
+  SC_CUDA(cudaSetDevice(ordinal));
+}
+
+void copy(void* dst, const void* src, int64_t bytes) {
+  SC_CUDA(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault));
+}
+
+void copy_async(void* dst, const void* src, int64_t bytes, cudaStream_t s) {
+  SC_CUDA(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault, s));
+}
+
+void set_async(void* p, int value, int64_t bytes, cudaStream_t s) {
+  SC_CUDA(cudaMemsetAsync(p, value, static_cast<size_t>(bytes), s));
+}
+
 Event::Event() {
   SC_CUDA(cudaEventCreate(&e_));
 }

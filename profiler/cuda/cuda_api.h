@@ -19,6 +19,13 @@ void check(cudaError_t rc, const char* call, const char* file, int line);
 std::string why_no_device();
 int device_count();            // 0 when there is no driver or device
 void use_device(int ordinal);  // throws a one-line error naming the ordinal and the count
+void set_device(int ordinal);  // an ordinal already checked: the calling thread's device
+
+// Copies and sets. copy: synchronous, either direction (unified addressing); the others are
+// enqueued on the stream.
+void copy(void* dst, const void* src, int64_t bytes);
+void copy_async(void* dst, const void* src, int64_t bytes, cudaStream_t);
+void set_async(void* p, int value, int64_t bytes, cudaStream_t);
 
 struct DeviceFree {
   void operator()(void* p) const;
@@ -39,6 +46,7 @@ class Stream {
   ~Stream();
   cudaStream_t get() const { return s_; }
   void sync() const;
+  bool done() const;  // all enqueued work finished (cudaStreamQuery); throws on an error
 
  private:
   cudaStream_t s_ = nullptr;

@@ -23,9 +23,7 @@ class L2Flush {
   explicit L2Flush(int gpu)
       : bytes_(std::max<int64_t>(2 * cuda::props(gpu).l2_bytes, 1 << 20)),
         buf_(cuda::device_alloc(bytes_)) {}
-  void run(cudaStream_t s) const {
-    SC_CUDA(cudaMemsetAsync(buf_.get(), 0, static_cast<size_t>(bytes_), s));
-  }
+  void run(cudaStream_t s) const { cuda::set_async(buf_.get(), 0, bytes_, s); }
 
  private:
   int64_t bytes_;
@@ -65,11 +63,11 @@ class CudaGemm final : public Benchmark {
     stream_.sync();
     const int64_t mk = s_.m * s_.k, kn = s_.k * s_.n, mn = s_.m * s_.n;
     std::vector<float> a(static_cast<size_t>(s_.batch * mk)), b(static_cast<size_t>(s_.batch * kn));
-    SC_CUDA(cudaMemcpy(a.data(), a32_.get(), a.size() * 4, cudaMemcpyDeviceToHost));
-    SC_CUDA(cudaMemcpy(b.data(), b32_.get(), b.size() * 4, cudaMemcpyDeviceToHost));
+    cuda::copy(a.data(), a32_.get(), static_cast<int64_t>(a.size() * 4));
+    cuda::copy(b.data(), b32_.get(), static_cast<int64_t>(b.size() * 4));
     const size_t ob = cuda::LtMatmul::output_bytes(dtype_);
     std::vector<unsigned char> d(static_cast<size_t>(s_.batch * mn) * ob);
-    SC_CUDA(cudaMemcpy(d.data(), d_.get(), d.size(), cudaMemcpyDeviceToHost));
+    cuda::copy(d.data(), d_.get(), static_cast<int64_t>(d.size()));
     int64_t wrong = 0;
     for (int sample = 0; sample < kSamples; ++sample) {
       // Samples spread over the batch too: the last product as well as the first.
@@ -131,39 +129,39 @@ class CudaMemory final : public Benchmark {
     host_ = cuda::pinned_alloc(bytes_);
     sum_ = cuda::device_alloc(8);
     std::memset(host_.get(), 3, static_cast<size_t>(bytes_));
-    SC_CUDA(cudaMemsetAsync(dev_a_.get(), 1, static_cast<size_t>(bytes_), stream_.get()));
+    cuda::set_async(dev_a_.get(), 1, bytes_, stream_.get());
     stream_.sync();
   }
   cudaStream_t stream() const { return stream_.get(); }
   void run(int iteration) override {
-    const auto n = static_cast<size_t>(bytes_);
+    const int64_t n = bytes_;
     const cudaStream_t s = stream_.get();
     if (kind_ == "copy_d2d")
-      SC_CUDA(cudaMemcpyAsync(dev_b_.get(), dev_a_.get(), n, cudaMemcpyDeviceToDevice, s));
+      cuda::copy_async(dev_b_.get(), dev_a_.get(), n, s);
     else if (kind_ == "copy_h2d")
-      SC_CUDA(cudaMemcpyAsync(dev_b_.get(), host_.get(), n, cudaMemcpyHostToDevice, s));
+      cuda::copy_async(dev_b_.get(), host_.get(), n, s);
     else if (kind_ == "copy_d2h")
-      SC_CUDA(cudaMemcpyAsync(host_.get(), dev_a_.get(), n, cudaMemcpyDeviceToHost, s));
+      cuda::copy_async(host_.get(), dev_a_.get(), n, s);
     else if (kind_ == "memset")
-      SC_CUDA(cudaMemsetAsync(dev_b_.get(), iteration & 0xff, n, s));
+      cuda::set_async(dev_b_.get(), iteration & 0xff, n, s);
     else if (kind_ == "read")
       cuda::launch_read(dev_a_.get(), bytes_, reinterpret_cast<unsigned long long*>(sum_.get()), s);
     else
       cuda::launch_write(dev_b_.get(), bytes_, 0x02020202u, s);
   }
   int64_t check() override {
-    SC_CUDA(cudaMemsetAsync(sum_.get(), 0, 8, stream_.get()));
-    SC_CUDA(cudaMemsetAsync(dev_b_.get(), 0, static_cast<size_t>(bytes_), stream_.get()));
+    cuda::set_async(sum_.get(), 0, 8, stream_.get());
+    cuda::set_async(dev_b_.get(), 0, bytes_, stream_.get());
     run(5);
     stream_.sync();
     if (kind_ == "read") {
       unsigned long long sum = 0;
-      SC_CUDA(cudaMemcpy(&sum, sum_.get(), 8, cudaMemcpyDeviceToHost));
+      cuda::copy(&sum, sum_.get(), 8);
       return sum == static_cast<unsigned long long>(bytes_ / 4) * 0x01010101ull ? 0 : 1;
     }
     std::vector<unsigned char> out(static_cast<size_t>(bytes_));
     const void* src = kind_ == "copy_d2h" ? host_.get() : dev_b_.get();
-    SC_CUDA(cudaMemcpy(out.data(), src, out.size(), cudaMemcpyDefault));
+    cuda::copy(out.data(), src, static_cast<int64_t>(out.size()));
     const unsigned char want = kind_ == "copy_d2d" || kind_ == "copy_d2h" ? 1
                                : kind_ == "copy_h2d"                      ? 3
                                : kind_ == "memset"                        ? 5

@@ -37,7 +37,7 @@ class NcclLanes final : public CollectiveLanes {
     return static_cast<int64_t>(cuda::nccl_type_size(dtype));
   }
   Buffer alloc(int lane, int64_t bytes) override {
-    SC_CUDA(cudaSetDevice(at(lane).device));
+    cuda::set_device(at(lane).device);
     cuda::DeviceBuffer b = cuda::device_alloc(bytes);
     return Buffer(b.release(), [](std::byte* p) { cuda::DeviceFree()(p); });
   }
@@ -45,7 +45,7 @@ class NcclLanes final : public CollectiveLanes {
               const std::string& dtype) override {
     Lane& l = at(lane);
     float* scratch = scratch_for(l, static_cast<int64_t>(values.size()));
-    SC_CUDA(cudaMemcpy(scratch, values.data(), values.size() * 4, cudaMemcpyHostToDevice));
+    cuda::copy(scratch, values.data(), static_cast<int64_t>(values.size() * 4));
     cuda::launch_convert_from_f32(scratch, dst, static_cast<int64_t>(values.size()), dtype,
                                   l.stream.get());
     l.stream.sync();
@@ -57,18 +57,18 @@ class NcclLanes final : public CollectiveLanes {
     cuda::launch_convert_to_f32(src, scratch, count, dtype, l.stream.get());
     l.stream.sync();
     std::vector<float> out(static_cast<size_t>(count));
-    SC_CUDA(cudaMemcpy(out.data(), scratch, out.size() * 4, cudaMemcpyDeviceToHost));
+    cuda::copy(out.data(), scratch, static_cast<int64_t>(out.size() * 4));
     return out;
   }
   void zero(int lane, std::byte* p, int64_t bytes) override {
     Lane& l = at(lane);
-    SC_CUDA(cudaSetDevice(l.device));
-    SC_CUDA(cudaMemsetAsync(p, 0, static_cast<size_t>(bytes), l.stream.get()));
+    cuda::set_device(l.device);
+    cuda::set_async(p, 0, bytes, l.stream.get());
     l.stream.sync();
   }
   void copy(int lane, std::byte* dst, const std::byte* src, int64_t bytes) override {
-    SC_CUDA(cudaSetDevice(at(lane).device));
-    SC_CUDA(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDeviceToDevice));
+    cuda::set_device(at(lane).device);
+    cuda::copy(dst, src, bytes);
   }
   void group_start() override { cuda::group_start(); }
   void group_end() override { cuda::group_end(); }
@@ -76,17 +76,14 @@ class NcclLanes final : public CollectiveLanes {
                int64_t recv_count, const std::string& dtype, const std::string& redop,
                int root) override {
     Lane& l = at(lane);
-    SC_CUDA(cudaSetDevice(l.device));
+    cuda::set_device(l.device);
     cuda::enqueue(op, send, recv, send_count, recv_count, dtype, redop, root, l.rank, ranks_,
                   comms_[static_cast<size_t>(lane)].get(), l.stream.get());
   }
   bool wait(std::chrono::steady_clock::time_point deadline) override {
     for (auto& l : lanes_) {
-      SC_CUDA(cudaSetDevice(l.device));
-      for (;;) {
-        const cudaError_t rc = cudaStreamQuery(l.stream.get());
-        if (rc == cudaSuccess) break;
-        if (rc != cudaErrorNotReady) SC_CUDA(rc);
+      cuda::set_device(l.device);
+      while (!l.stream.done()) {
         if (std::chrono::steady_clock::now() > deadline) return false;
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
@@ -100,7 +97,7 @@ class NcclLanes final : public CollectiveLanes {
  private:
   Lane& at(int lane) const { return lanes_[static_cast<size_t>(lane)]; }
   float* scratch_for(Lane& l, int64_t count) {
-    SC_CUDA(cudaSetDevice(l.device));
+    cuda::set_device(l.device);
     if (l.scratch_bytes < count * 4) {
       l.scratch = cuda::device_alloc(count * 4);
       l.scratch_bytes = count * 4;

@@ -12,6 +12,10 @@ case "$OUT" in "layers: "*" files follow the dependency rules") ;; *) fail "summ
 mkdir -p "$SCRATCH/tree"
 cp -r "$SRC/estimator" "$SRC/base" "$SRC/db" "$SRC/compare" "$SRC/profiler" "$SCRATCH/tree/"
 printf '#include "search/rank.h"\n// Model\n' >>"$SCRATCH/tree/estimator/plan/memory.cpp"
+# And a benchmark file that calls the CUDA runtime past its door (a comment naming one is no call).
+printf '// cudaMemcpy(a, b) in a comment\nvoid f() { cudaDeviceSynchronize(); }\n' >>"$SCRATCH/tree/profiler/harness.cpp"
 expect_exit 1 python3 "$SRC/scripts/check-layers.py" "$SCRATCH/tree"
 grep -q 'plan/memory.cpp: includes search/rank.h' "$SCRATCH/out" || fail "missed the include: $OUT"
 grep -q 'plan/memory.cpp: names a producer' "$SCRATCH/out" || fail "missed the producer: $OUT"
+grep -q 'profiler/harness.cpp: calls cudaDeviceSynchronize directly; the CUDA runtime is called only through' "$SCRATCH/out" || fail "missed the door: $OUT"
+if grep -q 'cudaMemcpy' "$SCRATCH/out"; then fail "a comment counted as a call: $OUT"; fi
