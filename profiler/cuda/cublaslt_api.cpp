@@ -32,14 +32,6 @@ Types types(const std::string& dtype) {
 
 }  // namespace
 
-size_t LtMatmul::element_bytes(const std::string& dtype) {
-  if (dtype == "fp32" || dtype == "tf32") return 4;
-  return dtype == "fp8" ? 1 : 2;
-}
-size_t LtMatmul::output_bytes(const std::string& dtype) {
-  return dtype == "fp32" || dtype == "tf32" ? 4 : 2;
-}
-
 std::string LtMatmul::version() {
   return fmt::format("cublasLt={}", cublasLtGetVersion());
 }

@@ -36,8 +36,6 @@ class LtMatmul {
   LtMatmul(const LtMatmul&) = delete;
   LtMatmul& operator=(const LtMatmul&) = delete;
   void run(const void* a, const void* b, void* d, cudaStream_t stream) const;
-  static size_t element_bytes(const std::string& dtype);  // of A and B
-  static size_t output_bytes(const std::string& dtype);   // of D
   static std::string version();
 
  private:

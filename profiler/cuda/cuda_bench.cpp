@@ -8,6 +8,8 @@
 #include "backends.h"
 #include "cuda/cublaslt_api.h"
 #include "cuda/cuda_api.h"
+#include "device_gemm.h"
+#include "device_memory.h"
 #include "harness.h"
 #include "result_records.h"
 #include "shardcost/error.h"
@@ -30,151 +32,72 @@ class L2Flush {
   DeviceBuffer buf_;
 };
 
-class CudaGemm final : public Benchmark {
+// cuBLASLt on one GPU: the device behind DeviceGemm.
+class CublasLtDevice final : public GemmDevice {
  public:
-  CudaGemm(int gpu, const std::string& dtype, const GemmShapeSpec& s)
-      : dtype_(dtype),
-        s_(s),
-        flush_(gpu),
+  CublasLtDevice(int gpu, const std::string& dtype, const GemmShapeSpec& s)
+      : flush_(gpu),
         work_(cuda::device_alloc(kWorkspace)),
-        mm_(dtype, s.m, s.n, s.k, kWorkspace, work_.get(), s.batch) {
-    // Batched: distinct operands for every product, back to back (one strided-batched call),
-    // so that no product reads another's operands from cache.
-    const size_t eb = cuda::LtMatmul::element_bytes(dtype);
-    const int64_t a_n = s.batch * s.m * s.k, b_n = s.batch * s.k * s.n;
-    a32_ = cuda::device_alloc(a_n * 4);
-    b32_ = cuda::device_alloc(b_n * 4);
-    a_ = cuda::device_alloc(static_cast<int64_t>(eb) * a_n);
-    b_ = cuda::device_alloc(static_cast<int64_t>(eb) * b_n);
-    d_ = cuda::device_alloc(static_cast<int64_t>(cuda::LtMatmul::output_bytes(dtype)) * s.batch *
-                            s.m * s.n);
-    cuda::launch_fill_f32(reinterpret_cast<float*>(a32_.get()), a_n, 1, stream_.get());
-    cuda::launch_fill_f32(reinterpret_cast<float*>(b32_.get()), b_n, 2, stream_.get());
-    cuda::launch_convert(reinterpret_cast<float*>(a32_.get()), a_.get(), a_n, dtype, stream_.get());
-    cuda::launch_convert(reinterpret_cast<float*>(b32_.get()), b_.get(), b_n, dtype, stream_.get());
-    stream_.sync();
-  }
+        mm_(dtype, s.m, s.n, s.k, kWorkspace, work_.get(), s.batch) {}
   cudaStream_t stream() const { return stream_.get(); }
-  void prepare(int) override { flush_.run(stream_.get()); }
-  void run(int) override { mm_.run(a_.get(), b_.get(), d_.get(), stream_.get()); }
-  // Samples D against a host dot product of the same (exactly representable) inputs.
-  int64_t check() override {
-    run(0);
-    stream_.sync();
-    const int64_t mk = s_.m * s_.k, kn = s_.k * s_.n, mn = s_.m * s_.n;
-    std::vector<float> a(static_cast<size_t>(s_.batch * mk)), b(static_cast<size_t>(s_.batch * kn));
-    cuda::copy(a.data(), a32_.get(), static_cast<int64_t>(a.size() * 4));
-    cuda::copy(b.data(), b32_.get(), static_cast<int64_t>(b.size() * 4));
-    const size_t ob = cuda::LtMatmul::output_bytes(dtype_);
-    std::vector<unsigned char> d(static_cast<size_t>(s_.batch * mn) * ob);
-    cuda::copy(d.data(), d_.get(), static_cast<int64_t>(d.size()));
-    int64_t wrong = 0;
-    for (int sample = 0; sample < kSamples; ++sample) {
-      // Samples spread over the batch too: the last product as well as the first.
-      const int64_t p0 = sample == kSamples - 1 ? s_.batch - 1 : sample % s_.batch;
-      const int64_t i = (sample * 7919) % s_.m, j = (sample * 104729) % s_.n;
-      double ref = 0;
-      for (int64_t p = 0; p < s_.k; ++p)
-        ref += double(a[static_cast<size_t>(p0 * mk + i * s_.k + p)]) *
-               b[static_cast<size_t>(p0 * kn + j * s_.k + p)];
-      const size_t at = static_cast<size_t>(p0 * mn + j * s_.m + i);
-      double got;
-      if (ob == 4) {
-        float f;
-        std::memcpy(&f, &d[at * 4], 4);
-        got = f;
-      } else {
-        uint16_t h;
-        std::memcpy(&h, &d[at * 2], 2);
-        got = dtype_ == "fp16" ? half_to_float(h) : bf16_to_float(h);
-      }
-      // tf32 rounds inputs to 10 bits; 16-bit outputs round to 8 (bf16) or 11 (fp16) bits.
-      const double rel = dtype_ == "fp32" ? 1e-5 : dtype_ == "fp16" ? 2e-3 : 1e-2;
-      if (!(std::fabs(got - ref) <= rel * std::fabs(ref) + rel * std::sqrt(double(s_.k)))) ++wrong;
-    }
-    return wrong;
+  Buffer alloc(int64_t bytes) override {
+    DeviceBuffer b = cuda::device_alloc(bytes);
+    return Buffer(b.release(), [](std::byte* p) { cuda::DeviceFree()(p); });
   }
-  int64_t checked_elements() const override { return kSamples; }
+  void fill(float* out, int64_t count, uint32_t seed) override {
+    cuda::launch_fill_f32(out, count, seed, stream_.get());
+  }
+  void convert(const float* in, std::byte* out, int64_t count, const std::string& dtype) override {
+    cuda::launch_convert(in, out, count, dtype, stream_.get());
+  }
+  void flush_l2() override { flush_.run(stream_.get()); }
+  void matmul(const std::byte* a, const std::byte* b, std::byte* d) override {
+    mm_.run(a, b, d, stream_.get());
+  }
+  void sync() override { stream_.sync(); }
+  void download(void* host, const std::byte* src, int64_t bytes) override {
+    cuda::copy(host, src, bytes);
+  }
 
  private:
-  static double bf16_to_float(uint16_t h) {
-    const uint32_t bits = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  static double half_to_float(uint16_t h) {
-    const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-    const double v = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
-    return (h & 0x8000) ? -v : v;
-  }
-  static constexpr int kSamples = 16;
   static constexpr size_t kWorkspace = 64 << 20;
-  std::string dtype_;
-  GemmShapeSpec s_;
   cuda::Stream stream_;
   L2Flush flush_;
   DeviceBuffer work_;
   cuda::LtMatmul mm_;
-  DeviceBuffer a32_, b32_, a_, b_, d_;
 };
 
-class CudaMemory final : public Benchmark {
+// CUDA on one GPU: the device behind DeviceMemory.
+class CudaMemoryDevice final : public MemoryDevice {
  public:
-  CudaMemory(std::string kind, int64_t bytes) : kind_(std::move(kind)), bytes_(bytes / 16 * 16) {
-    if (bytes_ < 16)
-      throw InputError(fmt::format("memory size {} must be at least 16 bytes", bytes));
-    dev_a_ = cuda::device_alloc(bytes_);
-    dev_b_ = cuda::device_alloc(bytes_);
-    host_ = cuda::pinned_alloc(bytes_);
-    sum_ = cuda::device_alloc(8);
-    std::memset(host_.get(), 3, static_cast<size_t>(bytes_));
-    cuda::set_async(dev_a_.get(), 1, bytes_, stream_.get());
-    stream_.sync();
-  }
   cudaStream_t stream() const { return stream_.get(); }
-  void run(int iteration) override {
-    const int64_t n = bytes_;
-    const cudaStream_t s = stream_.get();
-    if (kind_ == "copy_d2d")
-      cuda::copy_async(dev_b_.get(), dev_a_.get(), n, s);
-    else if (kind_ == "copy_h2d")
-      cuda::copy_async(dev_b_.get(), host_.get(), n, s);
-    else if (kind_ == "copy_d2h")
-      cuda::copy_async(host_.get(), dev_a_.get(), n, s);
-    else if (kind_ == "memset")
-      cuda::set_async(dev_b_.get(), iteration & 0xff, n, s);
-    else if (kind_ == "read")
-      cuda::launch_read(dev_a_.get(), bytes_, reinterpret_cast<unsigned long long*>(sum_.get()), s);
-    else
-      cuda::launch_write(dev_b_.get(), bytes_, 0x02020202u, s);
+  Buffer device_alloc(int64_t bytes) override {
+    DeviceBuffer b = cuda::device_alloc(bytes);
+    return Buffer(b.release(), [](std::byte* p) { cuda::DeviceFree()(p); });
   }
-  int64_t check() override {
-    cuda::set_async(sum_.get(), 0, 8, stream_.get());
-    cuda::set_async(dev_b_.get(), 0, bytes_, stream_.get());
-    run(5);
-    stream_.sync();
-    if (kind_ == "read") {
-      unsigned long long sum = 0;
-      cuda::copy(&sum, sum_.get(), 8);
-      return sum == static_cast<unsigned long long>(bytes_ / 4) * 0x01010101ull ? 0 : 1;
-    }
-    std::vector<unsigned char> out(static_cast<size_t>(bytes_));
-    const void* src = kind_ == "copy_d2h" ? host_.get() : dev_b_.get();
-    cuda::copy(out.data(), src, static_cast<int64_t>(out.size()));
-    const unsigned char want = kind_ == "copy_d2d" || kind_ == "copy_d2h" ? 1
-                               : kind_ == "copy_h2d"                      ? 3
-                               : kind_ == "memset"                        ? 5
-                                                                          : 2;
-    return std::count_if(out.begin(), out.end(), [&](unsigned char c) { return c != want; });
+  Buffer host_alloc(int64_t bytes) override {
+    cuda::PinnedBuffer b = cuda::pinned_alloc(bytes);
+    return Buffer(b.release(), [](std::byte* p) { cuda::PinnedFree()(p); });
+  }
+  void copy(std::byte* dst, const std::byte* src, int64_t bytes) override {
+    cuda::copy_async(dst, src, bytes, stream_.get());
+  }
+  void set(std::byte* p, int value, int64_t bytes) override {
+    cuda::set_async(p, value, bytes, stream_.get());
+  }
+  void read(const std::byte* p, int64_t bytes, std::byte* sum) override {
+    cuda::launch_read(p, bytes, reinterpret_cast<unsigned long long*>(sum), stream_.get());
+  }
+  void write(std::byte* p, int64_t bytes, uint32_t value) override {
+    cuda::launch_write(p, bytes, value, stream_.get());
+  }
+  void sync() override { stream_.sync(); }
+  void download(void* host, const std::byte* src, int64_t bytes) override {
+    cuda::copy(host, src, bytes);
   }
 
  private:
-  std::string kind_;
-  int64_t bytes_;
   cuda::Stream stream_;
-  DeviceBuffer dev_a_, dev_b_, sum_;
-  cuda::PinnedBuffer host_;
 };
 
 }  // namespace
@@ -205,8 +128,9 @@ GemmReport cuda_bench_gemm(const GemmOptions& o, const Progress& progress) {
     if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0)
       throw InputError(fmt::format("GEMM shape {}x{}x{} must be positive", s.m, s.n, s.k));
     if (progress) progress(fmt::format("gemm {} {}x{}x{}", o.dtype, s.m, s.n, s.k));
-    CudaGemm bench(o.gpu, o.dtype, s);
-    cuda::EventTimer timer({{o.gpu, bench.stream()}});
+    CublasLtDevice device(o.gpu, o.dtype, s);
+    DeviceGemm bench(device, o.dtype, s);
+    cuda::EventTimer timer({{o.gpu, device.stream()}});
     const Measured m = measure(bench, timer, o.timing);
     report.results.push_back(gemm_result(s, o.dtype, m, bench.checked_elements()));
   }
@@ -224,8 +148,9 @@ MemoryReport cuda_bench_memory(const MemoryOptions& o, const Progress& progress)
   for (const auto& kind : o.kinds) {
     for (const int64_t bytes : o.sizes) {
       if (progress) progress(fmt::format("memory {} {} bytes", kind, bytes));
-      CudaMemory bench(kind, bytes);
-      cuda::EventTimer timer({{o.gpu, bench.stream()}});
+      CudaMemoryDevice device;
+      DeviceMemory bench(device, kind, bytes);
+      cuda::EventTimer timer({{o.gpu, device.stream()}});
       const Measured m = measure(bench, timer, o.timing);
       report.results.push_back(memory_result(kind, bytes / 16 * 16, m));
     }
