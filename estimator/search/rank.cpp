@@ -81,8 +81,8 @@ struct Ranker {
           }
           const int per_replica = gbs / dp;
           const auto eps = choices(contains(pinned, "ep"), fixed.ep, w.ep_candidates());
-          const auto mbss =
-              choices(contains(pinned, "mbs"), fixed.mbs, divisors(per_replica, per_replica));
+          const auto mbss = choices(contains(pinned, "mbs"), fixed.mbs,
+                                    divisors(per_replica, std::min(per_replica, kMaxMicroBatch)));
           // Interleaving needs equal chunks: only where pp divides the layers.
           const bool even = layers % pp == 0;
           const auto vpps =
@@ -132,6 +132,11 @@ struct Ranker {
 RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
   if (opt.global_batch < 1)
     throw InputError("--gbs must be a positive integer (the global batch in sequences)");
+  if (opt.global_batch > kMaxGlobalBatch)
+    throw InputError(fmt::format(
+        "--gbs {} is above the largest global batch rank searches ({} sequences); a global batch "
+        "counts sequences, not tokens",
+        opt.global_batch, kMaxGlobalBatch));
   if (opt.top < 1) throw InputError("--top must be at least 1");
   if (c.groups.size() != 1)
     throw InputError(

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <climits>
+
+#include "shardcost/divisors.h"
+#include "shardcost/error.h"
 #include "shardcost/estimator.h"
 
 namespace shardcost {
@@ -94,6 +98,35 @@ TEST(GemmShapes, CoverForwardAndBothGradientsOnce) {
   EXPECT_EQ(find("lm_head")->n, 128256 / 2);
   for (size_t i = 0; i < shapes.size(); ++i)
     for (size_t j = i + 1; j < shapes.size(); ++j) EXPECT_NE(shapes[i].shape, shapes[j].shape);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+TEST(Divisors, AscendingUpToTheLimitForEveryInt) {
+  EXPECT_EQ(divisors(12, 6), (std::vector<int>{1, 2, 3, 4, 6}));
+  EXPECT_EQ(divisors(36, 36), (std::vector<int>{1, 2, 3, 4, 6, 9, 12, 18, 36}));
+  // INT_MAX is prime: the loop must not step past it (it did: d + 1 overflowed).
+  EXPECT_EQ(divisors(INT_MAX, INT_MAX), (std::vector<int>{1, INT_MAX}));
+  EXPECT_TRUE(divisors(0, 10).empty());
+}
+
+// A global batch of INT_MAX sequences crashed rank with SIGFPE after 10 s; now it is one clear
+// line, and the largest allowed prime global batch is searched at once (its only micro-batch
+// sizes, 1 and itself, capped at kMaxMicroBatch).
+TEST(Rank, AHugeGlobalBatchIsRefusedAndTheLargestAllowedIsBounded) {
+  const Model m = load_model("gpt3-1.3b");
+  const Cluster c = load_cluster("dgx-a100", 1);
+  RankOptions o;
+  o.global_batch = INT_MAX;
+  EXPECT_THROW(rank(m, c, o), InputError);
+  o.global_batch = 16777213;  // prime, below kMaxGlobalBatch
+  const RankResult r = rank(m, c, o);
+  EXPECT_GT(r.feasible, 0);
+  for (const auto& e : r.best) EXPECT_EQ(e.strategy.mbs, 1);
 }
 
 }  // namespace

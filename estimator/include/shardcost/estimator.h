@@ -101,6 +101,11 @@ std::optional<std::string> check_strategy(const Workload&, const Cluster&, const
 // ---------------------------------------------------------------- ranking
 enum class Objective { time, memory };
 
+// What rank searches at most: global batches (sequences) and micro-batch sizes (larger ones
+// are refused or not tried; no input may make the search run for minutes).
+inline constexpr int kMaxGlobalBatch = 1 << 24;
+inline constexpr int kMaxMicroBatch = 4096;
+
 struct RankOptions {
   int global_batch = 0;
   int top = 10;
