@@ -40,7 +40,7 @@ std::string describe(const db::Measurements& m) {
 
 void add_kind(CLI::App* parent, const std::string& name, const std::string& help,
               const std::string& recorded_by,
-              db::Measurements (*parse)(const ImportArgs&, std::string_view, std::string_view)) {
+              db::Measurements (*parse)(const ImportArgs&, const std::string& path)) {
   auto a = std::make_shared<ImportArgs>();
   auto* cmd = parent->add_subcommand(name, help);
   cmd->add_option("--db", a->db, "store file (created when missing; default shardcost.db)");
@@ -53,8 +53,7 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
   cmd->callback([a, parse, recorded_by] {
     db::Store store = db::Store::open(a->db, db::Store::Mode::read_write);
     for (const auto& file : a->files) {
-      const std::string text = read_file(file);
-      db::Measurements m = parse(*a, text, file);
+      db::Measurements m = parse(*a, file);
       m.run.recorded_by = recorded_by;
       const db::WriteResult r = store.write(m, a->batch_rows);
       if (r.duplicate)
@@ -73,16 +72,16 @@ void add_import_command(CLI::App& app, const std::string& recorded_by) {
   imp->require_subcommand(1);
   add_kind(imp, "nccl-tests",
            "nccl-tests stdout (any *_perf, old or new layout) or its -J JSON file", recorded_by,
-           [](const ImportArgs& a, std::string_view text, std::string_view file) {
-             return db::import_nccl_tests(text, file, a.op);
+           [](const ImportArgs& a, const std::string& file) {
+             return db::import_nccl_tests(read_file(file), file, a.op);
            });
+  // Streamed: a trace of gigabytes never sits in memory.
   add_kind(imp, "kineto", "PyTorch profiler / Kineto Chrome-trace JSON (GPU kernels, copies, sets)",
-           recorded_by, [](const ImportArgs&, std::string_view text, std::string_view file) {
-             return db::import_kineto(text, file);
-           });
+           recorded_by,
+           [](const ImportArgs&, const std::string& file) { return db::import_kineto_file(file); });
   add_kind(imp, "csv", "a cost table written by 'shardcost export --format csv'", recorded_by,
-           [](const ImportArgs&, std::string_view text, std::string_view file) {
-             return db::import_cost_csv(text, file);
+           [](const ImportArgs&, const std::string& file) {
+             return db::import_cost_csv(read_file(file), file);
            });
 }
 

@@ -1,172 +1,452 @@
-// PyTorch profiler / Kineto Chrome trace. GPU events are complete events ("ph": "X") with
-// categories kernel, gpu_memcpy and gpu_memset (older Kineto: Kernel, Memcpy, Memset), times
-// in microseconds, and args.device / args.stream. Events are read one at a time and dropped,
-// so a trace of millions of events never sits in memory as JSON.
+// PyTorch profiler / Kineto Chrome trace, streamed. GPU events are complete events ("ph": "X")
+// with categories kernel, gpu_memcpy and gpu_memset (older Kineto: Kernel, Memcpy, Memset),
+// times in microseconds, and args.device / args.stream; ProfilerStep#N spans are the steps.
+//
+// The file is read in chunks: a scanner follows the document's structure (strings, nesting)
+// byte by byte, hands each element of traceEvents, and the small deviceProperties and
+// baseTimeNanoseconds values, to simdjson's on-demand parser one at a time, and forgets it. So
+// memory stays flat in the file size (docs/store.md has the figures). The structure outside
+// the events is checked (balanced, one object with a traceEvents list); every event is parsed
+// in full, and a GPU event or step without a valid ts, dur or name is an error naming the event
+// and the field.
+#include <simdjson.h>
+
+#include <array>
 #include <charconv>
-#include <climits>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <memory>
 #include <unordered_map>
 
+#include "import_util.h"
+#include "kineto.h"
 #include "shardcost/error.h"
 #include "shardcost/importers.h"
 
 namespace shardcost::db {
 namespace {
 
-using nlohmann::json;
+namespace od = simdjson::ondemand;
 
-std::optional<EventKind> gpu_kind(std::string cat) {
-  for (auto& c : cat) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (cat == "kernel") return EventKind::kernel;
-  if (cat == "gpu_memcpy" || cat == "memcpy") return EventKind::memcpy;
-  if (cat == "gpu_memset" || cat == "memset") return EventKind::memset;
+// A value read as an integer when it is one; `out` untouched otherwise.
+bool int_of(od::value v, int64_t& out) {
+  return v.get_int64().get(out) == simdjson::SUCCESS;
+}
+
+std::optional<EventKind> gpu_kind(std::string_view cat) {
+  std::string c(cat);
+  for (auto& ch : c) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (c == "kernel") return EventKind::kernel;
+  if (c == "gpu_memcpy" || c == "memcpy") return EventKind::memcpy;
+  if (c == "gpu_memset" || c == "memset") return EventKind::memset;
   return std::nullopt;
 }
 
-// Kineto's kernel args "grid": [x, y, z] and "block": [x, y, z]; unknown when either is missing.
-LaunchConfig launch(const json& args) {
-  int32_t dims[6] = {};
-  const char* keys[2] = {"grid", "block"};
-  for (int k = 0; k < 2; ++k) {
-    const auto it = args.find(keys[k]);
-    if (it == args.end() || !it->is_array() || it->size() != 3) return {};
-    for (size_t d = 0; d < 3; ++d) {
-      const json& v = (*it)[d];
-      if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > INT32_MAX) return {};
-      dims[k * 3 + static_cast<int>(d)] = static_cast<int32_t>(v.get<int64_t>());
+// The bytes that move the scanner inside an event: brackets and quotes.
+constexpr auto kStructural = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {'{', '}', '[', ']', '"'}) t[c] = true;
+  return t;
+}();
+
+// The longest a GPU event or step may last (a day, in µs), and the latest it may start (µs
+// that still fit in int64 nanoseconds): beyond either the number is not a time.
+constexpr double kMaxDurationUs = 86400e6;
+constexpr double kMaxTimestampUs = 9.2e15;
+
+class KinetoStream {
+ public:
+  explicit KinetoStream(std::string_view source) : source_(source) {
+    m_.run.tool = "kineto";
+    m_.run.source = std::string(source);
+  }
+
+  // n bytes at p; readable memory runs to p + capacity (>= n): an event that ends at least
+  // SIMDJSON_PADDING bytes before that is parsed where it lies, without a copy.
+  void feed(const char* p, size_t n, size_t capacity) {
+    hash_.update(std::string_view(p, n));
+    size_t event_from = 0, value_from = 0;  // where this chunk's part of a capture begins
+    for (size_t i = 0; i < n; ++i) {
+      if (!in_string_ && depth_ >= 3) {
+        // Inside an event only brackets and quotes move the scanner: skip the rest.
+        while (i < n && !kStructural[static_cast<unsigned char>(p[i])]) ++i;
+        if (i == n) break;
+      }
+      if (in_string_ && !escape_ && !key_capture_) {
+        // The bulk of a trace is strings: jump to the next quote or backslash.
+        const char* end = p + n;
+        const auto* quote = static_cast<const char*>(std::memchr(p + i, '"', n - i));
+        const char* stop = quote ? quote : end;
+        const auto* slash =
+            static_cast<const char*>(std::memchr(p + i, '\\', static_cast<size_t>(stop - p) - i));
+        if (slash) stop = slash;
+        i = static_cast<size_t>(stop - p);
+        if (i == n) break;
+      }
+      const char c = p[i];
+      if (in_string_) {
+        if (escape_)
+          escape_ = false;
+        else if (c == '\\')
+          escape_ = true;
+        else if (c == '"') {
+          in_string_ = false;
+          if (key_capture_) {
+            key_capture_ = false;
+            current_key_ = key_;
+            expect_key_ = false;
+          }
+        } else if (key_capture_ && key_.size() < 64)
+          key_.push_back(c);
+        continue;
+      }
+      switch (c) {
+        case '"':
+          if (depth_ == 2 && in_events_) not_an_event();
+          in_string_ = true;
+          if (depth_ == 1 && expect_key_) key_capture_ = true, key_.clear();
+          break;
+        case '{':
+        case '[':
+          if (depth_ == 0) {
+            if (c != '{' || done_) fail("not a JSON object");
+            expect_key_ = true;
+          } else if (depth_ == 1 && current_key_ == "traceEvents") {
+            if (c != '[') fail("'traceEvents' is not a list");
+            in_events_ = saw_events_ = true;
+          } else if (depth_ == 2 && in_events_) {
+            if (c != '{') not_an_event();
+            in_event_ = true;
+            event_from = i;
+          }
+          ++depth_;
+          break;
+        case '}':
+        case ']':
+          if (depth_ == 0) fail("unbalanced brackets");
+          --depth_;
+          if (depth_ == 2 && in_event_) {
+            if (event_buf_.empty() && capacity - (i + 1) >= simdjson::SIMDJSON_PADDING) {
+              event(p + event_from, i + 1 - event_from, capacity - event_from);
+            } else {
+              take(event_buf_, p, event_from, i + 1);
+              padded_.assign(event_buf_.begin(), event_buf_.end());
+              padded_.resize(event_buf_.size() + simdjson::SIMDJSON_PADDING, '\0');
+              event(padded_.data(), event_buf_.size(), padded_.size());
+              event_buf_.clear();
+            }
+            in_event_ = false;
+          } else if (depth_ == 1 && in_events_) {
+            in_events_ = false;
+          } else if (depth_ == 0) {
+            end_value(p, value_from, i);
+            done_ = true;
+          }
+          break;
+        case ',':
+          if (depth_ == 1) {
+            end_value(p, value_from, i);
+            expect_key_ = true;
+          }
+          break;
+        case ':':
+          if (depth_ == 1 &&
+              (current_key_ == "deviceProperties" || current_key_ == "baseTimeNanoseconds")) {
+            capture_ = current_key_;
+            value_buf_.clear();
+            value_from = i + 1;
+          }
+          break;
+        case ' ':
+        case '\n':
+        case '\r':
+        case '\t':
+          break;
+        default:
+          if (depth_ == 0) fail(done_ ? "text after the trace's object" : "not a JSON object");
+          if (depth_ == 2 && in_events_) not_an_event();
+          break;
+      }
+    }
+    // What this chunk holds of a capture still open continues with the next one.
+    if (in_event_) take(event_buf_, p, event_from, n);
+    if (!capture_.empty()) take(value_buf_, p, value_from, n);
+  }
+
+  Measurements finish() {
+    if (!done_ || depth_ != 0 || in_string_)
+      fail("not valid JSON (it ends inside the document); is the trace complete?");
+    if (!saw_events_)
+      throw InputError(std::string(source_) +
+                       ": no 'traceEvents' list; is this a PyTorch profiler (Kineto) Chrome "
+                       "trace?");
+    if (m_.kernels.empty())
+      throw InputError(std::string(source_) +
+                       ": the trace has no GPU events (kernel, gpu_memcpy, gpu_memset); was it "
+                       "recorded with ProfilerActivity.CUDA?");
+    for (auto& [id, index] : device_of_) {
+      DeviceRecord& d = m_.devices[static_cast<size_t>(index)];
+      if (auto it = properties_.find(id); it != properties_.end()) d = it->second;
+      d.index = static_cast<int>(id);
+    }
+    for (auto& k : m_.kernels) k.start_ns += base_ns_;
+    for (auto& st : m_.steps) st.start_ns += base_ns_;
+    m_.run.uuid = hash_.uuid("kineto");
+    return std::move(m_);
+  }
+
+ private:
+  [[noreturn]] void not_an_event() const {
+    fail("event " + std::to_string(event_index_) + " is not an object");
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(std::string(source_) + ": " + what);
+  }
+  static void take(std::string& buf, const char* p, size_t from, size_t to) {
+    if (to > from) buf.append(p + from, to - from);
+  }
+  void end_value(const char* p, size_t from, size_t to) {
+    if (capture_.empty()) return;
+    take(value_buf_, p, from, to);
+    if (capture_ == "deviceProperties")
+      device_properties(value_buf_);
+    else
+      base_time(value_buf_);
+    capture_.clear();
+    value_buf_.clear();
+  }
+
+  simdjson::simdjson_result<od::document> parse(const std::string& text) {
+    padded_.assign(text.begin(), text.end());
+    padded_.resize(text.size() + simdjson::SIMDJSON_PADDING, '\0');
+    return parser_.iterate(padded_.data(), text.size(), padded_.size());
+  }
+
+  void device_properties(const std::string& text) {
+    auto doc = parse(text);
+    od::array list;
+    if (doc.get_array().get(list)) fail("'deviceProperties' is not a list");
+    for (auto item : list) {
+      od::object p;
+      if (item.get_object().get(p)) fail("'deviceProperties' holds a non-object");
+      DeviceRecord d;
+      d.name = "unknown GPU";
+      int64_t id = 0, major = -1, minor = 0;
+      for (auto field : p) {
+        std::string_view key;
+        if (field.unescaped_key().get(key)) fail("'deviceProperties' is not valid JSON");
+        od::value v = field.value();
+        if (key == "id")
+          (void)int_of(v, id);
+        else if (key == "name") {
+          std::string_view s;
+          if (!v.get_string().get(s)) d.name = std::string(s);
+        } else if (key == "totalGlobalMem")
+          (void)int_of(v, d.memory_bytes);
+        else if (key == "numSms") {
+          int64_t sms = 0;
+          if (!v.get_int64().get(sms)) d.sms = static_cast<int>(sms);
+        } else if (key == "computeMajor")
+          (void)int_of(v, major);
+        else if (key == "computeMinor")
+          (void)int_of(v, minor);
+      }
+      if (major >= 0) d.compute_capability = std::to_string(major) + "." + std::to_string(minor);
+      properties_[id] = d;
     }
   }
-  return {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]};
-}
 
-int64_t us_to_ns(const json& v) {
-  return v.is_number() ? std::llround(v.get<double>() * 1000.0) : 0;
-}
-
-struct Reader {
-  Measurements& m;
-  std::unordered_map<std::string, int32_t> names;
-  std::map<int64_t, int> device_of;  // CUDA device id -> index in m.devices
-  std::map<int64_t, DeviceRecord> properties;
-  int64_t events = 0;
-
-  int device(int64_t id) {
-    if (auto it = device_of.find(id); it != device_of.end()) return it->second;
-    DeviceRecord d;
-    if (auto p = properties.find(id); p != properties.end())
-      d = p->second;
-    else
-      d.name = "unknown GPU";
-    d.index = static_cast<int>(id);
-    m.devices.push_back(d);
-    return device_of[id] = static_cast<int>(m.devices.size() - 1);
+  void base_time(const std::string& text) {
+    auto doc = parse(text);
+    int64_t ns = 0;
+    if (!doc.get_int64().get(ns)) base_ns_ = ns;
   }
 
-  void event(const json& e) {
-    ++events;
-    if (!e.is_object() || e.value("ph", "") != "X") return;
-    const std::string cat = e.value("cat", "");
+  int device(int64_t id) {
+    if (auto it = device_of_.find(id); it != device_of_.end()) return it->second;
+    DeviceRecord d;
+    d.name = "unknown GPU";
+    m_.devices.push_back(d);
+    return device_of_[id] = static_cast<int>(m_.devices.size() - 1);
+  }
+
+  // A time field of event `index`: present, a number, not negative, below `limit` µs.
+  int64_t time_ns(std::optional<double> us, const char* field, double limit, int64_t index) const {
+    const std::string at = "event " + std::to_string(index);
+    if (!us) fail(at + " has no '" + field + "' (a GPU event or step needs ts, dur and name)");
+    if (!std::isfinite(*us) || *us < 0 || *us > limit)
+      fail(at + ": '" + field + "' " + std::to_string(*us) + " is not a time in microseconds");
+    return std::llround(*us * 1000.0);
+  }
+
+  void event(const char* text, size_t length, size_t capacity) {
+    const int64_t index = event_index_++;
+    auto doc = parser_.iterate(text, length, capacity);
+    od::object e;
+    auto bad = [&](simdjson::error_code ec) {
+      fail("event " + std::to_string(index) + " is not valid JSON (" + simdjson::error_message(ec) +
+           ")");
+    };
+    if (auto ec = doc.get_object().get(e)) bad(ec);
+    // Views into the parser's string buffer: valid until the next event is parsed.
+    std::string_view ph_, cat_, name_;
+    bool has_name = false;
+    std::optional<double> ts, dur;
+    int64_t dev = 0, stream = 0, tid = 0, bytes = 0;
+    bool has_stream = false;
+    int32_t dims[6] = {};
+    bool launch_ok = true;
+    int launch_parts = 0;
+    for (auto field : e) {
+      std::string_view key;
+      if (auto ec = field.unescaped_key().get(key)) bad(ec);
+      od::value v = field.value();
+      std::string_view str;
+      if (key == "ph") {
+        if (!v.get_string().get(str)) ph_ = str;
+      } else if (key == "cat") {
+        if (!v.get_string().get(str)) cat_ = str;
+      } else if (key == "name") {
+        if (!v.get_string().get(str)) name_ = str, has_name = true;
+      } else if (key == "ts") {
+        double d;
+        if (!v.get_double().get(d)) ts = d;
+      } else if (key == "dur") {
+        double d;
+        if (!v.get_double().get(d)) dur = d;
+      } else if (key == "tid") {
+        (void)int_of(v, tid);
+      } else if (key == "args") {
+        od::object args;
+        if (v.get_object().get(args)) continue;
+        for (auto a : args) {
+          std::string_view k;
+          if (auto ec = a.unescaped_key().get(k)) bad(ec);
+          od::value x = a.value();
+          if (k == "device")
+            (void)int_of(x, dev);
+          else if (k == "stream")
+            has_stream = !x.get_int64().get(stream);
+          else if (k == "bytes")
+            (void)int_of(x, bytes);
+          else if (k == "grid" || k == "block") {
+            const int base = k == "grid" ? 0 : 3;
+            od::array arr;
+            int d = 0;
+            if (x.get_array().get(arr)) {
+              launch_ok = false;
+              continue;
+            }
+            for (auto item : arr) {
+              int64_t v64 = 0;
+              if (d >= 3 || item.get_int64().get(v64) || v64 < 1 || v64 > INT32_MAX)
+                launch_ok = false;
+              else
+                dims[base + d] = static_cast<int32_t>(v64);
+              ++d;
+            }
+            if (d != 3) launch_ok = false;
+            ++launch_parts;
+          }
+        }
+      }
+    }
+    if (ph_ != "X") return;
     // The profiler's step spans (host side; the GPU-side copy of each is skipped).
-    if (cat.rfind("gpu_", 0) != 0) {
-      const std::string name = e.value("name", "");
+    if (cat_.substr(0, 4) != "gpu_" && has_name) {
       constexpr std::string_view kStep = "ProfilerStep#";
-      if (name.rfind(kStep, 0) == 0) {
+      if (name_.substr(0, kStep.size()) == kStep) {
         int64_t number = 0;
         const auto [ptr, ec] =
-            std::from_chars(name.data() + kStep.size(), name.data() + name.size(), number);
-        const int64_t dur = us_to_ns(e.value("dur", json()));
-        if (ec == std::errc() && ptr == name.data() + name.size() && dur > 0)
-          m.steps.push_back({number, us_to_ns(e.value("ts", json())), dur});
+            std::from_chars(name_.data() + kStep.size(), name_.data() + name_.size(), number);
+        // A step name that is not ProfilerStep#<number>, or without a duration, is no step.
+        if (ec != std::errc() || ptr != name_.data() + name_.size() || !dur) return;
+        const int64_t d = time_ns(dur, "dur", kMaxDurationUs, index);
+        const int64_t start = time_ns(ts, "ts", kMaxTimestampUs, index);
+        if (d > 0) m_.steps.push_back({number, start, d});
         return;
       }
     }
-    const auto kind = gpu_kind(cat);
+    const auto kind = gpu_kind(cat_);
     if (!kind) return;
-    const json args = e.value("args", json::object());
+    if (!has_name)
+      fail("event " + std::to_string(index) +
+           " has no 'name' (a GPU event or step needs ts, dur and name)");
     KernelEvent k;
     k.kind = *kind;
-    k.device = device(args.value("device", int64_t{0}));
-    k.stream = args.value("stream", int64_t{e.value("tid", int64_t{0})});
-    k.start_ns = us_to_ns(e.value("ts", json()));
-    k.duration_ns = us_to_ns(e.value("dur", json()));
-    k.bytes = args.value("bytes", int64_t{0});
-    if (k.kind == EventKind::kernel) k.launch = launch(args);
-    const std::string name = e.value("name", "");
-    auto [it, added] = names.emplace(name, static_cast<int32_t>(m.names.size()));
-    if (added) m.names.push_back(name);
+    k.start_ns = time_ns(ts, "ts", kMaxTimestampUs, index);
+    k.duration_ns = time_ns(dur, "dur", kMaxDurationUs, index);
+    k.device = device(dev);
+    k.stream = has_stream ? stream : tid;
+    if (bytes < 0)
+      fail("event " + std::to_string(index) + ": 'bytes' " + std::to_string(bytes) +
+           " is negative");
+    k.bytes = bytes;
+    if (k.kind == EventKind::kernel && launch_ok && launch_parts == 2)
+      k.launch = {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]};
+    auto it = names_.find(name_);
+    if (it == names_.end()) {
+      it = names_.emplace(std::string(name_), static_cast<int32_t>(m_.names.size())).first;
+      m_.names.emplace_back(name_);
+    }
     k.name = it->second;
-    m.kernels.push_back(k);
+    m_.kernels.push_back(k);
   }
-};
 
-DeviceRecord device_properties(const json& p) {
-  DeviceRecord d;
-  d.name = p.value("name", "unknown GPU");
-  d.memory_bytes = p.value("totalGlobalMem", int64_t{0});
-  d.sms = p.value("numSms", 0);
-  if (p.contains("computeMajor"))
-    d.compute_capability = std::to_string(p.value("computeMajor", 0)) + "." +
-                           std::to_string(p.value("computeMinor", 0));
-  return d;
-}
+  std::string_view source_;
+  Measurements m_;
+  StreamHash hash_;
+  // The scanner.
+  int depth_ = 0;
+  bool in_string_ = false, escape_ = false, expect_key_ = false, key_capture_ = false;
+  bool done_ = false, saw_events_ = false, in_events_ = false, in_event_ = false;
+  std::string key_, current_key_, capture_, event_buf_, value_buf_;
+  int64_t event_index_ = 0;
+  // The parser and what it has read.
+  od::parser parser_;
+  std::vector<char> padded_;
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> names_;
+  std::map<int64_t, int> device_of_;  // CUDA device id -> index in m_.devices
+  std::map<int64_t, DeviceRecord> properties_;
+  int64_t base_ns_ = 0;
+};
 
 }  // namespace
 
 Measurements import_kineto(std::string_view text, std::string_view source) {
-  Measurements m;
-  m.run.tool = "kineto";
-  m.run.source = std::string(source);
-  m.run.uuid = content_uuid("kineto", text);
-  Reader reader{m, {}, {}, {}, 0};
-  int64_t base_ns = 0;
-  bool saw_events = false, in_events = false;
-  std::vector<json> pending;  // events seen before deviceProperties (the order is not fixed)
-  // Top-level members end at depth 1; an event object ends at depth 2 inside traceEvents.
-  auto callback = [&](int depth, json::parse_event_t ev, json& parsed) {
-    using E = json::parse_event_t;
-    if (ev == E::key && depth == 1) {
-      in_events = parsed == "traceEvents";
-      saw_events = saw_events || in_events;
+  KinetoStream s(source);
+  s.feed(text.data(), text.size(), text.size());
+  return s.finish();
+}
+
+Measurements import_kineto_chunks(std::string_view text, std::string_view source, size_t chunk) {
+  KinetoStream s(source);
+  for (size_t at = 0; at < text.size(); at += chunk)
+    s.feed(text.data() + at, std::min(chunk, text.size() - at), std::min(chunk, text.size() - at));
+  return s.finish();
+}
+
+Measurements import_kineto_file(const std::string& path) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) throw InputError("cannot read " + path + "; check the path");
+  KinetoStream s(path);
+  constexpr size_t kChunk = 4 << 20;
+  std::vector<char> chunk(kChunk + simdjson::SIMDJSON_PADDING);
+  while (true) {
+    const size_t n = std::fread(chunk.data(), 1, kChunk, f.get());
+    if (n > 0) s.feed(chunk.data(), n, chunk.size());
+    if (n < kChunk) {
+      if (std::ferror(f.get())) throw InputError("cannot read " + path + " (a read error)");
+      break;
     }
-    if (ev == E::object_end && depth == 2 && in_events) {
-      pending.push_back(std::move(parsed));
-      if (!reader.properties.empty() || pending.size() > 4096) {
-        for (const auto& e : pending) reader.event(e);
-        pending.clear();
-      }
-      return false;  // dropped from the document
-    }
-    if (ev == E::array_end && depth == 1 && !in_events && !parsed.empty() &&
-        parsed[0].is_object() && parsed[0].contains("totalGlobalMem")) {
-      for (const auto& p : parsed)
-        reader.properties[p.value("id", int64_t{0})] = device_properties(p);
-    }
-    return true;
-  };
-  json doc;
-  try {
-    doc = json::parse(text, callback);
-  } catch (const json::parse_error& e) {
-    throw InputError(std::string(source) + ": not valid JSON (" + e.what() +
-                     "); is the trace complete?");
   }
-  if (!doc.is_object() || !saw_events)
-    throw InputError(std::string(source) +
-                     ": no 'traceEvents' list; is this a PyTorch profiler "
-                     "(Kineto) Chrome trace?");
-  for (const auto& e : pending) reader.event(e);
-  if (doc.contains("baseTimeNanoseconds") && doc["baseTimeNanoseconds"].is_number_integer())
-    base_ns = doc["baseTimeNanoseconds"].get<int64_t>();
-  if (base_ns)
-    for (auto& k : m.kernels) k.start_ns += base_ns;
-  for (auto& st : m.steps) st.start_ns += base_ns;
-  if (m.kernels.empty())
-    throw InputError(std::string(source) +
-                     ": the trace has no GPU events (kernel, gpu_memcpy, "
-                     "gpu_memset); was it recorded with ProfilerActivity.CUDA?");
-  return m;
+  return s.finish();
 }
 
 }  // namespace shardcost::db

@@ -176,3 +176,104 @@ TEST(Kineto, ProfilerStepSpansBecomeSteps) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+#include "import_util.h"
+#include "kineto.h"
+
+namespace shardcost::db {
+namespace {
+
+bool same(const Measurements& a, const Measurements& b) {
+  if (a.kernels.size() != b.kernels.size() || a.steps.size() != b.steps.size() ||
+      a.names != b.names || a.devices.size() != b.devices.size() || a.run.uuid != b.run.uuid)
+    return false;
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    const auto &x = a.kernels[i], &y = b.kernels[i];
+    if (x.start_ns != y.start_ns || x.duration_ns != y.duration_ns || x.name != y.name ||
+        x.device != y.device || x.stream != y.stream || x.bytes != y.bytes || x.kind != y.kind)
+      return false;
+  }
+  for (size_t i = 0; i < a.devices.size(); ++i)
+    if (a.devices[i].name != b.devices[i].name || a.devices[i].sms != b.devices[i].sms)
+      return false;
+  return true;
+}
+
+// Streamed in chunks of any size (1 byte: every capture spans chunks), the trace imports as it
+// does whole; the file form reads the same, with the same content id.
+TEST(Kineto, ChunksOfAnySizeImportAlike) {
+  for (const char* f : {"kineto/train_step.json", "kineto/profiler_steps.json"}) {
+    const std::string text = fixture(f);
+    const Measurements whole = import_kineto(text, f);
+    for (size_t chunk : {size_t{1}, size_t{7}, size_t{64}, size_t{1000}})
+      EXPECT_TRUE(same(import_kineto_chunks(text, f, chunk), whole)) << f << " " << chunk;
+    const Measurements file =
+        import_kineto_file(std::string(SHARDCOST_SOURCE_DIR) + "/tests/fixtures/" + f);
+    EXPECT_TRUE(same(file, whole)) << f;
+    StreamHash h;
+    h.update(text);
+    EXPECT_EQ(file.run.uuid, h.uuid("kineto"));
+  }
+}
+
+// A GPU event without a valid time or name is an error naming the event and the field, never a
+// stored zero or a negative duration.
+TEST(Kineto, GpuEventsWithoutValidTimesOrNamesAreErrorsNamingEventAndField) {
+  auto error = [](const std::string& event) {
+    try {
+      import_kineto(
+          R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1},)" +
+              event + "]}",
+          "bad.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(R"({"ph": "X", "cat": "kernel", "name": "k", "dur": 2})"),
+            "bad.json: event 1 has no 'ts' (a GPU event or step needs ts, dur and name)");
+  EXPECT_EQ(error(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1})"),
+            "bad.json: event 1 has no 'dur' (a GPU event or step needs ts, dur and name)");
+  EXPECT_EQ(error(R"({"ph": "X", "cat": "kernel", "ts": 1, "dur": 2})"),
+            "bad.json: event 1 has no 'name' (a GPU event or step needs ts, dur and name)");
+  EXPECT_NE(error(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -2})")
+                .find("bad.json: event 1: 'dur' -2"),
+            std::string::npos);
+  EXPECT_NE(
+      error(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1e300, "dur": 2})").find("'ts'"),
+      std::string::npos);
+  EXPECT_NE(
+      error(
+          R"({"ph": "X", "cat": "gpu_memcpy", "name": "m", "ts": 1, "dur": 2, "args": {"bytes": -5}})")
+          .find("'bytes' -5 is negative"),
+      std::string::npos);
+  EXPECT_NE(error(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": })")
+                .find("event 1 is not valid JSON"),
+            std::string::npos);
+  EXPECT_EQ(error(R"({"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}, 5)"),
+            "bad.json: event 2 is not an object");
+  // Not a trace at all, or cut short.
+  EXPECT_THROW(import_kineto("[1, 2]", "list.json"), InputError);
+  EXPECT_THROW(import_kineto("{\"traceEvents\": [] } x", "tail.json"), InputError);
+  EXPECT_THROW(import_kineto("{\"traceEvents\": [{\"ph\": \"X\"", "cut.json"), InputError);
+}
+
+// The stream's id does not depend on where the chunks break, and changes with any byte.
+TEST(StreamHash, ChunkBoundariesDoNotMatter) {
+  const std::string text = "{\"traceEvents\": [1, 2, 3]} and a tail of odd length";
+  StreamHash whole;
+  whole.update(text);
+  for (size_t chunk : {1, 3, 8, 13}) {
+    StreamHash h;
+    for (size_t at = 0; at < text.size(); at += chunk) h.update(text.substr(at, chunk));
+    EXPECT_EQ(h.uuid("kineto"), whole.uuid("kineto")) << chunk;
+  }
+  std::string other = text;
+  other.back() = 'x';
+  StreamHash changed;
+  changed.update(other);
+  EXPECT_NE(changed.uuid("kineto"), whole.uuid("kineto"));
+}
+
+}  // namespace
+}  // namespace shardcost::db

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstring>
 #include <ctime>
 #include <string>
 
@@ -103,12 +104,47 @@ std::string nccl_version_text(int64_t code) {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
 }
 
-std::string content_uuid(std::string_view kind, std::string_view text) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bit
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+std::string ContentHash::uuid(std::string_view kind) const {
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h_));
+  return "import-" + std::string(kind) + "-" + hex + "-" + std::to_string(size_);
+}
+
+void StreamHash::block(const unsigned char* b) {
+  for (int lane = 0; lane < 4; ++lane) {
+    uint64_t x;
+    std::memcpy(&x, b + 8 * lane, 8);
+    h_[lane] = (h_[lane] ^ x) * 1099511628211ull;
+  }
+}
+
+void StreamHash::update(std::string_view bytes) {
+  size_ += bytes.size();
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  size_t i = 0;
+  if (tail_n_ > 0) {
+    while (tail_n_ < 32 && i < bytes.size()) tail_[tail_n_++] = p[i++];
+    if (tail_n_ < 32) return;
+    block(tail_);
+    tail_n_ = 0;
+  }
+  for (; i + 32 <= bytes.size(); i += 32) block(p + i);
+  for (; i < bytes.size(); ++i) tail_[tail_n_++] = p[i];
+}
+
+std::string StreamHash::uuid(std::string_view kind) const {
+  uint64_t h = 1469598103934665603ull;
+  for (uint64_t lane : h_) h = (h ^ lane) * 1099511628211ull;
+  for (size_t i = 0; i < tail_n_; ++i) h = (h ^ tail_[i]) * 1099511628211ull;
   char hex[17];
   snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
-  return "import-" + std::string(kind) + "-" + hex + "-" + std::to_string(text.size());
+  return "import-" + std::string(kind) + "-" + hex + "-" + std::to_string(size_);
+}
+
+std::string content_uuid(std::string_view kind, std::string_view text) {
+  ContentHash h;
+  h.update(text);
+  return h.uuid(kind);
 }
 
 }  // namespace shardcost::db

@@ -8,6 +8,38 @@
 
 namespace shardcost::db {
 
+// FNV-1a over the bytes of a file as they arrive: content_uuid's value, without the file in
+// memory ("import-<kind>-<hash>-<size>").
+class ContentHash {
+ public:
+  void update(std::string_view bytes) {
+    for (unsigned char c : bytes) h_ = (h_ ^ c) * 1099511628211ull;
+    size_ += bytes.size();
+  }
+  std::string uuid(std::string_view kind) const;
+
+ private:
+  uint64_t h_ = 1469598103934665603ull;  // FNV-1a, 64 bit
+  uint64_t size_ = 0;
+};
+
+// The content id of a large file read in chunks: FNV-1a's mixing over 8-byte words in four
+// independent lanes (32-byte blocks; the last partial block per byte), folded into one,
+// "import-<kind>-<hash>-<size>". Not content_uuid's value: a kind uses one or the other.
+class StreamHash {
+ public:
+  void update(std::string_view bytes);
+  std::string uuid(std::string_view kind) const;
+
+ private:
+  void block(const unsigned char* b);
+  uint64_t h_[4] = {1469598103934665603ull, 1469598103934665603ull ^ 1, 1469598103934665603ull ^ 2,
+                    1469598103934665603ull ^ 3};
+  uint64_t size_ = 0;
+  unsigned char tail_[32] = {};
+  size_t tail_n_ = 0;  // bytes of a block begun in the previous chunk
+};
+
 std::vector<std::string_view> split_ws(std::string_view line);
 std::string_view trim(std::string_view s);
 std::optional<int64_t> parse_int(std::string_view s);

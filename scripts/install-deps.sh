@@ -10,6 +10,7 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake ninja-build git python3
   libcli11-dev libfmt-dev nlohmann-json3-dev libsqlite3-dev sqlite3 zlib1g-dev
+  libsimdjson-dev                   # streaming trace imports
   libopenblas-dev libopenmpi-dev openmpi-bin   # host GEMM and MPI collectives
   libxgboost-dev                    # learned cost models (fit)
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -18,8 +18,10 @@ Measurements import_nccl_tests_text(std::string_view text, std::string_view sour
 Measurements import_nccl_tests_json(std::string_view text, std::string_view source,
                                     std::string_view op = "");
 
-// PyTorch profiler / Kineto Chrome trace: GPU kernel, memcpy and memset events.
+// PyTorch profiler / Kineto Chrome trace: GPU kernel, memcpy and memset events, and
+// ProfilerStep#N spans as steps. The file form streams it in chunks (memory flat in its size).
 Measurements import_kineto(std::string_view text, std::string_view source);
+Measurements import_kineto_file(const std::string& path);
 
 // A table written by `shardcost export --format csv` (gemm, memory, collective or kernels).
 Measurements import_cost_csv(std::string_view text, std::string_view source);
