@@ -19,14 +19,6 @@ struct ImportArgs {
   int64_t batch_rows = 50000;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read " + path + "; check the path");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string describe(const db::Measurements& m) {
   std::vector<std::string> parts;
   if (!m.collectives.empty())
@@ -73,7 +65,7 @@ void add_import_command(CLI::App& app, const std::string& recorded_by) {
   add_kind(imp, "nccl-tests",
            "nccl-tests stdout (any *_perf, old or new layout) or its -J JSON file", recorded_by,
            [](const ImportArgs& a, const std::string& file) {
-             return db::import_nccl_tests(read_file(file), file, a.op);
+             return db::import_nccl_tests(db::read_input_file(file), file, a.op);
            });
   // Streamed: a trace of gigabytes never sits in memory.
   add_kind(imp, "kineto", "PyTorch profiler / Kineto Chrome-trace JSON (GPU kernels, copies, sets)",
@@ -81,7 +73,7 @@ void add_import_command(CLI::App& app, const std::string& recorded_by) {
            [](const ImportArgs&, const std::string& file) { return db::import_kineto_file(file); });
   add_kind(imp, "csv", "a cost table written by 'shardcost export --format csv'", recorded_by,
            [](const ImportArgs&, const std::string& file) {
-             return db::import_cost_csv(read_file(file), file);
+             return db::import_cost_csv(db::read_input_file(file), file);
            });
 }
 

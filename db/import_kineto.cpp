@@ -12,6 +12,7 @@
 #include <simdjson.h>
 
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -433,8 +434,9 @@ Measurements import_kineto_chunks(std::string_view text, std::string_view source
 }
 
 Measurements import_kineto_file(const std::string& path) {
+  check_input_file(path);
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) throw InputError("cannot read " + path + "; check the path");
+  if (!f) throw InputError("cannot read " + path + ": " + std::strerror(errno));
   KinetoStream s(path);
   constexpr size_t kChunk = 4 << 20;
   std::vector<char> chunk(kChunk + simdjson::SIMDJSON_PADDING);

@@ -2,11 +2,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <memory>
 #include <string>
 
+#include "shardcost/error.h"
 #include "shardcost/importers.h"
 
 namespace shardcost::db {
@@ -139,6 +144,31 @@ std::string StreamHash::uuid(std::string_view kind) const {
   char hex[17];
   snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
   return "import-" + std::string(kind) + "-" + hex + "-" + std::to_string(size_);
+}
+
+void check_input_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec == std::errc::no_such_file_or_directory || !fs::exists(st))
+    throw InputError("cannot read " + path + ": no such file; check the path");
+  if (ec) throw InputError("cannot read " + path + ": " + ec.message());
+  if (fs::is_directory(st)) throw InputError("cannot read " + path + ": it is a directory");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw InputError("cannot read " + path + ": " + std::strerror(errno));
+  std::fclose(f);
+}
+
+std::string read_input_file(const std::string& path) {
+  check_input_file(path);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) throw InputError("cannot read " + path + ": " + std::strerror(errno));
+  std::string text;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, n);
+  if (std::ferror(f.get())) throw InputError("cannot read " + path + ": a read error");
+  return text;
 }
 
 std::string content_uuid(std::string_view kind, std::string_view text) {

@@ -40,6 +40,10 @@ class StreamHash {
   size_t tail_n_ = 0;  // bytes of a block begun in the previous chunk
 };
 
+// An input file that cannot be read as one, said in one line ("is a directory", "does not
+// exist", "permission denied"); returns when it can be opened.
+void check_input_file(const std::string& path);
+
 std::vector<std::string_view> split_ws(std::string_view line);
 std::string_view trim(std::string_view s);
 std::optional<int64_t> parse_int(std::string_view s);

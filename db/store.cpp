@@ -1,6 +1,9 @@
 // Store: opening, version checks, writing runs in batches, info and check.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <random>
 #include <thread>
 #include <unordered_map>
@@ -93,7 +96,31 @@ Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() = default;
 
+namespace {
+
+// A store path that cannot be one, said in one line before SQLite sees it (SQLite would make a
+// temporary database of "", and call a directory a disk I/O error).
+void check_store_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw InputError("the store path is empty; name a file with --db FILE");
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw InputError(fmt::format("cannot open the store {}: {}", path, ec.message()));
+  if (fs::is_directory(st))
+    throw InputError(
+        fmt::format("{} is a directory, not a store file; name a file with --db", path));
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw InputError(
+        fmt::format("{} is not a regular file (a device, FIFO or socket); a store is "
+                    "a file",
+                    path));
+}
+
+}  // namespace
+
 Store Store::open(const std::string& path, Mode mode) {
+  check_store_path(path);
   auto conn = std::make_unique<Connection>(path, mode == Mode::read_only);
   if (mode != Mode::read_only) {
     // WAL: readers never block the writer, and a killed writer loses only its open batch.

@@ -207,3 +207,34 @@ TEST_F(StoreTest, StepsAreWrittenReadAndMerged) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+// Paths that cannot be a store get one line saying what they are, before SQLite turns "" into
+// a temporary database or calls a directory a disk I/O error.
+TEST_F(StoreTest, PathsThatCannotBeAStoreSayWhatTheyAre) {
+  auto error = [](const std::string& path) {
+    try {
+      Store::open(path, Store::Mode::read_write);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("opened");
+  };
+  EXPECT_EQ(error(""), "the store path is empty; name a file with --db FILE");
+  EXPECT_EQ(error(dir_.string()),
+            dir_.string() + " is a directory, not a store file; name a file with --db");
+  EXPECT_NE(error("/dev/null").find("is not a regular file"), std::string::npos);
+  // And an input file that is a directory or missing, for every importer.
+  EXPECT_THROW(read_input_file(dir_.string()), InputError);
+  try {
+    read_input_file(file("missing.txt"));
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.txt: no such file"), std::string::npos);
+  }
+  EXPECT_THROW(import_kineto_file(dir_.string()), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost::db

@@ -183,6 +183,9 @@ std::optional<std::string> catalog_system_for(std::string_view device_name) {
 Model parse_model_json(std::string_view text, std::string_view origin) {
   const auto j = parse_json_text(text, origin);
   JsonFields f(j, std::string(origin));
+  f.reject_unknown({"name", "description", "sources", "layers", "hidden", "heads", "kv_heads",
+                    "ffn_hidden", "vocab", "seq_len", "activation", "norm", "position_embedding",
+                    "bias", "tied_embeddings", "dropout", "moe"});
   Model m;
   m.name = f.optional_string("name").value_or(std::string(origin));
   m.layers = f.required_int("layers", 1);
@@ -218,6 +221,7 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
   if (m.dropout >= 1) f.fail("dropout", "must be a probability in [0, 1)");
   if (const auto* moe = f.optional_object("moe")) {
     JsonFields mf(*moe, std::string(origin) + " moe");
+    mf.reject_unknown({"experts", "top_k"});
     m.experts = mf.required_int("experts", 1);
     m.top_k = mf.required_int("top_k", 1);
     if (m.top_k > m.experts)

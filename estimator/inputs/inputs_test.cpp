@@ -62,6 +62,20 @@ TEST(Inputs, BadModelsNameTheFieldAndTheFix) {
   EXPECT_NE(
       input_error([] { parse_model_json("[1, 2]", "m.json"); }).find("expected a JSON object"),
       std::string::npos);
+  // A misspelt optional field took its default and priced another model; now it is named.
+  EXPECT_NE(input_error([] {
+              parse_model_json(R"({"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 4,
+                "ffn_hidden": 256, "vocab": 1000, "seq_len": 128, "activaton": "swiglu"})",
+                               "m.json");
+            }).find("m.json: unknown field 'activaton' (did you mean 'activation'?)"),
+            std::string::npos);
+  EXPECT_NE(input_error([] {
+              parse_model_json(R"({"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 4,
+                "ffn_hidden": 256, "vocab": 1000, "seq_len": 128,
+                "moe": {"experts": 8, "top_k": 2, "capacity": 1.25}})",
+                               "m.json");
+            }).find("unknown field 'capacity'; the fields are experts, top_k"),
+            std::string::npos);
 }
 
 TEST(Inputs, ClusterFlatAndGrouped) {

@@ -1,11 +1,14 @@
 #include "json_fields.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <vector>
 
 #include "shardcost/error.h"
 
@@ -18,6 +21,41 @@ JsonFields::JsonFields(const nlohmann::json& object, std::string where)
 
 void JsonFields::fail(const char* key, const std::string& what) const {
   throw InputError(fmt::format("{}: field '{}' {}", where_, key, what));
+}
+
+namespace {
+// Edits (insert, delete, substitute) between two short names.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+void JsonFields::reject_unknown(std::initializer_list<std::string_view> known) const {
+  if (!object_.is_object()) return;
+  for (const auto& [key, value] : object_.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string_view closest;
+    size_t best = 3;  // at most 2 edits away
+    for (std::string_view k : known)
+      if (const size_t d = edit_distance(key, k); d < best) best = d, closest = k;
+    std::vector<std::string> names(known.begin(), known.end());
+    throw InputError(
+        fmt::format("{}: unknown field '{}'{}; the fields are {}", where_,
+                    key.size() > 40 ? key.substr(0, 40) + "..." : key,
+                    closest.empty() ? "" : fmt::format(" (did you mean '{}'?)", closest),
+                    fmt::join(names, ", ")));
+  }
 }
 
 namespace {

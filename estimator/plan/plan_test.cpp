@@ -216,3 +216,20 @@ TEST(StrategyText, HugeSizesAreOneClearErrorNotAnOverflow) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// "tp=8,tp=4" silently priced tp=4; a key given twice is an error.
+TEST(Strategy, AKeyGivenTwiceIsAnError) {
+  try {
+    parse_strategy("tp=8,tp=4,mbs=1,gbs=64", 8);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "strategy key 'tp' is given twice; give each key once");
+  }
+  EXPECT_NO_THROW(parse_strategy("cp=dynamic,cp_max=8,tp=1,mbs=1,gbs=64", 8));
+}
+
+}  // namespace
+}  // namespace shardcost

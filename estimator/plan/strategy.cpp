@@ -75,6 +75,8 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       throw InputError(fmt::format("strategy item '{}' is not key=value; write e.g. tp=8", item));
     const auto key = item.substr(0, eq);
     const auto value = item.substr(eq + 1);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end())
+      throw InputError(fmt::format("strategy key '{}' is given twice; give each key once", key));
     if (key == "tp")
       s.tp = parse_int_value(key, value);
     else if (key == "pp")

@@ -26,6 +26,10 @@ Measurements import_kineto_file(const std::string& path);
 // A table written by `shardcost export --format csv` (gemm, memory, collective or kernels).
 Measurements import_cost_csv(std::string_view text, std::string_view source);
 
+// A file's whole text, or an InputError in one line: "no such file", "it is a directory",
+// "Permission denied".
+std::string read_input_file(const std::string& path);
+
 // "import-<kind>-<hash of the content>": importing the same file twice adds nothing.
 std::string content_uuid(std::string_view kind, std::string_view text);
 
