@@ -118,8 +118,24 @@ Fabric parse_fabric(const JsonFields& f, const char* bw_key, const char* lat_key
 
 // index: the group's place in node_groups; -1 for a flat cluster (one group, "g0", whose
 // "name" field is the cluster's).
+// A node group's fields; a flat cluster's top level holds them too, and the links between
+// nodes.
+const std::vector<std::string_view> kGroupFields = {"name",
+                                                    "description",
+                                                    "device",
+                                                    "nodes",
+                                                    "gpus_per_node",
+                                                    "intra_node_bandwidth_GBps",
+                                                    "intra_node_latency_us",
+                                                    "intra_node_efficiency",
+                                                    "intra_node_busbw_GBps"};
+const std::vector<std::string_view> kInterNodeFields = {
+    "sources", "inter_node_bandwidth_GBps", "inter_node_latency_us", "inter_node_efficiency",
+    "inter_node_busbw_GBps"};
+
 NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int index) {
   JsonFields f(j, where);
+  if (index >= 0) f.reject_unknown(kGroupFields);
   NodeGroup g;
   g.name = index < 0 ? "g0" : f.optional_string("name").value_or(fmt::format("g{}", index));
   if (g.name.empty()) f.fail("name", "is empty; name the group (e.g. \"h100\") or leave it out");
@@ -245,6 +261,12 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
                            std::optional<int> gpus) {
   const auto j = parse_json_text(text, origin);
   JsonFields f(j, std::string(origin));
+  std::vector<std::string_view> known = kInterNodeFields;
+  if (f.optional_array("node_groups"))
+    known.insert(known.end(), {"name", "description", "node_groups"});
+  else
+    known.insert(known.end(), kGroupFields.begin(), kGroupFields.end());
+  f.reject_unknown(known);
   Cluster c;
   c.name = f.optional_string("name").value_or(std::string(origin));
   if (const auto* groups = f.optional_array("node_groups")) {

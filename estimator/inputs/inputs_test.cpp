@@ -111,6 +111,22 @@ TEST(Inputs, BadClustersNameTheFieldAndTheFix) {
   EXPECT_NE(
       input_error([] { load_cluster("dgx-a100", 12); }).find("not a whole number of 8-GPU nodes"),
       std::string::npos);
+  // A misspelt link field would have taken the default; named instead, at either level.
+  EXPECT_NE(input_error([] {
+              parse_cluster_json(R"({"device": "h100-sxm5-80gb", "gpus_per_node": 8,
+                "intra_node_bandwidth_GBps": 450, "inter_node_bandwith_GBps": 50})",
+                                 "c.json");
+            })
+                .find("unknown field 'inter_node_bandwith_GBps' (did you mean "
+                      "'inter_node_bandwidth_GBps'?)"),
+            std::string::npos);
+  EXPECT_NE(input_error([] {
+              parse_cluster_json(R"({"inter_node_bandwidth_GBps": 50, "node_groups": [
+                {"device": "h100-sxm5-80gb", "gpus_per_node": 8, "intra_node_bandwidth_GBps": 450,
+                 "gpus": 8}]})",
+                                 "c.json");
+            }).find("c.json node_groups[0]: unknown field 'gpus'"),
+            std::string::npos);
 }
 
 std::string cluster_with_curve(const std::string& curves) {

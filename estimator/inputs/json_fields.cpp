@@ -41,7 +41,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 }  // namespace
 
-void JsonFields::reject_unknown(std::initializer_list<std::string_view> known) const {
+void JsonFields::reject_unknown(const std::vector<std::string_view>& known) const {
   if (!object_.is_object()) return;
   for (const auto& [key, value] : object_.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;

@@ -1,11 +1,11 @@
 #pragma once
 // Reading typed fields out of JSON objects with errors that name the file, the field and the
 // fix. Used by every loader in the estimator.
-#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace shardcost {
 
@@ -26,7 +26,7 @@ class JsonFields {
   [[noreturn]] void fail(const char* key, const std::string& what) const;
   // A field not in `known` is an error naming it (a misspelt optional field would otherwise
   // silently take its default), with the closest known name when one is near.
-  void reject_unknown(std::initializer_list<std::string_view> known) const;
+  void reject_unknown(const std::vector<std::string_view>& known) const;
   const std::string& where() const { return where_; }
 
  private:
