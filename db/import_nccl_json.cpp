@@ -1,5 +1,8 @@
 // nccl-tests JSON (-J FILE, JSON_FILE_VERSION 2): config, devices and one object per result
 // with out_of_place / in_place halves.
+#include <fmt/format.h>
+
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "import_nccl.h"
@@ -12,7 +15,8 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<NcclHalf> half(const json& j) {
+// where: "file: results[3].in_place", for errors.
+std::optional<NcclHalf> half(const json& j, const std::string& where) {
   if (!j.is_object()) return std::nullopt;
   const json* time = j.contains("time")       ? &j["time"]
                      : j.contains("cpu_time") ? &j["cpu_time"]
@@ -20,8 +24,14 @@ std::optional<NcclHalf> half(const json& j) {
   if (!time || !time->is_number()) return std::nullopt;
   NcclHalf h;
   h.time_us = time->get<double>();
-  if (j.contains("nwrong") && j["nwrong"].is_number())
-    h.wrong = static_cast<int64_t>(j["nwrong"].get<double>());
+  if (!std::isfinite(h.time_us) || h.time_us < 0 || h.time_us > 86400e6)
+    throw InputError(fmt::format("{}: time {} is not a time in microseconds", where, h.time_us));
+  if (j.contains("nwrong") && j["nwrong"].is_number()) {
+    const double n = j["nwrong"].get<double>();
+    if (!(n >= 0) || n != std::floor(n) || n > 9e18)
+      throw InputError(fmt::format("{}: nwrong {} is not a whole number of elements", where, n));
+    h.wrong = static_cast<int64_t>(n);
+  }
   return h;
 }
 
@@ -33,8 +43,26 @@ std::string text_of(const json& j) {
 
 }  // namespace
 
+namespace {
+Measurements read_json(std::string_view text, std::string_view source, std::string_view op);
+}  // namespace
+
 Measurements import_nccl_tests_json(std::string_view text, std::string_view source,
                                     std::string_view op) {
+  try {
+    return read_json(text, source, op);
+  } catch (const nlohmann::json::exception&) {
+    // A field of the wrong type somewhere the reader did not check: said without the JSON
+    // library's own text.
+    throw InputError(std::string(source) +
+                     ": a field has the wrong type (a number where text belongs, or the "
+                     "reverse); is this an nccl-tests -J file?");
+  }
+}
+
+namespace {
+
+Measurements read_json(std::string_view text, std::string_view source, std::string_view op) {
   json doc;
   try {
     doc = json::parse(text);
@@ -82,17 +110,31 @@ Measurements import_nccl_tests_json(std::string_view text, std::string_view sour
   run.iterations = cfg.value("iterations", int64_t{0});
   run.ranks = static_cast<int>(std::max<size_t>(run.rank_lines.size(), 1)) * per_process;
 
+  size_t index = 0;
   for (const auto& r : doc["results"]) {
+    const std::string where = fmt::format("{}: results[{}]", source, index++);
     if (!r.is_object() || !r.contains("size")) continue;
+    auto whole = [&](const char* key, int64_t fallback) {
+      if (!r.contains(key)) return fallback;
+      const json& v = r[key];
+      if (!v.is_number_integer() || v.get<int64_t>() < 0)
+        throw InputError(fmt::format("{}: '{}' is not a whole number >= 0", where, key));
+      return v.get<int64_t>();
+    };
+    auto string_of = [&](const char* key, const char* fallback) {
+      return r.contains(key) && r[key].is_string() ? r[key].get<std::string>()
+                                                   : std::string(fallback);
+    };
     NcclRow row;
-    row.bytes = r["size"].get<int64_t>();
-    row.elements = r.value("count", int64_t{0});
-    row.dtype = r.value("type", "");
-    row.redop = r.value("redop", "none");
+    row.bytes = whole("size", 0);
+    row.elements = whole("count", 0);
+    row.dtype = string_of("type", "");
+    row.redop = string_of("redop", "none");
     row.root =
         static_cast<int>(parse_int(r.contains("root") ? text_of(r["root"]) : "-1").value_or(-1));
-    row.out_of_place = half(r.value("out_of_place", json()));
-    row.in_place = half(r.value("in_place", json()));
+    row.out_of_place =
+        half(r.contains("out_of_place") ? r["out_of_place"] : json(), where + ".out_of_place");
+    row.in_place = half(r.contains("in_place") ? r["in_place"] : json(), where + ".in_place");
     run.rows.push_back(std::move(row));
   }
   if (run.rows.empty())
@@ -100,5 +142,7 @@ Measurements import_nccl_tests_json(std::string_view text, std::string_view sour
   nccl_records(run, source, m);
   return m;
 }
+
+}  // namespace
 
 }  // namespace shardcost::db

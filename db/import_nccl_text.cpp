@@ -4,6 +4,7 @@
 // and timestamp variants, whose extra columns are skipped.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <regex>
 
 #include "import_nccl.h"
@@ -58,13 +59,28 @@ std::optional<NcclHalf> read_half(const std::vector<std::string_view>& t, const 
   if (!time)
     throw InputError(fmt::format("{}: time '{}' is not a number; is the file complete?", where,
                                  t[static_cast<size_t>(ti)]));
+  // A time must be one: finite, not negative, under a day (in µs).
+  if (!std::isfinite(*time) || *time < 0 || *time > 86400e6)
+    throw InputError(fmt::format("{}: time '{}' is not a time in microseconds", where,
+                                 t[static_cast<size_t>(ti)]));
   NcclHalf half;
   half.time_us = *time;
   const int ci = c.check[h];
-  if (ci >= 0 && static_cast<size_t>(ci) < t.size()) {
-    const auto v = parse_real(t[static_cast<size_t>(ci)]);  // "N/A": not checked
-    if (v && c.wrong_count) half.wrong = static_cast<int64_t>(*v);
-    if (v && !c.wrong_count) half.max_error = *v;
+  if (ci >= 0 && static_cast<size_t>(ci) < t.size() && t[static_cast<size_t>(ci)] != "N/A") {
+    const std::string_view check = t[static_cast<size_t>(ci)];  // "N/A": not checked
+    if (c.wrong_count) {
+      const auto n = parse_int(check);
+      if (!n || *n < 0)
+        throw InputError(
+            fmt::format("{}: #wrong '{}' is not a whole number of elements", where, check));
+      half.wrong = *n;
+    } else {
+      const auto v = parse_real(check);
+      if (!v || !std::isfinite(*v) || *v < 0)
+        throw InputError(
+            fmt::format("{}: error '{}' is not a deviation (a number >= 0)", where, check));
+      half.max_error = *v;
+    }
   }
   return half;
 }
@@ -125,6 +141,10 @@ Measurements import_nccl_tests_text(std::string_view text, std::string_view sour
       continue;
     }
     const auto t = split_ws(line);
+    // A row whose size is digits that do not fit is a wrong number, not another program's line.
+    if (cols.ok() && !t.empty() && !parse_int(t[0]) &&
+        t[0].find_first_not_of("0123456789") == std::string_view::npos)
+      throw InputError(fmt::format("{}: size '{}' does not fit in 64 bits", where, t[0]));
     // Anything else (NCCL INFO lines, warnings) is not ours to read.
     if (!cols.ok() || !parse_int(t[0]) || t.size() < static_cast<size_t>(cols.time[0]) + 1)
       continue;
@@ -134,7 +154,10 @@ Measurements import_nccl_tests_text(std::string_view text, std::string_view sour
                                                          : std::string_view();
     };
     row.bytes = *parse_int(token(cols.size));
+    if (row.bytes < 0) throw InputError(fmt::format("{}: size {} is negative", where, row.bytes));
     row.elements = parse_int(token(cols.count)).value_or(0);
+    if (row.elements < 0)
+      throw InputError(fmt::format("{}: count {} is negative", where, row.elements));
     row.dtype = std::string(token(cols.type));
     if (cols.redop >= 0) row.redop = std::string(token(cols.redop));
     if (cols.root >= 0) row.root = static_cast<int>(parse_int(token(cols.root)).value_or(-1));

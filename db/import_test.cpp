@@ -277,3 +277,61 @@ TEST(StreamHash, ChunkBoundariesDoNotMatter) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+std::string import_error(std::string_view text, std::string_view name) {
+  try {
+    import_nccl_tests(text, name, "all_reduce");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// nccl-tests rows with times that are not times, a #wrong that is not a count or a size that
+// overflows were stored as numbers; each is now an error naming the file, line and field.
+TEST(NcclTests, RowsWithNumbersThatAreNotTimesOrCountsAreErrors) {
+  const std::string header =
+      "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n";
+  auto row = [&](const std::string& r) { return header + r + "\n"; };
+  EXPECT_EQ(import_error(row("1024 256 float sum -1 nan 0.04 0.07 0 23.75 0.04 0.08 0"), "t.txt"),
+            "t.txt:3: time 'nan' is not a time in microseconds");
+  EXPECT_EQ(import_error(row("1024 256 float sum -1 -24.1 0.04 0.07 0 23.75 0.04 0.08 0"), "t.txt"),
+            "t.txt:3: time '-24.1' is not a time in microseconds");
+  EXPECT_EQ(import_error(row("1024 256 float sum -1 inf 0.04 0.07 0 23.75 0.04 0.08 0"), "t.txt"),
+            "t.txt:3: time 'inf' is not a time in microseconds");
+  EXPECT_EQ(
+      import_error(row("1024 256 float sum -1 24.1 0.04 0.07 1.5 23.75 0.04 0.08 0"), "t.txt"),
+      "t.txt:3: #wrong '1.5' is not a whole number of elements");
+  EXPECT_EQ(import_error(row("99999999999999999999999 256 float sum -1 24.1 0.04 0.07 0 23.75 0.04 "
+                             "0.08 0"),
+                         "t.txt"),
+            "t.txt:3: size '99999999999999999999999' does not fit in 64 bits");
+  // A good row still imports; N/A halves are skipped, not errors.
+  EXPECT_EQ(import_nccl_tests(row("1024 256 float sum -1 24.1 0.04 0.07 0 N/A N/A N/A N/A"),
+                              "t.txt", "all_reduce")
+                .collectives.size(),
+            1u);
+  // The JSON form, by result index and half; a wrong type is our line, not the JSON library's.
+  const std::string json_head = R"({"config": {"nthreads": 1, "ngpus": 2}, "results": [)";
+  EXPECT_EQ(import_error(json_head + R"({"size": 1024, "count": 256, "type": "float",
+      "out_of_place": {"time": -3.0, "nwrong": 0}}]})",
+                         "r.json"),
+            "r.json: results[0].out_of_place: time -3 is not a time in microseconds");
+  EXPECT_EQ(
+      import_error(json_head + R"({"size": 1024, "out_of_place": {"time": 3.0, "nwrong": 0.5}}]})",
+                   "r.json"),
+      "r.json: results[0].out_of_place: nwrong 0.5 is not a whole number of elements");
+  EXPECT_EQ(import_error(json_head + R"({"size": "big"}]})", "r.json"),
+            "r.json: results[0]: 'size' is not a whole number >= 0");
+  EXPECT_NE(import_error(R"({"config": {"nthreads": "one"}, "results": [{"size": 8}]})", "r.json")
+                .find("r.json: a field has the wrong type"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardcost::db

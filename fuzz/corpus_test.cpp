@@ -42,5 +42,11 @@ TEST(FuzzCorpus, FittedModelJson) {
 TEST(FuzzCorpus, SeqDistText) {
   replay("seq_dist", shardcost::fuzz::seq_dist_text);
 }
+TEST(FuzzCorpus, KinetoJson) {
+  replay("kineto", shardcost::fuzz::kineto_json);
+}
+TEST(FuzzCorpus, NcclTests) {
+  replay("nccl_tests", shardcost::fuzz::nccl_tests);
+}
 
 }  // namespace

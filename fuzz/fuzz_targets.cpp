@@ -1,14 +1,17 @@
 #include "fuzz_targets.h"
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
+#include "db/kineto.h"
 #include "learned/curve_model.h"
 #include "learned/gemm_model.h"
 #include "learned/kernel_model.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
+#include "shardcost/importers.h"
 #include "shardcost/varlen.h"
 
 namespace shardcost::fuzz {
@@ -126,6 +129,52 @@ void plan_json(const uint8_t* data, size_t size) {
         static_cast<int>(p.stages.size()) != p.strategy.pp)
       throw std::logic_error("a plan parsed whose stages do not add up to the model");
     if (!check_strategy(*w, c, p.strategy)) (void)estimate(*w, c, p);
+  } catch (const InputError&) {
+  }
+}
+
+namespace {
+// What any importer's measurements must hold: times and sizes not negative, every index in
+// range.
+void check_measurements(const db::Measurements& m) {
+  for (const auto& k : m.kernels) {
+    if (k.duration_ns < 0 || k.start_ns < 0 || k.bytes < 0)
+      throw std::logic_error("an imported event has a negative time or size");
+    if (k.name < 0 || static_cast<size_t>(k.name) >= m.names.size() || k.device < 0 ||
+        static_cast<size_t>(k.device) >= m.devices.size())
+      throw std::logic_error("an imported event names a name or device that is not there");
+  }
+  for (const auto& st : m.steps)
+    if (st.duration_ns <= 0) throw std::logic_error("an imported step has no duration");
+  for (const auto& c : m.collectives)
+    if (c.time_ns < 0 || c.bytes < 0 || c.ranks < 1)
+      throw std::logic_error("an imported collective has a negative time or size");
+}
+}  // namespace
+
+void kineto_json(const uint8_t* data, size_t size) {
+  const std::string_view t = text(data, size);
+  std::optional<db::Measurements> whole;
+  try {
+    whole = db::import_kineto(t, "fuzz");
+    check_measurements(*whole);
+  } catch (const InputError&) {
+  }
+  // Fed in uneven chunks it must say the same: the same events, or an error too.
+  const size_t chunk = 1 + size % 13;
+  try {
+    const db::Measurements parts = db::import_kineto_chunks(t, "fuzz", chunk);
+    if (!whole || parts.kernels.size() != whole->kernels.size() ||
+        parts.steps.size() != whole->steps.size() || parts.names != whole->names)
+      throw std::logic_error("a trace fed in chunks imports differently from the whole");
+  } catch (const InputError&) {
+    if (whole) throw std::logic_error("a trace fed in chunks fails where the whole imports");
+  }
+}
+
+void nccl_tests(const uint8_t* data, size_t size) {
+  try {
+    check_measurements(db::import_nccl_tests(text(data, size), "fuzz", "all_reduce"));
   } catch (const InputError&) {
   }
 }

@@ -11,4 +11,7 @@ void strategy_text(const uint8_t* data, size_t size);
 void plan_json(const uint8_t* data, size_t size);
 void fitted_model_json(const uint8_t* data, size_t size);
 void seq_dist_text(const uint8_t* data, size_t size);
+// The store's importers: Kineto traces (streamed, fed in uneven chunks) and nccl-tests output.
+void kineto_json(const uint8_t* data, size_t size);
+void nccl_tests(const uint8_t* data, size_t size);
 }  // namespace shardcost::fuzz
