@@ -104,7 +104,8 @@ void run_check(const std::string& path) {
 }  // namespace
 
 void add_db_commands(CLI::App& app) {
-  auto* dbc = app.add_subcommand("db", "Look after cost-store files: info, merge, migrate, check");
+  auto* dbc = app.add_subcommand(
+      "db", "Look after cost-store files: info, merge, migrate, check, delete-run");
   dbc->require_subcommand(1);
 
   auto info_file = std::make_shared<std::string>();
@@ -147,6 +148,17 @@ void add_db_commands(CLI::App& app) {
       fmt::print("{}: already at schema version {}\n", *migrate_file, from);
     else
       fmt::print("{}: schema version {} -> {}\n", *migrate_file, from, db::kSchemaVersion);
+  });
+
+  auto delete_file = std::make_shared<std::string>();
+  auto delete_run = std::make_shared<std::string>();
+  auto* del = dbc->add_subcommand("delete-run", "Remove one run and every row it holds");
+  del->add_option("FILE", *delete_file, "store file")->required();
+  del->add_option("RUN", *delete_run, "run id or uuid ('db info FILE' lists them)")->required();
+  del->callback([delete_file, delete_run] {
+    Store store = Store::open(*delete_file, Store::Mode::read_write);
+    const int64_t rows = store.delete_run(*delete_run);
+    fmt::print("{}: run {} removed ({} rows)\n", *delete_file, *delete_run, rows);
   });
 
   auto check_file = std::make_shared<std::string>();

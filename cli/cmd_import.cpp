@@ -50,6 +50,9 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
       const db::WriteResult r = store.write(m, a->batch_rows);
       if (r.duplicate)
         fmt::print("{}: already imported as run {}; nothing added\n", file, r.run_id);
+      else if (r.replaced)
+        fmt::print("{}: run {}: {} (an earlier import of it had not finished; replaced)\n", file,
+                   r.run_id, describe(m));
       else
         fmt::print("{}: run {}: {}\n", file, r.run_id, describe(m));
     }

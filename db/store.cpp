@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -140,6 +141,40 @@ int Store::migrate() {
   return from;
 }
 
+int64_t Store::remove_run(int64_t id) {
+  const Connection& c = *conn_;
+  int64_t rows = 0;
+  for (const char* table : {"gemm", "memory", "collective", "kernel_event", "step", "run_device"}) {
+    Statement del = c.prepare(std::string("DELETE FROM ") + table + " WHERE run_id = ?");
+    del.bind(1, id).run();
+    rows += c.changes();
+  }
+  Statement del = c.prepare("DELETE FROM run WHERE id = ?");
+  del.bind(1, id).run();
+  return rows;
+}
+
+int64_t Store::delete_run(std::string_view id_or_uuid) {
+  std::optional<Run> run = find_run(id_or_uuid);
+  if (!run) {
+    int64_t id = 0;
+    const auto [p, ec] =
+        std::from_chars(id_or_uuid.data(), id_or_uuid.data() + id_or_uuid.size(), id);
+    if (ec == std::errc() && p == id_or_uuid.data() + id_or_uuid.size()) {
+      Statement s = conn_->prepare(std::string(kRunSelect) + " WHERE id = ?");
+      s.bind(1, id);
+      if (s.step()) run = read_run(s);
+    }
+  }
+  if (!run)
+    throw InputError(fmt::format("{}: no run '{}'; 'shardcost db info {}' lists the runs", path_,
+                                 id_or_uuid, path_));
+  Transaction t(*conn_);
+  const int64_t rows = remove_run(run->id);
+  t.commit();
+  return rows;
+}
+
 std::optional<Run> Store::find_run(std::string_view uuid) const {
   Statement s = conn_->prepare(std::string(kRunSelect) + " WHERE uuid = ?");
   s.bind(1, uuid);
@@ -161,15 +196,27 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
         "INSERT OR IGNORE INTO run (uuid, tool, tool_version, git_revision, host, command_line, "
         "start_time_ns, end_time_ns, status, source, recorded_by, library_versions) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)");
-    ins.bind(1, run.uuid).bind(2, run.tool).bind(3, run.tool_version).bind(4, run.git_revision);
-    ins.bind(5, run.host).bind(6, run.command_line).bind(7, nonzero(run.start_time_ns));
-    ins.bind(8, nonzero(run.end_time_ns)).bind(9, run.source).bind(10, run.recorded_by);
-    ins.bind(11, run.library_versions);
-    ins.run();
+    auto insert = [&] {  // run() clears the bindings: bound afresh each time
+      ins.bind(1, run.uuid).bind(2, run.tool).bind(3, run.tool_version).bind(4, run.git_revision);
+      ins.bind(5, run.host).bind(6, run.command_line).bind(7, nonzero(run.start_time_ns));
+      ins.bind(8, nonzero(run.end_time_ns)).bind(9, run.source).bind(10, run.recorded_by);
+      ins.bind(11, run.library_versions);
+      ins.run();
+    };
+    insert();
     if (c.changes() == 0) {
-      result.duplicate = true;
-      result.run_id = find_run(run.uuid)->id;
-      return result;
+      const Run existing = *find_run(run.uuid);
+      if (existing.status == "completed") {
+        result.duplicate = true;
+        result.run_id = existing.id;
+        return result;
+      }
+      // The same content, unfinished: an import killed, interrupted or out of disk. What it
+      // left is removed and the run written again, whole.
+      remove_run(existing.id);
+      insert();
+      if (c.changes() == 0) throw Error("internal: the replaced run was not written again");
+      result.replaced = true;
     }
     result.run_id = c.last_insert_id();
     for (const auto& d : m.devices) device_ids.push_back(upsert_device(c, d));

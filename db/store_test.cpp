@@ -238,3 +238,42 @@ TEST_F(StoreTest, PathsThatCannotBeAStoreSayWhatTheyAre) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+// A run left unfinished (an import killed mid-write) is replaced when the same content is
+// written again, never "already imported"; a finished one is a duplicate; delete_run removes a
+// run and its rows.
+TEST_F(StoreTest, AnUnfinishedRunIsReplacedAndARunCanBeDeleted) {
+  Measurements m;
+  m.run.uuid = "import-kineto-test";
+  DeviceRecord d;
+  d.name = "GPU";
+  m.devices.push_back(d);
+  m.names = {"k"};
+  for (int i = 0; i < 10; ++i) m.kernels.push_back({0, 7, EventKind::kernel, 0, i * 10, 5, 0, {}});
+  {
+    auto store = Store::open(file("s.db"), Store::Mode::read_write);
+    EXPECT_FALSE(store.write(m).duplicate);
+  }
+  {  // As a killed import leaves it: the run still 'running', half its rows.
+    Connection c(file("s.db"), false);
+    c.exec("UPDATE run SET status = 'running'");
+    c.exec("DELETE FROM kernel_event WHERE start_ns >= 50");
+  }
+  auto store = Store::open(file("s.db"), Store::Mode::read_write);
+  const WriteResult again = store.write(m);
+  EXPECT_FALSE(again.duplicate);
+  EXPECT_TRUE(again.replaced);
+  EXPECT_EQ(again.rows, 10);
+  EXPECT_EQ(store.info().runs.size(), 1u);
+  const WriteResult third = store.write(m);
+  EXPECT_TRUE(third.duplicate);
+  EXPECT_EQ(store.delete_run("import-kineto-test"), 10 + 1);  // its events and its device link
+  EXPECT_TRUE(store.info().runs.empty());
+  EXPECT_THROW(store.delete_run("import-kineto-test"), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost::db

@@ -59,6 +59,22 @@ rows=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execut
 [ "$rows" -gt 0 ] || fail "the killed import kept no rows: its committed batches were lost"
 [ $((rows % BATCH)) = 0 ] || [ "$rows" = 400000 ] || fail "$rows rows: not whole batches of $BATCH"
 echo "killed import kept $rows rows"
+# Importing the same file again completes it: the unfinished run is replaced, never "already
+# imported" (unless the kill came after the import had finished).
+expect_exit 0 "$BIN" import kineto --db "$SCRATCH/killed.db" "$SCRATCH/big.json"
+if [ "$rows" = 400000 ]; then
+  grep -q "already imported" <<<"$OUT" || fail "a finished import imported again: $OUT"
+else
+  grep -q "had not finished; replaced" <<<"$OUT" || fail "the unfinished run was not replaced: $OUT"
+fi
+rows=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from kernel_event').fetchone()[0])" "$SCRATCH/killed.db")
+[ "$rows" = 400000 ] || fail "after the second import: $rows rows, not 400000"
+# And a run can be removed, by id (or uuid).
+run=$(grep -o 'run [0-9]*' <<<"$OUT" | head -1 | grep -o '[0-9]*')
+expect_exit 0 "$BIN" db delete-run "$SCRATCH/killed.db" "$run"
+grep -q "run $run removed (400001 rows)" <<<"$OUT" || fail "delete-run: $OUT"
+expect_exit 2 "$BIN" db delete-run "$SCRATCH/killed.db" "$run"
+one_line_error
 
 # Two writers on one file at once: both succeed (busy timeout), nothing lost or corrupted.
 gen_trace "$SCRATCH/w1.json" 150000

@@ -169,7 +169,9 @@ std::vector<std::string> table_names();
 
 struct WriteResult {
   int64_t run_id = 0;
-  bool duplicate = false;  // the run (same uuid) was already in the store; nothing written
+  bool duplicate =
+      false;              // the run (same uuid) was already in the store, complete; nothing written
+  bool replaced = false;  // the same run was there unfinished (a killed import): written anew
   int64_t rows = 0;
 };
 
@@ -262,6 +264,9 @@ class Store {
   // Writes one run and its rows in transactions of batch_rows rows; every committed batch
   // survives a crash. The run is marked completed at the end.
   WriteResult write(const Measurements&, int64_t batch_rows = 50000);
+  // Removes a run (by id or uuid) and every row it holds; returns the rows removed. An
+  // InputError when there is no such run.
+  int64_t delete_run(std::string_view id_or_uuid);
 
   StoreInfo info() const;
   CheckResult check() const;
@@ -288,6 +293,7 @@ class Store {
  private:
   friend class StoreAccess;  // db/store_access.h: db's own files reach the connection
   Store(std::unique_ptr<Connection>, std::string path);
+  int64_t remove_run(int64_t id);  // in the caller's transaction
   std::unique_ptr<Connection> conn_;
   std::string path_;
 };
