@@ -221,6 +221,28 @@ void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, cons
   fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
 }
 
+// Nothing feasible: says so and what would fit (the fewest GPUs, doubling, up to 65,536, that
+// hold a plan; one-group clusters only), and the exit status is 1.
+[[noreturn]] void say_what_fits(const PlanArgs& a, const Model& m, const Cluster& c,
+                                const RankOptions& ro) {
+  std::string hint;
+  if (c.groups.size() == 1) {
+    RankOptions one = ro;
+    one.top = 1;
+    for (int gpus = c.total_gpus() * 2; gpus <= (1 << 16); gpus *= 2) {
+      const RankResult bigger = rank(m, load_cluster(a.cluster, gpus), one);
+      if (bigger.feasible > 0) {
+        hint =
+            fmt::format("; the fewest GPUs (doubling) that hold it: {}, e.g. {} (rank --gpus {})",
+                        gpus, to_string(bigger.best.front().strategy), gpus);
+        break;
+      }
+    }
+  }
+  fmt::print(stderr, "shardcost: no strategy fits {} on {} GPUs{}\n", m.name, c.total_gpus(), hint);
+  throw ExitStatus{1};
+}
+
 void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
               const VarlenArgs& va) {
   const Format format = parse_format(a.format, {Format::text, Format::json, Format::csv});
@@ -247,58 +269,62 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
                       "--seq-dist",
                       ro.fixed, std::string(key).substr(0, std::string(key).find('='))));
   const RankResult r = rank(m, c, ro);
-
-  if (format == Format::json) {
-    nlohmann::json j = rank_json(a, m, c);
-    j["evaluated"] = r.evaluated;
-    j["feasible"] = r.feasible;
-    j["elapsed_s"] = r.elapsed_s;
-    j["rejected"] = r.rejected;
-    j["strategies"] = nlohmann::json::array();
-    for (const auto& e : r.best) j["strategies"].push_back(to_json(e));
-    fmt::print("{}\n", j.dump(2));
-    return;
-  }
-  if (format == Format::csv) {
-    fmt::print(
-        "rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
-        "ep,mbs,gbs,vpp,recompute,sp,zero\n");
+  const auto print = [&] {
+    if (format == Format::json) {
+      nlohmann::json j = rank_json(a, m, c);
+      j["evaluated"] = r.evaluated;
+      j["feasible"] = r.feasible;
+      j["elapsed_s"] = r.elapsed_s;
+      j["rejected"] = r.rejected;
+      j["strategies"] = nlohmann::json::array();
+      for (const auto& e : r.best) j["strategies"].push_back(to_json(e));
+      fmt::print("{}\n", j.dump(2));
+      return;
+    }
+    if (format == Format::csv) {
+      fmt::print(
+          "rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
+          "ep,mbs,gbs,vpp,recompute,sp,zero\n");
+      int i = 0;
+      for (const auto& e : r.best) {
+        const Strategy& s = e.strategy;
+        fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{}\n", ++i,
+                   e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
+                   e.memory_per_gpu_bytes / kGiB, s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs, s.vpp,
+                   to_string(s.recompute), s.sp, s.zero);
+      }
+      return;
+    }
+    fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c),
+               ro.global_batch, a.software);
+    fmt::print("{} candidates evaluated, {} feasible\n\n",
+               thousands(static_cast<double>(r.evaluated)),
+               thousands(static_cast<double>(r.feasible)));
+    Table t({"#", "step s", "tokens/s", "TFLOP/s", "MFU", "GiB", "tp", "pp", "dp", "cp", "ep",
+             "mbs", "vpp", "recompute", "sp", "zero"},
+            {true, true, true, true, true, true, true, true, true, true, true, true, true, false,
+             false, true});
     int i = 0;
     for (const auto& e : r.best) {
       const Strategy& s = e.strategy;
-      fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{}\n", ++i,
-                 e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
-                 e.memory_per_gpu_bytes / kGiB, s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs, s.vpp,
-                 to_string(s.recompute), s.sp, s.zero);
+      t.add({fmt::format("{}", ++i), fmt::format("{:.3f}", e.step_time_s),
+             thousands(e.tokens_per_s), fmt::format("{:.1f}", e.tflops_per_gpu),
+             fmt::format("{:.1f}%", 100 * e.mfu),
+             fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB), fmt::format("{}", s.tp),
+             fmt::format("{}", s.pp), fmt::format("{}", s.dp), fmt::format("{}", s.cp),
+             fmt::format("{}", s.ep), fmt::format("{}", s.mbs), fmt::format("{}", s.vpp),
+             std::string(to_string(s.recompute)), s.sp ? "yes" : "no", fmt::format("{}", s.zero)});
     }
-    return;
-  }
-  fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c),
-             ro.global_batch, a.software);
-  fmt::print("{} candidates evaluated, {} feasible\n\n",
-             thousands(static_cast<double>(r.evaluated)),
-             thousands(static_cast<double>(r.feasible)));
-  Table t({"#", "step s", "tokens/s", "TFLOP/s", "MFU", "GiB", "tp", "pp", "dp", "cp", "ep", "mbs",
-           "vpp", "recompute", "sp", "zero"},
-          {true, true, true, true, true, true, true, true, true, true, true, true, true, false,
-           false, true});
-  int i = 0;
-  for (const auto& e : r.best) {
-    const Strategy& s = e.strategy;
-    t.add({fmt::format("{}", ++i), fmt::format("{:.3f}", e.step_time_s), thousands(e.tokens_per_s),
-           fmt::format("{:.1f}", e.tflops_per_gpu), fmt::format("{:.1f}%", 100 * e.mfu),
-           fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB), fmt::format("{}", s.tp),
-           fmt::format("{}", s.pp), fmt::format("{}", s.dp), fmt::format("{}", s.cp),
-           fmt::format("{}", s.ep), fmt::format("{}", s.mbs), fmt::format("{}", s.vpp),
-           std::string(to_string(s.recompute)), s.sp ? "yes" : "no", fmt::format("{}", s.zero)});
-  }
-  fmt::print("{}", t.render());
-  if (!r.rejected.empty()) {
-    fmt::print("\nrejected\n");
-    for (const auto& [reason, count] : r.rejected)
-      fmt::print("  {:>10}  {}\n", thousands(static_cast<double>(count)), reason);
-  }
-  fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
+    fmt::print("{}", t.render());
+    if (!r.rejected.empty()) {
+      fmt::print("\nrejected\n");
+      for (const auto& [reason, count] : r.rejected)
+        fmt::print("  {:>10}  {}\n", thousands(static_cast<double>(count)), reason);
+    }
+    fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
+  };
+  print();
+  if (r.feasible == 0) say_what_fits(a, m, c, ro);
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <system_error>
 
 #include "commands.h"
 #include "shardcost/error.h"
@@ -42,8 +45,17 @@ int main(int argc, char** argv) {
   } catch (const shardcost::Error& e) {
     std::fprintf(stderr, "shardcost: %s\n", e.what());
     return e.exit_code();
+  } catch (const std::system_error& e) {
+    // fmt::print's write failing (a full disk, a closed pipe): the output is incomplete.
+    std::fprintf(stderr, "shardcost: cannot write the output: %s\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "shardcost: internal error: %s\n", e.what());
+    return 1;
+  }
+  // Buffered output that cannot be written is a failure, not success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "shardcost: cannot write the output: %s\n", std::strerror(errno));
     return 1;
   }
   return 0;

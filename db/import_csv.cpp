@@ -36,6 +36,10 @@ struct Row {
     if (!v)
       throw InputError(fmt::format("{}: column {} holds '{}', not an integer; fix the value",
                                    where(), col, str(col)));
+    // Times, sizes and counts are never negative (a root of -1 means none).
+    if (*v < 0 && col != "root")
+      throw InputError(fmt::format("{}: column {} holds {}, which is negative; fix the value",
+                                   where(), col, *v));
     return v;
   }
   // samples_ns: per-iteration times, separated by spaces or semicolons; empty when absent.

@@ -101,7 +101,7 @@ namespace {
 
 // A store path that cannot be one, said in one line before SQLite sees it (SQLite would make a
 // temporary database of "", and call a directory a disk I/O error).
-void check_store_path(const std::string& path) {
+void check_store_path(const std::string& path, Store::Mode mode) {
   namespace fs = std::filesystem;
   if (path.empty()) throw InputError("the store path is empty; name a file with --db FILE");
   std::error_code ec;
@@ -111,6 +111,9 @@ void check_store_path(const std::string& path) {
   if (fs::is_directory(st))
     throw InputError(
         fmt::format("{} is a directory, not a store file; name a file with --db", path));
+  // Migrating or reading a file that is not there is a mistyped path, never a new store.
+  if (!fs::exists(st) && mode != Store::Mode::read_write)
+    throw InputError(fmt::format("{}: no such store file; check the path", path));
   if (fs::exists(st) && !fs::is_regular_file(st))
     throw InputError(
         fmt::format("{} is not a regular file (a device, FIFO or socket); a store is "
@@ -121,7 +124,7 @@ void check_store_path(const std::string& path) {
 }  // namespace
 
 Store Store::open(const std::string& path, Mode mode) {
-  check_store_path(path);
+  check_store_path(path, mode);
   auto conn = std::make_unique<Connection>(path, mode == Mode::read_only);
   if (mode != Mode::read_only) {
     // WAL: readers never block the writer, and a killed writer loses only its open batch.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 #include "json_fields.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -47,13 +49,17 @@ const nlohmann::json* find(std::string_view kind, std::string_view name) {
   return nullptr;
 }
 
-std::string names_list(std::string_view kind) {
+std::string names_list(std::string_view kind, std::string_view near) {
   std::string out;
   for (const auto& e : entries(kind)) {
     if (!out.empty()) out += ", ";
     out += e.value("name", "?");
   }
-  return out;
+  if (near.empty()) return out;
+  std::vector<std::string> all;
+  for (const auto& e : entries(kind)) all.push_back(e.value("name", "?"));
+  const std::string closest = closest_name(near, all);
+  return closest.empty() ? out : "did you mean '" + closest + "'? " + out;
 }
 
 }  // namespace shardcost::catalog

@@ -183,8 +183,8 @@ Device find_device(std::string_view name) {
   if (const auto* e = catalog::find("devices", name)) {
     return parse_device(*e, fmt::format("catalog device '{}'", name));
   }
-  throw InputError(
-      fmt::format("unknown device '{}'; use one of: {}", name, catalog::names_list("devices")));
+  throw InputError(fmt::format("unknown device '{}'; use one of: {}", name,
+                               catalog::names_list("devices", name)));
 }
 
 std::optional<std::string> catalog_system_for(std::string_view device_name) {
@@ -252,7 +252,7 @@ Model load_model(std::string_view name_or_path) {
   }
   if (!is_file(name_or_path))
     throw InputError(fmt::format("unknown model '{}': not a catalog name ({}) and no such file",
-                                 name_or_path, catalog::names_list("models")));
+                                 name_or_path, catalog::names_list("models", name_or_path)));
   return parse_model_json(read_text_file(name_or_path, "model file"),
                           fmt::format("model file '{}'", name_or_path));
 }
@@ -297,7 +297,7 @@ Cluster load_cluster(std::string_view name_or_path, std::optional<int> gpus) {
   }
   if (!is_file(name_or_path))
     throw InputError(fmt::format("unknown cluster '{}': not a catalog system ({}) and no such file",
-                                 name_or_path, catalog::names_list("systems")));
+                                 name_or_path, catalog::names_list("systems", name_or_path)));
   return parse_cluster_json(read_text_file(name_or_path, "cluster file"),
                             fmt::format("cluster file '{}'", name_or_path), gpus);
 }

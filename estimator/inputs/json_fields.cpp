@@ -41,6 +41,14 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 }  // namespace
 
+std::string closest_name(std::string_view name, const std::vector<std::string>& names) {
+  std::string closest;
+  size_t best = 3;  // at most 2 edits away
+  for (const auto& n : names)
+    if (const size_t d = edit_distance(name, n); d < best) best = d, closest = n;
+  return closest;
+}
+
 void JsonFields::reject_unknown(const std::vector<std::string_view>& known) const {
   if (!object_.is_object()) return;
   for (const auto& [key, value] : object_.items()) {

@@ -34,6 +34,9 @@ class JsonFields {
   std::string where_;
 };
 
+// The name in `names` within 2 edits of `name` (the closest), or empty: for "did you mean".
+std::string closest_name(std::string_view name, const std::vector<std::string>& names);
+
 // Parses JSON text; a syntax error becomes an InputError naming origin, line and column.
 nlohmann::json parse_json_text(std::string_view text, std::string_view origin);
 // Reads a whole file; a missing or unreadable file is an InputError.

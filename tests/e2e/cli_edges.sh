@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The CLI's rough edges (issue 13): each gets one clear line and the right exit code.
+source "$(dirname "$0")/../e2e_lib.sh"
+
+check() {  # check CODE PATTERN CMD...: exit CODE, one line on stderr, containing PATTERN
+  local code=$1 pattern=$2; shift 2
+  expect_exit "$code" "$BIN" "$@"
+  one_line_error
+  case "$ERR" in *"$pattern"*) ;; *) fail "error for '$*' lacks '$pattern': $ERR";; esac
+}
+# Catalog names: the closest one suggested.
+check 2 "did you mean 'llama3-8b'?" estimate --model llama3-8bb --cluster dgx-h100 --strategy tp=8,mbs=1,gbs=8
+check 2 "did you mean 'dgx-h100'?" estimate --model llama3-8b --cluster dgx-h10 --strategy tp=8,mbs=1,gbs=8
+check 2 "strategy key 'tp' is given twice" estimate --model llama3-8b --cluster dgx-h100 --strategy tp=8,tp=4,mbs=1,gbs=8
+printf '{"name": "x", "layers": 2, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn_hidden": 1024, "vocab": 1000, "seq_len": 128, "activaton": "swiglu"}\n' >"$SCRATCH/m.json"
+check 2 "unknown field 'activaton' (did you mean 'activation'?)" estimate --model "$SCRATCH/m.json" --cluster dgx-h100 --strategy tp=1,mbs=1,gbs=8
+# Store paths.
+check 2 "the store path is empty" db info ""
+check 2 "is a directory, not a store file" db info "$SCRATCH"
+check 2 "no such store file; check the path" db migrate "$SCRATCH/typo.db"
+[ ! -e "$SCRATCH/typo.db" ] || fail "db migrate created a mistyped store"
+check 2 "it is a directory" import kineto --db "$SCRATCH/x.db" "$SCRATCH"
+printf 'device,dtype,m,n,k,time_ns\nA,bf16,64,64,64,-5\n' >"$SCRATCH/neg.csv"
+check 2 "column time_ns holds -5, which is negative" import csv --db "$SCRATCH/x.db" "$SCRATCH/neg.csv"
+# Output that cannot be written is a failure.
+if [ -w /dev/full ]; then
+  set +e
+  "$BIN" catalog >/dev/full 2>"$SCRATCH/err"
+  code=$?
+  set -e
+  [ "$code" = 1 ] || fail "a failed write exited $code"
+  grep -q "^shardcost: cannot write the output: No space left on device" "$SCRATCH/err" || fail "$(cat "$SCRATCH/err")"
+fi
+# rank that finds nothing feasible exits 1 and says what would fit.
+expect_exit 1 "$BIN" rank --model llama3-70b --cluster dgx-h100 --gpus 1 --gbs 8
+case "$ERR" in *"no strategy fits llama3-70b on 1 GPUs; the fewest GPUs (doubling) that hold it: "*"(rank --gpus "*) ;; *) fail "rank hint: $ERR";; esac
+echo "cli_edges: ok"
