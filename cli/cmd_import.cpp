@@ -32,7 +32,7 @@ std::string describe(const db::Measurements& m) {
 
 void add_kind(CLI::App* parent, const std::string& name, const std::string& help,
               const std::string& recorded_by,
-              db::Measurements (*parse)(const ImportArgs&, const std::string& path)) {
+              std::vector<db::Measurements> (*parse)(const ImportArgs&, const std::string& path)) {
   auto a = std::make_shared<ImportArgs>();
   auto* cmd = parent->add_subcommand(name, help);
   cmd->add_option("--db", a->db, "store file (created when missing; default shardcost.db)");
@@ -45,16 +45,20 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
   cmd->callback([a, parse, recorded_by] {
     db::Store store = db::Store::open(a->db, db::Store::Mode::read_write);
     for (const auto& file : a->files) {
-      db::Measurements m = parse(*a, file);
-      m.run.recorded_by = recorded_by;
-      const db::WriteResult r = store.write(m, a->batch_rows);
-      if (r.duplicate)
-        fmt::print("{}: already imported as run {}; nothing added\n", file, r.run_id);
-      else if (r.replaced)
-        fmt::print("{}: run {}: {} (an earlier import of it had not finished; replaced)\n", file,
-                   r.run_id, describe(m));
-      else
-        fmt::print("{}: run {}: {}\n", file, r.run_id, describe(m));
+      // Every run of a file is read before any is written: a bad one stores nothing.
+      std::vector<db::Measurements> runs = parse(*a, file);
+      for (auto& m : runs) {
+        m.run.recorded_by = recorded_by;
+        for (const auto& w : m.warnings) fmt::print(stderr, "shardcost: warning: {}\n", w);
+        const db::WriteResult r = store.write(m, a->batch_rows);
+        if (r.duplicate)
+          fmt::print("{}: already imported as run {}; nothing added\n", file, r.run_id);
+        else if (r.replaced)
+          fmt::print("{}: run {}: {} (an earlier import of it had not finished; replaced)\n", file,
+                     r.run_id, describe(m));
+        else
+          fmt::print("{}: run {}: {}\n", file, r.run_id, describe(m));
+      }
     }
   });
 }
@@ -68,16 +72,18 @@ void add_import_command(CLI::App& app, const std::string& recorded_by) {
   add_kind(imp, "nccl-tests",
            "nccl-tests stdout (any *_perf, old or new layout) or its -J JSON file", recorded_by,
            [](const ImportArgs& a, const std::string& file) {
-             return db::import_nccl_tests(db::read_input_file(file), file, a.op);
+             return db::import_nccl_tests_runs(db::read_input_file(file), file, a.op);
            });
   // Streamed: a trace of gigabytes never sits in memory.
   add_kind(imp, "kineto", "PyTorch profiler / Kineto Chrome-trace JSON (GPU kernels, copies, sets)",
-           recorded_by,
-           [](const ImportArgs&, const std::string& file) { return db::import_kineto_file(file); });
-  add_kind(imp, "csv", "a cost table written by 'shardcost export --format csv'", recorded_by,
-           [](const ImportArgs&, const std::string& file) {
-             return db::import_cost_csv(db::read_input_file(file), file);
+           recorded_by, [](const ImportArgs&, const std::string& file) {
+             return std::vector<db::Measurements>{db::import_kineto_file(file)};
            });
+  add_kind(
+      imp, "csv", "a cost table written by 'shardcost export --format csv'", recorded_by,
+      [](const ImportArgs&, const std::string& file) {
+        return std::vector<db::Measurements>{db::import_cost_csv(db::read_input_file(file), file)};
+      });
 }
 
 }  // namespace shardcost::cli

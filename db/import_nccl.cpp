@@ -1,5 +1,7 @@
 #include "import_nccl.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
 
@@ -58,6 +60,10 @@ void nccl_records(const NcclRun& run, std::string_view source, Measurements& out
       c.in_place = half == &row.in_place;
       c.time_ns = std::llround((*half)->time_us * 1000);
       c.wrong_elements = (*half)->wrong;
+      if (c.wrong_elements.value_or(0) > 0)
+        out.warnings.push_back(fmt::format(
+            "{}: {} {} bytes ({}): {} wrong elements; stored, flagged as wrong", source, c.op,
+            c.bytes, c.in_place ? "in place" : "out of place", *c.wrong_elements));
       c.max_error = (*half)->max_error;
       c.iterations = run.iterations;
       out.collectives.push_back(c);

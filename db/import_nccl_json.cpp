@@ -88,13 +88,21 @@ Measurements read_json(std::string_view text, std::string_view source, std::stri
       m.run.command_line += (m.run.command_line.empty() ? "" : " ") + a.get<std::string>();
     }
   }
+  // The file's own op (its program) first, then its name, then --op.
   NcclRun run;
-  run.op = std::string(op);
-  if (run.op.empty() && !program.empty()) {
+  if (!program.empty()) {
     const size_t slash = program.find_last_of('/');
     run.op = nccl_op_name(slash == std::string::npos ? program : program.substr(slash + 1));
   }
   if (run.op.empty()) run.op = nccl_op_from_path(source);
+  if (run.op.empty() && !op.empty()) {
+    run.op = nccl_op_name(op);
+    if (run.op.empty())
+      throw InputError(fmt::format(
+          "--op '{}' is not a collective; use all_reduce, all_gather, reduce_scatter, broadcast, "
+          "reduce, alltoall or sendrecv",
+          op));
+  }
 
   const json cfg = doc.value("config", json::object());
   const json devices =

@@ -87,8 +87,35 @@ std::optional<NcclHalf> read_half(const std::vector<std::string_view>& t, const 
 
 }  // namespace
 
+namespace {
+
+// The fallback --op, checked: a collective name in any spelling nccl-tests uses, or an error.
+std::string fallback_op(std::string_view op) {
+  if (op.empty()) return "";
+  const std::string name = nccl_op_name(op);
+  if (name.empty())
+    throw InputError(fmt::format(
+        "--op '{}' is not a collective; use all_reduce, all_gather, reduce_scatter, broadcast, "
+        "reduce, alltoall or sendrecv",
+        op));
+  return name;
+}
+
+// first_line: the section's first line's number in the file, for errors.
+Measurements import_text_section(std::string_view text, std::string_view source,
+                                 std::string_view op, int first_line);
+
+}  // namespace
+
 Measurements import_nccl_tests_text(std::string_view text, std::string_view source,
                                     std::string_view op) {
+  return import_text_section(text, source, op, 1);
+}
+
+namespace {
+
+Measurements import_text_section(std::string_view text, std::string_view source,
+                                 std::string_view op, int first_line) {
   static const std::regex rank_re(
       R"(Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*\S))");
   Measurements m;
@@ -96,10 +123,9 @@ Measurements import_nccl_tests_text(std::string_view text, std::string_view sour
   m.run.source = std::string(source);
   m.run.uuid = content_uuid("nccl-tests", text);
   NcclRun run;
-  run.op = std::string(op);
   Columns cols;
   int gpus_per_process = 0;
-  int line_no = 0;
+  int line_no = first_line - 1;
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find('\n', pos);
@@ -119,7 +145,7 @@ Measurements import_nccl_tests_text(std::string_view text, std::string_view sour
           if (t.rfind("nccl-library=", 0) == 0)
             m.run.library_versions =
                 "nccl=" + nccl_version_text(parse_int(t.substr(13)).value_or(0));
-      } else if (body.rfind("Collective test starting:", 0) == 0 && op.empty()) {
+      } else if (body.rfind("Collective test starting:", 0) == 0) {
         run.op = nccl_op_name(trim(body.substr(25)));
       } else if (body.rfind("nThread", 0) == 0) {
         m.run.command_line = std::string(body);
@@ -170,10 +196,61 @@ Measurements import_nccl_tests_text(std::string_view text, std::string_view sour
                      ": no nccl-tests result rows found (expected a "
                      "'# size count type ... time algbw busbw' header and rows under it); is this "
                      "nccl-tests output?");
+  // The file's own op first, then its name, then --op.
   if (run.op.empty()) run.op = nccl_op_from_path(source);
+  if (run.op.empty()) run.op = fallback_op(op);
   if (run.rank_lines.empty()) run.ranks = gpus_per_process;
   nccl_records(run, source, m);
   return m;
+}
+
+bool starts_program(std::string_view line) {
+  line = trim(line);
+  if (line.empty() || line.front() != '#') return false;
+  const std::string_view body = trim(line.substr(1));
+  return body.rfind("nccl-tests version", 0) == 0 || body.rfind("nThread", 0) == 0;
+}
+
+bool is_row(std::string_view line) {
+  line = trim(line);
+  return !line.empty() && line.front() >= '0' && line.front() <= '9';
+}
+
+}  // namespace
+
+std::vector<Measurements> import_nccl_tests_runs(std::string_view text, std::string_view source,
+                                                 std::string_view op) {
+  const std::string_view body = trim(text);
+  if (!body.empty() && body.front() == '{') return {import_nccl_tests_json(text, source, op)};
+  // A new run starts after a program's "Collective test concluded" line, or where a program's
+  // header comes after result rows (a log cut without its closing line).
+  std::vector<std::pair<size_t, int>> starts{{0, 1}};  // byte offset, line number
+  bool rows = false, concluded = false;
+  int line_no = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(pos, end - pos);
+    ++line_no;
+    if ((concluded || (starts_program(line) && rows)) && !trim(line).empty()) {
+      starts.push_back({pos, line_no});
+      rows = concluded = false;
+    }
+    rows = rows || is_row(line);
+    const std::string_view t = trim(line);
+    concluded = concluded || (t.rfind("#", 0) == 0 &&
+                              trim(t.substr(1)).rfind("Collective test concluded", 0) == 0);
+    pos = end + 1;
+  }
+  // Lines after the last program's end that hold no results (trailing log lines) are no run.
+  if (starts.size() > 1 && !rows) starts.pop_back();
+  std::vector<Measurements> out;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const size_t from = starts[i].first;
+    const size_t to = i + 1 < starts.size() ? starts[i + 1].first : text.size();
+    out.push_back(import_text_section(text.substr(from, to - from), source, op, starts[i].second));
+  }
+  return out;
 }
 
 Measurements import_nccl_tests(std::string_view text, std::string_view source,

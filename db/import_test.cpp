@@ -335,3 +335,65 @@ TEST(NcclTests, RowsWithNumbersThatAreNotTimesOrCountsAreErrors) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+// Two programs' output in one log: two runs, each with its own op and content id; errors keep
+// the file's line numbers.
+TEST(NcclTests, OneFileOfSeveralRunsIsSeveralRuns) {
+  const std::string a = fixture("nccl/all_reduce_8gpu_v2.13.txt"),
+                    b = fixture("nccl/broadcast_root.txt");
+  const auto runs = import_nccl_tests_runs(a + b, "log.txt");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].collectives.front().op, "all_reduce");
+  EXPECT_EQ(runs[1].collectives.front().op, "broadcast");
+  EXPECT_EQ(runs[0].collectives.size(), import_nccl_tests(a, "a.txt").collectives.size());
+  EXPECT_NE(runs[0].run.uuid, runs[1].run.uuid);
+  EXPECT_EQ(runs[1].run.uuid, content_uuid("nccl-tests", b));
+  // A bad row in the second run is reported at its line in the whole file.
+  std::string bad = b;
+  const size_t row = bad.find("\n", bad.find("#       size")) + 1;
+  bad.insert(row,
+             "        1024           256     float     sum      -1      nan    0.04    0.07       "
+             "0    23.75    0.04    0.08       0\n");
+  const int a_lines = static_cast<int>(std::count(a.begin(), a.end(), '\n'));
+  const int row_line =
+      a_lines + 1 + static_cast<int>(std::count(bad.begin(), bad.begin() + row, '\n'));
+  EXPECT_EQ(import_error(a + bad, "log.txt"),
+            "log.txt:" + std::to_string(row_line) + ": time 'nan' is not a time in microseconds");
+}
+
+// --op is a fallback: the file's own op wins, and a fallback must name a collective.
+TEST(NcclTests, TheOpComesFromTheFileFirstAndOpMustBeKnown) {
+  const std::string a = fixture("nccl/all_reduce_8gpu_v2.13.txt");
+  EXPECT_EQ(import_nccl_tests(a, "x.txt", "broadcast").collectives.front().op, "all_reduce");
+  std::string unnamed = a;
+  unnamed.erase(unnamed.find("# Collective test starting"),
+                unnamed.find('\n', unnamed.find("# Collective test starting")) + 1 -
+                    unnamed.find("# Collective test starting"));
+  EXPECT_EQ(import_nccl_tests(unnamed, "x.txt", "AllGather").collectives.front().op, "all_gather");
+  try {
+    import_nccl_tests(unnamed, "x.txt", "allreduce2");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--op 'allreduce2' is not a collective"),
+              std::string::npos);
+  }
+}
+
+// Rows that nccl-tests itself marked wrong are stored, flagged, and warned about.
+TEST(NcclTests, RowsMarkedWrongAreStoredFlaggedAndWarned) {
+  std::string a = fixture("nccl/all_reduce_8gpu_v2.13.txt");
+  const size_t at = a.find("\n", a.find("        1024 "));
+  const size_t last = a.rfind(" 0", at);
+  a.replace(last, 2, " 3");
+  const Measurements m = import_nccl_tests(a, "w.txt");
+  ASSERT_EQ(m.warnings.size(), 1u);
+  EXPECT_NE(m.warnings[0].find("all_reduce 1024 bytes (in place): 3 wrong elements; stored"),
+            std::string::npos)
+      << m.warnings[0];
+}
+
+}  // namespace
+}  // namespace shardcost::db

@@ -144,6 +144,8 @@ struct Measurements {
   std::vector<std::string> names;
   std::vector<KernelEvent> kernels;
   std::vector<StepSpan> steps;
+  // What an importer stored but flags (results its source marked wrong): said, not stored.
+  std::vector<std::string> warnings;
   size_t rows() const {
     return gemms.size() + memory.size() + collectives.size() + kernels.size() + steps.size();
   }

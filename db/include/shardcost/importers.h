@@ -3,6 +3,7 @@
 // store writes. `source` names the file in errors ("file:line: ...") and in the run.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "shardcost/db.h"
 
@@ -13,6 +14,12 @@ namespace shardcost::db {
 // collective when the file does not ("all_reduce", ...); empty: from the file, then its name.
 Measurements import_nccl_tests(std::string_view text, std::string_view source,
                                std::string_view op = "");
+// A file may hold several nccl-tests runs one after another (a log of several *_perf
+// programs): one Measurements per run, each with its own op, host and content id. The op
+// comes from the run's "# Collective test starting" line, else the file name, else `op`
+// (which must name a collective).
+std::vector<Measurements> import_nccl_tests_runs(std::string_view text, std::string_view source,
+                                                 std::string_view op = "");
 Measurements import_nccl_tests_text(std::string_view text, std::string_view source,
                                     std::string_view op = "");
 Measurements import_nccl_tests_json(std::string_view text, std::string_view source,
