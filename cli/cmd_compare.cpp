@@ -35,16 +35,18 @@ Side parse_side(const std::string& arg, const char* which) {
                   which, arg));
 }
 
-// "5%", "5" (percent) or "0.5%": the relative change that matters.
+// The relative change that matters: "5%" and "0.5%" are percentages; a bare number below 1 is
+// a fraction ("0.05" = 5 %), 1 or more a percentage ("5" = 5 %), so 5%, 0.05 and 5 agree.
 double parse_threshold(const std::string& text) {
   std::string t = text;
-  if (!t.empty() && t.back() == '%') t.pop_back();
+  const bool percent = !t.empty() && t.back() == '%';
+  if (percent) t.pop_back();
   char* end = nullptr;
   const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v <= 0 || v >= 1000)
-    throw InputError(
-        fmt::format("--threshold '{}' is not a percentage; write e.g. 5% or 2.5", text));
-  return v / 100;
+    throw InputError(fmt::format(
+        "--threshold '{}' is not a relative change; write e.g. 5% (or 0.05, or 5)", text));
+  return percent || v >= 1 ? v / 100 : v;
 }
 
 std::vector<std::string> parse_tables(const std::string& text) {
@@ -93,7 +95,7 @@ void add_compare_command(CLI::App& app) {
       ->required();
   cmd->add_option("NEW", a->next, "candidate: store FILE, or FILE:RUN")->required();
   cmd->add_option("--threshold", a->threshold,
-                  "smallest change of the median that counts, e.g. 5% (default)");
+                  "smallest change of the median that counts: 5% (default), 0.05 or 5 alike");
   cmd->add_option("--alpha", a->alpha, "false-alarm rate over all pairs (Holm), default 0.01");
   cmd->add_option("--table", a->table,
                   "gemm, memory, collective, kernels, a comma list, or all (default)");

@@ -33,6 +33,10 @@ grep -q "^REGRESSED (18)" <<<"$OUT" || fail "$OUT"
 grep -Eq "^  (gemm|collective|kernels) " <<<"$OUT" && fail "an unchanged table was flagged: $OUT"
 expect_exit 0 "$BIN" compare "$SCRATCH/base.db" "$SCRATCH/slow.db" --table gemm,collective,kernels
 expect_exit 0 "$BIN" compare "$SCRATCH/base.db" "$SCRATCH/slow.db" --threshold 30%
+# 30%, 0.3 and 30 mean the same (0.3 was once read as 0.3 %, which flagged the slowdown).
+expect_exit 0 "$BIN" compare "$SCRATCH/base.db" "$SCRATCH/slow.db" --threshold 0.3
+expect_exit 0 "$BIN" compare "$SCRATCH/base.db" "$SCRATCH/slow.db" --threshold 30
+expect_exit 1 "$BIN" compare "$SCRATCH/base.db" "$SCRATCH/slow.db" --threshold 0.5%
 
 # Kernels from a trace: each event is a sample of its kernel's duration.
 expect_exit 1 "$BIN" compare "$SCRATCH/base.db" "$SCRATCH/slow_kernels.db" --table kernels --format json
