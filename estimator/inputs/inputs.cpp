@@ -196,6 +196,11 @@ std::optional<std::string> catalog_system_for(std::string_view device_name) {
   return std::nullopt;
 }
 
+// A model file's largest sizes.
+constexpr int kMaxLayers = 10000, kMaxHidden = 1 << 20, kMaxHeads = 1 << 16,
+              kMaxFfnHidden = 1 << 22, kMaxVocab = 1 << 24, kMaxSeqLen = 1 << 27,
+              kMaxExperts = 1 << 16;
+
 Model parse_model_json(std::string_view text, std::string_view origin) {
   const auto j = parse_json_text(text, origin);
   JsonFields f(j, std::string(origin));
@@ -204,13 +209,15 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
                     "bias", "tied_embeddings", "dropout", "moe"});
   Model m;
   m.name = f.optional_string("name").value_or(std::string(origin));
-  m.layers = f.required_int("layers", 1);
-  m.hidden = f.required_int("hidden", 1);
-  m.heads = f.required_int("heads", 1);
-  m.kv_heads = f.required_int("kv_heads", 1);
-  m.ffn_hidden = f.required_int("ffn_hidden", 1);
-  m.vocab = f.required_int("vocab", 1);
-  m.seq_len = f.required_int("seq_len", 1);
+  // Upper limits far above any model trained (docs/estimator.md): a value past one is a typo
+  // or an attack, not a model, and would make pricing run for minutes or overflow.
+  m.layers = f.required_int("layers", 1, kMaxLayers);
+  m.hidden = f.required_int("hidden", 1, kMaxHidden);
+  m.heads = f.required_int("heads", 1, kMaxHeads);
+  m.kv_heads = f.required_int("kv_heads", 1, kMaxHeads);
+  m.ffn_hidden = f.required_int("ffn_hidden", 1, kMaxFfnHidden);
+  m.vocab = f.required_int("vocab", 1, kMaxVocab);
+  m.seq_len = f.required_int("seq_len", 1, kMaxSeqLen);
   if (m.hidden % m.heads != 0)
     f.fail("heads", fmt::format("({}) must divide hidden ({})", m.heads, m.hidden));
   if (m.heads % m.kv_heads != 0)
@@ -238,7 +245,7 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
   if (const auto* moe = f.optional_object("moe")) {
     JsonFields mf(*moe, std::string(origin) + " moe");
     mf.reject_unknown({"experts", "top_k"});
-    m.experts = mf.required_int("experts", 1);
+    m.experts = mf.required_int("experts", 1, kMaxExperts);
     m.top_k = mf.required_int("top_k", 1);
     if (m.top_k > m.experts)
       mf.fail("top_k", fmt::format("({}) must not exceed experts ({})", m.top_k, m.experts));

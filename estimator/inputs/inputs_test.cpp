@@ -62,6 +62,19 @@ TEST(Inputs, BadModelsNameTheFieldAndTheFix) {
   EXPECT_NE(
       input_error([] { parse_model_json("[1, 2]", "m.json"); }).find("expected a JSON object"),
       std::string::npos);
+  // Sizes past the documented limits are refused with the limit, not priced for minutes.
+  EXPECT_NE(input_error([] {
+              parse_model_json(R"({"layers": 200000, "hidden": 64, "heads": 4, "kv_heads": 4,
+                "ffn_hidden": 256, "vocab": 1000, "seq_len": 128})",
+                               "m.json");
+            }).find("field 'layers' must be an integer <= 10000 (got 200000)"),
+            std::string::npos);
+  EXPECT_NE(input_error([] {
+              parse_model_json(R"({"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 4,
+                "ffn_hidden": 256, "vocab": 1000, "seq_len": 18446744073709551615})",
+                               "m.json");
+            }).find("field 'seq_len' must be an integer <= 134217728"),
+            std::string::npos);
   // A misspelt optional field took its default and priced another model; now it is named.
   EXPECT_NE(input_error([] {
               parse_model_json(R"({"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 4,

@@ -73,20 +73,26 @@ std::string shown(const nlohmann::json& v) {
 }
 }  // namespace
 
-std::optional<int> JsonFields::optional_int(const char* key, int min_value) const {
+std::optional<int> JsonFields::optional_int(const char* key, int min_value, int max_value) const {
   auto it = object_.find(key);
   if (it == object_.end() || it->is_null()) return std::nullopt;
   if (!it->is_number_integer())
     fail(key,
          fmt::format("must be an integer (got {}); write it as e.g. {}", shown(*it), min_value));
+  // A number too large for int64 reads as unsigned: still too large, said plainly.
+  if (it->is_number_unsigned() && it->get<uint64_t>() > static_cast<uint64_t>(max_value))
+    fail(key, fmt::format("must be an integer <= {} (got {}); correct the value", max_value,
+                          shown(*it)));
   const auto v = it->get<int64_t>();
-  if (v < min_value || v > std::numeric_limits<int>::max())
+  if (v < min_value)
     fail(key, fmt::format("must be an integer >= {} (got {}); correct the value", min_value, v));
+  if (v > max_value)
+    fail(key, fmt::format("must be an integer <= {} (got {}); correct the value", max_value, v));
   return static_cast<int>(v);
 }
 
-int JsonFields::required_int(const char* key, int min_value) const {
-  auto v = optional_int(key, min_value);
+int JsonFields::required_int(const char* key, int min_value, int max_value) const {
+  auto v = optional_int(key, min_value, max_value);
   if (!v) fail(key, fmt::format("is missing; add it as an integer >= {}", min_value));
   return *v;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Reading typed fields out of JSON objects with errors that name the file, the field and the
 // fix. Used by every loader in the estimator.
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -14,8 +15,11 @@ class JsonFields {
   // where: "model file 'x.json'", "cluster 'dgx-h100' node_groups[1]" ...
   JsonFields(const nlohmann::json& object, std::string where);
 
-  int required_int(const char* key, int min_value) const;
-  std::optional<int> optional_int(const char* key, int min_value) const;
+  // max_value: the largest the field may be (stated in the error when it is passed).
+  int required_int(const char* key, int min_value,
+                   int max_value = std::numeric_limits<int>::max()) const;
+  std::optional<int> optional_int(const char* key, int min_value,
+                                  int max_value = std::numeric_limits<int>::max()) const;
   double required_number(const char* key, double min_value) const;
   std::optional<double> optional_number(const char* key, double min_value) const;
   std::string required_string(const char* key) const;
