@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "host_buffers.h"
 #include "shardcost/error.h"
 
 namespace shardcost::bench {
@@ -17,6 +18,8 @@ DeviceCollective::DeviceCollective(const CollectiveOptions& o, std::string op, i
   layout_ = collective_layout(op_, bytes, ts_, lanes_.ranks());
   const int64_t n = std::max(layout_.send_count, layout_.recv_count);
   for (int l = 0; l < lanes_.lanes(); ++l) {
+    check_room(2 * n * ts_, lanes_.free_bytes(l),
+               fmt::format("NCCL {} of {} bytes", op_, layout_.bytes), "device");
     send_.push_back(lanes_.alloc(l, n * ts_));
     recv_.push_back(lanes_.alloc(l, n * ts_));
   }

@@ -27,8 +27,9 @@ class CollectiveLanes {
   virtual int rank(int lane) const = 0;
   virtual int ranks() const = 0;  // across every process
   virtual int64_t type_size(const std::string& dtype) const = 0;
-  // Device memory of a lane.
+  // Device memory of a lane, and what the lane's GPU has free now.
   virtual Buffer alloc(int lane, int64_t bytes) = 0;
+  virtual int64_t free_bytes(int lane) const = 0;
   // Host values converted to dtype, written at dst; and read back from src as floats.
   virtual void upload(int lane, const std::vector<float>& values, std::byte* dst,
                       const std::string& dtype) = 0;

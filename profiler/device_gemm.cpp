@@ -1,8 +1,12 @@
 // The GPU GEMM benchmark's logic over GemmDevice (device_gemm.h).
 #include "device_gemm.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
+
+#include "host_buffers.h"
 
 namespace shardcost::bench {
 namespace {
@@ -37,6 +41,9 @@ DeviceGemm::DeviceGemm(GemmDevice& dev, std::string dtype, const GemmShapeSpec& 
   // so that no product reads another's operands from cache.
   const auto eb = static_cast<int64_t>(gemm_input_bytes(dtype_));
   const int64_t a_n = s.batch * s.m * s.k, b_n = s.batch * s.k * s.n;
+  const int64_t out = static_cast<int64_t>(gemm_output_bytes(dtype_)) * s.batch * s.m * s.n;
+  check_room((4 + eb) * (a_n + b_n) + out, dev_.free_bytes(),
+             fmt::format("GEMM {}x{}x{} (batch {}, {})", s.m, s.n, s.k, s.batch, dtype_), "device");
   a32_ = dev_.alloc(a_n * 4);
   b32_ = dev_.alloc(b_n * 4);
   a_ = dev_.alloc(eb * a_n);

@@ -25,6 +25,7 @@ class GemmDevice {
   using Buffer = std::unique_ptr<std::byte[], std::function<void(std::byte*)>>;
   virtual ~GemmDevice() = default;
   virtual Buffer alloc(int64_t bytes) = 0;
+  virtual int64_t free_bytes() const = 0;  // device memory free now
   // count floats of a fixed pseudo-random pattern of small multiples of 1/8 (exact in every
   // type), different per seed.
   virtual void fill(float* out, int64_t count, uint32_t seed) = 0;

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "shardcost/error.h"
+
 namespace shardcost::bench {
 namespace {
 
@@ -30,9 +32,11 @@ class FakeGpu final : public GemmDevice {
   int flushes = 0, launches = 0;
   bool every_product_reads_the_first_set = false, one_wrong = false;
 
+  int64_t free = int64_t{1} << 40;
   Buffer alloc(int64_t bytes) override {
     return Buffer(new std::byte[static_cast<size_t>(bytes)](), [](std::byte* p) { delete[] p; });
   }
+  int64_t free_bytes() const override { return free; }
   void fill(float* out, int64_t count, uint32_t seed) override {
     for (int64_t i = 0; i < count; ++i)
       out[i] = static_cast<float>(static_cast<int>((i * 2654435761u ^ seed) % 17) - 8) / 8.0f;
@@ -132,6 +136,23 @@ TEST(DeviceGemm, ElementSizes) {
   EXPECT_EQ(gemm_output_bytes("fp8"), 2u);
   EXPECT_EQ(gemm_input_bytes("tf32"), 4u);
   EXPECT_EQ(gemm_output_bytes("bf16"), 2u);
+}
+
+// Operands that do not fit the device are refused with the numbers before anything is
+// allocated.
+TEST(DeviceGemm, OperandsThatDoNotFitAreRefusedWithTheNumbers) {
+  const GemmShapeSpec s{"big", 65536, 65536, 65536, 1};
+  FakeGpu gpu("bf16", s);
+  gpu.free = int64_t{40} << 30;
+  try {
+    DeviceGemm bench(gpu, "bf16", s);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("GEMM 65536x65536x65536 (batch 1, bf16) needs 56.0 GiB "
+                                         "of device memory; 40.0 GiB are free"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "host_buffers.h"
 #include "shardcost/error.h"
 
 namespace shardcost::bench {
@@ -14,6 +15,9 @@ namespace shardcost::bench {
 DeviceMemory::DeviceMemory(MemoryDevice& dev, std::string kind, int64_t bytes)
     : dev_(dev), kind_(std::move(kind)), bytes_(bytes / 16 * 16) {
   if (bytes_ < 16) throw InputError(fmt::format("memory size {} must be at least 16 bytes", bytes));
+  const std::string what = fmt::format("memory {} of {} bytes", kind_, bytes_);
+  check_room(2 * bytes_ + 8, dev_.free_bytes(), what, "device");
+  check_room(bytes_, host_available_bytes(), what, "host");
   dev_a_ = dev_.device_alloc(bytes_);
   dev_b_ = dev_.device_alloc(bytes_);
   host_ = dev_.host_alloc(bytes_);

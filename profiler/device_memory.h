@@ -19,6 +19,7 @@ class MemoryDevice {
   virtual ~MemoryDevice() = default;
   virtual Buffer device_alloc(int64_t bytes) = 0;
   virtual Buffer host_alloc(int64_t bytes) = 0;  // pinned
+  virtual int64_t free_bytes() const = 0;        // device memory free now
   // Enqueued: a copy either way, a byte set, a read pass adding the 32-bit words into *sum (on
   // the device), a write pass of one 32-bit value.
   virtual void copy(std::byte* dst, const std::byte* src, int64_t bytes) = 0;

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "shardcost/error.h"
 
@@ -41,6 +44,25 @@ int rotation_sets(int64_t set_bytes) {
   int64_t sets = (cover + set_bytes - 1) / std::max<int64_t>(set_bytes, 1);
   sets = std::min<int64_t>(sets, std::max<int64_t>(1, cap / std::max<int64_t>(set_bytes, 1)));
   return static_cast<int>(std::clamp<int64_t>(sets, 1, 16));
+}
+
+int64_t host_available_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return INT64_MAX / 2;
+}
+
+void check_room(int64_t needed, int64_t available, const std::string& what, const char* where) {
+  if (needed <= available) return;
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  throw InputError(fmt::format(
+      "{} needs {:.1f} GiB of {} memory; {:.1f} GiB are free; use "
+      "smaller sizes",
+      what, static_cast<double>(needed) / kGiB, where, static_cast<double>(available) / kGiB));
 }
 
 }  // namespace shardcost::bench

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace shardcost::bench {
 
@@ -17,5 +18,13 @@ int64_t last_level_cache_bytes();  // 32 MiB when the system does not say
 // finds its operands out of cache: enough to cover twice the last-level cache, at most 16,
 // and never more than 2 GiB in all.
 int rotation_sets(int64_t set_bytes);
+
+// The host memory available now (MemAvailable of /proc/meminfo; a very large number when the
+// system does not say).
+int64_t host_available_bytes();
+// A benchmark's buffers checked before they are allocated: an InputError with the numbers when
+// `needed` bytes exceed `available` ("GEMM 65536x65536x65536 needs 48.0 GiB of device memory;
+// 79.1 GiB are free").
+void check_room(int64_t needed, int64_t available, const std::string& what, const char* where);
 
 }  // namespace shardcost::bench

@@ -9,6 +9,7 @@
 #include "backends.h"
 #include "collective_check.h"
 #include "harness.h"
+#include "host_buffers.h"
 #include "mpi_api.h"
 #include "result_records.h"
 #include "shardcost/error.h"
@@ -59,6 +60,8 @@ class MpiCollective final : public Benchmark {
     layout_ = collective_layout(op_, bytes, static_cast<int64_t>(mpi::type_size(type_)), w_.size);
     in_place_ = o.in_place && op_ != "sendrecv";
     const auto ts = static_cast<int64_t>(mpi::type_size(type_));
+    check_room(2 * std::max(layout_.send_count, layout_.recv_count) * ts, host_available_bytes(),
+               fmt::format("MPI {} of {} bytes", op_, layout_.bytes), "host");
     send_.resize(static_cast<size_t>(std::max(layout_.send_count, layout_.recv_count) * ts));
     recv_.resize(static_cast<size_t>(std::max(layout_.send_count, layout_.recv_count) * ts));
     fill();

@@ -45,6 +45,8 @@ class HostGemm final : public Benchmark {
     const int64_t elements = s.batch * (s.m * s.k + s.k * s.n + s.m * s.n);
     const int64_t set_bytes = elements * (bf16 ? 3 : 4);
     const int sets = rotation_sets(set_bytes);
+    check_room(set_bytes * sets, host_available_bytes(),
+               fmt::format("GEMM {}x{}x{} (batch {})", s.m, s.n, s.k, s.batch), "host");
     std::mt19937 rng(42);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     for (int i = 0; i < sets; ++i) {

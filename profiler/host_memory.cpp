@@ -25,6 +25,8 @@ class HostMemory final : public Benchmark {
     if (bytes_ < 8) throw InputError(fmt::format("memory size {} must be at least 8 bytes", bytes));
     const int64_t set_bytes = kind_ == "copy" ? 2 * bytes_ : bytes_;
     const int sets = rotation_sets(set_bytes);
+    check_room(set_bytes * sets, host_available_bytes(),
+               fmt::format("memory {} of {} bytes", kind_, bytes_), "host");
     for (int i = 0; i < sets; ++i) {
       src_.push_back(allocate_host(bytes_));
       if (kind_ == "copy") dst_.push_back(allocate_host(bytes_));

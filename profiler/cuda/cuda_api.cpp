@@ -87,6 +87,12 @@ void set_device(int ordinal) {
   SC_CUDA(cudaSetDevice(ordinal));
 }
 
+int64_t free_bytes() {
+  size_t free = 0, total = 0;
+  SC_CUDA(cudaMemGetInfo(&free, &total));
+  return static_cast<int64_t>(free);
+}
+
 void copy(void* dst, const void* src, int64_t bytes) {
   SC_CUDA(cudaMemcpy(dst, src, static_cast<size_t>(bytes), cudaMemcpyDefault));
 }

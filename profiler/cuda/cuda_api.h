@@ -20,6 +20,7 @@ std::string why_no_device();
 int device_count();            // 0 when there is no driver or device
 void use_device(int ordinal);  // throws a one-line error naming the ordinal and the count
 void set_device(int ordinal);  // an ordinal already checked: the calling thread's device
+int64_t free_bytes();          // the current device's free memory (cudaMemGetInfo)
 
 // Copies and sets. copy: synchronous, either direction (unified addressing); the others are
 // enqueued on the stream.

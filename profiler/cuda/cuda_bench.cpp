@@ -44,6 +44,7 @@ class CublasLtDevice final : public GemmDevice {
     DeviceBuffer b = cuda::device_alloc(bytes);
     return Buffer(b.release(), [](std::byte* p) { cuda::DeviceFree()(p); });
   }
+  int64_t free_bytes() const override { return cuda::free_bytes(); }
   void fill(float* out, int64_t count, uint32_t seed) override {
     cuda::launch_fill_f32(out, count, seed, stream_.get());
   }
@@ -79,6 +80,7 @@ class CudaMemoryDevice final : public MemoryDevice {
     cuda::PinnedBuffer b = cuda::pinned_alloc(bytes);
     return Buffer(b.release(), [](std::byte* p) { cuda::PinnedFree()(p); });
   }
+  int64_t free_bytes() const override { return cuda::free_bytes(); }
   void copy(std::byte* dst, const std::byte* src, int64_t bytes) override {
     cuda::copy_async(dst, src, bytes, stream_.get());
   }

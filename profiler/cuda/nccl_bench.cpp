@@ -36,6 +36,10 @@ class NcclLanes final : public CollectiveLanes {
   int64_t type_size(const std::string& dtype) const override {
     return static_cast<int64_t>(cuda::nccl_type_size(dtype));
   }
+  int64_t free_bytes(int lane) const override {
+    cuda::set_device(at(lane).device);
+    return cuda::free_bytes();
+  }
   Buffer alloc(int lane, int64_t bytes) override {
     cuda::set_device(at(lane).device);
     cuda::DeviceBuffer b = cuda::device_alloc(bytes);

@@ -31,6 +31,8 @@ if [ -w /dev/full ]; then
   [ "$code" = 1 ] || fail "a failed write exited $code"
   grep -q "^shardcost: cannot write the output: No space left on device" "$SCRATCH/err" || fail "$(cat "$SCRATCH/err")"
 fi
+# Benchmarks check their buffers against the memory there is, before allocating.
+check 2 "needs 447.0 GiB of host memory" bench gemm --device cpu --shape 200000x200000x200000
 # rank that finds nothing feasible exits 1 and says what would fit.
 expect_exit 1 "$BIN" rank --model llama3-70b --cluster dgx-h100 --gpus 1 --gbs 8
 case "$ERR" in *"no strategy fits llama3-70b on 1 GPUs; the fewest GPUs (doubling) that hold it: "*"(rank --gpus "*) ;; *) fail "rank hint: $ERR";; esac
