@@ -129,6 +129,9 @@ void add_db_commands(CLI::App& app) {
   merge->add_option("OUT", *out, "store to merge into (created when missing)")->required();
   merge->add_option("IN", *inputs, "stores to read")->required();
   merge->callback([out, inputs] {
+    // Every input is checked before the output is touched: a failed merge leaves no new,
+    // empty store behind.
+    for (const auto& in : *inputs) (void)Store::open(in, Store::Mode::read_only);
     Store store = Store::open(*out, Store::Mode::read_write);
     for (const auto& in : *inputs) {
       const db::MergeResult r = store.merge_from(in);

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "format.h"
 #include "report_html.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
@@ -125,6 +126,7 @@ void add_report_command(CLI::App& app) {
       "times are drawn beside the store's measured steps");
   add_varlen_options(cmd, a->varlen);
   cmd->callback([a] {
+    check_output_path(a->out, "--out");
     if (a->model.empty() != a->cluster.empty())
       throw InputError(
           "--model and --cluster go together; give both to plot ranked strategies, or neither");

@@ -1,9 +1,13 @@
 #include "format.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 
 #include "shardcost/error.h"
 
@@ -123,6 +127,22 @@ std::string thousands(double value) {
     out += digits[i];
   }
   return out;
+}
+
+void check_output_path(const std::string& path, const char* option) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw InputError(fmt::format("{} is empty; name a file", option));
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw InputError(fmt::format("{} {} is a folder; name a file in it", option, path));
+  const fs::path parent =
+      fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  if (!fs::is_directory(parent, ec))
+    throw InputError(fmt::format("{} {}: the folder {} does not exist; create it first", option,
+                                 path, parent.string()));
+  if (::access(parent.c_str(), W_OK) != 0)
+    throw InputError(fmt::format("{} {}: the folder {} cannot be written ({})", option, path,
+                                 parent.string(), std::strerror(errno)));
 }
 
 }  // namespace shardcost::cli

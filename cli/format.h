@@ -33,4 +33,8 @@ std::string csv_escape(const std::string&);
 // "1,234,567"
 std::string thousands(double value);
 
+// An output file checked before a long command starts: its folder exists and can be written,
+// and the path is not a folder; one line naming `option` otherwise.
+void check_output_path(const std::string& path, const char* option);
+
 }  // namespace shardcost::cli

@@ -31,6 +31,13 @@ if [ -w /dev/full ]; then
   [ "$code" = 1 ] || fail "a failed write exited $code"
   grep -q "^shardcost: cannot write the output: No space left on device" "$SCRATCH/err" || fail "$(cat "$SCRATCH/err")"
 fi
+# Output paths are checked before the work: a traced program does not run for nothing.
+check 2 "--perfetto $SCRATCH/no/such/dir/t.json: the folder $SCRATCH/no/such/dir does not exist" \
+  trace --db "$SCRATCH/t.db" --perfetto "$SCRATCH/no/such/dir/t.json" -- sh -c 'echo ran >&2'
+check 2 "--out $SCRATCH is a folder" report --db "$SCRATCH/t.db" --out "$SCRATCH"
+# A merge whose input is bad leaves no empty output behind.
+check 2 "no such store file" db merge "$SCRATCH/merged.db" "$SCRATCH/missing.db"
+[ ! -e "$SCRATCH/merged.db" ] || fail "a failed merge created its output"
 # Benchmarks check their buffers against the memory there is, before allocating.
 check 2 "needs 447.0 GiB of host memory" bench gemm --device cpu --shape 200000x200000x200000
 # rank that finds nothing feasible exits 1 and says what would fit.
