@@ -13,7 +13,6 @@
 
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -52,9 +51,8 @@ constexpr auto kStructural = [] {
   return t;
 }();
 
-// The longest a GPU event or step may last (a day, in µs), and the latest it may start (µs
-// that still fit in int64 nanoseconds): beyond either the number is not a time.
-constexpr double kMaxDurationUs = 86400e6;
+// The latest a GPU event or step may start (µs that still fit in int64 nanoseconds); the
+// longest it may last is kMaxDurationUs (import_util.h): beyond either the number is not a time.
 constexpr double kMaxTimestampUs = 9.2e15;
 
 class KinetoStream {
@@ -133,8 +131,7 @@ class KinetoStream {
               event(p + event_from, i + 1 - event_from, capacity - event_from);
             } else {
               take(event_buf_, p, event_from, i + 1);
-              padded_.assign(event_buf_.begin(), event_buf_.end());
-              padded_.resize(event_buf_.size() + simdjson::SIMDJSON_PADDING, '\0');
+              pad(event_buf_);
               event(padded_.data(), event_buf_.size(), padded_.size());
               event_buf_.clear();
             }
@@ -219,9 +216,13 @@ class KinetoStream {
     value_buf_.clear();
   }
 
-  simdjson::simdjson_result<od::document> parse(const std::string& text) {
+  // text copied into padded_, with the padding simdjson reads past the end.
+  void pad(const std::string& text) {
     padded_.assign(text.begin(), text.end());
     padded_.resize(text.size() + simdjson::SIMDJSON_PADDING, '\0');
+  }
+  simdjson::simdjson_result<od::document> parse(const std::string& text) {
+    pad(text);
     return parser_.iterate(padded_.data(), text.size(), padded_.size());
   }
 
@@ -248,7 +249,7 @@ class KinetoStream {
           (void)int_of(v, d.memory_bytes);
         else if (key == "numSms") {
           int64_t sms = 0;
-          if (!v.get_int64().get(sms)) d.sms = static_cast<int>(sms);
+          if (int_of(v, sms)) d.sms = static_cast<int>(sms);
         } else if (key == "computeMajor")
           (void)int_of(v, major);
         else if (key == "computeMinor")
@@ -292,7 +293,7 @@ class KinetoStream {
     };
     if (auto ec = doc.get_object().get(e)) bad(ec);
     // Views into the parser's string buffer: valid until the next event is parsed.
-    std::string_view ph_, cat_, name_;
+    std::string_view ph, cat, name;
     bool has_name = false;
     std::optional<double> ts, dur;
     int64_t dev = 0, stream = 0, tid = 0, bytes = 0;
@@ -306,11 +307,11 @@ class KinetoStream {
       od::value v = field.value();
       std::string_view str;
       if (key == "ph") {
-        if (!v.get_string().get(str)) ph_ = str;
+        if (!v.get_string().get(str)) ph = str;
       } else if (key == "cat") {
-        if (!v.get_string().get(str)) cat_ = str;
+        if (!v.get_string().get(str)) cat = str;
       } else if (key == "name") {
-        if (!v.get_string().get(str)) name_ = str, has_name = true;
+        if (!v.get_string().get(str)) name = str, has_name = true;
       } else if (key == "ts") {
         double d;
         if (!v.get_double().get(d)) ts = d;
@@ -354,23 +355,21 @@ class KinetoStream {
         }
       }
     }
-    if (ph_ != "X") return;
+    if (ph != "X") return;
     // The profiler's step spans (host side; the GPU-side copy of each is skipped).
-    if (cat_.substr(0, 4) != "gpu_" && has_name) {
+    if (cat.substr(0, 4) != "gpu_" && has_name) {
       constexpr std::string_view kStep = "ProfilerStep#";
-      if (name_.substr(0, kStep.size()) == kStep) {
-        int64_t number = 0;
-        const auto [ptr, ec] =
-            std::from_chars(name_.data() + kStep.size(), name_.data() + name_.size(), number);
+      if (name.substr(0, kStep.size()) == kStep) {
         // A step name that is not ProfilerStep#<number>, or without a duration, is no step.
-        if (ec != std::errc() || ptr != name_.data() + name_.size() || !dur) return;
+        const auto number = step_number(name, kStep);
+        if (!number || !dur) return;
         const int64_t d = time_ns(dur, "dur", kMaxDurationUs, index);
         const int64_t start = time_ns(ts, "ts", kMaxTimestampUs, index);
-        if (d > 0) m_.steps.push_back({number, start, d});
+        if (d > 0) m_.steps.push_back({*number, start, d});
         return;
       }
     }
-    const auto kind = gpu_kind(cat_);
+    const auto kind = gpu_kind(cat);
     if (!kind) return;
     if (!has_name)
       fail("event " + std::to_string(index) +
@@ -387,10 +386,10 @@ class KinetoStream {
     k.bytes = bytes;
     if (k.kind == EventKind::kernel && launch_ok && launch_parts == 2)
       k.launch = {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]};
-    auto it = names_.find(name_);
+    auto it = names_.find(name);
     if (it == names_.end()) {
-      it = names_.emplace(std::string(name_), static_cast<int32_t>(m_.names.size())).first;
-      m_.names.emplace_back(name_);
+      it = names_.emplace(std::string(name), static_cast<int32_t>(m_.names.size())).first;
+      m_.names.emplace_back(name);
     }
     k.name = it->second;
     m_.kernels.push_back(k);

@@ -11,6 +11,17 @@
 
 namespace shardcost::db {
 
+std::string fallback_op(std::string_view op) {
+  if (op.empty()) return "";
+  const std::string name = nccl_op_name(op);
+  if (name.empty())
+    throw InputError(fmt::format(
+        "--op '{}' is not a collective; use all_reduce, all_gather, reduce_scatter, broadcast, "
+        "reduce, alltoall or sendrecv",
+        op));
+  return name;
+}
+
 void nccl_records(const NcclRun& run, std::string_view source, Measurements& out) {
   if (run.op.empty())
     throw InputError(std::string(source) +

@@ -40,6 +40,10 @@ struct NcclRun {
   std::vector<NcclRow> rows;
 };
 
+// --op as the fallback for a file that names no op: a collective in any spelling nccl-tests
+// uses, as the store names it ("AllGather" -> "all_gather"), or an InputError; empty: none.
+std::string fallback_op(std::string_view op);
+
 // Fills devices (one per rank line), run.host and the collective records.
 // Throws InputError when the op or the rank count cannot be told.
 void nccl_records(const NcclRun&, std::string_view source, Measurements& out);

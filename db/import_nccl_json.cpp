@@ -24,7 +24,7 @@ std::optional<NcclHalf> half(const json& j, const std::string& where) {
   if (!time || !time->is_number()) return std::nullopt;
   NcclHalf h;
   h.time_us = time->get<double>();
-  if (!std::isfinite(h.time_us) || h.time_us < 0 || h.time_us > 86400e6)
+  if (!is_duration_us(h.time_us))
     throw InputError(fmt::format("{}: time {} is not a time in microseconds", where, h.time_us));
   if (j.contains("nwrong") && j["nwrong"].is_number()) {
     const double n = j["nwrong"].get<double>();
@@ -95,14 +95,7 @@ Measurements read_json(std::string_view text, std::string_view source, std::stri
     run.op = nccl_op_name(slash == std::string::npos ? program : program.substr(slash + 1));
   }
   if (run.op.empty()) run.op = nccl_op_from_path(source);
-  if (run.op.empty() && !op.empty()) {
-    run.op = nccl_op_name(op);
-    if (run.op.empty())
-      throw InputError(fmt::format(
-          "--op '{}' is not a collective; use all_reduce, all_gather, reduce_scatter, broadcast, "
-          "reduce, alltoall or sendrecv",
-          op));
-  }
+  if (run.op.empty()) run.op = fallback_op(op);
 
   const json cfg = doc.value("config", json::object());
   const json devices =

@@ -60,7 +60,7 @@ std::optional<NcclHalf> read_half(const std::vector<std::string_view>& t, const 
     throw InputError(fmt::format("{}: time '{}' is not a number; is the file complete?", where,
                                  t[static_cast<size_t>(ti)]));
   // A time must be one: finite, not negative, under a day (in µs).
-  if (!std::isfinite(*time) || *time < 0 || *time > 86400e6)
+  if (!is_duration_us(*time))
     throw InputError(fmt::format("{}: time '{}' is not a time in microseconds", where,
                                  t[static_cast<size_t>(ti)]));
   NcclHalf half;
@@ -88,18 +88,6 @@ std::optional<NcclHalf> read_half(const std::vector<std::string_view>& t, const 
 }  // namespace
 
 namespace {
-
-// The fallback --op, checked: a collective name in any spelling nccl-tests uses, or an error.
-std::string fallback_op(std::string_view op) {
-  if (op.empty()) return "";
-  const std::string name = nccl_op_name(op);
-  if (name.empty())
-    throw InputError(fmt::format(
-        "--op '{}' is not a collective; use all_reduce, all_gather, reduce_scatter, broadcast, "
-        "reduce, alltoall or sendrecv",
-        op));
-  return name;
-}
 
 // first_line: the section's first line's number in the file, for errors.
 Measurements import_text_section(std::string_view text, std::string_view source,

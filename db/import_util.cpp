@@ -109,12 +109,6 @@ std::string nccl_version_text(int64_t code) {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(code % 100);
 }
 
-std::string ContentHash::uuid(std::string_view kind) const {
-  char hex[17];
-  snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h_));
-  return "import-" + std::string(kind) + "-" + hex + "-" + std::to_string(size_);
-}
-
 void StreamHash::block(const unsigned char* b) {
   for (int lane = 0; lane < 4; ++lane) {
     uint64_t x;
@@ -154,9 +148,6 @@ void check_input_file(const std::string& path) {
     throw InputError("cannot read " + path + ": no such file; check the path");
   if (ec) throw InputError("cannot read " + path + ": " + ec.message());
   if (fs::is_directory(st)) throw InputError("cannot read " + path + ": it is a directory");
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw InputError("cannot read " + path + ": " + std::strerror(errno));
-  std::fclose(f);
 }
 
 std::string read_input_file(const std::string& path) {
@@ -171,10 +162,22 @@ std::string read_input_file(const std::string& path) {
   return text;
 }
 
+std::optional<int64_t> step_number(std::string_view name, std::string_view prefix) {
+  if (prefix.empty() || name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
+    return std::nullopt;
+  int64_t number = 0;
+  const char* end = name.data() + name.size();
+  const auto [ptr, ec] = std::from_chars(name.data() + prefix.size(), end, number);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return number;
+}
+
 std::string content_uuid(std::string_view kind, std::string_view text) {
-  ContentHash h;
-  h.update(text);
-  return h.uuid(kind);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a, 64 bit
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return "import-" + std::string(kind) + "-" + hex + "-" + std::to_string(text.size());
 }
 
 }  // namespace shardcost::db

@@ -8,21 +8,6 @@
 
 namespace shardcost::db {
 
-// FNV-1a over the bytes of a file as they arrive: content_uuid's value, without the file in
-// memory ("import-<kind>-<hash>-<size>").
-class ContentHash {
- public:
-  void update(std::string_view bytes) {
-    for (unsigned char c : bytes) h_ = (h_ ^ c) * 1099511628211ull;
-    size_ += bytes.size();
-  }
-  std::string uuid(std::string_view kind) const;
-
- private:
-  uint64_t h_ = 1469598103934665603ull;  // FNV-1a, 64 bit
-  uint64_t size_ = 0;
-};
-
 // The content id of a large file read in chunks: FNV-1a's mixing over 8-byte words in four
 // independent lanes (32-byte blocks; the last partial block per byte), folded into one,
 // "import-<kind>-<hash>-<size>". Not content_uuid's value: a kind uses one or the other.
@@ -40,8 +25,15 @@ class StreamHash {
   size_t tail_n_ = 0;  // bytes of a block begun in the previous chunk
 };
 
-// An input file that cannot be read as one, said in one line ("is a directory", "does not
-// exist", "permission denied"); returns when it can be opened.
+// The longest a measured time may be (a day, in µs): past it, or negative, or not finite, the
+// number is not a time.
+constexpr double kMaxDurationUs = 86400e6;
+inline bool is_duration_us(double us) {
+  return us >= 0 && us <= kMaxDurationUs;  // false for NaN too
+}
+
+// An input path that is no file to read, said in one line ("no such file", "it is a
+// directory"); the caller's open says why a file that is there cannot be read.
 void check_input_file(const std::string& path);
 
 std::vector<std::string_view> split_ws(std::string_view line);

@@ -1,6 +1,7 @@
 #include "catalog.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <vector>
 
@@ -50,15 +51,12 @@ const nlohmann::json* find(std::string_view kind, std::string_view name) {
 }
 
 std::string names_list(std::string_view kind, std::string_view near) {
-  std::string out;
-  for (const auto& e : entries(kind)) {
-    if (!out.empty()) out += ", ";
-    out += e.value("name", "?");
-  }
+  std::vector<std::string> names;
+  for (const auto& e : entries(kind)) names.push_back(e.value("name", "?"));
+  const std::string out = fmt::format("{}", fmt::join(names, ", "));
   if (near.empty()) return out;
-  std::vector<std::string> all;
-  for (const auto& e : entries(kind)) all.push_back(e.value("name", "?"));
-  const std::string closest = closest_name(near, all);
+  const std::string closest =
+      closest_name(near, std::vector<std::string_view>(names.begin(), names.end()));
   return closest.empty() ? out : "did you mean '" + closest + "'? " + out;
 }
 

@@ -41,28 +41,24 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 }  // namespace
 
-std::string closest_name(std::string_view name, const std::vector<std::string>& names) {
-  std::string closest;
+std::string closest_name(std::string_view name, const std::vector<std::string_view>& names) {
+  std::string_view closest;
   size_t best = 3;  // at most 2 edits away
-  for (const auto& n : names)
+  for (std::string_view n : names)
     if (const size_t d = edit_distance(name, n); d < best) best = d, closest = n;
-  return closest;
+  return std::string(closest);
 }
 
 void JsonFields::reject_unknown(const std::vector<std::string_view>& known) const {
   if (!object_.is_object()) return;
   for (const auto& [key, value] : object_.items()) {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    std::string_view closest;
-    size_t best = 3;  // at most 2 edits away
-    for (std::string_view k : known)
-      if (const size_t d = edit_distance(key, k); d < best) best = d, closest = k;
-    std::vector<std::string> names(known.begin(), known.end());
+    const std::string closest = closest_name(key, known);
     throw InputError(
         fmt::format("{}: unknown field '{}'{}; the fields are {}", where_,
                     key.size() > 40 ? key.substr(0, 40) + "..." : key,
                     closest.empty() ? "" : fmt::format(" (did you mean '{}'?)", closest),
-                    fmt::join(names, ", ")));
+                    fmt::join(known, ", ")));
   }
 }
 

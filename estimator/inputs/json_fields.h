@@ -39,7 +39,7 @@ class JsonFields {
 };
 
 // The name in `names` within 2 edits of `name` (the closest), or empty: for "did you mean".
-std::string closest_name(std::string_view name, const std::vector<std::string>& names);
+std::string closest_name(std::string_view name, const std::vector<std::string_view>& names);
 
 // Parses JSON text; a syntax error becomes an InputError naming origin, line and column.
 nlohmann::json parse_json_text(std::string_view text, std::string_view origin);

@@ -235,12 +235,14 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
         const size_t first = stream.size();
         for (const auto& [k, packed] : ph.by_size) {
           for (const auto& group : packed.ranks) {
-            if (stream.size() < first + group.size()) stream.resize(first + group.size(), 0);
-            if (even.size() < stream.size()) even.resize(stream.size(), 0);
-            for (size_t j = 0; j < group.size(); ++j) {
-              const double x = prices[k]->seconds(group[j]);
-              stream[first + j] = std::max(stream[first + j], x);
-              even[first + j] += x * k / cp_max;
+            if (s.pp > 1) {
+              if (stream.size() < first + group.size()) stream.resize(first + group.size(), 0);
+              if (even.size() < stream.size()) even.resize(stream.size(), 0);
+              for (size_t j = 0; j < group.size(); ++j) {
+                const double x = prices[k]->seconds(group[j]);
+                stream[first + j] = std::max(stream[first + j], x);
+                even[first + j] += x * k / cp_max;
+              }
             }
             const double g = rank_seconds(group, *prices[k]);
             if (g > phase_max || !phase_slowest.first) phase_slowest = {&group, prices[k].get()};

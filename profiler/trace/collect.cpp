@@ -1,7 +1,6 @@
 // Folding the per-process files of one traced command into one set of measurements, and
 // rebuilding a run's events from the store's kernels table.
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -69,17 +68,6 @@ db::EventKind event_kind(file::RawKind k) {
 // Step number -> its earliest start and latest end over the processes.
 using StepSpans = std::map<int64_t, std::pair<uint64_t, uint64_t>>;
 
-// The number after the prefix, or nothing when the name is not a step's.
-std::optional<int64_t> step_number(std::string_view name, std::string_view prefix) {
-  if (prefix.empty() || name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
-    return std::nullopt;
-  int64_t number = 0;
-  const char* end = name.data() + name.size();
-  const auto [ptr, ec] = std::from_chars(name.data() + prefix.size(), end, number);
-  if (ec != std::errc() || ptr != end) return std::nullopt;
-  return number;
-}
-
 void add_file(const file::Contents& f, Builder& b, Collected& out, std::string_view step_prefix,
               StepSpans& steps) {
   std::unordered_map<uint32_t, const file::RawDevice*> info;
@@ -111,7 +99,7 @@ void add_file(const file::Contents& f, Builder& b, Collected& out, std::string_v
     if (e.kind == file::RawKind::range) {
       ++out.ranges;
       if (e.name >= f.names.size()) continue;
-      if (const auto number = step_number(f.names[e.name], step_prefix)) {
+      if (const auto number = db::step_number(f.names[e.name], step_prefix)) {
         auto [it, added] = steps.try_emplace(*number, e.start_ns, e.end_ns);
         if (!added)
           it->second = {std::min(it->second.first, e.start_ns),

@@ -133,6 +133,9 @@ struct StepSpan {
   int64_t start_ns = 0;
   int64_t duration_ns = 0;
 };
+// The number of a span named prefix<number> ("ProfilerStep#12"), or nothing: how importers and
+// traces tell step spans from other ranges.
+std::optional<int64_t> step_number(std::string_view name, std::string_view prefix);
 
 // What one run measured or one import read: the unit the store writes.
 struct Measurements {
