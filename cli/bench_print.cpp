@@ -32,10 +32,6 @@ json device_json(const db::DeviceRecord& d) {
           {"uuid", d.uuid},
           {"compute_capability", d.compute_capability}};
 }
-std::string stats_csv(const bench::Stats& s) {
-  return fmt::format("{},{},{},{:.6g},{}", s.median_ns, s.p10_ns, s.p90_ns, s.cv, s.iterations);
-}
-constexpr const char* kStatsHeader = "median_ns,p10_ns,p90_ns,cv,iterations";
 
 std::string ratio(std::optional<double> base, double value) {
   return base && *base > 0 ? fmt::format("{:.1f}%", 100 * value / *base) : "";
@@ -57,16 +53,6 @@ std::string render(const bench::GemmReport& r, Format f) {
       j["results"].push_back(row);
     }
     return j.dump(2) + "\n";
-  }
-  if (f == Format::csv) {
-    std::string out =
-        fmt::format("name,dtype,m,n,k,batch,{},tflops,wrong,baseline_tflops\n", kStatsHeader);
-    for (const auto& g : r.results)
-      out +=
-          fmt::format("{},{},{},{},{},{},{},{:.6g},{},{}\n", csv_escape(g.shape.name), g.dtype,
-                      g.shape.m, g.shape.n, g.shape.k, g.shape.batch, stats_csv(g.stats), g.tflops,
-                      g.wrong, g.baseline_tflops ? fmt::format("{:.6g}", *g.baseline_tflops) : "");
-    return out;
   }
   std::vector<std::string> head = {"gemm",      "dtype",  "m",      "n",  "k",       "batch",
                                    "median us", "p10 us", "p90 us", "cv", "GFLOP/s", "check"};
@@ -111,15 +97,6 @@ std::string render(const bench::MemoryReport& r, Format f) {
       j["results"].push_back(row);
     }
     return j.dump(2) + "\n";
-  }
-  if (f == Format::csv) {
-    std::string out =
-        fmt::format("kind,bytes,{},bandwidth_gbps,wrong,baseline_gbps\n", kStatsHeader);
-    for (const auto& m : r.results)
-      out += fmt::format("{},{},{},{:.6g},{},{}\n", m.kind, m.bytes, stats_csv(m.stats),
-                         m.bandwidth_gbps, m.wrong,
-                         m.baseline_gbps ? fmt::format("{:.6g}", *m.baseline_gbps) : "");
-    return out;
   }
   std::vector<std::string> head = {"memory", "bytes", "median us", "p10 us",
                                    "p90 us", "cv",    "GB/s",      "check"};
@@ -166,16 +143,6 @@ std::string render(const bench::CollectiveReport& r, Format f) {
                               {"stats", stats_json(c.stats)}});
     return j.dump(2) + "\n";
   }
-  if (f == Format::csv) {
-    std::string out = fmt::format(
-        "op,bytes,elements,dtype,redop,root,in_place,ranks,nodes,{},algbw_gbps,busbw_gbps,wrong\n",
-        kStatsHeader);
-    for (const auto& c : r.results)
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{}\n", c.op, c.bytes,
-                         c.elements, c.dtype, c.redop, c.root, c.in_place ? 1 : 0, r.ranks, r.nodes,
-                         stats_csv(c.stats), c.algbw_gbps, c.busbw_gbps, c.wrong);
-    return out;
-  }
   Table t({"op", "size", "count", "type", "redop", "root", "time us", "p10 us", "p90 us",
            "algbw GB/s", "busbw GB/s", "#wrong"},
           {false, true, true, false, false, true, true, true, true, true, true, true});
@@ -205,14 +172,6 @@ std::string render(const bench::P2pReport& r, Format f) {
                               {"wrong", p.wrong},
                               {"stats", stats_json(p.stats)}});
     return j.dump(2) + "\n";
-  }
-  if (f == Format::csv) {
-    std::string out = fmt::format("from,to,fabric_level,bytes,{},latency_us,bandwidth_gbps,wrong\n",
-                                  kStatsHeader);
-    for (const auto& p : r.results)
-      out += fmt::format("{},{},{},{},{},{:.6g},{:.6g},{}\n", p.from, p.to, p.fabric_level, p.bytes,
-                         stats_csv(p.stats), p.latency_us, p.bandwidth_gbps, p.wrong);
-    return out;
   }
   Table t({"from", "to", "fabric", "size", "one-way us", "p10 us", "p90 us", "GB/s", "#wrong"},
           {true, true, false, true, true, true, true, true, true});

@@ -1,5 +1,5 @@
 #pragma once
-// Benchmark reports as text tables, CSV and JSON.
+// Benchmark reports as text tables and JSON (CSV is the export layout: db::export_table).
 #include <string>
 
 #include "format.h"

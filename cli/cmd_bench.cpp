@@ -127,28 +127,36 @@ bench::Progress progress() {
 }
 
 // One file per rank when the path holds {rank}; otherwise rank 0 writes.
-void store(const BenchArgs& a, db::Measurements m, int rank, int ranks, int64_t start_ns,
-           const std::string& version, const std::string& revision) {
-  if (a.db.empty()) return;
+// Where the run came from; its uuid is chosen here, so that the CSV printed names the run
+// the store holds.
+void describe_run(db::Run& run, int rank, int ranks, int64_t start_ns, const std::string& version,
+                  const std::string& revision) {
+  const HostInfo h = host_info();
+  run.uuid = db::new_run_uuid();
+  run.tool = "shardcost";
+  run.tool_version = version;
+  run.git_revision = revision;
+  run.host = h.hostname;
+  run.command_line =
+      command_line() + (ranks > 1 ? fmt::format(" (rank {} of {})", rank, ranks) : "");
+  run.start_time_ns = start_ns;
+  run.end_time_ns = now_ns();
+  run.recorded_by = fmt::format("shardcost {} ({})", version, revision);
+  run.library_versions = bench::library_versions();
+}
+
+// The run's id in the store it was written to; nothing when it was written nowhere (no --db,
+// or another rank's store).
+std::optional<int64_t> store(const BenchArgs& a, const db::Measurements& m, int rank) {
+  if (a.db.empty()) return std::nullopt;
   std::string path = a.db;
   const auto at = path.find("{rank}");
   if (at != std::string::npos)
     path.replace(at, 6, std::to_string(rank));
   else if (rank != 0)
-    return;
-  const HostInfo h = host_info();
-  m.run.tool = "shardcost";
-  m.run.tool_version = version;
-  m.run.git_revision = revision;
-  m.run.host = h.hostname;
-  m.run.command_line =
-      command_line() + (ranks > 1 ? fmt::format(" (rank {} of {})", rank, ranks) : "");
-  m.run.start_time_ns = start_ns;
-  m.run.end_time_ns = now_ns();
-  m.run.recorded_by = fmt::format("shardcost {} ({})", version, revision);
-  m.run.library_versions = bench::library_versions();
+    return std::nullopt;
   db::Store s = db::Store::open(path, db::Store::Mode::read_write);
-  s.write(m);
+  return s.write(m).run_id;
 }
 
 void fail_on_wrong(int64_t wrong, int64_t results) {
@@ -160,12 +168,16 @@ void fail_on_wrong(int64_t wrong, int64_t results) {
 }
 
 template <typename Report>
-void finish(const BenchArgs& a, const Report& r, Format f, int rank, int ranks, int64_t start,
-            const std::string& v, const std::string& rev) {
+void finish(const BenchArgs& a, const Report& r, std::string_view table, Format f, int rank,
+            int ranks, int64_t start, const std::string& v, const std::string& rev) {
   db::Measurements m;
   bench::append(m, r);
-  store(a, std::move(m), rank, ranks, start, v, rev);
-  if (rank == 0) fmt::print("{}", render(r, f));
+  describe_run(m.run, rank, ranks, start, v, rev);
+  const std::optional<int64_t> run_id = store(a, m, rank);
+  // CSV is the export's layout (it imports as one); text and JSON say more (spread, checks).
+  if (rank == 0)
+    fmt::print("{}",
+               f == Format::csv ? db::to_csv(db::export_table(m, table, run_id)) : render(r, f));
   int64_t bad = 0;
   for (const auto& x : r.results) bad += x.wrong > 0;
   fail_on_wrong(bad, static_cast<int64_t>(r.results.size()));
@@ -249,7 +261,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     o.threads = a.threads;
     o.compare_baseline = a.compare_baseline;
     const int64_t start = now_ns();
-    finish(a, bench::bench_gemm(o, progress()), f, 0, 1, start, version, revision);
+    finish(a, bench::bench_gemm(o, progress()), "gemm", f, 0, 1, start, version, revision);
   });
 
   auto ma = std::make_shared<BenchArgs>();
@@ -277,7 +289,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     o.threads = a.threads;
     o.compare_baseline = a.compare_baseline;
     const int64_t start = now_ns();
-    finish(a, bench::bench_memory(o, progress()), f, 0, 1, start, version, revision);
+    finish(a, bench::bench_memory(o, progress()), "memory", f, 0, 1, start, version, revision);
   });
 
   auto ca = std::make_shared<BenchArgs>();
@@ -305,7 +317,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     run.sizes = sizes_of(a, "1K", "16M");
     const int64_t start = now_ns();
     const bench::CollectiveReport r = bench::bench_collective(run, progress());
-    finish(a, r, f, r.rank, r.ranks, start, version, revision);
+    finish(a, r, "collective", f, r.rank, r.ranks, start, version, revision);
   });
 
   auto pa = std::make_shared<BenchArgs>();
@@ -321,7 +333,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     o.sizes = sizes_of(a, "8", "16M");
     const int64_t start = now_ns();
     const bench::P2pReport r = bench::bench_p2p(o, progress());
-    finish(a, r, f, r.rank, r.ranks, start, version, revision);
+    finish(a, r, "collective", f, r.rank, r.ranks, start, version, revision);
   });
 }
 

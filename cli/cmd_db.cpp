@@ -30,10 +30,11 @@ void print_info_text(const db::StoreInfo& info) {
   for (const auto& c : info.counts)
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", c.table, c.rows);
   fmt::print("rows     {}\n\n", counts);
-  Table runs({"run", "tool", "version", "libraries", "host", "status", "started", "source"},
-             {true, false, false, false, false, false, false, false});
+  Table runs({"run", "uuid", "tool", "version", "libraries", "host", "status", "started", "source"},
+             {true, false, false, false, false, false, false, false, false});
   for (const auto& r : info.runs) {
-    runs.add({fmt::format("{}", r.id), r.tool, r.tool_version.empty() ? "-" : r.tool_version,
+    runs.add({fmt::format("{}", r.id), r.uuid, r.tool,
+              r.tool_version.empty() ? "-" : r.tool_version,
               r.library_versions.empty() ? "-" : r.library_versions, r.host.empty() ? "-" : r.host,
               r.status, utc_text(r.start_time_ns), r.source.empty() ? "-" : r.source});
   }
@@ -135,8 +136,12 @@ void add_db_commands(CLI::App& app) {
     Store store = Store::open(*out, Store::Mode::read_write);
     for (const auto& in : *inputs) {
       const db::MergeResult r = store.merge_from(in);
-      fmt::print("{}: added {} run{} ({} rows), skipped {} already present\n", in, r.runs_added,
-                 r.runs_added == 1 ? "" : "s", r.rows_added, r.runs_skipped);
+      fmt::print("{}: added {} run{} ({} rows), {}skipped {} already present\n", in, r.runs_added,
+                 r.runs_added == 1 ? "" : "s", r.rows_added,
+                 r.runs_extended ? fmt::format("gave {} present run{} the tables they lacked, ",
+                                               r.runs_extended, r.runs_extended == 1 ? "" : "s")
+                                 : "",
+                 r.runs_skipped);
     }
   });
 

@@ -51,8 +51,12 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
         m.run.recorded_by = recorded_by;
         for (const auto& w : m.warnings) fmt::print(stderr, "shardcost: warning: {}\n", w);
         const db::WriteResult r = store.write(m, a->batch_rows);
-        if (r.duplicate)
+        if (r.duplicate && m.adds_to_run)
+          fmt::print("{}: run {} holds these rows already; nothing added\n", file, r.run_id);
+        else if (r.duplicate)
           fmt::print("{}: already imported as run {}; nothing added\n", file, r.run_id);
+        else if (r.extended)
+          fmt::print("{}: run {}: {} (added to the run)\n", file, r.run_id, describe(m));
         else if (r.replaced)
           fmt::print("{}: run {}: {} (an earlier import of it had not finished; replaced)\n", file,
                      r.run_id, describe(m));
@@ -79,11 +83,10 @@ void add_import_command(CLI::App& app, const std::string& recorded_by) {
            recorded_by, [](const ImportArgs&, const std::string& file) {
              return std::vector<db::Measurements>{db::import_kineto_file(file)};
            });
-  add_kind(
-      imp, "csv", "a cost table written by 'shardcost export --format csv'", recorded_by,
-      [](const ImportArgs&, const std::string& file) {
-        return std::vector<db::Measurements>{db::import_cost_csv(db::read_input_file(file), file)};
-      });
+  add_kind(imp, "csv", "a cost table written by 'shardcost export --format csv'", recorded_by,
+           [](const ImportArgs&, const std::string& file) {
+             return db::import_cost_csv_runs(db::read_input_file(file), file);
+           });
 }
 
 }  // namespace shardcost::cli

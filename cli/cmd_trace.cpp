@@ -295,15 +295,24 @@ nlohmann::json summary_json(const db::Measurements& m, const trace::Summary& s) 
   return j;
 }
 
+// One table of sections: the run (named by its uuid, to join the store's exports), time per
+// class, stream and kernel, and each device's span, busy time and overlapped communication.
 void print_summary_csv(const db::Measurements& m, const trace::Summary& s) {
-  fmt::print("section,name,class,device,stream,count,time_ns\n");
+  fmt::print(
+      "section,name,class,device,stream,count,time_ns,span_ns,busy_ns,communication_ns,"
+      "overlapped_communication_ns\n");
+  fmt::print("run,{},,,,{},{},,,,\n", csv_escape(m.run.uuid), s.kernels + s.copies + s.sets,
+             s.gpu_time_ns);
   for (const auto& c : s.classes)
-    fmt::print("class,,{},,,{},{}\n", trace::to_string(c.cls), c.count, c.time_ns);
+    fmt::print("class,,{},,,{},{},,,,\n", trace::to_string(c.cls), c.count, c.time_ns);
   for (const auto& st : s.streams)
-    fmt::print("stream,,,{},{},{},{}\n", csv_escape(device_label(m, st.device)), st.stream,
+    fmt::print("stream,,,{},{},{},{},,,,\n", csv_escape(device_label(m, st.device)), st.stream,
                st.count, st.time_ns);
+  for (const auto& d : s.devices)
+    fmt::print("device,,,{},,,,{},{},{},{}\n", csv_escape(device_label(m, d.device)), d.span_ns,
+               d.busy_ns, d.communication_ns, d.overlapped_communication_ns);
   for (const auto& k : s.top)
-    fmt::print("kernel,{},{},,,{},{}\n", csv_escape(k.name), trace::to_string(k.cls), k.count,
+    fmt::print("kernel,{},{},,,{},{},,,,\n", csv_escape(k.name), trace::to_string(k.cls), k.count,
                k.time_ns);
 }
 

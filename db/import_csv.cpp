@@ -126,23 +126,14 @@ EventKind event_kind(const Row& row) {
       fmt::format("{}: kind '{}' is not kernel, memcpy, memset or sync", row.where(), k));
 }
 
-}  // namespace
-
-Measurements import_cost_csv(std::string_view text, std::string_view source) {
-  const CsvText csv = parse_csv(text, source);
-  std::map<std::string, size_t> index;
-  for (size_t i = 0; i < csv.header.size(); ++i) index[std::string(trim(csv.header[i]))] = i;
-  const std::string table = which_table(index, source);
-
+// One run's rows as they are read: its devices by name, host and (kernels) ordinal, so two
+// GPUs of one model on one host stay two, and its interned kernel names.
+struct RunRows {
   Measurements m;
-  m.run.tool = "csv";
-  m.run.source = std::string(source);
-  m.run.uuid = content_uuid("csv", text);
-  // Devices by name, host and (kernels) ordinal: two GPUs of one model on one host stay two.
   std::map<std::tuple<std::string, std::string, std::string>, int> devices;
   std::unordered_map<std::string, int32_t> names;
-  for (size_t r = 0; r < csv.rows.size(); ++r) {
-    const Row row{csv, index, r, source};
+
+  void add(const Row& row, const std::string& table) {
     const auto key = std::make_tuple(row.str("device"), row.str("host"), row.str("device_index"));
     auto [it, added] = devices.emplace(key, static_cast<int>(m.devices.size()));
     if (added) {
@@ -202,8 +193,46 @@ Measurements import_cost_csv(std::string_view text, std::string_view source) {
       m.kernels.push_back(e);
     }
   }
-  if (m.rows() == 0) throw InputError(std::string(source) + ": the table has a header but no rows");
-  return m;
+};
+
+}  // namespace
+
+std::vector<Measurements> import_cost_csv_runs(std::string_view text, std::string_view source) {
+  const CsvText csv = parse_csv(text, source);
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < csv.header.size(); ++i) index[std::string(trim(csv.header[i]))] = i;
+  const std::string table = which_table(index, source);
+
+  // Rows are grouped by run_uuid, in the order first seen; rows that name none (a table
+  // written by hand or by an older shardcost) are one run named by the file's content.
+  std::vector<std::pair<std::string, RunRows>> runs;
+  std::unordered_map<std::string, size_t> by_uuid;
+  for (size_t r = 0; r < csv.rows.size(); ++r) {
+    const Row row{csv, index, r, source};
+    const std::string uuid = row.str("run_uuid");
+    auto [it, fresh] = by_uuid.emplace(uuid, runs.size());
+    if (fresh) runs.emplace_back(uuid, RunRows{});
+    runs[it->second].second.add(row, table);
+  }
+  if (runs.empty()) throw InputError(std::string(source) + ": the table has a header but no rows");
+  std::vector<Measurements> out;
+  for (auto& [uuid, rows] : runs) {
+    Measurements& m = rows.m;
+    m.run.tool = "csv";
+    m.run.source = std::string(source);
+    m.run.uuid = uuid.empty() ? content_uuid("csv", text) : uuid;
+    m.adds_to_run = !uuid.empty();
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+Measurements import_cost_csv(std::string_view text, std::string_view source) {
+  std::vector<Measurements> runs = import_cost_csv_runs(text, source);
+  if (runs.size() != 1)
+    throw InputError(fmt::format("{}: the table holds rows of {} runs; read it as several", source,
+                                 runs.size()));
+  return std::move(runs.front());
 }
 
 }  // namespace shardcost::db

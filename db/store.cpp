@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <thread>
 #include <unordered_map>
@@ -18,15 +19,22 @@
 namespace shardcost::db {
 namespace {
 
-std::string new_uuid() {
-  std::random_device rd;
-  std::string out;
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < 32; ++i) {
-    if (i == 8 || i == 12 || i == 16 || i == 20) out += '-';
-    out += kHex[rd() & 15];
+// Whether run_id holds rows in any of the tables m brings rows for.
+bool holds_rows_of(const Connection& c, int64_t run_id, const Measurements& m) {
+  const std::pair<const char*, bool> tables[] = {{"gemm", !m.gemms.empty()},
+                                                 {"memory", !m.memory.empty()},
+                                                 {"collective", !m.collectives.empty()},
+                                                 {"kernel_event", !m.kernels.empty()},
+                                                 {"step", !m.steps.empty()}};
+  for (const auto& [table, brings] : tables) {
+    if (!brings) continue;
+    // Table names come from the list above, never from input.
+    Statement s =
+        c.prepare(std::string("SELECT EXISTS (SELECT 1 FROM ") + table + " WHERE run_id = ?)");
+    s.bind(1, run_id);
+    if (s.step() && s.int64(0) != 0) return true;
   }
-  return out;
+  return false;
 }
 
 std::optional<int64_t> nonzero(int64_t v) {
@@ -76,6 +84,17 @@ void check_version(const Connection& c, Store::Mode mode) {
 }
 
 }  // namespace
+
+std::string new_run_uuid() {
+  std::random_device rd;
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; ++i) {
+    if (i == 8 || i == 12 || i == 16 || i == 20) out += '-';
+    out += kHex[rd() & 15];
+  }
+  return out;
+}
 
 std::string_view to_string(EventKind k) {
   switch (k) {
@@ -138,6 +157,12 @@ Store Store::open(const std::string& path, Mode mode) {
   return Store(std::move(conn), path);
 }
 
+Store Store::in_memory() {
+  auto conn = std::make_unique<Connection>(":memory:", false);
+  check_version(*conn, Mode::read_write);
+  return Store(std::move(conn), ":memory:");
+}
+
 int Store::migrate() {
   const int from = schema_version(*conn_);
   db::migrate(*conn_, from, kSchemaVersion);
@@ -189,12 +214,17 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
   batch_rows = std::max<int64_t>(batch_rows, 1);
   const Connection& c = *conn_;
   Run run = m.run;
-  if (run.uuid.empty()) run.uuid = new_uuid();
+  if (run.uuid.empty()) run.uuid = new_run_uuid();
   WriteResult result;
 
+  // Rows that join a run already in the store go in one transaction: all or none, so a run
+  // that was whole stays whole.
+  if (m.adds_to_run) batch_rows = std::numeric_limits<int64_t>::max();
+
   std::vector<int64_t> device_ids;
+  std::optional<Transaction> t;
+  t.emplace(c);
   {
-    Transaction t(c);
     Statement ins = c.prepare(
         "INSERT OR IGNORE INTO run (uuid, tool, tool_version, git_revision, host, command_line, "
         "start_time_ns, end_time_ns, status, source, recorded_by, library_versions) "
@@ -209,24 +239,41 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
     insert();
     if (c.changes() == 0) {
       const Run existing = *find_run(run.uuid);
-      if (existing.status == "completed") {
+      if (m.adds_to_run) {
+        if (existing.status != "completed")
+          throw InputError(fmt::format(
+              "{}: run {} ({}) is unfinished here, so its rows may be partial; remove it with "
+              "'shardcost db delete-run {} {}' or import it whole first",
+              path_, existing.id, existing.uuid, path_, existing.id));
+        result.run_id = existing.id;
+        // A run's rows of one table come from one source: a table it holds already is there.
+        if (holds_rows_of(c, existing.id, m)) {
+          result.duplicate = true;
+          return result;
+        }
+        result.extended = true;
+      } else if (existing.status == "completed") {
         result.duplicate = true;
         result.run_id = existing.id;
         return result;
+      } else {
+        // The same content, unfinished: an import killed, interrupted or out of disk. What it
+        // left is removed and the run written again, whole.
+        remove_run(existing.id);
+        insert();
+        if (c.changes() == 0) throw Error("internal: the replaced run was not written again");
+        result.replaced = true;
       }
-      // The same content, unfinished: an import killed, interrupted or out of disk. What it
-      // left is removed and the run written again, whole.
-      remove_run(existing.id);
-      insert();
-      if (c.changes() == 0) throw Error("internal: the replaced run was not written again");
-      result.replaced = true;
     }
-    result.run_id = c.last_insert_id();
+    if (!result.extended) result.run_id = c.last_insert_id();
     for (const auto& d : m.devices) device_ids.push_back(upsert_device(c, d));
     Statement link =
         c.prepare("INSERT OR IGNORE INTO run_device (run_id, device_id) VALUES (?, ?)");
     for (int64_t id : device_ids) link.bind(1, result.run_id).bind(2, id).run();
-    t.commit();
+    if (!m.adds_to_run) {
+      t->commit();
+      t.emplace(c);
+    }
   }
   auto device = [&](int index) {
     if (index < 0 || static_cast<size_t>(index) >= device_ids.size())
@@ -237,7 +284,6 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
 
   RowWriter w(c, result.run_id);
   int64_t in_batch = 0;
-  std::optional<Transaction> t;
   auto row_done = [&] {
     ++result.rows;
     if (++in_batch >= batch_rows) {
@@ -246,7 +292,6 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
       in_batch = 0;
     }
   };
-  t.emplace(c);
   for (const auto& r : m.gemms) w.gemm(r, device(r.device)), row_done();
   for (const auto& r : m.memory) w.memory(r, device(r.device)), row_done();
   for (const auto& r : m.collectives) w.collective(r, device(r.device)), row_done();

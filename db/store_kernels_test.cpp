@@ -83,7 +83,7 @@ TEST_F(KernelEventsTest, LaunchColumnsExportImportAndMerge) {
   EXPECT_EQ(tail,
             (std::vector<std::string>{"grid_x_blocks", "grid_y_blocks", "grid_z_blocks",
                                       "block_x_threads", "block_y_threads", "block_z_threads"}));
-  EXPECT_EQ(t.columns.at(2), "device_index");
+  EXPECT_EQ(t.columns.at(4), "device_index");
   const std::string csv = to_csv(t);
   EXPECT_NE(csv.find(",132,2,1,256,1,1\n"), std::string::npos) << csv;
 

@@ -1,6 +1,7 @@
 // db merge: folds another store into this one. Runs are identified by uuid, devices by
 // fingerprint and strings by text, so merging the same file twice adds nothing.
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "shardcost/db.h"
@@ -34,6 +35,11 @@ constexpr RowCopy kRowCopies[] = {
      "op, dtype, redop, root, bytes, elements, ranks, nodes, fabric_level, in_place, time_ns, "
      "time_p10_ns, time_p90_ns, wrong_elements, max_error, iterations, samples_ns"},
 };
+
+// A run's rows of one table come from one source: a table the run already holds rows of is
+// never copied again (a run in both files, or the gemm and memory exports of one run imported
+// into two stores, gains only the tables it lacks).
+constexpr std::string_view kNoRowsYet = "AND NOT EXISTS (SELECT 1 FROM main.";
 
 std::string prefixed(std::string_view columns, std::string_view prefix) {
   std::string out;
@@ -102,7 +108,8 @@ MergeResult Store::merge_from(const std::string& other_path) {
   std::vector<std::pair<int64_t, std::string>> src_runs;
   while (runs.step()) src_runs.emplace_back(runs.int64(0), runs.text(1));
 
-  Statement exists = c.prepare("SELECT count(*) FROM main.run WHERE uuid = ?");
+  Statement exists = c.prepare("SELECT id, status FROM main.run WHERE uuid = ?");
+  Statement src_status = c.prepare("SELECT status FROM src.run WHERE id = ?");
   Statement copy_run = c.prepare("INSERT INTO main.run (" + std::string(kRunColumns) + ") SELECT " +
                                  std::string(kRunColumns) + " FROM src.run WHERE id = ?");
   Statement copy_links = c.prepare(
@@ -111,16 +118,17 @@ MergeResult Store::merge_from(const std::string& other_path) {
       std::string(kDeviceMap) + "WHERE x.run_id = ?2");
   std::vector<Statement> copy_rows;
   for (const auto& rc : kRowCopies) {
-    copy_rows.push_back(c.prepare("INSERT INTO main." + std::string(rc.table) +
-                                  " (run_id, device_id, " + std::string(rc.columns) +
-                                  ") SELECT ?1, md.id, " + prefixed(rc.columns, "x.") +
-                                  " FROM src." + std::string(rc.table) + " x" +
-                                  std::string(kDeviceMap) + "WHERE x.run_id = ?2 ORDER BY x.id"));
+    copy_rows.push_back(
+        c.prepare("INSERT INTO main." + std::string(rc.table) + " (run_id, device_id, " +
+                  std::string(rc.columns) + ") SELECT ?1, md.id, " + prefixed(rc.columns, "x.") +
+                  " FROM src." + std::string(rc.table) + " x" + std::string(kDeviceMap) +
+                  "WHERE x.run_id = ?2 " + std::string(kNoRowsYet) + std::string(rc.table) +
+                  " WHERE run_id = ?1) ORDER BY x.id"));
   }
   copy_rows.push_back(
       c.prepare("INSERT INTO main.step (run_id, number, start_ns, duration_ns) SELECT ?1, "
-                "x.number, x.start_ns, x.duration_ns FROM src.step x WHERE x.run_id = ?2 "
-                "ORDER BY x.rowid"));
+                "x.number, x.start_ns, x.duration_ns FROM src.step x WHERE x.run_id = ?2 " +
+                std::string(kNoRowsYet) + "step WHERE run_id = ?1) ORDER BY x.rowid"));
   // Launch configurations map by their six values, as strings by their text.
   copy_rows.push_back(c.prepare(
       "INSERT INTO main.kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "
@@ -131,27 +139,48 @@ MergeResult Store::merge_from(const std::string& other_path) {
       "LEFT JOIN src.launch_config sl ON sl.id = x.launch_id "
       "LEFT JOIN main.launch_config ml ON ml.grid_x = sl.grid_x AND ml.grid_y = sl.grid_y AND "
       "ml.grid_z = sl.grid_z AND ml.block_x = sl.block_x AND ml.block_y = sl.block_y AND "
-      "ml.block_z = sl.block_z WHERE x.run_id = ?2 ORDER BY x.rowid"));
+      "ml.block_z = sl.block_z WHERE x.run_id = ?2 " +
+      std::string(kNoRowsYet) + "kernel_event WHERE run_id = ?1) ORDER BY x.rowid"));
 
   for (const auto& [src_id, uuid] : src_runs) {
     exists.bind(1, uuid);
-    exists.step();
-    const bool present = exists.int64(0) > 0;
+    std::optional<int64_t> present;
+    bool both_completed = false;
+    if (exists.step()) {
+      present = exists.int64(0);
+      src_status.bind(1, src_id);
+      both_completed =
+          exists.text(1) == "completed" && src_status.step() && src_status.text(0) == "completed";
+      src_status.reset();
+    }
     exists.reset();
-    if (present) {
+    // A run unfinished on either side is left as it is: its rows may be partial.
+    if (present && !both_completed) {
       ++result.runs_skipped;
       continue;
     }
     Transaction t(c);
-    copy_run.bind(1, src_id).run();
-    const int64_t new_id = c.last_insert_id();
-    copy_links.bind(1, new_id).bind(2, src_id).run();
+    int64_t id = 0;
+    if (present) {
+      id = *present;
+    } else {
+      copy_run.bind(1, src_id).run();
+      id = c.last_insert_id();
+    }
+    copy_links.bind(1, id).bind(2, src_id).run();
+    int64_t rows = 0;
     for (auto& s : copy_rows) {
-      s.bind(1, new_id).bind(2, src_id).run();
-      result.rows_added += c.changes();
+      s.bind(1, id).bind(2, src_id).run();
+      rows += c.changes();
     }
     t.commit();
-    ++result.runs_added;
+    result.rows_added += rows;
+    if (!present)
+      ++result.runs_added;
+    else if (rows > 0)
+      ++result.runs_extended;
+    else
+      ++result.runs_skipped;
   }
   return result;
 }

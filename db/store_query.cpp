@@ -1,6 +1,7 @@
 // Reading cost tables back out: exports and the estimator's measurement points.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "shardcost/db.h"
@@ -16,38 +17,44 @@ struct TableQuery {
   bool has_op;
 };
 
-// Column names carry their units; rates are derived here, never stored.
+// Column names carry their units; rates are derived here, never stored. Every row names its
+// run (run_id, the store's own number; run_uuid, stable across stores), so tables join.
 constexpr TableQuery kQueries[] = {
     {"gemm",
-     "SELECT d.name AS device, d.host AS host, g.dtype, g.m, g.n, g.k, g.batch, g.time_ns, "
+     "SELECT r.id AS run_id, r.uuid AS run_uuid, d.name AS device, d.host AS host, g.dtype, g.m, "
+     "g.n, g.k, g.batch, g.time_ns, "
      "g.time_p10_ns, g.time_p90_ns, g.iterations, 2 * g.m * g.n * g.k * g.batch AS flop, "
      "2.0 * g.m * g.n * g.k * g.batch / g.time_ns / 1000 AS tflop_per_s "
-     "FROM gemm g JOIN device d ON d.id = g.device_id "
+     "FROM gemm g JOIN device d ON d.id = g.device_id JOIN run r ON r.id = g.run_id "
      "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND ?2 = '' "
      "ORDER BY d.name, d.host, g.dtype, g.m, g.n, g.k, g.batch, g.id",
      false},
     {"memory",
-     "SELECT d.name AS device, d.host AS host, x.kind, x.bytes, x.time_ns, x.time_p10_ns, "
+     "SELECT r.id AS run_id, r.uuid AS run_uuid, d.name AS device, d.host AS host, x.kind, "
+     "x.bytes, x.time_ns, x.time_p10_ns, "
      "x.time_p90_ns, x.iterations, CAST(x.bytes AS REAL) / x.time_ns AS bandwidth_gbps "
-     "FROM memory x JOIN device d ON d.id = x.device_id "
+     "FROM memory x JOIN device d ON d.id = x.device_id JOIN run r ON r.id = x.run_id "
      "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR x.kind = ?2) "
      "ORDER BY d.name, d.host, x.kind, x.bytes, x.id",
      true},
     {"collective",
-     "SELECT d.name AS device, d.host AS host, c.op, c.dtype, c.redop, c.root, c.bytes, "
+     "SELECT r.id AS run_id, r.uuid AS run_uuid, d.name AS device, d.host AS host, c.op, c.dtype, "
+     "c.redop, c.root, c.bytes, "
      "c.elements, c.ranks, c.nodes, c.fabric_level, c.in_place, c.time_ns, c.time_p10_ns, "
      "c.time_p90_ns, c.wrong_elements, c.max_error, c.iterations, c.algbw_gbps, c.busbw_gbps "
-     "FROM collective_rate c JOIN device d ON d.id = c.device_id "
+     "FROM collective_rate c JOIN device d ON d.id = c.device_id JOIN run r ON r.id = c.run_id "
      "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR c.op = ?2) "
      "ORDER BY d.name, d.host, c.op, c.ranks, c.nodes, c.dtype, c.in_place, c.bytes, c.id",
      true},
     {"kernels",
-     "SELECT d.name AS device, d.host AS host, d.device_index, k.stream, "
+     "SELECT r.id AS run_id, r.uuid AS run_uuid, d.name AS device, d.host AS host, d.device_index, "
+     "k.stream, "
      "CASE k.kind WHEN 0 THEN 'kernel' WHEN 1 THEN 'memcpy' WHEN 2 THEN 'memset' ELSE 'sync' END "
      "AS kind, s.text AS name, k.start_ns, k.duration_ns, k.bytes, l.grid_x AS grid_x_blocks, "
      "l.grid_y AS grid_y_blocks, l.grid_z AS grid_z_blocks, l.block_x AS block_x_threads, "
      "l.block_y AS block_y_threads, l.block_z AS block_z_threads "
      "FROM kernel_event k JOIN device d ON d.id = k.device_id JOIN string s ON s.id = k.name_id "
+     "JOIN run r ON r.id = k.run_id "
      "LEFT JOIN launch_config l ON l.id = k.launch_id "
      "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR k.kind = CASE ?2 WHEN "
      "'kernel' THEN 0 WHEN 'memcpy' THEN 1 "
@@ -55,7 +62,8 @@ constexpr TableQuery kQueries[] = {
      "ORDER BY k.rowid",
      true},
     {"runs",
-     "SELECT uuid, tool, tool_version, git_revision, host, command_line, start_time_ns, "
+     "SELECT id AS run_id, uuid AS run_uuid, tool, tool_version, git_revision, host, command_line, "
+     "start_time_ns, "
      "end_time_ns, status, source, library_versions FROM run "
      "WHERE ?1 = '' AND ?2 = '' ORDER BY id",
      false},
@@ -93,6 +101,19 @@ CostTable Store::table(std::string_view name, const TableFilter& filter) const {
   std::string known;
   for (const auto& n : table_names()) known += (known.empty() ? "" : ", ") + n;
   throw InputError("unknown table '" + std::string(name) + "'; use one of " + known);
+}
+
+CostTable export_table(const Measurements& m, std::string_view table,
+                       std::optional<int64_t> run_id) {
+  Store scratch = Store::in_memory();
+  scratch.write(m);
+  CostTable t = scratch.table(table);
+  const auto col = std::find(t.columns.begin(), t.columns.end(), "run_id");
+  if (col != t.columns.end()) {
+    const size_t at = static_cast<size_t>(col - t.columns.begin());
+    for (auto& row : t.rows) row[at] = run_id ? Cell(*run_id) : Cell();
+  }
+  return t;
 }
 
 std::vector<CollectivePoint> Store::collective_points() const {

@@ -101,6 +101,96 @@ TEST_F(StoreTest, CsvRoundTripGivesTheSameRows) {
   }
 }
 
+// The exports of one run, read into another store, are one run again: the second table joins
+// the run the first made, and nothing is imported twice.
+TEST_F(StoreTest, ExportsOfOneRunJoinItInAnotherStore) {
+  Store a = Store::open(file("a.db"), Store::Mode::read_write);
+  a.write(sample("u1"));
+  const CostTable gemm = a.table("gemm");
+  ASSERT_EQ(gemm.columns.at(0), "run_id");
+  ASSERT_EQ(gemm.columns.at(1), "run_uuid");
+  EXPECT_EQ(gemm.rows.at(0).at(1), Cell(std::string("u1")));
+  EXPECT_EQ(a.table("runs").columns.at(1), "run_uuid");
+
+  Store b = Store::open(file("b.db"), Store::Mode::read_write);
+  const WriteResult first = b.write(import_cost_csv(to_csv(gemm), "gemm.csv"));
+  EXPECT_FALSE(first.extended);
+  const WriteResult second = b.write(import_cost_csv(to_csv(a.table("memory")), "memory.csv"));
+  EXPECT_TRUE(second.extended);
+  EXPECT_EQ(second.run_id, first.run_id);
+  EXPECT_TRUE(b.write(import_cost_csv(to_csv(gemm), "gemm.csv")).duplicate);
+  const StoreInfo info = b.info();
+  ASSERT_EQ(info.runs.size(), 1u);
+  EXPECT_EQ(info.runs[0].uuid, "u1");
+  EXPECT_EQ(count(info, "gemm"), 1);
+  EXPECT_EQ(count(info, "memory"), 1);
+  // Back into the store it came from: that run holds these rows already.
+  EXPECT_TRUE(a.write(import_cost_csv(to_csv(gemm), "gemm.csv")).duplicate);
+  EXPECT_EQ(count(a.info(), "gemm"), 1);
+
+  // A run left unfinished is not joined: its rows may be partial.
+  { Connection(file("b.db"), false).exec("UPDATE run SET status = 'running'"); }
+  EXPECT_THROW(b.write(import_cost_csv(to_csv(a.table("collective")), "c.csv")), InputError);
+}
+
+TEST_F(StoreTest, CsvRowsAreGroupedByTheirRun) {
+  const std::string csv =
+      "run_uuid,device,dtype,m,n,k,time_ns\n"
+      "r1,A,bf16,1,1,1,10\n"
+      "r2,A,bf16,2,2,2,20\n"
+      "r1,B,bf16,3,3,3,30\n";
+  const std::vector<Measurements> runs = import_cost_csv_runs(csv, "x.csv");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].run.uuid, "r1");
+  EXPECT_EQ(runs[0].gemms.size(), 2u);
+  EXPECT_EQ(runs[0].devices.size(), 2u);
+  EXPECT_TRUE(runs[0].adds_to_run);
+  EXPECT_EQ(runs[1].run.uuid, "r2");
+  EXPECT_THROW(import_cost_csv(csv, "x.csv"), InputError);
+  // No run_uuid: one run named by the content, imported once.
+  const Measurements plain = import_cost_csv("device,dtype,m,n,k,time_ns\nA,bf16,1,1,1,10\n", "y");
+  EXPECT_FALSE(plain.adds_to_run);
+  EXPECT_EQ(plain.run.uuid.rfind("import-csv-", 0), 0u);
+}
+
+// A run's tables split over two stores come together in a merge.
+TEST_F(StoreTest, MergeGivesAPresentRunTheTablesItLacks) {
+  {
+    Store a = Store::open(file("a.db"), Store::Mode::read_write);
+    a.write(sample("u1"));
+    Store g = Store::open(file("g.db"), Store::Mode::read_write);
+    g.write(import_cost_csv(to_csv(a.table("gemm")), "gemm.csv"));
+    Store x = Store::open(file("x.db"), Store::Mode::read_write);
+    x.write(import_cost_csv(to_csv(a.table("memory")), "memory.csv"));
+  }
+  Store out = Store::open(file("out.db"), Store::Mode::read_write);
+  EXPECT_EQ(out.merge_from(file("g.db")).runs_added, 1);
+  const MergeResult m = out.merge_from(file("x.db"));
+  EXPECT_EQ(m.runs_added, 0);
+  EXPECT_EQ(m.runs_extended, 1);
+  EXPECT_EQ(m.rows_added, 1);
+  const MergeResult again = out.merge_from(file("x.db"));
+  EXPECT_EQ(again.runs_extended, 0);
+  EXPECT_EQ(again.runs_skipped, 1);
+  EXPECT_EQ(again.rows_added, 0);
+  const StoreInfo info = out.info();
+  EXPECT_EQ(info.runs.size(), 1u);
+  EXPECT_EQ(count(info, "gemm"), 1);
+  EXPECT_EQ(count(info, "memory"), 1);
+}
+
+// A benchmark's CSV is the export of its records: the same columns, the same rows.
+TEST_F(StoreTest, ExportTableLaysRecordsOutAsTheStoreExportsThem) {
+  Measurements m = sample("u9");
+  Store s = Store::open(file("s.db"), Store::Mode::read_write);
+  const int64_t id = s.write(m).run_id;
+  for (const char* table : {"gemm", "memory", "collective", "kernels"})
+    EXPECT_EQ(to_csv(export_table(m, table, id)), to_csv(s.table(table))) << table;
+  const CostTable unstored = export_table(m, "gemm");
+  EXPECT_EQ(unstored.rows.at(0).at(0), Cell());
+  EXPECT_EQ(unstored.rows.at(0).at(1), Cell(std::string("u9")));
+}
+
 TEST_F(StoreTest, MergeTwiceAddsNothing) {
   {
     Store a = Store::open(file("a.db"), Store::Mode::read_write);
@@ -121,10 +211,10 @@ TEST_F(StoreTest, MergeTwiceAddsNothing) {
   EXPECT_EQ(count(info, "device"), 1);  // same fingerprint in both files
   EXPECT_EQ(count(info, "string"), 2);
   const CostTable kernels = out.table("kernels");
-  EXPECT_EQ(kernels.rows[0][5], Cell(std::string("gemm_kernel")));
-  EXPECT_EQ(kernels.columns.at(9), "grid_x_blocks");
-  EXPECT_EQ(kernels.rows[1][9], Cell(int64_t{8}));  // launch configurations survive the merge
-  EXPECT_EQ(kernels.rows[1][12], Cell(int64_t{512}));
+  EXPECT_EQ(kernels.rows[0][7], Cell(std::string("gemm_kernel")));
+  EXPECT_EQ(kernels.columns.at(11), "grid_x_blocks");
+  EXPECT_EQ(kernels.rows[1][11], Cell(int64_t{8}));  // launch configurations survive the merge
+  EXPECT_EQ(kernels.rows[1][14], Cell(int64_t{512}));
   EXPECT_EQ(count(info, "launch_config"), 2);
   EXPECT_TRUE(out.check().ok);
   EXPECT_THROW(out.merge_from(file("out.db")), InputError);

@@ -15,9 +15,23 @@ assert r["stats"]["iterations"] == 3 and r["stats"]["p10_ns"] <= r["stats"]["med
 PY
 
 expect_exit 0 "$BIN" bench memory --device cpu -b 64K -e 1M -f 4 --iters 3 --warmup 1 --compare-baseline --format csv --db "$DB"
-head -1 <<<"$OUT" | grep -q "^kind,bytes,median_ns" || fail "memory csv header: $OUT"
-[ "$(grep -c '^copy,' <<<"$OUT")" = 3 ] || fail "expected 3 copy sizes: $OUT"
-grep -q '^read,1048576,' <<<"$OUT" || fail "memory read row missing: $OUT"
+# The CSV is the export's layout, naming the run it was stored as: it imports, and joins.
+head -1 <<<"$OUT" | grep -q "^run_id,run_uuid,device,host,kind,bytes,time_ns" || fail "memory csv header: $OUT"
+[ "$(grep -c ',copy,' <<<"$OUT")" = 3 ] || fail "expected 3 copy sizes: $OUT"
+grep -q ',read,1048576,' <<<"$OUT" || fail "memory read row missing: $OUT"
+printf '%s\n' "$OUT" >"$SCRATCH/memory.csv"
+mem_uuid=$(sed -n 2p "$SCRATCH/memory.csv" | cut -d, -f2)
+mem_id=$(sed -n 2p "$SCRATCH/memory.csv" | cut -d, -f1)
+expect_exit 0 "$BIN" export --db "$DB" --table runs
+grep -q "^$mem_id,$mem_uuid,shardcost," <<<"$OUT" || fail "bench csv names run $mem_id $mem_uuid, the store: $OUT"
+expect_exit 0 "$BIN" import csv --db "$DB" "$SCRATCH/memory.csv"
+grep -q "holds these rows already; nothing added" <<<"$OUT" || fail "bench csv re-import: $OUT"
+expect_exit 0 "$BIN" import csv --db "$SCRATCH/copy.db" "$SCRATCH/memory.csv"
+"$BIN" export --db "$SCRATCH/copy.db" --table memory | cut -d, -f2- >"$SCRATCH/copy.csv"
+cut -d, -f2- "$SCRATCH/memory.csv" | cmp -s - "$SCRATCH/copy.csv" || fail "bench csv does not import as it was"
+# Without a store the run is named but has no id.
+expect_exit 0 "$BIN" bench memory --device cpu -b 64K -e 64K --op copy --iters 2 --warmup 0 --format csv
+grep -q '^,[0-9a-f-]\{36\},' <<<"$(sed -n 2p <<<"$OUT")" || fail "unstored bench csv: $OUT"
 
 # Both runs landed in the store, with provenance.
 expect_exit 0 "$BIN" db info "$DB"

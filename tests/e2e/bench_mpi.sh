@@ -25,8 +25,8 @@ for r in j["results"]:
 PY
 
 expect_exit 0 "${MPI[@]}" "$BIN" bench p2p --backend mpi -b 8 -e 64K -f 64 --iters 5 --warmup 1 --format csv --db "$DB"
-grep -q "^0,1,intra_node,8," <<<"$OUT" || fail "p2p csv: $OUT"
-[ "$(grep -c '^0,1,' <<<"$OUT")" = 3 ] || fail "expected 3 sizes: $OUT"
+grep -q ",send_recv,int8,none,-1,8,8,2,1,intra_node,0," <<<"$OUT" || fail "p2p csv: $OUT"
+[ "$(grep -c ',send_recv,' <<<"$OUT")" = 3 ] || fail "expected 3 sizes: $OUT"
 
 expect_exit 0 "$BIN" db info "$DB"
 grep -q "collective 24" <<<"$OUT" || fail "store lacks 21 collective + 3 p2p rows: $OUT"

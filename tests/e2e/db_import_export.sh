@@ -16,7 +16,10 @@ printf '%s\n' "$OUT" | norm >"$SCRATCH/out"
 golden db_info.txt
 
 expect_exit 0 "$BIN" export --db "$DB" --table collective --op all_gather --format csv
-printf '%s\n' "$OUT" >"$SCRATCH/out"
+# Every row names its run; the golden leaves the run columns out, checked here instead.
+head -1 <<<"$OUT" | grep -q "^run_id,run_uuid,device," || fail "export lacks the run columns: $OUT"
+grep -q "^2,import-nccl-tests-[0-9a-f-]*,NVIDIA" <<<"$(sed -n 2p <<<"$OUT")" || fail "export run columns: $OUT"
+printf '%s\n' "$OUT" | cut -d, -f3- >"$SCRATCH/out"
 golden db_export_all_gather.csv
 head -1 "$SCRATCH/out" | grep -q "time_ns.*busbw_gbps" || fail "units missing from the column names"
 
@@ -25,9 +28,18 @@ for table in collective kernels; do
   "$BIN" export --db "$DB" --table "$table" -o "$SCRATCH/$table.csv"
   expect_exit 0 "$BIN" import csv --db "$SCRATCH/copy.db" "$SCRATCH/$table.csv"
   "$BIN" export --db "$SCRATCH/copy.db" --table "$table" -o "$SCRATCH/$table.again.csv"
-  cmp -s "$SCRATCH/$table.csv" "$SCRATCH/$table.again.csv" || fail "CSV round trip of $table differs"
+  # The same rows of the same runs (by uuid); run_id is each store's own number.
+  cmp -s <(cut -d, -f2- "$SCRATCH/$table.csv") <(cut -d, -f2- "$SCRATCH/$table.again.csv") \
+    || fail "CSV round trip of $table differs"
 done
 [ "$(wc -l <"$SCRATCH/collective.csv")" = 101 ] || fail "expected 100 collective rows"
+# The copy holds the same runs, by uuid; the exports join the runs table on run_uuid.
+"$BIN" export --db "$DB" --table runs | cut -d, -f2 | sort >"$SCRATCH/uuids"
+"$BIN" export --db "$SCRATCH/copy.db" --table runs | cut -d, -f2 | sort >"$SCRATCH/uuids.copy"
+cmp -s "$SCRATCH/uuids" "$SCRATCH/uuids.copy" || fail "the copy's runs are not the original's: $(diff "$SCRATCH/uuids" "$SCRATCH/uuids.copy")"
+# An export read back into its own store adds nothing: those runs hold these rows.
+expect_exit 0 "$BIN" import csv --db "$DB" "$SCRATCH/collective.csv"
+[ "$(grep -c 'holds these rows already; nothing added' <<<"$OUT")" = 4 ] || fail "export re-imported: $OUT"
 
 # JSON export parses and has one object per row.
 "$BIN" export --db "$DB" --table kernels --format json >"$SCRATCH/k.json"

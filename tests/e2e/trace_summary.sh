@@ -50,20 +50,23 @@ PY
 expect_exit 0 "$BIN" export --db "$DB" --table kernels --format csv
 [ "$(printf '%s\n' "$OUT" | grep -c ncclDevKernel_AllReduce)" = 2 ] || fail "kernels export: $OUT"
 # Keyed by name and launch configuration: grid in blocks, block in threads (schema 4).
-head -1 <<<"$OUT" | grep -q "^device,host,device_index,.*,grid_x_blocks,grid_y_blocks,grid_z_blocks,block_x_threads,block_y_threads,block_z_threads$" \
+head -1 <<<"$OUT" | grep -q "^run_id,run_uuid,device,host,device_index,.*,grid_x_blocks,grid_y_blocks,grid_z_blocks,block_x_threads,block_y_threads,block_z_threads$" \
   || fail "kernels export lacks the launch columns: $(head -1 <<<"$OUT")"
-[ "$(grep -c '^NVIDIA H100 80GB HBM3,fixture-host,0,7,kernel,ampere_bf16.*,132,1,1,256,1,1$' <<<"$OUT")" = 2 ] \
+[ "$(grep -c '^[0-9]*,trace-fixture,NVIDIA H100 80GB HBM3,fixture-host,0,7,kernel,ampere_bf16.*,132,1,1,256,1,1$' <<<"$OUT")" = 2 ] \
   || fail "the GEMM's launch configuration is missing: $OUT"
-grep -q '^NVIDIA H100 80GB HBM3,fixture-host,0,7,memcpy,memcpy HtoD,.*,1048576,,,,,,$' <<<"$OUT" \
+grep -q '^[0-9]*,trace-fixture,NVIDIA H100 80GB HBM3,fixture-host,0,7,memcpy,memcpy HtoD,.*,1048576,,,,,,$' <<<"$OUT" \
   || fail "a copy should have no launch configuration: $OUT"
 # ... and survive import csv and db merge unchanged.
 "$BIN" export --db "$DB" --table kernels -o "$SCRATCH/kernels.csv"
 expect_exit 0 "$BIN" import csv --db "$SCRATCH/copy.db" "$SCRATCH/kernels.csv"
 "$BIN" export --db "$SCRATCH/copy.db" --table kernels -o "$SCRATCH/kernels.again.csv"
-cmp -s "$SCRATCH/kernels.csv" "$SCRATCH/kernels.again.csv" || fail "kernels CSV round trip differs"
+# The copy's run is the traced run, by uuid (run_id is each store's own number).
+cmp -s <(cut -d, -f2- "$SCRATCH/kernels.csv") <(cut -d, -f2- "$SCRATCH/kernels.again.csv") \
+  || fail "kernels CSV round trip differs"
 expect_exit 0 "$BIN" db merge "$SCRATCH/merged.db" "$DB"
 "$BIN" export --db "$SCRATCH/merged.db" --table kernels -o "$SCRATCH/kernels.merged.csv"
-cmp -s "$SCRATCH/kernels.csv" "$SCRATCH/kernels.merged.csv" || fail "kernels differ after db merge"
+cmp -s <(cut -d, -f2- "$SCRATCH/kernels.csv") <(cut -d, -f2- "$SCRATCH/kernels.merged.csv") \
+  || fail "kernels differ after db merge"
 
 expect_exit 2 "$BIN" trace summary --db "$DB" --run 999
 one_line_error

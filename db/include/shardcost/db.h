@@ -32,6 +32,9 @@ struct Run {
   std::string library_versions;    // "nccl=2.21.5", free text
 };
 
+// A random run uuid (8-4-4-4-12 hex), for a run that needs its name before it is stored.
+std::string new_run_uuid();
+
 struct DeviceRecord {
   int64_t id = 0;
   std::string name;  // "NVIDIA A100-SXM4-80GB" or the host CPU model
@@ -149,6 +152,11 @@ struct Measurements {
   std::vector<StepSpan> steps;
   // What an importer stored but flags (results its source marked wrong): said, not stored.
   std::vector<std::string> warnings;
+  // The rows belong to run.uuid, which may be in the store already (an export of one of its
+  // tables, read back): they join it, in one transaction, unless it holds rows of the same
+  // tables (then nothing is written: a duplicate). A run's rows of one table come from one
+  // source. Otherwise the run is written as a new one.
+  bool adds_to_run = false;
   size_t rows() const {
     return gemms.size() + memory.size() + collectives.size() + kernels.size() + steps.size();
   }
@@ -161,6 +169,11 @@ struct CostTable {
   std::vector<std::string> columns;
   std::vector<std::vector<Cell>> rows;
 };
+// The rows of m as `shardcost export --table T` writes them once m is stored: the same
+// columns in the same order, so a benchmark's CSV imports as an export does. run_id is the
+// id m was stored under, or empty when it was stored nowhere.
+CostTable export_table(const Measurements& m, std::string_view table,
+                       std::optional<int64_t> run_id = std::nullopt);
 std::string to_csv(const CostTable&);
 std::string to_json(const CostTable&);  // array of objects, one per row
 std::string cell_text(const Cell&);
@@ -177,6 +190,7 @@ struct WriteResult {
   bool duplicate =
       false;              // the run (same uuid) was already in the store, complete; nothing written
   bool replaced = false;  // the same run was there unfinished (a killed import): written anew
+  bool extended = false;  // adds_to_run: the rows joined a run the store already held
   int64_t rows = 0;
 };
 
@@ -201,7 +215,8 @@ struct CheckResult {
 
 struct MergeResult {
   int64_t runs_added = 0;
-  int64_t runs_skipped = 0;  // already present (same uuid)
+  int64_t runs_skipped = 0;   // already present (same uuid) with every table it holds
+  int64_t runs_extended = 0;  // present, and given tables it lacked (gemm rows to a memory run)
   int64_t rows_added = 0;
 };
 
@@ -262,6 +277,9 @@ class Store {
   // read_write creates the file when missing. Throws InputError with the path and the fix when
   // the file is not SQLite, is damaged, or has a schema this binary does not know.
   static Store open(const std::string& path, Mode mode);
+  // A store that lives in memory and is gone with the object: for laying out records as the
+  // store would (export_table).
+  static Store in_memory();
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
   ~Store();

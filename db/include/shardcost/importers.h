@@ -30,7 +30,11 @@ Measurements import_nccl_tests_json(std::string_view text, std::string_view sour
 Measurements import_kineto(std::string_view text, std::string_view source);
 Measurements import_kineto_file(const std::string& path);
 
-// A table written by `shardcost export --format csv` (gemm, memory, collective or kernels).
+// A table written by `shardcost export --format csv` (gemm, memory, collective or kernels):
+// one Measurements per run_uuid the rows name, each adds_to_run (it joins that run when the
+// store holds it); rows without a run_uuid are one run named by the file's content.
+std::vector<Measurements> import_cost_csv_runs(std::string_view text, std::string_view source);
+// The same for a table of one run; an InputError when it holds rows of several.
 Measurements import_cost_csv(std::string_view text, std::string_view source);
 
 // A file's whole text, or an InputError in one line: "no such file", "it is a directory",
