@@ -296,9 +296,10 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   auto* coll =
       bench_cmd->add_subcommand("collective", "Collectives with nccl-tests' algbw and busbw");
   add_collective_options(coll, *ca);
-  coll->add_option("--op", ca->ops,
-                   "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, alltoall, "
-                   "sendrecv, or all");
+  coll->add_option(
+      "--op", ca->ops,
+      "all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, all_to_all, "
+      "send_recv (alltoall, sendrecv too), or all");
   coll->add_option("--dtype", ca->dtype,
                    "float (default), double, int32, int64; nccl also half, bfloat16");
   coll->add_option("--redop", ca->redop, "sum (default), prod, max, min");
@@ -313,6 +314,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     std::vector<std::string> ops =
         a.ops.empty() ? std::vector<std::string>{"all_reduce"} : split(a.ops);
     if (ops.size() == 1 && ops[0] == "all") ops = bench::collective_ops();
+    for (auto& op : ops) op = bench::canonical_collective(op);
     bench::CollectiveOptions run = collective_options(a, ops);
     run.sizes = sizes_of(a, "1K", "16M");
     const int64_t start = now_ns();
@@ -329,7 +331,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   p2p->callback([pa, version, revision] {
     const BenchArgs& a = *pa;
     const Format f = parse_format(a.format, {Format::text, Format::csv, Format::json});
-    bench::CollectiveOptions o = collective_options(a, {"sendrecv"});
+    bench::CollectiveOptions o = collective_options(a, {"send_recv"});
     o.sizes = sizes_of(a, "8", "16M");
     const int64_t start = now_ns();
     const bench::P2pReport r = bench::bench_p2p(o, progress());

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "compare_print.h"
+#include "format.h"
 #include "shardcost/compare.h"
 #include "shardcost/error.h"
 
@@ -102,6 +103,7 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--format", a->format, "text (default), md, json or junit");
   cmd->add_option("--output,-o", a->output, "write the result to this file instead of stdout");
   cmd->callback([a] {
+    if (!a->output.empty()) check_output_path(a->output, "--output");
     if (a->format != "text" && a->format != "md" && a->format != "json" && a->format != "junit")
       throw InputError(
           fmt::format("unknown --format '{}'; use text, md, json or junit", a->format));

@@ -7,6 +7,7 @@
 #include "format.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
+#include "shardcost/profiler.h"
 
 namespace shardcost::cli {
 
@@ -26,7 +27,9 @@ void add_export_command(CLI::App& app) {
                   "only this collective op (collective) or kind (memory, kernels)");
   cmd->add_option("--output,-o", a->output, "write to this file instead of stdout");
   cmd->callback([a] {
+    if (!a->output.empty()) check_output_path(a->output, "--output");
     const Format f = parse_format(a->format, {Format::csv, Format::json});
+    a->filter.op = bench::canonical_collective(a->filter.op);  // alltoall = all_to_all
     const db::Store store = db::Store::open(a->db, db::Store::Mode::read_only);
     const db::CostTable t = store.table(a->table, a->filter);
     const std::string text = f == Format::json ? db::to_json(t) : db::to_csv(t);

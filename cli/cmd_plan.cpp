@@ -162,6 +162,12 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
     print_estimate_text(m, c, a, plan, e);
     if (v) fmt::print("\n{}", varlen_text(*v, *vo, st));
   }
+  // A plan that does not fit is a result, printed whole; the exit code says it (1).
+  if (!e.feasible) {
+    std::fflush(stdout);
+    fmt::print(stderr, "shardcost: the strategy does not fit: {}\n", e.reason);
+    throw ExitStatus{1};
+  }
 }
 
 // What every rank JSON starts with: the inputs.

@@ -113,7 +113,7 @@ void add_report_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("report", "Write one self-contained HTML page of plots of a cost store");
   cmd->add_option("--db", a->db, "store file")->required();
-  cmd->add_option("--out,-o", a->out, "HTML file to write (default report.html)");
+  cmd->add_option("--output,-o,--out", a->out, "HTML file to write (default report.html)");
   cmd->add_option("--model", a->model,
                   "also rank strategies for this model (catalog name or JSON file)");
   cmd->add_option("--cluster", a->cluster, "... on this cluster (catalog name or JSON file)");
@@ -126,7 +126,7 @@ void add_report_command(CLI::App& app) {
       "times are drawn beside the store's measured steps");
   add_varlen_options(cmd, a->varlen);
   cmd->callback([a] {
-    check_output_path(a->out, "--out");
+    check_output_path(a->out, "--output");
     if (a->model.empty() != a->cluster.empty())
       throw InputError(
           "--model and --cluster go together; give both to plot ranked strategies, or neither");

@@ -8,6 +8,8 @@
 #include <system_error>
 
 #include "commands.h"
+#include "output_file.h"
+#include "shardcost/db.h"
 #include "shardcost/error.h"
 
 int main(int argc, char** argv) {
@@ -29,8 +31,17 @@ int main(int argc, char** argv) {
   shardcost::cli::add_report_command(app);
   shardcost::cli::add_predict_command(app);
   shardcost::cli::add_fit_command(app);
+  // A command that waits for another writer says so at once.
+  shardcost::db::set_lock_wait_notice([](const std::string& message) {
+    std::fprintf(stderr, "shardcost: %s\n", message.c_str());
+    std::fflush(stderr);
+  });
+  shardcost::cli::OutputFile output;
+  output.add_to(app);
+  app.parse_complete_callback([&output] { output.begin(); });
   try {
     app.parse(argc, argv);
+    output.commit();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -38,6 +49,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const shardcost::cli::ExitStatus& e) {
+    // The command ran and found something to report (a regression, nothing feasible): what
+    // it printed is the answer, kept.
+    try {
+      output.commit();
+    } catch (const shardcost::Error& w) {
+      std::fprintf(stderr, "shardcost: %s\n", w.what());
+      return 1;
+    }
     return e.code;
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "shardcost: %s (see --help)\n", e.what());
@@ -51,11 +70,6 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "shardcost: internal error: %s\n", e.what());
-    return 1;
-  }
-  // Buffered output that cannot be written is a failure, not success.
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    std::fprintf(stderr, "shardcost: cannot write the output: %s\n", std::strerror(errno));
     return 1;
   }
   return 0;

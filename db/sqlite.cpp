@@ -1,10 +1,15 @@
 #include "sqlite.h"
 
+#include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <functional>
 #include <string>
+#include <thread>
 #include <utility>
 
+#include "shardcost/db.h"
 #include "shardcost/error.h"
 
 namespace shardcost::db {
@@ -25,13 +30,31 @@ std::string short_sql(std::string_view sql) {
   return out;
 }
 
+// A path as a file: URI's path: '%', '?' and '#' escaped; SQLite takes the rest as it is.
+std::string uri_path(const std::string& path) {
+  std::string out;
+  for (char ch : path) {
+    if (ch == '%' || ch == '?' || ch == '#')
+      out += fmt::format("%{:02X}", static_cast<unsigned char>(ch));
+    else
+      out += ch;
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- Connection
 
-Connection::Connection(const std::string& path, bool read_only) : path_(path) {
-  const int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+Connection::Connection(const std::string& path, Access access) : path_(path) {
+  const bool read_only = access != Access::read_write;
+  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  std::string name = path;
+  if (access == Access::immutable) {
+    flags |= SQLITE_OPEN_URI;
+    name = "file:" + uri_path(path) + "?immutable=1";
+  }
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     // sqlite3_open_v2 hands back a handle even on failure; it must still be closed.
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
@@ -42,8 +65,41 @@ Connection::Connection(const std::string& path, bool read_only) : path_(path) {
                      (read_only ? "" : " and its folder writable"));
   }
   sqlite3_extended_result_codes(db_, 0);
-  if (const int brc = sqlite3_busy_timeout(db_, kBusyTimeoutMs); brc != SQLITE_OK)
-    fail(brc, "setting the busy timeout", "");
+  if (const int brc = sqlite3_busy_handler(db_, &Connection::on_busy, this); brc != SQLITE_OK)
+    fail(brc, "setting the busy handler", "");
+}
+
+// SQLite's busy timeout, with one line said when the wait starts: a command that waits for
+// another writer says so at once, not after 30 s of silence.
+int Connection::on_busy(void* self, int count) {
+  auto& c = *static_cast<Connection*>(self);
+  const auto now = std::chrono::steady_clock::now();
+  if (count == 0) {
+    c.wait_start_ = now;
+    if (!c.told_wait_) {
+      c.told_wait_ = true;
+      notify_lock_wait(fmt::format("waiting for {} (locked by another writer; up to {} s)", c.path_,
+                                   kBusyTimeoutMs / 1000));
+    }
+  }
+  if (now - c.wait_start_ >= std::chrono::milliseconds(kBusyTimeoutMs)) return 0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 << std::min(count, 7), 100)));
+  return 1;
+}
+
+namespace {
+std::function<void(const std::string&)>& lock_notice() {
+  static std::function<void(const std::string&)> f;
+  return f;
+}
+}  // namespace
+
+void set_lock_wait_notice(std::function<void(const std::string&)> f) {
+  lock_notice() = std::move(f);
+}
+
+void notify_lock_wait(const std::string& message) {
+  if (lock_notice()) lock_notice()(message);
 }
 
 Connection::~Connection() {

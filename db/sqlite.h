@@ -1,6 +1,7 @@
 #pragma once
 // The only door to sqlite3_*: a connection and its prepared statements, both RAII and
 // move-only. Every return code is checked; errors carry the SQL and the file.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -57,8 +58,13 @@ class Statement {
 
 class Connection {
  public:
-  // Opens (read_only) or opens-or-creates the file.
-  Connection(const std::string& path, bool read_only);
+  enum class Access { read_write, read_only, immutable };
+  // Opens (read_only) or opens-or-creates the file. immutable: read-only, and nothing may
+  // change the file while it is open (a store in a folder nobody can write: no -shm to make).
+  // A writer holding the file is waited for (up to 30 s), said once through the lock notice.
+  Connection(const std::string& path, Access access);
+  Connection(const std::string& path, bool read_only)
+      : Connection(path, read_only ? Access::read_only : Access::read_write) {}
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
   ~Connection();
@@ -75,9 +81,15 @@ class Connection {
   [[noreturn]] void fail(int rc, std::string_view what, std::string_view sql) const;
 
  private:
+  static int on_busy(void* self, int count);
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::chrono::steady_clock::time_point wait_start_;
+  bool told_wait_ = false;
 };
+
+// Said the first time a connection waits for another writer's lock ("waiting for F ...").
+void notify_lock_wait(const std::string& message);
 
 // BEGIN IMMEDIATE ... COMMIT, rolled back if not committed.
 class Transaction {

@@ -1,5 +1,6 @@
 // Store: opening, version checks, writing runs in batches, info and check.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -43,16 +44,33 @@ std::optional<int64_t> nonzero(int64_t v) {
 
 // Switching to WAL needs a moment alone with the file, and SQLite does not wait for it on its
 // own when another process is creating the same file: retry for the busy timeout.
+// A file that is not a store (InputError) is said at once; only a lock is waited for.
 void set_wal(const Connection& c) {
   for (int attempt = 0;; ++attempt) {
     try {
       c.exec("PRAGMA journal_mode = WAL");
       return;
+    } catch (const InputError&) {
+      throw;
     } catch (const Error&) {
       if (attempt >= 3000) throw;
+      if (attempt == 0)
+        notify_lock_wait(
+            fmt::format("waiting for {} (locked by another writer; up to 30 s)", c.path()));
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
+}
+
+// A store in a folder this process cannot write, with no write-ahead log beside it: no
+// writer can be at work on it (a writer needs that log), and SQLite could not make the
+// shared-memory file a WAL store is read through; it is opened as immutable instead.
+bool read_only_folder(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path folder = fs::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code ec;
+  return ::access(folder.c_str(), W_OK) != 0 && !fs::exists(path + "-wal", ec);
 }
 
 void check_version(const Connection& c, Store::Mode mode) {
@@ -144,7 +162,10 @@ void check_store_path(const std::string& path, Store::Mode mode) {
 
 Store Store::open(const std::string& path, Mode mode) {
   check_store_path(path, mode);
-  auto conn = std::make_unique<Connection>(path, mode == Mode::read_only);
+  const Connection::Access access = mode != Mode::read_only  ? Connection::Access::read_write
+                                    : read_only_folder(path) ? Connection::Access::immutable
+                                                             : Connection::Access::read_only;
+  auto conn = std::make_unique<Connection>(path, access);
   if (mode != Mode::read_only) {
     // WAL: readers never block the writer, and a killed writer loses only its open batch.
     set_wal(*conn);

@@ -42,7 +42,7 @@ CollectiveLayout collective_layout(std::string_view op, int64_t bytes, int64_t t
     l.recv_count = std::max<int64_t>(1, count / ranks);
     l.send_count = l.recv_count * ranks;
     l.elements = l.send_count;
-  } else if (op == "alltoall") {
+  } else if (op == "all_to_all") {
     l.send_count = l.recv_count = std::max<int64_t>(1, count / ranks) * ranks;
     l.elements = l.send_count;
   } else {
@@ -71,12 +71,12 @@ std::optional<double> expected_value(std::string_view op, std::string_view redop
     return input_value(redop, static_cast<int>(i / per), i % per);
   }
   if (op == "reduce_scatter") return reduced(redop, ranks, rank * l.recv_count + i);
-  if (op == "alltoall") {
+  if (op == "all_to_all") {
     const int64_t per = l.send_count / ranks;
     const int from = static_cast<int>(i / per);
     return input_value(redop, from, rank * per + i % per);
   }
-  if (op == "sendrecv") return input_value(redop, (rank - 1 + ranks) % ranks, i);
+  if (op == "send_recv") return input_value(redop, (rank - 1 + ranks) % ranks, i);
   throw InputError(fmt::format("unknown collective '{}'", op));
 }
 

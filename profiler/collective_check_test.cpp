@@ -18,7 +18,7 @@ TEST(CollectiveLayout, SizesFollowNcclTests) {
   EXPECT_EQ(l.send_count, 1 << 18);
   EXPECT_EQ(l.recv_count, (1 << 18) / 4);
   // Shares round down to whole elements, and bytes report what really moved.
-  l = collective_layout("alltoall", 1000, 4, 3);
+  l = collective_layout("all_to_all", 1000, 4, 3);
   EXPECT_EQ(l.send_count, 249);
   EXPECT_EQ(l.bytes, 996);
   l = collective_layout("all_reduce", 1000, 8, 3);
@@ -40,11 +40,11 @@ TEST(ExpectedValue, ReductionsAreExactSmallIntegers) {
 TEST(ExpectedValue, DataMovementOpsFindTheSendersValues) {
   const auto ag = collective_layout("all_gather", 4 * 6, 4, 3);  // 2 elements per rank
   EXPECT_EQ(*expected_value("all_gather", "sum", 3, 0, 0, 5, ag), input_value("sum", 2, 1));
-  const auto a2a = collective_layout("alltoall", 4 * 6, 4, 3);
+  const auto a2a = collective_layout("all_to_all", 4 * 6, 4, 3);
   // Rank 1, slot from rank 2, element 1 of that slot: rank 2's element 1*2 + 1.
-  EXPECT_EQ(*expected_value("alltoall", "sum", 3, 1, 0, 5, a2a), input_value("sum", 2, 3));
-  const auto sr = collective_layout("sendrecv", 64, 4, 3);
-  EXPECT_EQ(*expected_value("sendrecv", "sum", 3, 0, 0, 4, sr), input_value("sum", 2, 4));
+  EXPECT_EQ(*expected_value("all_to_all", "sum", 3, 1, 0, 5, a2a), input_value("sum", 2, 3));
+  const auto sr = collective_layout("send_recv", 64, 4, 3);
+  EXPECT_EQ(*expected_value("send_recv", "sum", 3, 0, 0, 4, sr), input_value("sum", 2, 4));
   EXPECT_EQ(*expected_value("broadcast", "sum", 3, 2, 1, 4, sr), input_value("sum", 1, 4));
   const auto rs = collective_layout("reduce_scatter", 4 * 6, 4, 3);
   EXPECT_EQ(*expected_value("reduce_scatter", "sum", 3, 2, 0, 1, rs),
@@ -75,7 +75,7 @@ TEST(InPlace, PointersAtTheOffsetsNcclDocuments) {
   EXPECT_EQ(r2.send, 0);
   EXPECT_EQ(r2.recv, 2 * rs.recv_count * 4);
   EXPECT_EQ(rs.recv_count * 4, (8 << 20) / 4);  // each rank's share of the input
-  for (const char* op : {"all_reduce", "broadcast", "reduce", "alltoall"}) {
+  for (const char* op : {"all_reduce", "broadcast", "reduce", "all_to_all"}) {
     const InPlaceOffsets x = in_place_offsets(op, 5, collective_layout(op, 1 << 20, 2, 8), 2);
     EXPECT_EQ(x.send, 0) << op;
     EXPECT_EQ(x.recv, 0) << op;

@@ -13,7 +13,7 @@ namespace shardcost::bench {
 DeviceCollective::DeviceCollective(const CollectiveOptions& o, std::string op, int64_t bytes,
                                    CollectiveLanes& lanes, RankGroup group)
     : o_(o), op_(std::move(op)), lanes_(lanes), group_(std::move(group)) {
-  in_place_ = o.in_place && op_ != "alltoall" && op_ != "sendrecv";
+  in_place_ = o.in_place && op_ != "all_to_all" && op_ != "send_recv";
   ts_ = lanes_.type_size(o.dtype);
   layout_ = collective_layout(op_, bytes, ts_, lanes_.ranks());
   const int64_t n = std::max(layout_.send_count, layout_.recv_count);

@@ -159,10 +159,10 @@ class FakeNccl final : public CollectiveLanes {
           for (int q = 1; q < ranks_; ++q) o = reduce(c.redop, o, at(q, r * c.recv_count + i));
         } else if (c.op == "broadcast") {
           o = at(c.root, i);
-        } else if (c.op == "alltoall") {
+        } else if (c.op == "all_to_all") {
           const int64_t per = c.send_count / ranks_;
           o = at(static_cast<int>(i / per), r * per + i % per);
-        } else if (c.op == "sendrecv") {
+        } else if (c.op == "send_recv") {
           o = at((r - 1 + ranks_) % ranks_, i);
         }
         if (corrupt && i == 0 && r == ranks_ - 1) o += 1;
@@ -189,7 +189,7 @@ CollectiveOptions options(bool in_place, const char* redop = "sum") {
 }
 
 const char* const kOps[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast",
-                            "reduce",     "alltoall",   "sendrecv"};
+                            "reduce",     "all_to_all", "send_recv"};
 
 TEST(DeviceCollective, EveryOpInAndOutOfPlaceOverManyRanksChecksClean) {
   for (int ranks : {2, 3, 4, 8})
@@ -205,8 +205,8 @@ TEST(DeviceCollective, EveryOpInAndOutOfPlaceOverManyRanksChecksClean) {
             EXPECT_EQ(bench.check(), 0) << op << " ranks " << ranks << " in place " << in_place
                                         << " " << redop << " " << bytes;
             EXPECT_EQ(fake.collectives, 2);
-            EXPECT_EQ(bench.in_place(),
-                      in_place && std::string(op) != "alltoall" && std::string(op) != "sendrecv");
+            EXPECT_EQ(bench.in_place(), in_place && std::string(op) != "all_to_all" &&
+                                            std::string(op) != "send_recv");
           }
 }
 

@@ -124,7 +124,7 @@ void append(db::Measurements& m, const CollectiveReport& r) {
   for (const auto& c : r.results) {
     db::CollectiveRecord rec;
     rec.device = dev;
-    rec.op = store_op_name(c.op);
+    rec.op = c.op;
     rec.dtype = c.dtype;
     rec.redop = c.redop;
     rec.root = c.root;

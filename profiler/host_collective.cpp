@@ -58,7 +58,7 @@ class MpiCollective final : public Benchmark {
         redop_(mpi::parse_op(o.redop)),
         w_(mpi::world()) {
     layout_ = collective_layout(op_, bytes, static_cast<int64_t>(mpi::type_size(type_)), w_.size);
-    in_place_ = o.in_place && op_ != "sendrecv";
+    in_place_ = o.in_place && op_ != "send_recv";
     const auto ts = static_cast<int64_t>(mpi::type_size(type_));
     check_room(2 * std::max(layout_.send_count, layout_.recv_count) * ts, host_available_bytes(),
                fmt::format("MPI {} of {} bytes", op_, layout_.bytes), "host");
@@ -85,7 +85,7 @@ class MpiCollective final : public Benchmark {
       mpi::broadcast(recv_.data(), l.send_count, type_, o_.root);
     else if (op_ == "reduce")
       mpi::reduce(s, recv_.data(), l.send_count, type_, redop_, o_.root);
-    else if (op_ == "alltoall")
+    else if (op_ == "all_to_all")
       mpi::alltoall(s, recv_.data(), l.send_count / w_.size, type_);
     else
       mpi::sendrecv(send_.data(), (w_.rank + 1) % w_.size, recv_.data(),

@@ -103,19 +103,20 @@ double bus_factor(std::string_view op, int ranks) {
   if (ranks < 1) throw InputError(fmt::format("rank count {} must be positive", ranks));
   const double n = ranks;
   if (op == "all_reduce") return 2 * (n - 1) / n;
-  if (op == "all_gather" || op == "reduce_scatter" || op == "alltoall") return (n - 1) / n;
-  if (op == "broadcast" || op == "reduce" || op == "sendrecv") return 1;
+  if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all") return (n - 1) / n;
+  if (op == "broadcast" || op == "reduce" || op == "send_recv") return 1;
   throw InputError(fmt::format("unknown collective '{}'; use one of: {}", op,
                                fmt::join(collective_ops(), ", ")));
 }
 
 const std::vector<std::string>& collective_ops() {
-  static const std::vector<std::string> ops = {
-      "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv"};
+  static const std::vector<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter",
+                                               "broadcast",  "reduce",     "all_to_all",
+                                               "send_recv"};
   return ops;
 }
 
-std::string store_op_name(std::string_view op) {
+std::string canonical_collective(std::string_view op) {
   if (op == "alltoall") return "all_to_all";
   if (op == "sendrecv") return "send_recv";
   return std::string(op);

@@ -61,18 +61,19 @@ TEST(BusFactor, MatchesNcclTests) {
   EXPECT_DOUBLE_EQ(bus_factor("all_reduce", 1), 0);
   EXPECT_DOUBLE_EQ(bus_factor("all_gather", 4), 3.0 / 4);
   EXPECT_DOUBLE_EQ(bus_factor("reduce_scatter", 16), 15.0 / 16);
-  EXPECT_DOUBLE_EQ(bus_factor("alltoall", 2), 0.5);
+  EXPECT_DOUBLE_EQ(bus_factor("all_to_all", 2), 0.5);
   EXPECT_DOUBLE_EQ(bus_factor("broadcast", 8), 1);
   EXPECT_DOUBLE_EQ(bus_factor("reduce", 8), 1);
-  EXPECT_DOUBLE_EQ(bus_factor("sendrecv", 8), 1);
+  EXPECT_DOUBLE_EQ(bus_factor("send_recv", 8), 1);
   EXPECT_THROW(bus_factor("allreduce_typo", 8), InputError);
   for (const auto& op : collective_ops()) EXPECT_NO_THROW(bus_factor(op, 2));
 }
 
 TEST(StoreOpName, MatchesTheStoreVocabulary) {
-  EXPECT_EQ(store_op_name("alltoall"), "all_to_all");
-  EXPECT_EQ(store_op_name("sendrecv"), "send_recv");
-  EXPECT_EQ(store_op_name("all_reduce"), "all_reduce");
+  EXPECT_EQ(canonical_collective("alltoall"), "all_to_all");
+  EXPECT_EQ(canonical_collective("sendrecv"), "send_recv");
+  EXPECT_EQ(canonical_collective("all_to_all"), "all_to_all");
+  EXPECT_EQ(canonical_collective("all_reduce"), "all_reduce");
 }
 
 }  // namespace

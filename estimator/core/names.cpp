@@ -99,21 +99,21 @@ std::string_view to_string(CollectiveOp op) {
     case CollectiveOp::reduce_scatter:
       return "reduce_scatter";
     case CollectiveOp::all_to_all:
-      return "alltoall";
+      return "all_to_all";
     case CollectiveOp::broadcast:
       return "broadcast";
     case CollectiveOp::reduce:
       return "reduce";
     case CollectiveOp::send_recv:
-      return "sendrecv";
+      return "send_recv";
   }
   return "?";
 }
 
 std::optional<CollectiveOp> parse_collective_op(std::string_view s) {
-  // The store, the importers and the benchmarks write these (db/import_util.cpp).
-  if (s == "all_to_all") return CollectiveOp::all_to_all;
-  if (s == "send_recv") return CollectiveOp::send_recv;
+  // nccl-tests' short forms are aliases (fitted models of older stores wrote them).
+  if (s == "alltoall") return CollectiveOp::all_to_all;
+  if (s == "sendrecv") return CollectiveOp::send_recv;
   for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather,
                           CollectiveOp::reduce_scatter, CollectiveOp::all_to_all,
                           CollectiveOp::broadcast, CollectiveOp::reduce, CollectiveOp::send_recv})

@@ -85,9 +85,12 @@ void parse_busbw_curves(const JsonFields& f, const char* key, Fabric& fab) {
     const std::string field = fmt::format("{}.{}", key, name);
     const auto op = parse_collective_op(name);
     if (!op)
-      f.fail(key, fmt::format("has an unknown collective '{}'; use all_reduce, all_gather, "
-                              "reduce_scatter, alltoall, broadcast, reduce or sendrecv",
-                              name));
+      f.fail(
+          key,
+          fmt::format(
+              "has an unknown collective '{}'; use all_reduce, all_gather, "
+              "reduce_scatter, all_to_all, broadcast, reduce or send_recv (alltoall, sendrecv too)",
+              name));
     if (!points.is_array() || points.size() < 2)
       f.fail(field.c_str(), "must be an array of at least two [bytes, GB/s] pairs");
     auto& curve = fab.busbw_curves[static_cast<size_t>(*op)];

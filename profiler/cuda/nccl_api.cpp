@@ -95,7 +95,7 @@ void enqueue(const std::string& op, const void* send, void* recv, int64_t send_c
     SC_NCCL(ncclBroadcast(send, recv, sc, t, root, comm, s));
   else if (op == "reduce")
     SC_NCCL(ncclReduce(send, recv, sc, t, nccl_op(redop), root, comm, s));
-  else if (op == "alltoall") {
+  else if (op == "all_to_all") {
     // nccl-tests' alltoall: grouped sends and receives of one share per peer.
     const size_t per = sc / static_cast<size_t>(ranks), bytes = per * nccl_type_size(dtype);
     SC_NCCL(ncclGroupStart());

@@ -8,8 +8,11 @@ DB=$SCRATCH/coll.db
 
 expect_exit 0 "${MPI[@]}" "$BIN" bench collective --backend mpi --op all -b 1K -e 64K -f 8 --iters 5 --warmup 1 --db "$DB"
 grep -q "^# 2 ranks on 1 node (intra_node)" <<<"$OUT" || fail "header: $OUT"
-[ "$(grep -cE '^(all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv) ' <<<"$OUT")" = 21 ] \
+[ "$(grep -cE '^(all_reduce|all_gather|reduce_scatter|broadcast|reduce|all_to_all|send_recv) ' <<<"$OUT")" = 21 ] \
   || fail "expected 7 ops x 3 sizes, printed once (rank 0): $OUT"
+# nccl-tests' short names are aliases of the store's.
+expect_exit 0 "${MPI[@]}" "$BIN" bench collective --backend mpi --op alltoall,sendrecv -b 1K -e 1K --iters 2 --warmup 0
+[ "$(grep -cE '^(all_to_all|send_recv) ' <<<"$OUT")" = 2 ] || fail "aliases: $OUT"
 awk '$1 ~ /^(all_reduce|alltoall)/ && $NF != 0 { exit 1 }' <<<"$OUT" || fail "#wrong not 0: $OUT"
 
 # busbw = algbw x nccl-tests' factor: 2(n-1)/n = 1 for all_reduce, (n-1)/n = 0.5 for all_gather on 2 ranks.

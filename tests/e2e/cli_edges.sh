@@ -34,12 +34,36 @@ fi
 # Output paths are checked before the work: a traced program does not run for nothing.
 check 2 "--perfetto $SCRATCH/no/such/dir/t.json: the folder $SCRATCH/no/such/dir does not exist" \
   trace --db "$SCRATCH/t.db" --perfetto "$SCRATCH/no/such/dir/t.json" -- sh -c 'echo ran >&2'
-check 2 "--out $SCRATCH is a folder" report --db "$SCRATCH/t.db" --out "$SCRATCH"
+check 2 "--output $SCRATCH is a folder" report --db "$SCRATCH/t.db" --out "$SCRATCH"
+check 2 "--output $SCRATCH/no/x.csv: the folder $SCRATCH/no does not exist" export --db "$SCRATCH/t.db" --table runs -o "$SCRATCH/no/x.csv"
+# -o/--output on every command: the file is written whole when the command succeeds, and left
+# as it was (no temporary file beside it) when it fails.
+expect_exit 0 "$BIN" catalog -o "$SCRATCH/catalog.txt"
+[ -z "$OUT" ] || fail "catalog -o still printed: $OUT"
+grep -q "^devices" "$SCRATCH/catalog.txt" || fail "catalog -o wrote: $(head -3 "$SCRATCH/catalog.txt")"
+expect_exit 0 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --strategy tp=8,mbs=1,gbs=8 --format json --output "$SCRATCH/e.json"
+python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$SCRATCH/e.json" || fail "estimate --output is not JSON"
+check 2 "did you mean 'llama3-8b'?" estimate --model llama3-8bb --cluster dgx-h100 --strategy tp=8,mbs=1,gbs=8 -o "$SCRATCH/catalog.txt"
+grep -q "^devices" "$SCRATCH/catalog.txt" || fail "a failed command replaced its -o file"
+[ -z "$(ls "$SCRATCH" | grep '\.tmp-')" ] || fail "a temporary output file was left: $(ls "$SCRATCH")"
+expect_exit 2 "$BIN" catalog -o "$SCRATCH/no/such/dir/c.txt"
+one_line_error
+# ... and a device is written to, never replaced by a file.
+expect_exit 0 "$BIN" catalog -o /dev/null
+[ -c /dev/null ] || fail "catalog -o /dev/null replaced the device"
+# A command that ran and found nothing feasible (exit 1) keeps what it printed.
+expect_exit 1 "$BIN" rank --model llama3-70b --cluster dgx-h100 --gpus 1 --gbs 8 -o "$SCRATCH/rank.txt"
+[ -e "$SCRATCH/rank.txt" ] || fail "rank -o with nothing feasible wrote no file"
 # A merge whose input is bad leaves no empty output behind.
 check 2 "no such store file" db merge "$SCRATCH/merged.db" "$SCRATCH/missing.db"
 [ ! -e "$SCRATCH/merged.db" ] || fail "a failed merge created its output"
 # Benchmarks check their buffers against the memory there is, before allocating.
 check 2 "needs 447.0 GiB of host memory" bench gemm --device cpu --shape 200000x200000x200000
+# estimate of a plan that does not fit prints it whole and exits 1, saying why.
+expect_exit 1 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 8 --strategy tp=1,mbs=1,gbs=8
+grep -q "does not fit" <<<"$OUT" || fail "the infeasible estimate was not printed: $OUT"
+one_line_error
+case "$ERR" in *"the strategy does not fit: needs "*" GiB of "*) ;; *) fail "estimate infeasible: $ERR";; esac
 # rank that finds nothing feasible exits 1 and says what would fit.
 expect_exit 1 "$BIN" rank --model llama3-70b --cluster dgx-h100 --gpus 1 --gbs 8
 case "$ERR" in *"no strategy fits llama3-70b on 1 GPUs; the fewest GPUs (doubling) that hold it: "*"(rank --gpus "*) ;; *) fail "rank hint: $ERR";; esac

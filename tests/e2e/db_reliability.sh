@@ -8,6 +8,47 @@ expect_exit 2 "$BIN" db info "$SCRATCH/text.db"
 one_line_error
 case "$ERR" in *"not a shardcost store"*) ;; *) fail "unclear message: $ERR";; esac
 
+# ... said at once to a writer too, never after a lock wait.
+expect_exit 2 timeout 10 "$BIN" import nccl-tests --db "$SCRATCH/text.db" "$F/nccl/broadcast_root.txt"
+one_line_error
+case "$ERR" in *"not a shardcost store"*) ;; *) fail "unclear message: $ERR";; esac
+
+# A writer that has to wait for another says so at once, then finishes.
+"$BIN" import nccl-tests --db "$SCRATCH/locked.db" "$F/nccl/broadcast_root.txt" >/dev/null
+python3 - "$SCRATCH/locked.db" "$SCRATCH/locked.ready" <<'PY' &
+import pathlib, sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+pathlib.Path(sys.argv[2]).touch()
+time.sleep(1.5)
+c.execute("COMMIT")
+PY
+holder=$!
+for _ in $(seq 1 500); do [ -e "$SCRATCH/locked.ready" ] && break; sleep 0.01; done
+expect_exit 0 "$BIN" import nccl-tests --db "$SCRATCH/locked.db" "$F/nccl/all_reduce_8gpu_v2.13.txt"
+wait $holder
+case "$ERR" in *"waiting for $SCRATCH/locked.db (locked by another writer"*) ;; *) fail "no lock-wait notice: $ERR";; esac
+grep -q "run 2: 50 collective rows" <<<"$OUT" || fail "the waiting import did not finish: $OUT"
+
+# A store in a folder this user cannot write is read (as root, through another user).
+mkdir -p "$SCRATCH/ro"
+"$BIN" import nccl-tests --db "$SCRATCH/ro/s.db" "$F/nccl/broadcast_root.txt" >/dev/null
+chmod 555 "$SCRATCH/ro"
+chmod 444 "$SCRATCH/ro/s.db"
+as_reader=()
+[ "$(id -u)" = 0 ] && as_reader=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+if "${as_reader[@]}" "$BIN" --version >/dev/null 2>&1 && ! "${as_reader[@]}" test -w "$SCRATCH/ro"; then
+  expect_exit 0 "${as_reader[@]}" "$BIN" db info "$SCRATCH/ro/s.db"
+  grep -q "collective 14" <<<"$OUT" || fail "read-only folder store: $OUT"
+  expect_exit 0 "${as_reader[@]}" "$BIN" export --db "$SCRATCH/ro/s.db" --table runs
+  expect_exit 2 "${as_reader[@]}" "$BIN" import nccl-tests --db "$SCRATCH/ro/s.db" "$F/nccl/all_reduce_8gpu_v2.13.txt"
+  one_line_error
+else
+  echo "skipped: no other user to read a read-only folder as (setpriv, nobody)"
+fi
+chmod 755 "$SCRATCH/ro"
+chmod 644 "$SCRATCH/ro/s.db"
+
 # A missing file.
 expect_exit 2 "$BIN" db check "$SCRATCH/missing.db"
 one_line_error

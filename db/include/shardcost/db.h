@@ -32,6 +32,10 @@ struct Run {
   std::string library_versions;    // "nccl=2.21.5", free text
 };
 
+// Called once per store connection that has to wait for another process's write lock, with
+// "waiting for F (locked by another writer; up to 30 s)"; the CLI prints it. Empty: silent.
+void set_lock_wait_notice(std::function<void(const std::string&)>);
+
 // A random run uuid (8-4-4-4-12 hex), for a run that needs its name before it is stored.
 std::string new_run_uuid();
 

@@ -43,10 +43,12 @@ std::vector<int64_t> size_sweep(int64_t begin, int64_t end, int64_t factor);
 
 // nccl-tests' bus bandwidth factor (doc/PERFORMANCE.md): busbw = algbw * factor.
 double bus_factor(std::string_view op, int ranks);
-// all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv
+// all_reduce all_gather reduce_scatter broadcast reduce all_to_all send_recv: the names the
+// store, the estimator and every output use.
 const std::vector<std::string>& collective_ops();
-// Store name of a collective: "alltoall" -> "all_to_all", "sendrecv" -> "send_recv".
-std::string store_op_name(std::string_view op);
+// A collective's name as collective_ops() spells it; nccl-tests' short forms are aliases:
+// "alltoall" -> "all_to_all", "sendrecv" -> "send_recv". Other names come back unchanged.
+std::string canonical_collective(std::string_view op);
 
 struct Timing {
   int warmup = 5;
