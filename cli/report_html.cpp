@@ -67,6 +67,21 @@ size_t distinct_devices(const Rows& r) {
   return d.size();
 }
 
+// Devices whose best bandwidths differ more than this share a plot on a log axis: on a linear
+// one a host's lines would lie flat on zero beside a GPU's.
+constexpr double kLogSpan = 20;
+
+// The y axis of a bandwidth plot (what, in GB/s): linear from zero, or logarithmic with decade
+// ticks where the devices' best bandwidths (GB/s by device) span more than kLogSpan.
+svg::Axis bandwidth_axis(const std::map<std::string, double>& best, const std::string& what) {
+  double lo = INFINITY, hi = 0;
+  for (const auto& [device, b] : best)
+    if (b > 0) lo = std::min(lo, b), hi = std::max(hi, b);
+  if (best.size() > 1 && hi > lo * kLogSpan)
+    return {what + " (GB/s) (log)", svg::Scale::log, svg::Ticks::number, {}, {}};
+  return {what + " (GB/s)", svg::Scale::linear, svg::Ticks::number, {}, {}};
+}
+
 std::string collectives_section(const db::CostTable& t) {
   Rows r{t};
   if (t.rows.empty())
@@ -74,6 +89,7 @@ std::string collectives_section(const db::CostTable& t) {
         "No collective measurements in this store (bench collective, import nccl-tests).");
   const bool several = distinct_devices(r) > 1;
   std::map<std::string, SeriesMap> by_op;
+  std::map<std::string, std::map<std::string, double>> best;  // op -> device -> GB/s
   std::set<std::string> has_out_of_place;
   for (const auto& row : t.rows)
     if (r.num(row, "in_place") == 0) has_out_of_place.insert(r.text(row, "op"));
@@ -83,15 +99,19 @@ std::string collectives_section(const db::CostTable& t) {
     std::string name =
         fmt::format("{} ranks, {}", r.text(row, "ranks"),
                     r.text(row, "fabric_level") == "inter_node" ? "inter-node" : "intra-node");
-    if (several) name += " · " + r.text(row, "device");
-    by_op[op][name][r.num(row, "bytes")] = r.num(row, "busbw_gbps");
+    const std::string device = r.text(row, "device");
+    if (several) name += " · " + device;
+    const double busbw = r.num(row, "busbw_gbps");
+    by_op[op][name][r.num(row, "bytes")] = busbw;
+    double& b = best[op][device];
+    b = std::max(b, busbw);
   }
   std::string out;
   for (const auto& [op, series] : by_op) {
     svg::Plot p;
     p.title = op + ": bus bandwidth";
     p.x = {"message size (bytes, log scale)", svg::Scale::log, svg::Ticks::bytes, {}, {}};
-    p.y = {"bus bandwidth (GB/s)", svg::Scale::linear, svg::Ticks::number, {}, {}};
+    p.y = bandwidth_axis(best[op], "bus bandwidth");
     p.series = to_series(series);
     out += figure(
         svg::render(p),
@@ -156,12 +176,16 @@ std::string memory_section(const db::CostTable& t) {
     return empty_note("No memory-bandwidth measurements in this store (bench memory).");
   const bool several = distinct_devices(r) > 1;
   SeriesMap series;
+  std::map<std::string, double> best;  // device -> GB/s
   std::vector<svg::Rule> rules;
   std::set<std::string> seen;
   for (const auto& row : t.rows) {
     const std::string device = r.text(row, "device");
+    const double gbps = r.num(row, "bandwidth_gbps");
     series[several ? r.text(row, "kind") + " · " + device : r.text(row, "kind")]
-          [r.num(row, "bytes")] = r.num(row, "bandwidth_gbps");
+          [r.num(row, "bytes")] = gbps;
+    double& b = best[device];
+    b = std::max(b, gbps);
     if (seen.insert(device).second)
       if (auto dev = catalog_device(device); dev && dev->memory_bandwidth_Bps > 0)
         rules.push_back({false, dev->memory_bandwidth_Bps / 1e9, dev->name + " peak"});
@@ -169,7 +193,7 @@ std::string memory_section(const db::CostTable& t) {
   svg::Plot p;
   p.title = "Memory bandwidth";
   p.x = {"buffer size (bytes, log scale)", svg::Scale::log, svg::Ticks::bytes, {}, {}};
-  p.y = {"bandwidth (GB/s)", svg::Scale::linear, svg::Ticks::number, {}, {}};
+  p.y = bandwidth_axis(best, "bandwidth");
   p.series = to_series(series);
   p.rules = rules;
   return figure(svg::render(p),
@@ -190,14 +214,15 @@ std::string kernels_section(const db::CostTable& t) {
                     fmt::format("{:.3g} ms, {:.0f} %, {} calls",
                                 static_cast<double>(c.time_ns) / 1e6, share, c.count)});
   }
-  std::string out = figure(
-      svg::render_bars("Traced GPU time per kernel class", "time (ms, summed over events)", bars),
-      fmt::format("{} kernels, {} copies, {} sets; classes as in docs/tracing.md.", s.kernels,
-                  s.copies, s.sets));
+  std::string out =
+      figure(svg::render_bars("Traced GPU time per kernel class", "kernel class",
+                              "time (ms, summed over events)", bars),
+             fmt::format("{} kernels, {} copies, {} sets; classes as in docs/tracing.md.",
+                         s.kernels, s.copies, s.sets));
   out += "<table><tr><th>kernel</th><th>class</th><th>calls</th><th>time (ms)</th></tr>\n";
   for (const auto& k : s.top)
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td></tr>\n",
-                       escape(k.name.substr(0, 90)), trace::to_string(k.cls), k.count,
+    out += fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{:.3f}</td></tr>\n",
+                       escape(k.name), trace::to_string(k.cls), k.count,
                        static_cast<double>(k.time_ns) / 1e6);
   return out + "</table>\n";
 }
@@ -395,6 +420,7 @@ figure { margin: 0; background: #fff; border: 1px solid #ddd; padding: 8px; }
 figcaption { font-size: 12px; color: #555; max-width: 640px; margin-top: 4px; }
 table { border-collapse: collapse; font-size: 12px; margin: 8px 0; background: #fff; }
 td, th { border: 1px solid #ddd; padding: 3px 8px; text-align: left; }
+td.name { max-width: 900px; overflow-wrap: anywhere; }
 .empty, .note { color: #666; font-style: italic; }
 )css";
 

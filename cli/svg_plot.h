@@ -1,7 +1,8 @@
 #pragma once
 // A small SVG plotter for the HTML report: line/scatter plots with linear or log axes, unit-
 // aware tick labels and a legend, and horizontal bar charts. Output is inline SVG text with
-// no scripts and no external references.
+// no scripts and no external references. Every label is printed whole: text too wide for its
+// place (a legend entry, a title, a bar's label) wraps onto more lines, and the plot grows.
 #include <optional>
 #include <string>
 #include <utility>
@@ -42,6 +43,8 @@ struct Plot {
   std::vector<Rule> rules;
 };
 
+// width x height holds the title, the frame and the axes; the legend is stacked below them
+// (every series, each name in full), and the SVG is as much taller as the legend needs.
 std::string render(const Plot&, int width = 640, int height = 400);
 
 struct Bar {
@@ -49,13 +52,20 @@ struct Bar {
   double value = 0;
   std::string note;  // printed after the bar: "41.2 ms, 38 %"
 };
-std::string render_bars(const std::string& title, const std::string& value_label,
-                        const std::vector<Bar>&, int width = 640);
+// Bars of category_label (the y axis: "kernel class", printed over the bars' labels) against
+// value_label (x, with units).
+std::string render_bars(const std::string& title, const std::string& category_label,
+                        const std::string& value_label, const std::vector<Bar>&, int width = 640);
 
 // Colour-blind-safe palette (Okabe-Ito, then Tableau), cycled.
 const std::string& palette(size_t i);
 std::string escape(const std::string&);  // XML text and attributes
 // "1K", "64M", "2G" for powers of two; "1.5M" otherwise (binary, as nccl-tests prints sizes).
 std::string bytes_label(double bytes);
+// The lines text takes at font_px within max_px, by estimated glyph widths (a little wider
+// than common sans-serif fonts): broken at spaces (dropped) or after _ - / , ; : and, where
+// one run is still too long, anywhere. Joined, they are the text less the spaces broken at.
+std::vector<std::string> wrap(const std::string& text, double max_px, double font_px = 12);
+double text_width(const std::string& text, double font_px = 12);
 
 }  // namespace shardcost::cli::svg

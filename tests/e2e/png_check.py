@@ -1,7 +1,9 @@
 """Checks a screenshot is not blank, with the standard library only: decodes the PNG (8-bit
 RGB or RGBA, non-interlaced, as Chromium writes it) and counts colours and inked pixels.
 
-usage: png_check.py FILE [--colour RRGGBB]...   (each colour must appear somewhere)
+usage: png_check.py FILE [--colour RRGGBB]... [--trim-to OUT]
+  --colour: each colour must appear somewhere
+  --trim-to: also write the image to OUT without the rows of background below the page's end
 """
 import struct
 import sys
@@ -47,6 +49,21 @@ def read_png(path):
     return width, height, bpp, rows
 
 
+def write_trimmed(path, width, bpp, rows, margin=24):
+    """Writes rows down to the last that differs from the bottom one, and a margin."""
+    last = len(rows) - 1
+    while last > 0 and rows[last] == rows[-1]:
+        last -= 1
+    rows = rows[:min(len(rows), last + 1 + margin)]
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    ihdr = struct.pack(">IIBBBBB", width, len(rows), 8, 2 if bpp == 3 else 6, 0, 0, 0)
+    idat = zlib.compress(b"".join(b"\0" + r for r in rows), 9)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b""))
+    print(f"{path}: {width}x{len(rows)}")
+
+
 width, height, bpp, rows = read_png(sys.argv[1])
 colours, inked = set(), 0
 for line in rows[::2]:
@@ -62,3 +79,5 @@ want = [bytes.fromhex(c) for i, c in enumerate(sys.argv) if i > 1 and sys.argv[i
 for c in want:
     found = any(c in line[x:x + 3] for line in rows for x in range(0, width * bpp, bpp) if line[x:x + 3] == c)
     assert found, f"colour {c.hex()} (a plot series) does not appear"
+if "--trim-to" in sys.argv:
+    write_trimmed(sys.argv[sys.argv.index("--trim-to") + 1], width, bpp, rows)
