@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -14,6 +15,7 @@
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/profiler.h"
+#include "shardcost/signals.h"
 
 namespace shardcost::cli {
 namespace {
@@ -167,13 +169,29 @@ void fail_on_wrong(int64_t wrong, int64_t results) {
                     wrong, results));
 }
 
+// Ctrl-C (or SIGTERM) while a benchmark runs: the first asks it to stop after the current
+// measurement, keeping what it measured; a second stops the process at once.
+extern "C" void on_stop_signal(int sig) {
+  if (bench::stop_requested()) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  bench::request_stop();
+  static const char kNote[] =
+      "\nshardcost: stopping after the current measurement; what was measured is kept (again to "
+      "stop at once)\n";
+  if (::write(STDERR_FILENO, kNote, sizeof kNote - 1) < 0) return;  // nothing to do about it
+}
+
 template <typename Report>
 void finish(const BenchArgs& a, const Report& r, std::string_view table, Format f, int rank,
             int ranks, int64_t start, const std::string& v, const std::string& rev) {
   db::Measurements m;
   bench::append(m, r);
   describe_run(m.run, rank, ranks, start, v, rev);
-  const std::optional<int64_t> run_id = store(a, m, rank);
+  // An interrupted benchmark stores what it finished; one that finished nothing, nothing.
+  const std::optional<int64_t> run_id = r.results.empty() ? std::nullopt : store(a, m, rank);
   // CSV is the export's layout (it imports as one); text and JSON say more (spread, checks).
   if (rank == 0)
     fmt::print("{}",
@@ -181,6 +199,18 @@ void finish(const BenchArgs& a, const Report& r, std::string_view table, Format 
   int64_t bad = 0;
   for (const auto& x : r.results) bad += x.wrong > 0;
   fail_on_wrong(bad, static_cast<int64_t>(r.results.size()));
+  if (r.interrupted) {
+    if (rank == 0) {
+      std::fflush(stdout);
+      fmt::print(stderr, "shardcost: interrupted: {} of {} measurements {}\n", r.results.size(),
+                 r.planned,
+                 a.db.empty()        ? "printed (no --db, nothing stored)"
+                 : run_id            ? fmt::format("stored in {} as run {}", a.db, *run_id)
+                 : r.results.empty() ? "made; nothing stored"
+                                     : fmt::format("stored in {}", a.db));
+    }
+    throw ExitStatus{130};  // 128 + SIGINT, as a shell reports Ctrl-C
+  }
 }
 
 void add_common(CLI::App* c, BenchArgs& a) {
@@ -261,6 +291,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     o.threads = a.threads;
     o.compare_baseline = a.compare_baseline;
     const int64_t start = now_ns();
+    const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
     finish(a, bench::bench_gemm(o, progress()), "gemm", f, 0, 1, start, version, revision);
   });
 
@@ -289,6 +320,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     o.threads = a.threads;
     o.compare_baseline = a.compare_baseline;
     const int64_t start = now_ns();
+    const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
     finish(a, bench::bench_memory(o, progress()), "memory", f, 0, 1, start, version, revision);
   });
 
@@ -318,6 +350,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     bench::CollectiveOptions run = collective_options(a, ops);
     run.sizes = sizes_of(a, "1K", "16M");
     const int64_t start = now_ns();
+    const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
     const bench::CollectiveReport r = bench::bench_collective(run, progress());
     finish(a, r, "collective", f, r.rank, r.ranks, start, version, revision);
   });
@@ -334,6 +367,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     bench::CollectiveOptions o = collective_options(a, {"send_recv"});
     o.sizes = sizes_of(a, "8", "16M");
     const int64_t start = now_ns();
+    const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
     const bench::P2pReport r = bench::bench_p2p(o, progress());
     finish(a, r, "collective", f, r.rank, r.ranks, start, version, revision);
   });

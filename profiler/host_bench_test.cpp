@@ -3,6 +3,7 @@
 
 #include "shardcost/error.h"
 #include "shardcost/profiler.h"
+#include "stop.h"
 
 namespace shardcost::bench {
 namespace {
@@ -85,6 +86,40 @@ TEST(HostMemory, CopyReadWriteAreCheckedAndLandInTheStoreRecords) {
     for (const int64_t v : rec.samples_ns) EXPECT_GT(v, 0);
   }
   EXPECT_EQ(meas.memory[0].samples_ns, r.results[0].stats.samples_ns);
+}
+
+// A stop requested while the second measurement starts: it finishes, the third never
+// starts, and both finished ones are returned.
+TEST(HostMemory, AStopRequestKeepsWhatWasMeasured) {
+  MemoryOptions o;
+  o.kinds = {"copy"};
+  o.sizes = {4096, 8192, 16384};
+  o.timing = quick();
+  o.threads = 1;
+  int notes = 0;
+  const MemoryReport r = bench_memory(o, [&notes](const std::string&) {
+    if (++notes == 2) request_stop();
+  });
+  clear_stop_request();
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.planned, 3u);
+  ASSERT_EQ(r.results.size(), 2u);
+  EXPECT_EQ(r.results[1].bytes, 8192);
+  // Without a request the same sweep runs whole.
+  const MemoryReport whole = bench_memory(o);
+  EXPECT_FALSE(whole.interrupted);
+  EXPECT_EQ(whole.results.size(), 3u);
+}
+
+TEST(HostGemm, AStopRequestedBeforeTheStartMeasuresNothing) {
+  GemmOptions o;
+  o.shapes = {{"a", 8, 8, 8, 1}};
+  o.timing = quick();
+  request_stop();
+  const GemmReport r = bench_gemm(o);
+  clear_stop_request();
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_TRUE(r.results.empty());
 }
 
 TEST(CudaBackend, SaysWhyWhenThereIsNoGpu) {

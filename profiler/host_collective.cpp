@@ -13,6 +13,7 @@
 #include "mpi_api.h"
 #include "result_records.h"
 #include "shardcost/error.h"
+#include "stop.h"
 #include "watchdog.h"
 
 namespace shardcost::bench {
@@ -205,8 +206,10 @@ CollectiveReport mpi_bench_collective(const CollectiveOptions& o, const Progress
   report.library_version = mpi::version();
   report.device = host_device_record();
   Watchdog dog(o.on_timeout, [] { mpi::abort(3); });
+  report.planned = o.ops.size() * o.sizes.size();
   for (const auto& op : o.ops) {
     for (const int64_t bytes : o.sizes) {
+      if (stop_before_next(report, true)) return report;
       MpiCollective bench(o, op, bytes);
       const std::string what =
           fmt::format("MPI {} of {} bytes over {} ranks", op, bench.layout().bytes, w.size);
@@ -234,8 +237,10 @@ P2pReport mpi_bench_p2p(const CollectiveOptions& o, const Progress& progress) {
   report.library_version = mpi::version();
   report.device = host_device_record();
   Watchdog dog(o.on_timeout, [] { mpi::abort(3); });
+  report.planned = static_cast<size_t>(w.size - 1) * o.sizes.size();
   for (int peer = 1; peer < w.size; ++peer) {
     for (const int64_t bytes : o.sizes) {
+      if (stop_before_next(report, true)) return report;
       const std::string what =
           fmt::format("MPI send/recv of {} bytes between ranks 0 and {}", bytes, peer);
       if (progress && w.rank == 0) progress(what);

@@ -15,6 +15,7 @@
 #include "result_records.h"
 #include "shardcost/error.h"
 #include "shardcost/profiler.h"
+#include "stop.h"
 
 namespace shardcost::bench {
 namespace {
@@ -144,7 +145,9 @@ GemmReport host_bench_gemm(const GemmOptions& opt, const Progress& progress) {
   blas::set_threads(opt.threads);
   GemmReport report;
   report.device = host_device_record();
+  report.planned = opt.shapes.size();
   for (const auto& s : opt.shapes) {
+    if (stop_before_next(report, false)) break;
     if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0)
       throw InputError(
           fmt::format("GEMM shape {}x{}x{} (batch {}) must be positive", s.m, s.n, s.k, s.batch));

@@ -11,6 +11,7 @@
 #include "host_buffers.h"
 #include "result_records.h"
 #include "shardcost/error.h"
+#include "stop.h"
 #include "thread_pool.h"
 
 namespace shardcost::bench {
@@ -147,8 +148,10 @@ MemoryReport host_bench_memory(const MemoryOptions& opt, const Progress& progres
   ThreadPool pool(opt.threads);
   MemoryReport report;
   report.device = host_device_record();
+  report.planned = opt.kinds.size() * opt.sizes.size();
   for (const auto& kind : opt.kinds) {
     for (const int64_t bytes : opt.sizes) {
+      if (stop_before_next(report, false)) return report;
       if (progress) progress(fmt::format("memory {} {} bytes", kind, bytes));
       HostMemory bench(kind, bytes, pool);
       HostTimer timer;

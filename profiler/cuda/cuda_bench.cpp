@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "result_records.h"
 #include "shardcost/error.h"
+#include "stop.h"
 
 namespace shardcost::bench {
 namespace {
@@ -126,7 +127,9 @@ db::DeviceRecord cuda_device_record(int gpu) {
 GemmReport cuda_bench_gemm(const GemmOptions& o, const Progress& progress) {
   GemmReport report;
   report.device = cuda_device_record(o.gpu);
+  report.planned = o.shapes.size();
   for (const auto& s : o.shapes) {
+    if (stop_before_next(report, false)) break;
     if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0)
       throw InputError(fmt::format("GEMM shape {}x{}x{} must be positive", s.m, s.n, s.k));
     if (progress) progress(fmt::format("gemm {} {}x{}x{}", o.dtype, s.m, s.n, s.k));
@@ -147,8 +150,10 @@ MemoryReport cuda_bench_memory(const MemoryOptions& o, const Progress& progress)
                                    fmt::join(kinds, ", ")));
   MemoryReport report;
   report.device = cuda_device_record(o.gpu);
+  report.planned = o.kinds.size() * o.sizes.size();
   for (const auto& kind : o.kinds) {
     for (const int64_t bytes : o.sizes) {
+      if (stop_before_next(report, false)) return report;
       if (progress) progress(fmt::format("memory {} {} bytes", kind, bytes));
       CudaMemoryDevice device;
       DeviceMemory bench(device, kind, bytes);

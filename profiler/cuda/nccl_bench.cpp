@@ -14,6 +14,7 @@
 #include "mpi_api.h"
 #include "result_records.h"
 #include "shardcost/error.h"
+#include "stop.h"
 #include "watchdog.h"
 
 namespace shardcost::bench {
@@ -181,8 +182,10 @@ CollectiveReport nccl_bench_collective(const CollectiveOptions& o, const Progres
   std::vector<cuda::EventTimer::Lane> timer_lanes;
   for (auto& l : lanes) timer_lanes.push_back({l.device, l.stream.get()});
   NcclLanes fabric(lanes, comms, ranks);
+  report.planned = o.ops.size() * o.sizes.size();
   for (const auto& op : o.ops) {
     for (const int64_t bytes : o.sizes) {
+      if (stop_before_next(report, mp)) return report;
       DeviceCollective bench(o, op, bytes, fabric, mp ? mpi_group() : RankGroup{});
       const std::string what =
           fmt::format("NCCL {} of {} bytes over {} ranks", op, bench.layout().bytes, ranks);

@@ -11,33 +11,13 @@
 #include <string>
 
 #include "shardcost/error.h"
+#include "shardcost/signals.h"
 #include "shardcost/trace.h"
 
 extern char** environ;
 
 namespace shardcost::trace {
 namespace {
-
-class IgnoreInterrupts {
- public:
-  IgnoreInterrupts() {
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    sigaction(SIGINT, &ignore, &old_int_);
-    sigaction(SIGQUIT, &ignore, &old_quit_);
-  }
-  ~IgnoreInterrupts() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGQUIT, &old_quit_, nullptr);
-  }
-  IgnoreInterrupts(const IgnoreInterrupts&) = delete;
-  IgnoreInterrupts& operator=(const IgnoreInterrupts&) = delete;
-
- private:
-  struct sigaction old_int_ {
-  }, old_quit_{};
-};
 
 class Fd {
  public:
@@ -86,7 +66,7 @@ int run_command(const Launch& launch) {
     [[maybe_unused]] auto n = ::write(write_end.get(), &err, sizeof err);
     ::_exit(127);
   }
-  IgnoreInterrupts ignore;
+  const ScopedSignals ignore(SIGINT, SIGQUIT, SIG_IGN);
   write_end.reset();
   int exec_errno = 0;
   ssize_t got;

@@ -33,6 +33,23 @@ cut -d, -f2- "$SCRATCH/memory.csv" | cmp -s - "$SCRATCH/copy.csv" || fail "bench
 expect_exit 0 "$BIN" bench memory --device cpu -b 64K -e 64K --op copy --iters 2 --warmup 0 --format csv
 grep -q '^,[0-9a-f-]\{36\},' <<<"$(sed -n 2p <<<"$OUT")" || fail "unstored bench csv: $OUT"
 
+# Ctrl-C keeps what was measured: stored, said, exit 130.
+"$BIN" bench memory --device cpu -b 1M -e 256M -f 2 --iters 20 --warmup 1 --db "$SCRATCH/int.db" >"$SCRATCH/int.out" 2>"$SCRATCH/int.err" &
+job=$!
+sleep 1.5
+kill -INT $job
+set +e; wait $job; code=$?; set -e
+[ "$code" = 130 ] || fail "an interrupted benchmark exited $code: $(cat "$SCRATCH/int.err")"
+grep -q "interrupted: [0-9]* of 27 measurements stored in $SCRATCH/int.db as run 1" "$SCRATCH/int.err" \
+  || grep -q "interrupted: 0 of 27 measurements made; nothing stored" "$SCRATCH/int.err" || fail "interrupt: $(cat "$SCRATCH/int.err")"
+n=$(grep -o "interrupted: [0-9]*" "$SCRATCH/int.err" | grep -o "[0-9]*$")
+[ "$n" -lt 27 ] || fail "nothing was interrupted"
+[ "$(grep -cE '^(copy|read|write) ' "$SCRATCH/int.out")" = "$n" ] || fail "printed rows differ from the $n said: $(cat "$SCRATCH/int.out")"
+if [ "$n" -gt 0 ]; then
+  stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from memory').fetchone()[0])" "$SCRATCH/int.db")
+  [ "$stored" = "$n" ] || fail "said $n stored, the store holds $stored"
+fi
+
 # Both runs landed in the store, with provenance.
 expect_exit 0 "$BIN" db info "$DB"
 grep -q "gemm 5" <<<"$OUT" || fail "store lacks the 5 GEMM rows: $OUT"

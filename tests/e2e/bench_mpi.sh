@@ -10,10 +10,10 @@ expect_exit 0 "${MPI[@]}" "$BIN" bench collective --backend mpi --op all -b 1K -
 grep -q "^# 2 ranks on 1 node (intra_node)" <<<"$OUT" || fail "header: $OUT"
 [ "$(grep -cE '^(all_reduce|all_gather|reduce_scatter|broadcast|reduce|all_to_all|send_recv) ' <<<"$OUT")" = 21 ] \
   || fail "expected 7 ops x 3 sizes, printed once (rank 0): $OUT"
+awk '$1 ~ /^(all_reduce|all_to_all)/ && $NF != 0 { exit 1 }' <<<"$OUT" || fail "#wrong not 0: $OUT"
 # nccl-tests' short names are aliases of the store's.
 expect_exit 0 "${MPI[@]}" "$BIN" bench collective --backend mpi --op alltoall,sendrecv -b 1K -e 1K --iters 2 --warmup 0
 [ "$(grep -cE '^(all_to_all|send_recv) ' <<<"$OUT")" = 2 ] || fail "aliases: $OUT"
-awk '$1 ~ /^(all_reduce|alltoall)/ && $NF != 0 { exit 1 }' <<<"$OUT" || fail "#wrong not 0: $OUT"
 
 # busbw = algbw x nccl-tests' factor: 2(n-1)/n = 1 for all_reduce, (n-1)/n = 0.5 for all_gather on 2 ranks.
 expect_exit 0 "${MPI[@]}" "$BIN" bench collective --op all_gather,all_reduce,reduce_scatter -b 64K --iters 5 --warmup 1 --redop max --in-place --format json
@@ -33,6 +33,27 @@ grep -q ",send_recv,int8,none,-1,8,8,2,1,intra_node,0," <<<"$OUT" || fail "p2p c
 
 expect_exit 0 "$BIN" db info "$DB"
 grep -q "collective 24" <<<"$OUT" || fail "store lacks 21 collective + 3 p2p rows: $OUT"
+
+# Ctrl-C reaching one rank stops both at the same point (they agree before each
+# measurement): the finished measurements are stored and said, exit 130.
+rm -f "$SCRATCH/int.db"
+"${MPI[@]}" "$BIN" bench collective --backend mpi --op all_reduce -b 1K -e 64M -f 2 --iters 200 --warmup 1 --db "$SCRATCH/int.db" >"$SCRATCH/int.out" 2>"$SCRATCH/int.err" &
+job=$!
+for _ in $(seq 1 200); do
+  ranks=$(pgrep -f "bench collective --backend mpi --op all_reduce -b 1K -e 64M" | grep -v "^$job$" || true)
+  [ "$(wc -w <<<"$ranks")" -ge 2 ] && break
+  sleep 0.05
+done
+sleep 1
+# One rank (mpirun is $job) is told; the other hears of it only through the agreement.
+kill -INT "$(tail -1 <<<"$ranks")"
+set +e; wait $job; code=$?; set -e
+[ "$code" != 0 ] || fail "an interrupted benchmark exited 0"
+grep -q "interrupted: [0-9]* of 17 measurements stored in $SCRATCH/int.db as run 1" "$SCRATCH/int.err" || fail "interrupt: $(cat "$SCRATCH/int.err")"
+n=$(grep -o "interrupted: [0-9]*" "$SCRATCH/int.err" | grep -o "[0-9]*$")
+[ "$n" -lt 17 ] || fail "nothing was interrupted: $(cat "$SCRATCH/int.err")"
+stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from collective').fetchone()[0])" "$SCRATCH/int.db" 2>/dev/null || echo 0)
+[ "$stored" = "$n" ] || fail "said $n stored, the store holds $stored"
 
 # One file per rank with {rank}.
 expect_exit 0 "${MPI[@]}" "$BIN" bench collective -b 1K --iters 2 --warmup 0 --db "$SCRATCH/r{rank}.db"

@@ -58,6 +58,17 @@ struct Timing {
 
 // Called between measurements (never while timing) with a short note for stderr.
 using Progress = std::function<void(const std::string&)>;
+
+// Stopping a benchmark early (Ctrl-C): request_stop() is async-signal-safe. Every benchmark
+// looks before each measurement (all ranks of a collective agree, so none waits alone) and
+// returns what it measured, with interrupted set; nothing measured is dropped.
+void request_stop();
+bool stop_requested();
+// How far a benchmark got: set by every bench_* entry point.
+struct Completion {
+  bool interrupted = false;
+  size_t planned = 0;  // measurements the benchmark would have made
+};
 // Called once, from a watchdog thread, when a collective hangs; the process aborts after it.
 using TimeoutHandler = std::function<void(const std::string&)>;
 
@@ -83,7 +94,7 @@ struct GemmResult {
   int64_t checked = 0, wrong = 0;  // sampled output elements checked / outside tolerance
   std::optional<double> baseline_tflops;
 };
-struct GemmReport {
+struct GemmReport : Completion {
   db::DeviceRecord device;
   std::vector<GemmResult> results;
 };
@@ -108,7 +119,7 @@ struct MemoryResult {
   int64_t wrong = 0;
   std::optional<double> baseline_gbps;
 };
-struct MemoryReport {
+struct MemoryReport : Completion {
   db::DeviceRecord device;
   std::vector<MemoryResult> results;
 };
@@ -131,7 +142,7 @@ struct CollectiveOptions {
   TimeoutHandler on_timeout;
 };
 struct CollectiveResult {
-  std::string op;  // nccl-tests' name: all_reduce, alltoall, sendrecv, ...
+  std::string op;  // all_reduce, all_to_all, send_recv, ... (collective_ops())
   std::string dtype, redop;
   int root = -1;
   int64_t bytes = 0, elements = 0;
@@ -140,7 +151,7 @@ struct CollectiveResult {
   double algbw_gbps = 0, busbw_gbps = 0;
   int64_t wrong = 0;
 };
-struct CollectiveReport {
+struct CollectiveReport : Completion {
   int rank = 0, ranks = 1, nodes = 1;
   std::string fabric_level = "intra_node";
   std::string library_version;  // "Open MPI v4.1.4" or "nccl 2.27.7"
@@ -157,7 +168,7 @@ struct P2pResult {
   double bandwidth_gbps = 0, latency_us = 0;
   int64_t wrong = 0;
 };
-struct P2pReport {
+struct P2pReport : Completion {
   int rank = 0, ranks = 1, nodes = 1;
   std::string library_version;
   db::DeviceRecord device;
