@@ -6,11 +6,13 @@
 // is missing (and kept, for a side-by-side run of another tool on the same file).
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "shardcost/db.h"
 #include "shardcost/importers.h"
@@ -18,12 +20,14 @@
 namespace {
 
 // Kineto's layout: one event per object, one field per line, one-space indents.
-void write_trace(const std::string& path, long events) {
+void write_trace(const std::string& path, long events, int rank = 0) {
   std::ofstream out(path, std::ios::binary);
   out << "{\n \"schemaVersion\": 1,\n \"deviceProperties\": [\n  {\n   \"id\": 0, \"name\": "
          "\"NVIDIA H100 80GB HBM3\", \"totalGlobalMem\": 85031714816,\n   \"computeMajor\": 9, "
          "\"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"numSms\": 132\n  }\n ],\n "
-         "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, \"world_size\": 1},\n "
+         "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": "
+      << rank
+      << ", \"world_size\": 1},\n "
          "\"traceEvents\": [\n";
   double ts = 1000.0;
   char buf[1024];
@@ -79,8 +83,40 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+// bench_import --ranks N [EVENTS]: N rank traces of EVENTS events each (default 500,000), read
+// into one run on 1 thread and on N threads. Target: N threads at least 1.3x faster than one
+// (on a machine of N cores or more).
+int ranks_mode(int ranks, long events) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (int r = 0; r < ranks; ++r) {
+    files.push_back(
+        (fs::temp_directory_path() / ("shardcost_bench_rank" + std::to_string(r) + ".json"))
+            .string());
+    if (!fs::exists(files.back())) write_trace(files.back(), events, r);
+  }
+  double best[2] = {1e30, 1e30};
+  size_t kernels = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (int t = 0; t < 2; ++t) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto m = shardcost::db::import_kineto_ranks(files, t == 0 ? 1 : ranks);
+      best[t] = std::min(best[t], seconds_since(t0));
+      kernels = m.kernels.size();
+    }
+  }
+  const double speedup = best[0] / best[1];
+  std::printf(
+      "%d rank traces of %ld events (%zu GPU events in one run): 1 thread %.3f s, %d "
+      "threads %.3f s, %.2fx (target >= 1.3x); best of 3\n",
+      ranks, events, kernels, best[0], ranks, best[1], speedup);
+  return speedup >= 1.3 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
+  if (argc > 2 && std::string(argv[1]) == "--ranks")
+    return ranks_mode(std::stoi(argv[2]), argc > 3 ? std::stol(argv[3]) : 500000);
   const std::string trace =
       argc > 1 ? argv[1] : (fs::temp_directory_path() / "shardcost_bench_kineto.json").string();
   const long events = argc > 2 ? std::stol(argv[2]) : 1000000;

@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "commands.h"
 #include "shardcost/db.h"
@@ -17,6 +18,8 @@ struct ImportArgs {
   std::vector<std::string> files;
   std::string op;
   int64_t batch_rows = 50000;
+  bool one_run = false;  // kineto: the files are the ranks of one job
+  int threads = 0;       // kineto --one-run: files read at once; 0 = one per core
 };
 
 std::string describe(const db::Measurements& m) {
@@ -41,9 +44,32 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
   if (name == "nccl-tests")
     cmd->add_option("--op", a->op,
                     "collective, when neither the file nor its name says (all_reduce, ...)");
+  if (name == "kineto") {
+    cmd->add_flag("--one-run", a->one_run,
+                  "the files are the ranks of one job (a trace per rank): read in parallel, "
+                  "stored as one run");
+    cmd->add_option("--threads", a->threads,
+                    "--one-run: files read at once (default: one per core)")
+        ->check(CLI::PositiveNumber);
+  }
   cmd->add_option("FILE", a->files, "files to import")->required();
   cmd->callback([a, parse, recorded_by] {
     db::Store store = db::Store::open(a->db, db::Store::Mode::read_write);
+    if (a->one_run) {
+      const int threads =
+          a->threads > 0 ? a->threads : static_cast<int>(std::thread::hardware_concurrency());
+      db::Measurements m = db::import_kineto_ranks(a->files, threads);
+      m.run.recorded_by = recorded_by;
+      for (const auto& w : m.warnings) fmt::print(stderr, "shardcost: warning: {}\n", w);
+      const db::WriteResult r = store.write(m, a->batch_rows);
+      const std::string what = fmt::format("{} rank traces", a->files.size());
+      if (r.duplicate)
+        fmt::print("{}: already imported as run {}; nothing added\n", what, r.run_id);
+      else
+        fmt::print("{}: run {}: {}{}\n", what, r.run_id, describe(m),
+                   r.replaced ? " (an earlier import of them had not finished; replaced)" : "");
+      return;
+    }
     for (const auto& file : a->files) {
       // Every run of a file is read before any is written: a bad one stores nothing.
       std::vector<db::Measurements> runs = parse(*a, file);

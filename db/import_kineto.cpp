@@ -151,7 +151,8 @@ class KinetoStream {
           break;
         case ':':
           if (depth_ == 1 &&
-              (current_key_ == "deviceProperties" || current_key_ == "baseTimeNanoseconds")) {
+              (current_key_ == "deviceProperties" || current_key_ == "baseTimeNanoseconds" ||
+               current_key_ == "distributedInfo")) {
             capture_ = current_key_;
             value_buf_.clear();
             value_from = i + 1;
@@ -210,6 +211,8 @@ class KinetoStream {
     take(value_buf_, p, from, to);
     if (capture_ == "deviceProperties")
       device_properties(value_buf_);
+    else if (capture_ == "distributedInfo")
+      distributed_info(value_buf_);
     else
       base_time(value_buf_);
     capture_.clear();
@@ -258,6 +261,16 @@ class KinetoStream {
       if (major >= 0) d.compute_capability = std::to_string(major) + "." + std::to_string(minor);
       properties_[id] = d;
     }
+  }
+
+  // PyTorch's distributed traces say which rank recorded them: {"rank": 3, "world_size": 8}.
+  void distributed_info(const std::string& text) {
+    auto doc = parse(text);
+    od::object info;
+    if (doc.get_object().get(info)) return;  // not ours to judge; the rank stays unknown
+    int64_t rank = -1;
+    if (!info["rank"].get_int64().get(rank) && rank >= 0 && rank < (int64_t{1} << 24))
+      m_.trace_rank = static_cast<int>(rank);
   }
 
   void base_time(const std::string& text) {

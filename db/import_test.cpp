@@ -6,6 +6,7 @@
 
 #include "shardcost/error.h"
 #include "shardcost/importers.h"
+#include "temp_dir_test.h"
 
 namespace shardcost::db {
 namespace {
@@ -393,6 +394,78 @@ TEST(NcclTests, RowsMarkedWrongAreStoredFlaggedAndWarned) {
   EXPECT_NE(m.warnings[0].find("all_reduce 1024 bytes (in place): 3 wrong elements; stored"),
             std::string::npos)
       << m.warnings[0];
+}
+
+}  // namespace
+}  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+// A small rank trace: one GPU, one step, a kernel whose name every rank shares and one of its
+// own; `rank` < 0 writes no distributedInfo.
+std::string rank_trace(int rank, double step_start_us, double step_us) {
+  std::string info =
+      rank < 0 ? ""
+               : "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + std::to_string(rank) +
+                     ", \"world_size\": 2},\n";
+  const std::string r = std::to_string(rank);
+  const std::string start = std::to_string(step_start_us), dur = std::to_string(step_us);
+  return "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n" + info +
+         "\"traceEvents\": [\n"
+         "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#4\", \"pid\": 1, "
+         "\"tid\": 1, \"ts\": " +
+         start + ", \"dur\": " + dur +
+         "},\n"
+         "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"shared_gemm\", \"pid\": 0, \"tid\": 7, "
+         "\"ts\": 10.0, \"dur\": 5.0, \"args\": {\"device\": 0, \"stream\": 7}},\n"
+         "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"own_" +
+         r +
+         "\", \"pid\": 0, \"tid\": 7, \"ts\": 20.0, \"dur\": 5.0, \"args\": {\"device\": 0, "
+         "\"stream\": 7}}\n]}\n";
+}
+
+using KinetoRanks = TempDirTest;
+
+TEST_F(KinetoRanks, OneRunOfEveryRankInParallel) {
+  // Given out of order: the ranks come from the traces, not the file names.
+  std::ofstream(file("a.json")) << rank_trace(1, 100, 50);
+  std::ofstream(file("b.json")) << rank_trace(0, 90, 40);
+  const Measurements m = import_kineto_ranks({file("a.json"), file("b.json")}, 2);
+  ASSERT_EQ(m.devices.size(), 2u);
+  EXPECT_EQ(m.devices[0].host, "rank 1");
+  EXPECT_EQ(m.devices[1].host, "rank 0");
+  EXPECT_EQ(m.kernels.size(), 4u);
+  EXPECT_EQ(m.names.size(), 3u);  // shared_gemm once, own_1, own_0
+  EXPECT_EQ(m.kernels[2].device, 1);
+  EXPECT_EQ(m.names.at(static_cast<size_t>(m.kernels[2].name)), "shared_gemm");
+  // The job's step: the earliest start (90 µs) to the latest end (150 µs).
+  ASSERT_EQ(m.steps.size(), 1u);
+  EXPECT_EQ(m.steps[0].number, 4);
+  EXPECT_EQ(m.steps[0].duration_ns, 60000);
+  // The same files in another order, on one thread: the same run.
+  const Measurements again = import_kineto_ranks({file("b.json"), file("a.json")}, 1);
+  EXPECT_EQ(again.run.uuid, m.run.uuid);
+  EXPECT_EQ(again.kernels.size(), 4u);
+}
+
+TEST_F(KinetoRanks, TwoTracesOfOneRankOrABadFileAreErrors) {
+  std::ofstream(file("a.json")) << rank_trace(0, 100, 50);
+  std::ofstream(file("b.json")) << rank_trace(0, 100, 50);
+  std::ofstream(file("bad.json")) << "{\"traceEvents\": [";
+  try {
+    import_kineto_ranks({file("a.json"), file("b.json")}, 2);
+    FAIL() << "two traces of rank 0 were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("are both traces of rank 0"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(import_kineto_ranks({file("a.json"), file("bad.json")}, 2), InputError);
+  // Traces that name no rank are ranked by their place.
+  std::ofstream(file("c.json")) << rank_trace(-1, 100, 50);
+  std::ofstream(file("d.json")) << rank_trace(-1, 100, 50);
+  const Measurements m = import_kineto_ranks({file("c.json"), file("d.json")}, 2);
+  EXPECT_EQ(m.devices[1].host, "rank 1");
 }
 
 }  // namespace

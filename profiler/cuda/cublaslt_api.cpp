@@ -1,18 +1,84 @@
 #include "cuda/cublaslt_api.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "shardcost/error.h"
+
+#define SC_STR2(x) #x
+#define SC_STR(x) SC_STR2(x)
 
 namespace shardcost::bench::cuda {
 namespace {
 
+// The entry points used, resolved once from the library of the toolkit's major version.
+struct Lt {
+  decltype(&cublasLtCreate) Create;
+  decltype(&cublasLtDestroy) Destroy;
+  decltype(&cublasLtGetVersion) GetVersion;
+  decltype(&cublasLtGetStatusName) GetStatusName;
+  decltype(&cublasLtGetStatusString) GetStatusString;
+  decltype(&cublasLtMatmul) Matmul;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) MatmulAlgoGetHeuristic;
+  decltype(&cublasLtMatmulDescCreate) MatmulDescCreate;
+  decltype(&cublasLtMatmulDescDestroy) MatmulDescDestroy;
+  decltype(&cublasLtMatmulDescSetAttribute) MatmulDescSetAttribute;
+  decltype(&cublasLtMatmulPreferenceCreate) MatmulPreferenceCreate;
+  decltype(&cublasLtMatmulPreferenceDestroy) MatmulPreferenceDestroy;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) MatmulPreferenceSetAttribute;
+  decltype(&cublasLtMatrixLayoutCreate) MatrixLayoutCreate;
+  decltype(&cublasLtMatrixLayoutDestroy) MatrixLayoutDestroy;
+  decltype(&cublasLtMatrixLayoutSetAttribute) MatrixLayoutSetAttribute;
+};
+
+constexpr const char* kLibrary = "libcublasLt.so." SC_STR(CUBLAS_VER_MAJOR);
+
+// Loaded once, kept for the life of the process (its objects may be released at exit).
+const Lt& lt() {
+  static const Lt table = [] {
+    void* lib = ::dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr)
+      throw Error(
+          fmt::format("cannot load cuBLASLt ({}): {}; install the CUDA toolkit's cuBLAS "
+                      "or put its lib folder on LD_LIBRARY_PATH",
+                      kLibrary, ::dlerror()));
+    auto get = [lib](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));
+      if (fn == nullptr)
+        throw Error(
+            fmt::format("{} has no {}; it is not the cuBLASLt this shardcost was built "
+                        "against (CUDA {})",
+                        kLibrary, name, CUBLAS_VER_MAJOR));
+    };
+    Lt t{};
+    get(t.Create, "cublasLtCreate");
+    get(t.Destroy, "cublasLtDestroy");
+    get(t.GetVersion, "cublasLtGetVersion");
+    get(t.GetStatusName, "cublasLtGetStatusName");
+    get(t.GetStatusString, "cublasLtGetStatusString");
+    get(t.Matmul, "cublasLtMatmul");
+    get(t.MatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
+    get(t.MatmulDescCreate, "cublasLtMatmulDescCreate");
+    get(t.MatmulDescDestroy, "cublasLtMatmulDescDestroy");
+    get(t.MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
+    get(t.MatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate");
+    get(t.MatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");
+    get(t.MatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
+    get(t.MatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
+    get(t.MatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
+    get(t.MatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
+    return t;
+  }();
+  return table;
+}
+
 void check(cublasStatus_t rc, const char* call, int line) {
   if (rc == CUBLAS_STATUS_SUCCESS) return;
   throw Error(fmt::format("{} failed at profiler/cuda/cublaslt_api.cpp:{}: {} ({})", call, line,
-                          cublasLtGetStatusString(rc), cublasLtGetStatusName(rc)));
+                          lt().GetStatusString(rc), lt().GetStatusName(rc)));
 }
 #define SC_LT(call) check((call), #call, __LINE__)
 
@@ -32,8 +98,22 @@ Types types(const std::string& dtype) {
 
 }  // namespace
 
+// A release that fails has nothing left to do; the objects are gone either way.
+void destroy(cublasLtHandle_t h) {
+  (void)lt().Destroy(h);
+}
+void destroy(cublasLtMatmulDesc_t h) {
+  (void)lt().MatmulDescDestroy(h);
+}
+void destroy(cublasLtMatrixLayout_t h) {
+  (void)lt().MatrixLayoutDestroy(h);
+}
+void destroy(cublasLtMatmulPreference_t h) {
+  (void)lt().MatmulPreferenceDestroy(h);
+}
+
 std::string LtMatmul::version() {
-  return fmt::format("cublasLt={}", cublasLtGetVersion());
+  return fmt::format("cublasLt={}", lt().GetVersion());
 }
 
 LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k,
@@ -42,19 +122,17 @@ LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k,
   if (batch < 1 || batch > INT32_MAX)
     throw InputError(fmt::format("GEMM batch {} must be between 1 and {}", batch, INT32_MAX));
   const Types t = types(dtype);
-  SC_LT(cublasLtCreate(handle_.out()));
-  SC_LT(cublasLtMatmulDescCreate(op_.out(), t.compute, CUDA_R_32F));
+  SC_LT(lt().Create(handle_.out()));
+  SC_LT(lt().MatmulDescCreate(op_.out(), t.compute, CUDA_R_32F));
   const cublasOperation_t trans = CUBLAS_OP_T, none = CUBLAS_OP_N;
-  SC_LT(cublasLtMatmulDescSetAttribute(op_.get(), CUBLASLT_MATMUL_DESC_TRANSA, &trans,
-                                       sizeof(trans)));
-  SC_LT(
-      cublasLtMatmulDescSetAttribute(op_.get(), CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
-  SC_LT(cublasLtMatrixLayoutCreate(a_.out(), t.ab, static_cast<uint64_t>(k),
-                                   static_cast<uint64_t>(m), k));
-  SC_LT(cublasLtMatrixLayoutCreate(b_.out(), t.ab, static_cast<uint64_t>(k),
-                                   static_cast<uint64_t>(n), k));
-  SC_LT(cublasLtMatrixLayoutCreate(d_.out(), t.d, static_cast<uint64_t>(m),
-                                   static_cast<uint64_t>(n), m));
+  SC_LT(lt().MatmulDescSetAttribute(op_.get(), CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
+  SC_LT(lt().MatmulDescSetAttribute(op_.get(), CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
+  SC_LT(lt().MatrixLayoutCreate(a_.out(), t.ab, static_cast<uint64_t>(k), static_cast<uint64_t>(m),
+                                k));
+  SC_LT(lt().MatrixLayoutCreate(b_.out(), t.ab, static_cast<uint64_t>(k), static_cast<uint64_t>(n),
+                                k));
+  SC_LT(lt().MatrixLayoutCreate(d_.out(), t.d, static_cast<uint64_t>(m), static_cast<uint64_t>(n),
+                                m));
   if (batch > 1) {
     const auto count = static_cast<int32_t>(batch);
     const struct {
@@ -62,18 +140,18 @@ LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k,
       int64_t stride;
     } batched[] = {{a_.get(), k * m}, {b_.get(), k * n}, {d_.get(), m * n}};
     for (const auto& [layout, stride] : batched) {
-      SC_LT(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
-                                             sizeof(count)));
-      SC_LT(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                             &stride, sizeof(stride)));
+      SC_LT(lt().MatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                          sizeof(count)));
+      SC_LT(lt().MatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                          &stride, sizeof(stride)));
     }
   }
-  SC_LT(cublasLtMatmulPreferenceCreate(pref_.out()));
-  SC_LT(cublasLtMatmulPreferenceSetAttribute(pref_.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                             &workspace_bytes_, sizeof(workspace_bytes_)));
+  SC_LT(lt().MatmulPreferenceCreate(pref_.out()));
+  SC_LT(lt().MatmulPreferenceSetAttribute(pref_.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                          &workspace_bytes_, sizeof(workspace_bytes_)));
   int found = 0;
-  SC_LT(cublasLtMatmulAlgoGetHeuristic(handle_.get(), op_.get(), a_.get(), b_.get(), d_.get(),
-                                       d_.get(), pref_.get(), 1, &algo_, &found));
+  SC_LT(lt().MatmulAlgoGetHeuristic(handle_.get(), op_.get(), a_.get(), b_.get(), d_.get(),
+                                    d_.get(), pref_.get(), 1, &algo_, &found));
   if (found == 0)
     throw InputError(
         fmt::format("cuBLASLt has no {} GEMM for {}x{}x{} on this device (fp8 needs "
@@ -82,8 +160,8 @@ LtMatmul::LtMatmul(const std::string& dtype, int64_t m, int64_t n, int64_t k,
 }
 
 void LtMatmul::run(const void* a, const void* b, void* d, cudaStream_t stream) const {
-  SC_LT(cublasLtMatmul(handle_.get(), op_.get(), &alpha_, a, a_.get(), b, b_.get(), &beta_, d,
-                       d_.get(), d, d_.get(), &algo_.algo, workspace_, workspace_bytes_, stream));
+  SC_LT(lt().Matmul(handle_.get(), op_.get(), &alpha_, a, a_.get(), b, b_.get(), &beta_, d,
+                    d_.get(), d, d_.get(), &algo_.algo, workspace_, workspace_bytes_, stream));
 }
 
 }  // namespace shardcost::bench::cuda

@@ -7,16 +7,24 @@
 
 namespace shardcost::bench::cuda {
 
-// Owns one cuBLASLt handle; each member below is its own owner, so a constructor that throws
+// cuBLASLt is loaded on first use (dlopen), not linked: merely loading it costs a process
+// about 210 MB of resident memory, which every command, even --version, used to pay. These
+// release what the loaded library made.
+void destroy(cublasLtHandle_t);
+void destroy(cublasLtMatmulDesc_t);
+void destroy(cublasLtMatrixLayout_t);
+void destroy(cublasLtMatmulPreference_t);
+
+// Owns one cuBLASLt object; each member below is its own owner, so a constructor that throws
 // halfway releases exactly what it had created.
-template <typename T, cublasStatus_t (*Destroy)(T)>
+template <typename T>
 class LtOwned {
  public:
   LtOwned() = default;
   LtOwned(const LtOwned&) = delete;
   LtOwned& operator=(const LtOwned&) = delete;
   ~LtOwned() {
-    if (h_) Destroy(h_);
+    if (h_) destroy(h_);
   }
   T* out() { return &h_; }
   T get() const { return h_; }
@@ -39,10 +47,10 @@ class LtMatmul {
   static std::string version();
 
  private:
-  LtOwned<cublasLtHandle_t, cublasLtDestroy> handle_;
-  LtOwned<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> op_;
-  LtOwned<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> a_, b_, d_;
-  LtOwned<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> pref_;
+  LtOwned<cublasLtHandle_t> handle_;
+  LtOwned<cublasLtMatmulDesc_t> op_;
+  LtOwned<cublasLtMatrixLayout_t> a_, b_, d_;
+  LtOwned<cublasLtMatmulPreference_t> pref_;
   cublasLtMatmulHeuristicResult_t algo_{};
   void* workspace_;
   size_t workspace_bytes_;

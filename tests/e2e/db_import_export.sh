@@ -62,6 +62,16 @@ expect_exit 0 "$BIN" estimate --model gpt3-1.3b --cluster dgx-a100 --gpus 8 --st
 case "$OUT" in *measured*|*interpolated*) ;; *) fail "estimate --db names no store-priced part: $OUT";; esac
 expect_exit 0 "$BIN" rank --model gpt3-1.3b --cluster dgx-a100 --gpus 16 --gbs 64 --top 3 --db "$DB"
 
+# The traces of a job's ranks: read in parallel, one run, each rank's GPU its own device.
+cp "$F/kineto/train_step.json" "$SCRATCH/rank0.json"
+sed "s/\"rank\": 0,/\"rank\": 1,/" "$F/kineto/train_step.json" >"$SCRATCH/rank1.json"
+expect_exit 0 "$BIN" import kineto --one-run --threads 2 --db "$SCRATCH/ranks.db" "$SCRATCH/rank0.json" "$SCRATCH/rank1.json"
+grep -q "^2 rank traces: run 1: 12 kernel events, 2 devices$" <<<"$OUT" || fail "one-run import: $OUT"
+expect_exit 0 "$BIN" trace summary --db "$SCRATCH/ranks.db" --run 1 --format json
+python3 -c "import json,sys; s=json.loads(sys.argv[1]); assert len(s['devices'])==2, s['devices']" "$OUT" || fail "two ranks, one device: $OUT"
+expect_exit 0 "$BIN" import kineto --one-run --db "$SCRATCH/ranks.db" "$SCRATCH/rank1.json" "$SCRATCH/rank0.json"
+grep -q "already imported as run 1; nothing added" <<<"$OUT" || fail "the same ranks imported twice: $OUT"
+
 # Wrong inputs: one line, exit 2.
 expect_exit 2 "$BIN" import nccl-tests --db "$DB" "$F/kineto/train_step.json"
 one_line_error

@@ -161,6 +161,8 @@ struct Measurements {
   // tables (then nothing is written: a duplicate). A run's rows of one table come from one
   // source. Otherwise the run is written as a new one.
   bool adds_to_run = false;
+  // The rank that recorded a trace (Kineto's distributedInfo.rank); -1: it names none.
+  int trace_rank = -1;
   size_t rows() const {
     return gemms.size() + memory.size() + collectives.size() + kernels.size() + steps.size();
   }

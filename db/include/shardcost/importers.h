@@ -29,6 +29,12 @@ Measurements import_nccl_tests_json(std::string_view text, std::string_view sour
 // ProfilerStep#N spans as steps. The file form streams it in chunks (memory flat in its size).
 Measurements import_kineto(std::string_view text, std::string_view source);
 Measurements import_kineto_file(const std::string& path);
+// The traces of the ranks of one job (one file per rank), read on up to `threads` threads at
+// once and merged into one run: every rank's GPUs (told apart by host "rank N" when the trace
+// names no host: N from its distributedInfo, else the file's position), kernels and copies;
+// each step spans its earliest start to its latest end over the ranks (the job's step). Two
+// files of one rank are an error; so is any bad file (nothing is returned).
+Measurements import_kineto_ranks(const std::vector<std::string>& paths, int threads);
 
 // A table written by `shardcost export --format csv` (gemm, memory, collective or kernels):
 // one Measurements per run_uuid the rows name, each adds_to_run (it joins that run when the
