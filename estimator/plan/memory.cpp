@@ -1,6 +1,7 @@
 #include "memory.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace shardcost {
 
@@ -61,10 +62,24 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
 
 MemoryBreakdown peak_stage_memory(const Graph& g, const Strategy& s, const Software& sw,
                                   const StageLayout& layout) {
-  MemoryBreakdown peak = stage_memory(g, s, sw, layout.span(0), 0);
-  if (s.pp > 1) {
-    const MemoryBreakdown last = stage_memory(g, s, sw, layout.span(s.pp - 1), s.pp - 1);
-    if (last.total() > peak.total()) peak = last;
+  // Every stage can be the peak: a middle stage holding a layer more than the first keeps
+  // nearly as many micro-batches in flight (pp - 1 against pp). With one body block, a stage
+  // of the same size and position as an earlier one holds the same and keeps fewer in flight,
+  // so only the first stage of each size needs pricing; otherwise all are priced.
+  const bool uniform = uniform_body(g);
+  MemoryBreakdown peak;
+  std::vector<StageSpan> seen;
+  for (int stage = 0; stage < s.pp; ++stage) {
+    const StageSpan span = layout.span(stage);
+    if (uniform) {
+      const bool alike = std::any_of(seen.begin(), seen.end(), [&](const StageSpan& o) {
+        return o.units == span.units && o.first == span.first && o.last == span.last;
+      });
+      if (alike) continue;
+      seen.push_back(span);
+    }
+    const MemoryBreakdown m = stage_memory(g, s, sw, span, stage);
+    if (stage == 0 || m.total() > peak.total()) peak = m;
   }
   return peak;
 }

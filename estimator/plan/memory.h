@@ -22,7 +22,7 @@ struct MemoryBreakdown {
 };
 MemoryBreakdown stage_memory(const Graph&, const Strategy&, const Software&, const StageSpan&,
                              int stage);
-// The more loaded of the first and last pipeline stage: what must fit on every GPU.
+// The most loaded pipeline stage, over every stage: what must fit on every GPU.
 MemoryBreakdown peak_stage_memory(const Graph&, const Strategy&, const Software&,
                                   const StageLayout&);
 

@@ -147,3 +147,36 @@ TEST(Memory, StageKindsCountEveryStageOnce) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Llama 3 405B on 8,192 H100s, tp 8, pp 16, dp 64, no recompute: 126 layers over 16 stages
+// give the first and last 7 and the middle ones 8. Stage 1 then holds 8 layers with 15
+// micro-batches in flight against stage 0's 7 layers (and the embedding) with 16, and is
+// the heavier: the peak must be priced on it, not only on the first and last stages.
+TEST(Memory, APeakInAMiddleStageIsFound) {
+  const Model m = load_model("llama3-405b");
+  const Strategy s =
+      parse_strategy("tp=8,pp=16,dp=64,mbs=1,gbs=2048,recompute=none,sp=true,zero=1", 8192);
+  const Software sw = software_preset("megatron-core");
+  const Stage stage(m, s, sw);
+  const StageLayout layout(m.layers, s.pp);
+  ASSERT_EQ(layout.units(0), 7);
+  ASSERT_EQ(layout.units(1), 8);
+  double most = 0;
+  for (int i = 0; i < s.pp; ++i) most = std::max(most, stage.memory(m, s, sw, i).total());
+  const double first = stage.memory(m, s, sw, 0).total();
+  const double second = stage.memory(m, s, sw, 1).total();
+  const double last = stage.memory(m, s, sw, s.pp - 1).total();
+  EXPECT_GT(second, std::max(first, last));
+  EXPECT_DOUBLE_EQ(most, second);
+  EXPECT_DOUBLE_EQ(peak_stage_memory(stage.graph, s, sw, layout).total(), most);
+  // By the model's own numbers the plan does not fit an 80 GB H100 (79.7 GiB usable).
+  const Estimate e = estimate(m, load_cluster("dgx-h100", 8192), s);
+  EXPECT_FALSE(e.feasible) << e.memory_per_gpu_bytes / (1 << 30);
+  EXPECT_GT(second, 80.0 * (1 << 30));
+}
+
+}  // namespace
+}  // namespace shardcost
