@@ -174,9 +174,16 @@ TEST(Inputs, ClustersCarryPublishedBusBandwidthSweeps) {
 }
 
 TEST(Inputs, StrategyTextDefaultsAndErrors) {
-  const Strategy s = parse_strategy("tp=8,pp=2,mbs=2,recompute=full,sp=true", 64);
+  const Strategy s = parse_strategy("tp=8,pp=2,mbs=2,gbs=64,recompute=full,sp=true", 64);
   EXPECT_EQ(s.dp, 4);
-  EXPECT_EQ(s.gbs, 8);
+  EXPECT_EQ(s.gbs, 64);
+  // Without a pipeline gbs defaults to one micro-batch per data-parallel rank; with one, no
+  // default is a plan anyone runs (one micro-batch: (pp-1)/1 bubbles), so it is asked for.
+  EXPECT_EQ(parse_strategy("tp=8,mbs=2", 64).gbs, 16);
+  EXPECT_NE(input_error([] {
+              parse_strategy("tp=8,pp=2,mbs=2", 64);
+            }).find("gbs= is required with pipeline parallelism (pp=2)"),
+            std::string::npos);
   EXPECT_EQ(s.recompute, Recompute::full);
   EXPECT_TRUE(s.sp);
   EXPECT_NE(input_error([] { parse_strategy("tp=3", 64); }).find("does not divide the 64 GPUs"),

@@ -183,6 +183,17 @@ Strategy parse_strategy(std::string_view text, int gpus) {
     if (gbs < 0)
       throw InputError(
           fmt::format("mbs*dp does not fit a global batch; give gbs= (sequences per step)"));
+    // Without a pipeline, one micro-batch per data-parallel rank (no gradient accumulation)
+    // is a plan people run. With one, a single micro-batch leaves the pipeline (pp-1)/1
+    // bubbles idle: no default is a plan anyone would run, so the global batch is asked for.
+    if (s.pp > 1) {
+      const int64_t hint = product({s.mbs, s.dp, 4, s.pp});
+      throw InputError(fmt::format(
+          "gbs= is required with pipeline parallelism (pp={}): the global batch in sequences "
+          "sets the micro-batches per step, and the pipeline needs many (e.g. gbs={}: 4 per "
+          "stage)",
+          s.pp, hint > 0 ? hint : gbs));
+    }
     s.gbs = static_cast<int>(gbs);
   }
   if (s.gpus() != gpus)

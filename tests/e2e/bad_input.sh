@@ -18,7 +18,8 @@ check "field 'hidden' is missing" estimate --model "$F/models/missing-hidden.jso
 check "field 'layers' must be an integer >= 1 (got -4)" estimate --model "$F/models/negative-layers.json" --cluster dgx-a100 --strategy tp=1
 check "malformed JSON at line 3" estimate --model "$F/models/malformed.json" --cluster dgx-a100 --strategy tp=1
 check "tp=3 does not divide the 40 heads" estimate --model gpt3-13b --cluster dgx-a100 --gpus 24 --strategy tp=3
-check "pp=48 is above the 40 layers" estimate --model gpt3-13b --cluster dgx-a100 --gpus 48 --strategy pp=48
+check "pp=48 is above the 40 layers" estimate --model gpt3-13b --cluster dgx-a100 --gpus 48 --strategy pp=48,gbs=192
+check "gbs= is required with pipeline parallelism (pp=4)" estimate --model gpt3-13b --cluster dgx-a100 --gpus 32 --strategy tp=8,pp=4
 check "stages[0]: unknown field 'layer'; the fields are layers, replicas" estimate --model llama3-70b --cluster dgx-h100 --gpus 8 --plan "$F/plans/misspelt.json"
 check "plan file 'nope.json': no such file" estimate --model llama3-70b --cluster dgx-h100 --gpus 8 --plan nope.json
 check "not a whole number of 8-GPU nodes" estimate --model gpt3-13b --cluster dgx-a100 --gpus 12 --strategy tp=4
