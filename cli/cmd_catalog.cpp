@@ -10,6 +10,33 @@ namespace shardcost::cli {
 
 namespace {
 
+// The software presets: what each modelled stack overlaps and what it can run at all.
+nlohmann::json software_json() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& name : software_presets()) {
+    const Software sw = software_preset(name);
+    out.push_back({{"name", sw.name},
+                   {"attention", sw.attention == AttentionKernel::flash ? "flash" : "standard"},
+                   {"overlap_grad_reduce", sw.overlap_grad_reduce},
+                   {"overlap_param_gather", sw.overlap_param_gather},
+                   {"grad_bytes", sw.grad_bytes},
+                   {"loss_scaling", sw.loss_scaling},
+                   {"fused_grad_accumulation", sw.fused_grad_accumulation},
+                   {"async_tp_backward", sw.async_tp_backward},
+                   {"supports",
+                    {{"sequence_parallel", sw.sequence_parallel},
+                     {"selective_recompute", sw.selective_recompute},
+                     {"context_parallel", sw.context_parallel},
+                     {"expert_parallel", sw.expert_parallel},
+                     {"max_zero", sw.max_zero}}}});
+  }
+  return out;
+}
+
+std::string yes(bool b) {
+  return b ? "yes" : "-";
+}
+
 void print_catalog_text() {
   const auto all = nlohmann::json::parse(catalog_json());
   Table devices({"device", "arch", "SMs", "memory GiB", "HBM GB/s", "NVLink GB/s", "bf16 TFLOP/s",
@@ -49,6 +76,17 @@ void print_catalog_text() {
              devices.render(2));
   fmt::print("systems (bandwidth per GPU, one direction)\n{}\n", systems.render(2));
   fmt::print("models\n{}", models.render(2));
+  Table software({"software", "attention", "sp", "selective", "cp", "ep", "zero", "grads"},
+                 {false, false, false, false, false, false, true, true});
+  for (const auto& sw : software_json()) {
+    const auto& su = sw["supports"];
+    software.add({sw["name"], sw["attention"], yes(su["sequence_parallel"]),
+                  yes(su["selective_recompute"]), yes(su["context_parallel"]),
+                  yes(su["expert_parallel"]), fmt::format("<= {}", su["max_zero"].get<int>()),
+                  fmt::format("{} B", sw["grad_bytes"].get<int>())});
+  }
+  fmt::print("\nsoftware presets (what each stack can run; --software NAME)\n{}",
+             software.render(2));
 }
 
 }  // namespace
@@ -59,7 +97,9 @@ void add_catalog_command(CLI::App& app) {
   cmd->add_option("--format", *format, "text or json (json carries every figure's source)");
   cmd->callback([format] {
     if (parse_format(*format, {Format::text, Format::json}) == Format::json) {
-      fmt::print("{}\n", catalog_json());
+      nlohmann::json all = nlohmann::json::parse(catalog_json());
+      all["software"] = software_json();
+      fmt::print("{}\n", all.dump(2));
     } else {
       print_catalog_text();
     }

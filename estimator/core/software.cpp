@@ -24,6 +24,12 @@ Software software_preset(std::string_view name) {
     s.attention = AttentionKernel::standard;
     s.overlap_grad_reduce = false;
     s.overlap_param_gather = false;
+    // Megatron-LM's own ZeRO is the distributed optimizer (stage 1, February 2022); sharded
+    // gradients and weights (FSDP) came with Megatron-core, as did context parallelism and
+    // mixture-of-experts with expert parallelism.
+    s.max_zero = 1;
+    s.context_parallel = false;
+    s.expert_parallel = false;
   }
   if (name == "megatron-lm-2021") {
     // Megatron-LM of Narayanan et al. 2021 (code of April 2021, --fp16 as its example
@@ -33,12 +39,40 @@ Software software_preset(std::string_view name) {
     s.loss_scaling = true;
     s.fused_grad_accumulation = false;
     s.async_tp_backward = false;
+    // Sequence parallelism and selective recomputation are Korthikanti et al. 2022's; the
+    // distributed optimizer came in 2022 too.
+    s.sequence_parallel = false;
+    s.selective_recompute = false;
+    s.max_zero = 0;
   }
   if (name == "megatron-core" || name == "megatron-lm-2022" || name == "megatron-lm-2021") return s;
   throw InputError(
       fmt::format("unknown software preset '{}'; use megatron-core, megatron-lm-2022 "
                   "or megatron-lm-2021",
                   name));
+}
+
+std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
+  if (s.sp && !sw.sequence_parallel)
+    return fmt::format(
+        "{} has no sequence parallelism (it came with Megatron-LM in 2022); "
+        "use sp=false",
+        sw.name);
+  if (s.recompute == Recompute::selective && !sw.selective_recompute)
+    return fmt::format(
+        "{} has no selective recomputation (Megatron-LM 2022); use "
+        "recompute=full or none",
+        sw.name);
+  if (s.cp > 1 && !sw.context_parallel)
+    return fmt::format("{} has no context parallelism (Megatron-core); use cp=1", sw.name);
+  if (s.ep > 1 && !sw.expert_parallel)
+    return fmt::format("{} has no expert parallelism (Megatron-core); use ep=1", sw.name);
+  if (s.zero > sw.max_zero)
+    return fmt::format(
+        "{} shards at most ZeRO stage {} ({}); use zero={} or less", sw.name, sw.max_zero,
+        sw.max_zero == 0 ? "no distributed optimizer yet" : "the distributed optimizer",
+        sw.max_zero);
+  return std::nullopt;
 }
 
 std::vector<std::string> software_presets() {

@@ -77,6 +77,8 @@ Estimate estimate(const Workload& w, const Cluster& c, const Plan& plan,
   if (auto why = check_strategy(w, c, s)) {
     throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), *why));
   }
+  if (auto why = unsupported(opt.software, s))
+    throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), *why));
   if (!plan.stage_layers.empty()) {
     if (auto why = check_stage_layers(w, s, plan.stage_layers))
       throw InputError(fmt::format("plan cannot run: {}", *why));

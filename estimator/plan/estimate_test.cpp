@@ -43,7 +43,10 @@ TEST(Estimate, SequenceParallelBackwardGathersEachColumnParallelInputAgain) {
   const Model m = load_model("gpt3-13b");
   const Cluster c = load_cluster("dgx-a100", 8);
   EstimateOptions opt;
+  // The 2021 stack's synchronous collectives, with sequence parallelism (which that stack
+  // did not have) switched on: the mechanism under test, not a preset.
   opt.software = software_preset("megatron-lm-2021");
+  opt.software.sequence_parallel = true;
   ASSERT_FALSE(opt.software.async_tp_backward);
   auto tp = [&](const char* recompute) {
     return part(
@@ -55,6 +58,37 @@ TEST(Estimate, SequenceParallelBackwardGathersEachColumnParallelInputAgain) {
   const double none = tp("none"), full = tp("full");
   // The embedding and head add a few unrecomputed collectives: slightly under 0.4.
   EXPECT_NEAR((full - none) / none, 0.4, 0.02);
+}
+
+// A preset runs only what its stack had: Megatron-LM of 2021 had no sequence parallelism,
+// selective recomputation or distributed optimizer; that of 2022 no ZeRO-2/3, context or
+// expert parallelism. estimate refuses the rest, and rank never proposes it.
+TEST(Estimate, APresetRunsOnlyWhatItsStackHad) {
+  const Model m = load_model("gpt3-13b");
+  const Cluster c = load_cluster("dgx-a100", 64);
+  EstimateOptions opt;
+  opt.software = software_preset("megatron-lm-2021");
+  for (const char* text : {"tp=8,mbs=1,gbs=64,sp=true", "tp=8,mbs=1,gbs=64,recompute=selective",
+                           "tp=8,mbs=1,gbs=64,zero=1"})
+    EXPECT_THROW(estimate(m, c, parse_strategy(text, 64), opt), InputError) << text;
+  EXPECT_NO_THROW(estimate(m, c, parse_strategy("tp=8,mbs=1,gbs=64,recompute=full", 64), opt));
+  RankOptions ro;
+  ro.global_batch = 64;
+  ro.top = 200;
+  ro.estimate = opt;
+  const RankResult r = rank(m, c, ro);
+  ASSERT_FALSE(r.best.empty());
+  for (const Estimate& e : r.best) {
+    EXPECT_FALSE(e.strategy.sp) << to_string(e.strategy);
+    EXPECT_EQ(e.strategy.zero, 0) << to_string(e.strategy);
+    EXPECT_NE(e.strategy.recompute, Recompute::selective) << to_string(e.strategy);
+  }
+  ro.fixed = "sp=true";
+  EXPECT_THROW(rank(m, c, ro), InputError);
+  opt.software = software_preset("megatron-lm-2022");
+  EXPECT_NO_THROW(estimate(m, c, parse_strategy("tp=8,mbs=1,gbs=64,sp=true,zero=1", 64), opt));
+  EXPECT_THROW(estimate(m, c, parse_strategy("tp=8,mbs=1,gbs=64,zero=2", 64), opt), InputError);
+  EXPECT_THROW(estimate(m, c, parse_strategy("tp=4,cp=2,mbs=1,gbs=64", 64), opt), InputError);
 }
 
 TEST_F(Llama70bOn64, ThroughputFiguresAreConsistent) {

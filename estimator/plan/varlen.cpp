@@ -69,6 +69,8 @@ VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strate
                                const VarlenOptions& o, const EstimateOptions& opt) {
   check_varlen(w, o, opt);
   if (o.batch_tokens < 0) throw InputError("--batch-tokens must be positive");
+  if (auto why = unsupported(opt.software, s))
+    throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), *why));
   if (s.cp_per_sequence()) return estimate_dynamic_cp(w, c, s, o, opt);
   Strategy fixed_strategy = s;
   fixed_strategy.balance = Balance::none;

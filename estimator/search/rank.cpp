@@ -52,7 +52,10 @@ struct Ranker {
         if (gpus % t == 0) v.push_back(t);
       return v;
     }());
-    const auto cps = choices(contains(pinned, "cp"), fixed.cp, w.cp_candidates(gpus));
+    // Only what the software stack can run is searched (Software's supports).
+    const Software& sw = eopt.software;
+    const auto cps = choices(contains(pinned, "cp"), fixed.cp,
+                             sw.context_parallel ? w.cp_candidates(gpus) : std::vector<int>{1});
     // Every pipeline depth up to the layer count; uneven splits price their longest stage.
     const auto pps = choices(contains(pinned, "pp"), fixed.pp, [&] {
       std::vector<int> v;
@@ -63,10 +66,12 @@ struct Ranker {
     // exactly as none, so the search skips it.
     const auto recomputes =
         contains(pinned, "recompute") ? std::vector<Recompute>{fixed.recompute}
-        : !w.has_selective_recompute(eopt.software.attention)
+        : !sw.selective_recompute || !w.has_selective_recompute(sw.attention)
             ? std::vector<Recompute>{Recompute::none, Recompute::full}
             : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
-    const auto zeros = choices(contains(pinned, "zero"), fixed.zero, {0, 1, 2, 3});
+    std::vector<int> stages;
+    for (int z = 0; z <= sw.max_zero; ++z) stages.push_back(z);
+    const auto zeros = choices(contains(pinned, "zero"), fixed.zero, stages);
 
     for (int tp : tps) {
       for (int cp : cps) {
@@ -80,7 +85,8 @@ struct Ranker {
             continue;
           }
           const int per_replica = gbs / dp;
-          const auto eps = choices(contains(pinned, "ep"), fixed.ep, w.ep_candidates());
+          const auto eps = choices(contains(pinned, "ep"), fixed.ep,
+                                   sw.expert_parallel ? w.ep_candidates() : std::vector<int>{1});
           const auto mbss = choices(contains(pinned, "mbs"), fixed.mbs,
                                     divisors(per_replica, std::min(per_replica, kMaxMicroBatch)));
           // Interleaving needs equal chunks: only where pp divides the layers.
@@ -88,9 +94,10 @@ struct Ranker {
           const auto vpps =
               choices(contains(pinned, "vpp"), fixed.vpp,
                       pp > 1 && even ? divisors(layers / pp, layers / pp) : std::vector<int>{1});
-          const auto sps = contains(pinned, "sp")
-                               ? std::vector<int>{fixed.sp ? 1 : 0}
-                               : (tp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0});
+          const auto sps =
+              contains(pinned, "sp")
+                  ? std::vector<int>{fixed.sp ? 1 : 0}
+                  : (tp > 1 && sw.sequence_parallel ? std::vector<int>{0, 1} : std::vector<int>{0});
           for (int ep : eps) {
             for (int mbs : mbss) {
               for (int vpp : vpps) {
@@ -149,6 +156,8 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
   r.pinned = apply_strategy_text(opt.fixed, r.fixed);
   if (contains(r.pinned, "gbs") && r.fixed.gbs != opt.global_batch)
     throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
+  if (auto why = unsupported(opt.estimate.software, r.fixed))
+    throw InputError(fmt::format("--fix {}: {}", opt.fixed, *why));
   r.run();
   RankResult result = std::move(r.tally.result());
   result.elapsed_s =

@@ -10,8 +10,14 @@ golden estimate_llama3_70b.txt
 
 expect_exit 0 "$BIN" estimate --model "$SRC/tests/fixtures/models/gpt-paper-175b.json" \
   --cluster dgx-a100 --gpus 64 --software megatron-lm-2021 \
-  --strategy "tp=8,pp=8,mbs=1,gbs=64,vpp=3,recompute=selective,sp=true"
+  --strategy "tp=8,pp=8,mbs=1,gbs=64,vpp=3,recompute=full"
 golden estimate_gpt175b_2021.txt
+# ... and that stack had no sequence parallelism: one line, exit 2.
+expect_exit 2 "$BIN" estimate --model "$SRC/tests/fixtures/models/gpt-paper-175b.json" \
+  --cluster dgx-a100 --gpus 64 --software megatron-lm-2021 \
+  --strategy "tp=8,pp=8,mbs=1,gbs=64,vpp=3,recompute=full,sp=true"
+one_line_error
+case "$ERR" in *"megatron-lm-2021 has no sequence parallelism"*) ;; *) fail "preset check: $ERR";; esac
 
 # A plan file that spells out the same strategy prices the same, line for line (it adds the
 # stages' layers); an uneven split moves the numbers.

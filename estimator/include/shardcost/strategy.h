@@ -2,6 +2,7 @@
 // How work is split and run: the strategy (parallel sizes, batch, schedule, recomputation,
 // ZeRO) and the software stack that runs it. Both are independent of the model family.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,8 +77,16 @@ struct Software {
   // The input-gradient collective of a column-parallel linear runs asynchronously behind
   // that linear's weight-gradient GEMM (Megatron-LM since September 2021).
   bool async_tp_backward = true;
+  // What the stack can run at all: estimate refuses, and rank never proposes, the rest.
+  bool sequence_parallel = true;    // sp=true (Megatron-LM since 2022)
+  bool selective_recompute = true;  // recompute=selective (Megatron-LM since 2022)
+  bool context_parallel = true;     // cp>1 (Megatron-core, 2024)
+  bool expert_parallel = true;      // ep>1 (Megatron-core MoE)
+  int max_zero = 3;                 // ZeRO stages: 1 = distributed optimizer, 2-3 = FSDP
 };
 Software software_preset(std::string_view name);  // "megatron-core" | "megatron-lm-2021"
+// Why the stack cannot run s ("megatron-lm-2021 has no sequence parallelism ..."), or nothing.
+std::optional<std::string> unsupported(const Software&, const Strategy&);
 std::vector<std::string> software_presets();
 
 }  // namespace shardcost
