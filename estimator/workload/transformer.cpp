@@ -51,6 +51,9 @@ class Transformer final : public Workload {
     if (m_.is_moe()) {
       if (m_.experts % s.ep != 0)
         return fmt::format("ep={} does not divide the {} experts", s.ep, m_.experts);
+      // Megatron-core: "When using expert parallelism and tensor parallelism, sequence
+      // parallelism must be used" (its token dispatcher routes each TP rank's own tokens).
+      if (s.ep > 1 && s.tp > 1 && !s.sp) return "ep>1 with tp>1 needs sp=true";
       if ((s.dp * s.cp) % s.ep != 0)
         return fmt::format(
             "ep={} does not divide dp*cp = {} (experts are spread over the data-"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -123,6 +124,44 @@ TEST(TransformerMoe, FewerTokensThanExpertsStillPriceARowEach) {
   }
   const Estimate e = estimate(m, load_cluster("dgx-h100", 1), parse_strategy("gbs=1", 1));
   EXPECT_TRUE(std::isfinite(e.step_time_s) && e.step_time_s > 0) << e.step_time_s;
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Megatron-core's all-to-all dispatcher with tp and ep: each TP rank sends its own T/tp
+// routed tokens over expert parallelism, then the group gathers them over TP. Mixtral 8x7B,
+// seq 4096, mbs 1, tp 2, ep 4, sp: per rank and direction 4096 / 2 tokens x top 2 x h 4096 x
+// 2 bytes over EP (before: all 4096 tokens, tp = 2 times as much), and the TP all-gather
+// moves the TP group's 4096 x 2 routed tokens.
+TEST(TransformerMoe, ExpertParallelTrafficIsEachTensorRanksOwnTokens) {
+  const Model m = load_model("mixtral-8x7b");
+  ASSERT_EQ(m.seq_len, 4096);
+  const auto w = transformer_workload(m);
+  auto ops = [&](const char* text) {
+    Graph g;
+    w->graph(parse_strategy(text, 64), AttentionKernel::flash, g);
+    std::map<std::string, double> bytes;
+    for (const Op& op : g.blocks[1].ops)
+      if (op.kind == OpKind::collective) bytes[op.name] += op.bytes;
+    return bytes;
+  };
+  const double h = 4096;
+  auto tp2 = ops("tp=2,ep=4,mbs=1,gbs=32,sp=true");
+  EXPECT_DOUBLE_EQ(tp2["ep_dispatch"], 2.0 * 2048 * 2 * h);
+  EXPECT_DOUBLE_EQ(tp2["ep_combine"], 2.0 * 2048 * 2 * h);
+  EXPECT_DOUBLE_EQ(tp2["moe_tp_all_gather"], 2.0 * 4096 * 2 * h);
+  EXPECT_DOUBLE_EQ(tp2["moe_tp_reduce_scatter"], 2.0 * 4096 * 2 * h);
+  auto tp1 = ops("tp=1,ep=4,mbs=1,gbs=64");
+  EXPECT_DOUBLE_EQ(tp1["ep_dispatch"], 2.0 * 4096 * 2 * h);
+  EXPECT_DOUBLE_EQ(tp2["ep_dispatch"] * 2, tp1["ep_dispatch"]);
+  // Megatron-core refuses ep with tp but no sequence parallelism.
+  const auto why = w->check(parse_strategy("tp=2,ep=4,mbs=1,gbs=32", 64));
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "ep>1 with tp>1 needs sp=true");
 }
 
 }  // namespace
