@@ -57,7 +57,7 @@ Priced Predictor::collective(CollectiveOp op, double bytes, int ranks, int nodes
   const int stride = nodes == 1 ? 1 : g.gpus_per_node / per_node;
   if (op == CollectiveOp::send_recv) {
     if (ranks != 2) throw InputError("send_recv is between 2 ranks; give --ranks 2");
-    return pricer_->send_recv(bytes, nodes == 1 ? 1 : g.gpus_per_node);
+    return pricer_->send_recv(bytes, GroupPlacement{2, nodes == 1 ? 1 : g.gpus_per_node});
   }
   return pricer_->collective(op, bytes, {ranks, stride});
 }

@@ -199,14 +199,13 @@ Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement 
           CostOrigin::catalog};
 }
 
-Priced Pricer::send_recv(double bytes, int stride) const {
+Priced Pricer::send_recv(double bytes, GroupPlacement group) const {
   if (bytes <= 0) return {0, CostOrigin::catalog};
-  const GroupPlacement pair{2, stride};
+  const FabricLevel hop = level({std::max(2, group.ranks), group.stride});
   if (costs_) {
-    if (auto p = costs_->collective(device_, CollectiveOp::send_recv, bytes, 2, level(pair)))
-      return *p;
+    if (auto p = costs_->collective(device_, CollectiveOp::send_recv, bytes, 2, hop)) return *p;
   }
-  const Fabric& f = level(pair) == FabricLevel::intra_node ? intra_ : inter_;
+  const Fabric& f = hop == FabricLevel::intra_node ? intra_ : inter_;
   if (const auto* curve = busbw_curve(f, CollectiveOp::send_recv))
     return {curve_seconds(*curve, bytes, 1, f.latency_s), CostOrigin::catalog};
   return {f.latency_s + bytes / (f.bandwidth_Bps * f.efficiency), CostOrigin::catalog};

@@ -46,8 +46,11 @@ class Pricer {
   Priced fused_attention(double flops) const;
   Priced memory_pass(double bytes) const;
   Priced collective(CollectiveOp op, double bytes, GroupPlacement group) const;
-  // One point-to-point transfer between neighbours `stride` ranks apart.
-  Priced send_recv(double bytes, int stride) const;
+  // One point-to-point transfer between neighbours of `group` (a ring's step, a pipeline's
+  // stage boundary; a pair is a group of 2), over the group's slowest hop: where the group
+  // spans nodes some hop crosses them, and a ring step, like a pipeline's steady state, waits
+  // for its slowest hop.
+  Priced send_recv(double bytes, GroupPlacement group) const;
 
   // Share of the SMs an overlapped collective occupies (one thread block per NCCL channel).
   double nccl_sm_share() const { return GemmModel::kNcclChannels / device_.sms; }

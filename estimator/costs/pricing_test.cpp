@@ -86,7 +86,22 @@ TEST_F(PricingFixture, PipelineSendsUseASendRecvSweepWhenTheSystemHasOne) {
   Fabric intra = g.intra_node;
   intra.busbw_curves[static_cast<size_t>(CollectiveOp::send_recv)] = {{1e6, 10e9}, {1e9, 100e9}};
   const Pricer p{g.device, intra, c.inter_node, g.gpus_per_node, nullptr};
-  EXPECT_NEAR(p.send_recv(1e9, 1).seconds, 1e9 / 100e9, 1e-12);
+  EXPECT_NEAR(p.send_recv(1e9, {2, 1}).seconds, 1e9 / 100e9, 1e-12);
+}
+
+// A ring or a pipeline waits for its slowest hop. On 8-GPU nodes, a context-parallel ring of 4
+// at stride 4 (tp = 4) and a pipeline of 4 stages at stride 4 (tp*cp*dp = 4) each span two
+// nodes: some neighbour pair sits on either side of the boundary, and every step pays the
+// network, though one pair of neighbours alone fits in a node.
+TEST_F(PricingFixture, AGroupSpanningNodesSendsOverTheNetwork) {
+  const double bytes = 64e6;
+  const double nvlink = pr.send_recv(bytes, {2, 4}).seconds;  // the pair alone: one node
+  const double ring = pr.send_recv(bytes, {4, 4}).seconds;
+  const double network = pr.send_recv(bytes, {2, 8}).seconds;  // a pair across nodes
+  EXPECT_DOUBLE_EQ(ring, network);
+  EXPECT_GT(ring, 2 * nvlink);
+  // Within one node (4 ranks at stride 2), the ring stays on NVLink.
+  EXPECT_DOUBLE_EQ(pr.send_recv(bytes, {4, 2}).seconds, nvlink);
 }
 
 TEST_F(PricingFixture, PlacementDecidesTheFabricLevel) {
@@ -152,7 +167,7 @@ TEST_F(PricingFixture, MeasuredCostsComeBeforeTheCatalog) {
   EXPECT_DOUBLE_EQ(measured.gemm({4096, 4096, 4096, 1}).seconds, 1e-3);
   EXPECT_EQ(measured.collective(CollectiveOp::all_gather, 1e6, {8, 1}).origin,
             CostOrigin::interpolated);
-  EXPECT_EQ(measured.send_recv(1e6, 8).origin, CostOrigin::interpolated);
+  EXPECT_EQ(measured.send_recv(1e6, {2, 8}).origin, CostOrigin::interpolated);
 }
 
 }  // namespace

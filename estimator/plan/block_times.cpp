@@ -55,8 +55,8 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
     case OpKind::ring: {
       // ranks-1 ring steps, each one neighbour exchange.
       const int steps = group.ranks - 1;
-      const Priced fwd = pr.send_recv(op.bytes / steps, group.stride);
-      const Priced bwd = pr.send_recv(2 * op.bytes / steps, group.stride);
+      const Priced fwd = pr.send_recv(op.bytes / steps, group);
+      const Priced bwd = pr.send_recv(2 * op.bytes / steps, group);
       c.fwd = {fwd.seconds * steps, fwd.origin};
       c.bwd = {bwd.seconds * steps, bwd.origin};
       c.is_comm = true;

@@ -34,7 +34,9 @@ struct Step {
     if (in.track_origins) p2p.track();
     if (s.pp > 1) {
       const double act_bytes = g.boundary_bytes;
-      Cost hop = pr.send_recv(act_bytes / s.tp, place.pp_stride);
+      // Priced at the pipeline's slowest boundary: one crosses nodes once the pipeline spans
+      // them, even when tp*cp*dp is below a node's GPUs.
+      Cost hop = pr.send_recv(act_bytes / s.tp, GroupPlacement{s.pp, place.pp_stride});
       if (!s.sp && s.tp > 1)
         hop = combined(hop, pr.collective(CollectiveOp::all_gather, act_bytes, place.tp));
       p2p.add(kPpComm, hop, 2.0 * s.vpp);
