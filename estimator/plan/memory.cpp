@@ -39,11 +39,17 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   mem.gradients = sw.grad_bytes * sharded(2);
   mem.optimizer = MemoryModel::kOptimizerBytes * sharded(1);
 
-  const int micro_batches = s.micro_batches();
-  // 1F1B: stage i keeps (pp - i) micro-batches in flight, at most the number there are.
-  double in_flight = std::min(micro_batches, s.pp - stage);
-  // Interleaving keeps (1 + (p-1)/(p*v)) times more (Korthikanti et al. 2022, Sec. 4.2.3).
-  if (s.vpp > 1) in_flight *= 1.0 + static_cast<double>(s.pp - 1) / (s.pp * s.vpp);
+  // Micro-batches in flight, in units of the stage's whole activations, as Megatron's
+  // schedules run: stage i warms up with (pp-i-1)*2 + (v-1)*pp model-chunk forwards
+  // (interleaved; pp-i-1 without interleaving), capped at the m*v there are, and holds one
+  // more in the steady state; a chunk is 1/v of the stage. Without interleaving that is
+  // min(pp-i, m); on the first stage (p(v+1)-1)/v = p(1 + (p-1)/(p v)), Korthikanti et al.
+  // 2022's factor (Sec. 4.2.3); on the last, (p(v-1)+1)/v, nearly p, not 1.
+  const int64_t v = s.vpp;
+  const int64_t chunks = static_cast<int64_t>(s.micro_batches()) * v;
+  const int64_t warmup = v > 1 ? (s.pp - stage - 1) * 2 + (v - 1) * s.pp : s.pp - stage - 1;
+  const double in_flight =
+      static_cast<double>(std::min(warmup + 1, chunks)) / static_cast<double>(v);
   const auto mode = static_cast<size_t>(s.recompute);
   double recomputed_peak = 0;  // the unit being recomputed materialises its full activations
   for_each_body(g, span, [&](const Block& b, int copies) {

@@ -180,3 +180,35 @@ TEST(Memory, APeakInAMiddleStageIsFound) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Megatron's interleaved schedule, stage by stage: stage i warms up with (p-i-1)*2 + (v-1)*p
+// chunk forwards and holds one more, a chunk being 1/v of the stage. With p = 4, v = 2 and
+// many micro-batches: stage 1 holds 9 chunks = 4.5 stages' activations against 3 without
+// interleaving (1.5x; Korthikanti's first-stage factor 1 + (p-1)/(pv) would say 1.375), and
+// stage 0 holds (p(v+1)-1)/v = 5.5 against 4, Korthikanti's 1 + 3/8 exactly.
+TEST(Memory, InterleavingHoldsWhatMegatronsWarmUpKeepsOnEveryStage) {
+  const Model m = paper_gpt();  // 96 layers
+  Strategy s = tp(8, true);
+  s.pp = 4;
+  s.dp = 1;
+  s.gbs = 64;
+  s.recompute = Recompute::none;
+  const Software sw = software_preset("megatron-core");
+  const Stage stage(m, s, sw);
+  auto activations = [&](int vpp, int i) {
+    Strategy x = s;
+    x.vpp = vpp;
+    return stage.memory(m, x, sw, i).activations;
+  };
+  EXPECT_DOUBLE_EQ(activations(2, 1) / activations(1, 1), 4.5 / 3);
+  EXPECT_DOUBLE_EQ(activations(2, 2) / activations(1, 2), (1 * 2 + 4 + 1) / 2.0 / 2);  // 3.5 / 2
+  // Stage 0 also holds the embedding's activations; its body follows Korthikanti's factor.
+  EXPECT_GT(activations(2, 0) / activations(1, 0), 1.3);
+  EXPECT_LT(activations(2, 0) / activations(1, 0), 1.376);
+}
+
+}  // namespace
+}  // namespace shardcost
