@@ -118,12 +118,12 @@ CostTable export_table(const Measurements& m, std::string_view table,
 
 std::vector<CollectivePoint> Store::collective_points() const {
   Statement s = conn_->prepare(
-      "SELECT d.name, c.op, c.ranks, c.fabric_level, c.bytes, c.time_ns FROM collective c "
-      "JOIN device d ON d.id = c.device_id WHERE c.time_ns > 0 AND c.bytes > 0");
+      "SELECT d.name, c.op, c.ranks, c.nodes, c.fabric_level, c.bytes, c.time_ns FROM "
+      "collective c JOIN device d ON d.id = c.device_id WHERE c.time_ns > 0 AND c.bytes > 0");
   std::vector<CollectivePoint> out;
   while (s.step()) {
-    out.push_back(
-        {s.text(0), s.text(1), static_cast<int>(s.int64(2)), s.text(3), s.int64(4), s.int64(5)});
+    out.push_back({s.text(0), s.text(1), static_cast<int>(s.int64(2)), static_cast<int>(s.int64(3)),
+                   s.text(4), s.int64(5), s.int64(6)});
   }
   return out;
 }

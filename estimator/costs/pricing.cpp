@@ -119,7 +119,10 @@ FabricLevel Pricer::level(GroupPlacement g) const {
 Priced Pricer::collective(CollectiveOp op, double bytes, GroupPlacement g) const {
   if (g.ranks <= 1 || bytes <= 0) return {0, CostOrigin::catalog};
   if (costs_) {
-    if (auto p = costs_->collective(device_, op, bytes, g.ranks, level(g))) return *p;
+    const int per_node = ranks_per_node(g);
+    if (auto p = costs_->collective(device_, op, bytes,
+                                    GroupShape{g.ranks, (g.ranks + per_node - 1) / per_node}))
+      return *p;
   }
   return catalog_collective(op, bytes, g);
 }
@@ -203,7 +206,9 @@ Priced Pricer::send_recv(double bytes, GroupPlacement group) const {
   if (bytes <= 0) return {0, CostOrigin::catalog};
   const FabricLevel hop = level({std::max(2, group.ranks), group.stride});
   if (costs_) {
-    if (auto p = costs_->collective(device_, CollectiveOp::send_recv, bytes, 2, hop)) return *p;
+    if (auto p = costs_->collective(device_, CollectiveOp::send_recv, bytes,
+                                    GroupShape{2, hop == FabricLevel::inter_node ? 2 : 1}))
+      return *p;
   }
   const Fabric& f = hop == FabricLevel::intra_node ? intra_ : inter_;
   if (const auto* curve = busbw_curve(f, CollectiveOp::send_recv))

@@ -154,8 +154,7 @@ class FixedSource : public CostSource {
   std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override {
     return Priced{1e-3, CostOrigin::measured};
   }
-  std::optional<Priced> collective(const Device&, CollectiveOp, double, int,
-                                   FabricLevel) const override {
+  std::optional<Priced> collective(const Device&, CollectiveOp, double, GroupShape) const override {
     return Priced{2e-3, CostOrigin::interpolated};
   }
 };

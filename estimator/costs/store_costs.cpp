@@ -68,7 +68,7 @@ struct StoreCosts::Index {
   struct Point {
     double bytes, seconds, busbw;
   };
-  using CurveKey = std::tuple<int, int, int, int>;  // device, op, level, ranks
+  using CurveKey = std::tuple<int, int, int, int>;  // device, op, ranks, nodes
   std::map<CurveKey, std::vector<Point>> curves;
   using GemmKey = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t>;
   std::map<GemmKey, double> gemms;  // (device id, dtype, m, n, k, batch) -> seconds
@@ -128,28 +128,15 @@ struct StoreCosts::Index {
     return it == memory.end() ? nullptr : &it->second;
   }
 
-  // The curve of the rank count nearest `ranks` (busbw is defined to be rank-independent).
-  struct Curve {
-    const std::vector<Point>* points = nullptr;
-    bool exact_ranks = false;
-  };
-  Curve curve(const Device& device, CollectiveOp op, double bytes, int ranks,
-              FabricLevel level) const {
+  // The measured curve of a group laid out as `group` (the same ranks over the same nodes),
+  // or none: another layout drives other links (a group of 16 over 2 nodes uses 8 NICs a
+  // node, one over 16 nodes one), and is a learned model's or the catalog's to price.
+  const std::vector<Point>* curve(const Device& device, CollectiveOp op, double bytes,
+                                  GroupShape group) const {
     const int dev = match_device(device);
-    if (dev < 0 || bytes <= 0 || ranks < 2) return {};
-    const std::vector<Point>* best = nullptr;
-    int best_ranks = 0;
-    for (auto it = curves.lower_bound({dev, static_cast<int>(op), static_cast<int>(level), 0});
-         it != curves.end() && std::get<0>(it->first) == dev &&
-         std::get<1>(it->first) == static_cast<int>(op) &&
-         std::get<2>(it->first) == static_cast<int>(level);
-         ++it) {
-      const int r = std::get<3>(it->first);
-      if (!best || std::abs(r - ranks) < std::abs(best_ranks - ranks))
-        best = &it->second, best_ranks = r;
-    }
-    if (!best || best->empty()) return {};
-    return {best, best_ranks == ranks};
+    if (dev < 0 || bytes <= 0 || group.ranks < 2) return nullptr;
+    const auto it = curves.find({dev, static_cast<int>(op), group.ranks, group.nodes});
+    return it == curves.end() || it->second.empty() ? nullptr : &it->second;
   }
 };
 
@@ -172,11 +159,11 @@ class Measured final : public CostSource {
       return Priced{it->second, CostOrigin::measured};
     return std::nullopt;
   }
-  std::optional<Priced> collective(const Device& device, CollectiveOp op, double bytes, int ranks,
-                                   FabricLevel level) const override {
-    const auto c = index_.curve(device, op, bytes, ranks, level);
-    if (!c.points || !c.exact_ranks) return std::nullopt;
-    const auto& pts = *c.points;
+  std::optional<Priced> collective(const Device& device, CollectiveOp op, double bytes,
+                                   GroupShape group) const override {
+    const auto* c = index_.curve(device, op, bytes, group);
+    if (!c) return std::nullopt;
+    const auto& pts = *c;
     auto hi =
         std::lower_bound(pts.begin(), pts.end(), bytes,
                          [](const StoreCosts::Index::Point& p, double b) { return p.bytes < b; });
@@ -220,11 +207,11 @@ class Interpolated final : public CostSource {
   // Between two measured sizes of the measured rank count at most kCloseRatio apart, time
   // linear in bytes (latency plus bytes over a bandwidth, per stretch: docs/learned-models.md).
   // Other rank counts and sizes beyond the measured ones are a learned model's.
-  std::optional<Priced> collective(const Device& device, CollectiveOp op, double bytes, int ranks,
-                                   FabricLevel level) const override {
-    const auto curve = index_.curve(device, op, bytes, ranks, level);
-    if (!curve.points || !curve.exact_ranks) return std::nullopt;
-    const auto& c = *curve.points;
+  std::optional<Priced> collective(const Device& device, CollectiveOp op, double bytes,
+                                   GroupShape group) const override {
+    const auto* curve = index_.curve(device, op, bytes, group);
+    if (!curve) return std::nullopt;
+    const auto& c = *curve;
     auto hi =
         std::lower_bound(c.begin(), c.end(), bytes,
                          [](const StoreCosts::Index::Point& p, double b) { return p.bytes < b; });
@@ -314,14 +301,16 @@ StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives,
   for (const auto& c : collectives) {
     if (c.bytes <= 0 || c.seconds <= 0 || c.ranks < 1) continue;
     const int dev = device_id(c.device);
-    auto& slot = sums[{dev, static_cast<int>(c.op), static_cast<int>(c.level), c.ranks}][c.bytes];
+    // An inter-node sample that names no nodes spans at least two.
+    const int nodes = c.level == FabricLevel::inter_node ? std::max(2, c.nodes) : 1;
+    auto& slot = sums[{dev, static_cast<int>(c.op), c.ranks, nodes}][c.bytes];
     slot.first += c.seconds;
     slot.second += 1;
   }
   for (const auto& [key, by_size] : sums) {
     auto& curve = curves_[key];
     const auto op = static_cast<CollectiveOp>(std::get<1>(key));
-    const double factor = bus_bandwidth_factor(op, std::get<3>(key));
+    const double factor = bus_bandwidth_factor(op, std::get<2>(key));
     for (const auto& [bytes, sum] : by_size) {
       const double seconds = sum.first / sum.second;
       curve.push_back({bytes, seconds, bytes * factor / seconds});
@@ -373,8 +362,8 @@ std::optional<Priced> StoreCosts::gemm(const Device& d, DType t, const GemmShape
 }
 
 std::optional<Priced> StoreCosts::collective(const Device& d, CollectiveOp op, double bytes,
-                                             int ranks, FabricLevel level) const {
-  return both_.collective(d, op, bytes, ranks, level);
+                                             GroupShape group) const {
+  return both_.collective(d, op, bytes, group);
 }
 
 std::optional<Priced> StoreCosts::memory(const Device& d, std::string_view kind,
@@ -391,7 +380,7 @@ StoreCosts StoreCosts::load(const std::string& path) {
     collectives.push_back(
         {p.device, *op, p.ranks,
          p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node,
-         static_cast<double>(p.bytes), p.time_ns * 1e-9});
+         static_cast<double>(p.bytes), p.time_ns * 1e-9, p.nodes});
   }
   std::vector<GemmSample> gemms;
   for (const auto& p : store.gemm_points()) {

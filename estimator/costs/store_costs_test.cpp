@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "costs/pricing.h"
 #include "shardcost/db.h"
 #include "shardcost/estimator.h"
 #include "shardcost/importers.h"
@@ -34,50 +35,42 @@ TEST(StoreCosts, ExactSizeIsMeasuredBetweenIsInterpolated) {
   const StoreCosts costs(
       curve("NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 200),
       {});
-  const auto exact =
-      costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::intra_node);
+  const auto exact = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, GroupShape{8, 1});
   ASSERT_TRUE(exact);
   EXPECT_EQ(exact->origin, CostOrigin::measured);
   EXPECT_NEAR(exact->seconds, 5e-6 + (1 << 20) * 1.75 / 200e9, 1e-12);
-  const auto between = costs.collective(a100(), CollectiveOp::all_reduce, 1.5 * (1 << 20), 8,
-                                        FabricLevel::intra_node);
+  const auto between =
+      costs.collective(a100(), CollectiveOp::all_reduce, 1.5 * (1 << 20), GroupShape{8, 1});
   ASSERT_TRUE(between);
   EXPECT_EQ(between->origin, CostOrigin::interpolated);
-  const auto lo =
-      costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::intra_node);
-  const auto hi =
-      costs.collective(a100(), CollectiveOp::all_reduce, 1 << 21, 8, FabricLevel::intra_node);
+  const auto lo = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, GroupShape{8, 1});
+  const auto hi = costs.collective(a100(), CollectiveOp::all_reduce, 1 << 21, GroupShape{8, 1});
   // Time linear in bytes between neighbours: latency plus bytes over the bandwidth, exactly.
   EXPECT_NEAR(between->seconds, 0.5 * (lo->seconds + hi->seconds), 1e-15);
   // Beyond the measured sizes the interpolation does not guess: a learned model or the
   // catalog prices there.
+  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 1024, GroupShape{8, 1}));
   EXPECT_FALSE(
-      costs.collective(a100(), CollectiveOp::all_reduce, 1024, 8, FabricLevel::intra_node));
-  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 4.0 * (1 << 30), 8,
-                                FabricLevel::intra_node));
+      costs.collective(a100(), CollectiveOp::all_reduce, 4.0 * (1 << 30), GroupShape{8, 1}));
   // Nor between measurements further apart than a factor 2.
   std::vector<CollectiveSample> sparse;
   for (double b : {1.0 * (1 << 20), 8.0 * (1 << 20)})
     sparse.push_back({"NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node,
                       b, 1e-5 + b / 1e11});
-  EXPECT_FALSE(
-      StoreCosts(sparse, {})
-          .collective(a100(), CollectiveOp::all_reduce, 1 << 22, 8, FabricLevel::intra_node));
+  EXPECT_FALSE(StoreCosts(sparse, {})
+                   .collective(a100(), CollectiveOp::all_reduce, 1 << 22, GroupShape{8, 1}));
 }
 
 TEST(StoreCosts, MatchesOpLevelAndDevice) {
   const StoreCosts costs(
       curve("NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 200),
       {});
-  EXPECT_FALSE(
-      costs.collective(a100(), CollectiveOp::all_gather, 1 << 20, 8, FabricLevel::intra_node));
-  EXPECT_FALSE(
-      costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 8, FabricLevel::inter_node));
-  EXPECT_FALSE(costs.collective(find_device("h100-sxm5-80gb"), CollectiveOp::all_reduce, 1 << 20, 8,
-                                FabricLevel::intra_node));
+  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_gather, 1 << 20, GroupShape{8, 1}));
+  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, GroupShape{8, 2}));
+  EXPECT_FALSE(costs.collective(find_device("h100-sxm5-80gb"), CollectiveOp::all_reduce, 1 << 20,
+                                GroupShape{8, 1}));
   // Another rank count is a learned model's (where the links are uniform) or the catalog's.
-  EXPECT_FALSE(
-      costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, 4, FabricLevel::intra_node));
+  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 1 << 20, GroupShape{4, 1}));
 }
 
 TEST(StoreCosts, DriverNamesFindTheirCatalogDevice) {
@@ -103,8 +96,8 @@ TEST(StoreCosts, DeviceNamesNormalise) {
   const StoreCosts costs(
       curve("NVIDIA H100 80GB HBM3", CollectiveOp::all_reduce, 8, FabricLevel::intra_node, 400),
       {});
-  EXPECT_TRUE(costs.collective(find_device("h100-sxm5-80gb"), CollectiveOp::all_reduce, 1 << 20, 8,
-                               FabricLevel::intra_node));
+  EXPECT_TRUE(costs.collective(find_device("h100-sxm5-80gb"), CollectiveOp::all_reduce, 1 << 20,
+                               GroupShape{8, 1}));
 }
 
 TEST(StoreCosts, GemmExactInterpolatedOrNothing) {
@@ -183,8 +176,8 @@ TEST(StoreCosts, ReadsEveryCollectiveTheStoreNames) {
   // all_gather, all_reduce, all_to_all and reduce_scatter, each on 2 and 8 GPUs.
   EXPECT_EQ(costs.collective_curves(), 8u);
   // aiconfigurator's 8-GPU all-to-all of 8 Mi fp16 elements (16 MiB), as measured.
-  const auto a2a = costs.collective(a100(), CollectiveOp::all_to_all, 16.0 * (1 << 20), 8,
-                                    FabricLevel::intra_node);
+  const auto a2a =
+      costs.collective(a100(), CollectiveOp::all_to_all, 16.0 * (1 << 20), GroupShape{8, 1});
   ASSERT_TRUE(a2a);
   EXPECT_EQ(a2a->origin, CostOrigin::measured);
   EXPECT_EQ(parse_collective_op("all_to_all"), CollectiveOp::all_to_all);
@@ -242,6 +235,37 @@ TEST(StoreCosts, EveryPartSaysHowManyOfItsSecondsEachSourcePriced) {
   const TimePart& cat = part_named(plain, "compute_forward");
   ASSERT_EQ(cat.sources.size(), 1u);
   EXPECT_EQ(cat.sources[0].first, CostOrigin::catalog);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// A 16-rank all-reduce measured over 2 nodes (8 a node, 8 NICs each) says nothing of a DP
+// group of 16 with one GPU a node (1 NIC each): the store prices the group laid out as it
+// measured and leaves the other to a model of its own layout or the catalog (it priced it
+// 7.7x too cheap when the layout was not part of the key).
+TEST(StoreCosts, AGroupLaidOutOtherwiseThanMeasuredIsNotPricedFromIt) {
+  std::vector<CollectiveSample> samples;
+  for (double bytes = 1 << 20; bytes <= (1 << 30); bytes *= 2)
+    samples.push_back({"NVIDIA A100-SXM4-80GB", CollectiveOp::all_reduce, 16,
+                       FabricLevel::inter_node, bytes, 5e-6 + bytes / 150e9, 2});
+  const StoreCosts costs(samples, {});
+  const Cluster c = load_cluster("dgx-a100", 128);
+  const NodeGroup& g = c.groups.front();
+  const Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, &costs};
+  // tp = 8 inside each node, then 16 data-parallel ranks over 16 nodes: stride 8.
+  const Priced one_a_node = pr.collective(CollectiveOp::all_reduce, 1 << 28, {16, 8});
+  EXPECT_EQ(one_a_node.origin, CostOrigin::catalog);
+  // 16 consecutive ranks: 2 nodes of 8, as measured.
+  const Priced as_measured = pr.collective(CollectiveOp::all_reduce, 1 << 28, {16, 1});
+  EXPECT_EQ(as_measured.origin, CostOrigin::measured);
+  EXPECT_GT(one_a_node.seconds, 4 * as_measured.seconds);
+  EXPECT_TRUE(costs.collective(a100(), CollectiveOp::all_reduce, 1 << 28, GroupShape{16, 2}));
+  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 1 << 28, GroupShape{16, 16}));
+  EXPECT_FALSE(costs.collective(a100(), CollectiveOp::all_reduce, 1 << 28, GroupShape{16, 4}));
 }
 
 }  // namespace

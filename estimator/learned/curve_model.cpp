@@ -209,6 +209,7 @@ std::string CollectiveFit::to_json() const {
   j["op"] = std::string(to_string(op));
   j["level"] = std::string(to_string(level));
   j["uniform"] = uniform;
+  if (level == FabricLevel::inter_node) j["per_node"] = per_node;
   j["rows"] = rows;
   j["cross_validation"] = cv_json(cv);
   for (const auto& [ranks, c] : curves) {
@@ -233,6 +234,11 @@ CollectiveFit CollectiveFit::from_json(const std::string& text) {
       throw InputError("its fabric level is unknown; fit again");
     f.level = level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node;
     f.uniform = j.at("uniform").get<bool>();
+    if (f.level == FabricLevel::inter_node && j.contains("per_node")) {
+      const size_t per_node = count_of(j.at("per_node"));
+      if (per_node > 1024) throw InputError("its ranks per node are out of range");
+      f.per_node = static_cast<int>(per_node);
+    }
     f.rows = count_of(j.at("rows"));
     f.cv = cv_from(j.at("cross_validation"));
     for (const auto& c : j.at("curves")) {

@@ -44,6 +44,10 @@ struct CollectiveFit {
   // Curves carry across rank counts (time linear in the rank count, per size) only where
   // every set of ranks sees the same links: a network, or an NVSwitch node.
   bool uniform = false;
+  // Between nodes: the ranks each node held in every measurement (a model per layout: a
+  // group of 16 over 2 nodes drives 8 NICs a node, one over 16 nodes one). 0: not known (a
+  // model fitted before it was recorded), which prices no group across nodes.
+  int per_node = 0;
   std::vector<std::pair<int, SizeCurve>> curves;  // ascending rank counts
   size_t rows = 0;
   std::vector<CrossValidation> cv;

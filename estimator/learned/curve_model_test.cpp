@@ -118,9 +118,11 @@ TEST(CollectiveFit, CrossValidationHoldsOutSizesRangesAndRankCounts) {
 
 TEST(CollectiveFit, RecordsRoundTripAndDamagedOnesAreRefused) {
   const Device a100 = find_device("a100-sxm4-80gb");
-  const CollectiveFit fit = fit_collective(a100, CollectiveOp::reduce_scatter,
-                                           FabricLevel::inter_node, {{16, alpha_beta(2e-5, 4e10)}});
+  CollectiveFit fit = fit_collective(a100, CollectiveOp::reduce_scatter, FabricLevel::inter_node,
+                                     {{16, alpha_beta(2e-5, 4e10)}});
+  fit.per_node = 8;  // the layout it was measured at travels with it
   const CollectiveFit back = CollectiveFit::from_json(fit.to_json());
+  EXPECT_EQ(back.per_node, 8);
   EXPECT_EQ(back.op, CollectiveOp::reduce_scatter);
   EXPECT_EQ(back.level, FabricLevel::inter_node);
   EXPECT_EQ(back.rows, fit.rows);

@@ -101,27 +101,31 @@ void fit_gemms(db::Store& store, const std::optional<std::string>& device,
 
 void fit_collectives(db::Store& store, const std::optional<std::string>& device,
                      std::vector<FitReport>& out) {
-  using Key = std::tuple<std::string, CollectiveOp, FabricLevel>;
+  // Between nodes, a model per ranks-per-node layout: their curves are different links.
+  using Key = std::tuple<std::string, CollectiveOp, FabricLevel, int>;
   std::map<Key, std::map<int, std::vector<std::pair<double, double>>>> rows;
   std::map<Key, size_t> counts;
   for (const auto& p : store.collective_points()) {
     const auto op = parse_collective_op(p.op);
     if (!op || p.bytes <= 0 || p.time_ns <= 0)
       continue;  // gather, scatter: nothing the estimator asks for
-    const Key key{
-        p.device, *op,
-        p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node};
+    const FabricLevel level =
+        p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node;
+    const int per_node = level == FabricLevel::inter_node ? p.ranks / std::max(2, p.nodes) : 0;
+    const Key key{p.device, *op, level, per_node};
     rows[key][p.ranks].push_back({static_cast<double>(p.bytes), p.time_ns * 1e-9});
     ++counts[key];
   }
   for (const auto& [key, by_ranks] : rows) {
-    const auto& [stored, op, level] = key;
-    Target t = target(kCollectiveKind, stored, collective_key(op, level), counts[key], device);
+    const auto& [stored, op, level, per_node] = key;
+    Target t =
+        target(kCollectiveKind, stored, collective_key(op, level, per_node), counts[key], device);
     if (!t.wanted) continue;
     if (t.catalog) {
       try {
-        const CollectiveFit fit =
+        CollectiveFit fit =
             fit_collective(*t.catalog, op, level, {by_ranks.begin(), by_ranks.end()});
+        fit.per_node = per_node;
         t.report.rows = fit.rows;
         t.report.cross_validation = validations(fit.cv);
         t.report.notes = fit.dropped;

@@ -18,7 +18,11 @@ inline constexpr const char* kKernelKind = "kernel_classes";
 inline constexpr const char* kKernelKey = "by class";
 
 // "all_reduce intra_node": a collective model's key.
-inline std::string collective_key(CollectiveOp op, FabricLevel level) {
+// "all_reduce intra_node"; between nodes with the ranks per node the curves were measured at:
+// "all_reduce inter_node 8/node".
+inline std::string collective_key(CollectiveOp op, FabricLevel level, int per_node = 0) {
+  if (level == FabricLevel::inter_node && per_node > 0)
+    return fmt::format("{} {} {}/node", to_string(op), to_string(level), per_node);
   return fmt::format("{} {}", to_string(op), to_string(level));
 }
 

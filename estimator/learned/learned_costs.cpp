@@ -38,7 +38,7 @@ struct LearnedCosts::Impl {
   // names is string work a search must not repeat per operator.
   mutable std::map<std::pair<std::string, DType>, int> model_of;
   // (device name, op, level) -> index into collectives, or -1; likewise memory by kind.
-  mutable std::map<std::tuple<std::string, CollectiveOp, FabricLevel>, int> collective_of;
+  mutable std::map<std::tuple<std::string, CollectiveOp, FabricLevel, int>, int> collective_of;
   mutable std::map<std::pair<std::string, std::string>, int> memory_of;
   struct Key {
     size_t model;
@@ -95,7 +95,7 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
         (void)find_device(fit.device);
         impl->described.push_back({kCollectiveKind,
                                    fit.device,
-                                   collective_key(fit.op, fit.level),
+                                   collective_key(fit.op, fit.level, fit.per_node),
                                    fit.rows,
                                    validations(fit.cv),
                                    "",
@@ -142,16 +142,21 @@ std::optional<Priced> priced(const learned::CurveAnswer& a) {
 }  // namespace
 
 std::optional<Priced> LearnedCosts::collective(const Device& device, CollectiveOp op, double bytes,
-                                               int ranks, FabricLevel level) const {
+                                               GroupShape group) const {
+  const FabricLevel level = group.level();
+  // Between nodes only a model of the same layout answers (ranks per node as measured).
+  const int per_node = level == FabricLevel::inter_node ? group.ranks_per_node() : 0;
   std::lock_guard lock(impl_->mutex);
-  auto [match, added] = impl_->collective_of.try_emplace({device.name, op, level}, -1);
+  auto [match, added] = impl_->collective_of.try_emplace({device.name, op, level, per_node}, -1);
   for (size_t i = 0; added && i < impl_->collectives.size() && match->second < 0; ++i) {
     const auto& c = impl_->collectives[i];
-    if (c.op == op && c.level == level && same_device_name(c.device, device.name))
+    if (c.op == op && c.level == level && same_device_name(c.device, device.name) &&
+        (level == FabricLevel::intra_node || c.per_node == per_node))
       match->second = static_cast<int>(i);
   }
   if (match->second < 0) return std::nullopt;
-  const auto answer = impl_->collectives[static_cast<size_t>(match->second)].predict(bytes, ranks);
+  const auto answer =
+      impl_->collectives[static_cast<size_t>(match->second)].predict(bytes, group.ranks);
   return answer ? priced(*answer) : std::nullopt;
 }
 

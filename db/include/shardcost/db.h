@@ -231,6 +231,7 @@ struct CollectivePoint {
   std::string device;
   std::string op;
   int ranks = 0;
+  int nodes = 1;  // hosts the ranks spanned
   std::string fabric_level;
   int64_t bytes = 0;
   int64_t time_ns = 0;

@@ -17,9 +17,10 @@ class CostSource {
   // nullopt: this source has no answer; the next one is asked.
   virtual std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const = 0;
   // bytes: the collective's buffer size as nccl-tests counts it (the full buffer for
-  // all-reduce, the gathered output for all-gather, the input for reduce-scatter).
-  virtual std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks,
-                                           FabricLevel) const = 0;
+  // all-reduce, the gathered output for all-gather, the input for reduce-scatter). A source
+  // answers only for a group laid out as it measured (ranks and the nodes they span).
+  virtual std::optional<Priced> collective(const Device&, CollectiveOp, double bytes,
+                                           GroupShape) const = 0;
   // A memory operation as `bench memory` names it (copy_d2d, copy_h2d, copy_d2h, memset, read,
   // write; the host's copy, read, write) over `bytes`, counted once as the benchmark does.
   virtual std::optional<Priced> memory(const Device&, std::string_view kind, double bytes) const {
@@ -42,10 +43,10 @@ class CostChain final : public CostSource {
       if (auto p = c->gemm(d, t, s)) return p;
     return std::nullopt;
   }
-  std::optional<Priced> collective(const Device& d, CollectiveOp op, double bytes, int ranks,
-                                   FabricLevel level) const override {
+  std::optional<Priced> collective(const Device& d, CollectiveOp op, double bytes,
+                                   GroupShape group) const override {
     for (const CostSource* c : sources_)
-      if (auto p = c->collective(d, op, bytes, ranks, level)) return p;
+      if (auto p = c->collective(d, op, bytes, group)) return p;
     return std::nullopt;
   }
   std::optional<Priced> memory(const Device& d, std::string_view kind,

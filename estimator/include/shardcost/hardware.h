@@ -60,6 +60,18 @@ std::optional<CollectiveOp> parse_collective_op(std::string_view);
 enum class FabricLevel { intra_node, inter_node };
 std::string_view to_string(FabricLevel);
 
+// How a collective's group sits on the nodes: its ranks, and the nodes they span. A group of
+// 16 over 2 nodes (8 a node) and one of 16 over 16 (1 a node) are different curves: they
+// drive 8 NICs a node and 1.
+struct GroupShape {
+  int ranks = 1;
+  int nodes = 1;
+  FabricLevel level() const {
+    return nodes > 1 ? FabricLevel::inter_node : FabricLevel::intra_node;
+  }
+  int ranks_per_node() const { return nodes > 0 ? ranks / nodes : ranks; }
+};
+
 // One point of an nccl-tests sweep: bus bandwidth at one buffer size (nccl-tests' size
 // column: the whole buffer, for all_gather the gathered output).
 struct BusbwPoint {

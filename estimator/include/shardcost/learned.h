@@ -51,8 +51,8 @@ class LearnedCosts : public CostSource {
   ~LearnedCosts() override;
 
   std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override;
-  std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks,
-                                   FabricLevel) const override;
+  std::optional<Priced> collective(const Device&, CollectiveOp, double bytes,
+                                   GroupShape) const override;
   std::optional<Priced> memory(const Device&, std::string_view kind, double bytes) const override;
   // A traced kernel's duration by name and launch (threads: blocks x threads per block, 0
   // not known) on a device as the store names it or a catalog device. look_up false: a

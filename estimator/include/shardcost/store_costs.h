@@ -36,6 +36,7 @@ struct CollectiveSample {
   FabricLevel level = FabricLevel::intra_node;
   double bytes = 0;
   double seconds = 0;
+  int nodes = 1;  // the nodes the ranks spanned (nccl-tests' hosts)
 };
 struct GemmSample {
   std::string device;
@@ -66,8 +67,8 @@ class StoreCosts : public CostSource {
   const CostSource& interpolated() const { return *interpolated_; }
 
   std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override;
-  std::optional<Priced> collective(const Device&, CollectiveOp, double bytes, int ranks,
-                                   FabricLevel) const override;
+  std::optional<Priced> collective(const Device&, CollectiveOp, double bytes,
+                                   GroupShape) const override;
   std::optional<Priced> memory(const Device&, std::string_view kind, double bytes) const override;
   size_t collective_curves() const;
   size_t gemm_shapes() const;
