@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 
@@ -132,12 +134,36 @@ TEST_F(Llama70bOn64, TooBigIsInfeasibleWithAReason) {
 }
 
 TEST_F(Llama70bOn64, StrategiesThatDoNotDivideAreInputErrors) {
-  EXPECT_THROW(run("tp=4,pp=16,vpp=2,gbs=64"), InputError);  // interleaving: 80 % 32
-  EXPECT_THROW(run("tp=8,pp=3,dp=1,gbs=3"), InputError);     // 8*3 != 64
-  EXPECT_THROW(run("tp=8,pp=8,mbs=3,gbs=512"), InputError);  // 512 % 3
-  EXPECT_THROW(run("tp=8,pp=8,vpp=3,gbs=64"), InputError);   // 80 % 24
-  EXPECT_THROW(run("tp=8,ep=2"), InputError);                // dense model
+  EXPECT_THROW(run("tp=8,pp=3,dp=1,gbs=3"), InputError);                 // 8*3 != 64
+  EXPECT_THROW(run("tp=8,pp=8,mbs=3,gbs=512"), InputError);              // 512 % 3
+  EXPECT_THROW(run("tp=8,pp=8,vpp=3,gbs=36"), InputError);               // 36 micro-batches % pp 8
+  EXPECT_THROW(run("tp=8,pp=4,gbs=64,layers=20/20/20"), InputError);     // 3 stages of 4
+  EXPECT_THROW(run("tp=8,pp=4,gbs=64,layers=20/20/20/21"), InputError);  // 81 of 80
+  EXPECT_THROW(run("tp=8,pp=4,gbs=64,layers=30/0/30/20"), InputError);   // an empty middle
+  EXPECT_THROW(run("tp=8,pp=4,gbs=64,layers=20/x/20/20"), InputError);
+  EXPECT_THROW(run("tp=8,ep=2"), InputError);  // dense model
   EXPECT_THROW(run("tp=1,sp=true"), InputError);
+}
+
+// Interleaving no longer needs pp*vpp to divide the layers: each stage's layers split into
+// vpp chunks as evenly as they go (80 layers over 8 stages of 3 chunks: 4/3/3 each; 80 over
+// 16 stages of 2: 3/2), and layers=a/b/c/... gives each stage's layers, the first or last
+// possibly none. The default split priced as an explicit one is the same plan.
+TEST_F(Llama70bOn64, UnevenInterleavingAndExplicitLayersPrice) {
+  for (const char* text : {"tp=8,pp=8,vpp=3,gbs=64", "tp=4,pp=16,vpp=2,gbs=64"}) {
+    const Estimate e = run(text);
+    EXPECT_TRUE(std::isfinite(e.step_time_s) && e.step_time_s > 0) << text;
+  }
+  const Estimate even = run("tp=8,pp=4,gbs=64");
+  const Estimate spelled = run("tp=8,pp=4,gbs=64,layers=20/20/20/20");
+  EXPECT_DOUBLE_EQ(spelled.step_time_s, even.step_time_s);
+  EXPECT_DOUBLE_EQ(spelled.memory_per_gpu_bytes, even.memory_per_gpu_bytes);
+  EXPECT_NE(to_string(spelled.strategy).find(",layers=20/20/20/20"), std::string::npos);
+  // The embedding's and the head's stages lighter: a layer fewer each, as Llama 3 405B ran.
+  const Estimate lighter = run("tp=8,pp=4,gbs=64,layers=19/21/21/19");
+  EXPECT_NE(lighter.step_time_s, even.step_time_s);
+  // A stage of only the embedding (or the head) holds no layers.
+  EXPECT_NO_THROW(run("tp=8,pp=4,gbs=64,layers=0/40/40/0"));
 }
 
 TEST(Estimate, SlowerNetworkSlowsDataParallelPlans) {

@@ -41,17 +41,19 @@ std::optional<std::string> check_stage_layers(const Workload& w, const Strategy&
                                               const std::vector<int>& layers) {
   if (static_cast<int>(layers.size()) != s.pp)
     return fmt::format("{} stage layer counts for pp={}", layers.size(), s.pp);
-  for (size_t i = 0; i < layers.size(); ++i)
-    if (layers[i] < 1)
-      return fmt::format("stage {} holds {} layers; give every stage at least one", i, layers[i]);
+  // Only the first or last stage may hold no layers: it still holds the embedding or the head.
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const bool end = i == 0 || i + 1 == layers.size();
+    if (layers[i] < 0 || (layers[i] == 0 && (!end || layers.size() == 1)))
+      return fmt::format(
+          "stage {} holds {} layers; every stage holds at least one, but the first or last may "
+          "hold none (only the embedding or the head)",
+          i, layers[i]);
+  }
   const int sum = std::accumulate(layers.begin(), layers.end(), 0);
   if (sum != w.layers())
     return fmt::format("the stages hold {} layers but {} has {}; make them add up", sum, w.name(),
                        w.layers());
-  if (s.vpp > 1)
-    for (int n : layers)
-      if (n != layers.front())
-        return "the interleaved schedule (vpp>1) needs equal layers on every stage";
   return std::nullopt;
 }
 

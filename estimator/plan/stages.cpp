@@ -94,6 +94,7 @@ bool uniform_body(const Graph& g) {
 Plan plan_of(const Strategy& s) {
   Plan p;
   p.strategy = s;
+  p.stage_layers = s.stage_layers;  // layers=a/b/c: the strategy's own split
   return p;
 }
 

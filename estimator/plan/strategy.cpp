@@ -23,10 +23,33 @@ std::string to_string(const Strategy& s) {
   if (s.balance != Balance::none) out += fmt::format(",balance={}", to_string(s.balance));
   if (s.max_tokens > 0) out += fmt::format(",max_tokens={}", s.max_tokens);
   if (s.cp_kind != CpKind::ring) out += fmt::format(",cp_kind={}", to_string(s.cp_kind));
+  if (!s.stage_layers.empty()) out += fmt::format(",layers={}", fmt::join(s.stage_layers, "/"));
   return out;
 }
 
 namespace {
+
+// "7/8/8/7": layers per stage, each a whole number of at least 0.
+std::vector<int> parse_stage_layers(std::string_view value) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find('/', start);
+    if (end == std::string_view::npos) end = value.size();
+    const std::string_view item = value.substr(start, end - start);
+    int n = -1;
+    const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
+    if (item.empty() || ec != std::errc() || p != item.data() + item.size() || n < 0 ||
+        n > (1 << 20))
+      throw InputError(fmt::format(
+          "strategy key 'layers' needs layers per stage as whole numbers, a/b/c/... (got "
+          "'{}')",
+          value));
+    out.push_back(n);
+    start = end + 1;
+  }
+  return out;
+}
 
 int parse_int_value(std::string_view key, std::string_view value) {
   int v = 0;
@@ -110,6 +133,8 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       s.balance = parse_balance(value);
     else if (key == "max_tokens")
       s.max_tokens = parse_int_value(key, value);
+    else if (key == "layers")
+      s.stage_layers = parse_stage_layers(value);
     else if (key == "cp_kind") {
       if (value == "ring")
         s.cp_kind = CpKind::ring;
@@ -121,7 +146,7 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     } else
       throw InputError(
           fmt::format("unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
-                      "vpp, recompute, sp, zero, cp_kind (and balance, max_tokens, "
+                      "vpp, recompute, sp, zero, cp_kind, layers (and balance, max_tokens, "
                       "cp=dynamic|flex, cp_max with variable-length data)",
                       key));
     for (const char* k :
@@ -224,12 +249,11 @@ std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, c
     return fmt::format("tp*pp*dp*cp = {} but the cluster has {} GPUs", s.gpus(), c.total_gpus());
   const int layers = w.layers();
   if (s.pp > layers) return fmt::format("pp={} is above the {} layers", s.pp, layers);
-  // Uneven stages are fine for 1F1B; the interleaved schedule needs equal model chunks.
-  if (s.vpp > 1 && layers % (s.pp * s.vpp) != 0)
-    return fmt::format(
-        "pp*vpp = {} does not divide the {} layers (interleaving needs equal "
-        "chunks)",
-        s.pp * s.vpp, layers);
+  // Uneven stages and uneven chunks are fine, for 1F1B and interleaved alike (Llama 3 405B
+  // trained with a layer fewer on its first and last stages); each stage's layers split into
+  // vpp chunks as evenly as they go.
+  if (!s.stage_layers.empty())
+    if (auto why = check_stage_layers(w, s, s.stage_layers)) return why;
   if (s.vpp > 1 && s.pp == 1) return "vpp>1 needs pp>1 (interleaving is a pipeline schedule)";
   if (s.sp && s.tp == 1) return "sp=true needs tp>1";
   if (s.zero < 0 || s.zero > 3) return fmt::format("zero={} is not a ZeRO stage (0-3)", s.zero);

@@ -90,10 +90,11 @@ struct Ranker {
           const auto mbss = choices(contains(pinned, "mbs"), fixed.mbs,
                                     divisors(per_replica, std::min(per_replica, kMaxMicroBatch)));
           // Interleaving needs equal chunks: only where pp divides the layers.
-          const bool even = layers % pp == 0;
-          const auto vpps =
-              choices(contains(pinned, "vpp"), fixed.vpp,
-                      pp > 1 && even ? divisors(layers / pp, layers / pp) : std::vector<int>{1});
+          // Interleaving: chunk counts that divide the smallest stage's layers (the default
+          // split gives some stages one more; their chunks come out uneven, as real runs').
+          const int smallest = layers / pp;
+          const auto vpps = choices(contains(pinned, "vpp"), fixed.vpp,
+                                    pp > 1 ? divisors(smallest, smallest) : std::vector<int>{1});
           const auto sps =
               contains(pinned, "sp")
                   ? std::vector<int>{fixed.sp ? 1 : 0}
@@ -128,7 +129,6 @@ struct Ranker {
     if (why.find("interleaved") != std::string::npos)
       return "interleaving needs micro-batches divisible by pp";
     if (why.find("ep=") != std::string::npos) return "ep does not divide experts or dp*cp";
-    if (why.find("pp*vpp") != std::string::npos) return "pp*vpp does not divide layers";
     if (why == "sp=true needs tp>1") return "sp needs tp>1";
     return why;
   }

@@ -47,6 +47,10 @@ struct Strategy {
   CpMode cp_mode = CpMode::fixed;
   bool cp_per_sequence() const { return cp_mode != CpMode::fixed; }
   CpKind cp_kind = CpKind::ring;
+  // layers=a/b/c/...: transformer layers per pipeline stage, summing to the model's; the first
+  // or last stage may hold none (only the embedding or the head). With vpp, each stage's
+  // layers split into vpp chunks as evenly as they go. Empty: the default split.
+  std::vector<int> stage_layers;
   // Saturating at 2^40 GPUs: sizes read from a file may be anything up to INT_MAX each.
   int64_t gpus() const {
     int64_t p = 1;
