@@ -67,6 +67,12 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
     return fmt::format("{} has no context parallelism (Megatron-core); use cp=1", sw.name);
   if (s.ep > 1 && !sw.expert_parallel)
     return fmt::format("{} has no expert parallelism (Megatron-core); use ep=1", sw.name);
+  if (s.pp > 1 && s.zero > sw.max_zero_with_pipeline)
+    return fmt::format(
+        "{} does not run ZeRO-{} with pipeline parallelism (pp={}): every micro-batch would "
+        "reduce-scatter its gradients{}, as DeepSpeed refuses to; use zero<={} with pp>1, or pp=1",
+        sw.name, s.zero, s.pp, s.zero == 3 ? " and re-gather its weights" : "",
+        sw.max_zero_with_pipeline);
   if (s.zero > sw.max_zero)
     return fmt::format(
         "{} shards at most ZeRO stage {} ({}); use zero={} or less", sw.name, sw.max_zero,

@@ -93,6 +93,23 @@ TEST(Estimate, APresetRunsOnlyWhatItsStackHad) {
   EXPECT_THROW(estimate(m, c, parse_strategy("tp=4,cp=2,mbs=1,gbs=64", 64), opt), InputError);
 }
 
+// ZeRO-2/3 with pipelining would reduce-scatter (and ZeRO-3 re-gather) every micro-batch;
+// DeepSpeed refuses it, and no preset here runs it otherwise: refused, and never ranked.
+TEST_F(Llama70bOn64, ZeroTwoAndThreeAreNotRunWithPipelines) {
+  EXPECT_THROW(run("tp=8,pp=2,mbs=1,gbs=64,zero=3"), InputError);
+  EXPECT_THROW(run("tp=8,pp=2,mbs=1,gbs=64,zero=2"), InputError);
+  EXPECT_NO_THROW(run("tp=8,pp=2,mbs=1,gbs=64,zero=1"));
+  EXPECT_NO_THROW(run("tp=8,mbs=1,gbs=64,zero=3"));
+  RankOptions ro;
+  ro.global_batch = 64;
+  ro.top = 300;
+  ro.fixed = "zero=3";
+  const RankResult r = rank(m, c, ro);
+  ASSERT_FALSE(r.best.empty());
+  for (const Estimate& e : r.best) EXPECT_EQ(e.strategy.pp, 1) << to_string(e.strategy);
+  EXPECT_GT(r.rejected.at("ZeRO-2/3 with pipeline parallelism"), 0);
+}
+
 TEST_F(Llama70bOn64, ThroughputFiguresAreConsistent) {
   const Estimate e = run("tp=8,pp=4,mbs=1,gbs=512,recompute=full,sp=true");
   EXPECT_NEAR(e.tokens_per_s, 512.0 * 8192 / e.step_time_s, 1e-6 * e.tokens_per_s);

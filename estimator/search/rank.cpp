@@ -69,9 +69,11 @@ struct Ranker {
         : !sw.selective_recompute || !w.has_selective_recompute(sw.attention)
             ? std::vector<Recompute>{Recompute::none, Recompute::full}
             : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
-    std::vector<int> stages;
-    for (int z = 0; z <= sw.max_zero; ++z) stages.push_back(z);
-    const auto zeros = choices(contains(pinned, "zero"), fixed.zero, stages);
+    std::vector<int> stages, pipelined;
+    for (int z = 0; z <= sw.max_zero; ++z) {
+      stages.push_back(z);
+      if (z <= sw.max_zero_with_pipeline) pipelined.push_back(z);
+    }
 
     for (int tp : tps) {
       for (int cp : cps) {
@@ -104,12 +106,17 @@ struct Ranker {
               for (int vpp : vpps) {
                 for (Recompute rc : recomputes) {
                   for (int sp : sps) {
-                    for (int zero : zeros) {
+                    for (int zero : choices(contains(pinned, "zero"), fixed.zero,
+                                            pp > 1 ? pipelined : stages)) {
                       Strategy s;
                       s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
                       s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
                       if (auto why = check_strategy(w, c, s)) {
                         tally.reject(classify(*why));
+                        continue;
+                      }
+                      if (s.pp > 1 && s.zero > sw.max_zero_with_pipeline) {
+                        tally.reject("ZeRO-2/3 with pipeline parallelism");
                         continue;
                       }
                       consider(s, eopt);

@@ -87,6 +87,11 @@ struct Software {
   bool context_parallel = true;     // cp>1 (Megatron-core, 2024)
   bool expert_parallel = true;      // ep>1 (Megatron-core MoE)
   int max_zero = 3;                 // ZeRO stages: 1 = distributed optimizer, 2-3 = FSDP
+  // With pipeline parallelism: sharded gradients (ZeRO-2/3) would be reduce-scattered, and
+  // ZeRO-3's weights re-gathered, every micro-batch; DeepSpeed refuses the combination and
+  // no preset here models a stack that runs it otherwise (FSDP2 under torchtitan gathers
+  // once a step), so it is refused.
+  int max_zero_with_pipeline = 1;
 };
 Software software_preset(std::string_view name);  // "megatron-core" | "megatron-lm-2021"
 // Why the stack cannot run s ("megatron-lm-2021 has no sequence parallelism ..."), or nothing.
