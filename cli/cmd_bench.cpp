@@ -275,7 +275,8 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
                    "model (catalog name or JSON): the GEMMs the estimator prices");
   gemm->add_option("--tp", ga->tp, "tensor-parallel sizes for --shapes-from, e.g. 1,2,4,8");
   gemm->add_option("--mbs", ga->mbs, "micro-batch sizes for --shapes-from, e.g. 1,2,4");
-  gemm->add_option("--threads", ga->threads, "cpu: BLAS threads (default: all)");
+  gemm->add_option("--threads", ga->threads, "cpu: BLAS threads, 1-1024 (default: all)")
+      ->check(CLI::Range(1, 1024));
   gemm->add_flag("--compare-baseline", ga->compare_baseline,
                  "also time a plain BLAS loop of each shape");
   add_common(gemm, *ga);
@@ -303,7 +304,8 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   mem->add_option(
       "--op", ma->ops,
       "cpu: copy,read,write; cuda: copy_d2d,copy_h2d,copy_d2h,memset,read,write (default all)");
-  mem->add_option("--threads", ma->threads, "cpu: threads (default: all)");
+  mem->add_option("--threads", ma->threads, "cpu: threads, 1-1024 (default: all)")
+      ->check(CLI::Range(1, 1024));
   mem->add_flag("--compare-baseline", ma->compare_baseline,
                 "cpu copy: also time a plain multi-threaded memcpy loop");
   add_sizes(mem, *ma);

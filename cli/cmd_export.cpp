@@ -13,7 +13,7 @@ namespace shardcost::cli {
 
 void add_export_command(CLI::App& app) {
   struct Args {
-    std::string db, table, format = "csv", output;
+    std::string db, table, format = "csv";
     db::TableFilter filter;
   };
   auto a = std::make_shared<Args>();
@@ -25,22 +25,14 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--device", a->filter.device, "only devices whose name contains this (any case)");
   cmd->add_option("--op", a->filter.op,
                   "only this collective op (collective) or kind (memory, kernels)");
-  cmd->add_option("--output,-o", a->output, "write to this file instead of stdout");
+  // -o/--output is every command's (output_file.h): written whole, through a rename.
   cmd->callback([a] {
-    if (!a->output.empty()) check_output_path(a->output, "--output");
     const Format f = parse_format(a->format, {Format::csv, Format::json});
     a->filter.op = bench::canonical_collective(a->filter.op);  // alltoall = all_to_all
     const db::Store store = db::Store::open(a->db, db::Store::Mode::read_only);
     const db::CostTable t = store.table(a->table, a->filter);
     const std::string text = f == Format::json ? db::to_json(t) : db::to_csv(t);
-    if (a->output.empty()) {
-      fmt::print("{}", text);
-      return;
-    }
-    std::ofstream out(a->output, std::ios::binary);
-    out << text;
-    if (!out.flush())
-      throw InputError("cannot write " + a->output + "; check the path and the disk");
+    fmt::print("{}", text);
   });
 }
 

@@ -40,7 +40,8 @@ void run_fit(const FitArgs& a) {
             {{"split", v.split}, {"rows", v.rows}, {"median", v.median}, {"p90", v.p90}});
       j.push_back(m);
     }
-    fmt::print("{}\n", nlohmann::json{{"store", a.db}, {"models", j}}.dump(2));
+    fmt::print("{}\n", nlohmann::json{{"store", a.db}, {"models", j}}.dump(
+                           2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     // One line per model and cross-validation (held-out rows, split as named).
     Table t({"model", "device", "key", "rows", "held out", "median", "p90"},

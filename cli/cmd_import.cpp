@@ -40,7 +40,7 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
   auto* cmd = parent->add_subcommand(name, help);
   cmd->add_option("--db", a->db, "store file (created when missing; default shardcost.db)");
   cmd->add_option("--batch-rows", a->batch_rows, "rows per transaction (default 50000)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, int64_t{100000000}));
   if (name == "nccl-tests")
     cmd->add_option("--op", a->op,
                     "collective, when neither the file nor its name says (all_reduce, ...)");
@@ -50,7 +50,7 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
                   "stored as one run");
     cmd->add_option("--threads", a->threads,
                     "--one-run: files read at once (default: one per core)")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, 1024));
   }
   cmd->add_option("FILE", a->files, "files to import")->required();
   cmd->callback([a, parse, recorded_by] {

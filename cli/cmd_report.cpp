@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "format.h"
+#include "output_file.h"
 #include "report_html.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
@@ -196,9 +197,7 @@ void add_report_command(CLI::App& app) {
       in.plans = std::move(p);
     }
     const std::string html = report_html(in);
-    std::ofstream out(a->out, std::ios::binary);
-    out << html;
-    if (!out.flush()) throw InputError("cannot write " + a->out + "; check the path and the disk");
+    write_whole(a->out, html);
     fmt::print("{}: report of {} runs ({} KiB)\n", a->out, in.info.runs.size(),
                (html.size() + 1023) / 1024);
   });

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "format.h"
+#include "output_file.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
 #include "shardcost/profiler.h"
@@ -91,12 +92,6 @@ void check_kinds(const std::string& kinds) {
   }
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.flush()) throw InputError(fmt::format("cannot write {}", path));
-}
-
 std::string join_command(const std::vector<std::string>& argv) {
   std::string s;
   for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
@@ -150,7 +145,7 @@ void store_trace(const TraceArgs& a, const std::string& dir, db::Run run, bool h
                "that mark training steps\n",
                c.ranges, a.steps);
   }
-  if (!a.perfetto.empty()) write_file(a.perfetto, trace::to_perfetto_json(c.trace));
+  if (!a.perfetto.empty()) write_whole(a.perfetto, trace::to_perfetto_json(c.trace));
 }
 
 int run_trace(const TraceArgs& a, const std::string& recorded_by) {
@@ -336,13 +331,15 @@ void add_trace_commands(CLI::App& app, const std::string& recorded_by) {
   summary->add_option("--db", a->db, "store file")->required();
   summary->add_option("--run", a->run, "run id or uuid (default the newest traced run)");
   summary->add_option("--format", a->format, "text (default), csv or json");
-  summary->add_option("--top", a->top, "kernels to list (default 10)")->check(CLI::PositiveNumber);
+  summary->add_option("--top", a->top, "kernels to list (default 10)")
+      ->check(CLI::Range(1, 1000000));
   summary->callback([a] {
     const Format f = parse_format(a->format, {Format::text, Format::csv, Format::json});
     const db::Measurements m = load_run(a->db, a->run);
     const trace::Summary s = trace::summarize(m, a->top);
     if (f == Format::json)
-      fmt::print("{}\n", summary_json(m, s).dump(2));
+      fmt::print("{}\n",
+                 summary_json(m, s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     else if (f == Format::csv)
       print_summary_csv(m, s);
     else
@@ -355,7 +352,7 @@ void add_trace_commands(CLI::App& app, const std::string& recorded_by) {
   exp->add_option("--perfetto", a->perfetto, "output file (open in ui.perfetto.dev)")->required();
   exp->callback([a] {
     const db::Measurements m = load_run(a->db, a->run);
-    write_file(a->perfetto, trace::to_perfetto_json(m));
+    write_whole(a->perfetto, trace::to_perfetto_json(m));
     fmt::print(stderr, "shardcost: wrote {} events to {}\n", m.kernels.size(), a->perfetto);
   });
 

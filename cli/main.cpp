@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -9,8 +10,44 @@
 
 #include "commands.h"
 #include "output_file.h"
+#include "shardcost/closest.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
+
+namespace {
+
+// A mistyped command is named, with the closest one ("shardcost db infoo": did you mean
+// 'info'?), instead of CLI11's "A subcommand is required". Empty: the words name commands.
+std::string unknown_command(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path = "shardcost";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') return "";
+    const auto subs = at->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty()) return "";
+    // A command that also takes words of its own (trace's program) reads them itself.
+    for (const CLI::Option* o : at->get_options())
+      if (o->get_positional()) return "";
+    std::vector<std::string> names;
+    for (CLI::App* sub : subs) names.push_back(sub->get_name());
+    auto it = std::find(names.begin(), names.end(), word);
+    if (it != names.end()) {
+      at = subs[static_cast<size_t>(it - names.begin())];
+      path += " " + word;
+      continue;
+    }
+    const std::vector<std::string_view> views(names.begin(), names.end());
+    const std::string closest = shardcost::closest_name(word, views);
+    return fmt::format("unknown command '{}' for '{}'{}; the commands are {} (see {} --help)",
+                       word.size() > 40 ? word.substr(0, 40) + "..." : word, path,
+                       closest.empty() ? "" : fmt::format(" (did you mean '{}'?)", closest),
+                       fmt::join(names, ", "), path);
+  }
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"shardcost: what GPU kernels and collectives cost, and how to split a model"};
@@ -36,6 +73,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "shardcost: %s\n", message.c_str());
     std::fflush(stderr);
   });
+  if (const std::string why = unknown_command(app, argc, argv); !why.empty()) {
+    std::fprintf(stderr, "shardcost: %s\n", why.c_str());
+    return 2;
+  }
   shardcost::cli::OutputFile output;
   output.add_to(app);
   app.parse_complete_callback([&output] { output.begin(); });

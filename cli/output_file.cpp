@@ -20,8 +20,9 @@ void add_to_leaves(CLI::App& app, std::string& path) {
   if (subs.empty()) {
     if (app.get_option_no_throw("--output") == nullptr && app.get_option_no_throw("-o") == nullptr)
       app.add_option("--output,-o", path,
-                     "write what the command prints to this file (whole, or not at all when "
-                     "the command fails) instead of standard output");
+                     "write what the command prints to this file instead of standard output: "
+                     "whole, through a rename (an error leaves the file as it was; an answer "
+                     "with exit 1, such as nothing feasible, is written)");
     return;
   }
   for (CLI::App* sub : subs) add_to_leaves(*sub, path);
@@ -80,6 +81,31 @@ void OutputFile::commit() {
     throw Error(fmt::format("cannot write the output: renaming {} to {}: {}", temp_, path_,
                             std::strerror(errno)));
   temp_.clear();
+}
+
+void write_whole(const std::string& path, std::string_view text) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  const bool special = std::filesystem::exists(st) && !std::filesystem::is_regular_file(st);
+  std::string target = path;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) {
+    const auto resolved = std::filesystem::canonical(path, ec);
+    if (!ec) target = resolved.string();
+  }
+  const std::string temp = special ? target : fmt::format("{}.tmp-{}", target, ::getpid());
+  std::FILE* f = std::fopen(temp.c_str(), "wb");
+  if (f == nullptr)
+    throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed) {
+    if (!special) std::remove(temp.c_str());
+    throw InputError(fmt::format("cannot write {}; check the disk", path));
+  }
+  if (!special && std::rename(temp.c_str(), target.c_str()) != 0) {
+    std::remove(temp.c_str());
+    throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  }
 }
 
 }  // namespace shardcost::cli

@@ -4,6 +4,7 @@
 // that fails leaves FILE as it was, and no half-written file behind.
 #include <CLI/CLI.hpp>
 #include <string>
+#include <string_view>
 
 namespace shardcost::cli {
 
@@ -28,5 +29,10 @@ class OutputFile {
   std::string path_;  // what --output named
   std::string temp_;  // where standard output goes meanwhile; empty: not redirected
 };
+
+// Writes text to path whole: into a temporary file beside it, renamed onto it once written (a
+// device or FIFO is written to directly). An interrupted or failed write leaves path as it
+// was. Throws InputError naming the path.
+void write_whole(const std::string& path, std::string_view text);
 
 }  // namespace shardcost::cli

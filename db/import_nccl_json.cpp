@@ -64,11 +64,24 @@ namespace {
 
 Measurements read_json(std::string_view text, std::string_view source, std::string_view op) {
   json doc;
+  struct TooDeep {};
   try {
-    doc = json::parse(text);
+    // nccl-tests -J files nest a few levels; deeper is not one (and is refused while parsing).
+    doc = json::parse(text, [](int depth, json::parse_event_t, json&) {
+      if (depth > 64) throw TooDeep{};
+      return true;
+    });
+  } catch (const TooDeep&) {
+    throw InputError(std::string(source) +
+                     ": the JSON nests deeper than 64 levels; it is not an nccl-tests -J file");
   } catch (const json::parse_error& e) {
-    throw InputError(std::string(source) + ": not valid JSON (" + e.what() +
-                     "); is the nccl-tests run complete?");
+    throw InputError(fmt::format(
+        "{}: not valid JSON (at byte {}: the file ends early or holds a syntax error); is the "
+        "nccl-tests run complete?",
+        source, e.byte));
+  } catch (const json::exception&) {
+    throw InputError(std::string(source) +
+                     ": a JSON value cannot be read (a number too large, such as 1e400)");
   }
   if (!doc.is_object() || !doc.contains("results") || !doc["results"].is_array())
     throw InputError(std::string(source) + ": no 'results' list; is this an nccl-tests -J file?");

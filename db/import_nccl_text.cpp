@@ -114,6 +114,8 @@ Measurements import_text_section(std::string_view text, std::string_view source,
   Columns cols;
   int gpus_per_process = 0;
   int line_no = first_line - 1;
+  int skipped = 0, first_skipped = 0;  // row-like lines that are not rows
+  bool summary = false;                // nccl-tests' closing "# Avg bus bandwidth" line
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find('\n', pos);
@@ -126,6 +128,7 @@ Measurements import_text_section(std::string_view text, std::string_view source,
     if (line.front() == '#') {
       const std::string_view body = trim(line.substr(1));
       const auto tokens = split_ws(body);
+      summary = summary || body.rfind("Avg bus bandwidth", 0) == 0;
       std::match_results<std::string_view::const_iterator> mr;
       if (body.rfind("nccl-tests version", 0) == 0 && tokens.size() >= 3) {
         m.run.tool_version = std::string(tokens[2]);
@@ -147,7 +150,14 @@ Measurements import_text_section(std::string_view text, std::string_view source,
           if (tokens[i] == "iters:" && tokens[i - 1] != "warmup" && tokens[i - 1] != "agg")
             run.iterations = parse_int(tokens[i + 1]).value_or(0);
       } else if (std::regex_search(body.begin(), body.end(), mr, rank_re)) {
-        run.rank_lines.push_back({std::stoi(mr[1].str()), mr[2].str(), std::stoi(mr[3].str()),
+        // Rank and device numbers past any machine are a damaged line, said as one.
+        const auto rank = parse_int(mr[1].str()), device = parse_int(mr[3].str());
+        if (!rank || !device || *rank > (1 << 24) || *device > (1 << 16))
+          throw InputError(
+              fmt::format("{}:{}: rank line '{}' holds a rank or device number "
+                          "out of range; is the file intact?",
+                          source, line_no, std::string(body.substr(0, 80))));
+        run.rank_lines.push_back({static_cast<int>(*rank), mr[2].str(), static_cast<int>(*device),
                                   mr[4].str(), mr[5].str()});
       } else if (Columns c = read_header(tokens); c.ok() && c.time[0] >= 0) {
         cols = c;
@@ -159,7 +169,14 @@ Measurements import_text_section(std::string_view text, std::string_view source,
     if (cols.ok() && !t.empty() && !parse_int(t[0]) &&
         t[0].find_first_not_of("0123456789") == std::string_view::npos)
       throw InputError(fmt::format("{}: size '{}' does not fit in 64 bits", where, t[0]));
-    // Anything else (NCCL INFO lines, warnings) is not ours to read.
+    // Under the header, a line that starts like a row but cannot be one (too few columns: a
+    // file cut short; a size that is not a decimal number) is skipped and counted, never
+    // silently. Anything else (NCCL INFO lines, warnings) is not ours to read.
+    const bool row_like = cols.ok() && !t.empty() && t[0][0] >= '0' && t[0][0] <= '9';
+    if (row_like && (!parse_int(t[0]) || t.size() < static_cast<size_t>(cols.time[0]) + 1)) {
+      if (skipped++ == 0) first_skipped = line_no;
+      continue;
+    }
     if (!cols.ok() || !parse_int(t[0]) || t.size() < static_cast<size_t>(cols.time[0]) + 1)
       continue;
     NcclRow row;
@@ -189,6 +206,17 @@ Measurements import_text_section(std::string_view text, std::string_view source,
   if (run.op.empty()) run.op = fallback_op(op);
   if (run.rank_lines.empty()) run.ranks = gpus_per_process;
   nccl_records(run, source, m);
+  if (skipped > 0)
+    m.warnings.push_back(fmt::format(
+        "{}:{}: {} line{} under the results header {} not a whole result row (too few columns, "
+        "or a size that is not a number) and {} skipped; is the file complete?",
+        source, first_skipped, skipped, skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are",
+        skipped == 1 ? "was" : "were"));
+  if (!summary)
+    m.warnings.push_back(fmt::format(
+        "{}: no closing '# Avg bus bandwidth' line: the output may have been cut short ({} "
+        "results read)",
+        source, run.rows.size()));
   return m;
 }
 

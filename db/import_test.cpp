@@ -43,6 +43,26 @@ TEST(NcclText, NewLayoutWithRoot) {
   EXPECT_EQ(m.run.host, "dgx-a100-017");
 }
 
+// A file cut short mid-row, or a row whose size is not a number: what is whole is stored, and
+// the skipped lines and the missing closing summary are said, never dropped silently.
+TEST(NcclText, ACutFileSaysWhatItSkipped) {
+  const std::string whole = fixture("nccl/all_reduce_8gpu_v2.13.txt");
+  EXPECT_TRUE(import_nccl_tests(whole, "ar.txt").warnings.empty());
+  const size_t row = whole.find("\n       65536");
+  ASSERT_NE(row, std::string::npos);
+  const Measurements cut = import_nccl_tests(whole.substr(0, row + 30), "cut.txt");
+  ASSERT_EQ(cut.warnings.size(), 2u);
+  EXPECT_NE(cut.warnings[0].find("1 line under the results header is not a whole result row"),
+            std::string::npos)
+      << cut.warnings[0];
+  EXPECT_NE(cut.warnings[1].find("no closing '# Avg bus bandwidth' line"), std::string::npos);
+  std::string hex = whole;
+  hex.replace(hex.find("\n         128"), 14, "\n        0x80");
+  const Measurements h = import_nccl_tests(hex, "hex.txt");
+  EXPECT_EQ(h.collectives.size(), 48u);
+  ASSERT_EQ(h.warnings.size(), 1u);
+}
+
 TEST(NcclText, OldLayoutTwoNodesOpFromFileName) {
   const Measurements m =
       import_nccl_tests(fixture("nccl/allgather_2node_old.txt"), "x/allgather_2node_old.txt");

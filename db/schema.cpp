@@ -4,6 +4,7 @@
 #include <string>
 
 #include "shardcost/db.h"
+#include "shardcost/error.h"
 
 namespace shardcost::db {
 namespace {
@@ -203,7 +204,12 @@ const std::vector<std::string_view>& migrations() {
 int schema_version(const Connection& c) {
   Statement s = c.prepare("PRAGMA user_version");
   s.step();
-  return static_cast<int>(s.int64(0));
+  const int64_t v = s.int64(0);
+  // Negative or absurd: not a version any shardcost wrote.
+  if (v < 0 || v > 1000)
+    throw InputError(c.path() + " has schema version " + std::to_string(v) +
+                     ", which no shardcost writes; it is not a shardcost store, or it is damaged");
+  return static_cast<int>(v);
 }
 
 bool is_empty(const Connection& c) {

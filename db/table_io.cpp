@@ -66,7 +66,7 @@ std::string to_json(const CostTable& t) {
     }
     rows.push_back(std::move(o));
   }
-  return rows.dump(2) + "\n";
+  return rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 CsvText parse_csv(std::string_view text, std::string_view origin) {

@@ -54,6 +54,18 @@ Measured measure(Benchmark& b, Timer& t, const Timing& timing) {
     throw InputError(fmt::format("--iters {} must be at least 1", timing.iterations));
   if (timing.warmup < 0)
     throw InputError(fmt::format("--warmup {} must be 0 or more", timing.warmup));
+  // Every iteration's time is kept (the samples); past these counts a measurement holds more
+  // samples than any statistic needs, and memory grows without bound.
+  constexpr int kMaxCount = 1000000;
+  if (timing.iterations > kMaxCount)
+    throw InputError(fmt::format("--iters {} is above {}; a median needs far fewer",
+                                 timing.iterations, kMaxCount));
+  if (timing.warmup > kMaxCount)
+    throw InputError(fmt::format("--warmup {} is above {}", timing.warmup, kMaxCount));
+  if (!std::isfinite(timing.time_budget_s) || timing.time_budget_s < 0 ||
+      timing.time_budget_s > 3600)
+    throw InputError(
+        fmt::format("--time-budget {} must be between 0 and 3600 seconds", timing.time_budget_s));
   int warmup = timing.warmup;
   if (timing.time_budget_s > 0) warmup = std::max(warmup, 1);
   int iterations = timing.iterations;

@@ -12,6 +12,12 @@
 namespace shardcost {
 namespace {
 
+// Sizes past any cluster built: a million GPUs, 1,024 a node, 4,096 node groups. Beyond them
+// an input only makes the estimator run long or overflow its counts.
+constexpr int64_t kMaxGpus = int64_t{1} << 20;
+constexpr int kMaxGpusPerNode = 1024;
+constexpr size_t kMaxGroups = 4096;
+
 using units::kGB;
 using units::kGiB;
 
@@ -145,6 +151,12 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
   g.device = resolve_device(j, f);
   g.nodes = f.optional_int("nodes", 1).value_or(1);
   g.gpus_per_node = f.required_int("gpus_per_node", 1);
+  if (g.gpus_per_node > kMaxGpusPerNode)
+    f.fail("gpus_per_node", fmt::format("is {}; a node holds at most {} GPUs here", g.gpus_per_node,
+                                        kMaxGpusPerNode));
+  if (static_cast<int64_t>(g.nodes) * g.gpus_per_node > kMaxGpus)
+    f.fail("nodes", fmt::format("x gpus_per_node = {} GPUs; a cluster holds at most {}",
+                                static_cast<int64_t>(g.nodes) * g.gpus_per_node, kMaxGpus));
   g.intra_node =
       parse_fabric(f, "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
                    "intra_node_busbw_GBps", kDefaultIntraLatencyUs, kDefaultIntraEfficiency);
@@ -153,6 +165,9 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
 
 void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
   if (gpus <= 0) throw InputError(fmt::format("--gpus must be a positive integer (got {})", gpus));
+  if (gpus > kMaxGpus)
+    throw InputError(
+        fmt::format("--gpus {} is above {}, the most GPUs a cluster holds here", gpus, kMaxGpus));
   if (c.groups.size() != 1) {
     if (gpus != c.total_gpus())
       throw InputError(
@@ -281,6 +296,9 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
   c.name = f.optional_string("name").value_or(std::string(origin));
   if (const auto* groups = f.optional_array("node_groups")) {
     if (groups->empty()) f.fail("node_groups", "is empty; give at least one node group");
+    if (groups->size() > kMaxGroups)
+      f.fail("node_groups",
+             fmt::format("holds {} groups; a cluster has at most {}", groups->size(), kMaxGroups));
     for (size_t i = 0; i < groups->size(); ++i) {
       const std::string where = fmt::format("{} node_groups[{}]", origin, i);
       c.groups.push_back(parse_group((*groups)[i], where, static_cast<int>(i)));
@@ -297,6 +315,11 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
   c.inter_node =
       parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us", "inter_node_efficiency",
                    "inter_node_busbw_GBps", kDefaultInterLatencyUs, kDefaultInterEfficiency);
+  int64_t total = 0;
+  for (const auto& g : c.groups) total += static_cast<int64_t>(g.nodes) * g.gpus_per_node;
+  if (total > kMaxGpus)
+    throw InputError(fmt::format("{}: the node groups hold {} GPUs; a cluster holds at most {}",
+                                 origin, total, kMaxGpus));
   if (gpus) apply_gpu_count(c, *gpus, std::string(origin));
   return c;
 }

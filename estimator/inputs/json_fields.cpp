@@ -23,32 +23,6 @@ void JsonFields::fail(const char* key, const std::string& what) const {
   throw InputError(fmt::format("{}: field '{}' {}", where_, key, what));
 }
 
-namespace {
-// Edits (insert, delete, substitute) between two short names.
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-}  // namespace
-
-std::string closest_name(std::string_view name, const std::vector<std::string_view>& names) {
-  std::string_view closest;
-  size_t best = 3;  // at most 2 edits away
-  for (std::string_view n : names)
-    if (const size_t d = edit_distance(name, n); d < best) best = d, closest = n;
-  return std::string(closest);
-}
-
 void JsonFields::reject_unknown(const std::vector<std::string_view>& known) const {
   if (!object_.is_object()) return;
   for (const auto& [key, value] : object_.items()) {
@@ -143,9 +117,24 @@ const nlohmann::json* JsonFields::optional_array(const char* key) const {
   return &*it;
 }
 
+namespace {
+// Deeper than any model, cluster or plan file: nesting past it is refused while parsing, before
+// anything walks the value recursively (printing it in a message overflowed the stack).
+constexpr int kMaxJsonDepth = 64;
+struct TooDeep {};
+}  // namespace
+
 nlohmann::json parse_json_text(std::string_view text, std::string_view origin) {
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    return nlohmann::json::parse(text.begin(), text.end(),
+                                 [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+                                   if (depth > kMaxJsonDepth) throw TooDeep{};
+                                   return true;
+                                 });
+  } catch (const TooDeep&) {
+    throw InputError(
+        fmt::format("{}: the JSON nests deeper than {} levels; no model, cluster or plan file does",
+                    origin, kMaxJsonDepth));
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the 1-based offset of the error; turn it into line:column.
     size_t line = 1, col = 1;
@@ -160,9 +149,11 @@ nlohmann::json parse_json_text(std::string_view text, std::string_view origin) {
     throw InputError(fmt::format("{}: malformed JSON at line {}, column {}; fix the syntax there",
                                  origin, line, col));
   } catch (const nlohmann::json::exception& e) {
-    // Not a syntax error but a value the parser cannot hold (a number out of range, ...).
+    // Not a syntax error but a value the parser cannot hold: a number out of range (1e400).
+    // The library's own text names its exception ids; ours names the problem.
     throw InputError(
-        fmt::format("{}: unreadable JSON value ({}); fix the value", origin, e.what()));
+        fmt::format("{}: a JSON value cannot be read{}; fix the value", origin,
+                    e.id == 406 ? " (a number too large for a double, such as 1e400)" : ""));
   }
 }
 

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "shardcost/closest.h"
+
 namespace shardcost {
 
 class JsonFields {
@@ -37,9 +39,6 @@ class JsonFields {
   const nlohmann::json& object_;
   std::string where_;
 };
-
-// The name in `names` within 2 edits of `name` (the closest), or empty: for "did you mean".
-std::string closest_name(std::string_view name, const std::vector<std::string_view>& names);
 
 // Parses JSON text; a syntax error becomes an InputError naming origin, line and column.
 nlohmann::json parse_json_text(std::string_view text, std::string_view origin);

@@ -197,6 +197,8 @@ std::vector<FitReport> fit_store(const std::string& path, std::string_view table
     throw InputError(fmt::format(
         "--table {}: models are fitted for gemm, collective, memory or kernels (or all)", table));
   if (device) (void)find_device(*device);  // an unknown name is an error, not an empty fit
+  // Fitting reads measurements: a store that is not there is a mistyped path, never a new one.
+  { (void)db::Store::open(path, db::Store::Mode::read_only); }
   db::Store store = db::Store::open(path, db::Store::Mode::read_write);
   std::vector<FitReport> out;
   if (table == "gemm" || table == "all") fit_gemms(store, device, out);

@@ -178,6 +178,15 @@ VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s,
 
 void check_varlen(const Workload& w, const VarlenOptions& o, const EstimateOptions& opt) {
   if (o.batches < 1) throw InputError("--batches must be at least 1");
+  // A step-time spread settles within a few thousand batches; past these a run only grows.
+  if (o.batches > 100000)
+    throw InputError(
+        fmt::format("--batches {} is above 100000; the spread settles long before", o.batches));
+  if (o.batch_tokens > (int64_t{1} << 26))
+    throw InputError(fmt::format(
+        "--batch-tokens {} is above {} tokens, four times the largest global batches trained "
+        "(16M tokens, Llama 3)",
+        o.batch_tokens, int64_t{1} << 26));
   const auto max_len = static_cast<int64_t>(w.tokens_per_sample());
   const bool at_seq_len = o.lengths.is_fixed() && o.lengths.min_length() == max_len;
   if (!at_seq_len && opt.software.attention != AttentionKernel::flash)

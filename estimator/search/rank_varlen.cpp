@@ -1,5 +1,7 @@
 // rank on variable-length data: the fixed-length search shortlists, sampled batches decide
 // (docs/variable-length.md).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -10,6 +12,12 @@ namespace shardcost {
 
 VarlenRank rank_varlen(const Workload& w, const Cluster& c, const RankOptions& opt,
                        const VarlenOptions& o) {
+  // Every shortlisted plan is priced on every batch: a bound keeps rank to seconds.
+  if (o.batches > 1000)
+    throw InputError(fmt::format(
+        "rank samples at most 1000 batches per plan (--batches {}); estimate the plans it "
+        "ranks with more",
+        o.batches));
   const auto start = std::chrono::steady_clock::now();
   // Shortlist: the fixed-length search's best plans (memory checked at seq_len, which is what
   // a micro-batch of the same tokens per GPU needs).

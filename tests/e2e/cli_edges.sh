@@ -67,4 +67,21 @@ case "$ERR" in *"the strategy does not fit: needs "*" GiB of "*) ;; *) fail "est
 # rank that finds nothing feasible exits 1 and says what would fit.
 expect_exit 1 "$BIN" rank --model llama3-70b --cluster dgx-h100 --gpus 1 --gbs 8
 case "$ERR" in *"no strategy fits llama3-70b on 1 GPUs; the fewest GPUs (doubling) that hold it: "*"(rank --gpus "*) ;; *) fail "rank hint: $ERR";; esac
+# Mistyped commands are named, with the closest one.
+check 2 "unknown command 'infoo' for 'shardcost db' (did you mean 'info'?)" db infoo x
+check 2 "unknown command 'frobnicate' for 'shardcost'" frobnicate
+# Deep nesting in a model file: one line, no crash.
+python3 -c "print('{\"layers\": ' + '['*100000 + ']'*100000 + '}')" >"$SCRATCH/deep.json"
+check 2 "nests deeper than 64 levels" estimate --model "$SCRATCH/deep.json" --cluster dgx-h100 --strategy tp=1,gbs=8
+# Sizes past any machine are refused at once, not run for minutes.
+check 2 "--gpus 1000000000 is above 1048576" estimate --model gpt3-1.3b --cluster dgx-a100 --gpus 1000000000 --strategy tp=1
+check 2 "--warmup 2147483647 is above 1000000" bench gemm --device cpu --shape 8x8x8 --iters 1 --warmup 2147483647
+check 2 "--batches 10000000 is above 100000" estimate --model gpt3-1.3b --cluster dgx-a100 --gpus 8 --strategy tp=1,gbs=64 --seq-dist lognormal:median=1024,sigma=1.5 --batches 10000000
+printf '{"device": "a100-sxm4-80gb", "nodes": 2147483647, "gpus_per_node": 8, "intra_node_bandwidth_GBps": 300, "inter_node_bandwidth_GBps": 25}\n' >"$SCRATCH/huge.json"
+check 2 "a cluster holds at most 1048576" estimate --model gpt3-1.3b --cluster "$SCRATCH/huge.json" --strategy tp=1
+# A store name with a byte that is not UTF-8 still exports as JSON.
+printf 'device,host,dtype,m,n,k,time_ns\nA,h\377st,bf16,64,64,64,5\n' >"$SCRATCH/badutf8.csv"
+expect_exit 0 "$BIN" import csv --db "$SCRATCH/u.db" "$SCRATCH/badutf8.csv"
+expect_exit 0 "$BIN" export --db "$SCRATCH/u.db" --table gemm --format json
+python3 -c "import json,sys; json.loads(sys.argv[1])" "$OUT" || fail "export json with a bad byte: $OUT"
 echo "cli_edges: ok"
