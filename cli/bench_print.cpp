@@ -52,7 +52,7 @@ std::string render(const bench::GemmReport& r, Format f) {
       if (g.baseline_tflops) row["baseline_tflops"] = *g.baseline_tflops;
       j["results"].push_back(row);
     }
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return json_text(j) + "\n";
   }
   std::vector<std::string> head = {"gemm",      "dtype",  "m",      "n",  "k",       "batch",
                                    "median us", "p10 us", "p90 us", "cv", "GFLOP/s", "check"};
@@ -96,7 +96,7 @@ std::string render(const bench::MemoryReport& r, Format f) {
       if (m.baseline_gbps) row["baseline_gbps"] = *m.baseline_gbps;
       j["results"].push_back(row);
     }
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return json_text(j) + "\n";
   }
   std::vector<std::string> head = {"memory", "bytes", "median us", "p10 us",
                                    "p90 us", "cv",    "GB/s",      "check"};
@@ -141,7 +141,7 @@ std::string render(const bench::CollectiveReport& r, Format f) {
                               {"busbw_gbps", c.busbw_gbps},
                               {"wrong", c.wrong},
                               {"stats", stats_json(c.stats)}});
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return json_text(j) + "\n";
   }
   Table t({"op", "size", "count", "type", "redop", "root", "time us", "p10 us", "p90 us",
            "algbw GB/s", "busbw GB/s", "#wrong"},
@@ -171,7 +171,7 @@ std::string render(const bench::P2pReport& r, Format f) {
                               {"bandwidth_gbps", p.bandwidth_gbps},
                               {"wrong", p.wrong},
                               {"stats", stats_json(p.stats)}});
-    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return json_text(j) + "\n";
   }
   Table t({"from", "to", "fabric", "size", "one-way us", "p10 us", "p90 us", "GB/s", "#wrong"},
           {true, true, false, true, true, true, true, true, true});

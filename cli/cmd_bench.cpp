@@ -204,10 +204,9 @@ void finish(const BenchArgs& a, const Report& r, std::string_view table, Format 
       std::fflush(stdout);
       fmt::print(stderr, "shardcost: interrupted: {} of {} measurements {}\n", r.results.size(),
                  r.planned,
-                 a.db.empty()        ? "printed (no --db, nothing stored)"
-                 : run_id            ? fmt::format("stored in {} as run {}", a.db, *run_id)
-                 : r.results.empty() ? "made; nothing stored"
-                                     : fmt::format("stored in {}", a.db));
+                 a.db.empty() ? "printed (no --db, nothing stored)"
+                 : run_id     ? fmt::format("stored in {} as run {}", a.db, *run_id)
+                              : "made; nothing stored");
     }
     throw ExitStatus{130};  // 128 + SIGINT, as a shell reports Ctrl-C
   }

@@ -99,7 +99,7 @@ void add_catalog_command(CLI::App& app) {
     if (parse_format(*format, {Format::text, Format::json}) == Format::json) {
       nlohmann::json all = nlohmann::json::parse(catalog_json());
       all["software"] = software_json();
-      fmt::print("{}\n", all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", json_text(all));
     } else {
       print_catalog_text();
     }

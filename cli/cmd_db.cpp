@@ -118,8 +118,7 @@ void add_db_commands(CLI::App& app) {
     const Format f = parse_format(*info_format, {Format::text, Format::json});
     const db::StoreInfo i = Store::open(*info_file, Store::Mode::read_only).info();
     if (f == Format::json)
-      fmt::print("{}\n",
-                 info_json(i).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", json_text(info_json(i)));
     else
       print_info_text(i);
   });

@@ -35,7 +35,7 @@ void print_devices(const std::string& format_text) {
     j["driver_version"] = d.driver_version;
     j["runtime_version"] = d.runtime_version;
     j["nccl_version"] = d.nccl_version;
-    fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", json_text(j));
     return;
   }
   fmt::print("host  {}: {}, {} logical CPUs, {:.1f} GiB, {}\n", d.host.hostname, d.host.cpu_model,

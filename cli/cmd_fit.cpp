@@ -40,8 +40,7 @@ void run_fit(const FitArgs& a) {
             {{"split", v.split}, {"rows", v.rows}, {"median", v.median}, {"p90", v.p90}});
       j.push_back(m);
     }
-    fmt::print("{}\n", nlohmann::json{{"store", a.db}, {"models", j}}.dump(
-                           2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", json_text(nlohmann::json{{"store", a.db}, {"models", j}}));
   } else {
     // One line per model and cross-validation (held-out rows, split as named).
     Table t({"model", "device", "key", "rows", "held out", "median", "p90"},

@@ -33,6 +33,25 @@ std::string describe(const db::Measurements& m) {
                      m.devices.size() == 1 ? "" : "s");
 }
 
+// Writes one run and says what became of it, under `what` (the file, or "N rank traces").
+void store_run(db::Store& store, db::Measurements& m, const ImportArgs& a,
+               const std::string& recorded_by, const std::string& what) {
+  m.run.recorded_by = recorded_by;
+  for (const auto& w : m.warnings) fmt::print(stderr, "shardcost: warning: {}\n", w);
+  const db::WriteResult r = store.write(m, a.batch_rows);
+  if (r.duplicate && m.adds_to_run)
+    fmt::print("{}: run {} holds these rows already; nothing added\n", what, r.run_id);
+  else if (r.duplicate)
+    fmt::print("{}: already imported as run {}; nothing added\n", what, r.run_id);
+  else if (r.extended)
+    fmt::print("{}: run {}: {} (added to the run)\n", what, r.run_id, describe(m));
+  else if (r.replaced)
+    fmt::print("{}: run {}: {} (an earlier import of it had not finished; replaced)\n", what,
+               r.run_id, describe(m));
+  else
+    fmt::print("{}: run {}: {}\n", what, r.run_id, describe(m));
+}
+
 void add_kind(CLI::App* parent, const std::string& name, const std::string& help,
               const std::string& recorded_by,
               std::vector<db::Measurements> (*parse)(const ImportArgs&, const std::string& path)) {
@@ -59,36 +78,13 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
       const int threads =
           a->threads > 0 ? a->threads : static_cast<int>(std::thread::hardware_concurrency());
       db::Measurements m = db::import_kineto_ranks(a->files, threads);
-      m.run.recorded_by = recorded_by;
-      for (const auto& w : m.warnings) fmt::print(stderr, "shardcost: warning: {}\n", w);
-      const db::WriteResult r = store.write(m, a->batch_rows);
-      const std::string what = fmt::format("{} rank traces", a->files.size());
-      if (r.duplicate)
-        fmt::print("{}: already imported as run {}; nothing added\n", what, r.run_id);
-      else
-        fmt::print("{}: run {}: {}{}\n", what, r.run_id, describe(m),
-                   r.replaced ? " (an earlier import of them had not finished; replaced)" : "");
+      store_run(store, m, *a, recorded_by, fmt::format("{} rank traces", a->files.size()));
       return;
     }
     for (const auto& file : a->files) {
       // Every run of a file is read before any is written: a bad one stores nothing.
       std::vector<db::Measurements> runs = parse(*a, file);
-      for (auto& m : runs) {
-        m.run.recorded_by = recorded_by;
-        for (const auto& w : m.warnings) fmt::print(stderr, "shardcost: warning: {}\n", w);
-        const db::WriteResult r = store.write(m, a->batch_rows);
-        if (r.duplicate && m.adds_to_run)
-          fmt::print("{}: run {} holds these rows already; nothing added\n", file, r.run_id);
-        else if (r.duplicate)
-          fmt::print("{}: already imported as run {}; nothing added\n", file, r.run_id);
-        else if (r.extended)
-          fmt::print("{}: run {}: {} (added to the run)\n", file, r.run_id, describe(m));
-        else if (r.replaced)
-          fmt::print("{}: run {}: {} (an earlier import of it had not finished; replaced)\n", file,
-                     r.run_id, describe(m));
-        else
-          fmt::print("{}: run {}: {}\n", file, r.run_id, describe(m));
-      }
+      for (auto& m : runs) store_run(store, m, *a, recorded_by, file);
     }
   });
 }

@@ -157,7 +157,7 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
     j["gpus"] = c.total_gpus();
     j["software"] = a.software;
     if (!plan.stage_layers.empty()) j["stage_layers"] = plan.stage_layers;
-    fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", json_text(j));
   } else {
     print_estimate_text(m, c, a, plan, e);
     if (v) fmt::print("\n{}", varlen_text(*v, *vo, st));
@@ -190,7 +190,7 @@ void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, cons
       add_varlen_json(e, v, vo);
       j["strategies"].push_back(e);
     }
-    fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", json_text(j));
     return;
   }
   if (format == Format::csv) throw InputError("rank on variable-length data prints text or json");
@@ -284,7 +284,7 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
       j["rejected"] = r.rejected;
       j["strategies"] = nlohmann::json::array();
       for (const auto& e : r.best) j["strategies"].push_back(to_json(e));
-      fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", json_text(j));
       return;
     }
     if (format == Format::csv) {

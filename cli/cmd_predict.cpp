@@ -98,7 +98,7 @@ void print(const PredictArgs& a, const std::string& what, const std::vector<std:
       row["source"] = std::string(to_string(r.origin));
       j["rows"].push_back(row);
     }
-    fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+    fmt::print("{}\n", json_text(j));
     return;
   }
   fmt::print("{} on {}{}\n\n", what, a.device,

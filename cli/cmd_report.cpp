@@ -76,13 +76,14 @@ std::optional<FittedModelPlot> fitted_plot(const FitReport& m, const LearnedCost
     const size_t end = space == std::string::npos ? space : m.key.find(' ', space + 1);
     const std::string level_name =
         space == std::string::npos ? "" : m.key.substr(space + 1, end - space - 1);
-    const bool inter = level_name == "inter_node";
+    const FabricLevel level =
+        level_name == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node;
     for (const auto& c : store.collective()) {
       if (parse_collective_op(c.op) != op || c.fabric_level != level_name ||
           !same_device_name(c.device, m.device))
         continue;
-      const GroupShape group{c.ranks, inter ? std::max(2, c.nodes) : 1};
-      if (const auto priced = learned.collective(device, *op, static_cast<double>(c.bytes), group))
+      if (const auto priced = learned.collective(device, *op, static_cast<double>(c.bytes),
+                                                 GroupShape::measured(c.ranks, c.nodes, level)))
         plot.measured_predicted_s.emplace_back(c.time_ns * 1e-9, priced->seconds);
     }
   } else if (m.kind == "memory_curve") {

@@ -338,8 +338,7 @@ void add_trace_commands(CLI::App& app, const std::string& recorded_by) {
     const db::Measurements m = load_run(a->db, a->run);
     const trace::Summary s = trace::summarize(m, a->top);
     if (f == Format::json)
-      fmt::print("{}\n",
-                 summary_json(m, s).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", json_text(summary_json(m, s)));
     else if (f == Format::csv)
       print_summary_csv(m, s);
     else

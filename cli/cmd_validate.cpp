@@ -33,7 +33,7 @@ void add_validate_command(CLI::App& app) {
                 {"mean_abs_error", std::round(r.mean_abs_error(t) * 10000) / 10000},
                 {"max_abs_error", std::round(r.max_abs_error(t) * 10000) / 10000}};
       }
-      fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+      fmt::print("{}\n", json_text(j));
       return;
     }
     if (f == Format::csv) {

@@ -238,7 +238,7 @@ std::string compare_json(const Comparison& c, const CompareSides& s) {
     for (const auto& m : *side) rows.push_back(measure_json(m));
     j[side == &c.only_base ? "only_base" : "only_new"] = std::move(rows);
   }
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return json_text(j) + "\n";
 }
 
 std::string compare_junit(const Comparison& c, const CompareSides& s) {

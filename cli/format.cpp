@@ -145,4 +145,8 @@ void check_output_path(const std::string& path, const char* option) {
                                  parent.string(), std::strerror(errno)));
 }
 
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace shardcost::cli

@@ -9,6 +9,10 @@
 namespace shardcost::cli {
 
 enum class Format { text, json, csv };
+
+// JSON as every command prints it: indented by 2, and a byte that is not UTF-8 (a host name an
+// import stored as it came) written as U+FFFD rather than failing the output.
+std::string json_text(const nlohmann::json& j);
 Format parse_format(const std::string& s, const std::vector<Format>& allowed);
 
 class Table {

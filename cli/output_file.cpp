@@ -28,6 +28,28 @@ void add_to_leaves(CLI::App& app, std::string& path) {
   for (CLI::App* sub : subs) add_to_leaves(*sub, path);
 }
 
+// Where a whole write of `path` goes: a device, FIFO or socket (/dev/null, a pipe) is written
+// to as it is, never replaced by a file; a link is written through (the file it names is
+// replaced, the link stays); anything else goes to a temporary file beside its target, renamed
+// onto it once written.
+struct WholeWrite {
+  std::string target;  // what the rename replaces
+  std::string file;    // what is opened: the temporary file, or the device itself
+  bool renamed() const { return file != target; }
+};
+WholeWrite whole_write(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st)) return {path, path};
+  std::string target = path;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    const auto resolved = fs::canonical(path, ec);
+    if (!ec) target = resolved.string();
+  }
+  return {target, fmt::format("{}.tmp-{}", target, ::getpid())};
+}
+
 // A process launched by mpirun or srun as a rank other than the first.
 bool later_rank() {
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
@@ -44,33 +66,19 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::add_to(CLI::App& app) {
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    add_to_leaves(*sub, path_);
+  add_to_leaves(app, path_);  // the root has commands: only they get the option
 }
 
 void OutputFile::begin() {
   if (path_.empty() || later_rank()) return;
   check_output_path(path_, "--output");
   std::fflush(stdout);
-  // A device, FIFO or socket (/dev/null, a pipe, /dev/stdout) is written to as it is: only a
-  // regular file is replaced, never a device node.
-  std::error_code ec;
-  const auto st = std::filesystem::status(path_, ec);
-  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-    if (std::freopen(path_.c_str(), "w", stdout) == nullptr)
-      throw InputError(fmt::format("--output {}: {}", path_, std::strerror(errno)));
-    return;
-  }
-  // A link is written through: the file it names is replaced, the link stays.
-  if (std::filesystem::is_symlink(std::filesystem::symlink_status(path_, ec))) {
-    const auto target = std::filesystem::canonical(path_, ec);
-    if (!ec) path_ = target.string();
-  }
-  const std::string temp = fmt::format("{}.tmp-{}", path_, ::getpid());
-  if (std::freopen(temp.c_str(), "w", stdout) == nullptr)
-    throw InputError(
-        fmt::format("--output {}: cannot write beside it ({})", path_, std::strerror(errno)));
-  temp_ = temp;
+  const WholeWrite w = whole_write(path_);
+  if (std::freopen(w.file.c_str(), "w", stdout) == nullptr)
+    throw InputError(fmt::format("--output {}: {}{}", path_,
+                                 w.renamed() ? "cannot write beside it: " : "",
+                                 std::strerror(errno)));
+  if (w.renamed()) path_ = w.target, temp_ = w.file;
 }
 
 void OutputFile::commit() {
@@ -84,26 +92,18 @@ void OutputFile::commit() {
 }
 
 void write_whole(const std::string& path, std::string_view text) {
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  const bool special = std::filesystem::exists(st) && !std::filesystem::is_regular_file(st);
-  std::string target = path;
-  if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) {
-    const auto resolved = std::filesystem::canonical(path, ec);
-    if (!ec) target = resolved.string();
-  }
-  const std::string temp = special ? target : fmt::format("{}.tmp-{}", target, ::getpid());
-  std::FILE* f = std::fopen(temp.c_str(), "wb");
+  const WholeWrite w = whole_write(path);
+  std::FILE* f = std::fopen(w.file.c_str(), "wb");
   if (f == nullptr)
     throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   const bool closed = std::fclose(f) == 0;
   if (!written || !closed) {
-    if (!special) std::remove(temp.c_str());
+    if (w.renamed()) std::remove(w.file.c_str());
     throw InputError(fmt::format("cannot write {}; check the disk", path));
   }
-  if (!special && std::rename(temp.c_str(), target.c_str()) != 0) {
-    std::remove(temp.c_str());
+  if (w.renamed() && std::rename(w.file.c_str(), w.target.c_str()) != 0) {
+    std::remove(w.file.c_str());
     throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   }
 }

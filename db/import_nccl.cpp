@@ -17,7 +17,7 @@ std::string fallback_op(std::string_view op) {
   if (name.empty())
     throw InputError(fmt::format(
         "--op '{}' is not a collective; use all_reduce, all_gather, reduce_scatter, broadcast, "
-        "reduce, alltoall or sendrecv",
+        "reduce, all_to_all or send_recv (alltoall, sendrecv too)",
         op));
   return name;
 }

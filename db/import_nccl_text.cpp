@@ -85,6 +85,18 @@ std::optional<NcclHalf> read_half(const std::vector<std::string_view>& t, const 
   return half;
 }
 
+bool starts_program(std::string_view line) {
+  line = trim(line);
+  if (line.empty() || line.front() != '#') return false;
+  const std::string_view body = trim(line.substr(1));
+  return body.rfind("nccl-tests version", 0) == 0 || body.rfind("nThread", 0) == 0;
+}
+
+bool is_row(std::string_view line) {
+  line = trim(line);
+  return !line.empty() && line.front() >= '0' && line.front() <= '9';
+}
+
 }  // namespace
 
 namespace {
@@ -172,13 +184,11 @@ Measurements import_text_section(std::string_view text, std::string_view source,
     // Under the header, a line that starts like a row but cannot be one (too few columns: a
     // file cut short; a size that is not a decimal number) is skipped and counted, never
     // silently. Anything else (NCCL INFO lines, warnings) is not ours to read.
-    const bool row_like = cols.ok() && !t.empty() && t[0][0] >= '0' && t[0][0] <= '9';
-    if (row_like && (!parse_int(t[0]) || t.size() < static_cast<size_t>(cols.time[0]) + 1)) {
+    if (!cols.ok() || !is_row(line)) continue;
+    if (!parse_int(t[0]) || t.size() < static_cast<size_t>(cols.time[0]) + 1) {
       if (skipped++ == 0) first_skipped = line_no;
       continue;
     }
-    if (!cols.ok() || !parse_int(t[0]) || t.size() < static_cast<size_t>(cols.time[0]) + 1)
-      continue;
     NcclRow row;
     auto token = [&](int i) {
       return i >= 0 && static_cast<size_t>(i) < t.size() ? t[static_cast<size_t>(i)]
@@ -218,18 +228,6 @@ Measurements import_text_section(std::string_view text, std::string_view source,
         "results read)",
         source, run.rows.size()));
   return m;
-}
-
-bool starts_program(std::string_view line) {
-  line = trim(line);
-  if (line.empty() || line.front() != '#') return false;
-  const std::string_view body = trim(line.substr(1));
-  return body.rfind("nccl-tests version", 0) == 0 || body.rfind("nThread", 0) == 0;
-}
-
-bool is_row(std::string_view line) {
-  line = trim(line);
-  return !line.empty() && line.front() >= '0' && line.front() <= '9';
 }
 
 }  // namespace

@@ -76,11 +76,7 @@ int Connection::on_busy(void* self, int count) {
   const auto now = std::chrono::steady_clock::now();
   if (count == 0) {
     c.wait_start_ = now;
-    if (!c.told_wait_) {
-      c.told_wait_ = true;
-      notify_lock_wait(fmt::format("waiting for {} (locked by another writer; up to {} s)", c.path_,
-                                   kBusyTimeoutMs / 1000));
-    }
+    c.tell_lock_wait();
   }
   if (now - c.wait_start_ >= std::chrono::milliseconds(kBusyTimeoutMs)) return 0;
   std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 << std::min(count, 7), 100)));
@@ -98,8 +94,12 @@ void set_lock_wait_notice(std::function<void(const std::string&)> f) {
   lock_notice() = std::move(f);
 }
 
-void notify_lock_wait(const std::string& message) {
-  if (lock_notice()) lock_notice()(message);
+void Connection::tell_lock_wait() const {
+  if (told_wait_) return;
+  told_wait_ = true;
+  if (lock_notice())
+    lock_notice()(fmt::format("waiting for {} (locked by another writer; up to {} s)", path_,
+                              kBusyTimeoutMs / 1000));
 }
 
 Connection::~Connection() {

@@ -79,17 +79,16 @@ class Connection {
 
   // Throws the store's error for a failed call: one line with the file, the SQL and a fix.
   [[noreturn]] void fail(int rc, std::string_view what, std::string_view sql) const;
+  // Says, through the lock notice and once per connection, that it waits for another writer.
+  void tell_lock_wait() const;
 
  private:
   static int on_busy(void* self, int count);
   sqlite3* db_ = nullptr;
   std::string path_;
   std::chrono::steady_clock::time_point wait_start_;
-  bool told_wait_ = false;
+  mutable bool told_wait_ = false;
 };
-
-// Said the first time a connection waits for another writer's lock ("waiting for F ...").
-void notify_lock_wait(const std::string& message);
 
 // BEGIN IMMEDIATE ... COMMIT, rolled back if not committed.
 class Transaction {

@@ -54,9 +54,7 @@ void set_wal(const Connection& c) {
       throw;
     } catch (const Error&) {
       if (attempt >= 3000) throw;
-      if (attempt == 0)
-        notify_lock_wait(
-            fmt::format("waiting for {} (locked by another writer; up to 30 s)", c.path()));
+      c.tell_lock_wait();
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }

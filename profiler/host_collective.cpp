@@ -185,9 +185,7 @@ void guard_point(Watchdog& dog, const CollectiveOptions& o, const std::string& w
 }
 
 void validate(const CollectiveOptions& o, int ranks) {
-  if (!(o.timeout_s > 0) || o.timeout_s > 86400)  // NaN and inf too
-    throw InputError(fmt::format("--timeout {} must be a positive number of seconds, at most 86400",
-                                 o.timeout_s));
+  check_timeout(o.timeout_s);
   if (o.root < 0 || o.root >= ranks)
     throw InputError(fmt::format("--root {} is not a rank of this run (0..{})", o.root, ranks - 1));
 }

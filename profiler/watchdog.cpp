@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "shardcost/error.h"
+
 namespace shardcost::bench {
 
 Watchdog::Watchdog(TimeoutHandler handler, std::function<void()> abort)
@@ -55,6 +57,12 @@ void Watchdog::watch() {
       std::_Exit(3);  // abort_ must not return; never let a hung run continue
     }
   }
+}
+
+void check_timeout(double seconds) {
+  if (!(seconds > 0) || seconds > 86400)
+    throw InputError(
+        fmt::format("--timeout {} must be a positive number of seconds, at most 86400", seconds));
 }
 
 }  // namespace shardcost::bench

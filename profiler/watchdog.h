@@ -13,6 +13,10 @@
 
 namespace shardcost::bench {
 
+// A --timeout a watchdog can be armed with: a positive, finite number of seconds up to a day
+// (NaN and inf refused too); an InputError otherwise.
+void check_timeout(double seconds);
+
 class Watchdog {
  public:
   // abort: ends the process (MPI_Abort, ncclCommAbort + exit); it must not return.

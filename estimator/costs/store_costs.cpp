@@ -301,9 +301,8 @@ StoreCosts::StoreCosts(const std::vector<CollectiveSample>& collectives,
   for (const auto& c : collectives) {
     if (c.bytes <= 0 || c.seconds <= 0 || c.ranks < 1) continue;
     const int dev = device_id(c.device);
-    // An inter-node sample that names no nodes spans at least two.
-    const int nodes = c.level == FabricLevel::inter_node ? std::max(2, c.nodes) : 1;
-    auto& slot = sums[{dev, static_cast<int>(c.op), c.ranks, nodes}][c.bytes];
+    const GroupShape group = GroupShape::measured(c.ranks, c.nodes, c.level);
+    auto& slot = sums[{dev, static_cast<int>(c.op), group.ranks, group.nodes}][c.bytes];
     slot.first += c.seconds;
     slot.second += 1;
   }

@@ -154,9 +154,6 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
   if (g.gpus_per_node > kMaxGpusPerNode)
     f.fail("gpus_per_node", fmt::format("is {}; a node holds at most {} GPUs here", g.gpus_per_node,
                                         kMaxGpusPerNode));
-  if (static_cast<int64_t>(g.nodes) * g.gpus_per_node > kMaxGpus)
-    f.fail("nodes", fmt::format("x gpus_per_node = {} GPUs; a cluster holds at most {}",
-                                static_cast<int64_t>(g.nodes) * g.gpus_per_node, kMaxGpus));
   g.intra_node =
       parse_fabric(f, "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
                    "intra_node_busbw_GBps", kDefaultIntraLatencyUs, kDefaultIntraEfficiency);

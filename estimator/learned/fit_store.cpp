@@ -111,7 +111,9 @@ void fit_collectives(db::Store& store, const std::optional<std::string>& device,
       continue;  // gather, scatter: nothing the estimator asks for
     const FabricLevel level =
         p.fabric_level == "inter_node" ? FabricLevel::inter_node : FabricLevel::intra_node;
-    const int per_node = level == FabricLevel::inter_node ? p.ranks / std::max(2, p.nodes) : 0;
+    const int per_node = level == FabricLevel::inter_node
+                             ? GroupShape::measured(p.ranks, p.nodes, level).ranks_per_node()
+                             : 0;
     const Key key{p.device, *op, level, per_node};
     rows[key][p.ranks].push_back({static_cast<double>(p.bytes), p.time_ns * 1e-9});
     ++counts[key];

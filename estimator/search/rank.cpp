@@ -94,6 +94,8 @@ struct Ranker {
           // Interleaving needs equal chunks: only where pp divides the layers.
           // Interleaving: chunk counts that divide the smallest stage's layers (the default
           // split gives some stages one more; their chunks come out uneven, as real runs').
+          const auto zeros =
+              choices(contains(pinned, "zero"), fixed.zero, pp > 1 ? pipelined : stages);
           const int smallest = layers / pp;
           const auto vpps = choices(contains(pinned, "vpp"), fixed.vpp,
                                     pp > 1 ? divisors(smallest, smallest) : std::vector<int>{1});
@@ -106,8 +108,7 @@ struct Ranker {
               for (int vpp : vpps) {
                 for (Recompute rc : recomputes) {
                   for (int sp : sps) {
-                    for (int zero : choices(contains(pinned, "zero"), fixed.zero,
-                                            pp > 1 ? pipelined : stages)) {
+                    for (int zero : zeros) {
                       Strategy s;
                       s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
                       s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;

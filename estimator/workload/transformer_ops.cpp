@@ -97,26 +97,30 @@ Op residual(const char* name, const Dims& d, bool dropout) {
   return pass(name, d.tokens * d.h / d.sp_div, dropout ? 7 : 6, dropout ? 5 : 4);
 }
 
-// Megatron-core's all-to-all token dispatcher with tensor and expert parallelism (which needs
-// sequence parallelism): each TP rank routes its own T/tp tokens, sends them over the expert-
-// parallel group, and only then gathers what arrived over TP for its shard of the experts;
-// combine is the reverse. Expert-parallel traffic is the rank's T/tp tokens, not all T
-// (a TP group does not send the same tokens tp times); TP moves the routed tokens instead.
-void moe_dispatched_over_tp(const Model& m, const Strategy& st, const Dims& d,
-                            std::vector<Op>& out) {
+// A mixture-of-experts MLP: route, dispatch over expert parallelism, the local experts, combine.
+// Without both tp and ep (or under tp_enter's all-gather), every TP rank routes all T tokens.
+// With both, Megatron-core's all-to-all dispatcher (which needs sequence parallelism) has each
+// TP rank route its own T/tp tokens, send them over the expert-parallel group and only then
+// gather what arrived over TP for its shard of the experts; combine is the reverse. Expert-
+// parallel traffic is the rank's T/tp tokens, not all T (a TP group does not send the same
+// tokens tp times); TP moves the routed tokens instead.
+void moe_ops(const Model& m, const Strategy& st, const Dims& d, bool over_tp,
+             std::vector<Op>& out) {
   const double f_local = static_cast<double>(m.ffn_hidden) / st.tp;
   const bool swiglu = m.activation == Activation::swiglu;
-  const double local = d.tokens / st.tp;  // this rank's slice of the sequence
+  const double local = over_tp ? d.tokens / st.tp : d.tokens;  // tokens this rank routes
   const double routed_local = local * m.top_k;
-  const double routed = routed_local * st.tp;  // what the TP group's experts compute
+  const double routed = over_tp ? routed_local * st.tp : routed_local;  // what experts compute
   out.push_back(gemm("moe_router", local, m.experts, d.h));
   out.push_back(comm("ep_dispatch", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
                      CollectiveOp::all_to_all, 2 * routed_local * d.h));
-  Op gather = comm("moe_tp_all_gather", OpKind::collective, Axis::tp, CollectiveOp::all_gather,
-                   CollectiveOp::reduce_scatter, 2 * routed * d.h);
-  gather.before_column_parallel = true;
-  gather.backward_regather = true;
-  out.push_back(gather);
+  if (over_tp) {
+    Op gather = comm("moe_tp_all_gather", OpKind::collective, Axis::tp, CollectiveOp::all_gather,
+                     CollectiveOp::reduce_scatter, 2 * routed * d.h);
+    gather.before_column_parallel = true;
+    gather.backward_regather = true;
+    out.push_back(gather);
+  }
   const double local_experts = static_cast<double>(m.experts) / st.ep;
   const double tokens_per_expert = routed * st.ep / m.experts;
   out.push_back(
@@ -124,8 +128,9 @@ void moe_dispatched_over_tp(const Model& m, const Strategy& st, const Dims& d,
   out.push_back(swiglu ? pass("expert_swiglu", routed * f_local, 6, 10)
                        : pass("expert_bias_gelu", routed * f_local, 4, 6));
   out.push_back(gemm("expert_fc2", tokens_per_expert, d.h, f_local, local_experts));
-  out.push_back(comm("moe_tp_reduce_scatter", OpKind::collective, Axis::tp,
-                     CollectiveOp::reduce_scatter, CollectiveOp::all_gather, 2 * routed * d.h));
+  if (over_tp)
+    out.push_back(comm("moe_tp_reduce_scatter", OpKind::collective, Axis::tp,
+                       CollectiveOp::reduce_scatter, CollectiveOp::all_gather, 2 * routed * d.h));
   out.push_back(comm("ep_combine", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
                      CollectiveOp::all_to_all, 2 * routed_local * d.h));
 }
@@ -195,32 +200,18 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   out.push_back(norm("mlp_norm", d));
   const double f_local = static_cast<double>(m.ffn_hidden) / st.tp;
   const bool swiglu = m.activation == Activation::swiglu;
-  if (m.is_moe() && st.ep > 1 && st.tp > 1) {
-    moe_dispatched_over_tp(m, st, d, out);
-  } else if (!m.is_moe()) {
-    tp_enter(d, st, out);
+  // With tp and ep, the MoE dispatcher moves tokens over TP itself (moe_ops).
+  const bool over_tp = m.is_moe() && st.ep > 1 && st.tp > 1;
+  if (!over_tp) tp_enter(d, st, out);
+  if (!m.is_moe()) {
     out.push_back(gemm("mlp_fc1", d.tokens, (swiglu ? 2 : 1) * f_local, d.h));
     out.push_back(swiglu ? pass("swiglu", d.tokens * f_local, 6, 10)
                          : pass("bias_gelu", d.tokens * f_local, 4, 6));
     out.push_back(gemm("mlp_fc2", d.tokens, d.h, f_local));
   } else {
-    tp_enter(d, st, out);
-    out.push_back(gemm("moe_router", d.tokens, m.experts, d.h));
-    // Dispatch and combine: every token goes to top_k experts spread over the ep ranks.
-    const double routed = d.tokens * m.top_k;
-    out.push_back(comm("ep_dispatch", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
-                       CollectiveOp::all_to_all, 2 * routed * d.h));
-    const double local_experts = static_cast<double>(m.experts) / st.ep;
-    const double tokens_per_expert = routed * st.ep / m.experts;
-    out.push_back(
-        gemm("expert_fc1", tokens_per_expert, (swiglu ? 2 : 1) * f_local, d.h, local_experts));
-    out.push_back(swiglu ? pass("expert_swiglu", routed * f_local, 6, 10)
-                         : pass("expert_bias_gelu", routed * f_local, 4, 6));
-    out.push_back(gemm("expert_fc2", tokens_per_expert, d.h, f_local, local_experts));
-    out.push_back(comm("ep_combine", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
-                       CollectiveOp::all_to_all, 2 * routed * d.h));
+    moe_ops(m, st, d, over_tp, out);
   }
-  if (!(m.is_moe() && st.ep > 1 && st.tp > 1)) tp_exit(d, st, out);
+  if (!over_tp) tp_exit(d, st, out);
   out.push_back(residual("mlp_residual", d, dropout));
   if (m.bias) {
     // Bias gradients: a reduction over the tokens of every biased linear's output gradient.

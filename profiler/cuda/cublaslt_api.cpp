@@ -14,24 +14,32 @@
 namespace shardcost::bench::cuda {
 namespace {
 
-// The entry points used, resolved once from the library of the toolkit's major version.
+// The entry points used, resolved once from the library of the toolkit's major version: each
+// named once here, as the field that holds it and the symbol it is looked up by.
+// clang-format off
+#define SC_LT_ENTRIES(X) \
+  X(Create) \
+  X(Destroy) \
+  X(GetVersion) \
+  X(GetStatusName) \
+  X(GetStatusString) \
+  X(Matmul) \
+  X(MatmulAlgoGetHeuristic) \
+  X(MatmulDescCreate) \
+  X(MatmulDescDestroy) \
+  X(MatmulDescSetAttribute) \
+  X(MatmulPreferenceCreate) \
+  X(MatmulPreferenceDestroy) \
+  X(MatmulPreferenceSetAttribute) \
+  X(MatrixLayoutCreate) \
+  X(MatrixLayoutDestroy) \
+  X(MatrixLayoutSetAttribute)
+// clang-format on
+
 struct Lt {
-  decltype(&cublasLtCreate) Create;
-  decltype(&cublasLtDestroy) Destroy;
-  decltype(&cublasLtGetVersion) GetVersion;
-  decltype(&cublasLtGetStatusName) GetStatusName;
-  decltype(&cublasLtGetStatusString) GetStatusString;
-  decltype(&cublasLtMatmul) Matmul;
-  decltype(&cublasLtMatmulAlgoGetHeuristic) MatmulAlgoGetHeuristic;
-  decltype(&cublasLtMatmulDescCreate) MatmulDescCreate;
-  decltype(&cublasLtMatmulDescDestroy) MatmulDescDestroy;
-  decltype(&cublasLtMatmulDescSetAttribute) MatmulDescSetAttribute;
-  decltype(&cublasLtMatmulPreferenceCreate) MatmulPreferenceCreate;
-  decltype(&cublasLtMatmulPreferenceDestroy) MatmulPreferenceDestroy;
-  decltype(&cublasLtMatmulPreferenceSetAttribute) MatmulPreferenceSetAttribute;
-  decltype(&cublasLtMatrixLayoutCreate) MatrixLayoutCreate;
-  decltype(&cublasLtMatrixLayoutDestroy) MatrixLayoutDestroy;
-  decltype(&cublasLtMatrixLayoutSetAttribute) MatrixLayoutSetAttribute;
+#define SC_LT_FIELD(name) decltype(&cublasLt##name) name;
+  SC_LT_ENTRIES(SC_LT_FIELD)
+#undef SC_LT_FIELD
 };
 
 constexpr const char* kLibrary = "libcublasLt.so." SC_STR(CUBLAS_VER_MAJOR);
@@ -54,22 +62,9 @@ const Lt& lt() {
                         kLibrary, name, CUBLAS_VER_MAJOR));
     };
     Lt t{};
-    get(t.Create, "cublasLtCreate");
-    get(t.Destroy, "cublasLtDestroy");
-    get(t.GetVersion, "cublasLtGetVersion");
-    get(t.GetStatusName, "cublasLtGetStatusName");
-    get(t.GetStatusString, "cublasLtGetStatusString");
-    get(t.Matmul, "cublasLtMatmul");
-    get(t.MatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
-    get(t.MatmulDescCreate, "cublasLtMatmulDescCreate");
-    get(t.MatmulDescDestroy, "cublasLtMatmulDescDestroy");
-    get(t.MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
-    get(t.MatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate");
-    get(t.MatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");
-    get(t.MatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
-    get(t.MatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
-    get(t.MatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
-    get(t.MatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
+#define SC_LT_GET(name) get(t.name, "cublasLt" #name);
+    SC_LT_ENTRIES(SC_LT_GET)
+#undef SC_LT_GET
     return t;
   }();
   return table;

@@ -126,9 +126,7 @@ CollectiveReport nccl_bench_collective(const CollectiveOptions& o, const Progres
   for (const auto& op : o.ops) bus_factor(op, 1);
   cuda::nccl_type(o.dtype);
   cuda::nccl_op(o.redop);
-  if (!(o.timeout_s > 0) || o.timeout_s > 86400)  // NaN and inf too
-    throw InputError(fmt::format("--timeout {} must be a positive number of seconds, at most 86400",
-                                 o.timeout_s));
+  check_timeout(o.timeout_s);
   // No device is selected before this rank's own is known: since CUDA 12, selecting one
   // creates a context on it, and every rank would hold one on GPU 0.
   const std::string why = cuda::why_no_device();

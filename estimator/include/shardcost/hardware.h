@@ -70,6 +70,11 @@ struct GroupShape {
     return nodes > 1 ? FabricLevel::inter_node : FabricLevel::intra_node;
   }
   int ranks_per_node() const { return nodes > 0 ? ranks / nodes : ranks; }
+  // A stored measurement's group: nodes as it names them, at least two between nodes (a row
+  // that names none there spanned more than one), one inside a node.
+  static GroupShape measured(int ranks, int nodes, FabricLevel level) {
+    return {ranks, level == FabricLevel::inter_node ? (nodes > 2 ? nodes : 2) : 1};
+  }
 };
 
 // One point of an nccl-tests sweep: bus bandwidth at one buffer size (nccl-tests' size
