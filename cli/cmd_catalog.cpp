@@ -20,7 +20,7 @@ nlohmann::json software_json() {
                    {"overlap_grad_reduce", sw.overlap_grad_reduce},
                    {"overlap_param_gather", sw.overlap_param_gather},
                    {"grad_bytes", sw.grad_bytes},
-                   {"loss_scaling", sw.loss_scaling},
+                   {"precision", to_string(sw.precision)},
                    {"fused_grad_accumulation", sw.fused_grad_accumulation},
                    {"async_tp_backward", sw.async_tp_backward},
                    {"supports",
@@ -28,7 +28,8 @@ nlohmann::json software_json() {
                      {"selective_recompute", sw.selective_recompute},
                      {"context_parallel", sw.context_parallel},
                      {"expert_parallel", sw.expert_parallel},
-                     {"max_zero", sw.max_zero}}}});
+                     {"max_zero", sw.max_zero},
+                     {"fp8", sw.fp8}}}});
   }
   return out;
 }
@@ -76,13 +77,15 @@ void print_catalog_text() {
              devices.render(2));
   fmt::print("systems (bandwidth per GPU, one direction)\n{}\n", systems.render(2));
   fmt::print("models\n{}", models.render(2));
-  Table software({"software", "attention", "sp", "selective", "cp", "ep", "zero", "grads"},
-                 {false, false, false, false, false, false, true, true});
+  Table software(
+      {"software", "precision", "attention", "sp", "selective", "cp", "ep", "fp8", "zero", "grads"},
+      {false, false, false, false, false, false, false, false, true, true});
   for (const auto& sw : software_json()) {
     const auto& su = sw["supports"];
-    software.add({sw["name"], sw["attention"], yes(su["sequence_parallel"]),
+    software.add({sw["name"], sw["precision"], sw["attention"], yes(su["sequence_parallel"]),
                   yes(su["selective_recompute"]), yes(su["context_parallel"]),
-                  yes(su["expert_parallel"]), fmt::format("<= {}", su["max_zero"].get<int>()),
+                  yes(su["expert_parallel"]), yes(su["fp8"]),
+                  fmt::format("<= {}", su["max_zero"].get<int>()),
                   fmt::format("{} B", sw["grad_bytes"].get<int>())});
   }
   fmt::print("\nsoftware presets (what each stack can run; --software NAME)\n{}",

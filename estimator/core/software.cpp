@@ -1,6 +1,7 @@
 // Software presets: what each modelled stack overlaps, which kernels it has, how it keeps
 // gradients. Each preset follows the code of its date (docs/estimator.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "shardcost/error.h"
 #include "shardcost/strategy.h"
@@ -30,13 +31,15 @@ Software software_preset(std::string_view name) {
     s.max_zero = 1;
     s.context_parallel = false;
     s.expert_parallel = false;
+    s.fp8 = false;  // Transformer Engine's FP8 came to Megatron in 2023
   }
   if (name == "megatron-lm-2021") {
     // Megatron-LM of Narayanan et al. 2021 (code of April 2021, --fp16 as its example
     // scripts): fp16 gradients accumulated by autograd (grad += new_grad every micro-batch)
-    // and all-reduced in fp16, dynamic loss scaling, synchronous tensor-parallel collectives.
+    // and all-reduced in fp16, dynamic loss scaling (every fp16 run has it), synchronous
+    // tensor-parallel collectives.
     s.grad_bytes = 2;
-    s.loss_scaling = true;
+    s.precision = DType::fp16;
     s.fused_grad_accumulation = false;
     s.async_tp_backward = false;
     // Sequence parallelism and selective recomputation are Korthikanti et al. 2022's; the
@@ -73,6 +76,11 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
         "reduce-scatter its gradients{}, as DeepSpeed refuses to; use zero<={} with pp>1, or pp=1",
         sw.name, s.zero, s.pp, s.zero == 3 ? " and re-gather its weights" : "",
         sw.max_zero_with_pipeline);
+  if (s.precision == DType::fp8 && !sw.fp8)
+    return fmt::format(
+        "{} has no FP8 training (Transformer Engine came to Megatron in 2023); use "
+        "precision=bf16 or fp16",
+        sw.name);
   if (s.zero > sw.max_zero)
     return fmt::format(
         "{} shards at most ZeRO stage {} ({}); use zero={} or less", sw.name, sw.max_zero,
@@ -83,6 +91,27 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
 
 std::vector<std::string> software_presets() {
   return {"megatron-core", "megatron-lm-2022", "megatron-lm-2021"};
+}
+
+std::optional<DType> resolved_precision(const Strategy& s, const Software& sw, const Device& d,
+                                        std::string* why) {
+  auto has = [&d](DType t) { return d.peak_flops[static_cast<int>(t)] > 0; };
+  if (!s.precision) {
+    // The preset's type; a part without bf16 (V100, T4) trains in fp16, as those stacks did.
+    if (sw.precision == DType::bf16 && !has(DType::bf16)) return DType::fp16;
+    if (has(sw.precision)) return sw.precision;
+  } else if (has(*s.precision)) {
+    return *s.precision;
+  }
+  const DType t = s.precision.value_or(sw.precision);
+  if (why) {
+    std::vector<std::string> have;
+    for (DType x : {DType::fp32, DType::tf32, DType::fp16, DType::bf16, DType::fp8})
+      if (has(x)) have.emplace_back(to_string(x));
+    *why = fmt::format("{} has no {} peak in its device entry; use precision={}", d.name,
+                       to_string(t), fmt::join(have, "|"));
+  }
+  return std::nullopt;
 }
 
 }  // namespace shardcost

@@ -25,7 +25,7 @@ double bus_bandwidth_factor(CollectiveOp op, int ranks) {
   return 1;
 }
 
-double gemm_efficiency(const Device& d, const GemmShape& s) {
+double gemm_efficiency(const Device& d, const GemmShape& s, DType dtype) {
   // Wave quantization: tiles run in waves of one tile per SM; a partial last wave idles SMs.
   // Tile quantization: dimensions are padded up to whole tiles.
   double best_wave = 0;
@@ -37,7 +37,11 @@ double gemm_efficiency(const Device& d, const GemmShape& s) {
     best_wave = std::max(best_wave, useful / (waves * d.sms * tm * tn));
   }
   const double k_eff = s.k / (s.k + GemmModel::kKOverhead);
-  return d.gemm_efficiency * best_wave * k_eff;
+  double large = d.gemm_efficiency;
+  if (dtype == DType::fp8)
+    large = d.gemm_fp8_efficiency > 0 ? d.gemm_fp8_efficiency
+                                      : d.gemm_efficiency * GemmModel::kFp8RelativeEfficiency;
+  return large * best_wave * k_eff;
 }
 
 Pricer::Pricer(const Device& device, const Fabric& intra, const Fabric& inter, int gpus_per_node,
@@ -65,16 +69,18 @@ Priced Pricer::gemm(const GemmShape& s, DType dtype) const {
   }
   const double flops = 2.0 * s.m * s.n * s.k * s.batch;
   const double compute =
-      flops / (device_.peak_flops[static_cast<int>(dtype)] * gemm_efficiency(device_, s));
+      flops / (device_.peak_flops[static_cast<int>(dtype)] * gemm_efficiency(device_, s, dtype));
   const double bytes = gemm_bytes(dtype, s);
   const double memory = bytes / kernel_bandwidth();
   return {std::max(compute, memory) + GemmModel::kKernelGap_s, CostOrigin::catalog};
 }
 
-Priced Pricer::fused_attention(double flops) const {
-  return {
-      flops / (device_.peak_flops[kBf16] * device_.attention_efficiency) + GemmModel::kKernelGap_s,
-      CostOrigin::catalog};
+Priced Pricer::fused_attention(double flops, DType dtype) const {
+  // FP8 training keeps attention in 16 bits (Transformer Engine's default); fp32 and tf32
+  // attention run at their own peaks.
+  const int t = dtype == DType::fp8 ? kBf16 : static_cast<int>(dtype);
+  return {flops / (device_.peak_flops[t] * device_.attention_efficiency) + GemmModel::kKernelGap_s,
+          CostOrigin::catalog};
 }
 
 Priced Pricer::memory_pass(double bytes) const {

@@ -27,6 +27,12 @@ struct GemmModel {
   // for rings on 8-GPU NVSwitch nodes (NCCL_DEBUG=INFO prints "16 coll channels"). While an
   // overlapped collective runs, those SMs do no compute.
   static constexpr double kNcclChannels = 16;
+  // FP8 GEMMs reach this fraction of the efficiency bf16 GEMMs of the same shape reach (each
+  // against its own peak): the median over the 675 shapes with m, n, k >= 4096 of
+  // aiconfigurator's measured tables, 0.806 on B200 and 0.806 on L40S (../shared/data/
+  // measured/gemm_b200-sxm-180gb.csv, gemm_l40s.csv; docs/estimator.md). FP8 doubles the
+  // tensor-core rate but not the operand staging, epilogue or clocks under power.
+  static constexpr double kFp8RelativeEfficiency = 0.806;
 };
 // Where the members of one parallel group sit: `ranks` GPUs, consecutive members `stride`
 // ranks apart in the global rank order (tensor parallel innermost).
@@ -43,7 +49,7 @@ class Pricer {
   Priced gemm(const GemmShape& shape, DType dtype = DType::bf16) const;
   // A `bench memory` operation (shardcost/costs.h), the catalog's where no source answers.
   Priced memory(std::string_view kind, double bytes) const;
-  Priced fused_attention(double flops) const;
+  Priced fused_attention(double flops, DType dtype = DType::bf16) const;
   Priced memory_pass(double bytes) const;
   Priced collective(CollectiveOp op, double bytes, GroupPlacement group) const;
   // One point-to-point transfer between neighbours of `group` (a ring's step, a pipeline's
@@ -83,7 +89,7 @@ double curve_seconds(const std::vector<BusbwPoint>& curve, double bytes, double 
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor (doc/PERFORMANCE.md).
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 
-double gemm_efficiency(const Device&, const GemmShape&);
+double gemm_efficiency(const Device&, const GemmShape&, DType = DType::bf16);
 // Bytes a GEMM's operands hold (and its output, 16-bit for fp8), and one input element's.
 double gemm_bytes(DType, const GemmShape&);
 double element_bytes(DType);

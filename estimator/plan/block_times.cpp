@@ -25,18 +25,18 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
   const GroupPlacement& group = place.of(op.axis);
   switch (op.kind) {
     case OpKind::gemm: {
-      c.fwd = pr.gemm(op.gemm);
-      c.dgrad = pr.gemm(dgrad_shape(op.gemm));
-      c.wgrad = pr.gemm(wgrad_shape(op.gemm));
+      c.fwd = pr.gemm(op.gemm, op.dtype);
+      c.dgrad = pr.gemm(dgrad_shape(op.gemm), op.dtype);
+      c.wgrad = pr.gemm(wgrad_shape(op.gemm), op.dtype);
       c.bwd = {c.dgrad.seconds + c.wgrad.seconds, c.dgrad.origin};
       c.gemm = true;
       c.is_attention = op.selective;
       break;
     }
     case OpKind::attention:
-      c.fwd = pr.fused_attention(op.flops);
+      c.fwd = pr.fused_attention(op.flops, op.dtype);
       // FlashAttention's backward recomputes the scores: 2.5x the forward matmuls.
-      c.bwd = pr.fused_attention(2.5 * op.flops);
+      c.bwd = pr.fused_attention(2.5 * op.flops, op.dtype);
       c.is_attention = true;
       break;
     case OpKind::memory:

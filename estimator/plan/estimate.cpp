@@ -2,6 +2,8 @@
 // step's schedule over priced operators, and the figures users compare (tokens/s, MFU).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "estimate_internal.h"
 #include "memory.h"
 #include "schedule.h"
@@ -12,11 +14,11 @@ namespace shardcost {
 
 bool GraphCache::Key::operator==(const Key& o) const {
   return tp == o.tp && cp == o.cp && ep == o.ep && mbs == o.mbs && sp == o.sp &&
-         kernel == o.kernel && cp_kind == o.cp_kind;
+         kernel == o.kernel && cp_kind == o.cp_kind && precision == o.precision;
 }
 
 const Graph& GraphCache::get(const Workload& w, const Strategy& s, AttentionKernel kernel) {
-  const Key key{s.tp, s.cp, s.ep, s.mbs, s.sp, kernel, s.cp_kind};
+  const Key key{s.tp, s.cp, s.ep, s.mbs, s.sp, kernel, s.cp_kind, s.precision};
   for (Entry& e : entries_)
     if (e.filled && e.key == key) return e.graph;
   Entry& e = entries_[next_];
@@ -48,7 +50,10 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   const double gpus = c.total_gpus();
   e.tokens_per_s = static_cast<double>(s.gbs) * w.tokens_per_sample() / e.step_time_s;
   e.tflops_per_gpu = e.model_flops / e.step_time_s / gpus / 1e12;
-  e.mfu = e.model_flops / e.step_time_s / gpus / g.device.peak_flops[static_cast<int>(DType::bf16)];
+  // MFU against the dense 16-bit peak, whatever the precision (as Megatron and NeMo report it).
+  const double peak16 = std::max(g.device.peak_flops[static_cast<int>(DType::bf16)],
+                                 g.device.peak_flops[static_cast<int>(DType::fp16)]);
+  e.mfu = e.model_flops / e.step_time_s / gpus / peak16;
   e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
   if (!e.feasible) {
     e.reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", e.memory_per_gpu_bytes / units::kGiB,
@@ -71,8 +76,10 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   return e;
 }
 
-Estimate estimate(const Workload& w, const Cluster& c, const Plan& plan,
+Estimate estimate(const Workload& w, const Cluster& c, const Plan& given,
                   const EstimateOptions& opt) {
+  Plan plan = given;
+  plan.strategy = with_precision(given.strategy, opt.software, c);
   const Strategy& s = plan.strategy;
   if (auto why = check_strategy(w, c, s)) {
     throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), *why));

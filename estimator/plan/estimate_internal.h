@@ -22,6 +22,7 @@ class GraphCache {
     bool sp = false;
     AttentionKernel kernel = AttentionKernel::flash;
     CpKind cp_kind = CpKind::ring;
+    std::optional<DType> precision;
     bool operator==(const Key&) const;
   };
   struct Entry {
@@ -37,9 +38,9 @@ class GraphCache {
 Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Strategy&,
                         const StageLayout&, const EstimateOptions&);
 
-// Why the cluster's devices cannot run the training the estimator prices (bf16 mixed
-// precision: a device with no bf16 peak, a V100, cannot), or nullopt.
-std::optional<std::string> precision_problem(const Cluster&);
+// The strategy with its precision resolved for the cluster's device (the preset's default
+// where it names none); throws InputError when the device has no peak for it.
+Strategy with_precision(const Strategy&, const Software&, const Cluster&);
 
 // Why per-stage layers do not fit the workload and strategy, or nullopt.
 std::optional<std::string> check_stage_layers(const Workload&, const Strategy&,

@@ -209,27 +209,3 @@ TEST(Estimate, ContextParallelRingIsMostlyHidden) {
 
 }  // namespace
 }  // namespace shardcost
-
-namespace shardcost {
-namespace {
-
-TEST(Estimate, DevicesWithoutBf16AreRefusedNotPricedAtZeroPeak) {
-  // A DGX A100's links with V100s in it: the catalog has V100 (for its measured tables), but
-  // the estimator prices bf16 training, which Volta cannot run.
-  Cluster c = load_cluster("dgx-a100", 8);
-  c.groups.front().device = find_device("v100-sxm2-32gb");
-  const Model m = load_model("llama3-8b");
-  try {
-    (void)estimate(m, c, parse_strategy("tp=8,mbs=1,gbs=8", 8));
-    ADD_FAILURE() << "a V100 cluster was priced";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("v100-sxm2-32gb has no bf16"), std::string::npos)
-        << e.what();
-  }
-  RankOptions ro;
-  ro.global_batch = 8;
-  EXPECT_THROW(rank(m, c, ro), InputError);
-}
-
-}  // namespace
-}  // namespace shardcost

@@ -10,6 +10,7 @@ StageParameters stage_parameters(const Graph& g, const StageSpan& span) {
   for_each_body(g, span, [&](const Block& b, int copies) {
     out.dense += copies * b.dense_params;
     out.expert += copies * b.expert_params;
+    out.fp8 += copies * b.fp8_params;
   });
   for_each_pinned(g, span, [&](const Block& b) {
     out.dense += b.dense_params;
@@ -21,6 +22,18 @@ StageParameters stage_parameters(const Graph& g, const StageSpan& span) {
   return out;
 }
 
+ParameterBytes parameter_bytes(const Strategy& s, const Software& sw) {
+  ParameterBytes b;
+  const DType p = s.precision.value_or(sw.precision);
+  if (p == DType::fp32 || p == DType::tf32) {
+    b.weight = 4, b.gradient = 4, b.optimizer = 8;
+  } else {
+    b.gradient = sw.grad_bytes;
+    if (p == DType::fp8) b.fp8_copy = 2;
+  }
+  return b;
+}
+
 MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& sw,
                              const StageSpan& span, int stage) {
   const StageParameters p = stage_parameters(g, span);
@@ -29,15 +42,18 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   auto sharded = [&](int from_stage) {
     return s.zero >= from_stage ? p.dense / dense_shards + p.expert / expert_shards : p.total();
   };
+  const ParameterBytes pb = parameter_bytes(s, sw);
   MemoryBreakdown mem;
-  mem.weights = MemoryModel::kWeightBytes * sharded(3);
+  mem.weights = pb.weight * sharded(3);
   if (s.zero >= 3) {
     // Two body units' full weights gathered at a time (the one computing and the prefetch).
     const double units = std::max(1, span.units);
-    mem.weights += MemoryModel::kWeightBytes * 2 * p.total() / units;
+    mem.weights += pb.weight * 2 * p.total() / units;
   }
-  mem.gradients = sw.grad_bytes * sharded(2);
-  mem.optimizer = MemoryModel::kOptimizerBytes * sharded(1);
+  // FP8 copies follow the weights' sharding (ZeRO-3 casts the gathered ones).
+  mem.weights += pb.fp8_copy * (s.zero >= 3 ? p.fp8 / dense_shards : p.fp8);
+  mem.gradients = pb.gradient * sharded(2);
+  mem.optimizer = pb.optimizer * sharded(1);
 
   // Micro-batches in flight, in units of the stage's whole activations, as Megatron's
   // schedules run: stage i warms up with (pp-i-1)*2 + (v-1)*pp model-chunk forwards

@@ -12,6 +12,7 @@ namespace shardcost {
 struct StageParameters {
   double dense = 0;
   double expert = 0;
+  double fp8 = 0;  // of both, those of FP8 linears (precision=fp8)
   double total() const { return dense + expert; }
 };
 StageParameters stage_parameters(const Graph&, const StageSpan&);
@@ -26,11 +27,17 @@ MemoryBreakdown stage_memory(const Graph&, const Strategy&, const Software&, con
 MemoryBreakdown peak_stage_memory(const Graph&, const Strategy&, const Software&,
                                   const StageLayout&);
 
-// Mixed precision with Adam: 16-bit weights, gradients of Software::grad_bytes (fp32 main
-// gradients for bf16), fp32 master weights plus Adam's two moments.
+// Bytes per parameter of the model's weights, its gradients and Adam's state. Mixed precision
+// (fp16, bf16, fp8): 16-bit weights, gradients of Software::grad_bytes (fp32 main gradients
+// for bf16), fp32 master weights plus Adam's two moments (12). fp32/tf32: fp32 weights and
+// gradients, the two moments (8), no master copy. fp8 adds Transformer Engine's FP8 copy of
+// each FP8 linear's weight and its transpose (fp8_copy, per FP8 parameter).
+struct ParameterBytes {
+  double weight = 2, gradient = 4, optimizer = 12, fp8_copy = 0;
+};
+ParameterBytes parameter_bytes(const Strategy&, const Software&);
+
 struct MemoryModel {
-  static constexpr double kWeightBytes = 2;
-  static constexpr double kOptimizerBytes = 12;  // gradients: Software::grad_bytes
   // Allowance: CUDA context and kernels (~0.5 GiB), NCCL channel buffers for several
   // communicators, cuBLAS workspaces; plus a share of the rest for caching-allocator
   // fragmentation (PyTorch's allocator typically reserves 5-10 % above what it allocates).

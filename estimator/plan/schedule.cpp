@@ -45,7 +45,8 @@ struct Step {
     // One stage's work per micro-batch. Without fused gradient accumulation each backward
     // ends with main_grad += grad over the stage's parameters (read bf16, read and write
     // the fp32 main gradient).
-    const double accumulate_bytes = 2.0 + 2.0 * sw.grad_bytes;
+    const ParameterBytes pb = parameter_bytes(s, sw);
+    const double accumulate_bytes = pb.weight + 2.0 * pb.gradient;
     auto stage_time = [&](const StageSpan& span) {
       Times t;
       if (in.track_origins) t.track();
@@ -100,6 +101,13 @@ struct Step {
     const double bubble = (sum_stages - pace.total()) / s.vpp;
     step.add(kBubble, pace.part(kPartCount).as(bubble));
 
+    // FP8: Transformer Engine casts each FP8 linear's weight to FP8 with its transpose once
+    // a step, in the first micro-batch (read 2, write 1 + 1 bytes per parameter), on the
+    // slowest stage's parameters as the pace is.
+    if (pb.fp8_copy > 0)
+      step.add(kComputeForward, pr.memory_pass(4 * stage_parameters(g, kinds[slowest].span).fp8 /
+                                               (s.zero >= 3 ? s.dp * s.cp : 1)));
+
     add_data_parallel(step, pace, micro_batches);
     add_optimizer(step);
     return step;
@@ -121,16 +129,18 @@ struct Step {
 
   DataParallelComm data_parallel() const {
     const StageParameters p = stage_parameters(g, in.layout.span(0));
-    const double gbytes = sw.grad_bytes;
+    const ParameterBytes pb = parameter_bytes(s, sw);
+    const double gbytes = pb.gradient;
     auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
       const Cost dense = pr.collective(op, params_dense * gbytes, place.dp_cp);
       const Cost expert = pr.collective(op, params_expert * gbytes, place.expert_dp);
       return combined(dense, expert);
     };
     auto gather = [&](double params_dense, double params_expert) {
-      const Cost dense = pr.collective(CollectiveOp::all_gather, params_dense * 2, place.dp_cp);
+      const Cost dense =
+          pr.collective(CollectiveOp::all_gather, params_dense * pb.weight, place.dp_cp);
       const Cost expert =
-          pr.collective(CollectiveOp::all_gather, params_expert * 2, place.expert_dp);
+          pr.collective(CollectiveOp::all_gather, params_expert * pb.weight, place.expert_dp);
       return combined(dense, expert);
     };
     // Collectives that share one compute window (a forward, a backward) share its cover:
@@ -184,9 +194,12 @@ struct Step {
     // gradient, master weight and moments and writes the last three (28 B), the gradient norm
     // reads the gradients (4), the master weights are copied to the 16-bit model (6) and the
     // gradients zeroed (grad_bytes). fp16 adds casting the gradients to fp32 (6) and the
-    // loss-scale unscale-and-check pass (8).
-    const double bytes =
-        28 + 4 + 6 + sw.grad_bytes + (sw.grad_bytes < 4 ? 6 : 0) + (sw.loss_scaling ? 8 : 0);
+    // dynamic loss scale's unscale-and-check pass (8), which every fp16 run has. fp32/tf32 training
+    // updates the fp32 weights in place: no master copy to cast back.
+    const ParameterBytes pb = parameter_bytes(s, sw);
+    const double copy_back = pb.weight < 4 ? 6 : 0;
+    const double bytes = 28 + 4 + copy_back + pb.gradient + (pb.gradient < 4 ? 6 : 0) +
+                         (s.precision.value_or(sw.precision) == DType::fp16 ? 8 : 0);
     step.add(kOptimizer, pr.memory_pass(bytes * local));
   }
 };

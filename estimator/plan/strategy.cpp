@@ -24,6 +24,7 @@ std::string to_string(const Strategy& s) {
   if (s.max_tokens > 0) out += fmt::format(",max_tokens={}", s.max_tokens);
   if (s.cp_kind != CpKind::ring) out += fmt::format(",cp_kind={}", to_string(s.cp_kind));
   if (!s.stage_layers.empty()) out += fmt::format(",layers={}", fmt::join(s.stage_layers, "/"));
+  if (s.precision) out += fmt::format(",precision={}", to_string(*s.precision));
   return out;
 }
 
@@ -135,7 +136,13 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       s.max_tokens = parse_int_value(key, value);
     else if (key == "layers")
       s.stage_layers = parse_stage_layers(value);
-    else if (key == "cp_kind") {
+    else if (key == "precision") {
+      if (value != "fp32" && value != "tf32" && value != "fp16" && value != "bf16" &&
+          value != "fp8")
+        throw InputError(fmt::format(
+            "strategy key 'precision' needs fp32, tf32, fp16, bf16 or fp8 (got '{}')", value));
+      s.precision = parse_dtype(value);
+    } else if (key == "cp_kind") {
       if (value == "ring")
         s.cp_kind = CpKind::ring;
       else if (value == "ulysses")
@@ -144,11 +151,11 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
         throw InputError(
             fmt::format("strategy key 'cp_kind' needs ring or ulysses (got '{}')", value));
     } else
-      throw InputError(
-          fmt::format("unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
-                      "vpp, recompute, sp, zero, cp_kind, layers (and balance, max_tokens, "
-                      "cp=dynamic|flex, cp_max with variable-length data)",
-                      key));
+      throw InputError(fmt::format(
+          "unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
+          "vpp, recompute, sp, zero, cp_kind, layers, precision (and balance, max_tokens, "
+          "cp=dynamic|flex, cp_max with variable-length data)",
+          key));
     for (const char* k :
          {"tp", "pp", "dp", "cp", "cp_max", "ep", "mbs", "gbs", "vpp", "max_tokens"}) {
       if (key == k && !(key == "cp" && (value == "dynamic" || value == "flex")) &&
@@ -229,20 +236,24 @@ Strategy parse_strategy(std::string_view text, int gpus) {
   return s;
 }
 
-std::optional<std::string> precision_problem(const Cluster& c) {
-  for (const auto& g : c.groups)
-    if (g.device.peak_flops[static_cast<int>(DType::bf16)] <= 0)
-      return fmt::format(
-          "{} has no bf16 tensor cores, and the estimator prices bf16 mixed-precision "
-          "training (fp16 training is not priced yet); use a device with bf16",
-          g.device.name);
-  return std::nullopt;
+Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c) {
+  Strategy out = s;
+  for (const auto& g : c.groups) {
+    std::string why;
+    const auto t = resolved_precision(s, sw, g.device, &why);
+    if (!t) throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), why));
+    out.precision = *t;
+  }
+  return out;
 }
 
 std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, const Strategy& s) {
   if (c.groups.size() != 1)
     return "heterogeneous clusters (several node groups) are not priced yet; use one node group";
-  if (auto why = precision_problem(c)) return why;
+  for (const auto& g : c.groups)
+    if (s.precision && g.device.peak_flops[static_cast<int>(*s.precision)] <= 0)
+      return fmt::format("{} has no {} peak; use another precision", g.device.name,
+                         to_string(*s.precision));
   if (s.tp < 1 || s.pp < 1 || s.dp < 1 || s.cp < 1 || s.ep < 1 || s.mbs < 1 || s.vpp < 1)
     return "every parallel size must be at least 1";
   if (s.gpus() != c.total_gpus())

@@ -65,9 +65,10 @@ BatchTimes price(const std::vector<PackedBatch>& packed, const MicroBatchPrice& 
 
 }  // namespace
 
-VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strategy& s,
+VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strategy& given,
                                const VarlenOptions& o, const EstimateOptions& opt) {
   check_varlen(w, o, opt);
+  const Strategy s = with_precision(given, opt.software, c);
   if (o.batch_tokens < 0) throw InputError("--batch-tokens must be positive");
   if (auto why = unsupported(opt.software, s))
     throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), *why));

@@ -112,6 +112,7 @@ struct Ranker {
                       Strategy s;
                       s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
                       s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
+                      s.precision = fixed.precision;
                       if (auto why = check_strategy(w, c, s)) {
                         tally.reject(classify(*why));
                         continue;
@@ -157,11 +158,11 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
     throw InputError(
         "heterogeneous clusters (several node groups) are not ranked yet; use one "
         "node group");
-  if (auto why = precision_problem(c))
-    throw InputError(fmt::format("cluster {}: {}", c.name, *why));
   const auto start = std::chrono::steady_clock::now();
   Ranker r{w, c, opt, {}, {}, {opt.top, opt.objective}, {}};
   r.pinned = apply_strategy_text(opt.fixed, r.fixed);
+  // Precision is a numerics choice, not a searched one: the pinned one or the preset's.
+  r.fixed = with_precision(r.fixed, opt.estimate.software, c);
   if (contains(r.pinned, "gbs") && r.fixed.gbs != opt.global_batch)
     throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
   if (auto why = unsupported(opt.estimate.software, r.fixed))

@@ -13,6 +13,15 @@ double Op::forward_flops() const {
   }
 }
 
+Numerics numerics(const Strategy& s) {
+  const DType p = s.precision.value_or(DType::bf16);
+  Numerics n;
+  n.linear = p;
+  n.other = p == DType::fp8 ? DType::bf16 : p;
+  n.element_bytes = p == DType::fp32 || p == DType::tf32 ? 4 : 2;
+  return n;
+}
+
 void Graph::reset(size_t blocks_count) {
   blocks.resize(blocks_count);
   for (Block& b : blocks) {

@@ -42,6 +42,9 @@ class Mlp final : public Workload {
     if (s.cp != 1) return "cp>1 needs a sequence model with attention";
     if (s.ep != 1) return "ep>1 needs a mixture-of-experts model";
     if (s.sp) return "sp=true needs a transformer (its norms and residuals split the sequence)";
+    if (s.precision == DType::fp8)
+      return "precision=fp8 is priced for transformers (Transformer Engine's FP8 linears); use "
+             "bf16";
     return std::nullopt;
   }
 
@@ -53,6 +56,8 @@ class Mlp final : public Workload {
     g.reset(spec_.hidden.size() + 1);
     const double rows = mb.tokens;
     const double width = spec_.width;
+    const Numerics num = numerics(s);
+    const double e = num.element_bytes;  // bytes of one activation element
     for (size_t i = 0; i < spec_.hidden.size(); ++i) {
       const double local = static_cast<double>(spec_.hidden[i]) / s.tp;
       Block& b = g.blocks[i];
@@ -60,25 +65,25 @@ class Mlp final : public Workload {
       if (s.tp > 1) {
         // Megatron's f: identity forward, all-reduce of the input gradient backward.
         Op enter = collective("tp_input_grad_all_reduce", std::nullopt, CollectiveOp::all_reduce,
-                              2 * rows * width);
+                              e * rows * width);
         enter.before_column_parallel = true;
         b.ops.push_back(enter);
       }
-      b.ops.push_back(gemm("fc_up", rows, local, width));
+      b.ops.push_back(gemm("fc_up", rows, local, width, num.linear));
       Op act;
       act.name = "gelu";
       act.kind = OpKind::memory;
-      act.bytes = rows * local * 4;           // read x, write y (16-bit)
-      act.backward_bytes = rows * local * 6;  // read x and dy, write dx
+      act.bytes = rows * local * 2 * e;           // read x, write y
+      act.backward_bytes = rows * local * 3 * e;  // read x and dy, write dx
       b.ops.push_back(act);
-      b.ops.push_back(gemm("fc_down", rows, width, local));
+      b.ops.push_back(gemm("fc_down", rows, width, local, num.linear));
       if (s.tp > 1)
         b.ops.push_back(
-            collective("tp_all_reduce", CollectiveOp::all_reduce, std::nullopt, 2 * rows * width));
+            collective("tp_all_reduce", CollectiveOp::all_reduce, std::nullopt, e * rows * width));
       b.dense_params = 2 * width * local;
-      // Kept for backward: the pair's input, the activation's input and output (16-bit).
-      const double kept = 2 * rows * width + 2 * 2 * rows * local;
-      b.kept_bytes = {kept, kept, 2 * rows * width};
+      // Kept for backward: the pair's input, the activation's input and output.
+      const double kept = e * rows * width + 2 * e * rows * local;
+      b.kept_bytes = {kept, kept, e * rows * width};
     }
     Block& loss = g.blocks.back();
     loss.name = "loss";
@@ -86,10 +91,10 @@ class Mlp final : public Workload {
     Op mse;
     mse.name = "mse_loss";
     mse.kind = OpKind::memory;
-    mse.bytes = rows * width * 4;  // read prediction and target
-    mse.backward_bytes = rows * width * 2;
+    mse.bytes = rows * width * 2 * e;  // read prediction and target
+    mse.backward_bytes = rows * width * e;
     loss.ops.push_back(mse);
-    g.boundary_bytes = 2 * rows * width;
+    g.boundary_bytes = e * rows * width;
   }
 
   std::vector<int> tp_candidates(int max_tp) const override {
@@ -105,10 +110,11 @@ class Mlp final : public Workload {
   bool has_selective_recompute(AttentionKernel) const override { return false; }
 
  private:
-  static Op gemm(const char* name, double m, double n, double k) {
+  static Op gemm(const char* name, double m, double n, double k, DType dtype) {
     Op op;
     op.name = name;
     op.kind = OpKind::gemm;
+    op.dtype = dtype;
     op.gemm = {static_cast<int64_t>(m), static_cast<int64_t>(n), static_cast<int64_t>(k), 1};
     return op;
   }

@@ -85,6 +85,8 @@ class Transformer final : public Workload {
     const LayerParameters lp = layer_parameters(m_);
     layer.dense_params = lp.attention / s.tp + lp.router + lp.norms;
     layer.expert_params = lp.experts * lp.mlp / s.tp / (m_.is_moe() ? s.ep : 1);
+    // The linears Transformer Engine runs in FP8: attention's and the MLP's (or experts').
+    if (numerics(s).fp8()) layer.fp8_params = lp.attention / s.tp + layer.expert_params;
     for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
       layer.kept_bytes[static_cast<size_t>(r)] = layer_activation_bytes(m_, s, kernel, r, mb);
 
@@ -101,7 +103,7 @@ class Transformer final : public Workload {
     // fp32 logits and their gradient for the loss, vocab-parallel.
     head.working_bytes = 2 * 4 * tokens * m_.vocab / s.tp;
 
-    g.boundary_bytes = 2.0 * tokens * m_.hidden;
+    g.boundary_bytes = numerics(s).element_bytes * tokens * m_.hidden;
   }
 
   std::vector<int> tp_candidates(int max_tp) const override {
@@ -146,18 +148,23 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   const double q = m.heads * hd / t;
   const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
   const double mask = m.dropout > 0 ? 1.0 : 0.0;
+  const Numerics num = numerics(st);
+  const double e = num.element_bytes;
+  // A linear's input, kept for its weight gradient: in FP8 under precision=fp8 (Transformer
+  // Engine saves the cast copy), else an activation element.
+  const double li = num.fp8() ? 1 : e;
 
-  if (recompute == Recompute::full) return 2 * T * h / sp_div;  // the layer's input only
+  if (recompute == Recompute::full) return e * T * h / sp_div;  // the layer's input only
 
   // Attention block: norm input and output (QKV input), Q, K, V, the projection input,
   // the dropout mask after the projection.
-  double bytes = 2 * T * h / sp_div + 2 * T * h / sp_div + 2 * T * q + 2 * 2 * T * kv + 2 * T * q +
-                 mask * T * h / sp_div;
+  double bytes = e * T * h / sp_div + li * T * h / sp_div + e * T * q + 2 * e * T * kv +
+                 li * T * q + mask * T * h / sp_div;
   // Attention core. Unfused: softmax output, dropout mask and dropout output, a*s^2 each;
   // selective recomputation drops exactly these. Fused: only the softmax statistics (fp32).
   const double scores = (m.heads / t) * (mb.squared / st.cp);
   if (kernel == AttentionKernel::standard) {
-    if (recompute != Recompute::selective) bytes += 2 * scores + mask * 3 * scores;
+    if (recompute != Recompute::selective) bytes += e * scores + mask * (1 + e) * scores;
   } else {
     bytes += 4 * (m.heads / t) * T;
   }
@@ -165,9 +172,10 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   const double f = static_cast<double>(m.ffn_hidden) / t;
   const double tokens_mlp = m.is_moe() ? T * m.top_k : T;
   const double act_in = m.activation == Activation::swiglu ? 2 * f : f;
-  bytes += 2 * T * h / sp_div + 2 * T * h / sp_div + 2 * tokens_mlp * act_in + 2 * tokens_mlp * f +
-           mask * T * h / sp_div;
-  if (m.is_moe()) bytes += 2 * tokens_mlp * h;  // dispatched tokens kept for the expert fc1
+  const double fc1_in = m.is_moe() ? e : li;  // experts' inputs are the dispatched tokens
+  bytes += e * T * h / sp_div + fc1_in * T * h / sp_div + e * tokens_mlp * act_in +
+           li * tokens_mlp * f + mask * T * h / sp_div;
+  if (m.is_moe()) bytes += li * tokens_mlp * h;  // dispatched tokens kept for the expert fc1
   return bytes;
 }
 

@@ -34,6 +34,9 @@ struct Device {
   // gemm` and published tables measure; 0 = not known. The learned GEMM prior prices store
   // measurements with it; training steps keep the sustained figure.
   double gemm_burst_efficiency = 0;
+  // FP8 GEMMs' sustained fraction of the FP8 peak; 0 = not measured for this part, then
+  // gemm_efficiency times GemmModel::kFp8RelativeEfficiency (measured on other parts).
+  double gemm_fp8_efficiency = 0;
   double memory_efficiency = 0;     // streaming-kernel fraction of HBM peak
   double attention_efficiency = 0;  // fused (flash) attention fraction of peak
   // How the GPUs of the node this part is built into are linked: "switch" (NVSwitch, or every

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "shardcost/hardware.h"
+
 namespace shardcost {
 
 // Kernels a stack has for attention: fused (FlashAttention) or the unfused softmax path.
@@ -51,6 +53,10 @@ struct Strategy {
   // or last stage may hold none (only the embedding or the head). With vpp, each stage's
   // layers split into vpp chunks as evenly as they go. Empty: the default split.
   std::vector<int> stage_layers;
+  // precision=fp32|tf32|fp16|bf16|fp8: the type the linear layers compute in (fp8: Transformer
+  // Engine's FP8 GEMMs with bf16 attention and head; fp32/tf32: full-precision training).
+  // Unset: the software preset's (resolved_precision). rank pins it, never searches it.
+  std::optional<DType> precision;
   // Saturating at 2^40 GPUs: sizes read from a file may be anything up to INT_MAX each.
   int64_t gpus() const {
     int64_t p = 1;
@@ -73,8 +79,6 @@ struct Software {
   // Gradients kept, accumulated and reduced in this many bytes: 4 = fp32 main gradients
   // (Megatron forces them with bf16), 2 = fp16 gradients of fp16 training.
   int grad_bytes = 4;
-  // fp16 training: dynamic loss scaling adds an unscale-and-check pass over the gradients.
-  bool loss_scaling = false;
   // Weight-gradient GEMMs accumulate straight into the main gradients. Without it every
   // micro-batch's backward ends with a pass grad += new_grad over all local parameters.
   bool fused_grad_accumulation = true;
@@ -92,10 +96,18 @@ struct Software {
   // no preset here models a stack that runs it otherwise (FSDP2 under torchtitan gathers
   // once a step), so it is refused.
   int max_zero_with_pipeline = 1;
+  // The precision a strategy that names none trains in (fp16 where the part has no bf16),
+  // and whether the stack has FP8 (Transformer Engine, Megatron-core since 2023).
+  DType precision = DType::bf16;
+  bool fp8 = true;
 };
 Software software_preset(std::string_view name);  // "megatron-core" | "megatron-lm-2021"
 // Why the stack cannot run s ("megatron-lm-2021 has no sequence parallelism ..."), or nothing.
 std::optional<std::string> unsupported(const Software&, const Strategy&);
 std::vector<std::string> software_presets();
+// The strategy's precision, or the preset's default on this device (bf16 falls back to fp16
+// on parts without bf16); nullopt with `why` set when the device has no peak for it.
+std::optional<DType> resolved_precision(const Strategy&, const Software&, const Device&,
+                                        std::string* why);
 
 }  // namespace shardcost

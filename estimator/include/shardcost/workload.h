@@ -31,6 +31,7 @@ struct Op {
   const char* name = "";
   OpKind kind = OpKind::memory;
   GemmShape gemm;                  // gemm (also the batched GEMMs of unfused attention)
+  DType dtype = DType::bf16;       // gemm and attention: the type they compute in
   double flops = 0;                // attention, forward
   double bytes = 0;                // memory: HBM bytes read and written forward; comm: buffer bytes
   double backward_bytes = 0;       // memory: HBM bytes backward
@@ -77,6 +78,9 @@ struct Block {
   // once where both sit on one stage; on different stages each holds a copy and their
   // gradients are all-reduced between the two stages.
   double tied_params = 0;
+  // Of dense_params and expert_params, those of FP8 linears (precision=fp8): Transformer
+  // Engine holds an FP8 copy and its transpose of each, cast once per step.
+  double fp8_params = 0;
   // Activation bytes one copy keeps per micro-batch in flight until its backward, by
   // recomputation mode (index: Recompute); pinned blocks are never recomputed.
   std::array<double, 3> kept_bytes{};
@@ -139,6 +143,17 @@ class Workload {
   // Whether selective recomputation differs from none with this attention kernel.
   virtual bool has_selective_recompute(AttentionKernel) const = 0;
 };
+
+// What a strategy's precision computes in: its linear GEMMs, everything else (attention, the
+// LM head, the memory-bound passes: 16 bits under fp8, as Transformer Engine runs it), and the
+// bytes of one activation element.
+struct Numerics {
+  DType linear = DType::bf16;
+  DType other = DType::bf16;
+  double element_bytes = 2;
+  bool fp8() const { return linear == DType::fp8; }
+};
+Numerics numerics(const Strategy&);
 
 std::unique_ptr<Workload> transformer_workload(const Model&);
 

@@ -1,0 +1,245 @@
+// precision=fp32|tf32|fp16|bf16|fp8 (issue 12, item 12), each rule with its hand calculation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "costs/pricing.h"
+#include "plan/memory.h"
+#include "shardcost/costs.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "workload/transformer.h"
+
+namespace shardcost {
+namespace {
+
+const Op& op_named(const Graph& g, const std::string& name) {
+  for (const Block& b : g.blocks)
+    for (const Op& op : b.ops)
+      if (name == op.name) return op;
+  throw std::runtime_error("no op " + name);
+}
+
+bool has_op(const Graph& g, const std::string& name) {
+  for (const Block& b : g.blocks)
+    for (const Op& op : b.ops)
+      if (name == op.name) return true;
+  return false;
+}
+
+double part(const Estimate& e, const std::string& name) {
+  for (const auto& p : e.time)
+    if (p.name == name) return p.seconds;
+  return -1;
+}
+
+std::string error_of(const auto& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Precision, TheDefaultComesFromThePresetAndFallsBackToFp16WithoutBf16) {
+  const Model m = load_model("llama3-8b");
+  const Cluster a100 = load_cluster("dgx-a100", 8);
+  EstimateOptions core, lm2021;
+  lm2021.software = software_preset("megatron-lm-2021");
+  const Strategy s = parse_strategy("tp=8,mbs=1,gbs=8", 8);
+  EXPECT_EQ(estimate(m, a100, s, core).strategy.precision, DType::bf16);
+  EXPECT_EQ(estimate(m, a100, s, lm2021).strategy.precision, DType::fp16);
+
+  // A V100 (no bf16 tensor cores) loads, trains in fp16 by default, and is priced at its fp16
+  // peak (125 TFLOP/s), never at a zero bf16 peak.
+  Cluster v100 = a100;
+  v100.groups.front().device = find_device("v100-sxm2-32gb");
+  const Estimate e = estimate(m, v100, s, core);
+  EXPECT_EQ(e.strategy.precision, DType::fp16);
+  EXPECT_TRUE(std::isfinite(e.step_time_s));
+  EXPECT_GT(e.step_time_s, 0);
+  // The same step on A100 (312 TFLOP/s) is faster, but by less than the peaks' 2.5x
+  // (memory-bound passes run at the two parts' bandwidths, 900 against 2039 GB/s).
+  const double a = estimate(m, a100, s, core).step_time_s;
+  EXPECT_GT(e.step_time_s / a, 1.5);
+  EXPECT_LT(e.step_time_s / a, 2.5 * 1.05);
+}
+
+TEST(Precision, APrecisionTheDeviceOrStackLacksIsOneClearError) {
+  const Model m = load_model("llama3-8b");
+  Cluster v100 = load_cluster("dgx-a100", 8);
+  v100.groups.front().device = find_device("v100-sxm2-32gb");
+  const std::string why =
+      error_of([&] { (void)estimate(m, v100, parse_strategy("tp=8,gbs=8,precision=bf16", 8)); });
+  EXPECT_NE(why.find("v100-sxm2-32gb has no bf16 peak"), std::string::npos) << why;
+  EXPECT_NE(why.find("use precision=fp32|fp16"), std::string::npos) << why;
+  RankOptions ro;
+  ro.global_batch = 8;
+  ro.fixed = "precision=bf16";
+  EXPECT_THROW(rank(m, v100, ro), InputError);
+
+  const Cluster a100 = load_cluster("dgx-a100", 8);
+  EXPECT_NE(error_of([&] {
+              (void)estimate(m, a100, parse_strategy("tp=8,gbs=8,precision=fp8", 8));
+            }).find("a100-sxm4-80gb has no fp8 peak"),
+            std::string::npos);
+  // Megatron-LM of 2022 had no Transformer Engine.
+  const Cluster h100 = load_cluster("dgx-h100", 8);
+  EstimateOptions lm2022;
+  lm2022.software = software_preset("megatron-lm-2022");
+  EXPECT_NE(error_of([&] {
+              (void)estimate(m, h100, parse_strategy("tp=8,gbs=8,precision=fp8", 8), lm2022);
+            }).find("no FP8 training"),
+            std::string::npos);
+  EXPECT_THROW(parse_strategy("precision=fp4", 8), InputError);
+}
+
+TEST(Precision, Fp8GemmsRunAtTheFp8PeakWithTheirOwnEfficiency) {
+  // A compute-bound 8192^3 GEMM on H100: bf16 at 989.5 TFLOP/s x 0.716, fp8 at 1979 x 0.716 x
+  // 0.806 (kFp8RelativeEfficiency). Same tile and K factors: the ratio is 1 / (2 x 0.806).
+  const Device d = find_device("h100-sxm5-80gb");
+  const Fabric f;
+  const Pricer pr(d, f, f, 8, nullptr);
+  const GemmShape g{8192, 8192, 8192, 1};
+  const double gap = GemmModel::kKernelGap_s;
+  const double bf16 = pr.gemm(g, DType::bf16).seconds - gap;
+  const double fp8 = pr.gemm(g, DType::fp8).seconds - gap;
+  EXPECT_NEAR(fp8 / bf16, 1 / (2 * GemmModel::kFp8RelativeEfficiency), 1e-9);
+  EXPECT_NEAR(gemm_efficiency(d, g, DType::fp8) / gemm_efficiency(d, g),
+              GemmModel::kFp8RelativeEfficiency, 1e-12);
+  // A part with its own measured FP8 efficiency uses it.
+  Device measured = d;
+  measured.gemm_fp8_efficiency = 0.5;
+  EXPECT_NEAR(gemm_efficiency(measured, g, DType::fp8) / gemm_efficiency(d, g), 0.5 / 0.716, 1e-9);
+}
+
+TEST(Precision, Fp8LinearsWithBf16AttentionHeadAndTheirCasts) {
+  const Model m = load_model("llama3-8b");  // h 4096, 32 heads, 8 kv heads, ffn 14336, swiglu
+  const auto w = transformer_workload(m);
+  Strategy s = parse_strategy("tp=2,mbs=1,gbs=8,sp=true,precision=fp8", 8);
+  Graph g;
+  w->graph(s, AttentionKernel::flash, g);
+  EXPECT_EQ(op_named(g, "qkv").dtype, DType::fp8);
+  EXPECT_EQ(op_named(g, "mlp_fc2").dtype, DType::fp8);
+  EXPECT_EQ(op_named(g, "flash_attention").dtype, DType::bf16);
+  EXPECT_EQ(op_named(g, "lm_head").dtype, DType::bf16);
+  // T = 8192 tokens, h = 4096, qkv out = (16 + 2 x 4) x 128 = 3072 per TP rank. The norm wrote
+  // qkv's input in FP8, so forward casts nothing; backward transposes that input (2 B) and
+  // casts the output gradient with its transpose (4 B).
+  const double T = 8192, h = 4096;
+  const Op& qkv = op_named(g, "qkv_fp8_casts");
+  EXPECT_DOUBLE_EQ(qkv.bytes, 0);
+  EXPECT_DOUBLE_EQ(qkv.backward_bytes, 4 * T * 3072 + 2 * T * h);
+  // fc2's input (ffn/tp = 7168) comes from the activation: cast with its transpose (4 B).
+  const Op& fc2 = op_named(g, "mlp_fc2_fp8_casts");
+  EXPECT_DOUBLE_EQ(fc2.bytes, 4 * T * 7168);
+  EXPECT_DOUBLE_EQ(fc2.backward_bytes, 4 * T * h);
+  // The norm feeding qkv writes 1 B instead of 2: 3 B per element of its local shard.
+  EXPECT_DOUBLE_EQ(op_named(g, "input_norm").bytes, 3 * T * h / 2);
+
+  Graph plain;
+  s.precision = DType::bf16;
+  w->graph(s, AttentionKernel::flash, plain);
+  EXPECT_FALSE(has_op(plain, "qkv_fp8_casts"));
+  EXPECT_EQ(op_named(plain, "qkv").dtype, DType::bf16);
+  EXPECT_EQ(plain.blocks[1].fp8_params, 0);
+  // Layer linears: (qkv 4096 x 6144 + proj 4096 x 4096 + MLP 3 x 4096 x 14336) / tp 2.
+  EXPECT_DOUBLE_EQ(g.blocks[1].fp8_params,
+                   (4096.0 * 6144 + 4096.0 * 4096 + 3 * 4096.0 * 14336) / 2);
+}
+
+TEST(Precision, Fp8KeepsLinearInputsInOneByteAndWeightCopiesInTwo) {
+  const Model m = load_model("llama3-8b");
+  Strategy bf16 = parse_strategy("tp=2,mbs=1,gbs=8,sp=true,precision=bf16", 8);
+  Strategy fp8 = bf16;
+  fp8.precision = DType::fp8;
+  // Four linear inputs drop from 2 B to 1 B: qkv's and fc1's (T h / sp each), the projection's
+  // (T q = T x 2048) and fc2's (T f = T x 7168).
+  const double T = 8192, h = 4096;
+  const double saved = T * h / 2 + T * 2048 + T * h / 2 + T * 7168;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, bf16, AttentionKernel::flash, Recompute::none) -
+                       layer_activation_bytes(m, fp8, AttentionKernel::flash, Recompute::none),
+                   saved);
+  const ParameterBytes pb = parameter_bytes(fp8, software_preset("megatron-core"));
+  EXPECT_EQ(pb.weight, 2);
+  EXPECT_EQ(pb.fp8_copy, 2);
+}
+
+TEST(Precision, Fp32TrainsWithFourByteActivationsAndNoMasterCopy) {
+  const Model m = load_model("llama3-8b");  // no dropout: every kept byte is an activation
+  Strategy bf16 = parse_strategy("tp=1,mbs=1,gbs=8,precision=bf16", 8);
+  Strategy fp32 = bf16;
+  fp32.precision = DType::fp32;
+  // Twice the bytes, but for the attention's softmax statistics, fp32 already (4 B x 32 heads x
+  // 8192 tokens), which full recomputation does not keep.
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, fp32, AttentionKernel::flash, Recompute::none),
+                   2 * layer_activation_bytes(m, bf16, AttentionKernel::flash, Recompute::none) -
+                       4.0 * 32 * 8192);
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, fp32, AttentionKernel::flash, Recompute::full),
+                   2 * layer_activation_bytes(m, bf16, AttentionKernel::flash, Recompute::full));
+  const ParameterBytes pb = parameter_bytes(fp32, software_preset("megatron-core"));
+  EXPECT_EQ(pb.weight + pb.gradient + pb.optimizer, 16);  // 4 + 4 + Adam's 8
+  const auto w = transformer_workload(m);
+  Graph g;
+  w->graph(fp32, AttentionKernel::flash, g);
+  EXPECT_EQ(op_named(g, "qkv").dtype, DType::fp32);
+  EXPECT_EQ(op_named(g, "flash_attention").dtype, DType::fp32);
+}
+
+TEST(Precision, Fp8IsFasterThanBf16ButNotTwiceAndFp16AddsTheLossScalePass) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 8);
+  const Estimate bf16 = estimate(m, c, parse_strategy("tp=1,mbs=1,gbs=64,precision=bf16", 8));
+  const Estimate fp8 = estimate(m, c, parse_strategy("tp=1,mbs=1,gbs=64,precision=fp8", 8));
+  EXPECT_LT(fp8.step_time_s, 0.85 * bf16.step_time_s);
+  EXPECT_GT(fp8.step_time_s, 0.5 * bf16.step_time_s);
+  EXPECT_GT(fp8.memory_per_gpu_bytes, 0);
+  // fp16 on megatron-core: the same GEMMs (same peak), plus the dynamic loss scale's
+  // unscale-and-check pass over the local gradients: 8 B per parameter in the optimizer.
+  const Estimate fp16 = estimate(m, c, parse_strategy("tp=1,mbs=1,gbs=64,precision=fp16", 8));
+  const Device& d = c.groups.front().device;
+  const double bandwidth =
+      d.memory_bandwidth_Bps * d.memory_efficiency * GemmModel::kFrameworkBandwidthFraction;
+  EXPECT_NEAR(part(fp16, "optimizer") - part(bf16, "optimizer"), 8 * fp16.parameters / bandwidth,
+              1e-6);
+}
+
+// A store that measured FP8 GEMMs (bench gemm --dtype fp8): its rows price the FP8 linears,
+// and only those; bf16 work goes to the catalog.
+class Fp8GemmsMeasured final : public CostSource {
+ public:
+  std::optional<Priced> gemm(const Device&, DType t, const GemmShape&) const override {
+    if (t != DType::fp8) return std::nullopt;
+    ++asked;
+    return Priced{1e-3, CostOrigin::measured};
+  }
+  std::optional<Priced> collective(const Device&, CollectiveOp, double, GroupShape) const override {
+    return std::nullopt;
+  }
+  mutable int asked = 0;
+};
+
+TEST(Precision, MeasuredFp8GemmsArePricedFromTheStore) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 8);
+  Fp8GemmsMeasured store;
+  EstimateOptions opt;
+  opt.costs = &store;
+  const Estimate e = estimate(m, c, parse_strategy("tp=8,mbs=1,gbs=8,precision=fp8", 8), opt);
+  // Four linears a layer, each forward, dgrad and wgrad: 12 GEMMs of 1 ms, 32 layers, forward
+  // 4 ms and backward 8 ms a layer.
+  EXPECT_GT(store.asked, 0);
+  const double layers = 32;
+  EXPECT_GT(part(e, "compute_forward"), layers * 4e-3);
+  EXPECT_GT(part(e, "compute_backward"), layers * 8e-3);
+  bool measured = false;
+  for (const auto& p : e.time)
+    for (const auto& [origin, seconds] : p.sources)
+      if (origin == CostOrigin::measured && seconds > 0) measured = true;
+  EXPECT_TRUE(measured);
+}
+
+}  // namespace
+}  // namespace shardcost
