@@ -11,10 +11,12 @@ namespace shardcost {
 Software software_preset(std::string_view name) {
   Software s;
   s.name = std::string(name);
-  // megatron-core: Megatron-Core with Transformer Engine: FlashAttention, gradient
+  // megatron-core: Megatron-Core with Transformer Engine as its performance runs configure it
+  // (README, 'Performance Benchmarking': DP, TP and PP overlap on): FlashAttention, gradient
   // reduction overlapped with backward (--overlap-grad-reduce), parameter all-gathers
-  // overlapped with forward (--overlap-param-gather), fp32 main gradients, fused
-  // accumulation, asynchronous tensor-parallel backward collectives. The defaults.
+  // overlapped with forward (--overlap-param-gather), TP collectives overlapped with the
+  // GEMMs (--tp-comm-overlap), asynchronous interleaved pipeline sends, fp32 main gradients,
+  // fused accumulation, asynchronous tensor-parallel backward collectives. The defaults.
   if (name == "megatron-lm-2022" || name == "megatron-lm-2021") {
     // Megatron-LM of the Korthikanti et al. 2022 experiments (code of May 2022): unfused
     // softmax attention (FlashAttention came later), gradients all-reduced after the pipeline
@@ -32,6 +34,10 @@ Software software_preset(std::string_view name) {
     s.context_parallel = false;
     s.expert_parallel = false;
     s.fp8 = false;  // Transformer Engine's FP8 came to Megatron in 2023
+    // Userbuffers TP overlap (Transformer Engine) and asynchronous interleaved sends came with
+    // Megatron-core in 2023.
+    s.tp_comm_overlap = false;
+    s.overlap_p2p = false;
   }
   if (name == "megatron-lm-2021") {
     // Megatron-LM of Narayanan et al. 2021 (code of April 2021, --fp16 as its example
@@ -48,11 +54,16 @@ Software software_preset(std::string_view name) {
     s.selective_recompute = false;
     s.max_zero = 0;
   }
-  if (name == "megatron-core" || name == "megatron-lm-2022" || name == "megatron-lm-2021") return s;
-  throw InputError(
-      fmt::format("unknown software preset '{}'; use megatron-core, megatron-lm-2022 "
-                  "or megatron-lm-2021",
-                  name));
+  if (name == "nemo") {
+    // NeMo 2.0 (containers 24.07 on): Megatron-core and Transformer Engine under NeMo's
+    // recipes, whose FP8 recipe keeps FP8 primary weights (bf16_with_fp8_mixed sets
+    // fp8_params=True, nemo/collections/llm/recipes/precision/mixed_precision.py).
+    s.fp8_params = true;
+  }
+  for (const auto& known : software_presets())
+    if (name == known) return s;
+  throw InputError(fmt::format("unknown software preset '{}'; use {}", name,
+                               fmt::join(software_presets(), ", ")));
 }
 
 std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
@@ -90,7 +101,7 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
 }
 
 std::vector<std::string> software_presets() {
-  return {"megatron-core", "megatron-lm-2022", "megatron-lm-2021"};
+  return {"megatron-core", "nemo", "megatron-lm-2022", "megatron-lm-2021"};
 }
 
 std::optional<DType> resolved_precision(const Strategy& s, const Software& sw, const Device& d,

@@ -1,5 +1,7 @@
 #include "block_times.h"
 
+#include <optional>
+
 namespace shardcost {
 namespace {
 
@@ -68,10 +70,40 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
 }
 
 // Per micro-batch times of a block of ops (a layer, the embedding, the head).
+
+// Transformer Engine's userbuffers overlap (its default configuration, initialize_ub): an
+// all-gather runs as a ring exchange on the copy engines (one SM) in tp steps, each GEMM
+// chunk on the block just received, so the comm hides behind (tp-1)/tp of the GEMM (the
+// first chunk is local); a reduce-scatter is pipelined in 4 splits on 16 SMs, each split's
+// reduce-scatter behind the next split's GEMM, the last one's exposed.
+constexpr double kPipelineSplits = 4;
+Priced ring_exchange(Priced comm, double gemm_s, double tp, int sms) {
+  return behind(comm, gemm_s * (tp - 1) / tp, 1.0 / sms);
+}
+Priced pipelined(Priced comm, double gemm_s, double sm_share) {
+  const double tail = comm.seconds / kPipelineSplits;
+  const Priced body = behind({comm.seconds - tail, comm.origin},
+                             gemm_s * (kPipelineSplits - 1) / kPipelineSplits, sm_share);
+  return {body.seconds + tail, comm.origin};
+}
+
+// The GEMM next to a collective: the one after it or before it, skipping the FP8 cast pass
+// that follows a GEMM; nullopt where there is none.
+std::optional<size_t> gemm_near(const std::vector<Op>& ops, size_t i, bool after) {
+  for (size_t d = 1; d <= 2; ++d) {
+    if (after ? i + d >= ops.size() : i < d) return std::nullopt;
+    const size_t j = after ? i + d : i - d;
+    if (ops[j].kind == OpKind::gemm) return j;
+    if (ops[j].kind != OpKind::memory) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement& place,
-                  Recompute recompute, bool async_tp_backward, bool track_origins) {
+                  Recompute recompute, const Software& sw, bool track_origins) {
+  const bool async_tp_backward = sw.async_tp_backward;
   // Each op priced once: an async TP collective also needs the next GEMM's weight gradient.
   thread_local std::vector<OpCost> costs;
   costs.clear();
@@ -89,19 +121,34 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
       continue;
     }
     if (c.is_comm) {
-      t.add(c.comm_part, c.fwd);
+      Priced fwd = c.fwd;
       Priced bwd = c.bwd;
       Priced regather = c.regather;
+      const double sms = pr.nccl_sm_share();
       if (async_tp_backward && op.before_column_parallel && i + 1 < ops.size() &&
           ops[i + 1].kind == OpKind::gemm) {
         // The re-gather runs behind the input-gradient GEMM, the input gradient's
         // collective behind the weight-gradient GEMM.
-        regather = behind(regather, costs[i + 1].dgrad.seconds, pr.nccl_sm_share());
-        bwd = behind(bwd, costs[i + 1].wgrad.seconds, pr.nccl_sm_share());
+        regather = behind(regather, costs[i + 1].dgrad.seconds, sms);
+        bwd = behind(bwd, costs[i + 1].wgrad.seconds, sms);
       }
+      if (sw.tp_comm_overlap && op.userbuffers) {
+        const double tp = place.tp.ranks;
+        if (op.before_column_parallel) {
+          // The all-gather as a ring exchange with the column-parallel GEMM that consumes it.
+          if (auto j = gemm_near(ops, i, true))
+            fwd = ring_exchange(fwd, costs[*j].fwd.seconds, tp, pr.device().sms);
+        } else if (auto j = gemm_near(ops, i, false)) {
+          // The reduce-scatter pipelined with the row-parallel GEMM that produces it;
+          // backward, the output gradient's all-gather as a ring exchange with its dgrad.
+          fwd = pipelined(fwd, costs[*j].fwd.seconds, sms);
+          bwd = ring_exchange(bwd, costs[*j].dgrad.seconds, tp, pr.device().sms);
+        }
+      }
+      t.add(c.comm_part, fwd);
       t.add_backward_comm(c.comm_part, regather);
       t.add_backward_comm(c.comm_part, bwd);
-      if (recompute == Recompute::full) t.add_backward_comm(c.comm_part, c.fwd);
+      if (recompute == Recompute::full) t.add_backward_comm(c.comm_part, fwd);
     } else {
       t.add(kComputeForward, c.fwd);
       if (c.gemm)

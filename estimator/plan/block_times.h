@@ -11,6 +11,6 @@ namespace shardcost {
 
 // track_origins: keep the seconds per cost origin (estimates with a breakdown).
 Times block_times(const std::vector<Op>& ops, const Pricer&, const Placement&, Recompute,
-                  bool async_tp_backward, bool track_origins);
+                  const Software&, bool track_origins);
 
 }  // namespace shardcost

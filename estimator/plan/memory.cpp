@@ -29,7 +29,7 @@ ParameterBytes parameter_bytes(const Strategy& s, const Software& sw) {
     b.weight = 4, b.gradient = 4, b.optimizer = 8;
   } else {
     b.gradient = sw.grad_bytes;
-    if (p == DType::fp8) b.fp8_copy = 2;
+    if (p == DType::fp8 && !sw.fp8_params) b.fp8_copy = 2;
   }
   return b;
 }

@@ -31,7 +31,8 @@ MemoryBreakdown peak_stage_memory(const Graph&, const Strategy&, const Software&
 // (fp16, bf16, fp8): 16-bit weights, gradients of Software::grad_bytes (fp32 main gradients
 // for bf16), fp32 master weights plus Adam's two moments (12). fp32/tf32: fp32 weights and
 // gradients, the two moments (8), no master copy. fp8 adds Transformer Engine's FP8 copy of
-// each FP8 linear's weight and its transpose (fp8_copy, per FP8 parameter).
+// each FP8 linear's weight and its transpose (fp8_copy, per FP8 parameter), unless the weights
+// are FP8 themselves (Software::fp8_params: 1 B and a 1 B transpose, as bf16's 2 B).
 struct ParameterBytes {
   double weight = 2, gradient = 4, optimizer = 12, fp8_copy = 0;
 };

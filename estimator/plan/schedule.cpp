@@ -24,23 +24,36 @@ struct Step {
     blocks.clear();
     for (const Block& b : g.blocks) {
       const Recompute rc = b.pin == Block::Pin::body ? s.recompute : Recompute::none;
-      blocks.push_back(block_times(b.ops, pr, place, rc, sw.async_tp_backward, in.track_origins));
+      blocks.push_back(block_times(b.ops, pr, place, rc, sw, in.track_origins));
     }
 
     // Pipeline: each micro-batch crosses 2*vpp stage boundaries per stage (activation
     // forward, gradient backward). Megatron sends 1/tp of the activation from each tensor-
     // parallel rank over its own link (scatter-gather) and all-gathers it on arrival.
-    Times p2p;
-    if (in.track_origins) p2p.track();
+    Cost hop;
     if (s.pp > 1) {
       const double act_bytes = g.boundary_bytes;
       // Priced at the pipeline's slowest boundary: one crosses nodes once the pipeline spans
       // them, even when tp*cp*dp is below a node's GPUs.
-      Cost hop = pr.send_recv(act_bytes / s.tp, GroupPlacement{s.pp, place.pp_stride});
+      hop = pr.send_recv(act_bytes / s.tp, GroupPlacement{s.pp, place.pp_stride});
       if (!s.sp && s.tp > 1)
         hop = combined(hop, pr.collective(CollectiveOp::all_gather, act_bytes, place.tp));
-      p2p.add(kPpComm, hop, 2.0 * s.vpp);
     }
+    // Interleaved with asynchronous sends (Software::overlap_p2p), each send runs behind the
+    // next model chunk's forward or backward (a 1/vpp share of the stage's), less the SMs it
+    // takes; otherwise every send waits.
+    const bool p2p_behind = sw.overlap_p2p && s.vpp > 1;
+    auto add_p2p = [&](Times& t) {
+      if (s.pp == 1) return;
+      if (!p2p_behind) {
+        t.add(kPpComm, hop, 2.0 * s.vpp);
+        return;
+      }
+      const double fwd = t.s[kComputeForward] / s.vpp;
+      const double bwd = (t.s[kComputeBackward] + t.s[kComputeRecompute]) / s.vpp;
+      t.add(kPpComm, behind(hop, fwd, pr.nccl_sm_share()), s.vpp);
+      t.add(kPpComm, behind(hop, bwd, pr.nccl_sm_share()), s.vpp);
+    };
 
     // One stage's work per micro-batch. Without fused gradient accumulation each backward
     // ends with main_grad += grad over the stage's parameters (read bf16, read and write
@@ -56,7 +69,7 @@ struct Step {
       };
       for_each_body(g, span, [&](const Block& b, int copies) { t.add(times_of(b), copies); });
       for_each_pinned(g, span, [&](const Block& b) { t.add(times_of(b), 1); });
-      t.add(p2p, 1);
+      add_p2p(t);
       if (!sw.fused_grad_accumulation)
         t.add(kComputeBackward,
               pr.memory_pass(accumulate_bytes * stage_parameters(g, span).total()));
@@ -102,10 +115,12 @@ struct Step {
     step.add(kBubble, pace.part(kPartCount).as(bubble));
 
     // FP8: Transformer Engine casts each FP8 linear's weight to FP8 with its transpose once
-    // a step, in the first micro-batch (read 2, write 1 + 1 bytes per parameter), on the
-    // slowest stage's parameters as the pace is.
-    if (pb.fp8_copy > 0)
-      step.add(kComputeForward, pr.memory_pass(4 * stage_parameters(g, kinds[slowest].span).fp8 /
+    // a step, in the first micro-batch (read 2, write 1 + 1 bytes per parameter); FP8 primary
+    // weights need only the transpose (read 1, write 1). On the slowest stage's parameters,
+    // as the pace is.
+    if (numerics(s).fp8())
+      step.add(kComputeForward, pr.memory_pass((sw.fp8_params ? 2 : 4) *
+                                               stage_parameters(g, kinds[slowest].span).fp8 /
                                                (s.zero >= 3 ? s.dp * s.cp : 1)));
 
     add_data_parallel(step, pace, micro_batches);
@@ -136,11 +151,14 @@ struct Step {
       const Cost expert = pr.collective(op, params_expert * gbytes, place.expert_dp);
       return combined(dense, expert);
     };
+    // FP8 primary weights are gathered in FP8: their share of the bytes halves.
+    const double gathered =
+        numerics(s).fp8() && sw.fp8_params && p.total() > 0 ? 1 - 0.5 * p.fp8 / p.total() : 1;
     auto gather = [&](double params_dense, double params_expert) {
       const Cost dense =
-          pr.collective(CollectiveOp::all_gather, params_dense * pb.weight, place.dp_cp);
-      const Cost expert =
-          pr.collective(CollectiveOp::all_gather, params_expert * pb.weight, place.expert_dp);
+          pr.collective(CollectiveOp::all_gather, params_dense * pb.weight * gathered, place.dp_cp);
+      const Cost expert = pr.collective(CollectiveOp::all_gather,
+                                        params_expert * pb.weight * gathered, place.expert_dp);
       return combined(dense, expert);
     };
     // Collectives that share one compute window (a forward, a backward) share its cover:

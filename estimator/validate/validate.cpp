@@ -11,6 +11,8 @@
 namespace shardcost::embedded {
 std::string_view korthikanti2022_table5();
 std::string_view megatron2021_table1();
+std::string_view megatron_core_h100_2024();
+std::string_view nemo_2407_h100_fp8();
 }  // namespace shardcost::embedded
 
 namespace shardcost {
@@ -61,6 +63,55 @@ Model paper_gpt(const Row& r, const std::string& name) {
   m.vocab = 51200;
   m.dropout = 0.1;
   return m;
+}
+
+// The GPTs of Megatron-core's weak-scaling table: vocab 131072, seq 4096 (the table's), and
+// Megatron's GPT defaults for what it does not state (4h GeLU MLP, multi-head attention,
+// biases, tied embeddings, learned positions, dropout 0.1), as for the papers' models.
+Model megatron_core_gpt(const Row& r) {
+  Model m = paper_gpt(r, r.at("model_size"));
+  m.seq_len = 4096;
+  m.vocab = 131072;
+  return m;
+}
+
+// Megatron-core r0.8's num_floating_point_operations (megatron/training/training.py) for a
+// GPT with multi-head attention and a 4h non-gated MLP: 12 B s l h^2 ((1 + 1 + s/h) + 4 +
+// V/(2 l h)), the attention over the full sequence, no recomputation counted.
+double megatron_core_flops(const Model& m, double global_batch) {
+  const double s = m.seq_len, h = m.hidden, l = m.layers, v = m.vocab;
+  const double ffn = static_cast<double>(m.ffn_hidden) / h;
+  const double kv = static_cast<double>(m.kv_heads) / m.heads;
+  return 12 * global_batch * s * l * h * h * ((1 + kv + s / h) + ffn + v / (2 * l * h));
+}
+
+// NeMo's model configs as the table gives them; Llama and Nemotron: rotary positions, no
+// biases, untied embeddings, no dropout (NeMo's configs); GPT-3: Megatron's GPT defaults.
+// Nemotron's squared-ReLU MLP has GeLU's shapes and FLOPs.
+Model nemo_model(const Row& r) {
+  Model m;
+  m.name = r.at("model");
+  m.layers = as_int(r, "layers");
+  m.hidden = as_int(r, "hidden");
+  m.heads = as_int(r, "heads");
+  m.kv_heads = as_int(r, "kv_heads");
+  m.ffn_hidden = as_int(r, "ffn_hidden");
+  m.vocab = as_int(r, "vocab");
+  m.seq_len = as_int(r, "seq_len");
+  m.activation = r.at("activation") == "swiglu" ? Activation::swiglu : Activation::gelu;
+  m.rmsnorm = r.at("norm") == "rmsnorm";
+  const bool gpt = m.name.rfind("GPT", 0) == 0;
+  m.bias = gpt;
+  m.tied_embeddings = gpt;
+  m.learned_positions = gpt;
+  m.dropout = gpt ? 0.1 : 0;
+  return m;
+}
+
+// The fastest plan that fits among the table's fixed keys and the rest searched.
+const Estimate& best_of(const RankResult& rr, const std::string& label) {
+  if (rr.best.empty()) throw Error(fmt::format("validation row {}: no feasible strategy", label));
+  return rr.best.front();
 }
 
 }  // namespace
@@ -139,6 +190,50 @@ ValidationReport validate(const EstimateOptions& base) {
     const Estimate e = estimate(m, c, fixed, opt);
     report.rows.push_back({"megatron2021_fixed_rule", fmt::format("{}B", r.at("params_b")),
                            e.strategy, as_double(r, "implied_step_time_s"), e.step_time_s});
+  }
+  // Megatron-core r0.8 on H100, BF16 (the MFU column is TFLOP/s over 989): tp, pp, dp given;
+  // sequence parallelism with tp (Megatron's performance runs), the distributed optimizer
+  // (the table's parameter-gather overlap needs it); mbs, vpp and recomputation searched.
+  opt.software = software_preset("megatron-core");
+  for (const Row& r : parse_csv(embedded::megatron_core_h100_2024())) {
+    const Model m = megatron_core_gpt(r);
+    const Cluster c = load_cluster("dgx-h100", as_int(r, "gpus"));
+    RankOptions ro;
+    ro.global_batch = as_int(r, "global_batch");
+    ro.top = 1;
+    ro.fixed = fmt::format("tp={},pp={},dp={},cp=1,sp={},zero=1,precision=bf16", r.at("tp"),
+                           r.at("pp"), r.at("dp"), as_int(r, "tp") > 1 ? "true" : "false");
+    ro.estimate = opt;
+    const RankResult rr = rank(m, c, ro);
+    const Estimate& e = best_of(rr, r.at("model_size"));
+    const double published = megatron_core_flops(m, ro.global_batch) /
+                             (as_int(r, "gpus") * as_double(r, "tflops_per_gpu") * 1e12);
+    report.rows.push_back(
+        {"megatron_core_h100_2024", r.at("model_size"), e.strategy, published, e.step_time_s});
+  }
+
+  // NeMo 24.07 on DGX-H100, FP8: every parallel size, mbs and vpp given; sequence parallelism
+  // with tp and the distributed optimizer (NeMo's defaults); recomputation searched. Tokens/s
+  // per GPU is the published figure (each NeMo release counts model FLOPs differently).
+  opt.software = software_preset("nemo");
+  for (const Row& r : parse_csv(embedded::nemo_2407_h100_fp8())) {
+    const Model m = nemo_model(r);
+    const int gpus = as_int(r, "gpus");
+    const int tp = as_int(r, "tp"), pp = as_int(r, "pp"), cp = as_int(r, "cp");
+    const Cluster c = load_cluster("dgx-h100", gpus);
+    RankOptions ro;
+    ro.global_batch = as_int(r, "global_batch");
+    ro.top = 1;
+    ro.fixed = fmt::format("tp={},pp={},cp={},dp={},mbs={},vpp={},sp={},zero=1,precision=fp8", tp,
+                           pp, cp, gpus / (tp * pp * cp), r.at("micro_batch"), r.at("vpp"),
+                           tp > 1 ? "true" : "false");
+    ro.estimate = opt;
+    const std::string label = fmt::format("{} ({} GPUs)", r.at("model"), gpus);
+    const RankResult rr = rank(m, c, ro);
+    const Estimate& e = best_of(rr, label);
+    const double published = static_cast<double>(ro.global_batch) * m.seq_len /
+                             (gpus * as_double(r, "tokens_per_s_per_gpu"));
+    report.rows.push_back({"nemo_2407_h100_fp8", label, e.strategy, published, e.step_time_s});
   }
   return report;
 }

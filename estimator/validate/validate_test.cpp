@@ -56,3 +56,41 @@ TEST(Validate, Megatron2021UnderAFixedRuleIsShownBesideTheSearch) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// The two tables of today's stacks (issue 12, item 15). Every row is priced (a row no plan fits
+// would throw), with the published stack's keys pinned. The issue's targets are a mean of 8 %
+// (Megatron-core) and 10 % (NeMo); the bounds below hold today's figures, above the first
+// target: docs/validation.md says where the Megatron-core rows' 19 % comes from.
+TEST(Validate, MegatronCoreH100StaysWithinItsBound) {
+  const ValidationReport r = validate();
+  int rows = 0;
+  for (const auto& row : r.rows) {
+    if (row.table != "megatron_core_h100_2024") continue;
+    ++rows;
+    EXPECT_EQ(row.strategy.precision, DType::bf16) << row.label;
+    EXPECT_EQ(row.strategy.zero, 1) << row.label;
+    EXPECT_EQ(row.strategy.sp, row.strategy.tp > 1) << row.label;
+  }
+  EXPECT_EQ(rows, 9);
+  EXPECT_LE(r.mean_abs_error("megatron_core_h100_2024"), 0.20);
+  EXPECT_LE(r.max_abs_error("megatron_core_h100_2024"), 0.25);
+}
+
+TEST(Validate, Nemo2407Fp8StaysWithinItsBound) {
+  const ValidationReport r = validate();
+  int rows = 0;
+  for (const auto& row : r.rows) {
+    if (row.table != "nemo_2407_h100_fp8") continue;
+    ++rows;
+    EXPECT_EQ(row.strategy.precision, DType::fp8) << row.label;
+  }
+  EXPECT_EQ(rows, 12);
+  EXPECT_LE(r.mean_abs_error("nemo_2407_h100_fp8"), 0.10);
+  EXPECT_LE(r.max_abs_error("nemo_2407_h100_fp8"), 0.22);
+}
+
+}  // namespace
+}  // namespace shardcost

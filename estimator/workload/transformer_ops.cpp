@@ -78,15 +78,17 @@ void tp_enter(const Dims& d, const Strategy& st, std::vector<Op>& out) {
                        CollectiveOp::all_reduce, d.e * d.tokens * d.h);
   op.before_column_parallel = true;
   op.backward_regather = st.sp;
+  op.userbuffers = st.sp;
   out.push_back(op);
 }
 
 void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out) {
   if (st.tp == 1) return;
   if (st.sp) {
-    out.push_back(comm("tp_reduce_scatter", OpKind::collective, Axis::tp,
-                       CollectiveOp::reduce_scatter, CollectiveOp::all_gather,
-                       d.e * d.tokens * d.h));
+    Op op = comm("tp_reduce_scatter", OpKind::collective, Axis::tp, CollectiveOp::reduce_scatter,
+                 CollectiveOp::all_gather, d.e * d.tokens * d.h);
+    op.userbuffers = true;
+    out.push_back(op);
   } else {
     out.push_back(comm("tp_all_reduce", OpKind::collective, Axis::tp, CollectiveOp::all_reduce,
                        std::nullopt, d.e * d.tokens * d.h));

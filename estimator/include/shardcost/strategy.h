@@ -85,6 +85,15 @@ struct Software {
   // The input-gradient collective of a column-parallel linear runs asynchronously behind
   // that linear's weight-gradient GEMM (Megatron-LM since September 2021).
   bool async_tp_backward = true;
+  // Sequence-parallel TP all-gathers and reduce-scatters split and pipelined with the linear's
+  // GEMMs (Transformer Engine's userbuffers, --tp-comm-overlap): forward, the all-gather
+  // behind the column-parallel GEMM and the reduce-scatter behind the row-parallel one;
+  // backward, as async_tp_backward, and the output gradient's all-gather behind the row-
+  // parallel dgrad. Needs sp=true; each hidden part still costs its SMs.
+  bool tp_comm_overlap = true;
+  // Interleaved pipelines send and receive asynchronously, behind the next chunk's compute
+  // (Megatron-core's overlap_p2p_comm, on with vpp>1 since 2023); otherwise every send waits.
+  bool overlap_p2p = true;
   // What the stack can run at all: estimate refuses, and rank never proposes, the rest.
   bool sequence_parallel = true;    // sp=true (Megatron-LM since 2022)
   bool selective_recompute = true;  // recompute=selective (Megatron-LM since 2022)
@@ -100,8 +109,13 @@ struct Software {
   // and whether the stack has FP8 (Transformer Engine, Megatron-core since 2023).
   DType precision = DType::bf16;
   bool fp8 = true;
+  // FP8 primary weights (Transformer Engine's fp8_model_init; NeMo's fp8_params, Megatron-
+  // core's --fp8-param-gather): FP8 linears keep their weights in FP8 (1 B) with a cached
+  // transpose (1 B) instead of bf16 plus an FP8 copy, and the distributed optimizer gathers
+  // them in FP8.
+  bool fp8_params = false;
 };
-Software software_preset(std::string_view name);  // "megatron-core" | "megatron-lm-2021"
+Software software_preset(std::string_view name);  // software_presets()
 // Why the stack cannot run s ("megatron-lm-2021 has no sequence parallelism ..."), or nothing.
 std::optional<std::string> unsupported(const Software&, const Strategy&);
 std::vector<std::string> software_presets();

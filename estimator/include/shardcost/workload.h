@@ -45,6 +45,10 @@ struct Op {
   // Sequence parallelism keeps only the local shard of a column-parallel linear's input, so
   // its backward all-gathers the input again for the weight gradient.
   bool backward_regather = false;
+  // A sequence-parallel TP all-gather before a column-parallel linear or reduce-scatter after a
+  // row-parallel one: what Transformer Engine's userbuffers can overlap with that linear's
+  // GEMMs (Software::tp_comm_overlap).
+  bool userbuffers = false;
 
   // Forward FLOPs (GEMMs and attention; memory passes and communication count none).
   double forward_flops() const;

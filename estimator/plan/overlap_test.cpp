@@ -1,0 +1,110 @@
+// Communication overlap as today's stacks run it (issue 12, item 13): TP collectives behind
+// their GEMMs (Transformer Engine's userbuffers) and interleaved pipeline sends behind the next
+// chunk, each a preset property with its SM cost; hand calculations beside each rule.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "plan/block_times.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+namespace {
+
+double part(const Estimate& e, const std::string& name) {
+  for (const auto& p : e.time)
+    if (p.name == name) return p.seconds;
+  return -1;
+}
+
+struct Fixture {
+  Cluster c = load_cluster("dgx-h100", 8);
+  const NodeGroup& g = c.groups.front();
+  Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, nullptr};
+  Strategy s = parse_strategy("tp=8,sp=true,gbs=1", 8);
+  Placement place = placement(s);
+  double bytes = 2.0 * 8192 * 8192;  // an 8192-token, h 8192 activation in bf16
+  GemmShape shape{8192, 8192 / 8 * 3, 8192, 1};
+
+  // The forward collective alone (no backward one): its part is its exposed time.
+  Op collective(CollectiveOp fwd, bool before_column_parallel) const {
+    Op op;
+    op.name = "tp";
+    op.kind = OpKind::collective;
+    op.axis = Axis::tp;
+    op.op = fwd;
+    op.bytes = bytes;
+    op.before_column_parallel = before_column_parallel;
+    op.userbuffers = true;
+    return op;
+  }
+  Op gemm() const {
+    Op op;
+    op.name = "linear";
+    op.kind = OpKind::gemm;
+    op.gemm = shape;
+    return op;
+  }
+};
+
+TEST(Overlap, AnAllGatherRidesAsARingExchangeBehindItsColumnParallelGemm) {
+  Fixture f;
+  const std::vector<Op> ops = {f.collective(CollectiveOp::all_gather, true), f.gemm()};
+  Software off = software_preset("megatron-core");
+  off.tp_comm_overlap = false;
+  const Software on = software_preset("megatron-core");
+  const Times exposed = block_times(ops, f.pr, f.place, Recompute::none, off, false);
+  const Times hidden = block_times(ops, f.pr, f.place, Recompute::none, on, false);
+  const double ag = f.pr.collective(CollectiveOp::all_gather, f.bytes, f.place.tp).seconds;
+  const double gemm = f.pr.gemm(f.shape).seconds;
+  EXPECT_DOUBLE_EQ(exposed.s[kTpComm], ag);
+  // tp steps, the first on the local block: the exchange hides behind 7/8 of the GEMM, on the
+  // copy engines (one SM of 132).
+  const double window = gemm * 7 / 8;
+  const double covered = std::min(ag, window);
+  EXPECT_NEAR(hidden.s[kTpComm], ag - covered + covered / 132, 1e-12);
+  EXPECT_LT(hidden.s[kTpComm], exposed.s[kTpComm]);
+}
+
+TEST(Overlap, AReduceScatterIsPipelinedInFourSplitsTheLastExposed) {
+  Fixture f;
+  const std::vector<Op> ops = {f.gemm(), f.collective(CollectiveOp::reduce_scatter, false)};
+  const Software on = software_preset("megatron-core");
+  const Times t = block_times(ops, f.pr, f.place, Recompute::none, on, false);
+  const double rs = f.pr.collective(CollectiveOp::reduce_scatter, f.bytes, f.place.tp).seconds;
+  const double gemm = f.pr.gemm(f.shape).seconds;
+  const double covered = std::min(rs * 3 / 4, gemm * 3 / 4);
+  EXPECT_NEAR(t.s[kTpComm], rs * 3 / 4 - covered + covered * 16 / 132 + rs / 4, 1e-12);
+}
+
+TEST(Overlap, TheStacksOf2021And2022OverlapNoTpCollectiveAndNoPipelineSend) {
+  for (const char* name : {"megatron-lm-2021", "megatron-lm-2022"}) {
+    const Software sw = software_preset(name);
+    EXPECT_FALSE(sw.tp_comm_overlap) << name;
+    EXPECT_FALSE(sw.overlap_p2p) << name;
+  }
+  EXPECT_TRUE(software_preset("megatron-core").tp_comm_overlap);
+  EXPECT_TRUE(software_preset("nemo").overlap_p2p);
+}
+
+TEST(Overlap, InterleavedSendsHideBehindTheNextChunkAndOneFOneBSendsWait) {
+  const Model m = load_model("llama3-70b");
+  const Cluster c = load_cluster("dgx-h100", 64);
+  EstimateOptions on, off;
+  off.software.overlap_p2p = false;
+  const Strategy interleaved =
+      parse_strategy("tp=8,pp=4,dp=2,mbs=1,gbs=64,vpp=5,sp=true,recompute=selective", 64);
+  const double waits = part(estimate(m, c, interleaved, off), "pp_p2p");
+  const double hidden = part(estimate(m, c, interleaved, on), "pp_p2p");
+  EXPECT_GT(waits, 0);
+  // Each send (a few MB over NVLink or a NIC) is far shorter than a chunk of 4 layers: only
+  // the SMs it takes remain, 16 of 132.
+  EXPECT_NEAR(hidden, waits * 16 / 132, 1e-9 * waits);
+  // Without interleaving the sends wait, on or off.
+  const Strategy plain = parse_strategy("tp=8,pp=4,dp=2,mbs=1,gbs=64,sp=true", 64);
+  EXPECT_DOUBLE_EQ(part(estimate(m, c, plain, on), "pp_p2p"),
+                   part(estimate(m, c, plain, off), "pp_p2p"));
+}
+
+}  // namespace
+}  // namespace shardcost
