@@ -25,6 +25,30 @@ double bus_bandwidth_factor(CollectiveOp op, int ranks) {
   return 1;
 }
 
+double NcclLatency::model_s(CollectiveOp op, int ranks, int nodes) {
+  const double n = ranks, N = std::max(1, nodes);
+  const double intra = N > 1 ? kIntraLL_s * kMultiNodeIntraFactor : kIntraLL_s;
+  switch (op) {
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+      return (n - N) * intra + (N - 1) * kRingNetLL_s;
+    case CollectiveOp::all_reduce: {
+      const double ring = 2 * (n - N) * intra + 2 * (N - 1) * kRingNetLL_s;
+      const double tree_intra = N > 1 ? kTreeIntraLL_s * kMultiNodeIntraFactor : kTreeIntraLL_s;
+      const double tree = 2 * ((n / N - 1) * tree_intra + std::log2(N) * kTreeNetLL_s);
+      return std::min(ring, tree);
+    }
+    default:
+      return 0;  // point-to-point and all-to-all: one exchange with each peer at once
+  }
+}
+
+double NcclLatency::growth_s(CollectiveOp op, int ranks, int nodes) {
+  const double reference = nodes > 1 ? model_s(CollectiveOp::all_reduce, 16, 2)
+                                     : model_s(CollectiveOp::all_reduce, 8, 1);
+  return std::max(0.0, model_s(op, ranks, nodes) - reference);
+}
+
 double gemm_efficiency(const Device& d, const GemmShape& s, DType dtype) {
   // Wave quantization: tiles run in waves of one tile per SM; a partial last wave idles SMs.
   // Tile quantization: dimensions are padded up to whole tiles.
@@ -183,15 +207,17 @@ double curve_seconds(const std::vector<BusbwPoint>& c, double bytes, double fact
 
 Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement g) const {
   const Fabric& fabric = level(g) == FabricLevel::intra_node ? intra_ : inter_;
+  const int local = ranks_per_node(g);
+  const double growth = NcclLatency::growth_s(op, g.ranks, (g.ranks + local - 1) / local);
   if (const auto* curve = busbw_curve(fabric, op)) {
-    return {curve_seconds(*curve, bytes, bus_bandwidth_factor(op, g.ranks), fabric.latency_s),
-            CostOrigin::catalog};
+    return {
+        curve_seconds(*curve, bytes, bus_bandwidth_factor(op, g.ranks), fabric.latency_s) + growth,
+        CostOrigin::catalog};
   }
   const double intra_bw = intra_.bandwidth_Bps * intra_.efficiency;
   const double inter_bw = inter_.bandwidth_Bps * inter_.efficiency;
-  const int local = ranks_per_node(g);
   if (level(g) == FabricLevel::intra_node) {
-    return {intra_.latency_s + bytes * bus_bandwidth_factor(op, g.ranks) / intra_bw,
+    return {intra_.latency_s + growth + bytes * bus_bandwidth_factor(op, g.ranks) / intra_bw,
             CostOrigin::catalog};
   }
   const double n = g.ranks;
@@ -204,7 +230,7 @@ Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement 
   // Rings (one per NIC) cross every node boundary: the group's `local` members of a node
   // drive `local` NICs in parallel (one NIC per GPU, as on DGX), capped by NVLink.
   const double bus_bw = std::min(intra_bw, local * inter_bw);
-  return {inter_.latency_s + bytes * bus_bandwidth_factor(op, g.ranks) / bus_bw,
+  return {inter_.latency_s + growth + bytes * bus_bandwidth_factor(op, g.ranks) / bus_bw,
           CostOrigin::catalog};
 }
 

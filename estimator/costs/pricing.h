@@ -34,6 +34,26 @@ struct GemmModel {
   // tensor-core rate but not the operand staging, epilogue or clocks under power.
   static constexpr double kFp8RelativeEfficiency = 0.806;
 };
+// How a collective's small-message latency grows with its group, from NCCL's own tuning model
+// (src/graph/tuning.cc, NVIDIA/nccl @01afd20): a ring step costs a per-hop latency, intraLat
+// on NVLink (LL protocol 0.47 us, 1.8x that once the group spans nodes) and interLat on the
+// network (2.7 us); a ring all-gather or reduce-scatter takes n-1 steps, N-1 of them between
+// nodes, an all-reduce twice that; an all-reduce can also run as a tree, 2 ((n/N - 1) intra +
+// log2 N inter) with the tree's network hop 5.0 us, and NCCL takes the faster. The catalog's
+// latency is measured on a reference group (8 GPUs of a node, or 2 nodes of 8, all-reduce):
+// a group pays it plus what the model adds over that reference, never less.
+struct NcclLatency {
+  static constexpr double kIntraLL_s = 0.47e-6;
+  static constexpr double kMultiNodeIntraFactor = 1.8;
+  static constexpr double kRingNetLL_s = 2.7e-6;
+  static constexpr double kTreeNetLL_s = 5.0e-6;
+  static constexpr double kTreeIntraLL_s = 0.52e-6;
+  // The model's latency of `op` over `ranks` GPUs on `nodes` nodes (base latency left out).
+  static double model_s(CollectiveOp op, int ranks, int nodes);
+  // What a group adds over the fabric's reference group (>= 0).
+  static double growth_s(CollectiveOp op, int ranks, int nodes);
+};
+
 // Where the members of one parallel group sit: `ranks` GPUs, consecutive members `stride`
 // ranks apart in the global rank order (tensor parallel innermost).
 struct GroupPlacement {

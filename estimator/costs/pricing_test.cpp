@@ -120,7 +120,32 @@ TEST_F(PricingFixture, AcrossNodesEachLocalMemberDrivesItsOwnNic) {
   const double eight_nics = pr.collective(CollectiveOp::all_reduce, bytes, {64, 1}).seconds;
   EXPECT_GT(one_nic, 6 * eight_nics);
   const double nic = c.inter_node.bandwidth_Bps * c.inter_node.efficiency;
-  EXPECT_NEAR(one_nic, c.inter_node.latency_s + bytes * 2 * 7 / 8 / nic, 1e-9);
+  EXPECT_NEAR(one_nic,
+              c.inter_node.latency_s + NcclLatency::growth_s(CollectiveOp::all_reduce, 8, 8) +
+                  bytes * 2 * 7 / 8 / nic,
+              1e-9);
+}
+
+// Issue 12, item 1: a collective's latency grows with its group as NCCL's tuning model says.
+// Hand calculation, all-gather over 1,536 ranks on 192 nodes of 8: the ring's 1,535 steps, 191
+// of them between nodes: 1,344 x 0.47 us x 1.8 + 191 x 2.7 us = 1,137.0 + 515.7 = 1,652.7 us;
+// the reference (all-reduce, 2 nodes of 8) is the tree's 2 (7 x 0.52 x 1.8 + 1 x 5.0) =
+// 23.1 us. So 1.63 ms over the measured 46 us latency, not a fixed 50 us.
+TEST_F(PricingFixture, CollectiveLatencyGrowsWithRanksAndNodes) {
+  const double ring = 1344 * 0.47e-6 * 1.8 + 191 * 2.7e-6;
+  const double reference = 2 * (7 * 0.52e-6 * 1.8 + 5.0e-6);
+  EXPECT_NEAR(NcclLatency::model_s(CollectiveOp::all_gather, 1536, 192), ring, 1e-12);
+  EXPECT_NEAR(NcclLatency::growth_s(CollectiveOp::all_gather, 1536, 192), ring - reference, 1e-12);
+  const double tiny = pr.collective(CollectiveOp::all_gather, 1024, {1536, 1}).seconds;
+  EXPECT_GT(tiny, 1.6e-3);
+  EXPECT_LT(tiny, 1.8e-3);
+  // The reference groups add nothing; a group inside one node never pays network hops.
+  EXPECT_EQ(NcclLatency::growth_s(CollectiveOp::all_reduce, 8, 1), 0);
+  EXPECT_EQ(NcclLatency::growth_s(CollectiveOp::all_reduce, 16, 2), 0);
+  EXPECT_EQ(NcclLatency::growth_s(CollectiveOp::all_gather, 8, 1), 0);
+  // An all-reduce takes the tree when it is faster: log2 of the nodes, not their count.
+  EXPECT_NEAR(NcclLatency::model_s(CollectiveOp::all_reduce, 1536, 192),
+              2 * (7 * 0.52e-6 * 1.8 + std::log2(192.0) * 5.0e-6), 1e-12);
 }
 
 TEST_F(PricingFixture, GemmEfficiencyFallsForSmallAndRaggedShapes) {
