@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,13 @@ namespace shardcost::cli {
 
 namespace {
 
+std::vector<int> zero_stages(const Software& sw) {
+  std::vector<int> out;
+  for (int z = 0; z <= 3; ++z)
+    if (sw.has_zero(z)) out.push_back(z);
+  return out;
+}
+
 // The software presets: what each modelled stack overlaps and what it can run at all.
 nlohmann::json software_json() {
   nlohmann::json out = nlohmann::json::array();
@@ -19,6 +27,8 @@ nlohmann::json software_json() {
                    {"attention", sw.attention == AttentionKernel::flash ? "flash" : "standard"},
                    {"overlap_grad_reduce", sw.overlap_grad_reduce},
                    {"overlap_param_gather", sw.overlap_param_gather},
+                   {"tp_comm_overlap", sw.tp_comm_overlap},
+                   {"overlap_p2p", sw.overlap_p2p},
                    {"grad_bytes", sw.grad_bytes},
                    {"precision", to_string(sw.precision)},
                    {"fused_grad_accumulation", sw.fused_grad_accumulation},
@@ -29,7 +39,13 @@ nlohmann::json software_json() {
                      {"context_parallel", sw.context_parallel},
                      {"expert_parallel", sw.expert_parallel},
                      {"max_zero", sw.max_zero},
-                     {"fp8", sw.fp8}}}});
+                     {"zero_stages", zero_stages(sw)},
+                     {"max_zero_with_pipeline", sw.max_zero_with_pipeline},
+                     {"interleaving", sw.interleaving},
+                     {"fp8", sw.fp8}}},
+                   {"zero3_gathers",
+                    sw.zero3_gathers == ShardedCalls::per_layer ? "per_layer" : "per_tensor"},
+                   {"fp8_params", sw.fp8_params}});
   }
   return out;
 }
@@ -85,7 +101,7 @@ void print_catalog_text() {
     software.add({sw["name"], sw["precision"], sw["attention"], yes(su["sequence_parallel"]),
                   yes(su["selective_recompute"]), yes(su["context_parallel"]),
                   yes(su["expert_parallel"]), yes(su["fp8"]),
-                  fmt::format("<= {}", su["max_zero"].get<int>()),
+                  fmt::format("{}", fmt::join(su["zero_stages"].get<std::vector<int>>(), ",")),
                   fmt::format("{} B", sw["grad_bytes"].get<int>())});
   }
   fmt::print("\nsoftware presets (what each stack can run; --software NAME)\n{}",

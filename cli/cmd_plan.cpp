@@ -1,5 +1,6 @@
 // estimate and rank: price one strategy, or search the space of strategies.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <optional>
@@ -29,8 +30,10 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_option("--model", a.model, "catalog model name or model JSON file")->required();
   cmd->add_option("--cluster", a.cluster, "catalog system name or cluster JSON file")->required();
   cmd->add_option("--gpus", a.gpus, "GPU count (whole nodes, or part of one node)");
-  cmd->add_option("--software", a.software,
-                  "software stack: megatron-core (default), megatron-lm-2022 or megatron-lm-2021");
+  static const std::string software_help = fmt::format(
+      "software stack: {} (the first is the default; shardcost catalog lists what each runs)",
+      fmt::join(software_presets(), ", "));
+  cmd->add_option("--software", a.software, software_help);
   cmd->add_option("--db", a.db,
                   "price from the measurements in this cost store (catalog elsewhere)");
 }

@@ -1,6 +1,10 @@
 #pragma once
 // Inputs several estimator tests share: the GPT of Korthikanti et al. 2022 (dropout on, GeLU,
-// ffn = 4h; tests/fixtures/models/gpt-paper-175b.json) and one tensor-parallel group's strategy.
+// ffn = 4h; tests/fixtures/models/gpt-paper-175b.json), one tensor-parallel group's strategy,
+// and the message of an input error.
+#include <string>
+
+#include "shardcost/error.h"
 #include "shardcost/estimator.h"
 
 namespace shardcost::test_models {
@@ -16,6 +20,17 @@ inline Strategy tp(int t, bool sp, int b = 1) {
   s.mbs = b;
   s.gbs = b;
   return s;
+}
+
+// The one line an InputError says, or "" when f throws none.
+template <typename F>
+std::string input_error_of(const F& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace shardcost::test_models

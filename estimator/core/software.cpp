@@ -38,6 +38,8 @@ Software software_preset(std::string_view name) {
     // Megatron-core in 2023.
     s.tp_comm_overlap = false;
     s.overlap_p2p = false;
+    // Megatron-LM's local DDP all-reduced its one contiguous gradient buffer in one call.
+    s.grad_bucket_params = 0;
   }
   if (name == "megatron-lm-2021") {
     // Megatron-LM of Narayanan et al. 2021 (code of April 2021, --fp16 as its example
@@ -53,6 +55,52 @@ Software software_preset(std::string_view name) {
     s.sequence_parallel = false;
     s.selective_recompute = false;
     s.max_zero = 0;
+  }
+  if (name == "megatron-deepspeed") {
+    // Megatron-DeepSpeed of Narayanan et al.'s ZeRO-3 comparison (2021): Megatron-LM's model
+    // code of the time (unfused attention, synchronous TP collectives, no sequence
+    // parallelism or selective recomputation) under DeepSpeed's engine: the fp16 engine by
+    // default (bf16 too), gradients in the 16-bit type accumulated by autograd; ZeRO 1-3 as
+    // DeepSpeed implements them (stage 3 gathers each parameter tensor, with
+    // stage3_prefetch_bucket_size 5e7 parameters ahead and overlap_comm on; gradients
+    // reduced in reduce_bucket_size 5e8 buckets); its pipeline engine (1F1B, no
+    // interleaving), which refuses ZeRO-2/3.
+    s.attention = AttentionKernel::standard;
+    s.precision = DType::fp16;
+    s.grad_bytes = 2;
+    s.fused_grad_accumulation = false;
+    s.async_tp_backward = false;
+    s.tp_comm_overlap = false;
+    s.overlap_p2p = false;
+    s.sequence_parallel = false;
+    s.selective_recompute = false;
+    s.context_parallel = false;
+    s.expert_parallel = false;
+    s.fp8 = false;
+    s.interleaving = false;
+    s.zero3_gathers = ShardedCalls::per_tensor;
+    s.grad_bucket_params = 5e8;
+    s.grad_bucket_grows_with_dp = false;
+    s.prefetch_bucket_params = 5e7;
+  }
+  if (name == "torchtitan") {
+    // torchtitan (PyTorch FSDP2, 2024): FSDP2 over each transformer block (one all-gather and
+    // one reduce-scatter per block, bf16 parameters, fp32 reduction), or DDP; no ZeRO-1/2.
+    // With pipelining it gathers once a step and reduce-scatters once after the last
+    // micro-batch. Tensor parallelism through DTensor with sequence-parallel norms, no
+    // asynchronous or overlapped TP collectives; ring context parallelism; SDPA's fused
+    // attention; no Transformer Engine (its float8 is torchao's, not modelled here).
+    s.async_tp_backward = false;
+    s.tp_comm_overlap = false;
+    s.overlap_p2p = false;
+    s.expert_parallel = false;
+    s.selective_recompute = false;
+    s.fp8 = false;
+    s.zero_stages = 0b1001;
+    s.max_zero_with_pipeline = 3;
+    s.fsdp_pipeline_once = true;
+    s.grad_bucket_params = 25.0 * 1024 * 1024 / 4;  // DDP's bucket_cap_mb 25, fp32 gradients
+    s.grad_bucket_grows_with_dp = false;
   }
   if (name == "nemo") {
     // NeMo 2.0 (containers 24.07 on): Megatron-core and Transformer Engine under NeMo's
@@ -81,6 +129,10 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
     return fmt::format("{} has no context parallelism (Megatron-core); use cp=1", sw.name);
   if (s.ep > 1 && !sw.expert_parallel)
     return fmt::format("{} has no expert parallelism (Megatron-core); use ep=1", sw.name);
+  if (s.vpp > 1 && !sw.interleaving)
+    return fmt::format("{} has no interleaved pipeline schedule; use vpp=1", sw.name);
+  if (s.zero >= 0 && s.zero <= 3 && !(sw.zero_stages >> s.zero & 1u))
+    return fmt::format("{} has no ZeRO-{} (it runs DDP or FSDP: zero=0 or 3)", sw.name, s.zero);
   if (s.pp > 1 && s.zero > sw.max_zero_with_pipeline)
     return fmt::format(
         "{} does not run ZeRO-{} with pipeline parallelism (pp={}): every micro-batch would "
@@ -101,7 +153,8 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
 }
 
 std::vector<std::string> software_presets() {
-  return {"megatron-core", "nemo", "megatron-lm-2022", "megatron-lm-2021"};
+  return {"megatron-core",      "nemo",      "megatron-lm-2022", "megatron-lm-2021",
+          "megatron-deepspeed", "torchtitan"};
 }
 
 std::optional<DType> resolved_precision(const Strategy& s, const Software& sw, const Device& d,

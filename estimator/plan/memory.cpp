@@ -11,10 +11,16 @@ StageParameters stage_parameters(const Graph& g, const StageSpan& span) {
     out.dense += copies * b.dense_params;
     out.expert += copies * b.expert_params;
     out.fp8 += copies * b.fp8_params;
+    out.blocks += copies;
+    out.tensors += copies * b.param_tensors;
+    out.largest_tensor = std::max(out.largest_tensor, b.largest_tensor_params);
   });
   for_each_pinned(g, span, [&](const Block& b) {
     out.dense += b.dense_params;
     out.expert += b.expert_params;
+    out.blocks += 1;
+    out.tensors += b.param_tensors;
+    out.largest_tensor = std::max(out.largest_tensor, b.largest_tensor_params);
     // Tied weights are held once where the first-stage block they share sits here too.
     if (b.tied_params > 0 && !(b.pin == Block::Pin::last_stage && span.first))
       out.dense += b.tied_params;
@@ -34,24 +40,35 @@ ParameterBytes parameter_bytes(const Strategy& s, const Software& sw) {
   return b;
 }
 
+int effective_zero(const Strategy& s, const Software& sw) {
+  return s.pp > 1 && s.zero == 3 && sw.fsdp_pipeline_once ? 1 : s.zero;
+}
+
 MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& sw,
                              const StageSpan& span, int stage) {
   const StageParameters p = stage_parameters(g, span);
   const double dense_shards = s.dp * s.cp;
   const double expert_shards = static_cast<double>(s.dp * s.cp) / s.ep;
+  const int zero = effective_zero(s, sw);
   auto sharded = [&](int from_stage) {
-    return s.zero >= from_stage ? p.dense / dense_shards + p.expert / expert_shards : p.total();
+    return zero >= from_stage ? p.dense / dense_shards + p.expert / expert_shards : p.total();
   };
   const ParameterBytes pb = parameter_bytes(s, sw);
   MemoryBreakdown mem;
   mem.weights = pb.weight * sharded(3);
-  if (s.zero >= 3) {
-    // Two body units' full weights gathered at a time (the one computing and the prefetch).
-    const double units = std::max(1, span.units);
-    mem.weights += pb.weight * 2 * p.total() / units;
+  if (zero >= 3) {
+    if (sw.zero3_gathers == ShardedCalls::per_layer) {
+      // Two body units' full weights gathered at a time (the one computing and the prefetch).
+      const double units = std::max(1, span.units);
+      mem.weights += pb.weight * 2 * p.total() / units;
+    } else {
+      // DeepSpeed: the sub-module computing (at most its largest tensor) and the prefetch
+      // bucket (stage3_prefetch_bucket_size).
+      mem.weights += pb.weight * (p.largest_tensor + sw.prefetch_bucket_params);
+    }
   }
   // FP8 copies follow the weights' sharding (ZeRO-3 casts the gathered ones).
-  mem.weights += pb.fp8_copy * (s.zero >= 3 ? p.fp8 / dense_shards : p.fp8);
+  mem.weights += pb.fp8_copy * (zero >= 3 ? p.fp8 / dense_shards : p.fp8);
   mem.gradients = pb.gradient * sharded(2);
   mem.optimizer = pb.optimizer * sharded(1);
 

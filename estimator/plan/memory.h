@@ -13,6 +13,11 @@ struct StageParameters {
   double dense = 0;
   double expert = 0;
   double fp8 = 0;  // of both, those of FP8 linears (precision=fp8)
+  // What a ZeRO-3 stack gathers one call at a time: body units and pinned blocks (per layer),
+  // parameter tensors (per tensor), and the largest tensor.
+  int blocks = 0;
+  int tensors = 0;
+  double largest_tensor = 0;
   double total() const { return dense + expert; }
 };
 StageParameters stage_parameters(const Graph&, const StageSpan&);
@@ -37,6 +42,10 @@ struct ParameterBytes {
   double weight = 2, gradient = 4, optimizer = 12, fp8_copy = 0;
 };
 ParameterBytes parameter_bytes(const Strategy&, const Software&);
+// The ZeRO stage the stack runs the strategy's as: FSDP2 under pipelining (torchtitan,
+// Software::fsdp_pipeline_once) keeps its weights gathered and its gradients whole through the
+// step, which shards and communicates as ZeRO-1 does.
+int effective_zero(const Strategy&, const Software&);
 
 struct MemoryModel {
   // Allowance: CUDA context and kernels (~0.5 GiB), NCCL channel buffers for several

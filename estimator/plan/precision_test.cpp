@@ -9,6 +9,7 @@
 #include "shardcost/costs.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
+#include "test_models.h"
 #include "workload/transformer.h"
 
 namespace shardcost {
@@ -32,15 +33,6 @@ double part(const Estimate& e, const std::string& name) {
   for (const auto& p : e.time)
     if (p.name == name) return p.seconds;
   return -1;
-}
-
-std::string error_of(const auto& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(Precision, TheDefaultComesFromThePresetAndFallsBackToFp16WithoutBf16) {
@@ -71,8 +63,8 @@ TEST(Precision, APrecisionTheDeviceOrStackLacksIsOneClearError) {
   const Model m = load_model("llama3-8b");
   Cluster v100 = load_cluster("dgx-a100", 8);
   v100.groups.front().device = find_device("v100-sxm2-32gb");
-  const std::string why =
-      error_of([&] { (void)estimate(m, v100, parse_strategy("tp=8,gbs=8,precision=bf16", 8)); });
+  const std::string why = test_models::input_error_of(
+      [&] { (void)estimate(m, v100, parse_strategy("tp=8,gbs=8,precision=bf16", 8)); });
   EXPECT_NE(why.find("v100-sxm2-32gb has no bf16 peak"), std::string::npos) << why;
   EXPECT_NE(why.find("use precision=fp32|fp16"), std::string::npos) << why;
   RankOptions ro;
@@ -81,7 +73,7 @@ TEST(Precision, APrecisionTheDeviceOrStackLacksIsOneClearError) {
   EXPECT_THROW(rank(m, v100, ro), InputError);
 
   const Cluster a100 = load_cluster("dgx-a100", 8);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test_models::input_error_of([&] {
               (void)estimate(m, a100, parse_strategy("tp=8,gbs=8,precision=fp8", 8));
             }).find("a100-sxm4-80gb has no fp8 peak"),
             std::string::npos);
@@ -89,7 +81,7 @@ TEST(Precision, APrecisionTheDeviceOrStackLacksIsOneClearError) {
   const Cluster h100 = load_cluster("dgx-h100", 8);
   EstimateOptions lm2022;
   lm2022.software = software_preset("megatron-lm-2022");
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test_models::input_error_of([&] {
               (void)estimate(m, h100, parse_strategy("tp=8,gbs=8,precision=fp8", 8), lm2022);
             }).find("no FP8 training"),
             std::string::npos);

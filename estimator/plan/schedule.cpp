@@ -2,6 +2,7 @@
 #include "schedule.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "block_times.h"
 #include "memory.h"
@@ -121,7 +122,7 @@ struct Step {
     if (numerics(s).fp8())
       step.add(kComputeForward, pr.memory_pass((sw.fp8_params ? 2 : 4) *
                                                stage_parameters(g, kinds[slowest].span).fp8 /
-                                               (s.zero >= 3 ? s.dp * s.cp : 1)));
+                                               (effective_zero(s, sw) >= 3 ? s.dp * s.cp : 1)));
 
     add_data_parallel(step, pace, micro_batches);
     add_optimizer(step);
@@ -142,24 +143,59 @@ struct Step {
     step.add(kDpComm, c.tied);
   }
 
+  // `calls` collectives of equal size moving `bytes` in all, over `group`.
+  Priced split(CollectiveOp op, double bytes, double calls, GroupPlacement group) const {
+    if (bytes <= 0) return {0, CostOrigin::catalog};
+    calls = std::max(1.0, calls);
+    const Priced one = pr.collective(op, bytes / calls, group);
+    return {one.seconds * calls, one.origin};
+  }
+
   DataParallelComm data_parallel() const {
     const StageParameters p = stage_parameters(g, in.layout.span(0));
     const ParameterBytes pb = parameter_bytes(s, sw);
     const double gbytes = pb.gradient;
-    auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
-      const Cost dense = pr.collective(op, params_dense * gbytes, place.dp_cp);
-      const Cost expert = pr.collective(op, params_expert * gbytes, place.expert_dp);
+    const int zero = effective_zero(s, sw);
+    // The calls a stack makes. Gradient reductions go out in buckets (one call for the
+    // whole buffer without), those of ZeRO-3's per-layer stacks one per block; ZeRO-3
+    // gathers one per block, or one per parameter tensor.
+    const double bucket =
+        sw.grad_bucket_params * (sw.grad_bucket_grows_with_dp
+                                     ? std::max(1.0, 1e6 * s.dp * s.cp / sw.grad_bucket_params)
+                                     : 1.0);
+    auto buckets = [&](double params) { return bucket > 0 ? std::ceil(params / bucket) : 1.0; };
+    const bool per_layer = sw.zero3_gathers == ShardedCalls::per_layer;
+    const double gather_calls = per_layer ? p.blocks : p.tensors;
+    // Without expert parallelism every parameter shares the data-parallel group and its
+    // buffer: one set of calls; with it, the expert part goes over the expert-data-parallel
+    // group.
+    auto over_groups = [&](CollectiveOp op, double bytes_per_param, double params_dense,
+                           double params_expert, auto calls_of) {
+      if (s.ep == 1) {
+        const double all = params_dense + params_expert;
+        return Cost(split(op, all * bytes_per_param, calls_of(all), place.dp_cp));
+      }
+      const Cost dense =
+          split(op, params_dense * bytes_per_param, calls_of(params_dense), place.dp_cp);
+      const Cost expert =
+          split(op, params_expert * bytes_per_param, calls_of(params_expert), place.expert_dp);
       return combined(dense, expert);
+    };
+    auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
+      const bool blockwise = zero == 3 && per_layer;
+      return over_groups(op, gbytes, params_dense, params_expert, [&](double params) {
+        return blockwise ? static_cast<double>(p.blocks) : buckets(params);
+      });
     };
     // FP8 primary weights are gathered in FP8: their share of the bytes halves.
     const double gathered =
         numerics(s).fp8() && sw.fp8_params && p.total() > 0 ? 1 - 0.5 * p.fp8 / p.total() : 1;
+    // After the step, ZeRO-1/2 gather the updated shards in buckets; ZeRO-3 gathers as the
+    // stack issues its calls.
     auto gather = [&](double params_dense, double params_expert) {
-      const Cost dense =
-          pr.collective(CollectiveOp::all_gather, params_dense * pb.weight * gathered, place.dp_cp);
-      const Cost expert = pr.collective(CollectiveOp::all_gather,
-                                        params_expert * pb.weight * gathered, place.expert_dp);
-      return combined(dense, expert);
+      return over_groups(CollectiveOp::all_gather, pb.weight * gathered, params_dense,
+                         params_expert,
+                         [&](double params) { return zero == 3 ? gather_calls : buckets(params); });
     };
     // Collectives that share one compute window (a forward, a backward) share its cover:
     // what outlasts the window is exposed, and the hidden part still costs the compute that
@@ -172,19 +208,19 @@ struct Step {
     };
     const bool overlap = sw.overlap_grad_reduce;
     const bool overlap_gather = sw.overlap_param_gather;
-    if (s.zero <= 1) {
+    if (zero <= 1) {
       // Gradients reduced once per step, behind the last micro-batch's backward.
-      const CollectiveOp op = s.zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
+      const CollectiveOp op = zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
       add(c.last_backward, reduce(op, p.dense, p.expert), overlap);
     } else {
       // ZeRO-2/3 reduce-scatter every micro-batch's gradients into the shards.
       add(c.every_backward, reduce(CollectiveOp::reduce_scatter, p.dense, p.expert), overlap);
     }
-    if (s.zero == 1 || s.zero == 2) {
+    if (zero == 1 || zero == 2) {
       // Updated bf16 shards gathered back after the step, behind the next forward.
       add(c.next_forward, gather(p.dense, p.expert), overlap_gather);
     }
-    if (s.zero == 3) {
+    if (zero == 3) {
       // Parameters gathered (prefetched) for every micro-batch's forward and backward.
       const Cost ag = gather(p.dense, p.expert);
       add(c.every_forward, ag, overlap_gather);
@@ -205,8 +241,9 @@ struct Step {
 
   void add_optimizer(Times& step) {
     const StageParameters p = stage_parameters(g, in.layout.span(0));
-    const double shards = s.zero >= 1 ? s.dp * s.cp : 1;
-    const double expert_shards = s.zero >= 1 ? static_cast<double>(s.dp * s.cp) / s.ep : 1;
+    const int zero = effective_zero(s, sw);
+    const double shards = zero >= 1 ? s.dp * s.cp : 1;
+    const double expert_shards = zero >= 1 ? static_cast<double>(s.dp * s.cp) / s.ep : 1;
     const double local = p.dense / shards + p.expert / expert_shards;
     // Megatron's mixed-precision optimizer over the local shard: fused Adam reads the fp32
     // gradient, master weight and moments and writes the last three (28 B), the gradient norm

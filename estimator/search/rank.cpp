@@ -71,6 +71,7 @@ struct Ranker {
             : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
     std::vector<int> stages, pipelined;
     for (int z = 0; z <= sw.max_zero; ++z) {
+      if (!sw.has_zero(z)) continue;
       stages.push_back(z);
       if (z <= sw.max_zero_with_pipeline) pipelined.push_back(z);
     }
@@ -97,8 +98,9 @@ struct Ranker {
           const auto zeros =
               choices(contains(pinned, "zero"), fixed.zero, pp > 1 ? pipelined : stages);
           const int smallest = layers / pp;
-          const auto vpps = choices(contains(pinned, "vpp"), fixed.vpp,
-                                    pp > 1 ? divisors(smallest, smallest) : std::vector<int>{1});
+          const auto vpps = choices(
+              contains(pinned, "vpp"), fixed.vpp,
+              pp > 1 && sw.interleaving ? divisors(smallest, smallest) : std::vector<int>{1});
           const auto sps =
               contains(pinned, "sp")
                   ? std::vector<int>{fixed.sp ? 1 : 0}

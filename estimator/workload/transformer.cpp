@@ -75,6 +75,8 @@ class Transformer final : public Workload {
     embedding_ops(m_, s, mb, embedding.ops);
     const double positions = m_.learned_positions ? static_cast<double>(m_.seq_len) * m_.hidden : 0;
     embedding.dense_params = vocab_shard + positions;
+    embedding.param_tensors = m_.learned_positions ? 2 : 1;
+    embedding.largest_tensor_params = vocab_shard;
     // The embedding's dropout mask, one byte per element.
     embedding.kept_bytes.fill(tokens * m_.hidden * (m_.dropout > 0 ? 1 : 0));
 
@@ -85,6 +87,18 @@ class Transformer final : public Workload {
     const LayerParameters lp = layer_parameters(m_);
     layer.dense_params = lp.attention / s.tp + lp.router + lp.norms;
     layer.expert_params = lp.experts * lp.mlp / s.tp / (m_.is_moe() ? s.ep : 1);
+    // Tensors: qkv and the projection, the MLP's two (a gated MLP's gate and up fused, as
+    // Megatron's), each with its bias where the model has them; the two norms' scale (and
+    // shift for LayerNorm); a router; every expert's two.
+    const double f = static_cast<double>(m_.ffn_hidden) / s.tp;
+    const int per_linear = m_.bias ? 2 : 1;
+    const int mlps = m_.is_moe() ? m_.experts / s.ep : 1;
+    layer.param_tensors =
+        per_linear * (2 + 2 * mlps) + 2 * (m_.rmsnorm ? 1 : 2) + (m_.is_moe() ? 1 : 0);
+    const double q = static_cast<double>(m_.heads) * m_.head_dim() / s.tp;
+    const double kv = std::max(1.0, static_cast<double>(m_.kv_heads) / s.tp) * m_.head_dim();
+    const double fc1 = (m_.activation == Activation::swiglu ? 2 : 1) * f * m_.hidden;
+    layer.largest_tensor_params = std::max({m_.hidden * (q + 2 * kv), q * m_.hidden, fc1});
     // The linears Transformer Engine runs in FP8: attention's and the MLP's (or experts').
     if (numerics(s).fp8()) layer.fp8_params = lp.attention / s.tp + layer.expert_params;
     for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
@@ -95,6 +109,8 @@ class Transformer final : public Workload {
     head.pin = Block::Pin::last_stage;
     head_ops(m_, s, mb, head.ops);
     head.dense_params = final_norm_parameters(m_);
+    head.param_tensors = (m_.rmsnorm ? 1 : 2) + (m_.tied_embeddings ? 0 : 1);
+    head.largest_tensor_params = m_.tied_embeddings ? m_.hidden : vocab_shard;
     // A tied LM head is the embedding's table; an untied one is its own.
     if (m_.tied_embeddings)
       head.tied_params = vocab_shard;

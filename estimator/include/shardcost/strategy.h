@@ -11,6 +11,11 @@
 
 namespace shardcost {
 
+// How a ZeRO-3 stack issues its parameter gathers: one per layer (Megatron-core's FSDP,
+// PyTorch FSDP2: a transformer block's parameters flattened into one all-gather) or one per
+// parameter tensor (DeepSpeed's ZeRO-3 of 2021).
+enum class ShardedCalls { per_layer, per_tensor };
+
 // Kernels a stack has for attention: fused (FlashAttention) or the unfused softmax path.
 enum class AttentionKernel { flash, standard };
 
@@ -114,6 +119,22 @@ struct Software {
   // transpose (1 B) instead of bf16 plus an FP8 copy, and the distributed optimizer gathers
   // them in FP8.
   bool fp8_params = false;
+  // ZeRO stages the stack has, bit z for stage z (torchtitan: DDP and FSDP, 0 and 3).
+  unsigned zero_stages = 0b1111;
+  bool has_zero(int z) const { return z >= 0 && z <= max_zero && (zero_stages >> z & 1u); }
+  // Interleaved pipeline schedules (vpp>1); DeepSpeed's pipeline engine has none.
+  bool interleaving = true;
+  // ZeRO-3's calls: how parameters are gathered, and the gradient bucket every reduction is
+  // issued in (Megatron-core's DDP: max(40M, 1M x dp) parameters; 0: one call for the whole
+  // buffer, as Megatron-LM's local DDP of 2021-2022; DeepSpeed: reduce_bucket_size 5e8).
+  ShardedCalls zero3_gathers = ShardedCalls::per_layer;
+  double grad_bucket_params = 4e7;
+  bool grad_bucket_grows_with_dp = true;
+  // DeepSpeed ZeRO-3's stage3_prefetch_bucket_size: parameters gathered ahead of use.
+  double prefetch_bucket_params = 0;
+  // FSDP2 with pipelining (torchtitan): parameters gathered once a step and kept, gradients
+  // reduce-scattered once after the last micro-batch, so ZeRO-3 prices as ZeRO-1 there.
+  bool fsdp_pipeline_once = false;
 };
 Software software_preset(std::string_view name);  // software_presets()
 // Why the stack cannot run s ("megatron-lm-2021 has no sequence parallelism ..."), or nothing.

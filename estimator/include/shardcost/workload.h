@@ -85,6 +85,10 @@ struct Block {
   // Of dense_params and expert_params, those of FP8 linears (precision=fp8): Transformer
   // Engine holds an FP8 copy and its transpose of each, cast once per step.
   double fp8_params = 0;
+  // Parameter tensors per copy (weights, biases, norms: what a per-tensor ZeRO-3 gathers one
+  // by one) and the largest one's parameters.
+  int param_tensors = 1;
+  double largest_tensor_params = 0;
   // Activation bytes one copy keeps per micro-batch in flight until its backward, by
   // recomputation mode (index: Recompute); pinned blocks are never recomputed.
   std::array<double, 3> kept_bytes{};

@@ -1,0 +1,167 @@
+// ZeRO-3/FSDP as each stack issues it (issue 12, items 1-3 and 14): the calls per layer or per
+// parameter tensor, the working set per preset, the megatron-deepspeed and torchtitan presets.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "plan/memory.h"
+#include "plan/placement.h"
+#include "plan/schedule.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "test_models.h"
+
+namespace shardcost {
+namespace {
+
+// The data-parallel collectives of one plan, as the schedule prices them.
+struct Priced3 {
+  DataParallelComm comm;
+  StageParameters params;
+  Pricer pricer;
+  Placement place;
+};
+
+Priced3 zero_comm(const Model& m, const Cluster& c, const Strategy& s, const Software& sw) {
+  const auto w = transformer_workload(m);
+  Graph g;
+  w->graph(s, sw.attention, g);
+  const StageLayout layout(w->layers(), s.pp);
+  const NodeGroup& group = c.groups.front();
+  Priced3 out{{},
+              stage_parameters(g, layout.span(0)),
+              Pricer(group.device, group.intra_node, c.inter_node, group.gpus_per_node, nullptr),
+              placement(s)};
+  (void)step_times({g, s, layout, sw, out.place, out.pricer, false, nullptr, &out.comm});
+  return out;
+}
+
+TEST(Zero3, GathersAreTheCallsTheStackMakesEachWithItsGroupsLatency) {
+  // Llama 3 8B, ZeRO-3 over 1,536 H100s (192 nodes): 32 layers, the embedding and the head.
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 1536);
+  Strategy s = parse_strategy("tp=1,mbs=1,gbs=1536,zero=3,precision=bf16", 1536);
+  const Software fsdp = software_preset("megatron-core");
+  const Priced3 layer = zero_comm(m, c, s, fsdp);
+  // One all-gather per block: 32 + 2 calls, each a 34th of the 2-byte weights.
+  ASSERT_EQ(layer.params.blocks, 34);
+  const double bytes = 2 * layer.params.total();
+  const double one =
+      layer.pricer.collective(CollectiveOp::all_gather, bytes / 34, layer.place.dp_cp).seconds;
+  EXPECT_NEAR(layer.comm.every_forward.hidden.seconds, 34 * one, 1e-9);
+
+  // DeepSpeed's ZeRO-3 gathers each tensor: 32 x 6 (qkv, proj, fc1, fc2, two RMSNorm scales)
+  // + the embedding + the head's norm and weight = 195 calls.
+  Software ds = fsdp;
+  ds.zero3_gathers = ShardedCalls::per_tensor;
+  const Priced3 tensor = zero_comm(m, c, s, ds);
+  ASSERT_EQ(tensor.params.tensors, 32 * 6 + 1 + 2);
+  const double each =
+      tensor.pricer.collective(CollectiveOp::all_gather, bytes / 195, tensor.place.dp_cp).seconds;
+  EXPECT_NEAR(tensor.comm.every_forward.hidden.seconds, 195 * each, 1e-9);
+  // At 1,536 ranks each call's latency is milliseconds (NCCL's ring, pricing_test): 195
+  // calls cost over 0.3 s more than 34 moving the same bytes.
+  EXPECT_GT(tensor.comm.every_forward.hidden.seconds - layer.comm.every_forward.hidden.seconds,
+            (195 - 34) * 1.6e-3);
+}
+
+TEST(Zero3, GradientsGoOutInTheStacksBuckets) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 64);
+  Strategy s = parse_strategy("tp=1,mbs=1,gbs=64,zero=1,precision=bf16", 64);
+  // Megatron-core's DDP buckets: max(40M, 1M x dp) = 64M parameters; Llama 3 8B's 8.03B in
+  // ceil(8.03e9 / 6.4e7) = 126 reduce-scatters, each of 4-byte gradients.
+  const Priced3 p = zero_comm(m, c, s, software_preset("megatron-core"));
+  const double params = p.params.total();
+  const double calls = std::ceil(params / 6.4e7);
+  EXPECT_EQ(calls, 126);
+  const double each =
+      p.pricer.collective(CollectiveOp::reduce_scatter, 4 * params / calls, p.place.dp_cp).seconds;
+  EXPECT_NEAR(p.comm.last_backward.hidden.seconds, calls * each, 1e-9);
+  // Megatron-LM of 2021/2022 reduced its one contiguous buffer in one call.
+  Software old = software_preset("megatron-lm-2022");
+  const Priced3 q = zero_comm(m, c, s, old);
+  EXPECT_NEAR(q.comm.last_backward.exposed.seconds,
+              q.pricer.collective(CollectiveOp::reduce_scatter, 4 * params, q.place.dp_cp).seconds,
+              1e-9);
+}
+
+// Narayanan et al. 2021 trained a 530B GPT with DeepSpeed ZeRO-3 and no model parallelism on
+// 640 A100-80GB (their ZeRO-3 comparison): it must fit.
+TEST(Zero3, DeepSpeedsWorkingSetIsItsLargestTensorAndThePrefetchBucket) {
+  Model m;
+  m.name = "530B";
+  m.layers = 105, m.hidden = 20480, m.heads = 128, m.kv_heads = 128, m.ffn_hidden = 81920;
+  m.vocab = 51200, m.seq_len = 2048, m.dropout = 0.1;
+  const Cluster c = load_cluster("dgx-a100", 640);
+  const Strategy s = parse_strategy("tp=1,pp=1,dp=640,mbs=4,gbs=2560,recompute=full,zero=3", 640);
+  EstimateOptions ds;
+  ds.software = software_preset("megatron-deepspeed");
+  const Estimate e = estimate(m, c, s, ds);
+  EXPECT_TRUE(e.feasible) << e.reason;
+  EXPECT_EQ(e.strategy.precision, DType::fp16);
+  // The working set: fc1's 20480 x 81920 = 1.68e9 parameters and the 5e7 prefetched, in 2
+  // bytes: 3.46 GB, where two gathered layers would be 2 x 5.03e9 x 2 B = 20.1 GB.
+  const auto w = transformer_workload(m);
+  Graph g;
+  w->graph(e.strategy, AttentionKernel::standard, g);
+  const StageLayout layout(105, 1);
+  Strategy resolved = e.strategy;
+  const MemoryBreakdown deep = stage_memory(g, resolved, ds.software, layout.span(0), 0);
+  Software layered = ds.software;
+  layered.zero3_gathers = ShardedCalls::per_layer;
+  const MemoryBreakdown fsdp = stage_memory(g, resolved, layered, layout.span(0), 0);
+  const double sharded = 2 * stage_parameters(g, layout.span(0)).total() / 640;
+  EXPECT_NEAR(deep.weights - sharded, 2 * (20480.0 * 81920 + 5e7), 1e3);
+  EXPECT_GT(fsdp.weights - sharded, 19e9);
+}
+
+TEST(Zero3, EachPresetRefusesWhatItsStackCannotRun) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 16);
+  EstimateOptions ds, titan;
+  ds.software = software_preset("megatron-deepspeed");
+  titan.software = software_preset("torchtitan");
+  EXPECT_NE(test_models::input_error_of([&] {
+              (void)estimate(m, c, parse_strategy("tp=8,pp=2,gbs=16,vpp=2", 16), ds);
+            }).find("no interleaved pipeline schedule"),
+            std::string::npos);
+  EXPECT_NE(test_models::input_error_of([&] {
+              (void)estimate(m, c, parse_strategy("tp=8,pp=2,gbs=16,zero=2", 16), ds);
+            }).find("does not run ZeRO-2 with pipeline parallelism"),
+            std::string::npos);
+  EXPECT_NE(test_models::input_error_of([&] {
+              (void)estimate(m, c, parse_strategy("tp=8,gbs=16,zero=1", 16), titan);
+            }).find("torchtitan has no ZeRO-1"),
+            std::string::npos);
+  // rank proposes only what the stack runs.
+  RankOptions ro;
+  ro.global_batch = 32;
+  ro.top = 50;
+  ro.estimate = titan;
+  for (const Estimate& e : rank(m, c, ro).best)
+    EXPECT_TRUE(e.strategy.zero == 0 || e.strategy.zero == 3);
+  ro.estimate = ds;
+  for (const Estimate& e : rank(m, c, ro).best) EXPECT_EQ(e.strategy.vpp, 1);
+}
+
+// FSDP2 with pipelining (torchtitan) gathers once a step and reduce-scatters once after the
+// last micro-batch: ZeRO-3 there shards and communicates as ZeRO-1 would.
+TEST(Zero3, Fsdp2WithPipeliningGathersOnceAStep) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 32);
+  EstimateOptions titan, one;
+  titan.software = software_preset("torchtitan");
+  one.software = titan.software;
+  one.software.zero_stages |= 0b10;  // the same stack, were ZeRO-1 one of its stages
+  const Estimate fsdp = estimate(m, c, parse_strategy("tp=4,pp=2,gbs=64,zero=3", 32), titan);
+  const Estimate zero1 = estimate(m, c, parse_strategy("tp=4,pp=2,gbs=64,zero=1", 32), one);
+  EXPECT_DOUBLE_EQ(fsdp.step_time_s, zero1.step_time_s);
+  EXPECT_DOUBLE_EQ(fsdp.memory_per_gpu_bytes, zero1.memory_per_gpu_bytes);
+  // Megatron-core refuses the combination, as before.
+  EXPECT_THROW((void)estimate(m, c, parse_strategy("tp=4,pp=2,gbs=64,zero=3", 32)), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost
