@@ -18,27 +18,64 @@ struct Step {
   const Placement& place = in.place;
   const Pricer& pr = in.pricer;
 
-  Times run() {
-    // Each block priced once per micro-batch; body blocks under the strategy's recomputation,
-    // the first- and last-stage blocks never recomputed.
-    thread_local std::vector<Times> blocks;
-    blocks.clear();
+  // A stage, or several alike (a homogeneous cluster's middle stages), in rank order: the
+  // groups its replicas run on (the slowest sets its pace) and where its data-parallel
+  // collectives run.
+  struct Entry {
+    StageSpan span;
+    int count = 1;
+    std::vector<const Pricer*> replicas;
+    const Pricer* data_parallel = nullptr;
+    Times t;
+    const Pricer* slowest = nullptr;
+  };
+
+  // Each block priced once per micro-batch and pricer; body blocks under the strategy's
+  // recomputation, the first- and last-stage blocks never recomputed.
+  // (Kept across calls for their allocations; run() empties it first.)
+  static std::vector<std::pair<const Pricer*, std::vector<Times>>>& block_cache() {
+    thread_local std::vector<std::pair<const Pricer*, std::vector<Times>>> cache;
+    return cache;
+  }
+  const std::vector<Times>& blocks_on(const Pricer* p) {
+    auto& cache = block_cache();
+    for (auto& [key, times] : cache)
+      if (key == p) return times;
+    cache.emplace_back(p, std::vector<Times>{});
+    std::vector<Times>& out = cache.back().second;
     for (const Block& b : g.blocks) {
       const Recompute rc = b.pin == Block::Pin::body ? s.recompute : Recompute::none;
-      blocks.push_back(block_times(b.ops, pr, place, rc, sw, in.track_origins));
+      out.push_back(block_times(b.ops, *p, place, rc, sw, in.track_origins));
     }
+    return out;
+  }
 
-    // Pipeline: each micro-batch crosses 2*vpp stage boundaries per stage (activation
-    // forward, gradient backward). Megatron sends 1/tp of the activation from each tensor-
-    // parallel rank over its own link (scatter-gather) and all-gathers it on arrival.
+  // Pipeline: each micro-batch crosses 2*vpp stage boundaries per stage (activation
+  // forward, gradient backward). Megatron sends 1/tp of the activation from each tensor-
+  // parallel rank over its own link (scatter-gather) and all-gathers it on arrival.
+  Cost boundary(const Pricer& p) const {
+    const double act_bytes = g.boundary_bytes;
+    Cost hop = p.send_recv(act_bytes / s.tp, GroupPlacement{s.pp, place.pp_stride});
+    if (!s.sp && s.tp > 1)
+      hop = combined(hop, p.collective(CollectiveOp::all_gather, act_bytes, place.tp));
+    return hop;
+  }
+
+  Times run() {
+    block_cache().clear();
+    const StagePricing* hetero = in.stages;
+    // Priced at the pipeline's slowest boundary: one crosses nodes once the pipeline spans
+    // them, even when tp*cp*dp is below a node's GPUs (and, on a mixed cluster, groups).
     Cost hop;
     if (s.pp > 1) {
-      const double act_bytes = g.boundary_bytes;
-      // Priced at the pipeline's slowest boundary: one crosses nodes once the pipeline spans
-      // them, even when tp*cp*dp is below a node's GPUs.
-      hop = pr.send_recv(act_bytes / s.tp, GroupPlacement{s.pp, place.pp_stride});
-      if (!s.sp && s.tp > 1)
-        hop = combined(hop, pr.collective(CollectiveOp::all_gather, act_bytes, place.tp));
+      if (!hetero) {
+        hop = boundary(pr);
+      } else {
+        for (const Pricer* p : hetero->next_send) {
+          const Cost h = boundary(*p);
+          if (h.seconds > hop.seconds) hop = h;
+        }
+      }
     }
     // Interleaved with asynchronous sends (Software::overlap_p2p), each send runs behind the
     // next model chunk's forward or backward (a 1/vpp share of the stage's), less the SMs it
@@ -56,12 +93,13 @@ struct Step {
       t.add(kPpComm, behind(hop, bwd, pr.nccl_sm_share()), s.vpp);
     };
 
-    // One stage's work per micro-batch. Without fused gradient accumulation each backward
-    // ends with main_grad += grad over the stage's parameters (read bf16, read and write
-    // the fp32 main gradient).
+    // One stage's work per micro-batch on one group's devices. Without fused gradient
+    // accumulation each backward ends with main_grad += grad over the stage's parameters
+    // (read bf16, read and write the fp32 main gradient).
     const ParameterBytes pb = parameter_bytes(s, sw);
     const double accumulate_bytes = pb.weight + 2.0 * pb.gradient;
-    auto stage_time = [&](const StageSpan& span) {
+    auto stage_time = [&](const StageSpan& span, const Pricer* p) {
+      const std::vector<Times>& blocks = blocks_on(p);
       Times t;
       if (in.track_origins) t.track();
       // blocks[] is in graph order: a block's times are at its index.
@@ -73,37 +111,60 @@ struct Step {
       add_p2p(t);
       if (!sw.fused_grad_accumulation)
         t.add(kComputeBackward,
-              pr.memory_pass(accumulate_bytes * stage_parameters(g, span).total()));
+              p->memory_pass(accumulate_bytes * stage_parameters(g, span).total()));
       return t;
     };
 
-    // Stages differ in their body and in the first and last stage's blocks: price each
-    // kind once. The slowest sets the pace; the others fill and drain the pipeline.
+    // Stages in rank order. On one group, stages differ in their body and in the first and
+    // last stage's blocks: each kind is priced once. On a mixed cluster every stage is priced
+    // on each group its replicas run on. The slowest sets the pace; the others fill and
+    // drain the pipeline.
     thread_local std::vector<StageKind> kinds;
-    thread_local std::vector<Times> kind_times;
-    stage_kinds(in.layout, uniform_body(g), kinds);
-    kind_times.clear();
-    for (const StageKind& k : kinds) kind_times.push_back(stage_time(k.span));
+    thread_local std::vector<Entry> entries;
+    entries.clear();
+    if (hetero) {
+      for (int st = 0; st < s.pp; ++st)
+        entries.push_back({in.layout.span(st),
+                           1,
+                           hetero->replicas[static_cast<size_t>(st)],
+                           hetero->data_parallel[static_cast<size_t>(st)],
+                           {},
+                           nullptr});
+    } else {
+      stage_kinds(in.layout, uniform_body(g), kinds);
+      auto add = [&](const StageKind& k) {
+        entries.push_back({k.span, k.count, {&pr}, &pr, {}, nullptr});
+      };
+      add(kinds[0]);
+      for (size_t k = 2; k < kinds.size(); ++k) add(kinds[k]);
+      if (s.pp > 1) add(kinds[1]);
+    }
     size_t slowest = 0;
-    double sum_stages = kind_times[0].total();
-    if (s.pp > 1) {
-      sum_stages += kind_times[1].total();
-      if (kind_times[1].total() > kind_times[slowest].total()) slowest = 1;
+    double sum_stages = 0;
+    for (size_t k = 0; k < entries.size(); ++k) {
+      Entry& e = entries[k];
+      for (const Pricer* p : e.replicas) {
+        Times t = stage_time(e.span, p);
+        if (!e.slowest || t.total() > e.t.total()) e.t = std::move(t), e.slowest = p;
+      }
+      sum_stages += e.count * e.t.total();
+      if (e.t.total() > entries[slowest].t.total()) slowest = k;
     }
-    double middle = 0;
-    for (size_t k = 2; k < kinds.size(); ++k) {
-      middle += kinds[k].count * kind_times[k].total();
-      if (kind_times[k].total() > kind_times[slowest].total()) slowest = k;
-    }
-    sum_stages += middle;
-    const Times& pace = kind_times[slowest];
+    const Entry& pace_entry = entries[slowest];
+    const Times& pace = pace_entry.t;
     if (in.stage_seconds) {
-      // Rank order: the first stage, the middle ones, the last.
       std::vector<double>& out = *in.stage_seconds;
-      out.assign(1, kind_times[0].total());
-      for (size_t k = 2; k < kinds.size(); ++k)
-        out.insert(out.end(), static_cast<size_t>(kinds[k].count), kind_times[k].total());
-      if (s.pp > 1) out.push_back(kind_times[1].total());
+      out.clear();
+      for (const Entry& e : entries)
+        out.insert(out.end(), static_cast<size_t>(e.count), e.t.total());
+    }
+    if (hetero && in.stage_replicas) {
+      in.stage_replicas->clear();
+      for (const Entry& e : entries) {
+        const auto& r = e.replicas;
+        in.stage_replicas->push_back(
+            static_cast<int>(std::find(r.begin(), r.end(), e.slowest) - r.begin()));
+      }
     }
 
     const int micro_batches = s.micro_batches();
@@ -120,20 +181,37 @@ struct Step {
     // weights need only the transpose (read 1, write 1). On the slowest stage's parameters,
     // as the pace is.
     if (numerics(s).fp8())
-      step.add(kComputeForward, pr.memory_pass((sw.fp8_params ? 2 : 4) *
-                                               stage_parameters(g, kinds[slowest].span).fp8 /
+      step.add(kComputeForward,
+               pace_entry.slowest->memory_pass((sw.fp8_params ? 2 : 4) *
+                                               stage_parameters(g, pace_entry.span).fp8 /
                                                (effective_zero(s, sw) >= 3 ? s.dp * s.cp : 1)));
 
-    add_data_parallel(step, pace, micro_batches);
-    add_optimizer(step);
+    add_data_parallel(step, pace, micro_batches, hetero);
+    add_optimizer(step, hetero);
     return step;
   }
 
-  void add_data_parallel(Times& step, const Times& stage, int micro_batches) {
+  // The data-parallel collectives behind the pace-setting stage's windows: stage 0's on one
+  // group; on a mixed cluster the stage whose collectives take longest, each on its own
+  // groups and links.
+  void add_data_parallel(Times& step, const Times& stage, int micro_batches,
+                         const StagePricing* hetero) {
     const double stage_bwd =
         stage.s[kComputeBackward] + stage.s[kComputeRecompute] + stage.backward_comm;
     const double stage_fwd = stage.s[kComputeForward];
-    const DataParallelComm c = data_parallel();
+    auto total = [&](const DataParallelComm& c) {
+      return micro_batches * (c.exposed(c.every_forward, stage_fwd).seconds +
+                              c.exposed(c.every_backward, stage_bwd).seconds) +
+             c.exposed(c.last_backward, stage_bwd).seconds +
+             c.exposed(c.next_forward, stage_fwd).seconds + c.tied.seconds;
+    };
+    DataParallelComm c = data_parallel(in.layout.span(0), hetero ? *hetero->data_parallel[0] : pr,
+                                       hetero ? *hetero->tied : pr);
+    for (int st = 1; hetero && st < s.pp; ++st) {
+      const DataParallelComm o = data_parallel(
+          in.layout.span(st), *hetero->data_parallel[static_cast<size_t>(st)], *hetero->tied);
+      if (total(o) > total(c)) c = o;
+    }
     if (in.data_parallel) *in.data_parallel = c;
     if (in.windows) *in.windows = {stage_fwd, stage_bwd};
     step.add(kDpComm, c.exposed(c.every_forward, stage_fwd), micro_batches);
@@ -144,15 +222,19 @@ struct Step {
   }
 
   // `calls` collectives of equal size moving `bytes` in all, over `group`.
-  Priced split(CollectiveOp op, double bytes, double calls, GroupPlacement group) const {
+  static Priced split(const Pricer& pr, CollectiveOp op, double bytes, double calls,
+                      GroupPlacement group) {
     if (bytes <= 0) return {0, CostOrigin::catalog};
     calls = std::max(1.0, calls);
     const Priced one = pr.collective(op, bytes / calls, group);
     return {one.seconds * calls, one.origin};
   }
 
-  DataParallelComm data_parallel() const {
-    const StageParameters p = stage_parameters(g, in.layout.span(0));
+  // One stage's data-parallel collectives on the pricer of the groups and links they run
+  // over; `tied` prices the first and last stages' tied-embedding all-reduce.
+  DataParallelComm data_parallel(const StageSpan& span, const Pricer& on,
+                                 const Pricer& tied_pr) const {
+    const StageParameters p = stage_parameters(g, span);
     const ParameterBytes pb = parameter_bytes(s, sw);
     const double gbytes = pb.gradient;
     const int zero = effective_zero(s, sw);
@@ -173,12 +255,12 @@ struct Step {
                            double params_expert, auto calls_of) {
       if (s.ep == 1) {
         const double all = params_dense + params_expert;
-        return Cost(split(op, all * bytes_per_param, calls_of(all), place.dp_cp));
+        return Cost(split(on, op, all * bytes_per_param, calls_of(all), place.dp_cp));
       }
       const Cost dense =
-          split(op, params_dense * bytes_per_param, calls_of(params_dense), place.dp_cp);
+          split(on, op, params_dense * bytes_per_param, calls_of(params_dense), place.dp_cp);
       const Cost expert =
-          split(op, params_expert * bytes_per_param, calls_of(params_expert), place.expert_dp);
+          split(on, op, params_expert * bytes_per_param, calls_of(params_expert), place.expert_dp);
       return combined(dense, expert);
     };
     auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
@@ -201,7 +283,7 @@ struct Step {
     // what outlasts the window is exposed, and the hidden part still costs the compute that
     // the NCCL kernels' SMs would have done.
     DataParallelComm c;
-    c.sm_share = pr.nccl_sm_share();
+    c.sm_share = on.nccl_sm_share();
     auto add = [](DataParallelComm::Window& w, const Cost& comm, bool overlapped) {
       Cost& slot = overlapped ? w.hidden : w.exposed;
       slot = combined(slot, comm);
@@ -232,15 +314,33 @@ struct Step {
       for (const Block& b : g.blocks) {
         if (b.pin != Block::Pin::last_stage || b.tied_params <= 0) continue;
         GroupPlacement pair{2, place.pp_stride * (s.pp - 1)};
-        c.tied =
-            combined(c.tied, pr.collective(CollectiveOp::all_reduce, b.tied_params * gbytes, pair));
+        c.tied = combined(
+            c.tied, tied_pr.collective(CollectiveOp::all_reduce, b.tied_params * gbytes, pair));
       }
     }
     return c;
   }
 
-  void add_optimizer(Times& step) {
-    const StageParameters p = stage_parameters(g, in.layout.span(0));
+  // The optimizer step over the local shard: stage 0's on one group; on a mixed cluster the
+  // slowest stage's, each on its slowest replica's devices.
+  void add_optimizer(Times& step, const StagePricing* hetero) {
+    Priced slowest{0, CostOrigin::catalog};
+    for (int st = 0; st < (hetero ? s.pp : 1); ++st) {
+      const Priced o = optimizer(in.layout.span(st),
+                                 hetero ? *hetero->replicas[static_cast<size_t>(st)].front() : pr);
+      if (hetero) {
+        for (const Pricer* p : hetero->replicas[static_cast<size_t>(st)]) {
+          const Priced q = optimizer(in.layout.span(st), *p);
+          if (q.seconds > o.seconds && q.seconds > slowest.seconds) slowest = q;
+        }
+      }
+      if (o.seconds > slowest.seconds) slowest = o;
+    }
+    step.add(kOptimizer, slowest);
+  }
+
+  Priced optimizer(const StageSpan& span, const Pricer& on) const {
+    const StageParameters p = stage_parameters(g, span);
     const int zero = effective_zero(s, sw);
     const double shards = zero >= 1 ? s.dp * s.cp : 1;
     const double expert_shards = zero >= 1 ? static_cast<double>(s.dp * s.cp) / s.ep : 1;
@@ -255,7 +355,7 @@ struct Step {
     const double copy_back = pb.weight < 4 ? 6 : 0;
     const double bytes = 28 + 4 + copy_back + pb.gradient + (pb.gradient < 4 ? 6 : 0) +
                          (s.precision.value_or(sw.precision) == DType::fp16 ? 8 : 0);
-    step.add(kOptimizer, pr.memory_pass(bytes * local));
+    return on.memory_pass(bytes * local);
   }
 };
 

@@ -39,6 +39,17 @@ struct PaceWindows {
   double forward = 0, backward = 0;  // backward: with recomputation and its own collectives
 };
 
+// A mixed cluster's pricers (estimate builds them from the plan's placement): per stage, one
+// per group its replicas run on and the one its data-parallel collectives run on (over the
+// links between those groups); per stage boundary, the send's; the first and last stages'
+// tied-embedding all-reduce's.
+struct StagePricing {
+  std::vector<std::vector<const Pricer*>> replicas;
+  std::vector<const Pricer*> data_parallel;
+  std::vector<const Pricer*> next_send;
+  const Pricer* tied = nullptr;
+};
+
 // Everything the schedule needs about one priced plan.
 struct ScheduleInputs {
   const Graph& graph;
@@ -54,6 +65,10 @@ struct ScheduleInputs {
   // When set: the data-parallel collectives and the pace-setting stage's windows.
   DataParallelComm* data_parallel = nullptr;
   PaceWindows* windows = nullptr;
+  // A mixed cluster: each stage priced on its own groups (`pricer` serves what is not per
+  // stage), and, when set, each stage's slowest replica (an index into its replicas).
+  const StagePricing* stages = nullptr;
+  std::vector<int>* stage_replicas = nullptr;
 };
 // The step's seconds per part.
 Times step_times(const ScheduleInputs&);
