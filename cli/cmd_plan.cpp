@@ -62,9 +62,12 @@ std::unique_ptr<Costs> load_costs(const PlanArgs& a) {
 }
 
 std::string cluster_line(const Cluster& c) {
-  const NodeGroup& g = c.groups.front();
-  return fmt::format("{} GPUs: {} node{} x {} {}", c.total_gpus(), g.nodes, g.nodes == 1 ? "" : "s",
-                     g.gpus_per_node, g.device.name);
+  std::string groups;
+  for (const NodeGroup& g : c.groups)
+    groups += fmt::format("{}{}{} node{} x {} {}", groups.empty() ? "" : " + ",
+                          c.groups.size() > 1 ? g.name + ": " : "", g.nodes,
+                          g.nodes == 1 ? "" : "s", g.gpus_per_node, g.device.name);
+  return fmt::format("{} GPUs: {}", c.total_gpus(), groups);
 }
 
 std::string summary_text(const Estimate& e) {
@@ -122,6 +125,17 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
   }
   memory.add({"total", fmt::format("{:.2f}", e.memory_per_gpu_bytes / kGiB), "100.0 %"});
   fmt::print("{}\n{}", time.render(), memory.render());
+  if (e.stages.empty()) return;
+  // A mixed cluster: each stage on its slowest replica's devices, and the links crossed.
+  Table stages({"stage", "slowest replica", "device", "s per micro-batch", "memory GiB", "of GiB"},
+               {true, false, false, true, true, true});
+  for (const auto& st : e.stages)
+    stages.add({std::to_string(st.stage), st.group, st.device, fmt::format("{:.4f}", st.seconds),
+                fmt::format("{:.2f}", st.memory_bytes / kGiB),
+                fmt::format("{:.1f}", st.capacity_bytes / kGiB)});
+  fmt::print("\n{}", stages.render());
+  if (!e.links.empty()) fmt::print("\nlinks between groups\n");
+  for (const auto& l : e.links) fmt::print("  {}\n", l);
 }
 
 // No plan file: price the strategy text ("" for every default).

@@ -107,6 +107,18 @@ nlohmann::json to_json(const Estimate& e) {
   for (const auto& p : e.memory)
     memory.push_back({{"part", p.name}, {"gib", round6(p.bytes / kGiB)}, {"source", "analytic"}});
   j["breakdown"] = {{"time", time}, {"memory", memory}};
+  if (!e.stages.empty()) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const auto& st : e.stages)
+      stages.push_back({{"stage", st.stage},
+                        {"slowest_group", st.group},
+                        {"device", st.device},
+                        {"seconds_per_micro_batch", round6(st.seconds)},
+                        {"memory_gib", round6(st.memory_bytes / kGiB)},
+                        {"capacity_gib", round6(st.capacity_bytes / kGiB)}});
+    j["stages"] = stages;
+    j["links"] = e.links;
+  }
   return j;
 }
 

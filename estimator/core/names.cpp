@@ -131,6 +131,25 @@ int Cluster::total_gpus() const {
   return n;
 }
 
+const Fabric& Cluster::network_of(size_t g) const {
+  const auto& own = groups[g].inter_node;
+  return own ? *own : inter_node;
+}
+
+Fabric Cluster::between(size_t a, size_t b) const {
+  if (a == b) return network_of(a);
+  for (const GroupLink& l : links)
+    if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) return l.fabric;
+  const Fabric& x = network_of(a);
+  const Fabric& y = network_of(b);
+  Fabric slower;
+  const bool x_slower = x.bandwidth_Bps * x.efficiency <= y.bandwidth_Bps * y.efficiency;
+  slower.bandwidth_Bps = x_slower ? x.bandwidth_Bps : y.bandwidth_Bps;
+  slower.efficiency = x_slower ? x.efficiency : y.efficiency;
+  slower.latency_s = std::max(x.latency_s, y.latency_s);
+  return slower;
+}
+
 const NodeGroup* Cluster::group(std::string_view wanted) const {
   for (const auto& g : groups)
     if (g.name == wanted) return &g;

@@ -139,7 +139,11 @@ const std::vector<std::string_view> kGroupFields = {"name",
                                                     "intra_node_bandwidth_GBps",
                                                     "intra_node_latency_us",
                                                     "intra_node_efficiency",
-                                                    "intra_node_busbw_GBps"};
+                                                    "intra_node_busbw_GBps",
+                                                    "inter_node_bandwidth_GBps",
+                                                    "inter_node_latency_us",
+                                                    "inter_node_efficiency",
+                                                    "inter_node_busbw_GBps"};
 const std::vector<std::string_view> kInterNodeFields = {
     "sources", "inter_node_bandwidth_GBps", "inter_node_latency_us", "inter_node_efficiency",
     "inter_node_busbw_GBps"};
@@ -159,7 +163,56 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
   g.intra_node =
       parse_fabric(f, "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
                    "intra_node_busbw_GBps", kDefaultIntraLatencyUs, kDefaultIntraEfficiency);
+  if (index >= 0 && j.contains("inter_node_bandwidth_GBps"))
+    g.inter_node = parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us",
+                                "inter_node_efficiency", "inter_node_busbw_GBps",
+                                kDefaultInterLatencyUs, kDefaultInterEfficiency);
   return g;
+}
+
+// A group's fields the cluster's top level gives for every group that does not give its own.
+const std::vector<std::string_view> kSharedGroupFields = {
+    "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
+    "intra_node_busbw_GBps", "gpus_per_node"};
+
+// links: [{"between": ["a", "b"], "bandwidth_GBps": 25, "latency_us": 10, "efficiency": 0.9}]
+std::vector<GroupLink> parse_links(const JsonFields& f, const Cluster& c, std::string_view origin) {
+  std::vector<GroupLink> out;
+  const nlohmann::json* links = f.optional_array("links");
+  if (!links) return out;
+  for (size_t i = 0; i < links->size(); ++i) {
+    const std::string at = fmt::format("{} links[{}]", origin, i);
+    const nlohmann::json& lj = (*links)[i];
+    JsonFields lf(lj, at);
+    lf.reject_unknown({"between", "bandwidth_GBps", "latency_us", "efficiency", "sources"});
+    const nlohmann::json* between = lf.optional_array("between");
+    if (!between || between->size() != 2 || !(*between)[0].is_string() ||
+        !(*between)[1].is_string())
+      lf.fail("between", "must name two node groups, [\"a\", \"b\"]");
+    size_t ends[2];
+    for (int e = 0; e < 2; ++e) {
+      const std::string name = (*between)[static_cast<size_t>(e)].get<std::string>();
+      const NodeGroup* g = c.group(name);
+      if (!g) {
+        std::string names;
+        for (const auto& x : c.groups) names += (names.empty() ? "" : ", ") + x.name;
+        lf.fail("between", fmt::format("names '{}', which is not a node group; the groups are {}",
+                                       name, names));
+      }
+      ends[e] = static_cast<size_t>(g - c.groups.data());
+    }
+    if (ends[0] == ends[1])
+      lf.fail("between", "names one group twice; a link joins two different groups");
+    for (const GroupLink& l : out)
+      if ((l.a == ends[0] && l.b == ends[1]) || (l.a == ends[1] && l.b == ends[0]))
+        lf.fail("between", "repeats a link given before; give each pair once");
+    GroupLink l;
+    l.a = ends[0], l.b = ends[1];
+    l.fabric = parse_fabric(lf, "bandwidth_GBps", "latency_us", "efficiency", "busbw_GBps",
+                            kDefaultInterLatencyUs, kDefaultInterEfficiency);
+    out.push_back(std::move(l));
+  }
+  return out;
 }
 
 void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
@@ -286,9 +339,10 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
   const auto j = parse_json_text(text, origin);
   JsonFields f(j, std::string(origin));
   std::vector<std::string_view> known = kInterNodeFields;
-  if (f.optional_array("node_groups"))
-    known.insert(known.end(), {"name", "description", "node_groups"});
-  else
+  if (f.optional_array("node_groups")) {
+    known.insert(known.end(), {"name", "description", "node_groups", "links"});
+    known.insert(known.end(), kSharedGroupFields.begin(), kSharedGroupFields.end());
+  } else
     known.insert(known.end(), kGroupFields.begin(), kGroupFields.end());
   f.reject_unknown(known);
   Cluster c;
@@ -300,7 +354,14 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
              fmt::format("holds {} groups; a cluster has at most {}", groups->size(), kMaxGroups));
     for (size_t i = 0; i < groups->size(); ++i) {
       const std::string where = fmt::format("{} node_groups[{}]", origin, i);
-      c.groups.push_back(parse_group((*groups)[i], where, static_cast<int>(i)));
+      // The cluster's shared fields, where the group gives none of its own.
+      nlohmann::json group = (*groups)[i];
+      if (group.is_object())
+        for (std::string_view key : kSharedGroupFields) {
+          const std::string k(key);
+          if (!group.contains(k) && j.contains(k)) group[k] = j[k];
+        }
+      c.groups.push_back(parse_group(group, where, static_cast<int>(i)));
       for (size_t k = 0; k < i; ++k)
         if (c.groups[k].name == c.groups[i].name)
           throw InputError(
@@ -311,9 +372,16 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
   } else {
     c.groups.push_back(parse_group(j, std::string(origin), -1));
   }
-  c.inter_node =
-      parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us", "inter_node_efficiency",
-                   "inter_node_busbw_GBps", kDefaultInterLatencyUs, kDefaultInterEfficiency);
+  // The top-level network; with node groups it may be left out where every group gives its own.
+  bool every_group_has_one = c.groups.size() > 1 || f.optional_array("node_groups");
+  for (const auto& g : c.groups) every_group_has_one = every_group_has_one && g.inter_node;
+  if (every_group_has_one && !j.contains("inter_node_bandwidth_GBps"))
+    c.inter_node = *c.groups.front().inter_node;
+  else
+    c.inter_node = parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us",
+                                "inter_node_efficiency", "inter_node_busbw_GBps",
+                                kDefaultInterLatencyUs, kDefaultInterEfficiency);
+  c.links = parse_links(f, c, origin);
   int64_t total = 0;
   for (const auto& g : c.groups) total += static_cast<int64_t>(g.nodes) * g.gpus_per_node;
   if (total > kMaxGpus)

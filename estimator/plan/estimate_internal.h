@@ -35,8 +35,10 @@ class GraphCache {
 };
 
 // A strategy that passed check_strategy, with its graph and stage layout.
+// placed: where each replica sits (needed on a mixed cluster; one group needs none).
 Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Strategy&,
-                        const StageLayout&, const EstimateOptions&);
+                        const StageLayout&, const EstimateOptions&,
+                        const std::vector<ReplicaPlacement>* placed = nullptr);
 
 // The strategy with its precision resolved for the cluster's device (the preset's default
 // where it names none); throws InputError when the device has no peak for it.

@@ -153,13 +153,18 @@ TEST(Placement, ReplicasTakeRanksInOrderAndMustSitInTheGroupTheyName) {
   EXPECT_EQ(placed[2].first_rank, 8);
   EXPECT_EQ(placed[2].group, 1);
   EXPECT_EQ(placed[3].ranks, 4);
-  // Pricing mixed groups is the heterogeneous planner's; today it is one clear refusal.
-  try {
-    estimate(*transformer_workload(load_model("llama3-8b")), c, plan);
-    ADD_FAILURE() << "a mixed cluster was priced";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("heterogeneous clusters"), std::string::npos);
-  }
+  // Each stage priced on its own group: the A100 stage is the slower, and the send between the
+  // stages crosses the groups (issue 14; mixed_test.cpp has the rest).
+  Plan priced = plan;
+  priced.strategy.gbs = 8;
+  const Estimate mixed = estimate(*transformer_workload(load_model("llama3-8b")), c, priced);
+  ASSERT_EQ(mixed.stages.size(), 2u);
+  EXPECT_EQ(mixed.stages[0].device, "a100-sxm4-80gb");
+  EXPECT_EQ(mixed.stages[1].device, "h100-sxm5-80gb");
+  EXPECT_GT(mixed.stages[0].seconds, mixed.stages[1].seconds);
+  ASSERT_FALSE(mixed.links.empty());
+  EXPECT_NE(mixed.links.front().find("stage 0 -> 1: g0 <-> hopper"), std::string::npos)
+      << mixed.links.front();
   const char* wrong = R"({"stages": [
       {"layers": 16, "replicas": [{"group": "hopper", "tp": 4}, {"group": "g0", "tp": 4}]},
       {"layers": 16, "replicas": [{"group": "hopper", "tp": 4}, {"group": "hopper", "tp": 4}]}]})";

@@ -32,17 +32,24 @@ struct Step {
 
   // Each block priced once per micro-batch and pricer; body blocks under the strategy's
   // recomputation, the first- and last-stage blocks never recomputed.
-  // (Kept across calls for their allocations; run() empties it first.)
-  static std::vector<std::pair<const Pricer*, std::vector<Times>>>& block_cache() {
-    thread_local std::vector<std::pair<const Pricer*, std::vector<Times>>> cache;
+  // Priced blocks by pricer, kept across calls for their allocations: run() marks them all
+  // unused first.
+  struct BlockCache {
+    std::vector<std::pair<const Pricer*, std::vector<Times>>> entries;
+    size_t used = 0;
+  };
+  static BlockCache& block_cache() {
+    thread_local BlockCache cache;
     return cache;
   }
   const std::vector<Times>& blocks_on(const Pricer* p) {
-    auto& cache = block_cache();
-    for (auto& [key, times] : cache)
-      if (key == p) return times;
-    cache.emplace_back(p, std::vector<Times>{});
-    std::vector<Times>& out = cache.back().second;
+    BlockCache& cache = block_cache();
+    for (size_t i = 0; i < cache.used; ++i)
+      if (cache.entries[i].first == p) return cache.entries[i].second;
+    if (cache.used == cache.entries.size()) cache.entries.emplace_back();
+    auto& [key, out] = cache.entries[cache.used++];
+    key = p;
+    out.clear();
     for (const Block& b : g.blocks) {
       const Recompute rc = b.pin == Block::Pin::body ? s.recompute : Recompute::none;
       out.push_back(block_times(b.ops, *p, place, rc, sw, in.track_origins));
@@ -52,27 +59,28 @@ struct Step {
 
   // Pipeline: each micro-batch crosses 2*vpp stage boundaries per stage (activation
   // forward, gradient backward). Megatron sends 1/tp of the activation from each tensor-
-  // parallel rank over its own link (scatter-gather) and all-gathers it on arrival.
-  Cost boundary(const Pricer& p) const {
+  // parallel rank over its own link (scatter-gather) and all-gathers it on arrival, among
+  // the receiving stage's devices.
+  Cost boundary(const Pricer& send, const Pricer& receiver) const {
     const double act_bytes = g.boundary_bytes;
-    Cost hop = p.send_recv(act_bytes / s.tp, GroupPlacement{s.pp, place.pp_stride});
+    Cost hop = send.send_recv(act_bytes / s.tp, GroupPlacement{s.pp, place.pp_stride});
     if (!s.sp && s.tp > 1)
-      hop = combined(hop, p.collective(CollectiveOp::all_gather, act_bytes, place.tp));
+      hop = combined(hop, receiver.collective(CollectiveOp::all_gather, act_bytes, place.tp));
     return hop;
   }
 
   Times run() {
-    block_cache().clear();
+    block_cache().used = 0;
     const StagePricing* hetero = in.stages;
     // Priced at the pipeline's slowest boundary: one crosses nodes once the pipeline spans
     // them, even when tp*cp*dp is below a node's GPUs (and, on a mixed cluster, groups).
     Cost hop;
     if (s.pp > 1) {
       if (!hetero) {
-        hop = boundary(pr);
+        hop = boundary(pr, pr);
       } else {
-        for (const Pricer* p : hetero->next_send) {
-          const Cost h = boundary(*p);
+        for (size_t b = 0; b < hetero->next_send.size(); ++b) {
+          const Cost h = boundary(*hetero->next_send[b], *hetero->replicas[b + 1].front());
           if (h.seconds > hop.seconds) hop = h;
         }
       }
@@ -186,16 +194,27 @@ struct Step {
                                                stage_parameters(g, pace_entry.span).fp8 /
                                                (effective_zero(s, sw) >= 3 ? s.dp * s.cp : 1)));
 
-    add_data_parallel(step, pace, micro_batches, hetero);
-    add_optimizer(step, hetero);
+    add_data_parallel(step, pace, micro_batches, entries);
+    add_optimizer(step, entries);
     return step;
   }
 
-  // The data-parallel collectives behind the pace-setting stage's windows: stage 0's on one
-  // group; on a mixed cluster the stage whose collectives take longest, each on its own
-  // groups and links.
+  void add_windows(Times& step, const DataParallelComm& c, double stage_fwd, double stage_bwd,
+                   int micro_batches) const {
+    if (in.data_parallel) *in.data_parallel = c;
+    if (in.windows) *in.windows = {stage_fwd, stage_bwd};
+    step.add(kDpComm, c.exposed(c.every_forward, stage_fwd), micro_batches);
+    step.add(kDpComm, c.exposed(c.every_backward, stage_bwd), micro_batches);
+    step.add(kDpComm, c.exposed(c.last_backward, stage_bwd));
+    step.add(kDpComm, c.exposed(c.next_forward, stage_fwd));
+    step.add(kDpComm, c.tied);
+  }
+
+  // The data-parallel collectives behind the pace-setting stage's windows: those of the stage
+  // that takes longest over them (every stage reduces its own parameters at once; on a mixed
+  // cluster each over its own groups and links).
   void add_data_parallel(Times& step, const Times& stage, int micro_batches,
-                         const StagePricing* hetero) {
+                         const std::vector<Entry>& entries) {
     const double stage_bwd =
         stage.s[kComputeBackward] + stage.s[kComputeRecompute] + stage.backward_comm;
     const double stage_fwd = stage.s[kComputeForward];
@@ -205,20 +224,24 @@ struct Step {
              c.exposed(c.last_backward, stage_bwd).seconds +
              c.exposed(c.next_forward, stage_fwd).seconds + c.tied.seconds;
     };
-    DataParallelComm c = data_parallel(in.layout.span(0), hetero ? *hetero->data_parallel[0] : pr,
-                                       hetero ? *hetero->tied : pr);
-    for (int st = 1; hetero && st < s.pp; ++st) {
-      const DataParallelComm o = data_parallel(
-          in.layout.span(st), *hetero->data_parallel[static_cast<size_t>(st)], *hetero->tied);
+    const Pricer& tied = in.stages ? *in.stages->tied : pr;
+    if (!in.stages) {
+      // One group: the same collectives over the same group, so the stage holding the most
+      // parameters takes longest.
+      const Entry* most = &entries.front();
+      for (const Entry& e : entries)
+        if (stage_parameters(g, e.span).total() > stage_parameters(g, most->span).total())
+          most = &e;
+      const DataParallelComm c = data_parallel(most->span, pr, tied);
+      add_windows(step, c, stage_fwd, stage_bwd, micro_batches);
+      return;
+    }
+    DataParallelComm c = data_parallel(entries.front().span, *entries.front().data_parallel, tied);
+    for (size_t k = 1; k < entries.size(); ++k) {
+      const DataParallelComm o = data_parallel(entries[k].span, *entries[k].data_parallel, tied);
       if (total(o) > total(c)) c = o;
     }
-    if (in.data_parallel) *in.data_parallel = c;
-    if (in.windows) *in.windows = {stage_fwd, stage_bwd};
-    step.add(kDpComm, c.exposed(c.every_forward, stage_fwd), micro_batches);
-    step.add(kDpComm, c.exposed(c.every_backward, stage_bwd), micro_batches);
-    step.add(kDpComm, c.exposed(c.last_backward, stage_bwd));
-    step.add(kDpComm, c.exposed(c.next_forward, stage_fwd));
-    step.add(kDpComm, c.tied);
+    add_windows(step, c, stage_fwd, stage_bwd, micro_batches);
   }
 
   // `calls` collectives of equal size moving `bytes` in all, over `group`.
@@ -321,21 +344,14 @@ struct Step {
     return c;
   }
 
-  // The optimizer step over the local shard: stage 0's on one group; on a mixed cluster the
-  // slowest stage's, each on its slowest replica's devices.
-  void add_optimizer(Times& step, const StagePricing* hetero) {
+  // The optimizer step over the local shard: the slowest stage's, on its slowest devices.
+  void add_optimizer(Times& step, const std::vector<Entry>& entries) {
     Priced slowest{0, CostOrigin::catalog};
-    for (int st = 0; st < (hetero ? s.pp : 1); ++st) {
-      const Priced o = optimizer(in.layout.span(st),
-                                 hetero ? *hetero->replicas[static_cast<size_t>(st)].front() : pr);
-      if (hetero) {
-        for (const Pricer* p : hetero->replicas[static_cast<size_t>(st)]) {
-          const Priced q = optimizer(in.layout.span(st), *p);
-          if (q.seconds > o.seconds && q.seconds > slowest.seconds) slowest = q;
-        }
+    for (const Entry& e : entries)
+      for (const Pricer* p : e.replicas) {
+        const Priced o = optimizer(e.span, *p);
+        if (o.seconds > slowest.seconds) slowest = o;
       }
-      if (o.seconds > slowest.seconds) slowest = o;
-    }
     step.add(kOptimizer, slowest);
   }
 

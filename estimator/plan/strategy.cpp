@@ -237,19 +237,31 @@ Strategy parse_strategy(std::string_view text, int gpus) {
 }
 
 Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c) {
-  Strategy out = s;
+  // One precision for every group: each device's, and where a mixed cluster's devices resolve
+  // the default differently (bf16 here, fp16 on a part without it), the one all of them have.
+  std::vector<DType> resolved;
   for (const auto& g : c.groups) {
     std::string why;
     const auto t = resolved_precision(s, sw, g.device, &why);
     if (!t) throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), why));
-    out.precision = *t;
+    resolved.push_back(*t);
   }
+  Strategy out = s;
+  for (DType t : resolved) {
+    bool everywhere = true;
+    for (const auto& g : c.groups)
+      everywhere = everywhere && g.device.peak_flops[static_cast<int>(t)] > 0;
+    if (everywhere && (!out.precision || t == DType::fp16)) out.precision = t;
+  }
+  if (!out.precision)
+    throw InputError(
+        fmt::format("strategy {} cannot run: the cluster's devices share no "
+                    "precision its software trains in; give precision=",
+                    to_string(s)));
   return out;
 }
 
 std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, const Strategy& s) {
-  if (c.groups.size() != 1)
-    return "heterogeneous clusters (several node groups) are not priced yet; use one node group";
   for (const auto& g : c.groups)
     if (s.precision && g.device.peak_flops[static_cast<int>(*s.precision)] <= 0)
       return fmt::format("{} has no {} peak; use another precision", g.device.name,

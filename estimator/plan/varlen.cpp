@@ -68,6 +68,10 @@ BatchTimes price(const std::vector<PackedBatch>& packed, const MicroBatchPrice& 
 VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strategy& given,
                                const VarlenOptions& o, const EstimateOptions& opt) {
   check_varlen(w, o, opt);
+  if (c.groups.size() > 1)
+    throw InputError(
+        "variable-length data on a mixed cluster (several node groups) is not priced yet; use "
+        "one node group, or fixed-length sequences");
   const Strategy s = with_precision(given, opt.software, c);
   if (o.batch_tokens < 0) throw InputError("--batch-tokens must be positive");
   if (auto why = unsupported(opt.software, s))

@@ -107,4 +107,23 @@ assert len(j["megatron2021"]["rows"]) == 10
 assert j["korthikanti2022"]["mean_abs_error"] <= 0.05 and j["megatron2021"]["mean_abs_error"] <= 0.05, j
 assert len(j["megatron2021_fixed_rule"]["rows"]) == 10
 PY
+
+# A mixed cluster (issue 14): each stage on its own group's devices, the breakdown naming
+# every stage's slowest replica and the links crossed; golden text, JSON, a bad link.
+MIXED="$SRC/tests/fixtures/clusters/a100-h100.json"
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster "$MIXED" \
+  --strategy "tp=8,pp=4,mbs=1,gbs=64,vpp=2,recompute=selective,sp=true,zero=1,layers=14/14/26/26"
+golden estimate_mixed.txt
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster "$MIXED" \
+  --strategy "tp=8,pp=4,mbs=1,gbs=64,vpp=2,recompute=selective,sp=true,zero=1" --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert [s["device"] for s in j["stages"]] == ["a100-sxm4-80gb"] * 2 + ["h100-sxm5-80gb"] * 2, j["stages"]
+assert j["links"] == ["stage 1 -> 2: a100 <-> h100, 11.2 GB/s, 30 us"], j["links"]
+PY
+sed 's/"h100"\]/"h200"]/' "$MIXED" >"$SCRATCH/badlink.json"
+expect_exit 2 "$BIN" estimate --model llama3-70b --cluster "$SCRATCH/badlink.json" --strategy "tp=8,pp=4,gbs=64"
+one_line_error
+case "$ERR" in *"links[0]"*"names 'h200', which is not a node group"*) ;; *) fail "bad link: $ERR";; esac
 echo "plan_cli: ok"

@@ -33,6 +33,15 @@ struct MemoryPart {
   double bytes = 0;
 };
 
+// On a mixed cluster, one pipeline stage: the group and device of its slowest replica, its
+// seconds per micro-batch there, and its memory against the smallest device it runs on.
+struct StageReport {
+  int stage = 0;
+  std::string group, device;
+  double seconds = 0;
+  double memory_bytes = 0, capacity_bytes = 0;
+};
+
 struct Estimate {
   Strategy strategy;
   bool feasible = false;
@@ -47,6 +56,10 @@ struct Estimate {
   double parameters = 0;
   std::vector<TimePart> time;
   std::vector<MemoryPart> memory;
+  // Mixed clusters only: every stage, and every link between groups the plan's collectives
+  // and sends cross ("stage 1 -> 2: h100 <-> a100, 25.0 GB/s, 20 us").
+  std::vector<StageReport> stages;
+  std::vector<std::string> links;
 };
 
 // ---------------------------------------------------------------- inputs

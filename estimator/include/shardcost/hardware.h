@@ -104,18 +104,33 @@ struct NodeGroup {
   int nodes = 1;
   int gpus_per_node = 8;
   Fabric intra_node;
+  // The group's own network (its NICs, per GPU), where its file gives one; else the cluster's.
+  std::optional<Fabric> inter_node;
   int gpus() const { return nodes * gpus_per_node; }
 };
 
-// One or more node groups joined by one inter-node fabric. Heterogeneous clusters are a
-// shape of the data already; the estimator prices homogeneous ones (one group).
+// A link between two node groups, per GPU and one direction (a cluster file's `links`).
+struct GroupLink {
+  size_t a = 0, b = 0;  // indices into Cluster::groups
+  Fabric fabric;
+};
+
+// One or more node groups joined by an inter-node fabric (the cluster's, a group's own, or a
+// link between two groups). Ranks fill the groups in the order the cluster lists them.
 struct Cluster {
   std::string name;
   std::vector<NodeGroup> groups;
   Fabric inter_node;
+  std::vector<GroupLink> links;
   int total_gpus() const;
   // The group named `name`, or nullptr.
   const NodeGroup* group(std::string_view name) const;
+  // The network of group g's nodes among themselves.
+  const Fabric& network_of(size_t g) const;
+  // What a message between a member of group a and one of group b travels over: the same
+  // group's network, the link the file gives, or else the slower of the two sides' networks
+  // (the lower bandwidth, the higher latency, no measured sweep).
+  Fabric between(size_t a, size_t b) const;
 };
 
 // Where a price came from: the catalog (datasheets times measured efficiencies), the store
