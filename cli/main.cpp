@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
     return e.exit_code();
   } catch (const std::system_error& e) {
     // fmt::print's write failing (a full disk, a closed pipe): the output is incomplete.
-    std::fprintf(stderr, "shardcost: cannot write the output: %s\n", e.what());
+    // The system's reason alone ("No space left on device"), not fmt's wording around it.
+    std::fprintf(stderr, "shardcost: cannot write the output: %s\n", e.code().message().c_str());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "shardcost: internal error: %s\n", e.what());

@@ -45,11 +45,24 @@ std::string form_factor(const std::vector<std::string>& t) {
   return "";
 }
 
+// The model number a name carries: its first token with a digit that is not a memory size
+// (a100 in a100-sxm4-80gb, 4090 in geforce-rtx-4090, mi300x in instinct-mi300x), past any
+// brand words; the first token where none has a digit.
+std::string model_token(const std::vector<std::string>& t) {
+  const std::string memory = memory_token(t);
+  for (const auto& s : t)
+    if (s != memory && std::any_of(s.begin(), s.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        }))
+      return s;
+  return t.front();
+}
+
 // a and b normalised.
 bool same_device(const std::string& a, const std::string& b) {
   if (a == b) return true;
   const auto ta = tokens(a), tb = tokens(b);
-  if (ta.empty() || tb.empty() || ta[0] != tb[0]) return false;
+  if (ta.empty() || tb.empty() || model_token(ta) != model_token(tb)) return false;
   const std::string fa = form_factor(ta), fb = form_factor(tb);
   if (!fa.empty() && !fb.empty() && fa != fb) return false;
   const std::string ma = memory_token(ta), mb = memory_token(tb);

@@ -83,6 +83,11 @@ TEST(StoreCosts, DriverNamesFindTheirCatalogDevice) {
   EXPECT_FALSE(catalog_device_for("NVIDIA H100 PCIe"));
   EXPECT_FALSE(catalog_device_for("NVIDIA A100 80GB PCIe"));
   EXPECT_FALSE(same_device_name("NVIDIA H100 NVL", "h100-sxm5-80gb"));
+  // The model number decides, past brand words: two RTX cards are not one.
+  EXPECT_FALSE(same_device_name("rtx-3090", "rtx-4090"));
+  EXPECT_FALSE(same_device_name("NVIDIA RTX 6000 Ada Generation", "rtx-a6000"));
+  EXPECT_TRUE(same_device_name("NVIDIA GeForce RTX 4090", "rtx-4090"));
+  EXPECT_TRUE(same_device_name("NVIDIA H100 80GB HBM3", "h100-sxm5-80gb"));
   EXPECT_EQ(catalog_device_for("Tesla V100-SXM2-32GB")->name, "v100-sxm2-32gb");
   EXPECT_EQ(catalog_device_for("Tesla V100-SXM2-16GB")->name, "v100-sxm2-16gb");
   // A name without the memory (as some tables write it) is one of them: the links are alike.

@@ -107,6 +107,25 @@ TEST(Mixed, MemoryIsCheckedOnEachStagesOwnDevices) {
   EXPECT_NEAR(e.memory_capacity_bytes, find_device("a100-sxm4-40gb").memory_bytes, 1);
 }
 
+// The issue's example: three p3 nodes of four V100s beside T4 nodes on a slow network, in
+// fp16 (neither part has bf16), each stage on its own part.
+TEST(Mixed, VoltaBesideTuringTrainsInFp16) {
+  const Cluster c = parse_cluster_json(R"({"name": "p3+g4", "node_groups": [
+      {"name": "p3", "device": "v100-sxm2-16gb", "nodes": 3, "gpus_per_node": 4,
+       "intra_node_bandwidth_GBps": 21.25, "inter_node_bandwidth_GBps": 0.3125},
+      {"name": "g4", "device": "t4", "nodes": 4, "gpus_per_node": 1,
+       "intra_node_bandwidth_GBps": 8, "inter_node_bandwidth_GBps": 0.3125}]})",
+                                       "p3g4.json");
+  EXPECT_EQ(c.total_gpus(), 16);
+  Model m = load_model("gpt3-1.3b");
+  const Estimate e = estimate(
+      m, c, parse_strategy("tp=4,pp=4,dp=1,mbs=1,gbs=16,recompute=full,layers=7/7/7/3", 16));
+  EXPECT_EQ(e.strategy.precision, DType::fp16);
+  ASSERT_EQ(e.stages.size(), 4u);
+  EXPECT_EQ(e.stages[2].device, "v100-sxm2-16gb");
+  EXPECT_EQ(e.stages[3].device, "t4");
+}
+
 TEST(Mixed, BadLinksAreOneClearLine) {
   auto error = [](const std::string& links) {
     return test_models::input_error_of(
