@@ -323,20 +323,38 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
     fmt::print("{} candidates evaluated, {} feasible\n\n",
                thousands(static_cast<double>(r.evaluated)),
                thousands(static_cast<double>(r.feasible)));
-    Table t({"#", "step s", "tokens/s", "TFLOP/s", "MFU", "GiB", "tp", "pp", "dp", "cp", "ep",
-             "mbs", "vpp", "recompute", "sp", "zero"},
-            {true, true, true, true, true, true, true, true, true, true, true, true, true, false,
-             false, true});
+    // Layers per stage where a plan sets its own split (a mixed cluster's balanced ones).
+    const bool split = std::any_of(r.best.begin(), r.best.end(), [](const Estimate& e) {
+      return !e.strategy.stage_layers.empty();
+    });
+    std::vector<std::string> header{"#",   "step s",    "tokens/s", "TFLOP/s", "MFU", "GiB",
+                                    "tp",  "pp",        "dp",       "cp",      "ep",  "mbs",
+                                    "vpp", "recompute", "sp",       "zero"};
+    std::vector<bool> right{true, true, true, true, true, true,  true,  true,
+                            true, true, true, true, true, false, false, true};
+    if (split) header.emplace_back("layers"), right.push_back(false);
+    Table t(header, right);
     int i = 0;
     for (const auto& e : r.best) {
       const Strategy& s = e.strategy;
-      t.add({fmt::format("{}", ++i), fmt::format("{:.3f}", e.step_time_s),
-             thousands(e.tokens_per_s), fmt::format("{:.1f}", e.tflops_per_gpu),
-             fmt::format("{:.1f}%", 100 * e.mfu),
-             fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB), fmt::format("{}", s.tp),
-             fmt::format("{}", s.pp), fmt::format("{}", s.dp), fmt::format("{}", s.cp),
-             fmt::format("{}", s.ep), fmt::format("{}", s.mbs), fmt::format("{}", s.vpp),
-             std::string(to_string(s.recompute)), s.sp ? "yes" : "no", fmt::format("{}", s.zero)});
+      std::vector<std::string> row{fmt::format("{}", ++i),
+                                   fmt::format("{:.3f}", e.step_time_s),
+                                   thousands(e.tokens_per_s),
+                                   fmt::format("{:.1f}", e.tflops_per_gpu),
+                                   fmt::format("{:.1f}%", 100 * e.mfu),
+                                   fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB),
+                                   fmt::format("{}", s.tp),
+                                   fmt::format("{}", s.pp),
+                                   fmt::format("{}", s.dp),
+                                   fmt::format("{}", s.cp),
+                                   fmt::format("{}", s.ep),
+                                   fmt::format("{}", s.mbs),
+                                   fmt::format("{}", s.vpp),
+                                   std::string(to_string(s.recompute)),
+                                   s.sp ? "yes" : "no",
+                                   fmt::format("{}", s.zero)};
+      if (split) row.push_back(s.stage_layers.empty() ? "even" : join_layers(s.stage_layers));
+      t.add(row);
     }
     fmt::print("{}", t.render());
     if (!r.rejected.empty()) {

@@ -143,11 +143,31 @@ TEST(Mixed, BadLinksAreOneClearLine) {
             std::string::npos);
   EXPECT_NE(error(R"(, "links": [{"between": ["a", "b"]}])").find("bandwidth_GBps"),
             std::string::npos);
-  // A mixed cluster with variable-length data, or ranked, is refused in one line for now.
+}
+
+// rank on a mixed cluster: candidates where rank order places them, each also with its
+// layers balanced by its stages' speed; never a plan that does not fit its own devices.
+TEST(Mixed, RankBalancesTheLayersByEachStagesSpeed) {
+  const Model m = load_model("llama3-70b");
+  const Cluster c = load_cluster(SHARDCOST_SOURCE_DIR "/tests/fixtures/clusters/a100-h100.json");
   RankOptions ro;
-  ro.global_batch = 16;
-  EXPECT_THROW(rank(load_model("llama3-8b"), mixed("h100-sxm5-80gb", "a100-sxm4-80gb"), ro),
-               InputError);
+  ro.global_batch = 64;
+  ro.top = 5;
+  const RankResult r = rank(m, c, ro);
+  ASSERT_FALSE(r.best.empty());
+  for (const Estimate& e : r.best) EXPECT_TRUE(e.feasible) << to_string(e.strategy);
+  const Estimate& best = r.best.front();
+  ASSERT_EQ(best.strategy.stage_layers.size(), static_cast<size_t>(best.strategy.pp));
+  // Rank order puts the first stages on the A100s: the H100 stages take more layers.
+  const auto& l = best.strategy.stage_layers;
+  EXPECT_GT(l.back(), l.front());
+  // The balanced split beats the even one of the same strategy.
+  Strategy even = best.strategy;
+  even.stage_layers.clear();
+  EXPECT_LT(best.step_time_s, estimate(m, c, even).step_time_s);
+  EXPECT_GT(r.rejected.count("a replica's ranks span node groups") +
+                r.rejected.count("exceeds device memory"),
+            0u);
 }
 
 }  // namespace

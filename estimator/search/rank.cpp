@@ -34,11 +34,83 @@ struct Ranker {
 
   void consider(const Strategy& s, const EstimateOptions& eopt) {
     const Graph& graph = graphs.get(w, s, eopt.software.attention);
+    if (c.groups.size() > 1) return consider_mixed(s, graph, eopt);
     tally.consider(w, graph, c, s, StageLayout(w.layers(), s.pp), eopt);
   }
 
+  // A mixed cluster: each candidate where rank order places it (a replica must sit in one
+  // group), with the default split of the layers and with one balanced by each stage's speed
+  // there (layers in proportion to how fast its slowest replica runs a layer).
+  void consider_mixed(const Strategy& s, const Graph& graph, const EstimateOptions& eopt) {
+    std::vector<ReplicaPlacement> placed;
+    try {
+      placed = place(plan_of(s), c);
+    } catch (const InputError&) {
+      tally.reject("a replica's ranks span node groups");
+      return;
+    }
+    const int layers = w.layers();
+    const StageLayout even(layers, s.pp);
+    Estimate e = estimate_graph(w, graph, c, s, even, eopt, &placed);
+    keep_if_fits(e);
+    if (s.pp == 1 || e.stages.size() != static_cast<size_t>(s.pp)) return;
+    std::vector<double> speed;
+    double total = 0;
+    for (int st = 0; st < s.pp; ++st) {
+      const double per_layer = e.stages[static_cast<size_t>(st)].seconds / even.units(st);
+      speed.push_back(1 / per_layer);
+      total += speed.back();
+    }
+    std::vector<int> split = balanced(speed, total, layers, std::max(1, s.vpp));
+    if (split == default_stage_layers(layers, s.pp)) return;
+    Strategy b = s;
+    b.stage_layers = split;
+    if (auto why = check_strategy(w, c, b)) {
+      tally.reject(classify(*why));
+      return;
+    }
+    const StageLayout layout(layers, s.pp, &b.stage_layers);
+    keep_if_fits(estimate_graph(w, graph, c, b, layout, eopt, &placed));
+  }
+
+  void keep_if_fits(Estimate e) {
+    if (!e.feasible) {
+      tally.reject("exceeds device memory");
+      return;
+    }
+    ++tally.result().evaluated;
+    ++tally.result().feasible;
+    tally.keep(std::move(e));
+  }
+
+  // Layers in proportion to each stage's speed, each at least `least`, summing to `layers`
+  // (largest remainders first).
+  static std::vector<int> balanced(const std::vector<double>& speed, double total, int layers,
+                                   int least) {
+    const size_t n = speed.size();
+    if (layers < static_cast<int>(n) * least)
+      return default_stage_layers(layers, static_cast<int>(n));
+    std::vector<int> out(n);
+    std::vector<std::pair<double, size_t>> rest;  // remainders, largest first
+    int given = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double want = layers * speed[i] / total;
+      out[i] = std::max(least, static_cast<int>(want));
+      given += out[i];
+      rest.emplace_back(want - static_cast<int>(want), i);
+    }
+    std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a > b; });
+    for (size_t k = 0; given < layers; k = (k + 1) % n) ++out[rest[k].second], ++given;
+    // Over (stages raised to `least`): take back from the smallest remainders first.
+    for (size_t k = n - 1; given > layers; k = (k + n - 1) % n)
+      if (out[rest[k].second] > least) --out[rest[k].second], --given;
+    return out;
+  }
+
   void run() {
-    const NodeGroup& g = c.groups.front();
+    // Tensor parallelism within a node of every group.
+    int per_node = c.groups.front().gpus_per_node;
+    for (const auto& grp : c.groups) per_node = std::min(per_node, grp.gpus_per_node);
     const int gpus = c.total_gpus();
     const int gbs = opt.global_batch;
     EstimateOptions eopt = opt.estimate;
@@ -48,7 +120,7 @@ struct Ranker {
     // Tensor-parallel sizes within a node that the model admits.
     const auto tps = choices(contains(pinned, "tp"), fixed.tp, [&] {
       std::vector<int> v;
-      for (int t : w.tp_candidates(g.gpus_per_node))
+      for (int t : w.tp_candidates(per_node))
         if (gpus % t == 0) v.push_back(t);
       return v;
     }());
@@ -156,10 +228,6 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
         "counts sequences, not tokens",
         opt.global_batch, kMaxGlobalBatch));
   if (opt.top < 1) throw InputError("--top must be at least 1");
-  if (c.groups.size() != 1)
-    throw InputError(
-        "heterogeneous clusters (several node groups) are not ranked yet; use one "
-        "node group");
   const auto start = std::chrono::steady_clock::now();
   Ranker r{w, c, opt, {}, {}, {opt.top, opt.objective}, {}};
   r.pinned = apply_strategy_text(opt.fixed, r.fixed);

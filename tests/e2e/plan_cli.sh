@@ -126,4 +126,14 @@ sed 's/"h100"\]/"h200"]/' "$MIXED" >"$SCRATCH/badlink.json"
 expect_exit 2 "$BIN" estimate --model llama3-70b --cluster "$SCRATCH/badlink.json" --strategy "tp=8,pp=4,gbs=64"
 one_line_error
 case "$ERR" in *"links[0]"*"names 'h200', which is not a node group"*) ;; *) fail "bad link: $ERR";; esac
+# rank on the mixed cluster: the best plan balances its layers by each stage's speed.
+expect_exit 0 "$BIN" rank --model llama3-70b --cluster "$MIXED" --gbs 64 --top 3 --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+best = j["strategies"][0]
+layers = best["strategy"]["layers"]
+assert len(layers) == best["strategy"]["pp"] and layers[-1] > layers[0], best["strategy"]
+assert [s["device"] for s in best["stages"]][-1] == "h100-sxm5-80gb", best["stages"]
+PY
 echo "plan_cli: ok"
