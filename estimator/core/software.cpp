@@ -116,23 +116,22 @@ Software software_preset(std::string_view name) {
 
 std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
   if (s.sp && !sw.sequence_parallel)
-    return fmt::format(
-        "{} has no sequence parallelism (it came with Megatron-LM in 2022); "
-        "use sp=false",
-        sw.name);
+    return fmt::format("{} has no sequence parallelism; use sp=false", sw.name);
   if (s.recompute == Recompute::selective && !sw.selective_recompute)
-    return fmt::format(
-        "{} has no selective recomputation (Megatron-LM 2022); use "
-        "recompute=full or none",
-        sw.name);
+    return fmt::format("{} has no selective recomputation; use recompute=full or none", sw.name);
   if (s.cp > 1 && !sw.context_parallel)
-    return fmt::format("{} has no context parallelism (Megatron-core); use cp=1", sw.name);
+    return fmt::format("{} has no context parallelism; use cp=1", sw.name);
   if (s.ep > 1 && !sw.expert_parallel)
-    return fmt::format("{} has no expert parallelism (Megatron-core); use ep=1", sw.name);
+    return fmt::format("{} has no expert parallelism; use ep=1", sw.name);
   if (s.vpp > 1 && !sw.interleaving)
     return fmt::format("{} has no interleaved pipeline schedule; use vpp=1", sw.name);
-  if (s.zero >= 0 && s.zero <= 3 && !(sw.zero_stages >> s.zero & 1u))
-    return fmt::format("{} has no ZeRO-{} (it runs DDP or FSDP: zero=0 or 3)", sw.name, s.zero);
+  if (s.zero >= 0 && s.zero <= 3 && !(sw.zero_stages >> s.zero & 1u)) {
+    std::vector<int> stages;
+    for (int z = 0; z <= sw.max_zero; ++z)
+      if (sw.has_zero(z)) stages.push_back(z);
+    return fmt::format("{} has no ZeRO-{}; use zero={}", sw.name, s.zero,
+                       fmt::join(stages, " or "));
+  }
   if (s.pp > 1 && s.zero > sw.max_zero_with_pipeline)
     return fmt::format(
         "{} does not run ZeRO-{} with pipeline parallelism (pp={}): every micro-batch would "
