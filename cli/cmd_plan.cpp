@@ -333,6 +333,11 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
     std::vector<bool> right{true, true, true, true, true, true,  true,  true,
                             true, true, true, true, true, false, false, true};
     if (split) header.emplace_back("layers"), right.push_back(false);
+    // A mixed cluster: the order its groups take the stages in (the file's, or another).
+    const bool mixed = c.groups.size() > 1;
+    if (mixed) header.emplace_back("groups"), right.push_back(false);
+    std::vector<std::string> file_order;
+    for (const auto& g : c.groups) file_order.push_back(g.name);
     Table t(header, right);
     int i = 0;
     for (const auto& e : r.best) {
@@ -354,6 +359,9 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
                                    s.sp ? "yes" : "no",
                                    fmt::format("{}", s.zero)};
       if (split) row.push_back(s.stage_layers.empty() ? "even" : join_layers(s.stage_layers));
+      if (mixed)
+        row.push_back(
+            fmt::format("{}", fmt::join(e.group_order.empty() ? file_order : e.group_order, ",")));
       t.add(row);
     }
     fmt::print("{}", t.render());

@@ -118,6 +118,7 @@ nlohmann::json to_json(const Estimate& e) {
                         {"capacity_gib", round6(st.capacity_bytes / kGiB)}});
     j["stages"] = stages;
     j["links"] = e.links;
+    if (!e.group_order.empty()) j["group_order"] = e.group_order;
   }
   return j;
 }

@@ -170,5 +170,32 @@ TEST(Mixed, RankBalancesTheLayersByEachStagesSpeed) {
             0u);
 }
 
+// rank tries every order of up to four groups (which stages take which devices) and says
+// the order when it is not the file's; the plan prices the same on a file written in it.
+TEST(Mixed, RankTriesEveryOrderOfTheGroups) {
+  const char* text = R"({"name": "small-first", "inter_node_bandwidth_GBps": 50,
+    "intra_node_bandwidth_GBps": 300, "gpus_per_node": 8, "node_groups": [
+      {"name": "small", "device": "a100-sxm4-80gb", "nodes": 1},
+      {"name": "big", "device": "h200-sxm-141gb", "nodes": 1}]})";
+  const char* swapped = R"({"name": "big-first", "inter_node_bandwidth_GBps": 50,
+    "intra_node_bandwidth_GBps": 300, "gpus_per_node": 8, "node_groups": [
+      {"name": "big", "device": "h200-sxm-141gb", "nodes": 1},
+      {"name": "small", "device": "a100-sxm4-80gb", "nodes": 1}]})";
+  const Model m = load_model("gpt3-13b");
+  RankOptions ro;
+  ro.global_batch = 64;
+  ro.top = 3;
+  const RankResult r = rank(m, parse_cluster_json(text, "small-first.json"), ro);
+  ASSERT_FALSE(r.best.empty());
+  const Estimate& best = r.best.front();
+  ASSERT_EQ(best.group_order, (std::vector<std::string>{"big", "small"}));
+  const Estimate again = estimate(m, parse_cluster_json(swapped, "big-first.json"), best.strategy);
+  EXPECT_DOUBLE_EQ(again.step_time_s, best.step_time_s);
+  // Searched in both orders, each candidate counted once per order.
+  const RankResult same_again = rank(m, parse_cluster_json(swapped, "big-first.json"), ro);
+  EXPECT_EQ(same_again.evaluated, r.evaluated);
+  EXPECT_DOUBLE_EQ(same_again.best.front().step_time_s, best.step_time_s);
+}
+
 }  // namespace
 }  // namespace shardcost

@@ -23,6 +23,19 @@ bool contains(const std::vector<std::string>& v, const char* key) {
   return std::find(v.begin(), v.end(), key) != v.end();
 }
 
+// The cluster with its groups in another order (links follow their groups).
+Cluster reorder(const Cluster& c, const std::vector<size_t>& order) {
+  Cluster out = c;
+  out.groups.clear();
+  std::vector<size_t> where(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    out.groups.push_back(c.groups[order[i]]);
+    where[order[i]] = i;
+  }
+  for (GroupLink& l : out.links) l.a = where[l.a], l.b = where[l.b];
+  return out;
+}
+
 struct Ranker {
   const Workload& w;
   const Cluster& c;
@@ -229,23 +242,49 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
         opt.global_batch, kMaxGlobalBatch));
   if (opt.top < 1) throw InputError("--top must be at least 1");
   const auto start = std::chrono::steady_clock::now();
-  Ranker r{w, c, opt, {}, {}, {opt.top, opt.objective}, {}};
-  r.pinned = apply_strategy_text(opt.fixed, r.fixed);
-  // Precision is a numerics choice, not a searched one: the pinned one or the preset's.
-  r.fixed = with_precision(r.fixed, opt.estimate.software, c);
-  if (contains(r.pinned, "gbs") && r.fixed.gbs != opt.global_batch)
-    throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
-  if (auto why = unsupported(opt.estimate.software, r.fixed))
-    throw InputError(fmt::format("--fix {}: {}", opt.fixed, *why));
-  r.run();
-  RankResult result = std::move(r.tally.result());
+  // A mixed cluster of up to four groups: every order of its groups (which stages take which
+  // devices), each searched as a cluster of its own.
+  std::vector<size_t> order(c.groups.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const bool orders = c.groups.size() > 1 && c.groups.size() <= 4;
+  SearchTally merged{opt.top, opt.objective};
+  RankResult result;
+  std::vector<std::pair<std::vector<size_t>, Estimate>> winners;
+  do {
+    const Cluster reordered = orders ? reorder(c, order) : c;
+    Ranker r{w, reordered, opt, {}, {}, {opt.top, opt.objective}, {}};
+    r.pinned = apply_strategy_text(opt.fixed, r.fixed);
+    // Precision is a numerics choice, not a searched one: the pinned one or the preset's.
+    r.fixed = with_precision(r.fixed, opt.estimate.software, reordered);
+    if (contains(r.pinned, "gbs") && r.fixed.gbs != opt.global_batch)
+      throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
+    if (auto why = unsupported(opt.estimate.software, r.fixed))
+      throw InputError(fmt::format("--fix {}: {}", opt.fixed, *why));
+    r.run();
+    const RankResult& part = r.tally.result();
+    result.evaluated += part.evaluated;
+    result.feasible += part.feasible;
+    for (const auto& [reason, count] : part.rejected) result.rejected[reason] += count;
+    for (const Estimate& e : r.tally.best()) winners.emplace_back(order, e);
+  } while (orders && std::next_permutation(order.begin(), order.end()));
+  // The best over every order, in the tally's order (ties: the file's order first).
+  std::stable_sort(winners.begin(), winners.end(),
+                   [&](const auto& a, const auto& b) { return merged.better(a.second, b.second); });
+  if (static_cast<int>(winners.size()) > opt.top) winners.resize(static_cast<size_t>(opt.top));
   result.elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // The winners again, with their breakdowns.
   EstimateOptions full = opt.estimate;
   full.breakdown = true;
-  for (const Estimate& e : r.tally.best())
-    result.best.push_back(estimate(w, c, plan_of(e.strategy), full));
+  for (const auto& [o, e] : winners) {
+    const Cluster reordered = orders ? reorder(c, o) : c;
+    Estimate again = estimate(w, reordered, plan_of(e.strategy), full);
+    bool file_order = true;
+    for (size_t i = 0; i < o.size(); ++i) file_order = file_order && o[i] == i;
+    if (!file_order)
+      for (size_t i : o) again.group_order.push_back(c.groups[i].name);
+    result.best.push_back(std::move(again));
+  }
   return result;
 }
 

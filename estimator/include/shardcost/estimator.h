@@ -60,6 +60,9 @@ struct Estimate {
   // and sends cross ("stage 1 -> 2: h100 <-> a100, 25.0 GB/s, 20 us").
   std::vector<StageReport> stages;
   std::vector<std::string> links;
+  // rank on a mixed cluster: the order of the node groups the plan's ranks fill (the stages
+  // take them in this order), where it differs from the cluster file's.
+  std::vector<std::string> group_order;
 };
 
 // ---------------------------------------------------------------- inputs
