@@ -150,6 +150,12 @@ Fabric Cluster::between(size_t a, size_t b) const {
   return slower;
 }
 
+std::string Cluster::group_names() const {
+  std::string names;
+  for (const auto& g : groups) names += (names.empty() ? "" : ", ") + g.name;
+  return names;
+}
+
 const NodeGroup* Cluster::group(std::string_view wanted) const {
   for (const auto& g : groups)
     if (g.name == wanted) return &g;

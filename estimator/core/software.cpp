@@ -58,30 +58,23 @@ Software software_preset(std::string_view name) {
   }
   if (name == "megatron-deepspeed") {
     // Megatron-DeepSpeed of Narayanan et al.'s ZeRO-3 comparison (2021): Megatron-LM's model
-    // code of the time (unfused attention, synchronous TP collectives, no sequence
-    // parallelism or selective recomputation) under DeepSpeed's engine: the fp16 engine by
-    // default (bf16 too), gradients in the 16-bit type accumulated by autograd; ZeRO 1-3 as
-    // DeepSpeed implements them (stage 3 gathers each parameter tensor, with
-    // stage3_prefetch_bucket_size 5e7 parameters ahead and overlap_comm on; gradients
-    // reduced in reduce_bucket_size 5e8 buckets); its pipeline engine (1F1B, no
-    // interleaving), which refuses ZeRO-2/3.
-    s.attention = AttentionKernel::standard;
-    s.precision = DType::fp16;
-    s.grad_bytes = 2;
-    s.fused_grad_accumulation = false;
-    s.async_tp_backward = false;
-    s.tp_comm_overlap = false;
-    s.overlap_p2p = false;
-    s.sequence_parallel = false;
-    s.selective_recompute = false;
-    s.context_parallel = false;
-    s.expert_parallel = false;
-    s.fp8 = false;
-    s.interleaving = false;
-    s.zero3_gathers = ShardedCalls::per_tensor;
-    s.grad_bucket_params = 5e8;
-    s.grad_bucket_grows_with_dp = false;
-    s.prefetch_bucket_params = 5e7;
+    // code of the time (megatron-lm-2021: unfused attention, fp16 gradients accumulated by
+    // autograd, synchronous TP collectives, no sequence parallelism or selective
+    // recomputation) under DeepSpeed's engine: ZeRO 1-3 as DeepSpeed implements them (stage 3
+    // gathers each parameter tensor, with stage3_prefetch_bucket_size 5e7 parameters ahead and
+    // overlap_comm on; gradients reduced in reduce_bucket_size 5e8 buckets); its pipeline
+    // engine (1F1B, no interleaving), which refuses ZeRO-2/3.
+    Software ds = software_preset("megatron-lm-2021");
+    ds.name = s.name;
+    ds.overlap_grad_reduce = true;
+    ds.overlap_param_gather = true;
+    ds.max_zero = 3;
+    ds.interleaving = false;
+    ds.zero3_gathers = ShardedCalls::per_tensor;
+    ds.grad_bucket_params = 5e8;
+    ds.grad_bucket_grows_with_dp = false;
+    ds.prefetch_bucket_params = 5e7;
+    return ds;
   }
   if (name == "torchtitan") {
     // torchtitan (PyTorch FSDP2, 2024): FSDP2 over each transformer block (one all-gather and

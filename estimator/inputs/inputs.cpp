@@ -193,12 +193,9 @@ std::vector<GroupLink> parse_links(const JsonFields& f, const Cluster& c, std::s
     for (int e = 0; e < 2; ++e) {
       const std::string name = (*between)[static_cast<size_t>(e)].get<std::string>();
       const NodeGroup* g = c.group(name);
-      if (!g) {
-        std::string names;
-        for (const auto& x : c.groups) names += (names.empty() ? "" : ", ") + x.name;
+      if (!g)
         lf.fail("between", fmt::format("names '{}', which is not a node group; the groups are {}",
-                                       name, names));
-      }
+                                       name, c.group_names()));
       ends[e] = static_cast<size_t>(g - c.groups.data());
     }
     if (ends[0] == ends[1])

@@ -60,12 +60,14 @@ struct MixedPricing {
     auto over = [&](const std::vector<size_t>& gs, const std::string& what) -> const Pricer* {
       if (gs.size() == 1) return &groups[gs.front()];
       size_t a = gs[0], b = gs[1];
+      Fabric slowest = c.between(a, b);
       for (size_t x = 0; x < gs.size(); ++x)
         for (size_t y = x + 1; y < gs.size(); ++y) {
-          const Fabric f = c.between(gs[x], gs[y]), w = c.between(a, b);
-          if (f.bandwidth_Bps * f.efficiency < w.bandwidth_Bps * w.efficiency) a = gs[x], b = gs[y];
+          const Fabric f = c.between(gs[x], gs[y]);
+          if (f.bandwidth_Bps * f.efficiency < slowest.bandwidth_Bps * slowest.efficiency)
+            a = gs[x], b = gs[y], slowest = f;
         }
-      const Fabric& link = fabrics.emplace_back(c.between(a, b));
+      const Fabric& link = fabrics.emplace_back(slowest);
       size_t slow = gs.front();
       for (size_t g : gs)
         if (c.groups[g].device.peak_flops[static_cast<int>(DType::bf16)] <
@@ -121,10 +123,12 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   // Memory: the most loaded stage; on a mixed cluster each stage against the smallest device
   // it runs on, and the least headroom reported.
   MemoryBreakdown mem = peak_stage_memory(graph, s, opt.software, layout);
+  std::vector<MemoryBreakdown> stage_mem;
   if (mixed) {
     double worst = -1;
     for (int st = 0; st < s.pp; ++st) {
-      const MemoryBreakdown m = stage_memory(graph, s, opt.software, layout.span(st), st);
+      const MemoryBreakdown& m =
+          stage_mem.emplace_back(stage_memory(graph, s, opt.software, layout.span(st), st));
       for (size_t gi : mp->stage_groups[static_cast<size_t>(st)]) {
         const double capacity = c.groups[gi].device.memory_bytes;
         if (m.total() / capacity > worst) {
@@ -156,7 +160,7 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   for (const auto& grp : c.groups)
     peak16 += grp.gpus() * std::max(grp.device.peak_flops[static_cast<int>(DType::bf16)],
                                     grp.device.peak_flops[static_cast<int>(DType::fp16)]);
-  e.mfu = e.model_flops / e.step_time_s / (peak16 * gpus / c.total_gpus());
+  e.mfu = e.model_flops / e.step_time_s / peak16;
   e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
   if (!e.feasible) {
     e.reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", e.memory_per_gpu_bytes / units::kGiB,
@@ -167,11 +171,10 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
       const auto& gs = mp->stage_groups[static_cast<size_t>(st)];
       const NodeGroup& slow =
           c.groups[gs[static_cast<size_t>(slowest_replica[static_cast<size_t>(st)])]];
-      const MemoryBreakdown m = stage_memory(graph, s, opt.software, layout.span(st), st);
       double capacity = slow.device.memory_bytes;
       for (size_t gi : gs) capacity = std::min(capacity, c.groups[gi].device.memory_bytes);
       e.stages.push_back({st, slow.name, slow.device.name, stage_seconds[static_cast<size_t>(st)],
-                          m.total(), capacity});
+                          stage_mem[static_cast<size_t>(st)].total(), capacity});
     }
     e.links = mp->links;
   }

@@ -96,13 +96,10 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
       } else {
         rf.fail("group", "is missing; name the cluster group this replica runs on");
       }
-      if (!c.group(rep.group)) {
-        std::string names;
-        for (const auto& g : c.groups) names += (names.empty() ? "" : ", ") + g.name;
+      if (!c.group(rep.group))
         rf.fail("group", fmt::format("names '{}', which the cluster does not have; its groups are "
                                      "{}",
-                                     rep.group, names));
-      }
+                                     rep.group, c.group_names()));
       const auto tp = rf.optional_int("tp", 1);
       if (!tp && !pinned(keys, "tp"))
         rf.fail("tp", "is missing; give the replica's tensor-parallel size");

@@ -199,15 +199,12 @@ struct Step {
     return step;
   }
 
-  void add_windows(Times& step, const DataParallelComm& c, double stage_fwd, double stage_bwd,
-                   int micro_batches) const {
-    if (in.data_parallel) *in.data_parallel = c;
-    if (in.windows) *in.windows = {stage_fwd, stage_bwd};
-    step.add(kDpComm, c.exposed(c.every_forward, stage_fwd), micro_batches);
-    step.add(kDpComm, c.exposed(c.every_backward, stage_bwd), micro_batches);
-    step.add(kDpComm, c.exposed(c.last_backward, stage_bwd));
-    step.add(kDpComm, c.exposed(c.next_forward, stage_fwd));
-    step.add(kDpComm, c.tied);
+  // What a step's data-parallel collectives expose behind the pace's windows: the per
+  // micro-batch ones m times, the once-a-step ones and the tied all-reduce once.
+  static Cost exposed_per_step(const DataParallelComm& c, double fwd, double bwd, int m) {
+    const Cost each = combined(c.exposed(c.every_forward, fwd), c.exposed(c.every_backward, bwd));
+    return combined(combined(each.as(each.seconds * m), c.exposed(c.last_backward, bwd)),
+                    combined(c.exposed(c.next_forward, fwd), c.tied));
   }
 
   // The data-parallel collectives behind the pace-setting stage's windows: those of the stage
@@ -215,16 +212,10 @@ struct Step {
   // cluster each over its own groups and links).
   void add_data_parallel(Times& step, const Times& stage, int micro_batches,
                          const std::vector<Entry>& entries) {
-    const double stage_bwd =
-        stage.s[kComputeBackward] + stage.s[kComputeRecompute] + stage.backward_comm;
-    const double stage_fwd = stage.s[kComputeForward];
-    auto total = [&](const DataParallelComm& c) {
-      return micro_batches * (c.exposed(c.every_forward, stage_fwd).seconds +
-                              c.exposed(c.every_backward, stage_bwd).seconds) +
-             c.exposed(c.last_backward, stage_bwd).seconds +
-             c.exposed(c.next_forward, stage_fwd).seconds + c.tied.seconds;
-    };
+    const double bwd = stage.s[kComputeBackward] + stage.s[kComputeRecompute] + stage.backward_comm;
+    const double fwd = stage.s[kComputeForward];
     const Pricer& tied = in.stages ? *in.stages->tied : pr;
+    DataParallelComm c;
     if (!in.stages) {
       // One group: the same collectives over the same group, so the stage holding the most
       // parameters takes longest.
@@ -232,16 +223,19 @@ struct Step {
       for (const Entry& e : entries)
         if (stage_parameters(g, e.span).total() > stage_parameters(g, most->span).total())
           most = &e;
-      const DataParallelComm c = data_parallel(most->span, pr, tied);
-      add_windows(step, c, stage_fwd, stage_bwd, micro_batches);
-      return;
+      c = data_parallel(most->span, pr, tied);
+    } else {
+      c = data_parallel(entries.front().span, *entries.front().data_parallel, tied);
+      double longest = exposed_per_step(c, fwd, bwd, micro_batches).seconds;
+      for (size_t k = 1; k < entries.size(); ++k) {
+        const DataParallelComm o = data_parallel(entries[k].span, *entries[k].data_parallel, tied);
+        const double t = exposed_per_step(o, fwd, bwd, micro_batches).seconds;
+        if (t > longest) c = o, longest = t;
+      }
     }
-    DataParallelComm c = data_parallel(entries.front().span, *entries.front().data_parallel, tied);
-    for (size_t k = 1; k < entries.size(); ++k) {
-      const DataParallelComm o = data_parallel(entries[k].span, *entries[k].data_parallel, tied);
-      if (total(o) > total(c)) c = o;
-    }
-    add_windows(step, c, stage_fwd, stage_bwd, micro_batches);
+    if (in.data_parallel) *in.data_parallel = c;
+    if (in.windows) *in.windows = {fwd, bwd};
+    step.add(kDpComm, exposed_per_step(c, fwd, bwd, micro_batches));
   }
 
   // `calls` collectives of equal size moving `bytes` in all, over `group`.

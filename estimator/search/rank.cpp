@@ -177,7 +177,6 @@ struct Ranker {
                                    sw.expert_parallel ? w.ep_candidates() : std::vector<int>{1});
           const auto mbss = choices(contains(pinned, "mbs"), fixed.mbs,
                                     divisors(per_replica, std::min(per_replica, kMaxMicroBatch)));
-          // Interleaving needs equal chunks: only where pp divides the layers.
           // Interleaving: chunk counts that divide the smallest stage's layers (the default
           // split gives some stages one more; their chunks come out uneven, as real runs').
           const auto zeros =
@@ -247,19 +246,21 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
   std::vector<size_t> order(c.groups.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   const bool orders = c.groups.size() > 1 && c.groups.size() <= 4;
+  Strategy fixed;
+  const std::vector<std::string> pinned = apply_strategy_text(opt.fixed, fixed);
+  // Precision is a numerics choice, not a searched one: the pinned one or the preset's (the
+  // same whatever order the groups take).
+  fixed = with_precision(fixed, opt.estimate.software, c);
+  if (contains(pinned, "gbs") && fixed.gbs != opt.global_batch)
+    throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
+  if (auto why = unsupported(opt.estimate.software, fixed))
+    throw InputError(fmt::format("--fix {}: {}", opt.fixed, *why));
   SearchTally merged{opt.top, opt.objective};
   RankResult result;
   std::vector<std::pair<std::vector<size_t>, Estimate>> winners;
   do {
     const Cluster reordered = orders ? reorder(c, order) : c;
-    Ranker r{w, reordered, opt, {}, {}, {opt.top, opt.objective}, {}};
-    r.pinned = apply_strategy_text(opt.fixed, r.fixed);
-    // Precision is a numerics choice, not a searched one: the pinned one or the preset's.
-    r.fixed = with_precision(r.fixed, opt.estimate.software, reordered);
-    if (contains(r.pinned, "gbs") && r.fixed.gbs != opt.global_batch)
-      throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
-    if (auto why = unsupported(opt.estimate.software, r.fixed))
-      throw InputError(fmt::format("--fix {}: {}", opt.fixed, *why));
+    Ranker r{w, reordered, opt, fixed, pinned, {opt.top, opt.objective}, {}};
     r.run();
     const RankResult& part = r.tally.result();
     result.evaluated += part.evaluated;

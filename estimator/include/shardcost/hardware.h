@@ -125,6 +125,8 @@ struct Cluster {
   int total_gpus() const;
   // The group named `name`, or nullptr.
   const NodeGroup* group(std::string_view name) const;
+  // The groups' names, "a, b, c" (for messages that name a group it does not have).
+  std::string group_names() const;
   // The network of group g's nodes among themselves.
   const Fabric& network_of(size_t g) const;
   // What a message between a member of group a and one of group b travels over: the same
