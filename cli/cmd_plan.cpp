@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -87,6 +88,23 @@ std::string join_layers(const std::vector<int>& layers) {
   return out;
 }
 
+// A plan whose replicas differ in TP degree: each stage's ("8/8/4/4"; a stage whose replicas
+// differ lists its distinct degrees, "4+2"); empty when every replica has the strategy's.
+std::string stage_tps(const Plan& plan) {
+  std::string out;
+  bool differ = false;
+  for (const StagePlan& st : plan.stages) {
+    std::vector<int> tps;
+    for (const Replica& r : st.replicas) {
+      differ = differ || r.tp != plan.strategy.tp;
+      if (std::find(tps.begin(), tps.end(), r.tp) == tps.end()) tps.push_back(r.tp);
+    }
+    if (!out.empty()) out += '/';
+    out += fmt::format("{}", fmt::join(tps, "+"));
+  }
+  return differ ? out : "";
+}
+
 void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, const Plan& plan,
                          const Estimate& e) {
   fmt::print("{} ({:.1f}B parameters) on {} ({}), software {}\n", m.name, e.parameters / 1e9,
@@ -94,6 +112,8 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
   fmt::print("strategy        {}\n", to_string(e.strategy));
   if (!plan.stage_layers.empty())
     fmt::print("stage layers    {}\n", join_layers(plan.stage_layers));
+  if (const std::string tps = stage_tps(plan); !tps.empty())
+    fmt::print("stage tp        {}\n", tps);
   fmt::print("\n{}\n", summary_text(e));
   // With a store: how much of each part its measurements (and models fitted on them) priced.
   const bool store = !a.db.empty();
@@ -127,11 +147,12 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
   fmt::print("{}\n{}", time.render(), memory.render());
   if (e.stages.empty()) return;
   // A mixed cluster: each stage on its slowest replica's devices, and the links crossed.
-  Table stages({"stage", "slowest replica", "device", "s per micro-batch", "memory GiB", "of GiB"},
-               {true, false, false, true, true, true});
+  Table stages(
+      {"stage", "slowest replica", "device", "tp", "s per micro-batch", "memory GiB", "of GiB"},
+      {true, false, false, true, true, true, true});
   for (const auto& st : e.stages)
-    stages.add({std::to_string(st.stage), st.group, st.device, fmt::format("{:.4f}", st.seconds),
-                fmt::format("{:.2f}", st.memory_bytes / kGiB),
+    stages.add({std::to_string(st.stage), st.group, st.device, std::to_string(st.tp),
+                fmt::format("{:.4f}", st.seconds), fmt::format("{:.2f}", st.memory_bytes / kGiB),
                 fmt::format("{:.1f}", st.capacity_bytes / kGiB)});
   fmt::print("\n{}", stages.render());
   if (!e.links.empty()) fmt::print("\nlinks between groups\n");
@@ -174,6 +195,7 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
     j["gpus"] = c.total_gpus();
     j["software"] = a.software;
     if (!plan.stage_layers.empty()) j["stage_layers"] = plan.stage_layers;
+    if (const std::string tps = stage_tps(plan); !tps.empty()) j["stage_tp"] = tps;
     fmt::print("{}\n", json_text(j));
   } else {
     print_estimate_text(m, c, a, plan, e);

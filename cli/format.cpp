@@ -113,6 +113,7 @@ nlohmann::json to_json(const Estimate& e) {
       stages.push_back({{"stage", st.stage},
                         {"slowest_group", st.group},
                         {"device", st.device},
+                        {"tp", st.tp},
                         {"seconds_per_micro_batch", round6(st.seconds)},
                         {"memory_gib", round6(st.memory_bytes / kGiB)},
                         {"capacity_gib", round6(st.capacity_bytes / kGiB)}});

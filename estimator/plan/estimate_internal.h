@@ -44,6 +44,10 @@ Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Str
 // where it names none); throws InputError when the device has no peak for it.
 Strategy with_precision(const Strategy&, const Software&, const Cluster&);
 
+// check_strategy without the GPU count: the rules of one tensor-parallel degree of a plan
+// whose replicas differ in it.
+std::optional<std::string> check_strategy_shape(const Workload&, const Cluster&, const Strategy&);
+
 // Why per-stage layers do not fit the workload and strategy, or nullopt.
 std::optional<std::string> check_stage_layers(const Workload&, const Strategy&,
                                               const std::vector<int>& layers);

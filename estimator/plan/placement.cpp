@@ -27,33 +27,44 @@ std::vector<ReplicaPlacement> place(const Plan& plan, const Cluster& c) {
     group_start.push_back(total);
     total += g.gpus();
   }
-  const int64_t needed = static_cast<int64_t>(s.tp) * s.cp * s.dp * s.pp;
+  // A replica's tensor-parallel degree: the plan file's, or the strategy's.
+  auto tp_of = [&](int stage, int r) {
+    return plan.stages.empty()
+               ? s.tp
+               : plan.stages[static_cast<size_t>(stage)].replicas[static_cast<size_t>(r)].tp;
+  };
+  int64_t needed = 0;
+  for (int stage = 0; stage < s.pp; ++stage)
+    for (int r = 0; r < s.dp; ++r) needed += static_cast<int64_t>(tp_of(stage, r)) * s.cp;
   if (needed > total)
-    throw InputError(
-        fmt::format("the plan needs {} GPUs (tp*cp*dp*pp) but the cluster has {}", needed, total));
+    throw InputError(fmt::format("the plan needs {} GPUs ({}) but the cluster has {}", needed,
+                                 plan.stages.empty() ? "tp*cp*dp*pp" : "its replicas' tp*cp",
+                                 total));
   auto group_of = [&](int rank) {
     int g = 0;
     while (g + 1 < static_cast<int>(group_start.size()) && group_start[g + 1] <= rank) ++g;
     return g;
   };
   std::vector<ReplicaPlacement> out;
-  const int width = s.tp * s.cp;
+  int next = 0;
   for (int stage = 0; stage < s.pp; ++stage) {
     for (int r = 0; r < s.dp; ++r) {
       ReplicaPlacement p;
       p.stage = stage;
       p.replica = r;
-      p.first_rank = (stage * s.dp + r) * width;
-      p.ranks = width;
+      p.tp = tp_of(stage, r);
+      p.first_rank = next;
+      p.ranks = p.tp * s.cp;
+      next += p.ranks;
       p.group = group_of(p.first_rank);
-      const int last_group = group_of(p.first_rank + width - 1);
+      const int last_group = group_of(p.first_rank + p.ranks - 1);
       const auto& name = c.groups[static_cast<size_t>(p.group)].name;
       if (last_group != p.group)
         throw InputError(
             fmt::format("stage {} replica {}: ranks {}-{} span groups {} and {}; a "
                         "replica's tensor- and context-parallel ranks must sit in "
                         "one group",
-                        stage, r, p.first_rank, p.first_rank + width - 1, name,
+                        stage, r, p.first_rank, p.first_rank + p.ranks - 1, name,
                         c.groups[static_cast<size_t>(last_group)].name));
       if (!plan.stages.empty()) {
         const auto& want =
@@ -63,7 +74,7 @@ std::vector<ReplicaPlacement> place(const Plan& plan, const Cluster& c) {
               fmt::format("stage {} replica {} names group '{}' but its ranks {}-{} "
                           "are in group '{}' (ranks are placed in order: tp, cp, "
                           "dp, then pp); list the replicas in rank order",
-                          stage, r, want, p.first_rank, p.first_rank + width - 1, name));
+                          stage, r, want, p.first_rank, p.first_rank + p.ranks - 1, name));
       }
       out.push_back(p);
     }

@@ -114,15 +114,16 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
     plan.stages.push_back(std::move(stage));
   }
 
+  // Replicas may differ in tensor-parallel degree (the heterogeneous planner prices each on
+  // its own and reshards between them); a tp the strategy pins is every replica's.
   const Replica& first = plan.stages.front().replicas.front();
   for (size_t i = 0; i < plan.stages.size(); ++i)
-    for (const Replica& r : plan.stages[i].replicas)
-      if (r.tp != first.tp)
+    for (size_t r = 0; r < plan.stages[i].replicas.size(); ++r)
+      if (pinned(keys, "tp") && plan.stages[i].replicas[r].tp != s.tp)
         throw InputError(
-            fmt::format("{} stages[{}]: a replica with tp={} where the first has "
-                        "tp={}; replicas of different sizes are not priced yet "
-                        "(one tp for all)",
-                        where, i, r.tp, first.tp));
+            fmt::format("{} stages[{}] replicas[{}]: tp={} where the strategy says tp={}; drop "
+                        "tp from the strategy (each replica gives its own) or make them agree",
+                        where, i, r, plan.stages[i].replicas[r].tp, s.tp));
   const int pp = static_cast<int>(plan.stages.size());
   const int dp = static_cast<int>(plan.stages.front().replicas.size());
   auto agree = [&](const char* key, int given, int from_stages) {
@@ -131,7 +132,6 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
                                      "them agree",
                                      key, given, key, from_stages));
   };
-  agree("tp", s.tp, first.tp);
   agree("pp", s.pp, pp);
   agree("dp", s.dp, dp);
   s.tp = first.tp;

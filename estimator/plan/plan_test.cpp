@@ -103,9 +103,10 @@ TEST(Plan, BadFilesGetOneLineNamingTheField) {
                                  {"layers": 16, "replicas": [{"tp": 8}, {"tp": 8}]}]})")
                 .find("2 replicas where stage 0 has 1"),
             std::string::npos);
-  EXPECT_NE(error(R"({"stages": [{"layers": 32, "replicas": [{"tp": 8}, {"tp": 4}]}]})")
-                .find("tp=4 where the first has tp=8"),
-            std::string::npos);
+  EXPECT_NE(
+      error(R"({"strategy": "tp=8", "stages": [{"layers": 32, "replicas": [{}, {"tp": 4}]}]})")
+          .find("stages[0] replicas[1]: tp=4 where the strategy says tp=8"),
+      std::string::npos);
   EXPECT_NE(error(R"({"stages": [{"layers": 32, "replicas": [{"group": "h200", "tp": 8}]}]})")
                 .find("names 'h200', which the cluster does not have; its groups are g0"),
             std::string::npos);

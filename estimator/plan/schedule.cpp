@@ -17,6 +17,8 @@ struct Step {
   const Software& sw = in.software;
   const Placement& place = in.place;
   const Pricer& pr = in.pricer;
+  // How every replica runs on one group with one TP degree.
+  const ReplicaPricing base{&in.pricer, &in.graph, &in.strategy, &in.place};
 
   // A stage, or several alike (a homogeneous cluster's middle stages), in rank order: the
   // groups its replicas run on (the slowest sets its pace) and where its data-parallel
@@ -24,48 +26,61 @@ struct Step {
   struct Entry {
     StageSpan span;
     int count = 1;
-    std::vector<const Pricer*> replicas;
-    const Pricer* data_parallel = nullptr;
+    std::vector<ReplicaPricing> replicas;
+    ReplicaPricing data_parallel;
     Times t;
-    const Pricer* slowest = nullptr;
+    const ReplicaPricing* slowest = nullptr;
   };
 
   // Each block priced once per micro-batch and pricer; body blocks under the strategy's
   // recomputation, the first- and last-stage blocks never recomputed.
-  // Priced blocks by pricer, kept across calls for their allocations: run() marks them all
-  // unused first.
+  // Priced blocks by pricer and graph, kept across calls for their allocations: run() marks
+  // them all unused first.
   struct BlockCache {
-    std::vector<std::pair<const Pricer*, std::vector<Times>>> entries;
+    struct Entry {
+      const Pricer* pricer = nullptr;
+      const Graph* graph = nullptr;
+      std::vector<Times> times;
+    };
+    std::vector<Entry> entries;
     size_t used = 0;
   };
   static BlockCache& block_cache() {
     thread_local BlockCache cache;
     return cache;
   }
-  const std::vector<Times>& blocks_on(const Pricer* p) {
+  const std::vector<Times>& blocks_on(const ReplicaPricing& u) {
     BlockCache& cache = block_cache();
     for (size_t i = 0; i < cache.used; ++i)
-      if (cache.entries[i].first == p) return cache.entries[i].second;
+      if (cache.entries[i].pricer == u.pricer && cache.entries[i].graph == u.graph)
+        return cache.entries[i].times;
     if (cache.used == cache.entries.size()) cache.entries.emplace_back();
-    auto& [key, out] = cache.entries[cache.used++];
-    key = p;
-    out.clear();
-    for (const Block& b : g.blocks) {
+    BlockCache::Entry& e = cache.entries[cache.used++];
+    e.pricer = u.pricer;
+    e.graph = u.graph;
+    e.times.clear();
+    for (const Block& b : u.graph->blocks) {
       const Recompute rc = b.pin == Block::Pin::body ? s.recompute : Recompute::none;
-      out.push_back(block_times(b.ops, *p, place, rc, sw, in.track_origins));
+      e.times.push_back(block_times(b.ops, *u.pricer, *u.place, rc, sw, in.track_origins));
     }
-    return out;
+    return e.times;
   }
 
   // Pipeline: each micro-batch crosses 2*vpp stage boundaries per stage (activation
   // forward, gradient backward). Megatron sends 1/tp of the activation from each tensor-
   // parallel rank over its own link (scatter-gather) and all-gathers it on arrival, among
-  // the receiving stage's devices.
-  Cost boundary(const Pricer& send, const Pricer& receiver) const {
-    const double act_bytes = g.boundary_bytes;
-    Cost hop = send.send_recv(act_bytes / s.tp, GroupPlacement{s.pp, place.pp_stride});
-    if (!s.sp && s.tp > 1)
-      hop = combined(hop, receiver.collective(CollectiveOp::all_gather, act_bytes, place.tp));
+  // the receiving stage's devices. Between meshes of different TP degrees the activation is
+  // resharded (Zhuang et al., MLSys'23): each receiving rank takes its 1/tp' slice from the
+  // sending ranks that hold it, so the busiest rank of either side moves 1/min(tp, tp') of
+  // it, and a receiver that replicates it (no sequence parallelism) all-gathers the slices
+  // among its own devices. Equal degrees give Megatron's send.
+  Cost boundary(const Pricer& over, const ReplicaPricing& from, const ReplicaPricing& to) const {
+    const double act_bytes = from.graph->boundary_bytes;
+    const int tp_from = from.strategy->tp, tp_to = to.strategy->tp;
+    Cost hop = over.send_recv(act_bytes / std::min(tp_from, tp_to),
+                              GroupPlacement{s.pp, from.place->pp_stride});
+    if (!to.strategy->sp && tp_to > 1)
+      hop = combined(hop, to.pricer->collective(CollectiveOp::all_gather, act_bytes, to.place->tp));
     return hop;
   }
 
@@ -74,15 +89,20 @@ struct Step {
     const StagePricing* hetero = in.stages;
     // Priced at the pipeline's slowest boundary: one crosses nodes once the pipeline spans
     // them, even when tp*cp*dp is below a node's GPUs (and, on a mixed cluster, groups).
+    // The slowest boundary's part is the reshard's where its two sides differ in TP degree.
     Cost hop;
+    Part hop_part = kPpComm;
     if (s.pp > 1) {
       if (!hetero) {
-        hop = boundary(pr, pr);
+        hop = boundary(pr, base, base);
       } else {
-        for (size_t b = 0; b < hetero->next_send.size(); ++b) {
-          const Cost h = boundary(*hetero->next_send[b], *hetero->replicas[b + 1].front());
-          if (h.seconds > hop.seconds) hop = h;
-        }
+        for (const auto& boundary_sends : hetero->sends)
+          for (const StageSend& send : boundary_sends) {
+            const Cost h = boundary(*send.over, send.from, send.to);
+            if (h.seconds <= hop.seconds) continue;
+            hop = h;
+            hop_part = send.from.strategy->tp == send.to.strategy->tp ? kPpComm : kReshard;
+          }
       }
     }
     // Interleaved with asynchronous sends (Software::overlap_p2p), each send runs behind the
@@ -92,13 +112,13 @@ struct Step {
     auto add_p2p = [&](Times& t) {
       if (s.pp == 1) return;
       if (!p2p_behind) {
-        t.add(kPpComm, hop, 2.0 * s.vpp);
+        t.add(hop_part, hop, 2.0 * s.vpp);
         return;
       }
       const double fwd = t.s[kComputeForward] / s.vpp;
       const double bwd = (t.s[kComputeBackward] + t.s[kComputeRecompute]) / s.vpp;
-      t.add(kPpComm, behind(hop, fwd, pr.nccl_sm_share()), s.vpp);
-      t.add(kPpComm, behind(hop, bwd, pr.nccl_sm_share()), s.vpp);
+      t.add(hop_part, behind(hop, fwd, pr.nccl_sm_share()), s.vpp);
+      t.add(hop_part, behind(hop, bwd, pr.nccl_sm_share()), s.vpp);
     };
 
     // One stage's work per micro-batch on one group's devices. Without fused gradient
@@ -106,20 +126,21 @@ struct Step {
     // (read bf16, read and write the fp32 main gradient).
     const ParameterBytes pb = parameter_bytes(s, sw);
     const double accumulate_bytes = pb.weight + 2.0 * pb.gradient;
-    auto stage_time = [&](const StageSpan& span, const Pricer* p) {
-      const std::vector<Times>& blocks = blocks_on(p);
+    auto stage_time = [&](const StageSpan& span, const ReplicaPricing& u) {
+      const std::vector<Times>& blocks = blocks_on(u);
+      const Graph& ug = *u.graph;
       Times t;
       if (in.track_origins) t.track();
       // blocks[] is in graph order: a block's times are at its index.
       auto times_of = [&](const Block& b) -> const Times& {
-        return blocks[static_cast<size_t>(&b - g.blocks.data())];
+        return blocks[static_cast<size_t>(&b - ug.blocks.data())];
       };
-      for_each_body(g, span, [&](const Block& b, int copies) { t.add(times_of(b), copies); });
-      for_each_pinned(g, span, [&](const Block& b) { t.add(times_of(b), 1); });
+      for_each_body(ug, span, [&](const Block& b, int copies) { t.add(times_of(b), copies); });
+      for_each_pinned(ug, span, [&](const Block& b) { t.add(times_of(b), 1); });
       add_p2p(t);
       if (!sw.fused_grad_accumulation)
         t.add(kComputeBackward,
-              p->memory_pass(accumulate_bytes * stage_parameters(g, span).total()));
+              u.pricer->memory_pass(accumulate_bytes * stage_parameters(ug, span).total()));
       return t;
     };
 
@@ -141,7 +162,7 @@ struct Step {
     } else {
       stage_kinds(in.layout, uniform_body(g), kinds);
       auto add = [&](const StageKind& k) {
-        entries.push_back({k.span, k.count, {&pr}, &pr, {}, nullptr});
+        entries.push_back({k.span, k.count, {base}, base, {}, nullptr});
       };
       add(kinds[0]);
       for (size_t k = 2; k < kinds.size(); ++k) add(kinds[k]);
@@ -151,9 +172,9 @@ struct Step {
     double sum_stages = 0;
     for (size_t k = 0; k < entries.size(); ++k) {
       Entry& e = entries[k];
-      for (const Pricer* p : e.replicas) {
-        Times t = stage_time(e.span, p);
-        if (!e.slowest || t.total() > e.t.total()) e.t = std::move(t), e.slowest = p;
+      for (const ReplicaPricing& u : e.replicas) {
+        Times t = stage_time(e.span, u);
+        if (!e.slowest || t.total() > e.t.total()) e.t = std::move(t), e.slowest = &u;
       }
       sum_stages += e.count * e.t.total();
       if (e.t.total() > entries[slowest].t.total()) slowest = k;
@@ -168,11 +189,8 @@ struct Step {
     }
     if (hetero && in.stage_replicas) {
       in.stage_replicas->clear();
-      for (const Entry& e : entries) {
-        const auto& r = e.replicas;
-        in.stage_replicas->push_back(
-            static_cast<int>(std::find(r.begin(), r.end(), e.slowest) - r.begin()));
-      }
+      for (const Entry& e : entries)
+        in.stage_replicas->push_back(static_cast<int>(e.slowest - e.replicas.data()));
     }
 
     const int micro_batches = s.micro_batches();
@@ -188,11 +206,13 @@ struct Step {
     // a step, in the first micro-batch (read 2, write 1 + 1 bytes per parameter); FP8 primary
     // weights need only the transpose (read 1, write 1). On the slowest stage's parameters,
     // as the pace is.
-    if (numerics(s).fp8())
+    if (numerics(s).fp8()) {
+      const ReplicaPricing& u = *pace_entry.slowest;
       step.add(kComputeForward,
-               pace_entry.slowest->memory_pass((sw.fp8_params ? 2 : 4) *
-                                               stage_parameters(g, pace_entry.span).fp8 /
-                                               (effective_zero(s, sw) >= 3 ? s.dp * s.cp : 1)));
+               u.pricer->memory_pass((sw.fp8_params ? 2 : 4) *
+                                     stage_parameters(*u.graph, pace_entry.span).fp8 /
+                                     (effective_zero(s, sw) >= 3 ? s.dp * s.cp : 1)));
+    }
 
     add_data_parallel(step, pace, micro_batches, entries);
     add_optimizer(step, entries);
@@ -223,12 +243,12 @@ struct Step {
       for (const Entry& e : entries)
         if (stage_parameters(g, e.span).total() > stage_parameters(g, most->span).total())
           most = &e;
-      c = data_parallel(most->span, pr, tied);
+      c = data_parallel(most->span, base, tied);
     } else {
-      c = data_parallel(entries.front().span, *entries.front().data_parallel, tied);
+      c = data_parallel(entries.front().span, entries.front().data_parallel, tied);
       double longest = exposed_per_step(c, fwd, bwd, micro_batches).seconds;
       for (size_t k = 1; k < entries.size(); ++k) {
-        const DataParallelComm o = data_parallel(entries[k].span, *entries[k].data_parallel, tied);
+        const DataParallelComm o = data_parallel(entries[k].span, entries[k].data_parallel, tied);
         const double t = exposed_per_step(o, fwd, bwd, micro_batches).seconds;
         if (t > longest) c = o, longest = t;
       }
@@ -248,10 +268,14 @@ struct Step {
   }
 
   // One stage's data-parallel collectives on the pricer of the groups and links they run
-  // over; `tied` prices the first and last stages' tied-embedding all-reduce.
-  DataParallelComm data_parallel(const StageSpan& span, const Pricer& on,
+  // over, with the graph and placement of its largest shard; `tied` prices the first and
+  // last stages' tied-embedding all-reduce.
+  DataParallelComm data_parallel(const StageSpan& span, const ReplicaPricing& u,
                                  const Pricer& tied_pr) const {
-    const StageParameters p = stage_parameters(g, span);
+    const Pricer& on = *u.pricer;
+    const Graph& ug = *u.graph;
+    const Placement& up = *u.place;
+    const StageParameters p = stage_parameters(ug, span);
     const ParameterBytes pb = parameter_bytes(s, sw);
     const double gbytes = pb.gradient;
     const int zero = effective_zero(s, sw);
@@ -272,12 +296,12 @@ struct Step {
                            double params_expert, auto calls_of) {
       if (s.ep == 1) {
         const double all = params_dense + params_expert;
-        return Cost(split(on, op, all * bytes_per_param, calls_of(all), place.dp_cp));
+        return Cost(split(on, op, all * bytes_per_param, calls_of(all), up.dp_cp));
       }
       const Cost dense =
-          split(on, op, params_dense * bytes_per_param, calls_of(params_dense), place.dp_cp);
+          split(on, op, params_dense * bytes_per_param, calls_of(params_dense), up.dp_cp);
       const Cost expert =
-          split(on, op, params_expert * bytes_per_param, calls_of(params_expert), place.expert_dp);
+          split(on, op, params_expert * bytes_per_param, calls_of(params_expert), up.expert_dp);
       return combined(dense, expert);
     };
     auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
@@ -328,9 +352,9 @@ struct Step {
     // Tied embeddings on different stages: their gradients are all-reduced between the first
     // and last stage after backward.
     if (s.pp > 1) {
-      for (const Block& b : g.blocks) {
+      for (const Block& b : ug.blocks) {
         if (b.pin != Block::Pin::last_stage || b.tied_params <= 0) continue;
-        GroupPlacement pair{2, place.pp_stride * (s.pp - 1)};
+        GroupPlacement pair{2, up.pp_stride * (s.pp - 1)};
         c.tied = combined(
             c.tied, tied_pr.collective(CollectiveOp::all_reduce, b.tied_params * gbytes, pair));
       }
@@ -342,15 +366,16 @@ struct Step {
   void add_optimizer(Times& step, const std::vector<Entry>& entries) {
     Priced slowest{0, CostOrigin::catalog};
     for (const Entry& e : entries)
-      for (const Pricer* p : e.replicas) {
-        const Priced o = optimizer(e.span, *p);
+      for (const ReplicaPricing& u : e.replicas) {
+        const Priced o = optimizer(e.span, u);
         if (o.seconds > slowest.seconds) slowest = o;
       }
     step.add(kOptimizer, slowest);
   }
 
-  Priced optimizer(const StageSpan& span, const Pricer& on) const {
-    const StageParameters p = stage_parameters(g, span);
+  Priced optimizer(const StageSpan& span, const ReplicaPricing& u) const {
+    const Pricer& on = *u.pricer;
+    const StageParameters p = stage_parameters(*u.graph, span);
     const int zero = effective_zero(s, sw);
     const double shards = zero >= 1 ? s.dp * s.cp : 1;
     const double expert_shards = zero >= 1 ? static_cast<double>(s.dp * s.cp) / s.ep : 1;

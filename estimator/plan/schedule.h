@@ -39,14 +39,32 @@ struct PaceWindows {
   double forward = 0, backward = 0;  // backward: with recomputation and its own collectives
 };
 
-// A mixed cluster's pricers (estimate builds them from the plan's placement): per stage, one
-// per group its replicas run on and the one its data-parallel collectives run on (over the
-// links between those groups); per stage boundary, the send's; the first and last stages'
-// tied-embedding all-reduce's.
+// One way a stage's replicas run: on one group's pricer, with the graph, strategy and
+// placement of one tensor-parallel degree (a plan's replicas may differ in both).
+struct ReplicaPricing {
+  const Pricer* pricer = nullptr;
+  const Graph* graph = nullptr;
+  const Strategy* strategy = nullptr;
+  const Placement* place = nullptr;
+};
+
+// A pipeline send between two stages' replicas: what each side runs, and the pricer of the
+// link it crosses (a group's own fabric, or the link between two groups). It reshards when
+// the two sides' tensor-parallel degrees differ.
+struct StageSend {
+  const Pricer* over = nullptr;
+  ReplicaPricing from, to;
+};
+
+// A mixed cluster's (or a plan's with several TP degrees) pricers, which estimate builds from
+// the plan's placement: per stage, each distinct way its replicas run, and where its
+// data-parallel collectives run (over the links between its groups, with the graph of its
+// largest shard); per stage boundary the distinct sends across it (the last stage's back to
+// the first too when interleaved); the first and last stages' tied-embedding all-reduce's.
 struct StagePricing {
-  std::vector<std::vector<const Pricer*>> replicas;
-  std::vector<const Pricer*> data_parallel;
-  std::vector<const Pricer*> next_send;
+  std::vector<std::vector<ReplicaPricing>> replicas;
+  std::vector<ReplicaPricing> data_parallel;
+  std::vector<std::vector<StageSend>> sends;
   const Pricer* tied = nullptr;
 };
 
@@ -65,8 +83,9 @@ struct ScheduleInputs {
   // When set: the data-parallel collectives and the pace-setting stage's windows.
   DataParallelComm* data_parallel = nullptr;
   PaceWindows* windows = nullptr;
-  // A mixed cluster: each stage priced on its own groups (`pricer` serves what is not per
-  // stage), and, when set, each stage's slowest replica (an index into its replicas).
+  // A mixed cluster: each stage priced on its own groups (`pricer`, `graph` and `place` serve
+  // what is not per stage), and, when set, each stage's slowest replica (an index into its
+  // replicas).
   const StagePricing* stages = nullptr;
   std::vector<int>* stage_replicas = nullptr;
 };

@@ -261,14 +261,19 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
   return out;
 }
 
-std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, const Strategy& s) {
+namespace {
+
+// count_gpus: whether tp*pp*dp*cp must be the cluster's GPUs (a plan whose replicas differ
+// in TP degree counts them itself).
+std::optional<std::string> check(const Workload& w, const Cluster& c, const Strategy& s,
+                                 bool count_gpus) {
   for (const auto& g : c.groups)
     if (s.precision && g.device.peak_flops[static_cast<int>(*s.precision)] <= 0)
       return fmt::format("{} has no {} peak; use another precision", g.device.name,
                          to_string(*s.precision));
   if (s.tp < 1 || s.pp < 1 || s.dp < 1 || s.cp < 1 || s.ep < 1 || s.mbs < 1 || s.vpp < 1)
     return "every parallel size must be at least 1";
-  if (s.gpus() != c.total_gpus())
+  if (count_gpus && s.gpus() != c.total_gpus())
     return fmt::format("tp*pp*dp*cp = {} but the cluster has {} GPUs", s.gpus(), c.total_gpus());
   const int layers = w.layers();
   if (s.pp > layers) return fmt::format("pp={} is above the {} layers", s.pp, layers);
@@ -291,6 +296,17 @@ std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, c
         s.micro_batches(), s.pp);
   // The model's own rules last: how its tensors split.
   return w.check(s);
+}
+
+}  // namespace
+
+std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, const Strategy& s) {
+  return check(w, c, s, true);
+}
+
+std::optional<std::string> check_strategy_shape(const Workload& w, const Cluster& c,
+                                                const Strategy& s) {
+  return check(w, c, s, false);
 }
 
 }  // namespace shardcost

@@ -17,6 +17,7 @@ enum Part {
   kCpComm,
   kEpComm,
   kPpComm,
+  kReshard,
   kBubble,
   kDpComm,
   kOptimizer,

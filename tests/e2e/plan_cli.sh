@@ -120,8 +120,19 @@ python3 - "$SCRATCH/out" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert [s["device"] for s in j["stages"]] == ["a100-sxm4-80gb"] * 2 + ["h100-sxm5-80gb"] * 2, j["stages"]
-assert j["links"] == ["stage 1 -> 2: a100 <-> h100, 11.2 GB/s, 30 us"], j["links"]
+# Interleaved, the last stage sends its chunks on to the first: that boundary crosses too.
+assert j["links"] == ["stage 1 -> 2: a100 <-> h100, 11.2 GB/s, 30 us",
+                      "stage 3 -> 0: h100 <-> a100, 11.2 GB/s, 30 us"], j["links"]
 PY
+# A TP degree per stage (tp=8 on the A100s, tp=4 on the H100s): the activation is resharded
+# between the meshes, in its own line; the stage table gives each stage's degree.
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster "$MIXED" \
+  --plan "$SRC/tests/fixtures/plans/a100-h100-tp8-tp4.json"
+golden estimate_reshard.txt
+sed 's/"tp": 4}]}]}/"tp": 3}]}]}/' "$SRC/tests/fixtures/plans/a100-h100-tp8-tp4.json" >"$SCRATCH/tp3.json"
+expect_exit 2 "$BIN" estimate --model llama3-70b --cluster "$MIXED" --plan "$SCRATCH/tp3.json"
+one_line_error
+case "$ERR" in *"plan stages[5] replicas[0]: tp=3 cannot run"*) ;; *) fail "bad tp: $ERR";; esac
 sed 's/"h100"\]/"h200"]/' "$MIXED" >"$SCRATCH/badlink.json"
 expect_exit 2 "$BIN" estimate --model llama3-70b --cluster "$SCRATCH/badlink.json" --strategy "tp=8,pp=4,gbs=64"
 one_line_error

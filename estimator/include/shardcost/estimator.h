@@ -33,11 +33,13 @@ struct MemoryPart {
   double bytes = 0;
 };
 
-// On a mixed cluster, one pipeline stage: the group and device of its slowest replica, its
-// seconds per micro-batch there, and its memory against the smallest device it runs on.
+// On a mixed cluster (or a plan whose replicas differ in TP degree), one pipeline stage: the
+// group, device and TP degree of its slowest replica, its seconds per micro-batch there, and
+// the memory of its replica with the least headroom against that replica's device.
 struct StageReport {
   int stage = 0;
   std::string group, device;
+  int tp = 1;
   double seconds = 0;
   double memory_bytes = 0, capacity_bytes = 0;
 };

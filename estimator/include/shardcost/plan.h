@@ -44,11 +44,13 @@ Plan load_plan(std::string_view path, const Cluster&, int layers);
 std::vector<int> default_stage_layers(int layers, int pp);
 
 // Where each replica of each stage sits: ranks in Megatron's order (tp innermost, then cp,
-// dp, pp), so stage s, replica r holds ranks [(s*dp + r) * tp*cp, +tp*cp).
+// dp, pp), so stage s, replica r holds the tp*cp ranks after those of every replica before
+// it ([(s*dp + r) * tp*cp, +tp*cp) when every replica has the strategy's tp).
 struct ReplicaPlacement {
   int stage = 0, replica = 0;
   int first_rank = 0, ranks = 0;
   int group = 0;  // index into Cluster::groups
+  int tp = 1;     // its tensor-parallel degree
 };
 // Throws InputError when a replica's ranks do not lie in the group the plan names, or the
 // plan needs more GPUs than the cluster has.
