@@ -88,11 +88,12 @@ std::string join_layers(const std::vector<int>& layers) {
   return out;
 }
 
-// A plan whose replicas differ in TP degree: each stage's ("8/8/4/4"; a stage whose replicas
-// differ lists its distinct degrees, "4+2"); empty when every replica has the strategy's.
+// A plan whose replicas of one stage differ in TP degree: each stage's distinct degrees
+// ("8/4+2"); empty otherwise (a degree per stage is the strategy's stage_tp).
 std::string stage_tps(const Plan& plan) {
   std::string out;
   bool differ = false;
+  if (!plan.strategy.stage_tp.empty()) return out;  // the strategy line gives stage_tp
   for (const StagePlan& st : plan.stages) {
     std::vector<int> tps;
     for (const Replica& r : st.replicas) {
@@ -103,6 +104,11 @@ std::string stage_tps(const Plan& plan) {
     out += fmt::format("{}", fmt::join(tps, "+"));
   }
   return differ ? out : "";
+}
+
+// The tp column: the degree, or each stage's ("8/8/4/4").
+std::string tp_text(const Strategy& s) {
+  return s.stage_tp.empty() ? std::to_string(s.tp) : join_layers(s.stage_tp);
 }
 
 void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, const Plan& plan,
@@ -335,8 +341,8 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
         const Strategy& s = e.strategy;
         fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{}\n", ++i,
                    e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
-                   e.memory_per_gpu_bytes / kGiB, s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs, s.vpp,
-                   to_string(s.recompute), s.sp, s.zero);
+                   e.memory_per_gpu_bytes / kGiB, tp_text(s), s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs,
+                   s.vpp, to_string(s.recompute), s.sp, s.zero);
       }
       return;
     }
@@ -370,7 +376,7 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
                                    fmt::format("{:.1f}", e.tflops_per_gpu),
                                    fmt::format("{:.1f}%", 100 * e.mfu),
                                    fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB),
-                                   fmt::format("{}", s.tp),
+                                   tp_text(s),
                                    fmt::format("{}", s.pp),
                                    fmt::format("{}", s.dp),
                                    fmt::format("{}", s.cp),

@@ -70,6 +70,7 @@ nlohmann::json to_json(const Strategy& s) {
   if (s.cp_per_sequence()) j["cp_mode"] = std::string(to_string(s.cp_mode));
   if (s.cp_kind != CpKind::ring) j["cp_kind"] = std::string(to_string(s.cp_kind));
   if (!s.stage_layers.empty()) j["layers"] = s.stage_layers;
+  if (!s.stage_tp.empty()) j["stage_tp"] = s.stage_tp;
   if (s.precision) j["precision"] = std::string(to_string(*s.precision));
   return j;
 }

@@ -61,7 +61,8 @@ struct MixedPricing {
 
   // The strategy, graph and placement of replicas with `tp` ranks.
   ReplicaPricing unit(const Way& way, const Workload& w, AttentionKernel kernel) {
-    if (way.tp == s.tp) return {&groups[way.group], &graph, &s, &place};
+    // The strategy's own degree, unless sequence parallelism has no ranks to split over there.
+    if (way.tp == s.tp && (way.tp > 1 || !s.sp)) return {&groups[way.group], &graph, &s, &place};
     auto d = std::find_if(degrees.begin(), degrees.end(),
                           [&](const Degree& x) { return x.strategy.tp == way.tp; });
     if (d == degrees.end()) {
@@ -283,8 +284,9 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
 
 namespace {
 
-// A plan whose replicas differ in TP degree: the GPUs they take, and each degree's own rules
-// (heads, sequence parallelism), named by the first replica that has it.
+// A plan file whose replicas differ in TP degree (by stage or within one): the GPUs they take,
+// and each degree's own rules (heads, sequence parallelism), named by the first replica that
+// has it.
 void check_degrees(const Workload& w, const Cluster& c, const Plan& plan, const Software& sw) {
   const Strategy& s = plan.strategy;
   int64_t gpus = 0;
@@ -296,6 +298,7 @@ void check_degrees(const Workload& w, const Cluster& c, const Plan& plan, const 
       if (std::find(seen.begin(), seen.end(), tp) != seen.end()) continue;
       seen.push_back(tp);
       Strategy v = s;
+      v.stage_tp.clear();
       v.tp = tp;
       v.sp = s.sp && tp > 1;
       auto why = check_strategy_shape(w, c, v);
@@ -318,14 +321,15 @@ Estimate estimate(const Workload& w, const Cluster& c, const Plan& given,
   Plan plan = given;
   plan.strategy = with_precision(given.strategy, opt.software, c);
   Strategy& s = plan.strategy;
-  const bool degrees =
+  // A plan file whose replicas differ in degree: its own checks, naming the replica; a
+  // degree per stage from --strategy is stage_tp, which check_strategy knows.
+  const bool per_replica =
       std::any_of(plan.stages.begin(), plan.stages.end(), [&](const StagePlan& st) {
         return std::any_of(st.replicas.begin(), st.replicas.end(),
                            [&](const Replica& r) { return r.tp != s.tp; });
       });
-  if (degrees) {
+  if (per_replica) {
     check_degrees(w, c, plan, opt.software);
-    s.sp = s.sp && s.tp > 1;  // sequence parallelism where a replica has TP ranks to split over
   } else {
     if (auto why = check_strategy(w, c, s))
       throw InputError(fmt::format("strategy {} cannot run: {}", to_string(s), *why));

@@ -30,7 +30,7 @@ std::vector<ReplicaPlacement> place(const Plan& plan, const Cluster& c) {
   // A replica's tensor-parallel degree: the plan file's, or the strategy's.
   auto tp_of = [&](int stage, int r) {
     return plan.stages.empty()
-               ? s.tp
+               ? s.tp_of_stage(stage)
                : plan.stages[static_cast<size_t>(stage)].replicas[static_cast<size_t>(r)].tp;
   };
   int64_t needed = 0;

@@ -66,6 +66,10 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
   Strategy& s = plan.strategy;
   const std::vector<std::string> keys =
       apply_strategy_text(f.optional_string("strategy").value_or(""), s);
+  if (pinned(keys, "stage_tp") || pinned(keys, "layers"))
+    f.fail("strategy", fmt::format("gives {}; a plan file gives each stage's layers and each "
+                                   "replica's tp in its stages",
+                                   pinned(keys, "layers") ? "layers" : "stage_tp"));
   const nlohmann::json* stages = f.optional_array("stages");
   if (!stages || stages->empty())
     f.fail("stages",
@@ -137,6 +141,16 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
   s.tp = first.tp;
   s.pp = pp;
   s.dp = dp;
+  // A degree per stage that all its replicas share is the strategy's stage_tp (what
+  // --strategy can say too); replicas of one stage that differ only a plan file can give.
+  bool per_stage = true, differ = false;
+  for (const StagePlan& st : plan.stages)
+    for (const Replica& r : st.replicas) {
+      per_stage = per_stage && r.tp == st.replicas.front().tp;
+      differ = differ || r.tp != first.tp;
+    }
+  if (differ && per_stage)
+    for (const StagePlan& st : plan.stages) s.stage_tp.push_back(st.replicas.front().tp);
   if (!pinned(keys, "gbs")) s.gbs = s.mbs * s.dp;
   for (const StagePlan& st : plan.stages) plan.stage_layers.push_back(st.layers);
   const int sum = std::accumulate(plan.stage_layers.begin(), plan.stage_layers.end(), 0);

@@ -3,6 +3,7 @@
 // different degrees, in its own part of the breakdown.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "shardcost/estimator.h"
@@ -129,6 +130,88 @@ TEST(Reshard, BadDegreesAreOneLineNamingTheReplica) {
       {"layers": 16, "replicas": [{"group": "a", "tp": 8}]},
       {"layers": 16, "replicas": [{"group": "b", "tp": 2}]}]})")
                 .find("its replicas take 10 GPUs (tp*cp each) but the cluster has 12"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// stage_tp=a/b/...: the strategy text of a degree per stage (what rank prints, and what a
+// plan file whose stages each have one degree reads as).
+TEST(StageTp, ParsesDerivesAndPrints) {
+  const Strategy s = parse_strategy("stage_tp=8/8/4/4/4/4,mbs=1,gbs=64", 32);
+  EXPECT_EQ(s.pp, 6);
+  EXPECT_EQ(s.tp, 8);
+  EXPECT_EQ(s.dp, 1);  // 32 GPUs over the 32 ranks of one replica across the pipeline
+  EXPECT_EQ(s.gpus(), 32);
+  EXPECT_NE(to_string(s).find(",stage_tp=8/8/4/4/4/4"), std::string::npos) << to_string(s);
+  EXPECT_EQ(parse_strategy(to_string(s), 32).stage_tp, s.stage_tp);
+  auto error = [](const char* text) {
+    return test_models::input_error_of([&] { (void)parse_strategy(text, 32); });
+  };
+  EXPECT_NE(error("tp=4,stage_tp=8/8/4/4/4/4,gbs=64").find("tp is the first stage's degree"),
+            std::string::npos);
+  EXPECT_NE(error("stage_tp=8/0/4,gbs=64").find("at least 1 per stage"), std::string::npos);
+  EXPECT_NE(error("stage_tp=8/8/8/4,gbs=64").find("(sum of stage_tp)*cp = 28 does not divide"),
+            std::string::npos);
+}
+
+TEST(StageTp, ChecksEachDegreeAndTheStageCount) {
+  const Model m = load_model("llama3-70b");
+  const Cluster c = load_cluster(SHARDCOST_SOURCE_DIR "/tests/fixtures/clusters/a100-h100.json");
+  auto why = [&](const char* text) {
+    return check_strategy(m, c, parse_strategy(text, 32)).value_or("fits the rules");
+  };
+  EXPECT_NE(why("stage_tp=8/8/4/4/4/4,pp=5,gbs=60").find("6 degrees for pp=5"), std::string::npos);
+  // 64 heads do not split 3 ways (and 3 + ... cannot make the GPUs add up either way).
+  EXPECT_NE(why("stage_tp=8/8/3/3/5/5,gbs=64").find("stage 2 (tp=3)"), std::string::npos);
+  EXPECT_EQ(why("stage_tp=8/8/4/4/4/4,gbs=64,sp=true"), "fits the rules");
+}
+
+// A plan file whose stages each have one degree prices exactly as --strategy with stage_tp.
+TEST(StageTp, APlanFileOfADegreePerStageIsTheStrategy) {
+  const Model m = load_model("llama3-70b");
+  const Cluster c = load_cluster(SHARDCOST_SOURCE_DIR "/tests/fixtures/clusters/a100-h100.json");
+  const auto w = transformer_workload(m);
+  const Plan file = load_plan(SHARDCOST_SOURCE_DIR "/tests/fixtures/plans/a100-h100-tp8-tp4.json",
+                              c, w->layers());
+  EXPECT_EQ(file.strategy.stage_tp, (std::vector<int>{8, 8, 4, 4, 4, 4}));
+  const Estimate a = estimate(*w, c, file);
+  const Estimate b =
+      estimate(m, c,
+               parse_strategy("stage_tp=8/8/4/4/4/4,layers=10/11/15/15/15/14,mbs=1,gbs=64,"
+                              "recompute=full,sp=true,zero=1",
+                              32));
+  EXPECT_DOUBLE_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_DOUBLE_EQ(a.memory_per_gpu_bytes, b.memory_per_gpu_bytes);
+}
+
+// rank on a mixed cluster also gives each group's stages a degree of their own, around the
+// best plans it found; what it returns prices the same through estimate.
+TEST(StageTp, RankSearchesADegreePerGroup) {
+  const Model m = load_model("llama3-70b");
+  const Cluster c = load_cluster(SHARDCOST_SOURCE_DIR "/tests/fixtures/clusters/a100-h100.json");
+  RankOptions ro;
+  ro.global_batch = 64;
+  ro.top = 10;
+  const RankResult r = rank(m, c, ro);
+  const Estimate* per_group = nullptr;
+  for (const Estimate& e : r.best)
+    if (!e.strategy.stage_tp.empty() && !per_group) per_group = &e;
+  ASSERT_NE(per_group, nullptr) << "no plan with a degree per group among the best 10";
+  const Strategy& s = per_group->strategy;
+  // Stages on one group share its degree: the A100 stages come first, then the H100 ones.
+  ASSERT_EQ(s.stage_tp.size(), static_cast<size_t>(s.pp));
+  EXPECT_TRUE(std::is_sorted(s.stage_tp.begin(), s.stage_tp.end()) ||
+              std::is_sorted(s.stage_tp.rbegin(), s.stage_tp.rend()))
+      << to_string(s);
+  EXPECT_DOUBLE_EQ(estimate(m, c, s).step_time_s, per_group->step_time_s);
+  // rank pins neither the split nor the degrees per stage: it searches them.
+  ro.fixed = "stage_tp=8/8/4/4/4/4";
+  EXPECT_NE(test_models::input_error_of([&] { (void)rank(m, c, ro); }).find("--fix layers="),
             std::string::npos);
 }
 

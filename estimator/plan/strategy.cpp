@@ -24,6 +24,7 @@ std::string to_string(const Strategy& s) {
   if (s.max_tokens > 0) out += fmt::format(",max_tokens={}", s.max_tokens);
   if (s.cp_kind != CpKind::ring) out += fmt::format(",cp_kind={}", to_string(s.cp_kind));
   if (!s.stage_layers.empty()) out += fmt::format(",layers={}", fmt::join(s.stage_layers, "/"));
+  if (!s.stage_tp.empty()) out += fmt::format(",stage_tp={}", fmt::join(s.stage_tp, "/"));
   if (s.precision) out += fmt::format(",precision={}", to_string(*s.precision));
   return out;
 }
@@ -136,7 +137,15 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       s.max_tokens = parse_int_value(key, value);
     else if (key == "layers")
       s.stage_layers = parse_stage_layers(value);
-    else if (key == "precision") {
+    else if (key == "stage_tp") {
+      s.stage_tp = parse_stage_layers(value);
+      for (int t : s.stage_tp)
+        if (t < 1)
+          throw InputError(fmt::format(
+              "strategy key 'stage_tp' needs a tensor-parallel degree of at least 1 per stage "
+              "(got '{}')",
+              value));
+    } else if (key == "precision") {
       if (value != "fp32" && value != "tf32" && value != "fp16" && value != "bf16" &&
           value != "fp8")
         throw InputError(fmt::format(
@@ -153,7 +162,8 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     } else
       throw InputError(fmt::format(
           "unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
-          "vpp, recompute, sp, zero, cp_kind, layers, precision (and balance, max_tokens, "
+          "vpp, recompute, sp, zero, cp_kind, layers, stage_tp, precision (and balance, "
+          "max_tokens, "
           "cp=dynamic|flex, cp_max with variable-length data)",
           key));
     for (const char* k :
@@ -186,6 +196,25 @@ Strategy parse_strategy(std::string_view text, int gpus) {
   Strategy s;
   s.dp = 0;
   const auto keys = apply_strategy_text(text, s);
+  auto given = [&](const char* key) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  };
+  // stage_tp: the stages are its entries, and tp is the first one's.
+  if (!s.stage_tp.empty()) {
+    if (given("tp") && s.tp != s.stage_tp.front())
+      throw InputError(
+          fmt::format("tp={} but stage_tp starts with {}: tp is the first stage's degree; drop tp",
+                      s.tp, s.stage_tp.front()));
+    if (!given("pp")) s.pp = static_cast<int>(s.stage_tp.size());
+    s.tp = s.stage_tp.front();
+  }
+  // The ranks of one data-parallel replica across the pipeline.
+  auto width = [&]() -> int64_t {
+    if (s.stage_tp.empty()) return product({s.tp, s.pp});
+    int64_t sum = 0;
+    for (int x : s.stage_tp) sum += x;
+    return sum > std::numeric_limits<int>::max() ? -1 : sum;
+  };
   auto too_large = [&](const char* what, int64_t p) {
     if (p < 0 || p > gpus)
       throw InputError(fmt::format(
@@ -194,22 +223,28 @@ Strategy parse_strategy(std::string_view text, int gpus) {
           what, p < 0 ? "far larger" : "larger", gpus));
   };
   // cp=dynamic without cp_max: every GPU outside tp and pp in one CP domain (dp = 1).
-  if (s.cp_per_sequence() && std::find(keys.begin(), keys.end(), "cp_max") == keys.end()) {
-    const int64_t inner = product({s.tp, s.pp, std::max(s.dp, 1)});
-    too_large("tp*pp*dp", inner);
+  if (s.cp_per_sequence() && !given("cp_max")) {
+    const int64_t w = width();
+    const int64_t inner = w < 0 ? -1 : product({static_cast<int>(w), std::max(s.dp, 1)});
+    too_large(s.stage_tp.empty() ? "tp*pp*dp" : "(sum of stage_tp)*dp", inner);
     if (inner > 0 && gpus % inner == 0) s.cp = static_cast<int>(gpus / inner);
   }
   if (s.dp == 0) {
-    const int64_t inner = product({s.tp, s.pp, s.cp});
-    too_large("tp*pp*cp", inner);
+    const int64_t w = width();
+    const int64_t inner = w < 0 ? -1 : product({static_cast<int>(w), s.cp});
+    too_large(s.stage_tp.empty() ? "tp*pp*cp" : "(sum of stage_tp)*cp", inner);
     if (inner <= 0 || gpus % inner != 0)
       throw InputError(
-          fmt::format("tp*pp*cp = {} does not divide the {} GPUs; choose sizes whose "
+          fmt::format("{} = {} does not divide the {} GPUs; choose sizes whose "
                       "product divides the GPU count",
-                      inner, gpus));
+                      s.stage_tp.empty() ? "tp*pp*cp" : "(sum of stage_tp)*cp", inner, gpus));
     s.dp = static_cast<int>(gpus / inner);
   }
-  too_large("tp*pp*dp*cp", product({s.tp, s.pp, s.dp, s.cp}));
+  {
+    const int64_t w = width();
+    too_large(s.stage_tp.empty() ? "tp*pp*dp*cp" : "(sum of stage_tp)*dp*cp",
+              w < 0 ? -1 : product({static_cast<int>(w), s.dp, s.cp}));
+  }
   if (s.gbs == 0) {
     const int64_t gbs = product({s.mbs, s.dp});
     if (gbs < 0)
@@ -229,10 +264,10 @@ Strategy parse_strategy(std::string_view text, int gpus) {
     s.gbs = static_cast<int>(gbs);
   }
   if (s.gpus() != gpus)
-    throw InputError(
-        fmt::format("tp*pp*dp*cp = {} but the cluster has {} GPUs; make them equal "
-                    "(or drop dp to derive it)",
-                    s.gpus(), gpus));
+    throw InputError(fmt::format(
+        "{} = {} but the cluster has {} GPUs; make them equal "
+        "(or drop dp to derive it)",
+        s.stage_tp.empty() ? "tp*pp*dp*cp" : "(sum of stage_tp)*dp*cp", s.gpus(), gpus));
   return s;
 }
 
@@ -274,7 +309,37 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
   if (s.tp < 1 || s.pp < 1 || s.dp < 1 || s.cp < 1 || s.ep < 1 || s.mbs < 1 || s.vpp < 1)
     return "every parallel size must be at least 1";
   if (count_gpus && s.gpus() != c.total_gpus())
-    return fmt::format("tp*pp*dp*cp = {} but the cluster has {} GPUs", s.gpus(), c.total_gpus());
+    return fmt::format("{} = {} but the cluster has {} GPUs",
+                       s.stage_tp.empty() ? "tp*pp*dp*cp" : "(sum of stage_tp)*dp*cp", s.gpus(),
+                       c.total_gpus());
+  // A degree per stage: each degree by the rules of one (heads, sequence parallelism where
+  // it has ranks to split over).
+  if (!s.stage_tp.empty()) {
+    if (static_cast<int>(s.stage_tp.size()) != s.pp)
+      return fmt::format("stage_tp gives {} degrees for pp={}; give one per stage",
+                         s.stage_tp.size(), s.pp);
+    if (s.stage_tp.front() != s.tp)
+      return fmt::format("tp={} but stage_tp starts with {}; tp is the first stage's", s.tp,
+                         s.stage_tp.front());
+    bool any_tp = false;
+    for (int t : s.stage_tp) {
+      if (t < 1) return "every stage's tensor-parallel degree must be at least 1";
+      any_tp = any_tp || t > 1;
+    }
+    if (s.sp && !any_tp) return "sp=true needs tp>1";
+    for (size_t i = 0; i < s.stage_tp.size(); ++i) {
+      if (std::find(s.stage_tp.begin(), s.stage_tp.begin() + static_cast<long>(i), s.stage_tp[i]) !=
+          s.stage_tp.begin() + static_cast<long>(i))
+        continue;
+      Strategy one = s;
+      one.stage_tp.clear();
+      one.tp = s.stage_tp[i];
+      one.sp = s.sp && one.tp > 1;
+      if (auto why = check(w, c, one, false))
+        return fmt::format("stage {} (tp={}): {}", i, one.tp, *why);
+    }
+    return std::nullopt;
+  }
   const int layers = w.layers();
   if (s.pp > layers) return fmt::format("pp={} is above the {} layers", s.pp, layers);
   // Uneven stages and uneven chunks are fine, for 1F1B and interleaved alike (Llama 3 405B

@@ -72,6 +72,10 @@ VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strate
     throw InputError(
         "variable-length data on a mixed cluster (several node groups) is not priced yet; use "
         "one node group, or fixed-length sequences");
+  if (!given.stage_tp.empty())
+    throw InputError(
+        "variable-length data with a TP degree per stage (stage_tp) is not priced yet; give one "
+        "tp, or fixed-length sequences");
   const Strategy s = with_precision(given, opt.software, c);
   if (o.batch_tokens < 0) throw InputError("--batch-tokens must be positive");
   if (auto why = unsupported(opt.software, s))

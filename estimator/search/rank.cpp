@@ -86,6 +86,62 @@ struct Ranker {
     keep_if_fits(estimate_graph(w, graph, c, b, layout, eopt, &placed));
   }
 
+  // A TP degree per group (issue 14): around the best plans found (the seeds), each group's
+  // stages take a degree of their own, and the pipeline as many stages as each group then
+  // holds (its GPUs over dp*cp*degree); layers even and balanced by speed as above. Stages
+  // on one group share its degree. Bounded: kSeeds seeds, each degree of each group.
+  static constexpr int kSeeds = 8;
+  void refine_tp(const EstimateOptions& eopt) {
+    if (c.groups.size() < 2 || contains(pinned, "tp") || contains(pinned, "pp")) return;
+    const Software& sw = eopt.software;
+    std::vector<std::vector<int>> degrees;  // per group, the degrees a node of it admits
+    for (const NodeGroup& g : c.groups) degrees.push_back(w.tp_candidates(g.gpus_per_node));
+    const std::vector<Estimate> seeds = tally.best();
+    std::vector<std::string> tried;
+    for (const Estimate& seed : seeds) {
+      std::vector<size_t> pick(c.groups.size(), 0);  // an odometer over the groups' degrees
+      while (true) {
+        Strategy s = seed.strategy;
+        s.stage_layers.clear();
+        s.stage_tp.clear();
+        bool fits = true, any_tp = false;
+        for (size_t gi = 0; gi < c.groups.size() && fits; ++gi) {
+          const int t = degrees[gi][pick[gi]];
+          const int64_t width = int64_t{s.dp} * s.cp * t;
+          const int gpus = c.groups[gi].gpus();
+          fits = gpus % width == 0;
+          any_tp = any_tp || t > 1;
+          for (int64_t k = 0; fits && k < gpus / width; ++k) s.stage_tp.push_back(t);
+        }
+        if (fits && !s.stage_tp.empty()) {
+          s.pp = static_cast<int>(s.stage_tp.size());
+          s.tp = s.stage_tp.front();
+          s.sp = s.sp && any_tp;
+          // The seed's interleaving where the new depth allows it.
+          if (s.vpp > 1 &&
+              (s.pp == 1 || s.micro_batches() % s.pp != 0 || w.layers() / s.pp < s.vpp))
+            s.vpp = 1;
+          const bool uniform =
+              std::all_of(s.stage_tp.begin(), s.stage_tp.end(), [&](int x) { return x == s.tp; });
+          const std::string key = to_string(s);
+          if (!uniform && std::find(tried.begin(), tried.end(), key) == tried.end()) {
+            tried.push_back(key);
+            if (s.pp > 1 && s.zero > sw.max_zero_with_pipeline) {
+              tally.reject("ZeRO-2/3 with pipeline parallelism");
+            } else if (auto why = check_strategy(w, c, s)) {
+              tally.reject(classify(*why));
+            } else {
+              consider_mixed(s, graphs.get(w, s, sw.attention), eopt);
+            }
+          }
+        }
+        size_t gi = 0;
+        while (gi < pick.size() && ++pick[gi] == degrees[gi].size()) pick[gi++] = 0;
+        if (gi == pick.size()) break;
+      }
+    }
+  }
+
   void keep_if_fits(Estimate e) {
     if (!e.feasible) {
       tally.reject("exceeds device memory");
@@ -251,6 +307,10 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
   // Precision is a numerics choice, not a searched one: the pinned one or the preset's (the
   // same whatever order the groups take).
   fixed = with_precision(fixed, opt.estimate.software, c);
+  if (contains(pinned, "layers") || contains(pinned, "stage_tp"))
+    throw InputError(
+        "--fix layers= or stage_tp=: rank searches each stage's layers and degrees; price a "
+        "split of your own with estimate --strategy");
   if (contains(pinned, "gbs") && fixed.gbs != opt.global_batch)
     throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
   if (auto why = unsupported(opt.estimate.software, fixed))
@@ -260,8 +320,13 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
   std::vector<std::pair<std::vector<size_t>, Estimate>> winners;
   do {
     const Cluster reordered = orders ? reorder(c, order) : c;
-    Ranker r{w, reordered, opt, fixed, pinned, {opt.top, opt.objective}, {}};
+    // A mixed cluster keeps a few more than asked: the seeds of a TP degree per group.
+    const int keep = c.groups.size() > 1 ? std::max(opt.top, Ranker::kSeeds) : opt.top;
+    Ranker r{w, reordered, opt, fixed, pinned, {keep, opt.objective}, {}};
     r.run();
+    EstimateOptions totals = opt.estimate;
+    totals.breakdown = false;
+    r.refine_tp(totals);
     const RankResult& part = r.tally.result();
     result.evaluated += part.evaluated;
     result.feasible += part.feasible;

@@ -129,6 +129,11 @@ PY
 expect_exit 0 "$BIN" estimate --model llama3-70b --cluster "$MIXED" \
   --plan "$SRC/tests/fixtures/plans/a100-h100-tp8-tp4.json"
 golden estimate_reshard.txt
+# The same plan as a strategy string (stage_tp, what rank prints) prices the same.
+STEP=$(grep '^step time' "$SCRATCH/out")
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster "$MIXED" --strategy \
+  "stage_tp=8/8/4/4/4/4,layers=10/11/15/15/15/14,mbs=1,gbs=64,recompute=full,sp=true,zero=1"
+[ "$(grep '^step time' "$SCRATCH/out")" = "$STEP" ] || fail "stage_tp and the plan file differ"
 sed 's/"tp": 4}]}]}/"tp": 3}]}]}/' "$SRC/tests/fixtures/plans/a100-h100-tp8-tp4.json" >"$SCRATCH/tp3.json"
 expect_exit 2 "$BIN" estimate --model llama3-70b --cluster "$MIXED" --plan "$SCRATCH/tp3.json"
 one_line_error

@@ -1,6 +1,7 @@
 #pragma once
 // How work is split and run: the strategy (parallel sizes, batch, schedule, recomputation,
 // ZeRO) and the software stack that runs it. Both are independent of the model family.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,16 +59,30 @@ struct Strategy {
   // or last stage may hold none (only the embedding or the head). With vpp, each stage's
   // layers split into vpp chunks as evenly as they go. Empty: the default split.
   std::vector<int> stage_layers;
+  // stage_tp=a/b/c/...: each pipeline stage's tensor-parallel degree (every replica of it), in
+  // rank order; tp is the first stage's. Empty: tp for every stage. The activation is
+  // resharded between stages of different degrees.
+  std::vector<int> stage_tp;
+  int tp_of_stage(int stage) const {
+    return stage_tp.empty() ? tp : stage_tp[static_cast<size_t>(stage)];
+  }
   // precision=fp32|tf32|fp16|bf16|fp8: the type the linear layers compute in (fp8: Transformer
   // Engine's FP8 GEMMs with bf16 attention and head; fp32/tf32: full-precision training).
   // Unset: the software preset's (resolved_precision). rank pins it, never searches it.
   std::optional<DType> precision;
   // Saturating at 2^40 GPUs: sizes read from a file may be anything up to INT_MAX each.
   int64_t gpus() const {
-    int64_t p = 1;
-    for (int x : {tp, pp, dp, cp}) {
+    constexpr int64_t cap = int64_t{1} << 40;
+    // The ranks of one data-parallel replica across the pipeline.
+    int64_t p = int64_t{tp} * pp;
+    if (!stage_tp.empty()) {
+      p = 0;
+      for (int t : stage_tp) p = std::min(cap + 1, p + t);
+    }
+    if (p > cap) return cap;
+    for (int x : {dp, cp}) {
       p *= x;
-      if (p > (int64_t{1} << 40)) return int64_t{1} << 40;
+      if (p > cap) return cap;
     }
     return p;
   }
