@@ -2,6 +2,7 @@
 // run on, the slowest replica setting its pace, messages between groups over the link
 // between them, memory against each stage's own devices.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -195,6 +196,40 @@ TEST(Mixed, RankTriesEveryOrderOfTheGroups) {
   const RankResult same_again = rank(m, parse_cluster_json(swapped, "big-first.json"), ro);
   EXPECT_EQ(same_again.evaluated, r.evaluated);
   EXPECT_DOUBLE_EQ(same_again.best.front().step_time_s, best.step_time_s);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Past four groups, rank searches the file's order and the groups by speed either way (every
+// order of five would be 120 searches).
+TEST(Mixed, RankOnFiveGroupsTriesTheOrdersBySpeed) {
+  const Cluster c = parse_cluster_json(R"({"name": "five", "inter_node_bandwidth_GBps": 25,
+    "intra_node_bandwidth_GBps": 300, "gpus_per_node": 4, "node_groups": [
+      {"name": "v1", "device": "v100-sxm2-32gb", "nodes": 1},
+      {"name": "h1", "device": "h100-sxm5-80gb", "nodes": 1},
+      {"name": "v2", "device": "v100-sxm2-32gb", "nodes": 1},
+      {"name": "h2", "device": "h100-sxm5-80gb", "nodes": 1},
+      {"name": "a1", "device": "a100-sxm4-80gb", "nodes": 1}]})",
+                                       "five.json");
+  RankOptions ro;
+  ro.global_batch = 40;
+  ro.top = 20;
+  const RankResult r = rank(load_model("gpt3-1.3b"), c, ro);
+  ASSERT_FALSE(r.best.empty());
+  const std::vector<std::string> slow_first{"v1", "v2", "a1", "h1", "h2"};
+  const std::vector<std::string> fast_first{"h2", "h1", "a1", "v2", "v1"};
+  bool reordered = false;
+  for (const Estimate& e : r.best) {
+    if (e.group_order.empty()) continue;  // the file's
+    reordered = true;
+    EXPECT_TRUE(e.group_order == slow_first || e.group_order == fast_first)
+        << fmt::format("{}", fmt::join(e.group_order, ","));
+  }
+  EXPECT_TRUE(reordered) << "no plan among the best 20 in an order by speed";
 }
 
 }  // namespace

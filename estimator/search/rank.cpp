@@ -297,11 +297,31 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
         opt.global_batch, kMaxGlobalBatch));
   if (opt.top < 1) throw InputError("--top must be at least 1");
   const auto start = std::chrono::steady_clock::now();
-  // A mixed cluster of up to four groups: every order of its groups (which stages take which
-  // devices), each searched as a cluster of its own.
-  std::vector<size_t> order(c.groups.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const bool orders = c.groups.size() > 1 && c.groups.size() <= 4;
+  // A mixed cluster: the orders of its groups to search (which stages take which devices).
+  // Up to four groups, every order; more, the file's and the groups by speed either way
+  // (the slowest first, the fastest first).
+  std::vector<std::vector<size_t>> orders;
+  {
+    std::vector<size_t> order(c.groups.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (c.groups.size() <= 4) {
+      do orders.push_back(order);
+      while (c.groups.size() > 1 && std::next_permutation(order.begin(), order.end()));
+    } else {
+      orders.push_back(order);
+      auto peak = [&](size_t g) {
+        const Device& d = c.groups[g].device;
+        return std::max(d.peak_flops[static_cast<int>(DType::bf16)],
+                        d.peak_flops[static_cast<int>(DType::fp16)]);
+      };
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t a, size_t b) { return peak(a) < peak(b); });
+      for (int way = 0; way < 2; ++way) {
+        if (std::find(orders.begin(), orders.end(), order) == orders.end()) orders.push_back(order);
+        std::reverse(order.begin(), order.end());
+      }
+    }
+  }
   Strategy fixed;
   const std::vector<std::string> pinned = apply_strategy_text(opt.fixed, fixed);
   // Precision is a numerics choice, not a searched one: the pinned one or the preset's (the
@@ -318,8 +338,8 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
   SearchTally merged{opt.top, opt.objective};
   RankResult result;
   std::vector<std::pair<std::vector<size_t>, Estimate>> winners;
-  do {
-    const Cluster reordered = orders ? reorder(c, order) : c;
+  for (const std::vector<size_t>& order : orders) {
+    const Cluster reordered = c.groups.size() > 1 ? reorder(c, order) : c;
     // A mixed cluster keeps a few more than asked: the seeds of a TP degree per group.
     const int keep = c.groups.size() > 1 ? std::max(opt.top, Ranker::kSeeds) : opt.top;
     Ranker r{w, reordered, opt, fixed, pinned, {keep, opt.objective}, {}};
@@ -332,7 +352,7 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
     result.feasible += part.feasible;
     for (const auto& [reason, count] : part.rejected) result.rejected[reason] += count;
     for (const Estimate& e : r.tally.best()) winners.emplace_back(order, e);
-  } while (orders && std::next_permutation(order.begin(), order.end()));
+  }
   // The best over every order, in the tally's order (ties: the file's order first).
   std::stable_sort(winners.begin(), winners.end(),
                    [&](const auto& a, const auto& b) { return merged.better(a.second, b.second); });
@@ -343,7 +363,7 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
   EstimateOptions full = opt.estimate;
   full.breakdown = true;
   for (const auto& [o, e] : winners) {
-    const Cluster reordered = orders ? reorder(c, o) : c;
+    const Cluster reordered = c.groups.size() > 1 ? reorder(c, o) : c;
     Estimate again = estimate(w, reordered, plan_of(e.strategy), full);
     bool file_order = true;
     for (size_t i = 0; i < o.size(); ++i) file_order = file_order && o[i] == i;
