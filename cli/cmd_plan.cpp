@@ -187,8 +187,7 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
   std::optional<VarlenOptions> vo;
   std::optional<VarlenEstimate> v;
   if (va.given()) {
-    if (!plan.stage_layers.empty())
-      throw InputError("--plan files are priced at fixed length; give --strategy");
+    if (plan_path) throw InputError("--plan files are priced at fixed length; give --strategy");
     vo = va.options();
     v = estimate_varlen(*workload, c, st, *vo, opt);
   }
@@ -247,26 +246,50 @@ void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, cons
       "{} fixed-length candidates searched; {} variable-length plans priced on the batches\n\n",
       thousands(static_cast<double>(r.fixed_evaluated)),
       thousands(static_cast<double>(r.evaluated)));
-  Table t({"#", "step s", "p10", "p90", "imbalance", "tokens/s", "MFU", "GiB", "tp", "pp", "dp",
-           "cp", "mbs", "max_tokens", "balance", "recompute", "zero"},
-          {true, true, true, true, true, true, true, true, true, true, true, false, true, true,
-           false, false, true});
+  std::vector<std::string> header{
+      "#",  "step s", "p10", "p90", "imbalance",  "tokens/s", "MFU",       "GiB", "tp",
+      "pp", "dp",     "cp",  "mbs", "max_tokens", "balance",  "recompute", "zero"};
+  std::vector<bool> right{true, true, true,  true, true, true,  true,  true, true,
+                          true, true, false, true, true, false, false, true};
+  // A mixed cluster: each plan's layers per stage and the order its stages take the groups.
+  const bool mixed = c.groups.size() > 1;
+  if (mixed) {
+    header.insert(header.end(), {"layers", "groups"});
+    right.insert(right.end(), {false, false});
+  }
+  std::vector<std::string> file_order;
+  for (const auto& g : c.groups) file_order.push_back(g.name);
+  Table t(header, right);
   int i = 0;
   for (const auto& v : r.best) {
     const Estimate& e = v.estimate;
     const Strategy& s = e.strategy;
-    t.add({fmt::format("{}", ++i), fmt::format("{:.3f}", e.step_time_s),
-           fmt::format("{:.3f}", v.step_time_p10_s), fmt::format("{:.3f}", v.step_time_p90_s),
-           fmt::format("{:.3f}", v.imbalance), thousands(e.tokens_per_s),
-           fmt::format("{:.1f}%", 100 * e.mfu),
-           fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB), fmt::format("{}", s.tp),
-           fmt::format("{}", s.pp), fmt::format("{}", s.dp),
-           s.cp_per_sequence()
-               ? fmt::format("{}<={}", s.cp_mode == CpMode::flex ? "flex" : "dyn", s.cp)
-               : fmt::format("{}", s.cp),
-           fmt::format("{}", s.mbs), fmt::format("{}", s.max_tokens),
-           std::string(to_string(s.balance)), std::string(to_string(s.recompute)),
-           fmt::format("{}", s.zero)});
+    std::vector<std::string> row{
+        fmt::format("{}", ++i),
+        fmt::format("{:.3f}", e.step_time_s),
+        fmt::format("{:.3f}", v.step_time_p10_s),
+        fmt::format("{:.3f}", v.step_time_p90_s),
+        fmt::format("{:.3f}", v.imbalance),
+        thousands(e.tokens_per_s),
+        fmt::format("{:.1f}%", 100 * e.mfu),
+        fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB),
+        tp_text(s),
+        fmt::format("{}", s.pp),
+        fmt::format("{}", s.dp),
+        s.cp_per_sequence()
+            ? fmt::format("{}<={}", s.cp_mode == CpMode::flex ? "flex" : "dyn", s.cp)
+            : fmt::format("{}", s.cp),
+        fmt::format("{}", s.mbs),
+        fmt::format("{}", s.max_tokens),
+        std::string(to_string(s.balance)),
+        std::string(to_string(s.recompute)),
+        fmt::format("{}", s.zero)};
+    if (mixed) {
+      row.push_back(s.stage_layers.empty() ? "even" : join_layers(s.stage_layers));
+      row.push_back(
+          fmt::format("{}", fmt::join(e.group_order.empty() ? file_order : e.group_order, ",")));
+    }
+    t.add(row);
   }
   fmt::print("{}", t.render());
   fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);

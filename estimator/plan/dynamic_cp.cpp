@@ -276,8 +276,9 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
     priced.imbalance.push_back(ideal > 0 ? slowest / (ideal / static_cast<double>(batch.size()))
                                          : 1);
   }
-  double peak = 0;
-  for (const auto& [k, mb] : largest_by_size) peak = std::max(peak, prices[k]->peak_memory(mb));
+  MicroBatchPrice::Peak peak;  // one group: the capacity is e0's
+  for (const auto& [k, mb] : largest_by_size)
+    peak.bytes = std::max(peak.bytes, prices[k]->peak_memory(mb).bytes);
   VarlenEstimate out = summarise(w, c, s, e0, batches, priced, fixed_pipeline, peak);
   for (const auto& [k, n] : counts) out.cp_sequences.push_back({k, n});
 

@@ -68,10 +68,10 @@ BatchTimes price(const std::vector<PackedBatch>& packed, const MicroBatchPrice& 
 VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strategy& given,
                                const VarlenOptions& o, const EstimateOptions& opt) {
   check_varlen(w, o, opt);
-  if (c.groups.size() > 1)
+  if (c.groups.size() > 1 && given.cp_per_sequence())
     throw InputError(
-        "variable-length data on a mixed cluster (several node groups) is not priced yet; use "
-        "one node group, or fixed-length sequences");
+        "cp=dynamic and cp=flex on a mixed cluster (several node groups) are not priced yet; "
+        "give a fixed cp there, or use one node group");
   if (!given.stage_tp.empty())
     throw InputError(
         "variable-length data with a TP degree per stage (stage_tp) is not priced yet; give one "
@@ -109,8 +109,9 @@ VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strate
   const BatchTimes priced = price(packed, p, fixed_pipeline);
   const bool reference_sized = priced.largest.tokens == p.reference().tokens &&
                                priced.largest.squared == p.reference().squared;
-  VarlenEstimate out = summarise(w, c, s, e0, batches, priced, fixed_pipeline,
-                                 reference_sized ? 0 : p.peak_memory(priced.largest));
+  VarlenEstimate out =
+      summarise(w, c, s, e0, batches, priced, fixed_pipeline,
+                reference_sized ? MicroBatchPrice::Peak{} : p.peak_memory(priced.largest));
   out.baseline = "balance=none";
   if (s.balance == Balance::none) {
     out.baseline_step_time_s = out.estimate.step_time_s;

@@ -23,13 +23,16 @@ class MicroBatchPrice {
   MicroBatchPrice(const Workload& w, const Cluster& c, const Strategy& s,
                   const EstimateOptions& opt)
       : w_(w),
+        c_(c),
         s_(s),
         opt_(opt),
-        layout_(w.layers(), s.pp),
+        layout_(w.layers(), s.pp, &s_.stage_layers),
         place_(placement(s)),
-        pricer_(c.groups.front().device, c.groups.front().intra_node, c.inter_node,
+        pricer_(c.groups.front().device, c.groups.front().intra_node, c.network_of(0),
                 c.groups.front().gpus_per_node, opt.costs),
         ref_(w.fixed_micro_batch(s)) {
+    // A mixed cluster: each stage on its own groups, where rank order places it.
+    if (c.groups.size() > 1) placed_ = place(plan_of(s), c);
     const auto [pace, bubble] = pace_of(ref_, &shape_, &dp_, &windows_);
     ref_s_ = pace;
     bubble_s_ = bubble;
@@ -74,7 +77,13 @@ class MicroBatchPrice {
     return {(linear(2 * t0) - linear(t0)) / t0, alpha_};
   }
 
-  double peak_memory(const MicroBatch& largest) const;
+  // The memory of the largest micro-batch, as if every one in flight were that large: the
+  // most loaded stage's, and (on a mixed cluster) the capacity of the device it is checked
+  // against, the one with the least headroom.
+  struct Peak {
+    double bytes = 0, capacity = 0;
+  };
+  Peak peak_memory(const MicroBatch& largest) const;
 
  private:
   // The pace-setting stage's seconds per micro-batch and the fill and drain; with `shape`,
@@ -95,6 +104,7 @@ class MicroBatchPrice {
   }
 
   const Workload& w_;
+  const Cluster& c_;
   Strategy s_;
   const EstimateOptions& opt_;
   StageLayout layout_;
@@ -105,7 +115,8 @@ class MicroBatchPrice {
   PipelineShape shape_;
   DataParallelComm dp_;
   PaceWindows windows_;
-  std::map<double, double> grid_;  // tokens -> L(tokens)
+  std::map<double, double> grid_;         // tokens -> L(tokens)
+  std::vector<ReplicaPlacement> placed_;  // a mixed cluster's; empty on one group
 };
 
 // A rank's pipeline time: its micro-batches through the pipeline's 1F1B schedule played out
@@ -141,11 +152,11 @@ struct BatchTimes {
 
 // The estimate from the fixed-length one (e0, its pipeline fixed_pipeline) and the priced
 // batches: the mean step and its spread, throughput and FLOPs from the kept tokens, memory
-// from the largest micro-batch (peak_memory: 0 to keep e0's), the breakdown's pipeline parts
+// from the largest micro-batch (peak_memory: 0 bytes to keep e0's), the breakdown's pipeline parts
 // scaled to the mean slowest rank.
 VarlenEstimate summarise(const Workload&, const Cluster&, const Strategy&, const Estimate& e0,
                          const Batches&, const BatchTimes&, double fixed_pipeline,
-                         double peak_memory);
+                         const MicroBatchPrice::Peak& peak_memory);
 // Context parallelism sized per sequence (Strategy::cp_mode dynamic or flex).
 VarlenEstimate estimate_dynamic_cp(const Workload&, const Cluster&, const Strategy&,
                                    const VarlenOptions&, const EstimateOptions&);

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "estimate_internal.h"
 #include "memory.h"
+#include "mixed_pricing.h"
 #include "schedule.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -26,8 +28,17 @@ std::pair<double, double> MicroBatchPrice::pace_of(const MicroBatch& mb, Pipelin
   Graph g;
   w_.graph_of(s_, opt_.software.attention, mb, g);
   std::vector<double> stages;
-  const Times t = step_times({g, s_, layout_, opt_.software, place_, pricer_, false,
-                              shape ? &stages : nullptr, dp, windows});
+  ScheduleInputs in{g,      s_,      layout_, opt_.software,
+                    place_, pricer_, false,   shape ? &stages : nullptr,
+                    dp,     windows};
+  std::optional<MixedPricing> mixed;
+  if (!placed_.empty()) {
+    const bool tied = std::any_of(g.blocks.begin(), g.blocks.end(),
+                                  [](const Block& b) { return b.tied_params > 0; });
+    mixed.emplace(w_, g, c_, s_, place_, placed_, tied && s_.pp > 1, opt_);
+    in.stages = &mixed->stages;
+  }
+  const Times t = step_times(in);
   if (shape) {
     shape->pp = s_.pp;
     shape->vpp = s_.vpp;
@@ -51,10 +62,19 @@ double MicroBatchPrice::data_parallel_seconds(const std::vector<double>& micro_b
   return dp_.seconds(forward, backward);
 }
 
-double MicroBatchPrice::peak_memory(const MicroBatch& largest) const {
+MicroBatchPrice::Peak MicroBatchPrice::peak_memory(const MicroBatch& largest) const {
   Graph g;
   w_.graph_of(s_, opt_.software.attention, largest, g);
-  return peak_stage_memory(g, s_, opt_.software, layout_).total();
+  if (placed_.empty()) return {peak_stage_memory(g, s_, opt_.software, layout_).total(), 0};
+  // Each stage against the devices it runs on; the least headroom is reported.
+  Peak worst;
+  double ratio = -1;
+  for (const ReplicaPlacement& r : placed_) {
+    const double bytes = stage_memory(g, s_, opt_.software, layout_.span(r.stage), r.stage).total();
+    const double capacity = c_.groups[static_cast<size_t>(r.group)].device.memory_bytes;
+    if (bytes / capacity > ratio) ratio = bytes / capacity, worst = {bytes, capacity};
+  }
+  return worst;
 }
 
 double rank_seconds(const std::vector<MicroBatch>& mbs, const MicroBatchPrice& price) {
@@ -112,7 +132,7 @@ Batches draw_batches(const Workload& w, int gbs, const VarlenOptions& o) {
 
 VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s, const Estimate& e0,
                          const Batches& batches, const BatchTimes& priced, double fixed_pipeline,
-                         double peak_memory) {
+                         const MicroBatchPrice::Peak& peak) {
   std::vector<double> steps;
   for (size_t i = 0; i < priced.delta.size(); ++i)
     steps.push_back(e0.step_time_s + priced.delta[i] + priced.dp_delta[i]);
@@ -144,11 +164,12 @@ VarlenEstimate summarise(const Workload& w, const Cluster& c, const Strategy& s,
   const double gpus = c.total_gpus();
   e.tokens_per_s = out.tokens_per_step / e.step_time_s;
   e.tflops_per_gpu = e.model_flops / e.step_time_s / gpus / 1e12;
-  e.mfu = e.model_flops / e.step_time_s / gpus /
-          c.groups.front().device.peak_flops[static_cast<int>(DType::bf16)];
+  // MFU against the fixed estimate's peak (every group's devices' dense 16-bit peak).
+  e.mfu = e0.mfu * (e.model_flops / e0.model_flops) * (e0.step_time_s / e.step_time_s);
   // Memory: the largest micro-batch drawn, as if every one in flight were that large.
-  if (peak_memory > 0) {
-    e.memory_per_gpu_bytes = peak_memory;
+  if (peak.bytes > 0) {
+    e.memory_per_gpu_bytes = peak.bytes;
+    if (peak.capacity > 0) e.memory_capacity_bytes = peak.capacity;
     if (!e.memory.empty()) {
       const double fixed_total = e0.memory_per_gpu_bytes;
       for (auto& m : e.memory)

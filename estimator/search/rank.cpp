@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "group_order.h"
 #include "plan/strategy_text.h"
 #include "shardcost/divisors.h"
 #include "shardcost/error.h"
@@ -21,19 +22,6 @@ std::vector<int> choices(bool pinned, int pinned_value, std::vector<int> candida
 
 bool contains(const std::vector<std::string>& v, const char* key) {
   return std::find(v.begin(), v.end(), key) != v.end();
-}
-
-// The cluster with its groups in another order (links follow their groups).
-Cluster reorder(const Cluster& c, const std::vector<size_t>& order) {
-  Cluster out = c;
-  out.groups.clear();
-  std::vector<size_t> where(order.size());
-  for (size_t i = 0; i < order.size(); ++i) {
-    out.groups.push_back(c.groups[order[i]]);
-    where[order[i]] = i;
-  }
-  for (GroupLink& l : out.links) l.a = where[l.a], l.b = where[l.b];
-  return out;
 }
 
 struct Ranker {

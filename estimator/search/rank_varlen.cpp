@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "group_order.h"
 #include "shardcost/error.h"
 #include "shardcost/varlen.h"
 
@@ -31,6 +32,8 @@ VarlenRank rank_varlen(const Workload& w, const Cluster& c, const RankOptions& o
   eo.breakdown = true;
   for (const Estimate& e : shortlist.best) {
     if (!e.feasible) continue;
+    // On a mixed cluster, in the order of groups the fixed-length search found it in.
+    const Cluster ordered = reorder(c, e.group_order);
     Strategy s = e.strategy;
     s.max_tokens = static_cast<int>(s.mbs * w.tokens_per_sample() / s.cp);
     std::vector<Strategy> choices;
@@ -51,7 +54,8 @@ VarlenRank rank_varlen(const Workload& w, const Cluster& c, const RankOptions& o
     }
     for (const Strategy& x : choices) {
       try {
-        VarlenEstimate v = estimate_varlen(w, c, x, o, eo);
+        VarlenEstimate v = estimate_varlen(w, ordered, x, o, eo);
+        v.estimate.group_order = e.group_order;
         ++out.evaluated;
         if (v.estimate.feasible) out.best.push_back(std::move(v));
       } catch (const InputError&) {

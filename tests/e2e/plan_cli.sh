@@ -142,6 +142,12 @@ sed 's/"h100"\]/"h200"]/' "$MIXED" >"$SCRATCH/badlink.json"
 expect_exit 2 "$BIN" estimate --model llama3-70b --cluster "$SCRATCH/badlink.json" --strategy "tp=8,pp=4,gbs=64"
 one_line_error
 case "$ERR" in *"links[0]"*"names 'h200', which is not a node group"*) ;; *) fail "bad link: $ERR";; esac
+# Variable-length data on the mixed cluster: priced stage by stage as the fixed estimate is.
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster "$MIXED" --seq-dist \
+  lognormal:median=2000,sigma=1.0 --batches 10 \
+  --strategy "tp=8,pp=4,mbs=1,gbs=64,vpp=2,recompute=selective,sp=true,zero=1,layers=14/14/26/26"
+grep -q '^  step time  mean' "$SCRATCH/out" || fail "variable-length estimate on a mixed cluster"
+grep -q '^    3  h100 ' "$SCRATCH/out" || fail "variable-length estimate lists the stages"
 # rank on the mixed cluster: the best plan balances its layers by each stage's speed.
 expect_exit 0 "$BIN" rank --model llama3-70b --cluster "$MIXED" --gbs 64 --top 3 --format json
 python3 - "$SCRATCH/out" <<'PY'
