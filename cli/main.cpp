@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   shardcost::cli::add_report_command(app);
   shardcost::cli::add_predict_command(app);
   shardcost::cli::add_fit_command(app);
+  shardcost::cli::add_schedule_command(app);
   // A command that waits for another writer says so at once.
   shardcost::db::set_lock_wait_notice([](const std::string& message) {
     std::fprintf(stderr, "shardcost: %s\n", message.c_str());

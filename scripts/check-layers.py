@@ -22,6 +22,7 @@ ALLOWED = {
     "search": {"core", "inputs", "workload", "costs", "plan", "sequences"},
     "entry": {"core", "inputs", "workload", "costs", "plan", "search", "learned", "sequences"},
     "validate": {"core", "inputs", "workload", "costs", "plan", "search", "entry"},
+    "jobs": {"core", "inputs", "workload", "costs", "plan", "search", "sequences"},
 }
 # Layers that consume graphs must not know which producer made one.
 PRODUCER_BLIND = ["plan", "costs", "search", "learned"]
@@ -38,7 +39,7 @@ PUBLIC = {
     "db": {"db.h", "importers.h", "measures.h"},
     "compare": {"compare.h"},
     "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",
-                  "workload.h", "store_costs.h", "predict.h", "learned.h", "varlen.h"},
+                  "workload.h", "store_costs.h", "predict.h", "learned.h", "varlen.h", "jobs.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # One door per C API: only these files call it (the fakes and tests drive the doors).
@@ -52,6 +53,7 @@ DOORS = {
     "SQLite": (re.compile(r"\bsqlite3_\w+\s*\("), {"db/sqlite.cpp"}),
     "MPI": (re.compile(r"\bMPI_[A-Z]\w*\s*\("), {"profiler/mpi_api.cpp"}),
     "XGBoost": (re.compile(r"\bXG(?:Booster|DMatrix)\w*\s*\("), {"estimator/learned/xgboost_api.cpp"}),
+    "GLPK": (re.compile(r"\bglp_\w+\s*\("), {"estimator/jobs/glpk_api.cpp"}),
 }
 
 

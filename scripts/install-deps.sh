@@ -13,6 +13,7 @@ packages=(
   libsimdjson-dev                   # streaming trace imports
   libopenblas-dev libopenmpi-dev openmpi-bin   # host GEMM and MPI collectives
   libxgboost-dev                    # learned cost models (fit)
+  libglpk-dev                       # the exact job scheduler (schedule), an MILP
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev          # libFuzzer targets (optional SHARDCOST_FUZZ build)
   clang-format-14                   # the style check (tests/e2e/format.sh)

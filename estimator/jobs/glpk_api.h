@@ -1,0 +1,35 @@
+#pragma once
+// The one door to GLPK (Debian: libglpk-dev): a mixed-integer program built column by
+// column and row by row, solved by branch and cut, freed with its owner.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardcost::jobs {
+
+class MipProblem {
+ public:
+  MipProblem();
+  ~MipProblem();
+  MipProblem(const MipProblem&) = delete;
+  MipProblem& operator=(const MipProblem&) = delete;
+
+  // A column in [lo, hi] (hi = infinity: unbounded above), binary or continuous, with its
+  // objective coefficient; returns its index.
+  int add_column(double lo, double hi, bool binary, double objective);
+  // A row lo <= sum(coef * column) <= hi (either side may be +-infinity).
+  void add_row(const std::vector<std::pair<int, double>>& terms, double lo, double hi);
+
+  enum class Status { optimal, feasible, none };
+  // Minimises; none with `why` when no integer solution was found (infeasible, or the time
+  // limit came first).
+  Status minimise(double time_limit_s, std::string& why);
+  double value(int column) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shardcost::jobs
