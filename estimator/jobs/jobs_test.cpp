@@ -99,6 +99,9 @@ TEST(Jobs, ListSchedulingIsWithinTenPercentOfTheExactSolver) {
       ASSERT_TRUE(exact.optimal) << "trial " << trial;
       const jobs::Solution list = jobs::list_schedule(in, o);
       EXPECT_GE(list.value(o), exact.value(o) * (1 - 1e-9));
+      // Never worse than either baseline: they are among the schedules it starts from.
+      EXPECT_LE(list.value(o), jobs::one_after_another(in).value(o) * (1 + 1e-9));
+      EXPECT_LE(list.value(o), jobs::even_split(in).value(o) * (1 + 1e-9));
       worst = std::max(worst, list.value(o) / exact.value(o) - 1);
       EXPECT_LE(list.value(o), 1.10 * exact.value(o)) << "trial " << trial;
     }

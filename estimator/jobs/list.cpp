@@ -83,7 +83,59 @@ std::vector<std::vector<size_t>> orders_for(const Instance& in, const std::vecto
   return out;
 }
 
+// Per job, its fastest mode within `gpus` GPUs (-1: none).
+std::vector<int> fastest_within(const Instance& in, int gpus) {
+  std::vector<int> out(in.jobs(), -1);
+  for (size_t j = 0; j < in.jobs(); ++j)
+    for (size_t k = 0; k < in.modes[j].size(); ++k) {
+      const Mode& m = in.modes[j][k];
+      if (m.gpus <= gpus &&
+          (out[j] < 0 || m.seconds < in.modes[j][static_cast<size_t>(out[j])].seconds))
+        out[j] = static_cast<int>(k);
+    }
+  return out;
+}
+
 }  // namespace
+
+Solution one_after_another(const Instance& in) {
+  Solution s;
+  s.mode = fastest_within(in, in.capacity);
+  s.start.assign(in.jobs(), 0);
+  double t = 0;
+  for (size_t j = 0; j < in.jobs(); ++j) {
+    s.start[j] = t;
+    t += mode_of(in, s.mode, j).seconds;
+  }
+  evaluate(in, s);
+  return s;
+}
+
+Solution even_split(const Instance& in) {
+  Solution best;
+  best.makespan = best.completion = INFINITY;
+  for (size_t k = 1; k <= in.jobs(); ++k) {
+    const std::vector<int> mode = fastest_within(in, in.capacity / static_cast<int>(k));
+    if (std::any_of(mode.begin(), mode.end(), [](int m) { return m < 0; })) continue;
+    std::vector<size_t> order(in.jobs());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return mode_of(in, mode, a).seconds > mode_of(in, mode, b).seconds;
+    });
+    Solution s;
+    s.mode = mode;
+    s.start.assign(in.jobs(), 0);
+    std::vector<double> free_at(k, 0);
+    for (size_t j : order) {
+      double& part = *std::min_element(free_at.begin(), free_at.end());
+      s.start[j] = part;
+      part += mode_of(in, mode, j).seconds;
+    }
+    evaluate(in, s);
+    if (s.makespan < best.makespan) best = std::move(s);
+  }
+  return best;
+}
 
 Solution list_schedule(const Instance& in, ScheduleObjective objective) {
   const size_t n = in.jobs();
@@ -116,6 +168,16 @@ Solution list_schedule(const Instance& in, ScheduleObjective objective) {
   for (double target : targets) {
     const std::vector<int> mode = modes_for(in, target);
     for (const auto& order : orders_for(in, mode, objective)) consider(order, mode);
+  }
+  // The baselines, in the order they start jobs: the serial scheme starts each no later, so
+  // the list schedule is never worse than either.
+  for (const Solution& base : {one_after_another(in), even_split(in)}) {
+    if (!std::isfinite(base.makespan)) continue;
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return base.start[a] < base.start[b]; });
+    consider(order, base.mode);
   }
 
   // Moves: one job's mode at a time, kept while the schedule improves; with many jobs only

@@ -9,44 +9,6 @@
 #include "solver.h"
 
 namespace shardcost {
-namespace {
-
-// Every job alone on the whole cluster (its fastest mode), one after another.
-double sequential(const jobs::Instance& in) {
-  double t = 0;
-  for (const auto& ms : in.modes) {
-    double fastest = INFINITY;
-    for (const jobs::Mode& m : ms) fastest = std::min(fastest, m.seconds);
-    t += fastest;
-  }
-  return t;
-}
-
-// The cluster split into k equal parts, for the best k from 1 to one part per job whose part
-// every job has a mode within: each job in its fastest mode that fits a part, longest first
-// onto the part that frees first.
-double even_split(const jobs::Instance& in) {
-  double best = INFINITY;
-  for (size_t k = 1; k <= in.jobs(); ++k) {
-    const int part = in.capacity / static_cast<int>(k);
-    std::vector<double> seconds;
-    for (const auto& ms : in.modes) {
-      double fastest = INFINITY;
-      for (const jobs::Mode& m : ms)
-        if (m.gpus <= part) fastest = std::min(fastest, m.seconds);
-      seconds.push_back(fastest);
-    }
-    if (!std::all_of(seconds.begin(), seconds.end(), [](double s) { return std::isfinite(s); }))
-      continue;
-    std::sort(seconds.rbegin(), seconds.rend());
-    std::vector<double> free_at(k, 0);
-    for (double s : seconds) *std::min_element(free_at.begin(), free_at.end()) += s;
-    best = std::min(best, *std::max_element(free_at.begin(), free_at.end()));
-  }
-  return best;
-}
-
-}  // namespace
 
 JobSchedule schedule_jobs(const std::vector<JobCurve>& curves, int cluster_gpus,
                           const ScheduleOptions& opt) {
@@ -115,7 +77,7 @@ JobSchedule schedule_jobs(const std::vector<JobCurve>& curves, int cluster_gpus,
       [](const ScheduledJob& a, const ScheduledJob& b) { return a.start_s < b.start_s; });
   out.makespan_s = s.makespan;
   out.completion_s = s.completion;
-  out.sequential_s = sequential(in);
+  out.sequential_s = jobs::one_after_another(in).makespan;
   double area = 0, longest = 0;
   for (const auto& ms : in.modes) {
     double least_area = INFINITY, fastest = INFINITY;
@@ -127,7 +89,7 @@ JobSchedule schedule_jobs(const std::vector<JobCurve>& curves, int cluster_gpus,
     longest = std::max(longest, fastest);
   }
   out.makespan_bound_s = std::max(longest, area / in.capacity);
-  out.even_split_s = even_split(in);
+  out.even_split_s = jobs::even_split(in).makespan;
   return out;
 }
 

@@ -55,6 +55,13 @@ Solution brute_force(const Instance&, ScheduleObjective);
 // improve. Fast and not exact.
 Solution list_schedule(const Instance&, ScheduleObjective);
 
+// The baselines as schedules: every job alone on the whole pool (its fastest mode), one
+// after another; the pool split into k equal parts (the best k up to one per job, among
+// those whose part every job has a mode within), each job in its fastest mode that fits a
+// part, longest first onto the part that frees first (makespan infinity: no such k).
+Solution one_after_another(const Instance&);
+Solution even_split(const Instance&);
+
 // The exact solver: a mixed-integer program (continuous start times, the resource-flow
 // formulation of Artigues et al., 2003, with a mode per job) through GLPK. Returns false
 // with `why` when GLPK finds no schedule in its time limit; `optimal` says whether it proved
