@@ -49,10 +49,11 @@ int main(int argc, char** argv) {
   const double median = seconds[seconds.size() / 2];
   fmt::print("schedule 100 jobs (5 models x 2 batches) on 1024 x h100, {} core{}:\n",
              pinned ? "one pinned" : "unpinned", pinned ? "" : "s");
-  fmt::print("  {} job options from rank, {} scheduled by {}, makespan {:.1f} h (bound {:.1f} h, "
-             "one after another {:.1f} h, split evenly {:.1f} h)\n",
-             options, s.jobs.size(), s.solver, s.makespan_s / 3600, s.makespan_bound_s / 3600,
-             s.sequential_s / 3600, s.even_split_s / 3600);
+  fmt::print(
+      "  {} job options from rank, {} scheduled by {}, makespan {:.1f} h (bound {:.1f} h, "
+      "one after another {:.1f} h, split evenly {:.1f} h)\n",
+      options, s.jobs.size(), s.solver, s.makespan_s / 3600, s.makespan_bound_s / 3600,
+      s.sequential_s / 3600, s.even_split_s / 3600);
   fmt::print("  median of {} runs: {:.2f} s\n", repeats, median);
   const bool ok = median < 10 && s.jobs.size() == jobs.size();
   fmt::print("  target (< 10 s, curves included): {}\n", ok ? "met" : "MISSED");

@@ -11,6 +11,7 @@
 #include "bench_print.h"
 #include "commands.h"
 #include "predict_inputs.h"
+#include "run_info.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -31,21 +32,6 @@ struct BenchArgs {
   double timeout_s = 300;
   bench::Timing timing;
 };
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string command_line() {
-  std::ifstream f("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  for (auto& c : raw)
-    if (c == '\0') c = ' ';
-  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
-  return raw;
-}
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;

@@ -8,8 +8,11 @@
 
 #include "commands.h"
 #include "format.h"
+#include "run_info.h"
+#include "shardcost/db.h"
 #include "shardcost/error.h"
 #include "shardcost/jobs.h"
+#include "shardcost/profiler.h"
 
 namespace shardcost::cli {
 namespace {
@@ -17,6 +20,7 @@ namespace {
 struct ScheduleArgs {
   std::string jobs, cluster, software = "megatron-core", objective = "makespan";
   std::optional<int> gpus;
+  std::string db;  // store to save the schedule in (report draws it)
   std::string solver = "auto", format = "text";
   double time_limit_s = 10;
 };
@@ -108,9 +112,41 @@ void print_schedule(const ScheduleArgs& a, const Cluster& c, const std::vector<J
                hours(*curves[i].spec.deadline_s));
 }
 
+// The schedule as a run of the store, for report's Gantt chart.
+void save(const ScheduleArgs& a, const Cluster& c, const std::vector<JobCurve>& curves,
+          const JobSchedule& s, int64_t start_ns, const std::string& recorded_by) {
+  db::Measurements m;
+  m.run.uuid = db::new_run_uuid();
+  m.run.tool = "shardcost";
+  m.run.host = host_info().hostname;
+  m.run.command_line = command_line();
+  m.run.start_time_ns = start_ns;
+  m.run.end_time_ns = now_ns();
+  m.run.recorded_by = recorded_by;
+  db::JobScheduleRecord r;
+  r.cluster = c.name;
+  r.gpus = c.total_gpus();
+  r.objective = a.objective;
+  r.solver = s.solver;
+  r.optimal = s.optimal;
+  auto ns = [](double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); };
+  r.makespan_ns = ns(s.makespan_s);
+  r.bound_ns = ns(s.makespan_bound_s);
+  r.sequential_ns = ns(s.sequential_s);
+  if (std::isfinite(s.even_split_s)) r.even_split_ns = ns(s.even_split_s);
+  for (const ScheduledJob& j : s.jobs) {
+    const JobSpec& spec = curves[j.job].spec;
+    r.jobs.push_back({spec.name, spec.model, spec.global_batch, spec.steps, j.gpus, ns(j.start_s),
+                      ns(j.end_s), to_string(j.strategy)});
+  }
+  m.schedule = std::move(r);
+  db::Store store = db::Store::open(a.db, db::Store::Mode::read_write);
+  store.write(m);
+}
+
 }  // namespace
 
-void add_schedule_command(CLI::App& app) {
+void add_schedule_command(CLI::App& app, const std::string& recorded_by) {
   auto a = std::make_shared<ScheduleArgs>();
   auto* cmd = app.add_subcommand(
       "schedule", "Schedule many training jobs on one cluster: GPU counts, plans, start times");
@@ -124,7 +160,9 @@ void add_schedule_command(CLI::App& app) {
                   "auto (exact up to 8 jobs, 6 for completion), exact, or heuristic");
   cmd->add_option("--time-limit", a->time_limit_s, "the exact solver's limit in seconds");
   cmd->add_option("--format", a->format, "text or json");
-  cmd->callback([a] {
+  cmd->add_option("--db", a->db, "save the schedule in this store (report draws it)");
+  cmd->callback([a, recorded_by] {
+    const int64_t start_ns = now_ns();
     const Format format = parse_format(a->format, {Format::text, Format::json});
     ScheduleOptions opt;
     if (a->objective == "makespan")
@@ -151,6 +189,7 @@ void add_schedule_command(CLI::App& app) {
     eo.breakdown = false;
     const std::vector<JobCurve> curves = job_curves(specs, a->cluster, a->gpus, eo);
     const JobSchedule s = schedule_jobs(curves, c.total_gpus(), opt);
+    if (!a->db.empty() && !s.jobs.empty()) save(*a, c, curves, s, start_ns, recorded_by);
     if (format == Format::json)
       fmt::print("{}\n", json_text(schedule_json(*a, curves, s)));
     else

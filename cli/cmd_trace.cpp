@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "format.h"
 #include "output_file.h"
+#include "run_info.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
 #include "shardcost/profiler.h"
@@ -34,12 +35,6 @@ struct TraceArgs {
   std::string format = "text";
   size_t top = 10;
 };
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // A scratch folder for the per-process files, removed when the trace is stored.
 class ScratchDir {

@@ -20,7 +20,8 @@ void add_compare_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_predict_command(CLI::App& app);  // predict gemm, collective, memory
 void add_fit_command(CLI::App& app);
-void add_schedule_command(CLI::App& app);  // many jobs on one cluster
+// schedule: many jobs on one cluster; recorded_by as for import (schedule --db).
+void add_schedule_command(CLI::App& app, const std::string& recorded_by);
 
 // Thrown by a command that has printed its result and must end with a non-zero code that is
 // not an error (compare: 1 when something regressed); main returns the code, printing nothing.

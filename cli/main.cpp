@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
   shardcost::cli::add_report_command(app);
   shardcost::cli::add_predict_command(app);
   shardcost::cli::add_fit_command(app);
-  shardcost::cli::add_schedule_command(app);
+  shardcost::cli::add_schedule_command(
+      app, "shardcost " SHARDCOST_VERSION " (" SHARDCOST_GIT_REVISION ")");
   // A command that waits for another writer says so at once.
   shardcost::db::set_lock_wait_notice([](const std::string& message) {
     std::fprintf(stderr, "shardcost: %s\n", message.c_str());

@@ -38,9 +38,12 @@ struct ReportInputs {
   std::optional<PredictedSteps> predicted;
   std::vector<FittedModelPlot> models;
   std::optional<RankedPlans> plans;
+  std::vector<db::JobScheduleRecord> schedules;  // schedule --db
 };
 
 std::string report_html(const ReportInputs&);
+// The job schedules' section: a Gantt chart per schedule (report_schedule.cpp).
+std::string schedules_section(const std::vector<db::JobScheduleRecord>&);
 
 // The catalog device a stored device name is (e.g. "NVIDIA H100 80GB HBM3" -> h100-sxm5-80gb):
 // the same normalized name, or the same model token and memory size where both are named.

@@ -52,3 +52,30 @@ TEST(ReportHtml, CollectivesOfDevicesFarApartAreDrawnOnALogAxis) {
 
 }  // namespace
 }  // namespace shardcost::cli
+
+namespace shardcost::cli {
+namespace {
+
+TEST(ReportHtml, AJobScheduleIsAGanttChartOfItsJobs) {
+  ReportInputs in;
+  db::JobScheduleRecord s;
+  s.cluster = "dgx-h100";
+  s.gpus = 16;
+  s.objective = "makespan";
+  s.solver = "exact (GLPK MILP, optimal)";
+  s.makespan_ns = 7200000000000;
+  s.jobs = {{"first", "gpt3-1.3b", 32, 10, 16, 0, 3600000000000, "tp=1"},
+            {"second", "llama3-8b", 64, 10, 8, 3600000000000, 7200000000000, "tp=2"}};
+  in.schedules = {s};
+  const std::string html = report_html(in);
+  EXPECT_NE(html.find("<h2 id=\"schedules\">Job schedules</h2>"), std::string::npos);
+  EXPECT_NE(html.find("class=\"plot gantt\""), std::string::npos);
+  EXPECT_NE(html.find(">16 GPUs</text>"), std::string::npos);
+  EXPECT_NE(html.find("data-name=\"second\""), std::string::npos);
+  EXPECT_NE(html.find("the cluster split evenly none fits"), std::string::npos);
+  // Without a schedule, no section.
+  EXPECT_EQ(report_html(ReportInputs{}).find("Job schedules"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardcost::cli

@@ -418,4 +418,58 @@ std::string render_bars(const std::string& title, const std::string& category_la
   return svg_open("plot bars", width, height, title) + o + "</svg>\n";
 }
 
+std::string render_gantt(const std::string& title, const std::string& time_label,
+                         const std::vector<GanttBar>& bars, int width) {
+  constexpr int kMargin = 10, kRow = 24;
+  const auto title_lines = wrap(title, width - 2 * kMargin, kTitlePx);
+  const int top = kTop + kTitleLine * static_cast<int>(title_lines.size() - 1);
+  std::vector<std::string> rows;
+  double label_w = 40, hi = 0;
+  for (const auto& b : bars) {
+    if (std::find(rows.begin(), rows.end(), b.row) == rows.end()) {
+      rows.push_back(b.row);
+      label_w = std::max(label_w, std::min(text_width(b.row), width * 0.3));
+    }
+    hi = std::max(hi, b.end);
+  }
+  if (hi <= 0) hi = 1;
+  const auto ticks = linear_ticks({0, hi});
+  const double span = std::max(hi, ticks.empty() ? hi : ticks.back());
+  const int x0 = kMargin + static_cast<int>(std::ceil(label_w)) + 8, x1 = width - kRight;
+  auto x_of = [&](double t) { return x0 + (x1 - x0) * t / span; };
+  std::string o = title_text(title_lines, kMargin);
+  const int y_end = top + static_cast<int>(rows.size()) * kRow;
+  for (double t : ticks)
+    o += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
+        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        x_of(t), top, y_end, y_end + 16, number_label(t));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const auto label = wrap(rows[r], width * 0.3);
+    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", x0 - 8,
+                     top + static_cast<int>(r) * kRow + 16, escape(label.front()));
+  }
+  for (const auto& b : bars) {
+    const size_t r = static_cast<size_t>(std::find(rows.begin(), rows.end(), b.row) - rows.begin());
+    const double xa = x_of(b.start), w = std::max(1.0, x_of(b.end) - xa);
+    const int y = top + static_cast<int>(r) * kRow;
+    o += fmt::format(
+        "<g class=\"series\" data-name=\"{}\"><title>{}</title><rect x=\"{:.1f}\" y=\"{}\" "
+        "width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>",
+        escape(b.row), escape(b.tip), xa, y + 3, w, kRow - 6, palette(r));
+    if (text_width(b.label, 11) + 6 < w)
+      o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"11\" fill=\"#fff\">{}</text>",
+                       xa + 3, y + 16, escape(b.label));
+    o += "</g>\n";
+  }
+  o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#333\"/>\n", x0, top,
+                   y_end);
+  const int height = y_end + 48;
+  o += fmt::format(
+      "<text class=\"axis-label x\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" "
+      "font-size=\"13\">{}</text>\n",
+      (x0 + x1) / 2, height - 10, escape(time_label));
+  return svg_open("plot gantt", width, height, title) + o + "</svg>\n";
+}
+
 }  // namespace shardcost::cli::svg

@@ -57,6 +57,17 @@ struct Bar {
 std::string render_bars(const std::string& title, const std::string& category_label,
                         const std::string& value_label, const std::vector<Bar>&, int width = 640);
 
+// A Gantt chart: one row per distinct `row` (in first-seen order), a bar from start to end on
+// a time axis from 0 (time_label, with units), its label inside the bar where it fits and its
+// tip as hover text.
+struct GanttBar {
+  std::string row;
+  double start = 0, end = 0;
+  std::string label, tip;
+};
+std::string render_gantt(const std::string& title, const std::string& time_label,
+                         const std::vector<GanttBar>&, int width = 640);
+
 // Colour-blind-safe palette (Okabe-Ito, then Tableau), cycled.
 const std::string& palette(size_t i);
 std::string escape(const std::string&);  // XML text and attributes

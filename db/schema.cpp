@@ -192,12 +192,40 @@ CREATE TABLE step (
 );
 )sql";
 
+// Version 6: schedules of many training jobs on one cluster (shardcost schedule --db), one
+// per run, with the jobs they place; report draws them.
+constexpr std::string_view kVersion6 = R"sql(
+CREATE TABLE job_schedule (
+  run_id        INTEGER PRIMARY KEY REFERENCES run(id),
+  cluster       TEXT NOT NULL,
+  gpus          INTEGER NOT NULL,
+  objective     TEXT NOT NULL CHECK (objective IN ('makespan', 'completion')),
+  solver        TEXT NOT NULL,
+  optimal       INTEGER NOT NULL,
+  makespan_ns   INTEGER NOT NULL,
+  bound_ns      INTEGER NOT NULL,
+  sequential_ns INTEGER NOT NULL,
+  even_split_ns INTEGER                           -- NULL: no even split fits every job
+);
+CREATE TABLE scheduled_job (
+  run_id   INTEGER NOT NULL REFERENCES job_schedule(run_id),
+  name     TEXT NOT NULL,
+  model    TEXT NOT NULL,
+  gbs      INTEGER NOT NULL,
+  steps    INTEGER NOT NULL,
+  gpus     INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,                      -- from the schedule's start
+  end_ns   INTEGER NOT NULL,
+  strategy TEXT NOT NULL DEFAULT ''
+);
+)sql";
+
 }  // namespace
 
 const std::vector<std::string_view>& migrations() {
-  static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3, kVersion4,
-                                                    kVersion5};
-  static_assert(kSchemaVersion == 5, "add the migration for the new version above");
+  static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3,
+                                                    kVersion4, kVersion5, kVersion6};
+  static_assert(kSchemaVersion == 6, "add the migration for the new version above");
   return all;
 }
 

@@ -26,7 +26,8 @@ bool holds_rows_of(const Connection& c, int64_t run_id, const Measurements& m) {
                                                  {"memory", !m.memory.empty()},
                                                  {"collective", !m.collectives.empty()},
                                                  {"kernel_event", !m.kernels.empty()},
-                                                 {"step", !m.steps.empty()}};
+                                                 {"step", !m.steps.empty()},
+                                                 {"job_schedule", m.schedule.has_value()}};
   for (const auto& [table, brings] : tables) {
     if (!brings) continue;
     // Table names come from the list above, never from input.
@@ -191,7 +192,8 @@ int Store::migrate() {
 int64_t Store::remove_run(int64_t id) {
   const Connection& c = *conn_;
   int64_t rows = 0;
-  for (const char* table : {"gemm", "memory", "collective", "kernel_event", "step", "run_device"}) {
+  for (const char* table : {"gemm", "memory", "collective", "kernel_event", "step", "scheduled_job",
+                            "job_schedule", "run_device"}) {
     Statement del = c.prepare(std::string("DELETE FROM ") + table + " WHERE run_id = ?");
     del.bind(1, id).run();
     rows += c.changes();
@@ -347,6 +349,41 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
       row_done();
     }
   }
+  if (m.schedule) {
+    const JobScheduleRecord& s = *m.schedule;
+    Statement head = c.prepare(
+        "INSERT INTO job_schedule (run_id, cluster, gpus, objective, solver, optimal, "
+        "makespan_ns, bound_ns, sequential_ns, even_split_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?)");
+    head.bind(1, result.run_id)
+        .bind(2, s.cluster)
+        .bind(3, s.gpus)
+        .bind(4, s.objective)
+        .bind(5, s.solver)
+        .bind(6, int64_t{s.optimal ? 1 : 0})
+        .bind(7, s.makespan_ns)
+        .bind(8, s.bound_ns)
+        .bind(9, s.sequential_ns)
+        .bind(10, s.even_split_ns)
+        .run();
+    row_done();
+    Statement job = c.prepare(
+        "INSERT INTO scheduled_job (run_id, name, model, gbs, steps, gpus, start_ns, end_ns, "
+        "strategy) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const ScheduledJobRecord& j : s.jobs) {
+      job.bind(1, result.run_id)
+          .bind(2, j.name)
+          .bind(3, j.model)
+          .bind(4, j.gbs)
+          .bind(5, j.steps)
+          .bind(6, j.gpus)
+          .bind(7, j.start_ns)
+          .bind(8, j.end_ns)
+          .bind(9, j.strategy)
+          .run();
+      row_done();
+    }
+  }
   Statement done = c.prepare(
       "UPDATE run SET status = 'completed', end_time_ns = coalesce(end_time_ns, ?) WHERE id = ?");
   done.bind(1, nonzero(run.end_time_ns)).bind(2, result.run_id).run();
@@ -363,8 +400,9 @@ StoreInfo Store::info() const {
   while (runs.step()) info.runs.push_back(read_run(runs));
   Statement devices = conn_->prepare(std::string(kDeviceSelect) + " ORDER BY id");
   while (devices.step()) info.devices.push_back(read_device(devices));
-  for (const char* table : {"run", "device", "string", "gemm", "memory", "collective",
-                            "kernel_event", "launch_config", "step", "fitted_model"}) {
+  for (const char* table :
+       {"run", "device", "string", "gemm", "memory", "collective", "kernel_event", "launch_config",
+        "step", "fitted_model", "job_schedule", "scheduled_job"}) {
     // Table names come from the list above, never from input.
     Statement count = conn_->prepare(std::string("SELECT count(*) FROM ") + table);
     count.step();
@@ -385,9 +423,9 @@ CheckResult Store::check() const {
     r.problems.push_back("foreign key: row " + fk.text(1) + " of " + fk.text(0) +
                          " refers to a missing " + fk.text(2));
   const std::vector<std::string> expected = {
-      "meta", "run",          "device",         "run_device",   "string",
-      "gemm", "memory",       "collective",     "kernel_event", "launch_config",
-      "step", "fitted_model", "collective_rate"};
+      "meta", "run",          "device",          "run_device",   "string",
+      "gemm", "memory",       "collective",      "kernel_event", "launch_config",
+      "step", "fitted_model", "collective_rate", "job_schedule", "scheduled_job"};
   Statement has = conn_->prepare("SELECT count(*) FROM sqlite_schema WHERE name = ?");
   for (const auto& name : expected) {
     has.bind(1, name);

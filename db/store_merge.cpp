@@ -129,6 +129,18 @@ MergeResult Store::merge_from(const std::string& other_path) {
       c.prepare("INSERT INTO main.step (run_id, number, start_ns, duration_ns) SELECT ?1, "
                 "x.number, x.start_ns, x.duration_ns FROM src.step x WHERE x.run_id = ?2 " +
                 std::string(kNoRowsYet) + "step WHERE run_id = ?1) ORDER BY x.rowid"));
+  // A job schedule and its jobs, the head before the rows that refer to it.
+  copy_rows.push_back(c.prepare(
+      "INSERT INTO main.job_schedule (run_id, cluster, gpus, objective, solver, optimal, "
+      "makespan_ns, bound_ns, sequential_ns, even_split_ns) SELECT ?1, x.cluster, x.gpus, "
+      "x.objective, x.solver, x.optimal, x.makespan_ns, x.bound_ns, x.sequential_ns, "
+      "x.even_split_ns FROM src.job_schedule x WHERE x.run_id = ?2 " +
+      std::string(kNoRowsYet) + "job_schedule WHERE run_id = ?1)"));
+  copy_rows.push_back(c.prepare(
+      "INSERT INTO main.scheduled_job (run_id, name, model, gbs, steps, gpus, start_ns, end_ns, "
+      "strategy) SELECT ?1, x.name, x.model, x.gbs, x.steps, x.gpus, x.start_ns, x.end_ns, "
+      "x.strategy FROM src.scheduled_job x WHERE x.run_id = ?2 " +
+      std::string(kNoRowsYet) + "scheduled_job WHERE run_id = ?1) ORDER BY x.rowid"));
   // Launch configurations map by their six values, as strings by their text.
   copy_rows.push_back(c.prepare(
       "INSERT INTO main.kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "

@@ -160,6 +160,38 @@ std::vector<StepPoint> Store::step_points() const {
   return out;
 }
 
+std::vector<JobScheduleRecord> Store::job_schedules() const {
+  Statement heads = conn_->prepare(
+      "SELECT r.uuid, s.run_id, s.cluster, s.gpus, s.objective, s.solver, s.optimal, "
+      "s.makespan_ns, s.bound_ns, s.sequential_ns, s.even_split_ns FROM job_schedule s JOIN run "
+      "r ON r.id = s.run_id ORDER BY s.run_id");
+  Statement jobs = conn_->prepare(
+      "SELECT name, model, gbs, steps, gpus, start_ns, end_ns, strategy FROM scheduled_job "
+      "WHERE run_id = ? ORDER BY start_ns, rowid");
+  std::vector<JobScheduleRecord> out;
+  while (heads.step()) {
+    JobScheduleRecord s;
+    s.run_uuid = heads.text(0);
+    const int64_t run_id = heads.int64(1);
+    s.cluster = heads.text(2);
+    s.gpus = heads.int64(3);
+    s.objective = heads.text(4);
+    s.solver = heads.text(5);
+    s.optimal = heads.int64(6) != 0;
+    s.makespan_ns = heads.int64(7);
+    s.bound_ns = heads.int64(8);
+    s.sequential_ns = heads.int64(9);
+    if (!heads.is_null(10)) s.even_split_ns = heads.int64(10);
+    jobs.bind(1, run_id);
+    while (jobs.step())
+      s.jobs.push_back({jobs.text(0), jobs.text(1), jobs.int64(2), jobs.int64(3), jobs.int64(4),
+                        jobs.int64(5), jobs.int64(6), jobs.text(7)});
+    jobs.reset();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 std::vector<KernelPoint> Store::kernel_points() const {
   Statement s = conn_->prepare(
       "SELECT d.name, n.text, l.grid_x, l.grid_y, l.grid_z, l.block_x, l.block_y, l.block_z, "

@@ -367,3 +367,48 @@ TEST_F(StoreTest, AnUnfinishedRunIsReplacedAndARunCanBeDeleted) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+// schedule --db: one schedule per run, its jobs by start; removed and merged with its run.
+TEST_F(StoreTest, JobSchedulesAreWrittenReadRemovedAndMerged) {
+  Measurements m;
+  m.run.uuid = "sched-1";
+  m.run.tool = "shardcost";
+  JobScheduleRecord r;
+  r.cluster = "dgx-h100";
+  r.gpus = 64;
+  r.objective = "makespan";
+  r.solver = "list scheduling";
+  r.makespan_ns = 7200000000000;
+  r.bound_ns = 7000000000000;
+  r.sequential_ns = 9000000000000;
+  r.jobs = {{"b", "llama3-8b", 64, 100, 32, 3600000000000, 7200000000000, "tp=1"},
+            {"a", "gpt3-1.3b", 32, 200, 32, 0, 3600000000000, "tp=2"}};
+  m.schedule = r;
+  {
+    Store a = Store::open(file("a.db"), Store::Mode::read_write);
+    EXPECT_EQ(a.write(m).rows, 3);
+    const auto back = a.job_schedules();
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0].run_uuid, "sched-1");
+    EXPECT_FALSE(back[0].even_split_ns.has_value());
+    ASSERT_EQ(back[0].jobs.size(), 2u);
+    EXPECT_EQ(back[0].jobs[0].name, "a");  // by start
+    EXPECT_EQ(back[0].jobs[1].end_ns, 7200000000000);
+    EXPECT_TRUE(a.check().ok);
+  }
+  Store out = Store::open(file("out.db"), Store::Mode::read_write);
+  out.merge_from(file("a.db"));
+  ASSERT_EQ(out.job_schedules().size(), 1u);
+  EXPECT_EQ(count(out.info(), "scheduled_job"), 2);
+  out.merge_from(file("a.db"));  // again: nothing twice
+  EXPECT_EQ(count(out.info(), "scheduled_job"), 2);
+  EXPECT_EQ(out.delete_run("sched-1"), 3);
+  EXPECT_TRUE(out.job_schedules().empty());
+  EXPECT_TRUE(out.check().ok);
+}
+
+}  // namespace
+}  // namespace shardcost::db

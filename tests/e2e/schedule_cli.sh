@@ -50,4 +50,10 @@ one_line_error
 case "$ERR" in *"job 'x': "*) ;; *) fail "unknown model: $ERR";; esac
 expect_exit 2 "$BIN" schedule --jobs "$JOBS" --cluster dgx-h100 --objective fastest
 one_line_error
+# schedule --db keeps the schedule as a run; report draws it.
+expect_exit 0 "$BIN" schedule --jobs "$JOBS" --cluster dgx-h100 --gpus 64 --solver heuristic \
+  --db "$SCRATCH/sched.db"
+expect_exit 0 "$BIN" report --db "$SCRATCH/sched.db" -o "$SCRATCH/sched.html"
+grep -q 'class="plot gantt"' "$SCRATCH/sched.html" || fail "report draws the schedule"
+grep -q 'data-name="gpt13b"' "$SCRATCH/sched.html" || fail "report names the jobs"
 echo "schedule_cli: ok"

@@ -13,7 +13,7 @@
 
 namespace shardcost::db {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // One benchmark, trace or import: where the figures came from.
 struct Run {
@@ -145,6 +145,26 @@ struct StepSpan {
 std::optional<int64_t> step_number(std::string_view name, std::string_view prefix);
 
 // What one run measured or one import read: the unit the store writes.
+// A schedule of training jobs on one cluster (shardcost schedule --db): its figures and every
+// job it scheduled, start and end in nanoseconds from the schedule's start.
+struct ScheduledJobRecord {
+  std::string name, model;
+  int64_t gbs = 0, steps = 0, gpus = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  std::string strategy;
+};
+struct JobScheduleRecord {
+  std::string cluster;
+  int64_t gpus = 0;
+  std::string objective;  // makespan | completion
+  std::string solver;
+  bool optimal = false;
+  int64_t makespan_ns = 0, bound_ns = 0, sequential_ns = 0;
+  std::optional<int64_t> even_split_ns;  // none: no even split fits every job
+  std::vector<ScheduledJobRecord> jobs;
+  std::string run_uuid;  // filled when read back
+};
+
 struct Measurements {
   Run run;
   std::vector<DeviceRecord> devices;
@@ -154,6 +174,7 @@ struct Measurements {
   std::vector<std::string> names;
   std::vector<KernelEvent> kernels;
   std::vector<StepSpan> steps;
+  std::optional<JobScheduleRecord> schedule;  // at most one per run
   // What an importer stored but flags (results its source marked wrong): said, not stored.
   std::vector<std::string> warnings;
   // The rows belong to run.uuid, which may be in the store already (an export of one of its
@@ -164,7 +185,8 @@ struct Measurements {
   // The rank that recorded a trace (Kineto's distributedInfo.rank); -1: it names none.
   int trace_rank = -1;
   size_t rows() const {
-    return gemms.size() + memory.size() + collectives.size() + kernels.size() + steps.size();
+    return gemms.size() + memory.size() + collectives.size() + kernels.size() + steps.size() +
+           (schedule ? 1 + schedule->jobs.size() : 0);
   }
 };
 
@@ -308,6 +330,8 @@ class Store {
   std::vector<GemmPoint> gemm_points() const;
   std::vector<MemoryPoint> memory_points() const;
   std::vector<StepPoint> step_points() const;
+  // Every stored job schedule, oldest run first, its jobs by start time.
+  std::vector<JobScheduleRecord> job_schedules() const;
   std::vector<KernelPoint> kernel_points() const;
   // Saves a fitted model in place of the one of the same kind, device and key.
   void put_fitted_model(const FittedModelRow&);
