@@ -23,6 +23,7 @@ struct ScheduleArgs {
   std::string db;  // store to save the schedule in (report draws it)
   std::string solver = "auto", format = "text";
   double time_limit_s = 10;
+  bool spill = false;  // Hydra's model hopping for jobs that fit no single GPU
 };
 
 std::string hours(double seconds) {
@@ -41,7 +42,8 @@ nlohmann::json schedule_json(const ScheduleArgs& a, const std::vector<JobCurve>&
                     {"gpus", j.gpus},
                     {"start_s", round6(j.start_s)},
                     {"end_s", round6(j.end_s)},
-                    {"strategy", to_json(j.strategy)}});
+                    {"strategy", to_json(j.strategy)},
+                    {"spilled_shards", j.spilled_shards}});
   }
   nlohmann::json unschedulable = nlohmann::json::array();
   for (size_t i : s.unschedulable)
@@ -55,7 +57,8 @@ nlohmann::json schedule_json(const ScheduleArgs& a, const std::vector<JobCurve>&
       options.push_back({{"gpus", o.gpus},
                          {"seconds", round6(o.seconds)},
                          {"step_time_s", round6(o.plan.step_time_s)},
-                         {"strategy", to_json(o.plan.strategy)}});
+                         {"strategy", to_json(o.plan.strategy)},
+                         {"spilled_shards", o.spilled_shards}});
     curve_list.push_back({{"name", c.spec.name}, {"options", options}});
   }
   return {{"cluster", a.cluster},
@@ -74,6 +77,16 @@ nlohmann::json schedule_json(const ScheduleArgs& a, const std::vector<JobCurve>&
           {"curves", curve_list}};
 }
 
+// The plan column: the strategy's sizes, or Hydra's shards on one GPU.
+std::string plan_text(const ScheduledJob& j) {
+  const Strategy& st = j.strategy;
+  if (j.spilled_shards > 0)
+    return fmt::format("{} shards spilled to host, mbs={},recompute={} (Hydra)", j.spilled_shards,
+                       st.mbs, to_string(st.recompute));
+  return fmt::format("tp={},pp={},dp={},cp={},mbs={},vpp={},recompute={},zero={}", st.tp, st.pp,
+                     st.dp, st.cp, st.mbs, st.vpp, to_string(st.recompute), st.zero);
+}
+
 void print_schedule(const ScheduleArgs& a, const Cluster& c, const std::vector<JobCurve>& curves,
                     const JobSchedule& s) {
   fmt::print("{} jobs on {} ({} GPUs), objective {}, software {}\nsolver: {}\n\n", curves.size(),
@@ -83,11 +96,8 @@ void print_schedule(const ScheduleArgs& a, const Cluster& c, const std::vector<J
           {false, false, true, true, true, true, true, false});
   for (const ScheduledJob& j : s.jobs) {
     const JobSpec& spec = curves[j.job].spec;
-    const Strategy& st = j.strategy;
     t.add({spec.name, spec.model, std::to_string(spec.global_batch), std::to_string(spec.steps),
-           std::to_string(j.gpus), hours(j.start_s), hours(j.end_s),
-           fmt::format("tp={},pp={},dp={},cp={},mbs={},vpp={},recompute={},zero={}", st.tp, st.pp,
-                       st.dp, st.cp, st.mbs, st.vpp, to_string(st.recompute), st.zero)});
+           std::to_string(j.gpus), hours(j.start_s), hours(j.end_s), plan_text(j)});
   }
   fmt::print("{}\n", t.render());
   if (!s.jobs.empty()) {
@@ -137,7 +147,7 @@ void save(const ScheduleArgs& a, const Cluster& c, const std::vector<JobCurve>& 
   for (const ScheduledJob& j : s.jobs) {
     const JobSpec& spec = curves[j.job].spec;
     r.jobs.push_back({spec.name, spec.model, spec.global_batch, spec.steps, j.gpus, ns(j.start_s),
-                      ns(j.end_s), to_string(j.strategy)});
+                      ns(j.end_s), plan_text(j)});
   }
   m.schedule = std::move(r);
   db::Store store = db::Store::open(a.db, db::Store::Mode::read_write);
@@ -161,6 +171,9 @@ void add_schedule_command(CLI::App& app, const std::string& recorded_by) {
   cmd->add_option("--time-limit", a->time_limit_s, "the exact solver's limit in seconds");
   cmd->add_option("--format", a->format, "text or json");
   cmd->add_option("--db", a->db, "save the schedule in this store (report draws it)");
+  cmd->add_flag("--spill", a->spill,
+                "also run a job that fits no single GPU on one, shard after shard from host "
+                "memory (Hydra's model hopping)");
   cmd->callback([a, recorded_by] {
     const int64_t start_ns = now_ns();
     const Format format = parse_format(a->format, {Format::text, Format::json});
@@ -187,7 +200,7 @@ void add_schedule_command(CLI::App& app, const std::string& recorded_by) {
     EstimateOptions eo;
     eo.software = software_preset(a->software);
     eo.breakdown = false;
-    const std::vector<JobCurve> curves = job_curves(specs, a->cluster, a->gpus, eo);
+    const std::vector<JobCurve> curves = job_curves(specs, a->cluster, a->gpus, eo, a->spill);
     const JobSchedule s = schedule_jobs(curves, c.total_gpus(), opt);
     if (!a->db.empty() && !s.jobs.empty()) save(*a, c, curves, s, start_ns, recorded_by);
     if (format == Format::json)

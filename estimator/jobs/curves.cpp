@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -22,8 +23,55 @@ std::vector<int> offered_gpu_counts(const Cluster& c) {
   return out;
 }
 
+namespace {
+
+// One GPU in Hydra's model-hopping mode: the model split into shards that each take at most
+// half the GPU's memory (the other half takes the next shard's state as it arrives), run one
+// after another through the whole global batch, forward then backward. Per step and
+// parameter the host link carries the 16-bit weights in twice (forward, backward) and the
+// fp32 main gradient, master weight and Adam moments in and out (2 x 16 B); per layer and
+// sequence its full-recomputation checkpoint goes out after the forward and back for the
+// backward. Transfers run behind compute except the first shard's.
+std::optional<JobOption> spilled(const Workload& w, const Cluster& one, const JobSpec& spec,
+                                 const EstimateOptions& opt) {
+  const Device& d = one.groups.front().device;
+  if (d.pcie_bandwidth_Bps <= 0) return std::nullopt;
+  Strategy s;
+  s.gbs = spec.global_batch;
+  s.recompute = Recompute::full;
+  std::optional<Estimate> best;
+  for (int mbs : {1, 2, 4, 8}) {
+    if (spec.global_batch % mbs != 0) continue;
+    s.mbs = mbs;
+    if (check_strategy(w, one, s)) continue;
+    Estimate e = estimate(w, one, plan_of(s), opt);  // memory is the shards' problem here
+    if (!best || e.step_time_s < best->step_time_s) best = std::move(e);
+  }
+  if (!best) return std::nullopt;
+  const double params = w.parameters();
+  const int shards = static_cast<int>(std::ceil(18 * params / (0.5 * d.memory_bytes)));
+  Graph g;
+  Strategy one_sequence = best->strategy;
+  one_sequence.mbs = 1;
+  w.graph(one_sequence, opt.software.attention, g);
+  const double checkpoints = 2.0 * w.layers() * spec.global_batch * g.boundary_bytes;
+  const double transfer_s = (params * (2 * 2 + 2 * 16) + checkpoints) / d.pcie_bandwidth_Bps;
+  const double step_s = std::max(best->step_time_s, transfer_s) + transfer_s / shards;
+  JobOption o;
+  o.gpus = 1;
+  o.seconds = static_cast<double>(spec.steps) * step_s;
+  o.plan = *best;
+  o.plan.step_time_s = step_s;
+  o.plan.feasible = true;
+  o.plan.reason.clear();
+  o.spilled_shards = shards;
+  return o;
+}
+
+}  // namespace
+
 std::vector<JobCurve> job_curves(const std::vector<JobSpec>& specs, std::string_view cluster,
-                                 std::optional<int> gpus, const EstimateOptions& opt) {
+                                 std::optional<int> gpus, const EstimateOptions& opt, bool spill) {
   const Cluster whole = load_cluster(cluster, gpus);
   if (whole.groups.size() > 1)
     throw InputError(
@@ -74,9 +122,13 @@ std::vector<JobCurve> job_curves(const std::vector<JobSpec>& specs, std::string_
           throw InputError(fmt::format("{}: {}", who, e.what()));
         }
       }
-      if (!plan->feasible) continue;
+      if (!plan->feasible) {
+        if (spill && g == 1)
+          if (auto o = spilled(*w, found->second, curve.spec, opt)) curve.options.push_back(*o);
+        continue;
+      }
       curve.options.push_back(
-          {g, static_cast<double>(curve.spec.steps) * plan->step_time_s, *plan});
+          {g, static_cast<double>(curve.spec.steps) * plan->step_time_s, *plan, 0});
     }
     if (curve.options.empty())
       curve.why_none = fmt::format("{} at global batch {} fits at none of the GPU counts {}",

@@ -191,3 +191,36 @@ TEST(Jobs, CurvesFromRankAndASchedule) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Hydra's model hopping: a model no single GPU holds runs on one, shard after shard; offered
+// only with spill, priced no faster than its compute on one GPU nor than its host transfers.
+TEST(Jobs, SpilledShardsRunAModelNoGpuHolds) {
+  const auto specs = parse_jobs(
+      R"({"jobs": [{"name": "big", "model": "llama3-70b", "gbs": 64, "steps": 10, "gpus": [1, 8]}]})",
+      "jobs.json");
+  EstimateOptions eo;
+  const auto plain = job_curves(specs, "dgx-a100", std::nullopt, eo);
+  ASSERT_TRUE(plain[0].options.empty());  // 70B's training state is more than 8 x 80 GB
+  const auto curves = job_curves(specs, "dgx-a100", std::nullopt, eo, true);
+  ASSERT_EQ(curves[0].options.size(), 1u);
+  const JobOption& o = curves[0].options[0];
+  EXPECT_EQ(o.gpus, 1);
+  const Device a100 = find_device("a100-sxm4-80gb");
+  const double params = transformer_workload(load_model("llama3-70b"))->parameters();
+  // Shards of at most half the GPU: 18 B of state per parameter.
+  EXPECT_EQ(o.spilled_shards, static_cast<int>(std::ceil(18 * params / (0.5 * a100.memory_bytes))));
+  const Estimate compute =
+      estimate(load_model("llama3-70b"), load_cluster("dgx-a100", 1), o.plan.strategy);
+  EXPECT_GE(o.plan.step_time_s, compute.step_time_s);
+  EXPECT_GE(o.plan.step_time_s, params * 36 / a100.pcie_bandwidth_Bps);
+  EXPECT_DOUBLE_EQ(o.seconds, 10 * o.plan.step_time_s);
+  const JobSchedule s = schedule_jobs(curves, 8);
+  ASSERT_EQ(s.jobs.size(), 1u);
+  EXPECT_EQ(s.jobs[0].spilled_shards, o.spilled_shards);
+}
+
+}  // namespace
+}  // namespace shardcost

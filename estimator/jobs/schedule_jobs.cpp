@@ -69,6 +69,7 @@ JobSchedule schedule_jobs(const std::vector<JobCurve>& curves, int cluster_gpus,
     sj.start_s = s.start[j];
     sj.end_s = s.start[j] + o.seconds;
     sj.strategy = o.plan.strategy;
+    sj.spilled_shards = o.spilled_shards;
     if (sj.end_s > in.deadline[j] * (1 + 1e-9)) out.late.push_back(c);
     out.jobs.push_back(sj);
   }

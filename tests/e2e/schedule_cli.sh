@@ -35,6 +35,10 @@ grep -q '^tiny ' "$SCRATCH/out" || fail "the job that fits is scheduled"
 grep -q '^not scheduled     huge: gpt3-175b at global batch 64 fits at none of the GPU counts 1, 2$' \
   "$SCRATCH/out" || fail "the job that fits nowhere is named"
 
+# With --spill it runs on one GPU shard after shard from host memory (Hydra), exit 0.
+expect_exit 0 "$BIN" schedule --jobs "$SCRATCH/huge.json" --cluster dgx-h100 --gpus 8 --spill
+grep -q '^huge .* shards spilled to host, mbs=.*(Hydra)$' "$SCRATCH/out" || fail "spilled shards"
+
 # Bad jobs files: one line naming the job and the field, exit 2.
 echo '{"jobs": [{"name": "x", "model": "gpt3-1.3b", "gbs": 32}]}' >"$SCRATCH/bad.json"
 expect_exit 2 "$BIN" schedule --jobs "$SCRATCH/bad.json" --cluster dgx-h100

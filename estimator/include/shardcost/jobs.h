@@ -35,6 +35,10 @@ struct JobOption {
   int gpus = 0;
   double seconds = 0;  // steps x the plan's step time
   Estimate plan;
+  // Hydra's model hopping (Nagrecha and Kumar, SIGMOD'21): a model too large for one GPU runs
+  // on one GPU shard after shard, each shard's state brought in over PCIe from host memory
+  // while the previous one computes. 0: a plan that fits.
+  int spilled_shards = 0;
 };
 struct JobCurve {
   JobSpec spec;
@@ -49,8 +53,11 @@ std::vector<int> offered_gpu_counts(const Cluster&);
 // Each job's curve: rank at every allowed count (sub-clusters of the cluster, `gpus` of it
 // when given, with the same devices and links), shared between jobs of the same model and
 // batch.
+// spill: also offer each job that fits no single GPU a one-GPU option in Hydra's model-hopping
+// mode (JobOption::spilled_shards; docs/scheduling.md gives its price).
 std::vector<JobCurve> job_curves(const std::vector<JobSpec>&, std::string_view cluster,
-                                 std::optional<int> gpus, const EstimateOptions&);
+                                 std::optional<int> gpus, const EstimateOptions&,
+                                 bool spill = false);
 
 enum class ScheduleObjective { makespan, completion };
 enum class ScheduleSolver { automatic, exact, heuristic };
@@ -69,6 +76,7 @@ struct ScheduledJob {
   int gpus = 0;
   double start_s = 0, end_s = 0;
   Strategy strategy;
+  int spilled_shards = 0;  // Hydra's model hopping on one GPU (JobOption)
 };
 
 struct JobSchedule {
