@@ -33,6 +33,12 @@ TEST(FuzzCorpus, ClusterJson) {
 TEST(FuzzCorpus, StrategyText) {
   replay("strategy", shardcost::fuzz::strategy_text);
 }
+TEST(FuzzCorpus, JobsFile) {
+  replay("jobs", shardcost::fuzz::jobs_file);
+}
+TEST(FuzzCorpus, JobInstance) {
+  replay("job_instance", shardcost::fuzz::job_instance);
+}
 TEST(FuzzCorpus, PlanJson) {
   replay("plan", shardcost::fuzz::plan_json);
 }

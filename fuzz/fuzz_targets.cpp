@@ -6,12 +6,14 @@
 #include <string_view>
 
 #include "db/kineto.h"
+#include "estimator/jobs/solver.h"
 #include "learned/curve_model.h"
 #include "learned/gemm_model.h"
 #include "learned/kernel_model.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/importers.h"
+#include "shardcost/jobs.h"
 #include "shardcost/varlen.h"
 
 namespace shardcost::fuzz {
@@ -114,6 +116,61 @@ void fitted_model_json(const uint8_t* data, size_t size) {
     const auto k = learned::KernelFit::from_json(json);
     for (double threads : {0.0, 1.0, 1e6, 1e18}) (void)k.predict("void k<float>(float*)", threads);
   } catch (const InputError&) {
+  }
+}
+
+void jobs_file(const uint8_t* data, size_t size) {
+  try {
+    const auto jobs = parse_jobs(text(data, size), "fuzz");
+    // What parses is a list of jobs, each with a model, a batch, a length and a weight.
+    for (const JobSpec& j : jobs) {
+      if (j.model.empty() || j.global_batch < 1 || (j.steps < 1 && !(j.tokens > 0)) ||
+          !(j.priority > 0) || (j.deadline_s && !(*j.deadline_s > 0)))
+        throw std::logic_error("a job parsed without a model, batch, length or weight");
+      for (size_t i = 0; i < j.gpu_counts.size(); ++i)
+        if (j.gpu_counts[i] < 1 || (i > 0 && j.gpu_counts[i] <= j.gpu_counts[i - 1]))
+          throw std::logic_error("a job's GPU counts are not ascending and positive");
+    }
+  } catch (const InputError&) {
+  }
+}
+
+void job_instance(const uint8_t* data, size_t size) {
+  // Bytes: the pool (1-16 GPUs), then per job a mode count (1-3) and per mode its GPUs and
+  // a duration (1-255 s); at most 5 jobs, so brute force stays small.
+  size_t at = 0;
+  auto next = [&]() -> int { return at < size ? data[at++] : -1; };
+  jobs::Instance in;
+  const int pool = next();
+  if (pool < 0) return;
+  in.capacity = pool % 16 + 1;
+  while (in.jobs() < 5) {
+    const int count = next();
+    if (count < 0) break;
+    std::vector<jobs::Mode> modes;
+    for (int k = 0; k <= count % 3; ++k) {
+      const int g = next(), d = next();
+      if (g < 0 || d < 0) break;
+      modes.push_back({g % in.capacity + 1, static_cast<double>(d % 255 + 1)});
+    }
+    if (modes.empty()) break;
+    in.modes.push_back(modes);
+    in.weight.push_back(1);
+    in.deadline.push_back(jobs::kNoDeadline);
+  }
+  if (in.jobs() == 0) return;
+  for (ScheduleObjective o : {ScheduleObjective::makespan, ScheduleObjective::completion}) {
+    const jobs::Solution s = jobs::list_schedule(in, o);
+    // Never more than the pool at any job's start (usage only rises at starts).
+    for (size_t j = 0; j < in.jobs(); ++j) {
+      int used = 0;
+      for (size_t i = 0; i < in.jobs(); ++i)
+        if (s.start[i] <= s.start[j] && s.end(in, i) > s.start[j])
+          used += in.modes[i][static_cast<size_t>(s.mode[i])].gpus;
+      if (used > in.capacity) throw std::logic_error("a list schedule holds more than the pool");
+    }
+    if (s.value(o) < jobs::brute_force(in, o).value(o) * (1 - 1e-9))
+      throw std::logic_error("a list schedule beat the brute-force optimum");
   }
 }
 

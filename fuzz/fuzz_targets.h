@@ -14,4 +14,8 @@ void seq_dist_text(const uint8_t* data, size_t size);
 // The store's importers: Kineto traces (streamed, fed in uneven chunks) and nccl-tests output.
 void kineto_json(const uint8_t* data, size_t size);
 void nccl_tests(const uint8_t* data, size_t size);
+// Jobs files (schedule), and a small scheduling instance from raw bytes: the list schedule
+// never holds more GPUs than the pool and is never worse than the brute-force optimum.
+void jobs_file(const uint8_t* data, size_t size);
+void job_instance(const uint8_t* data, size_t size);
 }  // namespace shardcost::fuzz
