@@ -23,6 +23,7 @@ ALLOWED = {
     "entry": {"core", "inputs", "workload", "costs", "plan", "search", "learned", "sequences"},
     "validate": {"core", "inputs", "workload", "costs", "plan", "search", "entry"},
     "jobs": {"core", "inputs", "workload", "costs", "plan", "search", "sequences"},
+    "embeddings": {"core", "inputs", "costs"},
 }
 # Layers that consume graphs must not know which producer made one.
 PRODUCER_BLIND = ["plan", "costs", "search", "learned"]
@@ -39,7 +40,7 @@ PUBLIC = {
     "db": {"db.h", "importers.h", "measures.h"},
     "compare": {"compare.h"},
     "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",
-                  "workload.h", "store_costs.h", "predict.h", "learned.h", "varlen.h", "jobs.h"},
+                  "workload.h", "store_costs.h", "predict.h", "learned.h", "varlen.h", "jobs.h", "embeddings.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # One door per C API: only these files call it (the fakes and tests drive the doors).

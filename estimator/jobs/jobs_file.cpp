@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <sstream>
+#include <map>
 
 #include "inputs/json_fields.h"
+#include "inputs/records_text.h"
 #include "shardcost/error.h"
 #include "shardcost/jobs.h"
 
@@ -84,116 +85,62 @@ JobSpec job_of_json(const nlohmann::json& o, const std::string& where, size_t in
   return j;
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) {
-    const size_t a = cell.find_first_not_of(" \t\r"), b = cell.find_last_not_of(" \t\r");
-    out.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
-  }
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
-
-double csv_number(const std::string& text, const std::string& where, const char* column,
-                  double min_value) {
-  double v = 0;
-  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || p != text.data() + text.size() || !(v >= min_value) ||
-      !std::isfinite(v))
-    throw InputError(
-        fmt::format("{}: {} '{}' is not a number of at least {}", where, column, text, min_value));
-  return v;
-}
-
-std::vector<JobSpec> parse_csv(std::string_view text, const std::string& origin) {
-  std::istringstream in{std::string(text)};
-  std::string line;
-  std::vector<std::string> header;
-  std::vector<JobSpec> out;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
-    const auto cells = split_csv_line(line);
-    if (header.empty()) {
-      header = cells;
-      for (const auto& h : header)
-        if (std::find(kFields.begin(), kFields.end(), h) == kFields.end())
-          throw InputError(
-              fmt::format("{} line {}: unknown column '{}'; the columns are name, "
-                          "model, gbs, steps, tokens, priority, deadline_hours, gpus",
-                          origin, line_no, h));
-      continue;
-    }
-    const std::string where = fmt::format("{} line {}", origin, line_no);
-    if (cells.size() != header.size())
+// A CSV row: the same fields as JSON's, gpus as 8/16/32.
+JobSpec job_of_csv(const std::map<std::string, std::string>& row, const std::string& where,
+                   size_t index) {
+  JobSpec j;
+  j.name = fmt::format("job{}", index);
+  auto at_least = [&](const std::string& v, const char* column, double min_value) {
+    const double x = csv_number(v, where, column);
+    if (!(x >= min_value))
       throw InputError(
-          fmt::format("{}: {} cells where the header has {}", where, cells.size(), header.size()));
-    JobSpec j;
-    j.name = fmt::format("job{}", out.size());
-    bool steps = false, tokens = false;
-    for (size_t c = 0; c < cells.size(); ++c) {
-      const std::string& h = header[c];
-      const std::string& v = cells[c];
-      if (v.empty()) continue;
-      if (h == "name") j.name = v;
-      if (h == "model") j.model = v;
-      if (h == "gbs") {
-        const double g = csv_number(v, where, "gbs", 1);
-        if (g != std::floor(g) || g > (1 << 24))
-          throw InputError(
-              fmt::format("{}: gbs '{}' is not a whole number of sequences", where, v));
-        j.global_batch = static_cast<int>(g);
-      }
-      if (h == "steps") {
-        const double s = csv_number(v, where, "steps", 1);
-        if (s != std::floor(s) || s > 1e15)
-          throw InputError(fmt::format("{}: steps '{}' is not a whole number", where, v));
-        j.steps = static_cast<int64_t>(s), steps = true;
-      }
-      if (h == "tokens") j.tokens = csv_number(v, where, "tokens", 1), tokens = true;
-      if (h == "priority") {
-        j.priority = csv_number(v, where, "priority", 0);
-        if (!(j.priority > 0)) throw InputError(fmt::format("{}: priority must be above 0", where));
-      }
-      if (h == "deadline_hours") {
-        const double d = csv_number(v, where, "deadline_hours", 0);
-        if (!(d > 0)) throw InputError(fmt::format("{}: deadline_hours must be above 0", where));
-        j.deadline_s = d * 3600;
-      }
-      if (h == "gpus") j.gpu_counts = parse_counts(v, where);
+          fmt::format("{}: {} '{}' is not a number of at least {}", where, column, v, min_value));
+    return x;
+  };
+  bool steps = false, tokens = false;
+  for (const auto& [h, v] : row) {
+    if (h == "name") j.name = v;
+    if (h == "model") j.model = v;
+    if (h == "gbs") {
+      const double g = at_least(v, "gbs", 1);
+      if (g != std::floor(g) || g > (1 << 24))
+        throw InputError(fmt::format("{}: gbs '{}' is not a whole number of sequences", where, v));
+      j.global_batch = static_cast<int>(g);
     }
-    if (j.global_batch < 1) throw InputError(fmt::format("{}: gbs is missing", where));
-    check(j, where, steps, tokens);
-    out.push_back(std::move(j));
+    if (h == "steps") {
+      const double s = at_least(v, "steps", 1);
+      if (s != std::floor(s) || s > 1e15)
+        throw InputError(fmt::format("{}: steps '{}' is not a whole number", where, v));
+      j.steps = static_cast<int64_t>(s), steps = true;
+    }
+    if (h == "tokens") j.tokens = at_least(v, "tokens", 1), tokens = true;
+    if (h == "priority") {
+      j.priority = at_least(v, "priority", 0);
+      if (!(j.priority > 0)) throw InputError(fmt::format("{}: priority must be above 0", where));
+    }
+    if (h == "deadline_hours") {
+      const double d = at_least(v, "deadline_hours", 0);
+      if (!(d > 0)) throw InputError(fmt::format("{}: deadline_hours must be above 0", where));
+      j.deadline_s = d * 3600;
+    }
+    if (h == "gpus") j.gpu_counts = parse_counts(v, where);
   }
-  return out;
+  if (j.global_batch < 1) throw InputError(fmt::format("{}: gbs is missing", where));
+  check(j, where, steps, tokens);
+  return j;
 }
 
 }  // namespace
 
 std::vector<JobSpec> parse_jobs(std::string_view text, std::string_view origin) {
   const std::string where(origin);
-  const size_t first = text.find_first_not_of(" \t\r\n");
   std::vector<JobSpec> out;
-  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
-    const auto j = parse_json_text(text, origin);
-    const nlohmann::json* list = &j;
-    if (j.is_object()) {
-      JsonFields f(j, where);
-      f.reject_unknown({"jobs"});
-      list = f.optional_array("jobs");
-      if (!list) f.fail("jobs", "is missing; give {\"jobs\": [{\"model\": ..., \"gbs\": ...}]}");
-    }
-    if (!list->is_array()) throw InputError(where + ": give an array of jobs");
-    for (size_t i = 0; i < list->size(); ++i)
-      out.push_back(job_of_json((*list)[i], fmt::format("{} jobs[{}]", where, i), i));
-  } else {
-    out = parse_csv(text, where);
-  }
-  if (out.empty()) throw InputError(where + " holds no jobs");
+  read_records(text, origin, "jobs", kFields, {"model", "gbs"},
+               {[&](const nlohmann::json& o, const std::string& at, size_t i) {
+                  out.push_back(job_of_json(o, at, i));
+                },
+                [&](const std::map<std::string, std::string>& row, const std::string& at,
+                    size_t i) { out.push_back(job_of_csv(row, at, i)); }});
   for (size_t i = 0; i < out.size(); ++i)
     for (size_t k = 0; k < i; ++k)
       if (out[i].name == out[k].name)

@@ -1,0 +1,48 @@
+#pragma once
+// What one embedding shard costs on one GPU, and the communication a plan needs, from the
+// cluster's devices and links (docs/embeddings.md has every formula).
+#include "costs/pricing.h"
+#include "shardcost/embeddings.h"
+
+namespace shardcost::embeddings {
+
+class CostModel {
+ public:
+  CostModel(const Cluster&, const ShardingOptions&, const EstimateOptions&);
+
+  int gpus() const { return gpus_; }
+  int per_node() const { return per_node_; }
+  double budget_bytes() const { return budget_; }
+
+  // Expected distinct rows among `lookups` draws from the table's rows (uniform, or Zipf).
+  static double unique_rows(const EmbeddingTable&, double lookups);
+  // Forward lookup, backward and sparse update of a shard: `row_share` of the table's rows,
+  // `dim` of its columns, serving `samples` samples' lookups into those rows and writing
+  // `outputs` pooled rows.
+  double compute_s(const EmbeddingTable&, double row_share, int dim, double lookups,
+                   double outputs) const;
+  // A GPU's fused lookup kernels' launches, forward and backward, once whatever it holds.
+  static double launch_s();
+  // Weights and optimizer state of `rows` rows of `dim` columns.
+  double memory_bytes(const EmbeddingTable&, double rows, int dim) const;
+  // A forward all-to-all whose busiest GPU sends `bytes` and the backward's of its
+  // gradients; the index all-to-all whose busiest GPU receives `index_bytes`.
+  double all_to_all_s(double bytes, double index_bytes) const;
+  // Row-wise partial sums reduce-scattered (forward) and their gradients all-gathered
+  // (backward) among `ranks` GPUs `stride` apart; data-parallel gradients all-reduced.
+  double row_wise_s(double bytes, int ranks) const;
+  double data_parallel_s(double bytes) const;
+  // The forward and backward all-to-alls' seconds per byte the busiest GPU sends, at sizes
+  // where bandwidth rules (for weighing placements).
+  double a2a_s_per_byte() const { return a2a_s_per_byte_; }
+  int batch() const { return batch_; }
+
+ private:
+  Pricer pricer_;
+  int gpus_, per_node_, batch_;
+  EmbeddingOptimizer optimizer_;
+  double budget_;
+  double a2a_s_per_byte_ = 0;
+};
+
+}  // namespace shardcost::embeddings

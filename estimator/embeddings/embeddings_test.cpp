@@ -1,0 +1,138 @@
+// Embedding tables: files, the shard cost model by hand, the planner against TorchRec's
+// greedy baseline, memory limits.
+#include "shardcost/embeddings.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "embeddings/cost.h"
+#include "shardcost/error.h"
+#include "test_models.h"
+
+namespace shardcost {
+namespace {
+
+TEST(Embeddings, FilesAreReadStrictly) {
+  const auto t = parse_tables(R"({"tables": [
+      {"name": "user", "rows": 1e7, "dim": 128, "pooling_factor": 1},
+      {"rows": 5000, "dim": 64, "pooling_factor": 30, "dtype": "fp16", "zipf": 1.1}]})",
+                              "tables.json");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].rows, 10000000);
+  EXPECT_EQ(t[1].name, "t1");
+  EXPECT_EQ(t[1].dtype_bytes, 2);
+  const auto csv =
+      parse_tables("name,rows,dim,pooling_factor\na,100,16,2.5\nb,200,32,1\n", "tables.csv");
+  ASSERT_EQ(csv.size(), 2u);
+  EXPECT_EQ(csv[0].pooling, 2.5);
+  auto error = [](const char* text) {
+    return test_models::input_error_of([&] { (void)parse_tables(text, "tables.json"); });
+  };
+  EXPECT_NE(error(R"({"tables": [{"rows": 0, "dim": 8, "pooling_factor": 1}]})").find("rows"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"tables": [{"rows": 10, "dim": 0, "pooling_factor": 1}]})").find("dim"),
+            std::string::npos);
+  EXPECT_NE(error("name,rows,dim,pooling_factor\na,100,16,lots\n")
+                .find("line 2: pooling_factor 'lots' is not a number"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"tables": [{"rows": 10, "dim": 8, "pooling": 1}]})").find("'pooling'"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"tables": [{"rows": 10, "dim": 8, "pooling_factor": 1, "dtype": "int8"}]})")
+                .find("give fp32, fp16 or bf16"),
+            std::string::npos);
+}
+
+// Expected distinct rows: uniform 1 - exp(-n/R) of the rows; a skewed table touches fewer.
+TEST(Embeddings, UniqueRowsFollowTheDraws) {
+  EmbeddingTable t;
+  t.rows = 1000000;
+  t.dim = 64;
+  EXPECT_NEAR(embeddings::CostModel::unique_rows(t, 1e6), 1e6 * (1 - std::exp(-1.0)), 1);
+  EXPECT_NEAR(embeddings::CostModel::unique_rows(t, 10), 10, 1e-3);
+  t.zipf = 1.05;
+  EXPECT_LT(embeddings::CostModel::unique_rows(t, 1e6), 0.5 * 1e6 * (1 - std::exp(-1.0)));
+  EXPECT_GT(embeddings::CostModel::unique_rows(t, 1e6), 1000);
+}
+
+// One table-wise shard by hand: on an H100 at its streaming rate, fp32, row-wise Adagrad.
+TEST(Embeddings, AShardsBytesByHand) {
+  const Cluster c = load_cluster("dgx-h100", 8);
+  ShardingOptions o;
+  o.batch = 1024;
+  const embeddings::CostModel m(c, o, {});
+  EmbeddingTable t;
+  t.rows = 1 << 20;
+  t.dim = 128;
+  t.pooling = 10;
+  const double lookups = 1024 * 10.0, row = 128 * 4.0;
+  const double unique = embeddings::CostModel::unique_rows(t, lookups);
+  const double bytes = lookups * row + 1024 * row +                          // gather, pooled out
+                       1024 * row + lookups * 512 + unique * (2 * row + 8);  // grads, update
+  const Device h100 = find_device("h100-sxm5-80gb");
+  const double rate = h100.memory_bandwidth_Bps * h100.memory_efficiency;
+  EXPECT_NEAR(m.compute_s(t, 1, 128, lookups, 1024), bytes / rate, 0.05 * bytes / rate);
+  EXPECT_DOUBLE_EQ(m.memory_bytes(t, 1 << 20, 128), (1 << 20) * (128 * 4.0 + 4));
+}
+
+std::vector<EmbeddingTable> dlrm_like(int n, std::mt19937& rng) {
+  std::lognormal_distribution<double> rows(13, 2.5), pooling(1.5, 1.2);
+  std::vector<EmbeddingTable> out;
+  const int dims[] = {32, 64, 128, 256};
+  for (int i = 0; i < n; ++i) {
+    EmbeddingTable t;
+    t.name = fmt::format("t{}", i);
+    t.rows = std::clamp<int64_t>(static_cast<int64_t>(rows(rng)), 10, 40000000);
+    t.dim = dims[i % 4];
+    t.pooling = std::clamp(pooling(rng), 1.0, 200.0);
+    out.push_back(t);
+  }
+  return out;
+}
+
+// The search is never worse than the greedy baseline under its own cost model, and every
+// GPU stays within its memory.
+TEST(Embeddings, TheSearchIsNeverWorseThanGreedyAndFitsMemory) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 6; ++trial) {
+    const auto tables = dlrm_like(20 + 15 * trial, rng);
+    const Cluster c = load_cluster("dgx-a100", trial % 2 ? 16 : 8);
+    ShardingOptions o;
+    o.batch = 4096;
+    const ShardingResult r = shard_tables(tables, c, o);
+    EXPECT_LE(r.plan.step_s, r.greedy.step_s * (1 + 1e-12)) << "trial " << trial;
+    EXPECT_EQ(r.plan.tables.size(), tables.size());
+    const double budget = c.groups.front().device.memory_bytes * o.memory_fraction;
+    for (const GpuLoad& g : r.plan.gpus) EXPECT_LE(g.memory_bytes, budget * (1 + 1e-12));
+    for (const GpuLoad& g : r.greedy.gpus) EXPECT_LE(g.memory_bytes, budget * (1 + 1e-12));
+    EXPECT_GE(r.plan.balance(), 1.0);
+  }
+}
+
+// A table too large for one GPU goes row-wise in the baseline; one too large for all of them
+// is one line naming it.
+TEST(Embeddings, TablesLargerThanAGpu) {
+  const Cluster c = load_cluster("dgx-a100", 8);
+  ShardingOptions o;
+  o.batch = 1024;
+  EmbeddingTable big;
+  big.name = "huge";
+  big.rows = 200000000;  // 200 M x 128 fp32: 95 GiB
+  big.dim = 128;
+  big.pooling = 1;
+  const ShardingResult r = shard_tables({big}, c, o);
+  EXPECT_EQ(r.greedy.tables[0].type, ShardingType::row_wise);
+  EXPECT_NE(r.plan.tables[0].type, ShardingType::table_wise);
+  big.rows = 4000000000;  // 1.9 TiB: more than 8 x 56 GiB
+  const std::string e = test_models::input_error_of([&] { (void)shard_tables({big}, c, o); });
+  EXPECT_NE(e.find("table 'huge'"), std::string::npos) << e;
+  EXPECT_NE(e.find("fits no sharding"), std::string::npos) << e;
+  o.batch = 0;
+  EXPECT_NE(test_models::input_error_of([&] { (void)shard_tables({big}, c, o); }).find("--batch"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardcost

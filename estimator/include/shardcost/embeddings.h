@@ -1,0 +1,83 @@
+#pragma once
+// Embedding tables of recommendation models sharded over a cluster's GPUs, as TorchRec names
+// the ways (table-wise, row-wise, column-wise, table-row-wise, data-parallel): each shard's
+// lookup and update priced on its GPU, the all-to-alls and reductions the plan needs, and a
+// search for the plan whose slowest GPU finishes first within every GPU's memory, beside
+// TorchRec's greedy baseline (docs/embeddings.md). Records only; printing belongs to cli/.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+
+struct EmbeddingTable {
+  std::string name;
+  int64_t rows = 0;
+  int dim = 0;
+  double pooling = 1;   // lookups per sample (pooling factor)
+  int dtype_bytes = 4;  // fp32 (4) or fp16/bf16 (2)
+  double zipf = 0;      // access skew: rank r drawn with weight r^-zipf; 0: uniform
+};
+
+// Tables files: JSON ({"tables": [{"name", "rows", "dim", "pooling_factor", "dtype", "zipf"},
+// ...]}) or CSV with those columns. Throws InputError naming the table and the field.
+std::vector<EmbeddingTable> parse_tables(std::string_view text, std::string_view origin);
+std::vector<EmbeddingTable> load_tables(std::string_view path);
+
+enum class ShardingType { table_wise, column_wise, row_wise, table_row_wise, data_parallel };
+std::string_view to_string(ShardingType);
+
+enum class EmbeddingOptimizer { rowwise_adagrad, adam, sgd };
+
+struct ShardingOptions {
+  int batch = 0;  // global batch, samples
+  EmbeddingOptimizer optimizer = EmbeddingOptimizer::rowwise_adagrad;
+  int beam = 8;  // partial plans kept while tables are placed
+  // Of each GPU's memory, what the tables may take (the dense model, activations and
+  // buffers take the rest).
+  double memory_fraction = 0.7;
+};
+
+// One table's choice and where its shards went.
+struct TablePlacement {
+  size_t table = 0;
+  ShardingType type = ShardingType::table_wise;
+  std::vector<int> gpus;  // one per shard (every GPU for row-wise and data-parallel)
+  double compute_s = 0;   // lookups and updates, over its shards
+  double memory_bytes = 0;
+};
+
+struct GpuLoad {
+  double compute_s = 0;     // its shards' forward lookups, backward and sparse updates
+  double memory_bytes = 0;  // its shards' weights and optimizer state
+  double send_bytes = 0;    // pooled embeddings it sends in the forward all-to-all
+  int shards = 0;
+};
+
+struct ShardingPlan {
+  std::vector<TablePlacement> tables;
+  std::vector<GpuLoad> gpus;
+  double slowest_compute_s = 0, mean_compute_s = 0;
+  double comm_s = 0;  // all-to-alls (forward and backward), reductions
+  double step_s = 0;  // slowest GPU's compute plus the communication
+  double balance() const { return mean_compute_s > 0 ? slowest_compute_s / mean_compute_s : 1; }
+  int count(ShardingType) const;
+};
+
+struct ShardingResult {
+  ShardingPlan plan;    // the search's, never worse than the greedy one
+  ShardingPlan greedy;  // TorchRec's baseline: table-wise where a table fits, else row-wise,
+                        // the costliest shards first onto the least-loaded GPU with room
+  int64_t evaluated = 0;
+  double elapsed_s = 0;
+};
+
+// Throws InputError when the batch is not positive or a table fits no sharding (it names the
+// table, its size and the most a GPU may hold).
+ShardingResult shard_tables(const std::vector<EmbeddingTable>&, const Cluster&,
+                            const ShardingOptions&, const EstimateOptions& = {});
+
+}  // namespace shardcost

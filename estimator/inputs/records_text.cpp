@@ -1,0 +1,96 @@
+#include "records_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "json_fields.h"
+#include "shardcost/error.h"
+
+namespace shardcost {
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) {
+    const size_t a = cell.find_first_not_of(" \t\r"), b = cell.find_last_not_of(" \t\r");
+    out.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+  }
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::string joined(const std::vector<std::string_view>& fields) {
+  std::string out;
+  for (auto f : fields) out += (out.empty() ? "" : ", ") + std::string(f);
+  return out;
+}
+
+}  // namespace
+
+double csv_number(const std::string& text, const std::string& where, const char* column) {
+  double v = 0;
+  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size() || !std::isfinite(v))
+    throw InputError(fmt::format("{}: {} '{}' is not a number", where, column, text));
+  return v;
+}
+
+void read_records(std::string_view text, std::string_view origin, const char* key,
+                  const std::vector<std::string_view>& fields,
+                  const std::vector<std::string_view>& required, const RecordReaders& read) {
+  const std::string where(origin);
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  size_t records = 0;
+  if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
+    const auto j = parse_json_text(text, origin);
+    const nlohmann::json* list = &j;
+    if (j.is_object()) {
+      JsonFields f(j, where);
+      f.reject_unknown({key});
+      list = f.optional_array(key);
+      if (!list) f.fail(key, fmt::format("is missing; give {{\"{}\": [{{...}}, ...]}}", key));
+    }
+    if (!list->is_array()) throw InputError(fmt::format("{}: give an array of {}", where, key));
+    for (size_t i = 0; i < list->size(); ++i)
+      read.json((*list)[i], fmt::format("{} {}[{}]", where, key, i), records++);
+  } else {
+    std::istringstream in{std::string(text)};
+    std::string line;
+    std::vector<std::string> header;
+    int line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
+      const auto cells = split_csv_line(line);
+      if (header.empty()) {
+        header = cells;
+        for (const auto& h : header)
+          if (std::find(fields.begin(), fields.end(), h) == fields.end())
+            throw InputError(fmt::format("{} line {}: unknown column '{}'; the columns are {}",
+                                         where, line_no, h, joined(fields)));
+        for (auto need : required)
+          if (std::find(header.begin(), header.end(), need) == header.end())
+            throw InputError(
+                fmt::format("{} line {}: the header has no '{}' column", where, line_no, need));
+        continue;
+      }
+      const std::string at = fmt::format("{} line {}", where, line_no);
+      if (cells.size() != header.size())
+        throw InputError(
+            fmt::format("{}: {} cells where the header has {}", at, cells.size(), header.size()));
+      std::map<std::string, std::string> row;
+      for (size_t c = 0; c < cells.size(); ++c)
+        if (!cells[c].empty()) row[header[c]] = cells[c];
+      read.csv(row, at, records++);
+    }
+  }
+  if (records == 0) throw InputError(fmt::format("{} holds no {}", where, key));
+}
+
+}  // namespace shardcost

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# shard-tables through the real binary: golden text on the Criteo tables, the JSON contract,
+# bad tables files and a table no sharding holds.
+source "$(dirname "$0")/../e2e_lib.sh"
+
+TABLES="$SRC/data/examples/criteo-kaggle-tables.csv"
+expect_exit 0 "$BIN" shard-tables --tables "$TABLES" --cluster dgx-a100 --gpus 8 --batch 65536
+golden shard_tables_criteo.txt
+
+expect_exit 0 "$BIN" shard-tables --tables "$TABLES" --cluster dgx-a100 --gpus 16 --batch 65536 \
+  --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+p, g = j["plan"], j["greedy"]
+assert p["step_s"] <= g["step_s"] * (1 + 1e-9), (p["step_s"], g["step_s"])
+assert len(p["tables"]) == 26 and len(p["gpus"]) == 16
+assert abs(p["step_s"] - p["slowest_compute_s"] - p["comm_s"]) < 1e-5
+budget = 80 * 0.7  # GiB of an A100-80GB the tables may take (catalog memory, 0.7)
+assert all(x["memory_gib"] <= budget for x in p["gpus"]), p["gpus"]
+assert {t["sharding"] for t in g["tables"]} <= {"table_wise", "row_wise"}
+PY
+
+echo '{"tables": [{"name": "bad", "rows": 0, "dim": 8, "pooling_factor": 1}]}' >"$SCRATCH/bad.json"
+expect_exit 2 "$BIN" shard-tables --tables "$SCRATCH/bad.json" --cluster dgx-a100 --batch 64
+one_line_error
+case "$ERR" in *"tables[0]"*"rows"*) ;; *) fail "bad rows: $ERR";; esac
+printf 'name,rows,dim,pooling_factor\nx,100,16,many\n' >"$SCRATCH/bad.csv"
+expect_exit 2 "$BIN" shard-tables --tables "$SCRATCH/bad.csv" --cluster dgx-a100 --batch 64
+one_line_error
+case "$ERR" in *"line 2: pooling_factor 'many' is not a number"*) ;; *) fail "bad csv: $ERR";; esac
+echo '{"tables": [{"name": "huge", "rows": 4e9, "dim": 128, "pooling_factor": 1}]}' >"$SCRATCH/huge.json"
+expect_exit 2 "$BIN" shard-tables --tables "$SCRATCH/huge.json" --cluster dgx-a100 --batch 64
+one_line_error
+case "$ERR" in *"table 'huge'"*"fits no sharding"*) ;; *) fail "huge table: $ERR";; esac
+echo "shard_tables_cli: ok"
