@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "cost_sources.h"
 #include "format.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -37,29 +38,6 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_option("--software", a.software, software_help);
   cmd->add_option("--db", a.db,
                   "price from the measurements in this cost store (catalog elsewhere)");
-}
-
-// The cost sources of one command, best first, indexed once: ranking prices every candidate
-// from memory. The catalog answers what they leave.
-struct Costs {
-  std::optional<StoreCosts> store;
-  std::optional<LearnedCosts> learned;
-  CostChain chain;
-  const CostSource* source() const { return chain.empty() ? nullptr : &chain; }
-};
-
-std::unique_ptr<Costs> load_costs(const PlanArgs& a) {
-  auto c = std::make_unique<Costs>();
-  if (a.db.empty()) return c;
-  c->store = StoreCosts::load(a.db);
-  c->chain.add(c->store->measured());
-  c->chain.add(c->store->interpolated());
-  // Models fitted on the store (shardcost fit), before the catalog.
-  std::vector<std::string> problems;
-  c->learned = LearnedCosts::load(a.db, &problems);
-  for (const auto& p : problems) fmt::print(stderr, "shardcost: warning: {}\n", p);
-  c->chain.add(*c->learned);
-  return c;
 }
 
 std::string cluster_line(const Cluster& c) {
@@ -176,7 +154,7 @@ void run_estimate(const PlanArgs& a, const std::string& strategy_text,
                               : plan_of(parse_strategy(strategy_text, c.total_gpus()));
   EstimateOptions opt;
   opt.software = software_preset(a.software);
-  const auto costs = load_costs(a);
+  const auto costs = load_costs(a.db);
   opt.costs = costs->source();
   const Strategy& st = plan.strategy;
   if (!va.given() && (st.balance != Balance::none || st.max_tokens > 0 || st.cp_per_sequence()))
@@ -329,7 +307,7 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
   const Model m = load_model(a.model);
   const Cluster c = load_cluster(a.cluster, a.gpus);
   ro.estimate.software = software_preset(a.software);
-  const auto costs = load_costs(a);
+  const auto costs = load_costs(a.db);
   ro.estimate.costs = costs->source();
   if (va.given()) {
     const VarlenOptions vo = va.options();

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "cost_sources.h"
 #include "format.h"
 #include "shardcost/embeddings.h"
 #include "shardcost/error.h"
@@ -15,6 +16,7 @@ namespace {
 
 struct ShardArgs {
   std::string tables, cluster, optimizer = "rowwise_adagrad", format = "text";
+  std::string db;  // price from this store's measurements
   std::optional<int> gpus;
   int batch = 0, beam = 8;
 };
@@ -69,6 +71,8 @@ void add_shard_tables_command(CLI::App& app) {
   cmd->add_option("--optimizer", a->optimizer, "rowwise_adagrad (default), adam or sgd");
   cmd->add_option("--beam", a->beam, "partial plans the search keeps (default 8)");
   cmd->add_option("--format", a->format, "text or json");
+  cmd->add_option("--db", a->db,
+                  "price from this store's measurements (its memory read bandwidth, collectives)");
   cmd->callback([a] {
     const Format format = parse_format(a->format, {Format::text, Format::json});
     ShardingOptions o;
@@ -86,7 +90,10 @@ void add_shard_tables_command(CLI::App& app) {
           fmt::format("--optimizer '{}': give rowwise_adagrad, adam or sgd", a->optimizer));
     const auto tables = load_tables(a->tables);
     const Cluster c = load_cluster(a->cluster, a->gpus);
-    const ShardingResult r = shard_tables(tables, c, o);
+    const auto costs = load_costs(a->db);
+    EstimateOptions eo;
+    eo.costs = costs->source();
+    const ShardingResult r = shard_tables(tables, c, o, eo);
     if (format == Format::json) {
       fmt::print("{}\n", json_text({{"cluster", c.name},
                                     {"gpus", c.total_gpus()},

@@ -36,6 +36,9 @@ TEST(FuzzCorpus, StrategyText) {
 TEST(FuzzCorpus, JobsFile) {
   replay("jobs", shardcost::fuzz::jobs_file);
 }
+TEST(FuzzCorpus, TablesFile) {
+  replay("tables", shardcost::fuzz::tables_file);
+}
 TEST(FuzzCorpus, JobInstance) {
   replay("job_instance", shardcost::fuzz::job_instance);
 }

@@ -10,6 +10,7 @@
 #include "learned/curve_model.h"
 #include "learned/gemm_model.h"
 #include "learned/kernel_model.h"
+#include "shardcost/embeddings.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/importers.h"
@@ -131,6 +132,17 @@ void jobs_file(const uint8_t* data, size_t size) {
         if (j.gpu_counts[i] < 1 || (i > 0 && j.gpu_counts[i] <= j.gpu_counts[i - 1]))
           throw std::logic_error("a job's GPU counts are not ascending and positive");
     }
+  } catch (const InputError&) {
+  }
+}
+
+void tables_file(const uint8_t* data, size_t size) {
+  try {
+    const auto tables = parse_tables(text(data, size), "fuzz");
+    for (const EmbeddingTable& t : tables)
+      if (t.rows < 1 || t.dim < 1 || !(t.pooling > 0) || !std::isfinite(t.pooling) ||
+          !(t.zipf >= 0) || (t.dtype_bytes != 2 && t.dtype_bytes != 4))
+        throw std::logic_error("a table parsed without rows, dim or pooling factor");
   } catch (const InputError&) {
   }
 }

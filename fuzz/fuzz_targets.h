@@ -18,4 +18,6 @@ void nccl_tests(const uint8_t* data, size_t size);
 // never holds more GPUs than the pool and is never worse than the brute-force optimum.
 void jobs_file(const uint8_t* data, size_t size);
 void job_instance(const uint8_t* data, size_t size);
+// Embedding tables files (shard-tables): what parses has rows, dims and pooling factors.
+void tables_file(const uint8_t* data, size_t size);
 }  // namespace shardcost::fuzz

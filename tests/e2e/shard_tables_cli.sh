@@ -21,6 +21,29 @@ assert all(x["memory_gib"] <= budget for x in p["gpus"]), p["gpus"]
 assert {t["sharding"] for t in g["tables"]} <= {"table_wise", "row_wise"}
 PY
 
+# --db: shards priced at the store's measured read bandwidth (here 500 GB/s for the A100,
+# about a third of the catalog's streaming rate), every size 2x apart so it interpolates.
+python3 - "$SCRATCH/read.csv" <<'PY'
+import sys
+rows = ["run_id,run_uuid,device,host,kind,bytes,time_ns,time_p10_ns,time_p90_ns,iterations,bandwidth_gbps"]
+for e in range(12, 31):
+    b = 1 << e
+    t = max(1, int(b / 500e9 * 1e9))
+    rows.append(f"1,aaaaaaaa-0000-0000-0000-000000000001,NVIDIA A100-SXM4-80GB,test,read,{b},{t},{t},{t},10,{b / t:.3f}")
+open(sys.argv[1], "w").write("\n".join(rows) + "\n")
+PY
+expect_exit 0 "$BIN" import csv --db "$SCRATCH/read.db" "$SCRATCH/read.csv"
+expect_exit 0 "$BIN" shard-tables --tables "$TABLES" --cluster dgx-a100 --gpus 8 --batch 65536 \
+  --format json
+cp "$SCRATCH/out" "$SCRATCH/catalog.json"
+expect_exit 0 "$BIN" shard-tables --tables "$TABLES" --cluster dgx-a100 --gpus 8 --batch 65536 \
+  --format json --db "$SCRATCH/read.db"
+python3 - "$SCRATCH/catalog.json" "$SCRATCH/out" <<'PY'
+import json, sys
+a, b = (json.load(open(f))["plan"] for f in sys.argv[1:3])
+assert b["mean_compute_s"] > 2.5 * a["mean_compute_s"], (a["mean_compute_s"], b["mean_compute_s"])
+PY
+
 echo '{"tables": [{"name": "bad", "rows": 0, "dim": 8, "pooling_factor": 1}]}' >"$SCRATCH/bad.json"
 expect_exit 2 "$BIN" shard-tables --tables "$SCRATCH/bad.json" --cluster dgx-a100 --batch 64
 one_line_error
