@@ -116,7 +116,9 @@ void print_schedule(const ScheduleArgs& a, const Cluster& c, const std::vector<J
                ratio(s.even_split_s));
   }
   for (size_t i : s.unschedulable)
-    fmt::print("not scheduled     {}: {}\n", curves[i].spec.name, curves[i].why_none);
+    fmt::print("not scheduled     {}: {}\n", curves[i].spec.name,
+               curves[i].why_none.empty() ? "no GPU count it may take is on this cluster"
+                                          : curves[i].why_none);
   for (size_t i : s.late)
     fmt::print("late              {}: ends after its deadline of {} h\n", curves[i].spec.name,
                hours(*curves[i].spec.deadline_s));
@@ -139,6 +141,12 @@ void save(const ScheduleArgs& a, const Cluster& c, const std::vector<JobCurve>& 
   r.objective = a.objective;
   r.solver = s.solver;
   r.optimal = s.optimal;
+  // The store keeps nanoseconds in 64 bits: up to 292 years.
+  if (!(s.makespan_s < 9e9) || !(s.sequential_s < 9e9))
+    throw InputError(fmt::format(
+        "the schedule spans {:.3g} years, longer than the store keeps (nanoseconds in 64 bits); "
+        "give fewer steps or tokens",
+        std::max(s.makespan_s, s.sequential_s) / (365.25 * 86400)));
   auto ns = [](double seconds) { return static_cast<int64_t>(std::llround(seconds * 1e9)); };
   r.makespan_ns = ns(s.makespan_s);
   r.bound_ns = ns(s.makespan_bound_s);

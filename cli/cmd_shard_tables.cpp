@@ -100,11 +100,17 @@ void add_shard_tables_command(CLI::App& app) {
                                     {"batch", a->batch},
                                     {"evaluated", r.evaluated},
                                     {"plan", plan_json(r.plan, tables)},
-                                    {"greedy", plan_json(r.greedy, tables)}}));
+                                    {"greedy", r.greedy_failed.empty() ? plan_json(r.greedy, tables)
+                                                                       : nlohmann::json(nullptr)},
+                                    {"greedy_failed", r.greedy_failed}}));
       return;
     }
+    // Every table once (a data-parallel one is on every GPU).
     double bytes = 0;
-    for (const TablePlacement& t : r.greedy.tables) bytes += t.memory_bytes;
+    for (const TablePlacement& t : r.plan.tables)
+      bytes += t.type == ShardingType::data_parallel
+                   ? t.memory_bytes / static_cast<double>(t.gpus.size())
+                   : t.memory_bytes;
     fmt::print("{} tables ({:.1f} GiB with optimizer state) on {} ({} GPUs), batch {}, {}\n",
                tables.size(), bytes / kGiB, c.name, c.total_gpus(), a->batch, a->optimizer);
     fmt::print("search: beam {}, {} candidates\n\n", o.beam,
@@ -113,10 +119,14 @@ void add_shard_tables_command(CLI::App& app) {
              "column-wise", "row-wise", "table-row-wise", "data-parallel"},
             {false, true, true, true, true, true, true, true, true, true, true});
     t.add(plan_row("search", r.plan));
-    t.add(plan_row("greedy (TorchRec)", r.greedy));
+    if (r.greedy_failed.empty()) t.add(plan_row("greedy (TorchRec)", r.greedy));
     fmt::print("{}", t.render());
-    fmt::print("\nthe search's step is {:.1f} % shorter than the greedy one's\n\n",
-               100 * (1 - r.plan.step_s / r.greedy.step_s));
+    if (r.greedy_failed.empty())
+      fmt::print("\nthe search's step is {:.1f} % shorter than the greedy one's\n\n",
+                 100 * (1 - r.plan.step_s / r.greedy.step_s));
+    else
+      fmt::print("\nthe greedy baseline finds no room for table '{}'; the search's plan fits\n\n",
+                 r.greedy_failed);
     Table g({"gpu", "shards", "compute ms", "memory GiB", "sends MiB"},
             {true, true, true, true, true});
     for (size_t i = 0; i < r.plan.gpus.size(); ++i) {

@@ -136,3 +136,26 @@ TEST(Embeddings, TablesLargerThanAGpu) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Where TorchRec's greedy packing runs out of room the search goes on (the review's case:
+// 31.7 + 10.6 + 55.3 GiB over two GPUs of 56 GiB each).
+TEST(Embeddings, TheSearchFitsWhereGreedyPackingDoesNot) {
+  const Cluster c = load_cluster("dgx-a100", 2);
+  ShardingOptions o;
+  o.batch = 65536;
+  std::vector<EmbeddingTable> tables(3);
+  tables[0] = {"X", 66000000, 128, 100, 4, 0};
+  tables[1] = {"Y", 22000000, 128, 10, 4, 0};
+  tables[2] = {"Z", 115000000, 128, 1, 4, 0};
+  const ShardingResult r = shard_tables(tables, c, o);
+  EXPECT_EQ(r.greedy_failed, "Z");
+  ASSERT_EQ(r.plan.tables.size(), 3u);
+  const double budget = c.groups.front().device.memory_bytes * o.memory_fraction;
+  for (const GpuLoad& g : r.plan.gpus) EXPECT_LE(g.memory_bytes, budget);
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -248,6 +248,7 @@ ShardingResult shard_tables(const std::vector<EmbeddingTable>& tables, const Clu
   // TorchRec's greedy: table-wise where a table fits one GPU, else row-wise; the costliest
   // first onto the least-loaded GPU with room (torchrec), or where it raises the plan's score
   // least (a second path the beam keeps beside its own).
+  std::string failed;
   auto greedy_path = [&](bool torchrec) {
     std::vector<State> steps;
     State s = empty;
@@ -258,16 +259,22 @@ ShardingResult shard_tables(const std::vector<EmbeddingTable>& tables, const Clu
       if (tw.memory_bytes <= m.budget_bytes()) at = place(s, tw, m, torchrec);
       const Candidate& use = at ? tw : base[1];
       if (!at) at = place(s, use, m, torchrec);
-      if (!at) fits_nowhere(tables[i], m);
+      if (!at) {  // this path packs no further: the search goes on without it
+        failed = tables[i].name;
+        return std::vector<State>{};
+      }
       s = apply(s, i, use, *at, m);
       steps.push_back(s);
     }
     return steps;
   };
   const std::vector<State> greedy_steps = greedy_path(true);
+  if (greedy_steps.empty()) {
+    r.greedy_failed = failed;
+  } else {
+    r.greedy = plan_of(greedy_steps.back(), m);
+  }
   const std::vector<State> scored_steps = greedy_path(false);
-  const State& greedy = greedy_steps.back();
-  r.greedy = plan_of(greedy, m);
 
   // Beam search: every candidate of every table, placed where it loads least, the best
   // `beam` partial plans kept.
@@ -288,8 +295,8 @@ ShardingResult shard_tables(const std::vector<EmbeddingTable>& tables, const Clu
       next.resize(static_cast<size_t>(std::max(1, opt.beam)));
     // The greedy paths' partial states ride along beside the beam's: the search never ends
     // worse than either.
-    next.push_back(greedy_steps[step]);
-    next.push_back(scored_steps[step]);
+    if (!greedy_steps.empty()) next.push_back(greedy_steps[step]);
+    if (!scored_steps.empty()) next.push_back(scored_steps[step]);
     beam = std::move(next);
   }
   const State& best = *std::min_element(

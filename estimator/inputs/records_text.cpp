@@ -66,10 +66,16 @@ void read_records(std::string_view text, std::string_view origin, const char* ke
     int line_no = 0;
     while (std::getline(in, line)) {
       ++line_no;
-      if (line.find_first_not_of(" \t\r") == std::string::npos || line[0] == '#') continue;
+      const size_t text_at = line.find_first_not_of(" \t\r");
+      if (text_at == std::string::npos || line[text_at] == '#') continue;
       const auto cells = split_csv_line(line);
       if (header.empty()) {
         header = cells;
+        for (size_t i = 0; i < header.size(); ++i)
+          for (size_t k = 0; k < i; ++k)
+            if (header[i] == header[k])
+              throw InputError(fmt::format("{} line {}: the header names '{}' twice", where,
+                                           line_no, header[i]));
         for (const auto& h : header)
           if (std::find(fields.begin(), fields.end(), h) == fields.end())
             throw InputError(fmt::format("{} line {}: unknown column '{}'; the columns are {}",

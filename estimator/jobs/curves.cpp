@@ -95,9 +95,16 @@ std::vector<JobCurve> job_curves(const std::vector<JobSpec>& specs, std::string_
         throw InputError(fmt::format("{}: {}", who, e.what()));
       }
     }
-    if (spec.tokens > 0)
-      curve.spec.steps = static_cast<int64_t>(std::ceil(
-          spec.tokens / (static_cast<double>(spec.global_batch) * w->tokens_per_sample())));
+    if (spec.tokens > 0) {
+      const double steps = std::ceil(
+          spec.tokens / (static_cast<double>(spec.global_batch) * w->tokens_per_sample()));
+      if (!(steps <= 1e15))
+        throw InputError(
+            fmt::format("{}: tokens {:g} make {:g} steps, more than 1e15; give fewer "
+                        "tokens",
+                        who, spec.tokens, steps));
+      curve.spec.steps = static_cast<int64_t>(steps);
+    }
     const std::vector<int>& counts = spec.gpu_counts.empty() ? offered : spec.gpu_counts;
     for (int g : counts) {
       if (g > whole.total_gpus()) continue;  // not on this cluster

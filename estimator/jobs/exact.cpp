@@ -166,7 +166,7 @@ bool exact_schedule(const Instance& in, ScheduleObjective objective, double time
   out = serial_schedule(in, order, mode);
   out.optimal = status == MipProblem::Status::optimal;
   // Unproven: the better of the program's and the list schedule.
-  if (!out.optimal && known.value(objective) < out.value(objective)) out = known;
+  if (!out.optimal && on_time && known.value(objective) < out.value(objective)) out = known;
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <glpk.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -79,7 +80,9 @@ MipProblem::Status MipProblem::minimise(double time_limit_s, std::string& why) {
   glp_init_iocp(&parm);
   parm.presolve = GLP_ON;  // solves the LP relaxation itself
   parm.msg_lev = GLP_MSG_OFF;
-  parm.tm_lim = static_cast<int>(std::min(time_limit_s, 3600.0) * 1000);
+  // GLPK aborts on a negative limit: at least a millisecond, at most an hour.
+  const double limit = std::isfinite(time_limit_s) ? std::clamp(time_limit_s, 1e-3, 3600.0) : 3600;
+  parm.tm_lim = static_cast<int>(limit * 1000);
   // Cuts and pseudo-cost branching close the big-M relaxation's gap far sooner.
   parm.gmi_cuts = GLP_ON;
   parm.mir_cuts = GLP_ON;

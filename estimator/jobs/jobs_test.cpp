@@ -156,6 +156,14 @@ TEST(Jobs, FilesAreReadStrictly) {
                 .find("two jobs are named 'a'"),
             std::string::npos);
   EXPECT_NE(error(R"({"jobs": []})").find("holds no jobs"), std::string::npos);
+  EXPECT_NE(error("model,gbs,gbs,steps\nm,8,8,1\n").find("names 'gbs' twice"), std::string::npos);
+  // Tokens that would make more steps than the cap (the review found them overflowing).
+  const auto huge =
+      parse_jobs(R"({"jobs": [{"model": "gpt3-1.3b", "gbs": 8, "tokens": 1e300}]})", "jobs.json");
+  EXPECT_NE(test_models::input_error_of([&] {
+              (void)job_curves(huge, "dgx-h100", std::nullopt, EstimateOptions{});
+            }).find("more than 1e15"),
+            std::string::npos);
 }
 
 // The whole path on a small cluster: curves from rank, a schedule no worse than either

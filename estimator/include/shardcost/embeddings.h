@@ -68,15 +68,17 @@ struct ShardingPlan {
 };
 
 struct ShardingResult {
-  ShardingPlan plan;    // the search's, never worse than the greedy one
-  ShardingPlan greedy;  // TorchRec's baseline: table-wise where a table fits, else row-wise,
-                        // the costliest shards first onto the least-loaded GPU with room
+  ShardingPlan plan;          // the search's, never worse than the greedy one
+  ShardingPlan greedy;        // TorchRec's baseline: table-wise where a table fits, else row-wise,
+                              // the costliest shards first onto the least-loaded GPU with room
+  std::string greedy_failed;  // the table the baseline found no room for (greedy is empty)
   int64_t evaluated = 0;
   double elapsed_s = 0;
 };
 
 // Throws InputError when the batch is not positive or a table fits no sharding (it names the
-// table, its size and the most a GPU may hold).
+// table, its size and the most a GPU may hold). The baseline may fail where the search does
+// not (greedy_failed).
 ShardingResult shard_tables(const std::vector<EmbeddingTable>&, const Cluster&,
                             const ShardingOptions&, const EstimateOptions& = {});
 
