@@ -3,19 +3,16 @@
 // under 2 seconds; and a 64-GPU cluster of three node groups in under 10 seconds. Prints the
 // figures; exits 1 when a target is missed.
 #include <fmt/format.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "one_core.h"
 #include "shardcost/estimator.h"
 
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(0, &one);
-  const bool pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
+  const bool pinned = shardcost::bench::pin_to_one_core();
 
   const shardcost::Model m = shardcost::load_model("gpt3-175b");
   const shardcost::Cluster c = shardcost::load_cluster("dgx-a100", 4096);
@@ -28,11 +25,9 @@ int main(int argc, char** argv) {
     r = shardcost::rank(m, c, o);
     seconds.push_back(r.elapsed_s);
   }
-  std::sort(seconds.begin(), seconds.end());
-  const double median = seconds[seconds.size() / 2];
+  const double median = shardcost::bench::median_run(seconds);
   const int64_t priced = r.feasible;
-  fmt::print("rank gpt3-175b on 4096 x a100 (gbs 3072), {} core{}:\n",
-             pinned ? "one pinned" : "unpinned", pinned ? "" : "s");
+  fmt::print("rank gpt3-175b on 4096 x a100 (gbs 3072), {}:\n", shardcost::bench::cores(pinned));
   fmt::print("  evaluated {} candidates ({} priced in full, the rest pruned by memory or rules)\n",
              r.evaluated, priced);
   fmt::print("  median of {} runs: {:.3f} s  ({:.0f} candidates/s, {:.2f} us per candidate)\n",
@@ -59,8 +54,7 @@ int main(int argc, char** argv) {
     r = shardcost::rank(llama, mixed, mo);
     mixed_seconds.push_back(r.elapsed_s);
   }
-  std::sort(mixed_seconds.begin(), mixed_seconds.end());
-  const double mixed_median = mixed_seconds[mixed_seconds.size() / 2];
+  const double mixed_median = shardcost::bench::median_run(mixed_seconds);
   fmt::print("rank llama3-70b on 64 GPUs in three groups (a100, h100, h200; gbs 512):\n");
   fmt::print("  evaluated {} candidates ({} feasible), median of {} runs: {:.3f} s\n", r.evaluated,
              r.feasible, repeats, mixed_median);

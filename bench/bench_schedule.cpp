@@ -3,21 +3,18 @@
 // from rank at every GPU count the cluster offers, then the schedule (list scheduling: more
 // jobs than the exact solver takes). Target: under 10 s in all. Exits 1 when missed.
 #include <fmt/format.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 #include <random>
 #include <vector>
 
+#include "one_core.h"
 #include "shardcost/jobs.h"
 
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(0, &one);
-  const bool pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
+  const bool pinned = shardcost::bench::pin_to_one_core();
 
   const char* models[] = {"gpt3-1.3b", "gpt3-6.7b", "llama3-8b", "gpt3-13b", "llama3-70b"};
   std::mt19937 rng(1);
@@ -45,10 +42,9 @@ int main(int argc, char** argv) {
     options = 0;
     for (const auto& c : curves) options += c.options.size();
   }
-  std::sort(seconds.begin(), seconds.end());
-  const double median = seconds[seconds.size() / 2];
-  fmt::print("schedule 100 jobs (5 models x 2 batches) on 1024 x h100, {} core{}:\n",
-             pinned ? "one pinned" : "unpinned", pinned ? "" : "s");
+  const double median = shardcost::bench::median_run(seconds);
+  fmt::print("schedule 100 jobs (5 models x 2 batches) on 1024 x h100, {}:\n",
+             shardcost::bench::cores(pinned));
   fmt::print(
       "  {} job options from rank, {} scheduled by {}, makespan {:.1f} h (bound {:.1f} h, "
       "one after another {:.1f} h, split evenly {:.1f} h)\n",

@@ -2,20 +2,17 @@
 // 256, pooling factors log-normal from 1 to 200) over 64 A100s at a global batch of 65,536,
 // pinned to one core: the greedy baseline and the beam search. Target: under 10 s.
 #include <fmt/format.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <random>
 #include <vector>
 
+#include "one_core.h"
 #include "shardcost/embeddings.h"
 
 int main(int argc, char** argv) {
   const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 3;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(0, &one);
-  const bool pinned = sched_setaffinity(0, sizeof(one), &one) == 0;
+  const bool pinned = shardcost::bench::pin_to_one_core();
   std::mt19937 rng(1);
   std::lognormal_distribution<double> rows(13, 2), pooling(1.5, 1.2);
   const int dims[] = {32, 64, 128, 256};
@@ -37,10 +34,9 @@ int main(int argc, char** argv) {
     r = shardcost::shard_tables(tables, c, o);
     seconds.push_back(r.elapsed_s);
   }
-  std::sort(seconds.begin(), seconds.end());
-  const double median = seconds[seconds.size() / 2];
-  fmt::print("shard 1000 tables over 64 x a100 (batch 65536), {} core{}:\n",
-             pinned ? "one pinned" : "unpinned", pinned ? "" : "s");
+  const double median = shardcost::bench::median_run(seconds);
+  fmt::print("shard 1000 tables over 64 x a100 (batch 65536), {}:\n",
+             shardcost::bench::cores(pinned));
   fmt::print("  {} candidates; step {:.2f} ms (balance {:.3f}) against greedy {:.2f} ms ({:.3f})\n",
              r.evaluated, 1e3 * r.plan.step_s, r.plan.balance(), 1e3 * r.greedy.step_s,
              r.greedy.balance());

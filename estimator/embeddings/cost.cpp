@@ -57,11 +57,8 @@ double CostModel::compute_s(const EmbeddingTable& t, double row_share, int dim, 
                             double outputs) const {
   const double row = dim * static_cast<double>(t.dtype_bytes);
   const double unique = unique_rows(t, lookups / row_share) * row_share;
-  // Optimizer state per touched row, read and written: row-wise Adagrad one fp32, Adam two
-  // fp32 moments per column, SGD none.
-  const double state = optimizer_ == EmbeddingOptimizer::rowwise_adagrad ? 2 * 4.0
-                       : optimizer_ == EmbeddingOptimizer::adam          ? 2 * 2 * 4.0 * dim
-                                                                         : 0.0;
+  // Each touched row's optimizer state is read and written.
+  const double state = 2 * state_bytes(dim);
   const double forward = lookups * sectors(row) + outputs * row;
   const double backward =
       outputs * row + lookups * sectors(dim * 4.0) + unique * (2 * sectors(row) + state);
@@ -77,11 +74,15 @@ double CostModel::launch_s() {
   return 2 * GemmModel::kKernelGap_s;
 }
 
+double CostModel::state_bytes(int dim) const {
+  // Row-wise Adagrad one fp32 per row, Adam two fp32 moments per column, SGD none.
+  return optimizer_ == EmbeddingOptimizer::rowwise_adagrad ? 4.0
+         : optimizer_ == EmbeddingOptimizer::adam          ? 2 * 4.0 * dim
+                                                           : 0.0;
+}
+
 double CostModel::memory_bytes(const EmbeddingTable& t, double rows, int dim) const {
-  const double state = optimizer_ == EmbeddingOptimizer::rowwise_adagrad ? 4.0
-                       : optimizer_ == EmbeddingOptimizer::adam          ? 8.0 * dim
-                                                                         : 0.0;
-  return rows * (dim * static_cast<double>(t.dtype_bytes) + state);
+  return rows * (dim * static_cast<double>(t.dtype_bytes) + state_bytes(dim));
 }
 
 double CostModel::all_to_all_s(double bytes, double index_bytes) const {

@@ -23,6 +23,8 @@ class CostModel {
                    double outputs) const;
   // A GPU's fused lookup kernels' launches, forward and backward, once whatever it holds.
   static double launch_s();
+  // The optimizer's state per row of `dim` columns.
+  double state_bytes(int dim) const;
   // Weights and optimizer state of `rows` rows of `dim` columns.
   double memory_bytes(const EmbeddingTable&, double rows, int dim) const;
   // A forward all-to-all whose busiest GPU sends `bytes` and the backward's of its

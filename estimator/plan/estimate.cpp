@@ -103,9 +103,7 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   // MFU against the dense 16-bit peak, whatever the precision (as Megatron and NeMo report it),
   // summed over the cluster's devices.
   double peak16 = 0;
-  for (const auto& grp : c.groups)
-    peak16 += grp.gpus() * std::max(grp.device.peak_flops[static_cast<int>(DType::bf16)],
-                                    grp.device.peak_flops[static_cast<int>(DType::fp16)]);
+  for (const auto& grp : c.groups) peak16 += grp.gpus() * grp.device.peak16();
   e.mfu = e.model_flops / e.step_time_s / peak16;
   e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
   if (!e.feasible) {
@@ -155,10 +153,7 @@ void check_degrees(const Workload& w, const Cluster& c, const Plan& plan, const 
       gpus += static_cast<int64_t>(tp) * s.cp;
       if (std::find(seen.begin(), seen.end(), tp) != seen.end()) continue;
       seen.push_back(tp);
-      Strategy v = s;
-      v.stage_tp.clear();
-      v.tp = tp;
-      v.sp = s.sp && tp > 1;
+      const Strategy v = at_degree(s, tp);
       auto why = check_strategy_shape(w, c, v);
       if (!why) why = unsupported(sw, v);
       if (why)

@@ -44,6 +44,10 @@ Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Str
 // where it names none); throws InputError when the device has no peak for it.
 Strategy with_precision(const Strategy&, const Software&, const Cluster&);
 
+// The strategy with every stage at one tensor-parallel degree: a replica of degree tp (no
+// stage_tp; sequence parallelism where it has ranks to split over).
+Strategy at_degree(const Strategy&, int tp);
+
 // check_strategy without the GPU count: the rules of one tensor-parallel degree of a plan
 // whose replicas differ in it.
 std::optional<std::string> check_strategy_shape(const Workload&, const Cluster&, const Strategy&);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "estimate_internal.h"
+
 namespace shardcost {
 
 MixedPricing::MixedPricing(const Workload& w, const Graph& base_graph, const Cluster& c,
@@ -109,9 +111,7 @@ ReplicaPricing MixedPricing::unit(const Way& way, const Workload& w, AttentionKe
                         [&](const Degree& x) { return x.strategy.tp == way.tp; });
   if (d == degrees.end()) {
     Degree& fresh = degrees.emplace_back();
-    fresh.strategy = s;
-    fresh.strategy.tp = way.tp;
-    fresh.strategy.sp = s.sp && way.tp > 1;
+    fresh.strategy = at_degree(s, way.tp);
     w.graph(fresh.strategy, kernel, fresh.graph);
     fresh.place = placement(fresh.strategy);
     d = degrees.end() - 1;

@@ -15,7 +15,6 @@ struct Step {
   const Graph& g = in.graph;
   const Strategy& s = in.strategy;
   const Software& sw = in.software;
-  const Placement& place = in.place;
   const Pricer& pr = in.pricer;
   // How every replica runs on one group with one TP degree.
   const ReplicaPricing base{&in.pricer, &in.graph, &in.strategy, &in.place};
@@ -274,7 +273,7 @@ struct Step {
                                  const Pricer& tied_pr) const {
     const Pricer& on = *u.pricer;
     const Graph& ug = *u.graph;
-    const Placement& up = *u.place;
+    const Placement& place = *u.place;
     const StageParameters p = stage_parameters(ug, span);
     const ParameterBytes pb = parameter_bytes(s, sw);
     const double gbytes = pb.gradient;
@@ -296,12 +295,12 @@ struct Step {
                            double params_expert, auto calls_of) {
       if (s.ep == 1) {
         const double all = params_dense + params_expert;
-        return Cost(split(on, op, all * bytes_per_param, calls_of(all), up.dp_cp));
+        return Cost(split(on, op, all * bytes_per_param, calls_of(all), place.dp_cp));
       }
       const Cost dense =
-          split(on, op, params_dense * bytes_per_param, calls_of(params_dense), up.dp_cp);
+          split(on, op, params_dense * bytes_per_param, calls_of(params_dense), place.dp_cp);
       const Cost expert =
-          split(on, op, params_expert * bytes_per_param, calls_of(params_expert), up.expert_dp);
+          split(on, op, params_expert * bytes_per_param, calls_of(params_expert), place.expert_dp);
       return combined(dense, expert);
     };
     auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
@@ -354,7 +353,7 @@ struct Step {
     if (s.pp > 1) {
       for (const Block& b : ug.blocks) {
         if (b.pin != Block::Pin::last_stage || b.tied_params <= 0) continue;
-        GroupPlacement pair{2, up.pp_stride * (s.pp - 1)};
+        GroupPlacement pair{2, place.pp_stride * (s.pp - 1)};
         c.tied = combined(
             c.tied, tied_pr.collective(CollectiveOp::all_reduce, b.tied_params * gbytes, pair));
       }

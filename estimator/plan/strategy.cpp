@@ -208,14 +208,26 @@ Strategy parse_strategy(std::string_view text, int gpus) {
     if (!given("pp")) s.pp = static_cast<int>(s.stage_tp.size());
     s.tp = s.stage_tp.front();
   }
-  // The ranks of one data-parallel replica across the pipeline.
-  auto width = [&]() -> int64_t {
-    if (s.stage_tp.empty()) return product({s.tp, s.pp});
-    int64_t sum = 0;
-    for (int x : s.stage_tp) sum += x;
-    return sum > std::numeric_limits<int>::max() ? -1 : sum;
+  // The ranks of one data-parallel replica across the pipeline times `more`, or -1 when it
+  // would not fit an int; and how messages name it.
+  auto across = [&](std::initializer_list<int> more) -> int64_t {
+    int64_t width = 0;
+    if (s.stage_tp.empty()) {
+      width = product({s.tp, s.pp});
+    } else {
+      for (int x : s.stage_tp) width += x;
+      if (width > std::numeric_limits<int>::max()) width = -1;
+    }
+    if (width < 0) return -1;
+    int64_t p = width;
+    for (int x : more) {
+      p *= x;
+      if (p > std::numeric_limits<int>::max()) return -1;
+    }
+    return p;
   };
-  auto too_large = [&](const char* what, int64_t p) {
+  const std::string width_name = s.stage_tp.empty() ? "tp*pp" : "(sum of stage_tp)";
+  auto too_large = [&](const std::string& what, int64_t p) {
     if (p < 0 || p > gpus)
       throw InputError(fmt::format(
           "{} is {} than the {} GPUs of the cluster; choose sizes whose product divides "
@@ -224,27 +236,21 @@ Strategy parse_strategy(std::string_view text, int gpus) {
   };
   // cp=dynamic without cp_max: every GPU outside tp and pp in one CP domain (dp = 1).
   if (s.cp_per_sequence() && !given("cp_max")) {
-    const int64_t w = width();
-    const int64_t inner = w < 0 ? -1 : product({static_cast<int>(w), std::max(s.dp, 1)});
-    too_large(s.stage_tp.empty() ? "tp*pp*dp" : "(sum of stage_tp)*dp", inner);
+    const int64_t inner = across({std::max(s.dp, 1)});
+    too_large(width_name + "*dp", inner);
     if (inner > 0 && gpus % inner == 0) s.cp = static_cast<int>(gpus / inner);
   }
   if (s.dp == 0) {
-    const int64_t w = width();
-    const int64_t inner = w < 0 ? -1 : product({static_cast<int>(w), s.cp});
-    too_large(s.stage_tp.empty() ? "tp*pp*cp" : "(sum of stage_tp)*cp", inner);
+    const int64_t inner = across({s.cp});
+    too_large(width_name + "*cp", inner);
     if (inner <= 0 || gpus % inner != 0)
       throw InputError(
           fmt::format("{} = {} does not divide the {} GPUs; choose sizes whose "
                       "product divides the GPU count",
-                      s.stage_tp.empty() ? "tp*pp*cp" : "(sum of stage_tp)*cp", inner, gpus));
+                      width_name + "*cp", inner, gpus));
     s.dp = static_cast<int>(gpus / inner);
   }
-  {
-    const int64_t w = width();
-    too_large(s.stage_tp.empty() ? "tp*pp*dp*cp" : "(sum of stage_tp)*dp*cp",
-              w < 0 ? -1 : product({static_cast<int>(w), s.dp, s.cp}));
-  }
+  too_large(width_name + "*dp*cp", across({s.dp, s.cp}));
   if (s.gbs == 0) {
     const int64_t gbs = product({s.mbs, s.dp});
     if (gbs < 0)
@@ -264,10 +270,10 @@ Strategy parse_strategy(std::string_view text, int gpus) {
     s.gbs = static_cast<int>(gbs);
   }
   if (s.gpus() != gpus)
-    throw InputError(fmt::format(
-        "{} = {} but the cluster has {} GPUs; make them equal "
-        "(or drop dp to derive it)",
-        s.stage_tp.empty() ? "tp*pp*dp*cp" : "(sum of stage_tp)*dp*cp", s.gpus(), gpus));
+    throw InputError(
+        fmt::format("{} = {} but the cluster has {} GPUs; make them equal "
+                    "(or drop dp to derive it)",
+                    width_name + "*dp*cp", s.gpus(), gpus));
   return s;
 }
 
@@ -331,10 +337,7 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
       if (std::find(s.stage_tp.begin(), s.stage_tp.begin() + static_cast<long>(i), s.stage_tp[i]) !=
           s.stage_tp.begin() + static_cast<long>(i))
         continue;
-      Strategy one = s;
-      one.stage_tp.clear();
-      one.tp = s.stage_tp[i];
-      one.sp = s.sp && one.tp > 1;
+      const Strategy one = at_degree(s, s.stage_tp[i]);
       if (auto why = check(w, c, one, false))
         return fmt::format("stage {} (tp={}): {}", i, one.tp, *why);
     }
@@ -364,6 +367,14 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
 }
 
 }  // namespace
+
+Strategy at_degree(const Strategy& s, int tp) {
+  Strategy out = s;
+  out.stage_tp.clear();
+  out.tp = tp;
+  out.sp = s.sp && tp > 1;
+  return out;
+}
 
 std::optional<std::string> check_strategy(const Workload& w, const Cluster& c, const Strategy& s) {
   return check(w, c, s, true);

@@ -297,13 +297,9 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
       while (c.groups.size() > 1 && std::next_permutation(order.begin(), order.end()));
     } else {
       orders.push_back(order);
-      auto peak = [&](size_t g) {
-        const Device& d = c.groups[g].device;
-        return std::max(d.peak_flops[static_cast<int>(DType::bf16)],
-                        d.peak_flops[static_cast<int>(DType::fp16)]);
-      };
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return peak(a) < peak(b); });
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return c.groups[a].device.peak16() < c.groups[b].device.peak16();
+      });
       for (int way = 0; way < 2; ++way) {
         if (std::find(orders.begin(), orders.end(), order) == orders.end()) orders.push_back(order);
         std::reverse(order.begin(), order.end());

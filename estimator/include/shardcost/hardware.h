@@ -1,6 +1,7 @@
 #pragma once
 // Hardware as the estimator sees it: devices, fabrics, named node groups and clusters, and
 // the vocabulary of priced work (GEMM shapes, collectives, cost origins).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -29,7 +30,12 @@ struct Device {
   double nvlink_bandwidth_Bps = 0;               // per GPU, one direction
   double pcie_bandwidth_Bps = 0;                 // per GPU, one direction
   std::array<double, kDTypeCount> peak_flops{};  // dense; 0 = unsupported
-  double gemm_efficiency = 0;                    // large-GEMM fraction of peak (measured, cited)
+  // The dense 16-bit peak: bf16's, or fp16's on a part without bf16 (what MFU is against).
+  double peak16() const {
+    return std::max(peak_flops[static_cast<int>(DType::bf16)],
+                    peak_flops[static_cast<int>(DType::fp16)]);
+  }
+  double gemm_efficiency = 0;  // large-GEMM fraction of peak (measured, cited)
   // The same over a short burst (MAMF-style: tens of calls, not power-saturated), as `bench
   // gemm` and published tables measure; 0 = not known. The learned GEMM prior prices store
   // measurements with it; training steps keep the sustained figure.
