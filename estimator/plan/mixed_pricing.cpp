@@ -46,9 +46,7 @@ MixedPricing::MixedPricing(const Workload& w, const Graph& base_graph, const Clu
     const Fabric& link = fabrics.emplace_back(slowest);
     size_t slow = gs.front();
     for (size_t g : gs)
-      if (c.groups[g].device.peak_flops[static_cast<int>(DType::bf16)] <
-          c.groups[slow].device.peak_flops[static_cast<int>(DType::bf16)])
-        slow = g;
+      if (c.groups[g].device.peak16() < c.groups[slow].device.peak16()) slow = g;
     links.push_back(fmt::format("{}: {} <-> {}, {:.1f} GB/s, {:.0f} us", what, c.groups[a].name,
                                 c.groups[b].name, link.bandwidth_Bps * link.efficiency / 1e9,
                                 link.latency_s * 1e6));
