@@ -81,6 +81,35 @@ std::string render(const bench::GemmReport& r, Format f) {
   return fmt::format("# {} ({})\n", r.device.name, r.device.host) + t.render();
 }
 
+std::string render(const bench::EmbeddingReport& r, Format f) {
+  if (f == Format::json) {
+    json j = {
+        {"benchmark", "embedding"}, {"device", device_json(r.device)}, {"results", json::array()}};
+    for (const auto& e : r.results)
+      j["results"].push_back({{"pass", e.pass},
+                              {"dtype", e.dtype},
+                              {"optimizer", e.optimizer},
+                              {"rows", e.shape.rows},
+                              {"dim", e.shape.dim},
+                              {"pooling", e.shape.pooling},
+                              {"batch", e.shape.batch},
+                              {"zipf", e.shape.zipf},
+                              {"lookups_per_s", e.lookups_per_s},
+                              {"wrong", e.wrong},
+                              {"stats", stats_json(e.stats)}});
+    return json_text(j) + "\n";
+  }
+  Table t({"pass", "dtype", "rows", "dim", "pooling", "batch", "zipf", "median us", "p10 us",
+           "p90 us", "cv", "Mlookups/s", "check"},
+          {false, false, true, true, true, true, true, true, true, true, true, true, false});
+  for (const auto& e : r.results)
+    t.add({e.pass, e.dtype, fmt::format("{}", e.shape.rows), fmt::format("{}", e.shape.dim),
+           fmt::format("{:g}", e.shape.pooling), fmt::format("{}", e.shape.batch),
+           fmt::format("{:g}", e.shape.zipf), us(e.stats.median_ns), us(e.stats.p10_ns),
+           us(e.stats.p90_ns), cv(e.stats), num(e.lookups_per_s / 1e6), check_cell(e.wrong)});
+  return fmt::format("# {} ({})\n", r.device.name, r.device.host) + t.render();
+}
+
 std::string render(const bench::MemoryReport& r, Format f) {
   bool base = false;
   for (const auto& m : r.results) base = base || m.baseline_gbps.has_value();

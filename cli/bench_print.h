@@ -9,6 +9,7 @@ namespace shardcost::cli {
 
 std::string render(const bench::GemmReport&, Format);
 std::string render(const bench::MemoryReport&, Format);
+std::string render(const bench::EmbeddingReport&, Format);
 std::string render(const bench::CollectiveReport&, Format);
 std::string render(const bench::P2pReport&, Format);
 

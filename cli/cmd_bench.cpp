@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <fstream>
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "bench_print.h"
 #include "commands.h"
+#include "embedding_check.h"
 #include "predict_inputs.h"
 #include "run_info.h"
 #include "shardcost/db.h"
@@ -27,44 +29,22 @@ struct BenchArgs {
   std::string ops;
   std::vector<std::string> shapes, m, n, k;
   std::string shapes_from, tp = "1", mbs = "1";
+  // bench embedding's grid: lists or ranges of each dimension
+  std::string rows = "64K,1M,4M", dim = "16,64,128", pooling = "1,4,16,64", batch = "1024,8192",
+              zipf = "0,1.05", passes = "forward,backward", optimizer = "rowwise_adagrad";
+  std::string tables, plan;
+  int64_t seed = 1;
   int gpu = 0, gpus = 0, root = 0, threads = 0, stall_rank = -1;
   bool in_place = false, compare_baseline = false;
   double timeout_s = 300;
   bench::Timing timing;
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = s.find(',', start);
-    const std::string part =
-        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!part.empty()) out.push_back(part);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-// "1024,4096" or a range "1K:8K:2" (begin:end:factor) of one GEMM dimension.
+// Lists like "1024,4096" or ranges "1K:8K:2" (begin:end:factor) of one GEMM dimension.
 std::vector<int64_t> dims(const std::vector<std::string>& specs, const char* flag) {
   std::vector<int64_t> out;
-  for (const auto& spec : specs) {
-    for (const auto& part : split(spec)) {
-      const auto c1 = part.find(':');
-      if (c1 == std::string::npos) {
-        out.push_back(bench::parse_size(part));
-        continue;
-      }
-      const auto c2 = part.find(':', c1 + 1);
-      const int64_t b = bench::parse_size(part.substr(0, c1));
-      const int64_t e = bench::parse_size(
-          part.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1));
-      const int64_t f = c2 == std::string::npos ? 2 : positive_int(part.substr(c2 + 1), flag);
-      for (const int64_t v : bench::size_sweep(b, e, f)) out.push_back(v);
-    }
-  }
+  for (const auto& spec : specs)
+    for (int64_t v : size_list(spec, flag)) out.push_back(v);
   return out;
 }
 
@@ -87,8 +67,8 @@ std::vector<bench::GemmShapeSpec> gemm_shapes_of(const BenchArgs& a) {
   }
   if (!a.shapes_from.empty()) {
     const Model model = load_model(a.shapes_from);
-    for (const auto& tp : split(a.tp)) {
-      for (const auto& mbs : split(a.mbs)) {
+    for (const auto& tp : split_commas(a.tp)) {
+      for (const auto& mbs : split_commas(a.mbs)) {
         const int t = static_cast<int>(positive_int(tp, "--tp"));
         const Strategy s =
             parse_strategy(fmt::format("tp={},mbs={}", t, positive_int(mbs, "--mbs")), t);
@@ -243,8 +223,8 @@ bench::CollectiveOptions collective_options(const BenchArgs& a, std::vector<std:
 }  // namespace
 
 void add_bench_commands(CLI::App& app, const std::string& version, const std::string& revision) {
-  auto* bench_cmd =
-      app.add_subcommand("bench", "Measure GEMMs, memory, collectives and point-to-point");
+  auto* bench_cmd = app.add_subcommand(
+      "bench", "Measure GEMMs, memory, embedding bags, collectives and point-to-point");
   bench_cmd->require_subcommand(1);
 
   auto ga = std::make_shared<BenchArgs>();
@@ -301,7 +281,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     bench::MemoryOptions o;
     o.device = a.device;
     o.gpu = a.gpu;
-    o.kinds = a.ops.empty() ? bench::memory_kinds(a.device) : split(a.ops);
+    o.kinds = a.ops.empty() ? bench::memory_kinds(a.device) : split_commas(a.ops);
     o.sizes = sizes_of(a, "1M", "256M");
     o.timing = a.timing;
     o.threads = a.threads;
@@ -309,6 +289,74 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     const int64_t start = now_ns();
     const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
     finish(a, bench::bench_memory(o, progress()), "memory", f, 0, 1, start, version, revision);
+  });
+
+  auto ea = std::make_shared<BenchArgs>();
+  auto* emb = bench_cmd->add_subcommand(
+      "embedding",
+      "Embedding bags: pooled lookups (forward), gradient scatter and sparse update (backward)");
+  emb->add_option("--device", ea->device, "cpu or cuda (default cpu)");
+  emb->add_option("--gpu", ea->gpu, "CUDA device ordinal (default 0)");
+  emb->add_option("--dtype", ea->dtype, "weights: fp32 (default), bf16; cuda also fp16");
+  emb->add_option("--pass", ea->passes, "forward,backward (default both)");
+  emb->add_option("--optimizer", ea->optimizer,
+                  "the backward's sparse update: rowwise_adagrad (default) or sgd");
+  emb->add_option("--rows", ea->rows, "table rows: a list or a range 64K:4M:4 (default 64K,1M,4M)");
+  emb->add_option("--dim", ea->dim, "columns (default 16,64,128)");
+  emb->add_option("--pooling", ea->pooling, "mean lookups per bag (default 1,4,16,64)");
+  emb->add_option("--batch", ea->batch, "bags per batch (default 1024,8192)");
+  emb->add_option("--zipf", ea->zipf, "access skew exponents; 0 is uniform (default 0,1.05)");
+  emb->add_option("--tables", ea->tables,
+                  "a tables file (docs/embeddings.md): each table at each --batch, not the grid");
+  emb->add_option("--plan", ea->plan,
+                  "a plan of shard-tables --format json: run each GPU's shards and set them "
+                  "beside what --db's fitted lookup models predict");
+  emb->add_option("--seed", ea->seed, "seed of the indices drawn (default 1)");
+  emb->add_option("--threads", ea->threads, "cpu: threads, 1-1024 (default: all)")
+      ->check(CLI::Range(1, 1024));
+  add_common(emb, *ea);
+  emb->callback([ea, version, revision] {
+    const BenchArgs& a = *ea;
+    const Format f = parse_format(a.format, {Format::text, Format::csv, Format::json});
+    bench::EmbeddingOptions o;
+    o.device = a.device;
+    o.gpu = a.gpu;
+    o.dtype = a.dtype.empty() ? "fp32" : a.dtype;
+    o.optimizer = a.optimizer;
+    o.passes = split_commas(a.passes);
+    o.timing = a.timing;
+    o.threads = a.threads;
+    if (a.seed < 0) throw InputError("--seed must not be negative");
+    o.seed = static_cast<uint64_t>(a.seed);
+    const int64_t start = now_ns();
+    const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
+    if (a.plan.empty()) {
+      o.shapes = embedding_grid({a.rows, a.dim, a.pooling, a.batch, a.zipf, a.tables});
+      finish(a, bench::bench_embedding(o, progress()), "embedding", f, 0, 1, start, version,
+             revision);
+      return;
+    }
+    // A plan's shards: each distinct one measured once, both passes; what the store predicts
+    // is read before the measurements join it.
+    if (f == Format::csv) throw InputError("bench embedding --plan prints text or json");
+    const auto shards = read_plan_shards(a.plan);
+    std::set<std::tuple<int64_t, int64_t, double, int64_t, double>> seen;
+    for (const auto& s : shards)
+      if (seen.insert({s.shape.rows, s.shape.dim, s.shape.pooling, s.shape.batch, s.shape.zipf})
+              .second)
+        o.shapes.push_back(s.shape);
+    o.passes = {"forward", "backward"};
+    const bench::EmbeddingReport r = bench::bench_embedding(o, progress());
+    const PlanCheck check = check_plan(shards, r, a.db);
+    db::Measurements m;
+    bench::append(m, r);
+    describe_run(m.run, 0, 1, start, version, revision);
+    if (!r.results.empty()) (void)store(a, m, 0);
+    fmt::print("{}", render(check, f == Format::json));
+    int64_t bad = 0;
+    for (const auto& x : r.results) bad += x.wrong > 0;
+    fail_on_wrong(bad, static_cast<int64_t>(r.results.size()));
+    if (r.interrupted) throw ExitStatus{130};
   });
 
   auto ca = std::make_shared<BenchArgs>();
@@ -331,7 +379,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     const BenchArgs& a = *ca;
     const Format f = parse_format(a.format, {Format::text, Format::csv, Format::json});
     std::vector<std::string> ops =
-        a.ops.empty() ? std::vector<std::string>{"all_reduce"} : split(a.ops);
+        a.ops.empty() ? std::vector<std::string>{"all_reduce"} : split_commas(a.ops);
     if (ops.size() == 1 && ops[0] == "all") ops = bench::collective_ops();
     for (auto& op : ops) op = bench::canonical_collective(op);
     bench::CollectiveOptions run = collective_options(a, ops);

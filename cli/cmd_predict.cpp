@@ -32,6 +32,9 @@ struct PredictArgs {
   std::string begin, end, factor = "2";
   std::string sizes_file;
   std::string cluster;
+  // embedding
+  EmbeddingGrid grid{"", "", "1", "", "0", ""};
+  std::string passes = "forward,backward", optimizer = "rowwise_adagrad";
 };
 
 struct Row {
@@ -179,6 +182,71 @@ void run_memory(const PredictArgs& a) {
   print(a, "memory", {"op", "bytes"}, rows);
 }
 
+// Embedding-bag passes: the store's fitted lookup model of the device (a catalog device, or a
+// device as the store names it, such as a host CPU); without one, a catalog device's streaming
+// rate over the pass's bytes.
+void run_embedding(const PredictArgs& a) {
+  const auto sources = load_sources(a);
+  const auto catalog = [&]() -> std::optional<Device> {
+    try {
+      return find_device(a.device);
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  }();
+  if (!catalog && !sources->learned)
+    throw InputError(fmt::format(
+        "--device {} is not a catalog device; to price a device by its store name give --db "
+        "with a fitted lookup model (bench embedding, then fit --table embedding)",
+        a.device));
+  const int bytes = a.dtype == "fp32" ? 4 : a.dtype == "fp16" || a.dtype == "bf16" ? 2 : 0;
+  if (bytes == 0) throw InputError(fmt::format("--dtype {}: give fp32, bf16 or fp16", a.dtype));
+  if (a.optimizer != "rowwise_adagrad" && a.optimizer != "sgd" && a.optimizer != "adam")
+    throw InputError(fmt::format("--optimizer {}: give rowwise_adagrad, sgd or adam", a.optimizer));
+  std::vector<bool> passes;
+  for (const auto& p : split_commas(a.passes)) {
+    if (p != "forward" && p != "backward")
+      throw InputError(fmt::format("--pass {}: give forward, backward or both", p));
+    passes.push_back(p == "backward");
+  }
+  if (a.grid.tables.empty() && (a.grid.rows.empty() || a.grid.dim.empty()))
+    throw InputError("give --rows and --dim (lists or ranges), or --tables FILE");
+  std::optional<Predictor> p;
+  if (catalog)
+    p.emplace(*catalog, std::nullopt, sources->chain.empty() ? nullptr : &sources->chain);
+  std::vector<Row> rows;
+  for (const auto& s : embedding_grid(a.grid)) {
+    for (bool backward : passes) {
+      const EmbeddingPass pass{backward,
+                               bytes,
+                               a.optimizer,
+                               static_cast<double>(s.rows),
+                               static_cast<double>(s.dim),
+                               s.pooling,
+                               static_cast<double>(s.batch),
+                               s.zipf};
+      Priced x;
+      if (p) {
+        x = p->embedding(pass);
+      } else if (auto priced = sources->learned->embedding(std::string_view(a.device), pass)) {
+        x = priced->priced;
+      } else {
+        throw InputError(fmt::format(
+            "{} has no fitted {} lookup model of '{}' ({} weights{}); run bench embedding on it, "
+            "then fit --table embedding",
+            a.db, backward ? "backward" : "forward", a.device, a.dtype,
+            backward ? ", " + a.optimizer : ""));
+      }
+      rows.push_back(
+          {{backward ? "backward" : "forward", std::to_string(s.rows), std::to_string(s.dim),
+            fmt::format("{:g}", s.pooling), std::to_string(s.batch), fmt::format("{:g}", s.zipf)},
+           x.seconds,
+           x.origin});
+    }
+  }
+  print(a, "embedding", {"pass", "rows", "dim", "pooling", "batch", "zipf"}, rows);
+}
+
 void common(CLI::App* c, PredictArgs& a) {
   c->add_option("--device", a.device, "catalog device (shardcost catalog)")->required();
   c->add_option("--db", a.db, "cost store whose measurements come first");
@@ -195,8 +263,8 @@ void sizes(CLI::App* c, PredictArgs& a) {
 }  // namespace
 
 void add_predict_command(CLI::App& app) {
-  auto* cmd =
-      app.add_subcommand("predict", "Price GEMMs, collectives or memory operations on one device");
+  auto* cmd = app.add_subcommand(
+      "predict", "Price GEMMs, collectives, memory operations or embedding bags on one device");
   cmd->require_subcommand(1);
 
   auto g = std::make_shared<PredictArgs>();
@@ -233,6 +301,23 @@ void add_predict_command(CLI::App& app) {
       ->required();
   sizes(mem, *m);
   mem->callback([m] { run_memory(*m); });
+
+  auto e = std::make_shared<PredictArgs>();
+  auto* emb = cmd->add_subcommand(
+      "embedding", "Embedding-bag passes of tables or configurations (bench embedding's)");
+  common(emb, *e);
+  emb->add_option("--rows", e->grid.rows, "table rows: a list or a range 64K:4M:4");
+  emb->add_option("--dim", e->grid.dim, "columns");
+  emb->add_option("--pooling", e->grid.pooling, "mean lookups per bag (default 1)");
+  emb->add_option("--batch", e->grid.batch, "bags per batch")->required();
+  emb->add_option("--zipf", e->grid.zipf, "access skew exponents (default 0, uniform)");
+  emb->add_option("--tables", e->grid.tables, "a tables file: each table, not --rows/--dim");
+  emb->add_option("--dtype", e->dtype, "weights: fp32 (default), bf16 or fp16");
+  emb->add_option("--optimizer", e->optimizer,
+                  "the backward's sparse update: rowwise_adagrad (default), sgd or adam");
+  emb->add_option("--pass", e->passes, "forward,backward (default both)");
+  e->dtype = "fp32";
+  emb->callback([e] { run_embedding(*e); });
 }
 
 }  // namespace shardcost::cli

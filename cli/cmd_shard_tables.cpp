@@ -2,6 +2,7 @@
 // TorchRec's greedy baseline.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -21,19 +22,34 @@ struct ShardArgs {
   int batch = 0, beam = 8;
 };
 
-nlohmann::json plan_json(const ShardingPlan& p, const std::vector<EmbeddingTable>& tables) {
+nlohmann::json plan_json(const ShardingPlan& p, const std::vector<EmbeddingTable>& tables,
+                         const Cluster& c, int batch) {
+  const int per_node = std::min(c.groups.front().gpus_per_node, c.total_gpus());
   nlohmann::json gpus = nlohmann::json::array(), placed = nlohmann::json::array();
   for (const GpuLoad& g : p.gpus)
     gpus.push_back({{"shards", g.shards},
                     {"compute_s", round6(g.compute_s)},
                     {"memory_gib", round6(g.memory_bytes / kGiB)},
                     {"send_mib", round6(g.send_bytes / (1 << 20))}});
-  for (const TablePlacement& t : p.tables)
-    placed.push_back({{"table", tables[t.table].name},
+  for (const TablePlacement& t : p.tables) {
+    // Each shard as the embedding-bag pass it runs: what bench embedding --plan measures.
+    const EmbeddingTable& table = tables[t.table];
+    nlohmann::json shards = nlohmann::json::array();
+    for (const ShardPass& s : shard_passes(t, table, c.total_gpus(), per_node, batch))
+      shards.push_back({{"gpu", s.gpu},
+                        {"rows", round6(s.rows)},
+                        {"dim", s.dim},
+                        {"pooling", round6(s.pooling)},
+                        {"batch", round6(s.batch)},
+                        {"zipf", table.zipf},
+                        {"dtype_bytes", table.dtype_bytes}});
+    placed.push_back({{"table", table.name},
                       {"sharding", to_string(t.type)},
                       {"gpus", t.gpus},
                       {"compute_s", round6(t.compute_s)},
-                      {"memory_gib", round6(t.memory_bytes / kGiB)}});
+                      {"memory_gib", round6(t.memory_bytes / kGiB)},
+                      {"shards", shards}});
+  }
   return {{"step_s", round6(p.step_s)},
           {"slowest_compute_s", round6(p.slowest_compute_s)},
           {"mean_compute_s", round6(p.mean_compute_s)},
@@ -72,7 +88,8 @@ void add_shard_tables_command(CLI::App& app) {
   cmd->add_option("--beam", a->beam, "partial plans the search keeps (default 8)");
   cmd->add_option("--format", a->format, "text or json");
   cmd->add_option("--db", a->db,
-                  "price from this store's measurements (its memory read bandwidth, collectives)");
+                  "price from this store's measurements and models: fitted embedding lookups (fit "
+                  "--table embedding), else its memory read bandwidth; collectives");
   cmd->callback([a] {
     const Format format = parse_format(a->format, {Format::text, Format::json});
     ShardingOptions o;
@@ -99,9 +116,11 @@ void add_shard_tables_command(CLI::App& app) {
                                     {"gpus", c.total_gpus()},
                                     {"batch", a->batch},
                                     {"evaluated", r.evaluated},
-                                    {"plan", plan_json(r.plan, tables)},
-                                    {"greedy", r.greedy_failed.empty() ? plan_json(r.greedy, tables)
-                                                                       : nlohmann::json(nullptr)},
+                                    {"lookup_costs", r.lookup_costs},
+                                    {"plan", plan_json(r.plan, tables, c, a->batch)},
+                                    {"greedy", r.greedy_failed.empty()
+                                                   ? plan_json(r.greedy, tables, c, a->batch)
+                                                   : nlohmann::json(nullptr)},
                                     {"greedy_failed", r.greedy_failed}}));
       return;
     }
@@ -113,8 +132,12 @@ void add_shard_tables_command(CLI::App& app) {
                    : t.memory_bytes;
     fmt::print("{} tables ({:.1f} GiB with optimizer state) on {} ({} GPUs), batch {}, {}\n",
                tables.size(), bytes / kGiB, c.name, c.total_gpus(), a->batch, a->optimizer);
-    fmt::print("search: beam {}, {} candidates\n\n", o.beam,
-               thousands(static_cast<double>(r.evaluated)));
+    fmt::print("search: beam {}, {} candidates; lookups priced by the {}\n\n", o.beam,
+               thousands(static_cast<double>(r.evaluated)),
+               r.lookup_costs == "catalog" ? "catalog's streaming rate"
+               : r.lookup_costs == "store read bandwidth"
+                   ? "store's measured read bandwidth"
+                   : fmt::format("store's fitted lookup model ({})", r.lookup_costs));
     Table t({"plan", "step ms", "slowest ms", "mean ms", "balance", "comm ms", "table-wise",
              "column-wise", "row-wise", "table-row-wise", "data-parallel"},
             {false, true, true, true, true, true, true, true, true, true, true});

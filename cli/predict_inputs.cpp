@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "shardcost/embeddings.h"
 #include "shardcost/error.h"
 #include "shardcost/profiler.h"
 
@@ -124,6 +126,74 @@ std::vector<int64_t> read_sizes_csv(const std::string& path) {
   std::vector<int64_t> out;
   read_csv(path, {"bytes"}, {},
            [&](const std::map<std::string, int64_t>& v) { out.push_back(v.at("bytes")); });
+  return out;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string part =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty()) out.push_back(part);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<int64_t> size_list(const std::string& spec, const char* flag) {
+  std::vector<int64_t> out;
+  for (const auto& part : split_commas(spec)) {
+    const auto c1 = part.find(':');
+    if (c1 == std::string::npos) {
+      out.push_back(bench::parse_size(part));
+      continue;
+    }
+    const auto c2 = part.find(':', c1 + 1);
+    const int64_t b = bench::parse_size(part.substr(0, c1));
+    const int64_t e = bench::parse_size(
+        part.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1));
+    const int64_t f = c2 == std::string::npos ? 2 : positive_int(part.substr(c2 + 1), flag);
+    for (const int64_t v : bench::size_sweep(b, e, f)) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<double> number_list(const std::string& spec, const char* flag) {
+  std::vector<double> out;
+  for (const auto& part : split_commas(spec)) {
+    size_t used = 0;
+    double v = -1;
+    try {
+      v = std::stod(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != part.size() || !(v >= 0) || !std::isfinite(v))
+      throw InputError(
+          fmt::format("{} '{}': give non-negative numbers separated by commas, e.g. {} 0,1.05",
+                      flag, part, flag));
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid& g) {
+  std::vector<bench::EmbeddingShape> out;
+  const auto batches = size_list(g.batch, "--batch");
+  if (!g.tables.empty()) {
+    for (const auto& t : load_tables(g.tables))
+      for (int64_t b : batches) out.push_back({t.rows, t.dim, t.pooling, b, t.zipf});
+    return out;
+  }
+  for (int64_t rows : size_list(g.rows, "--rows"))
+    for (int64_t dim : size_list(g.dim, "--dim"))
+      for (double pooling : number_list(g.pooling, "--pooling"))
+        for (int64_t b : batches)
+          for (double zipf : number_list(g.zipf, "--zipf"))
+            out.push_back({rows, dim, pooling, b, zipf});
   return out;
 }
 

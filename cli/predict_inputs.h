@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "shardcost/hardware.h"
+#include "shardcost/profiler.h"
 
 namespace shardcost::cli {
 
@@ -23,5 +24,20 @@ int64_t positive_int(const std::string& text, const char* flag);
 std::vector<int64_t> size_sweep_of(const std::string& begin, const std::string& end,
                                    const std::string& factor, const char* default_begin,
                                    const char* default_end);
+
+// "a,b,,c" -> a, b, c: a comma-separated list, empty items dropped.
+std::vector<std::string> split_commas(const std::string& text);
+// "1024,4096" or a range "1K:8K:2" (begin:end:factor); K/M/G suffixes.
+std::vector<int64_t> size_list(const std::string& spec, const char* flag);
+// "0,1.05,1.2": non-negative numbers; else an InputError naming the flag.
+std::vector<double> number_list(const std::string& spec, const char* flag);
+
+// The embedding-bag configurations of bench embedding and predict embedding: every
+// (rows, dim, pooling, batch, zipf) of the lists, or each table of a tables file at each batch.
+struct EmbeddingGrid {
+  std::string rows, dim, pooling, batch, zipf;
+  std::string tables;  // a tables file: its tables instead of rows, dim, pooling and zipf
+};
+std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid&);
 
 }  // namespace shardcost::cli

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -86,6 +87,14 @@ struct Row {
                       where(), present));
     return {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]};
   }
+  // A finite number (pooling factors and skews are means, not counts).
+  double real(const std::string& col) const {
+    const auto v = parse_real(str(col));
+    if (!v || !std::isfinite(*v))
+      throw InputError(fmt::format("{}: column {} holds '{}', not a number; fix the value", where(),
+                                   col, str(col)));
+    return *v;
+  }
   int64_t integer(const std::string& col, std::optional<int64_t> fallback = std::nullopt) const {
     if (auto v = opt_int(col)) return *v;
     if (fallback) return *fallback;
@@ -99,12 +108,13 @@ const std::map<std::string, std::vector<std::string>>& required_columns() {
       {"collective", {"device", "op", "bytes", "ranks", "time_ns"}},
       {"gemm", {"device", "dtype", "m", "n", "k", "time_ns"}},
       {"memory", {"device", "kind", "bytes", "time_ns"}},
+      {"embedding", {"device", "pass", "rows", "dim", "pooling", "batch", "time_ns"}},
   };
   return r;
 }
 
 std::string which_table(const std::map<std::string, size_t>& index, std::string_view source) {
-  for (const char* name : {"kernels", "collective", "gemm", "memory"}) {
+  for (const char* name : {"kernels", "collective", "gemm", "embedding", "memory"}) {
     bool all = true;
     for (const auto& col : required_columns().at(name)) all = all && index.count(col);
     if (all) return name;
@@ -112,7 +122,8 @@ std::string which_table(const std::map<std::string, size_t>& index, std::string_
   throw InputError(std::string(source) +
                    ": the columns match no cost table (gemm needs device, "
                    "dtype, m, n, k, time_ns; collective needs device, op, bytes, ranks, time_ns; "
-                   "memory needs device, kind, bytes, time_ns; kernels needs device, kind, name, "
+                   "memory needs device, kind, bytes, time_ns; embedding needs device, pass, "
+                   "rows, dim, pooling, batch, time_ns; kernels needs device, kind, name, "
                    "start_ns, duration_ns); write it with 'shardcost export --format csv'");
 }
 
@@ -177,6 +188,30 @@ struct RunRows {
       c.iterations = row.integer("iterations", 0);
       c.samples_ns = row.samples();
       m.collectives.push_back(c);
+    } else if (table == "embedding") {
+      EmbeddingRecord e;
+      e.device = device;
+      e.pass = row.str("pass");
+      if (e.pass != "forward" && e.pass != "backward")
+        throw InputError(
+            fmt::format("{}: pass '{}' is not forward or backward", row.where(), e.pass));
+      e.dtype = row.str("dtype", "fp32");
+      e.optimizer = row.str("optimizer", e.pass == "forward" ? "none" : "rowwise_adagrad");
+      e.rows = row.integer("rows");
+      e.dim = row.integer("dim");
+      e.batch = row.integer("batch");
+      e.pooling = row.real("pooling");
+      e.zipf = row.has("zipf") ? row.real("zipf") : 0.0;
+      if (e.rows < 1 || e.dim < 1 || e.batch < 1 || !(e.pooling > 0) || e.zipf < 0)
+        throw InputError(fmt::format(
+            "{}: rows, dim and batch must be positive, pooling positive and zipf not negative",
+            row.where()));
+      e.time_ns = row.integer("time_ns");
+      e.time_p10_ns = row.opt_int("time_p10_ns");
+      e.time_p90_ns = row.opt_int("time_p90_ns");
+      e.iterations = row.integer("iterations", 0);
+      e.samples_ns = row.samples();
+      m.embeddings.push_back(e);
     } else {
       KernelEvent e;
       e.device = device;

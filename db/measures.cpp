@@ -42,6 +42,12 @@ const std::vector<Loader>& loaders() {
        "WHERE ?1 IS NULL OR x.run_id = ?1 ORDER BY x.run_id, x.id",
        {"device", "op", "dtype", "redop", "root", "bytes", "ranks", "nodes", "fabric_level",
         "in_place"}},
+      {"embedding",
+       "SELECT x.run_id, d.name, x.pass, x.dtype, x.optimizer, x.rows, x.dim, x.pooling, x.batch, "
+       "x.zipf, x.time_ns, x.time_p10_ns, x.time_p90_ns, x.iterations, x.samples_ns "
+       "FROM embedding x JOIN device d ON d.id = x.device_id "
+       "WHERE ?1 IS NULL OR x.run_id = ?1 ORDER BY x.run_id, x.id",
+       {"device", "pass", "dtype", "optimizer", "rows", "dim", "pooling", "batch", "zipf"}},
   };
   return all;
 }
@@ -128,7 +134,8 @@ std::string Measure::label() const {
 }
 
 const std::vector<std::string>& comparable_tables() {
-  static const std::vector<std::string> all = {"gemm", "memory", "collective", "kernels"};
+  static const std::vector<std::string> all = {"gemm", "memory", "collective", "embedding",
+                                               "kernels"};
   return all;
 }
 
@@ -139,7 +146,7 @@ std::vector<Measure> load_measures(const Store& store, std::string_view table,
   for (const auto& l : loaders())
     if (l.table == table) return load_rows(c, l, run_id);
   throw InputError(fmt::format(
-      "cannot compare table '{}'; use gemm, memory, collective, kernels or all", table));
+      "cannot compare table '{}'; use gemm, memory, collective, embedding, kernels or all", table));
 }
 
 Run resolve_run(const Store& store, std::string_view id_or_uuid) {

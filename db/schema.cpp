@@ -220,12 +220,35 @@ CREATE TABLE scheduled_job (
 );
 )sql";
 
+// Version 7: embedding-bag passes (shardcost bench embedding), what the embedding planner's
+// lookup costs are fitted on. pooling is a mean, so REAL; so is the skew exponent.
+constexpr std::string_view kVersion7 = R"sql(
+CREATE TABLE embedding (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES run(id),
+  device_id   INTEGER NOT NULL REFERENCES device(id),
+  pass        TEXT NOT NULL CHECK (pass IN ('forward', 'backward')),
+  dtype       TEXT NOT NULL,                      -- the weights
+  optimizer   TEXT NOT NULL,                      -- backward's sparse update; forward: none
+  rows        INTEGER NOT NULL,
+  dim         INTEGER NOT NULL,
+  pooling     REAL NOT NULL,                      -- mean lookups per bag
+  batch       INTEGER NOT NULL,                   -- bags
+  zipf        REAL NOT NULL,                      -- access skew exponent; 0: uniform
+  time_ns     INTEGER NOT NULL,                   -- median
+  time_p10_ns INTEGER,
+  time_p90_ns INTEGER,
+  iterations  INTEGER NOT NULL,
+  samples_ns  TEXT
+);
+)sql";
+
 }  // namespace
 
 const std::vector<std::string_view>& migrations() {
-  static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3,
-                                                    kVersion4, kVersion5, kVersion6};
-  static_assert(kSchemaVersion == 6, "add the migration for the new version above");
+  static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3, kVersion4,
+                                                    kVersion5, kVersion6, kVersion7};
+  static_assert(kSchemaVersion == 7, "add the migration for the new version above");
   return all;
 }
 

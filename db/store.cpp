@@ -25,6 +25,7 @@ bool holds_rows_of(const Connection& c, int64_t run_id, const Measurements& m) {
   const std::pair<const char*, bool> tables[] = {{"gemm", !m.gemms.empty()},
                                                  {"memory", !m.memory.empty()},
                                                  {"collective", !m.collectives.empty()},
+                                                 {"embedding", !m.embeddings.empty()},
                                                  {"kernel_event", !m.kernels.empty()},
                                                  {"step", !m.steps.empty()},
                                                  {"job_schedule", m.schedule.has_value()}};
@@ -192,8 +193,8 @@ int Store::migrate() {
 int64_t Store::remove_run(int64_t id) {
   const Connection& c = *conn_;
   int64_t rows = 0;
-  for (const char* table : {"gemm", "memory", "collective", "kernel_event", "step", "scheduled_job",
-                            "job_schedule", "run_device"}) {
+  for (const char* table : {"gemm", "memory", "collective", "embedding", "kernel_event", "step",
+                            "scheduled_job", "job_schedule", "run_device"}) {
     Statement del = c.prepare(std::string("DELETE FROM ") + table + " WHERE run_id = ?");
     del.bind(1, id).run();
     rows += c.changes();
@@ -316,6 +317,7 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
   for (const auto& r : m.gemms) w.gemm(r, device(r.device)), row_done();
   for (const auto& r : m.memory) w.memory(r, device(r.device)), row_done();
   for (const auto& r : m.collectives) w.collective(r, device(r.device)), row_done();
+  for (const auto& r : m.embeddings) w.embedding(r, device(r.device)), row_done();
   std::vector<int64_t> name_ids(m.names.size(), 0);
   int64_t chunk_devices[RowWriter::kKernelChunk], chunk_names[RowWriter::kKernelChunk],
       chunk_launches[RowWriter::kKernelChunk];
@@ -401,8 +403,8 @@ StoreInfo Store::info() const {
   Statement devices = conn_->prepare(std::string(kDeviceSelect) + " ORDER BY id");
   while (devices.step()) info.devices.push_back(read_device(devices));
   for (const char* table :
-       {"run", "device", "string", "gemm", "memory", "collective", "kernel_event", "launch_config",
-        "step", "fitted_model", "job_schedule", "scheduled_job"}) {
+       {"run", "device", "string", "gemm", "memory", "collective", "embedding", "kernel_event",
+        "launch_config", "step", "fitted_model", "job_schedule", "scheduled_job"}) {
     // Table names come from the list above, never from input.
     Statement count = conn_->prepare(std::string("SELECT count(*) FROM ") + table);
     count.step();
@@ -423,9 +425,10 @@ CheckResult Store::check() const {
     r.problems.push_back("foreign key: row " + fk.text(1) + " of " + fk.text(0) +
                          " refers to a missing " + fk.text(2));
   const std::vector<std::string> expected = {
-      "meta", "run",          "device",          "run_device",   "string",
-      "gemm", "memory",       "collective",      "kernel_event", "launch_config",
-      "step", "fitted_model", "collective_rate", "job_schedule", "scheduled_job"};
+      "meta",     "run",          "device",          "run_device",   "string",
+      "gemm",     "memory",       "collective",      "kernel_event", "launch_config",
+      "step",     "fitted_model", "collective_rate", "job_schedule", "scheduled_job",
+      "embedding"};
   Statement has = conn_->prepare("SELECT count(*) FROM sqlite_schema WHERE name = ?");
   for (const auto& name : expected) {
     has.bind(1, name);

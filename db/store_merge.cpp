@@ -34,6 +34,9 @@ constexpr RowCopy kRowCopies[] = {
     {"collective",
      "op, dtype, redop, root, bytes, elements, ranks, nodes, fabric_level, in_place, time_ns, "
      "time_p10_ns, time_p90_ns, wrong_elements, max_error, iterations, samples_ns"},
+    {"embedding",
+     "pass, dtype, optimizer, rows, dim, pooling, batch, zipf, time_ns, time_p10_ns, time_p90_ns, "
+     "iterations, samples_ns"},
 };
 
 // A run's rows of one table come from one source: a table the run already holds rows of is

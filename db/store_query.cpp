@@ -46,6 +46,16 @@ constexpr TableQuery kQueries[] = {
      "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR c.op = ?2) "
      "ORDER BY d.name, d.host, c.op, c.ranks, c.nodes, c.dtype, c.in_place, c.bytes, c.id",
      true},
+    {"embedding",
+     "SELECT r.id AS run_id, r.uuid AS run_uuid, d.name AS device, d.host AS host, e.pass, "
+     "e.dtype, e.optimizer, e.rows, e.dim, e.pooling, e.batch, e.zipf, e.time_ns, "
+     "e.time_p10_ns, e.time_p90_ns, e.iterations, "
+     "e.batch * e.pooling / e.time_ns * 1e9 AS lookups_per_s "
+     "FROM embedding e JOIN device d ON d.id = e.device_id JOIN run r ON r.id = e.run_id "
+     "WHERE (?1 = '' OR d.name LIKE '%' || ?1 || '%') AND (?2 = '' OR e.pass = ?2) "
+     "ORDER BY d.name, d.host, e.pass, e.dtype, e.optimizer, e.rows, e.dim, e.pooling, e.batch, "
+     "e.zipf, e.id",
+     true},
     {"kernels",
      "SELECT r.id AS run_id, r.uuid AS run_uuid, d.name AS device, d.host AS host, d.device_index, "
      "k.stream, "
@@ -82,7 +92,7 @@ CostTable Store::table(std::string_view name, const TableFilter& filter) const {
     if (q.name != name) continue;
     if (!q.has_op && !filter.op.empty())
       throw InputError("--op does not apply to table " + std::string(name) +
-                       "; use it with collective, memory or kernels");
+                       "; use it with collective, memory, embedding (the pass) or kernels");
     if (name == "runs" && !filter.device.empty())
       throw InputError("--device does not apply to table runs");
     Statement s = conn_->prepare(q.sql);
@@ -146,6 +156,18 @@ std::vector<MemoryPoint> Store::memory_points() const {
       "JOIN device d ON d.id = m.device_id WHERE m.time_ns > 0 AND m.bytes > 0");
   std::vector<MemoryPoint> out;
   while (s.step()) out.push_back({s.text(0), s.text(1), s.int64(2), s.int64(3)});
+  return out;
+}
+
+std::vector<EmbeddingPoint> Store::embedding_points() const {
+  Statement s = conn_->prepare(
+      "SELECT d.name, e.pass, e.dtype, e.optimizer, e.rows, e.dim, e.batch, e.pooling, e.zipf, "
+      "e.time_ns FROM embedding e JOIN device d ON d.id = e.device_id "
+      "WHERE e.time_ns > 0 AND e.rows > 0 AND e.dim > 0 AND e.batch > 0 AND e.pooling > 0");
+  std::vector<EmbeddingPoint> out;
+  while (s.step())
+    out.push_back({s.text(0), s.text(1), s.text(2), s.text(3), s.int64(4), s.int64(5), s.int64(6),
+                   s.real(7), s.real(8), s.int64(9)});
   return out;
 }
 

@@ -103,6 +103,10 @@ RowWriter::RowWriter(const Connection& c, int64_t run_id)
           "ranks, nodes, fabric_level, in_place, time_ns, time_p10_ns, time_p90_ns, "
           "wrong_elements, max_error, iterations, samples_ns) "
           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
+      embedding_(c.prepare(
+          "INSERT INTO embedding (run_id, device_id, pass, dtype, optimizer, rows, dim, pooling, "
+          "batch, zipf, time_ns, time_p10_ns, time_p90_ns, iterations, samples_ns) "
+          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
       add_string_(c.prepare("INSERT OR IGNORE INTO string (text) VALUES (?)")),
       find_string_(c.prepare("SELECT id FROM string WHERE text = ?")),
       add_launch_(c.prepare("INSERT OR IGNORE INTO launch_config (grid_x, grid_y, grid_z, block_x, "
@@ -123,6 +127,15 @@ void RowWriter::memory(const MemoryRecord& r, int64_t device_id) {
   memory_.bind(6, r.time_p10_ns).bind(7, r.time_p90_ns).bind(8, r.iterations);
   bind_samples(memory_, 9, r.samples_ns);
   memory_.run();
+}
+
+void RowWriter::embedding(const EmbeddingRecord& r, int64_t device_id) {
+  Statement& s = embedding_;
+  s.bind(1, run_id_).bind(2, device_id).bind(3, r.pass).bind(4, r.dtype).bind(5, r.optimizer);
+  s.bind(6, r.rows).bind(7, r.dim).bind(8, r.pooling).bind(9, r.batch).bind(10, r.zipf);
+  s.bind(11, r.time_ns).bind(12, r.time_p10_ns).bind(13, r.time_p90_ns).bind(14, r.iterations);
+  bind_samples(s, 15, r.samples_ns);
+  s.run();
 }
 
 void RowWriter::collective(const CollectiveRecord& r, int64_t device_id) {

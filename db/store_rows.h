@@ -31,6 +31,7 @@ class RowWriter {
   void gemm(const GemmRecord&, int64_t device_id);
   void memory(const MemoryRecord&, int64_t device_id);
   void collective(const CollectiveRecord&, int64_t device_id);
+  void embedding(const EmbeddingRecord&, int64_t device_id);
   // Up to kKernelChunk events in one multi-row INSERT: a 1,000,000-event trace is a second of
   // store time only when the per-statement overhead is shared. launch_ids: 0 = NULL.
   static constexpr size_t kKernelChunk = 64;
@@ -44,7 +45,8 @@ class RowWriter {
  private:
   const Connection& c_;
   int64_t run_id_;
-  Statement gemm_, memory_, collective_, add_string_, find_string_, add_launch_, find_launch_;
+  Statement gemm_, memory_, collective_, embedding_, add_string_, find_string_, add_launch_,
+      find_launch_;
   std::unordered_map<size_t, Statement> kernel_chunks_;  // rows per statement -> statement
   std::unordered_map<std::string, int64_t> strings_;
   struct LaunchHash {

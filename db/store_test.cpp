@@ -41,6 +41,20 @@ Measurements sample(const std::string& uuid, int events = 10) {
   c.time_ns = 20000;
   c.wrong_elements = 0;
   m.collectives.push_back(c);
+  m.embeddings.push_back({0,
+                          "backward",
+                          "fp32",
+                          "rowwise_adagrad",
+                          1000000,
+                          128,
+                          4096,
+                          2.5,
+                          1.05,
+                          900000,
+                          880000,
+                          950000,
+                          20,
+                          {899000, 901000}});
   m.names = {"gemm_kernel", "nccl_kernel"};
   for (int i = 0; i < events; ++i)
     m.kernels.push_back({0,
@@ -64,7 +78,7 @@ TEST_F(StoreTest, WritesAndReadsBack) {
   Store s = Store::open(file("a.db"), Store::Mode::read_write);
   const WriteResult r = s.write(sample("u1", 25), 7);
   EXPECT_FALSE(r.duplicate);
-  EXPECT_EQ(r.rows, 28);
+  EXPECT_EQ(r.rows, 29);
   const StoreInfo info = s.info();
   EXPECT_EQ(info.schema_version, kSchemaVersion);
   ASSERT_EQ(info.runs.size(), 1u);
@@ -94,7 +108,7 @@ TEST_F(StoreTest, CsvRoundTripGivesTheSameRows) {
   Store a = Store::open(file("a.db"), Store::Mode::read_write);
   a.write(sample("u1"));
   Store b = Store::open(file("b.db"), Store::Mode::read_write);
-  for (const char* table : {"gemm", "memory", "collective", "kernels"}) {
+  for (const char* table : {"gemm", "memory", "collective", "embedding", "kernels"}) {
     const std::string csv = to_csv(a.table(table));
     b.write(import_cost_csv(csv, table));
     EXPECT_EQ(to_csv(b.table(table)), csv) << table;
@@ -184,7 +198,7 @@ TEST_F(StoreTest, ExportTableLaysRecordsOutAsTheStoreExportsThem) {
   Measurements m = sample("u9");
   Store s = Store::open(file("s.db"), Store::Mode::read_write);
   const int64_t id = s.write(m).run_id;
-  for (const char* table : {"gemm", "memory", "collective", "kernels"})
+  for (const char* table : {"gemm", "memory", "collective", "embedding", "kernels"})
     EXPECT_EQ(to_csv(export_table(m, table, id)), to_csv(s.table(table))) << table;
   const CostTable unstored = export_table(m, "gemm");
   EXPECT_EQ(unstored.rows.at(0).at(0), Cell());
@@ -202,7 +216,7 @@ TEST_F(StoreTest, MergeTwiceAddsNothing) {
   EXPECT_EQ(out.merge_from(file("a.db")).runs_added, 1);
   const MergeResult second = out.merge_from(file("b.db"));
   EXPECT_EQ(second.runs_added, 1);
-  EXPECT_EQ(second.rows_added, 13);
+  EXPECT_EQ(second.rows_added, 14);
   const MergeResult again = out.merge_from(file("a.db"));
   EXPECT_EQ(again.runs_added, 0);
   EXPECT_EQ(again.runs_skipped, 1);
@@ -260,7 +274,7 @@ TEST_F(StoreTest, KilledWritesKeepCommittedBatches) {
   m.kernels[55].device = 3;
   EXPECT_THROW(s.write(m, 10), Error);
   const StoreInfo info = s.info();
-  EXPECT_EQ(count(info, "kernel_event"), 47);  // 3 earlier rows + 47 events = 5 batches of 10
+  EXPECT_EQ(count(info, "kernel_event"), 46);  // 4 earlier rows + 46 events = 5 batches of 10
   EXPECT_EQ(info.runs.at(0).status, "running");
   EXPECT_EQ(s.check().incomplete_runs, 1);
   EXPECT_TRUE(s.check().ok);
@@ -280,7 +294,7 @@ TEST_F(StoreTest, StepsAreWrittenReadAndMerged) {
     m.steps = {
         {10, 1000, 98000000}, {11, 99000000, 101500000}, {12, 200000000, 0}};  // the last: no span
     const WriteResult r = a.write(m);
-    EXPECT_EQ(r.rows, 3 + 2 + 3);
+    EXPECT_EQ(r.rows, 4 + 2 + 3);
     const auto steps = a.step_points();
     ASSERT_EQ(steps.size(), 2u);  // spans without a duration are not steps
     EXPECT_EQ(steps[0].number, 10);
@@ -408,6 +422,42 @@ TEST_F(StoreTest, JobSchedulesAreWrittenReadRemovedAndMerged) {
   EXPECT_EQ(out.delete_run("sched-1"), 3);
   EXPECT_TRUE(out.job_schedules().empty());
   EXPECT_TRUE(out.check().ok);
+}
+
+}  // namespace
+}  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+// Embedding-bag passes (schema 7): written, read back as the points fit uses, filtered by
+// pass, removed with their run and merged once.
+TEST_F(StoreTest, EmbeddingPassesAreKeptWithTheirRun) {
+  Store a = Store::open(file("a.db"), Store::Mode::read_write);
+  const int64_t run = a.write(sample("u1")).run_id;
+  const auto points = a.embedding_points();
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].pass, "backward");
+  EXPECT_EQ(points[0].optimizer, "rowwise_adagrad");
+  EXPECT_EQ(points[0].rows, 1000000);
+  EXPECT_DOUBLE_EQ(points[0].pooling, 2.5);
+  EXPECT_DOUBLE_EQ(points[0].zipf, 1.05);
+  EXPECT_EQ(a.table("embedding", {"", "forward"}).rows.size(), 0u);
+  EXPECT_EQ(a.table("embedding", {"", "backward"}).rows.size(), 1u);
+  Store b = Store::open(file("b.db"), Store::Mode::read_write);
+  b.merge_from(a.path());
+  b.merge_from(a.path());
+  EXPECT_EQ(b.embedding_points().size(), 1u);
+  a.delete_run(std::to_string(run));
+  EXPECT_TRUE(a.embedding_points().empty());
+  EXPECT_THROW(
+      (void)import_cost_csv("device,pass,rows,dim,pooling,batch,time_ns\nx,sideways,10,8,1,4,100\n",
+                            "e.csv"),
+      InputError);
+  EXPECT_THROW(
+      (void)import_cost_csv(
+          "device,pass,rows,dim,pooling,batch,time_ns\nx,forward,10,8,many,4,100\n", "e.csv"),
+      InputError);
 }
 
 }  // namespace

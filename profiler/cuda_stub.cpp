@@ -17,6 +17,9 @@ GemmReport cuda_bench_gemm(const GemmOptions&, const Progress&) {
 MemoryReport cuda_bench_memory(const MemoryOptions&, const Progress&) {
   no_cuda();
 }
+EmbeddingReport cuda_bench_embedding(const EmbeddingOptions&, const Progress&) {
+  no_cuda();
+}
 CollectiveReport nccl_bench_collective(const CollectiveOptions&, const Progress&) {
   no_cuda();
 }

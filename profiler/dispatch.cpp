@@ -3,6 +3,7 @@
 
 #include "backends.h"
 #include "blas.h"
+#include "embedding_inputs.h"
 #include "mpi_api.h"
 #include "shardcost/error.h"
 #include "shardcost/profiler.h"
@@ -57,6 +58,20 @@ MemoryReport bench_memory(const MemoryOptions& o, const Progress& p) {
 std::vector<std::string> memory_kinds(std::string_view device) {
   if (device == "cpu") return {"copy", "read", "write"};
   return {"copy_d2d", "copy_h2d", "copy_d2h", "memset", "read", "write"};
+}
+
+EmbeddingReport bench_embedding(const EmbeddingOptions& o, const Progress& p) {
+  check_device(o.device);
+  if (o.shapes.empty()) throw InputError("no embedding shapes to measure; give a grid or --shape");
+  if (o.passes.empty()) throw InputError("no passes to measure; give --pass forward,backward");
+  for (const auto& pass : o.passes)
+    if (pass != "forward" && pass != "backward")
+      throw InputError(fmt::format("--pass {} is unknown; use forward or backward", pass));
+  if (o.optimizer != "rowwise_adagrad" && o.optimizer != "sgd")
+    throw InputError(
+        fmt::format("--optimizer {}: bench embedding runs rowwise_adagrad or sgd", o.optimizer));
+  for (const auto& s : o.shapes) check_shape(s);
+  return o.device == "cpu" ? host_bench_embedding(o, p) : cuda_bench_embedding(o, p);
 }
 
 CollectiveReport bench_collective(const CollectiveOptions& o, const Progress& p) {
@@ -116,6 +131,21 @@ void append(db::Measurements& m, const MemoryReport& r) {
     rec.bytes = x.bytes;
     set_timing(rec, x.stats);
     m.memory.push_back(rec);
+  }
+}
+
+void append(db::Measurements& m, const EmbeddingReport& r) {
+  const int dev = device_index(m, r.device);
+  for (const auto& e : r.results) {
+    db::EmbeddingRecord rec;
+    rec.device = dev;
+    rec.pass = e.pass;
+    rec.dtype = e.dtype;
+    rec.optimizer = e.optimizer;
+    rec.rows = e.shape.rows, rec.dim = e.shape.dim, rec.batch = e.shape.batch;
+    rec.pooling = e.shape.pooling, rec.zipf = e.shape.zipf;
+    set_timing(rec, e.stats);
+    m.embeddings.push_back(rec);
   }
 }
 

@@ -56,6 +56,39 @@ TEST_F(Gpu, MemoryKindsAreChecked) {
   for (const auto& m : bench_memory(o).results) EXPECT_EQ(m.wrong, 0) << m.kind << " " << m.bytes;
 }
 
+// Both passes, uniform and skewed rows: sampled pooled sums and updated rows (weights and
+// Adagrad state) checked against the host's arithmetic.
+TEST_F(Gpu, EmbeddingBagsAreChecked) {
+  for (const char* dtype : {"fp32", "bf16"}) {
+    EmbeddingOptions o;
+    o.device = "cuda";
+    o.dtype = dtype;
+    o.shapes = {{100000, 64, 8, 1024, 0}, {100000, 64, 8, 1024, 1.05}};
+    o.timing = quick();
+    const EmbeddingReport r = bench_embedding(o);
+    ASSERT_EQ(r.results.size(), 4u) << dtype;
+    for (const auto& e : r.results) {
+      EXPECT_EQ(e.wrong, 0) << dtype << " " << e.pass << " zipf " << e.shape.zipf;
+      EXPECT_GT(e.stats.median_ns, 0) << dtype << " " << e.pass << " zipf " << e.shape.zipf;
+    }
+  }
+}
+
+// The kernels' other paths: fp16 weights and SGD, one-element loads (odd dim), rows longer
+// than a warp keeps in registers (dim 1000), fractional pooling and a row hit many times.
+TEST_F(Gpu, EmbeddingOddShapesAreChecked) {
+  EmbeddingOptions o;
+  o.device = "cuda";
+  o.dtype = "fp16";
+  o.shapes = {{5000, 17, 2.5, 300, 0}, {1000, 1000, 3.5, 64, 1.05}, {10, 128, 20, 256, 0}};
+  o.timing = quick();
+  for (const char* optimizer : {"sgd", "rowwise_adagrad"}) {
+    o.optimizer = optimizer;
+    for (const auto& e : bench_embedding(o).results)
+      EXPECT_EQ(e.wrong, 0) << optimizer << " " << e.pass << " dim " << e.shape.dim;
+  }
+}
+
 TEST_F(Gpu, NcclCollectivesOnOneGpuAreChecked) {
   CollectiveOptions o;
   o.backend = "nccl";

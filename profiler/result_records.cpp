@@ -33,6 +33,19 @@ MemoryResult memory_result(const std::string& kind, int64_t bytes, const Measure
   return r;
 }
 
+EmbeddingResult embedding_result(const EmbeddingShape& s, const std::string& pass,
+                                 const EmbeddingOptions& o, const Measured& m) {
+  EmbeddingResult r;
+  r.shape = s;
+  r.pass = pass;
+  r.dtype = o.dtype;
+  r.optimizer = pass == "backward" ? o.optimizer : "none";
+  r.stats = m.stats;
+  r.wrong = m.wrong;
+  r.lookups_per_s = static_cast<double>(s.batch) * s.pooling / median_ns(m) * 1e9;
+  return r;
+}
+
 CollectiveResult collective_result(const CollectiveOptions& o, const std::string& op,
                                    const CollectiveLayout& layout, bool in_place, int ranks,
                                    const Measured& m) {

@@ -15,6 +15,9 @@ GemmResult gemm_result(const GemmShapeSpec&, const std::string& dtype, const Mea
                        int64_t checked_elements);
 // GB/s = bytes / median (1e9 B/s).
 MemoryResult memory_result(const std::string& kind, int64_t bytes, const Measured&);
+// Lookups per second = batch x pooling / median; the optimizer named only for the backward.
+EmbeddingResult embedding_result(const EmbeddingShape&, const std::string& pass,
+                                 const EmbeddingOptions&, const Measured&);
 // nccl-tests' algbw and busbw; redop and root kept only for the ops that use them.
 CollectiveResult collective_result(const CollectiveOptions&, const std::string& op,
                                    const CollectiveLayout&, bool in_place, int ranks,

@@ -47,6 +47,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 DOORS = {
     "CUDA runtime": (re.compile(r"\bcuda[A-Z]\w*\s*\("), {"profiler/cuda/cuda_api.cpp",
                                                          "profiler/cuda/kernels.cu",
+                                                         "profiler/cuda/embedding_kernels.cu",
                                                          "profiler/trace/probe/cudart_probe.cpp"}),
     "NCCL": (re.compile(r"\bnccl[A-Z]\w*\s*\("), {"profiler/cuda/nccl_api.cpp"}),
     "cuBLASLt": (re.compile(r"\bcublasLt[A-Z]\w*\s*\("), {"profiler/cuda/cublaslt_api.cpp"}),

@@ -35,6 +35,8 @@ note '```'
 "$BIN" bench memory --device cuda --op copy_d2d,copy_h2d,copy_d2h,memset,read,write -b 1G --iters 50 --warmup 5 --format json >"$OUT/memory.json" || status=1
 # 3. NCCL collectives on the one GPU, every op, checked.
 "$BIN" bench collective --backend nccl --gpus 1 --op all -b 8 -e 256M -f 8 --iters 20 --warmup 5 --format json >"$OUT/nccl.json" || status=1
+# 4. embedding bags, forward and backward (rowwise Adagrad), uniform and skewed rows, checked.
+"$BIN" bench embedding --device cuda --rows 1M,10M --dim 64,128 --pooling 1,20 --batch 16384 --zipf 0,1.05 --format json >"$OUT/embedding.json" || status=1
 
 python3 - "$OUT" <<'PY' | tee -a "$report" || status=1
 import json, sys, os

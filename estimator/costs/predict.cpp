@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "embedding_bytes.h"
 #include "pricing.h"
 #include "shardcost/error.h"
 
@@ -14,7 +15,7 @@ const Fabric kNoFabric{};
 }  // namespace
 
 Predictor::Predictor(Device device, std::optional<Cluster> system, const CostSource* sources)
-    : device_(std::move(device)), system_(std::move(system)) {
+    : device_(std::move(device)), system_(std::move(system)), sources_(sources) {
   const NodeGroup* g = system_ ? &system_->groups.front() : nullptr;
   pricer_ = std::make_unique<Pricer>(device_, g ? g->intra_node : kNoFabric,
                                      system_ ? system_->inter_node : kNoFabric,
@@ -70,6 +71,14 @@ Priced Predictor::memory(std::string_view kind, double bytes) const {
                     "copy_h2d, copy_d2h, memset, read or write",
                     kind));
   return pricer_->memory(kind, bytes);
+}
+
+Priced Predictor::embedding(const EmbeddingPass& pass) const {
+  if (!(pass.rows >= 1) || !(pass.dim >= 1) || !(pass.batch > 0) || !(pass.pooling > 0))
+    throw InputError("an embedding pass needs rows, dim, batch and pooling above 0");
+  if (sources_)
+    if (auto p = sources_->embedding(device_, pass)) return p->priced;
+  return pricer_->memory("read", embedding_bytes::pass_bytes(pass));
 }
 
 }  // namespace shardcost

@@ -6,14 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "costs/embedding_bytes.h"
+
 namespace shardcost::embeddings {
-namespace {
-
-double sectors(double bytes) {
-  return std::ceil(bytes / 32) * 32;
-}
-
-}  // namespace
 
 CostModel::CostModel(const Cluster& c, const ShardingOptions& o, const EstimateOptions& e)
     : pricer_(c.groups.front().device, c.groups.front().intra_node, c.network_of(0),
@@ -22,7 +17,21 @@ CostModel::CostModel(const Cluster& c, const ShardingOptions& o, const EstimateO
       per_node_(std::min(c.groups.front().gpus_per_node, c.total_gpus())),
       batch_(o.batch),
       optimizer_(o.optimizer),
-      budget_(c.groups.front().device.memory_bytes * o.memory_fraction) {
+      budget_(c.groups.front().device.memory_bytes * o.memory_fraction),
+      source_(e.costs),
+      device_(c.groups.front().device),
+      optimizer_name_(o.optimizer == EmbeddingOptimizer::rowwise_adagrad ? "rowwise_adagrad"
+                      : o.optimizer == EmbeddingOptimizer::adam          ? "adam"
+                                                                         : "sgd"),
+      launch_s_(2 * GemmModel::kKernelGap_s) {
+  // A learned lookup model's fixed parts stand for the fused kernels' launches.
+  if (source_) {
+    EmbeddingPass probe{false, 4, optimizer_name_, 1024, 64, 1, 1024, 0};
+    const auto forward = source_->embedding(device_, probe);
+    probe.backward = true;
+    const auto backward = source_->embedding(device_, probe);
+    if (forward && backward) launch_s_ = forward->fixed_s + backward->fixed_s;
+  }
   if (gpus_ > 1) {
     const double big = 1 << 30;
     a2a_s_per_byte_ = (all_to_all_s(2 * big, 0) - all_to_all_s(big, 0)) / big;
@@ -30,35 +39,34 @@ CostModel::CostModel(const Cluster& c, const ShardingOptions& o, const EstimateO
 }
 
 double CostModel::unique_rows(const EmbeddingTable& t, double lookups) {
-  const double R = static_cast<double>(t.rows);
-  if (lookups <= 0) return 0;
-  if (t.zipf <= 0) return R * -std::expm1(-lookups / R);
-  // Ranks in log-spaced buckets: each of a bucket's n rows drawn with probability p, seen at
-  // least once with probability 1 - exp(-lookups p).
-  constexpr int kBuckets = 96;
-  double norm = 0;
-  std::vector<std::pair<double, double>> buckets;  // (rows, weight of one)
-  double lo = 1;
-  for (int b = 0; b < kBuckets && lo <= R; ++b) {
-    const double hi =
-        std::min(R + 1, std::max(lo + 1, std::floor(std::pow(R + 1, (b + 1.0) / kBuckets))));
-    const double n = hi - lo, mid = std::sqrt(lo * (hi - 1 > lo ? hi - 1 : lo));
-    const double w = std::pow(mid, -t.zipf);
-    buckets.emplace_back(n, w);
-    norm += n * w;
-    lo = hi;
-  }
-  double unique = 0;
-  for (const auto& [n, w] : buckets) unique += n * -std::expm1(-lookups * w / norm);
-  return std::min(unique, R);
+  return embedding_bytes::unique_rows(static_cast<double>(t.rows), t.zipf, lookups);
+}
+
+std::optional<double> CostModel::learned_s(const EmbeddingTable& t, double rows, int dim,
+                                           double lookups, double outputs) const {
+  if (!source_ || outputs <= 0) return std::nullopt;
+  EmbeddingPass pass{
+      false,   t.dtype_bytes, optimizer_name_, rows, static_cast<double>(dim), lookups / outputs,
+      outputs, t.zipf};
+  const auto forward = source_->embedding(device_, pass);
+  pass.backward = true;
+  const auto backward = source_->embedding(device_, pass);
+  if (!forward || !backward) return std::nullopt;
+  lookup_source_ = std::string(to_string(forward->priced.origin));
+  return std::max(0.0, forward->priced.seconds - forward->fixed_s) +
+         std::max(0.0, backward->priced.seconds - backward->fixed_s);
 }
 
 double CostModel::compute_s(const EmbeddingTable& t, double row_share, int dim, double lookups,
                             double outputs) const {
+  // A model fitted on bench embedding's measurements prices the shard's passes first.
+  if (auto s = learned_s(t, static_cast<double>(t.rows) * row_share, dim, lookups, outputs))
+    return *s;
   const double row = dim * static_cast<double>(t.dtype_bytes);
   const double unique = unique_rows(t, lookups / row_share) * row_share;
   // Each touched row's optimizer state is read and written.
   const double state = 2 * state_bytes(dim);
+  using embedding_bytes::sectors;
   const double forward = lookups * sectors(row) + outputs * row;
   const double backward =
       outputs * row + lookups * sectors(dim * 4.0) + unique * (2 * sectors(row) + state);
@@ -66,19 +74,13 @@ double CostModel::compute_s(const EmbeddingTable& t, double row_share, int dim, 
   // price holds a kernel's launch gap; TorchRec's fused kernel serves every table of a GPU in
   // one forward and one backward launch, so the plan adds those once per GPU (launch_s).
   const Priced p = pricer_.memory("read", forward + backward);
+  if (p.origin != CostOrigin::catalog) lookup_source_ = "store read bandwidth";
   return p.origin == CostOrigin::catalog ? std::max(0.0, p.seconds - GemmModel::kKernelGap_s)
                                          : p.seconds;
 }
 
-double CostModel::launch_s() {
-  return 2 * GemmModel::kKernelGap_s;
-}
-
 double CostModel::state_bytes(int dim) const {
-  // Row-wise Adagrad one fp32 per row, Adam two fp32 moments per column, SGD none.
-  return optimizer_ == EmbeddingOptimizer::rowwise_adagrad ? 4.0
-         : optimizer_ == EmbeddingOptimizer::adam          ? 2 * 4.0 * dim
-                                                           : 0.0;
+  return embedding_bytes::state_bytes(optimizer_name_, dim);
 }
 
 double CostModel::memory_bytes(const EmbeddingTable& t, double rows, int dim) const {

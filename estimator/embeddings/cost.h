@@ -1,6 +1,9 @@
 #pragma once
 // What one embedding shard costs on one GPU, and the communication a plan needs, from the
 // cluster's devices and links (docs/embeddings.md has every formula).
+#include <optional>
+#include <string>
+
 #include "costs/pricing.h"
 #include "shardcost/embeddings.h"
 
@@ -21,8 +24,12 @@ class CostModel {
   // `outputs` pooled rows.
   double compute_s(const EmbeddingTable&, double row_share, int dim, double lookups,
                    double outputs) const;
-  // A GPU's fused lookup kernels' launches, forward and backward, once whatever it holds.
-  static double launch_s();
+  // A GPU's fused lookup kernels' launches, forward and backward, once whatever it holds: the
+  // learned lookup model's fixed parts where the store has one, else two launch gaps.
+  double launch_s() const { return launch_s_; }
+  // What priced the shards' lookups: "learned" or "extrapolated" (a model fitted on bench
+  // embedding's rows), "measured read bandwidth" (the store's), or "catalog".
+  const std::string& lookup_source() const { return lookup_source_; }
   // The optimizer's state per row of `dim` columns.
   double state_bytes(int dim) const;
   // Weights and optimizer state of `rows` rows of `dim` columns.
@@ -40,10 +47,18 @@ class CostModel {
   int batch() const { return batch_; }
 
  private:
+  // The learned price of a shard's forward and backward less their fixed parts, or nothing.
+  std::optional<double> learned_s(const EmbeddingTable&, double rows, int dim, double lookups,
+                                  double outputs) const;
   Pricer pricer_;
   int gpus_, per_node_, batch_;
   EmbeddingOptimizer optimizer_;
   double budget_;
+  const CostSource* source_ = nullptr;
+  Device device_;
+  std::string optimizer_name_;
+  double launch_s_ = 0;
+  mutable std::string lookup_source_ = "catalog";
   double a2a_s_per_byte_ = 0;
 };
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "embeddings/cost.h"
 #include "shardcost/error.h"
@@ -155,6 +156,84 @@ TEST(Embeddings, TheSearchFitsWhereGreedyPackingDoesNot) {
   ASSERT_EQ(r.plan.tables.size(), 3u);
   const double budget = c.groups.front().device.memory_bytes * o.memory_fraction;
   for (const GpuLoad& g : r.plan.gpus) EXPECT_LE(g.memory_bytes, budget);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Each placed table's shards, as the passes bench embedding --plan runs, cost what the plan
+// charged the table: the pass geometry and the planner's candidates agree.
+TEST(Embeddings, ShardPassesAreWhatThePlanPriced) {
+  std::mt19937 rng(11);
+  const auto tables = dlrm_like(40, rng);
+  const Cluster c = load_cluster("dgx-a100", 16);
+  ShardingOptions o;
+  o.batch = 8192;
+  const ShardingResult r = shard_tables(tables, c, o);
+  const embeddings::CostModel m(c, o, {});
+  std::set<ShardingType> seen;
+  for (const ShardingPlan* plan : {&r.plan, &r.greedy})
+    for (const TablePlacement& p : plan->tables) {
+      const EmbeddingTable& t = tables[p.table];
+      seen.insert(p.type);
+      double sum = 0;
+      const auto passes = shard_passes(p, t, m.gpus(), m.per_node(), o.batch);
+      ASSERT_EQ(passes.size(), p.gpus.size());
+      for (const ShardPass& s : passes)
+        sum += m.compute_s(t, s.rows / static_cast<double>(t.rows), s.dim, s.batch * s.pooling,
+                           s.batch);
+      EXPECT_NEAR(sum, p.compute_s, 1e-12 + 1e-9 * p.compute_s)
+          << t.name << " " << to_string(p.type);
+    }
+  EXPECT_GE(seen.size(), 2u);
+}
+
+// A source with a lookup model prices the shards: the plan says so, pays the model's fixed
+// part once per GPU, and is still never worse than the greedy baseline.
+class FakeLookups final : public CostSource {
+ public:
+  std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override {
+    return std::nullopt;
+  }
+  std::optional<Priced> collective(const Device&, CollectiveOp, double, GroupShape) const override {
+    return std::nullopt;
+  }
+  std::optional<EmbeddingPriced> embedding(const Device&, const EmbeddingPass& p) const override {
+    // 40 us fixed, 2 ns a lookup, 10 ns per distinct row touched backward.
+    const double lookups = p.batch * p.pooling;
+    const double s =
+        40e-6 + 2e-9 * lookups +
+        (p.backward ? 10e-9 * embeddings::CostModel::unique_rows(
+                                  {"", static_cast<int64_t>(p.rows), 1, 1, 4, p.zipf}, lookups)
+                    : 0);
+    return EmbeddingPriced{{s, CostOrigin::learned}, 40e-6};
+  }
+};
+
+TEST(Embeddings, LearnedLookupsPriceTheShards) {
+  std::mt19937 rng(3);
+  const auto tables = dlrm_like(30, rng);
+  const Cluster c = load_cluster("dgx-a100", 8);
+  ShardingOptions o;
+  o.batch = 4096;
+  const FakeLookups source;
+  EstimateOptions e;
+  e.costs = &source;
+  const ShardingResult r = shard_tables(tables, c, o, e);
+  EXPECT_EQ(r.lookup_costs, "learned");
+  EXPECT_LE(r.plan.step_s, r.greedy.step_s * (1 + 1e-12));
+  const embeddings::CostModel m(c, o, e);
+  EXPECT_DOUBLE_EQ(m.launch_s(), 80e-6);  // forward and backward fixed parts, once a GPU
+  // One table-wise shard: both passes less their fixed parts.
+  const EmbeddingTable& t = tables[0];
+  const double lookups = o.batch * t.pooling;
+  const double want = 2 * 2e-9 * lookups + 10e-9 * embeddings::CostModel::unique_rows(t, lookups);
+  EXPECT_NEAR(m.compute_s(t, 1, t.dim, lookups, o.batch), want, 1e-15);
+  const ShardingResult catalog = shard_tables(tables, c, o);
+  EXPECT_EQ(catalog.lookup_costs, "catalog");
 }
 
 }  // namespace

@@ -177,7 +177,7 @@ State apply(const State& s, size_t table, const Candidate& c, const std::vector<
   State n = s;
   for (int g : gpus) {
     GpuLoad& l = n.gpus[static_cast<size_t>(g)];
-    if (l.shards == 0) l.compute_s += CostModel::launch_s();  // its fused kernels' launches
+    if (l.shards == 0) l.compute_s += m.launch_s();  // its fused kernels' launches
     l.compute_s += c.compute_s;
     l.memory_bytes += c.memory_bytes;
     l.send_bytes += c.send_bytes;
@@ -210,6 +210,37 @@ ShardingPlan plan_of(const State& s, const CostModel& m) {
   p.step_s = p.slowest_compute_s + p.comm_s;
   return p;
 }
+
+}  // namespace
+
+std::vector<ShardPass> shard_passes(const TablePlacement& p, const EmbeddingTable& t, int gpus,
+                                    int per_node, int batch) {
+  const double R = static_cast<double>(t.rows), B = batch, L = t.pooling;
+  std::vector<ShardPass> out;
+  const int k = static_cast<int>(p.gpus.size());
+  for (int g : p.gpus) {
+    switch (p.type) {
+      case ShardingType::table_wise:
+        out.push_back({g, R, t.dim, L, B});
+        break;
+      case ShardingType::column_wise:
+        out.push_back({g, R, t.dim / k, L, B});
+        break;
+      case ShardingType::row_wise:
+        out.push_back({g, R / gpus, t.dim, L / gpus, B});
+        break;
+      case ShardingType::table_row_wise:
+        out.push_back({g, R / per_node, t.dim, L / per_node, B});
+        break;
+      case ShardingType::data_parallel:
+        out.push_back({g, R, t.dim, L, B / gpus});
+        break;
+    }
+  }
+  return out;
+}
+
+namespace {
 
 [[noreturn]] void fits_nowhere(const EmbeddingTable& t, const CostModel& m) {
   throw InputError(fmt::format(
@@ -302,6 +333,7 @@ ShardingResult shard_tables(const std::vector<EmbeddingTable>& tables, const Clu
   const State& best = *std::min_element(
       beam.begin(), beam.end(), [](const State& a, const State& b) { return a.score < b.score; });
   r.plan = plan_of(best, m);
+  r.lookup_costs = m.lookup_source();
   r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "curve_model.h"
+#include "embedding_model.h"
 #include "gemm_model.h"
 #include "kernel_model.h"
 #include "kinds.h"
@@ -190,14 +191,65 @@ void fit_kernel_classes(db::Store& store, const std::optional<std::string>& devi
   }
 }
 
+void fit_embeddings(db::Store& store, const std::optional<std::string>& device,
+                    std::vector<FitReport>& out) {
+  // (stored device, pass, dtype, optimizer) -> configuration -> (sum of seconds, count)
+  using Key = std::tuple<std::string, bool, std::string, std::string>;
+  using Config = std::tuple<int64_t, int64_t, double, int64_t, double>;
+  std::map<Key, std::map<Config, std::pair<double, int>>> rows;
+  for (const auto& p : store.embedding_points()) {
+    const bool backward = p.pass == "backward";
+    auto& slot = rows[{p.device, backward, p.dtype, backward ? p.optimizer : "none"}]
+                     [{p.rows, p.dim, p.pooling, p.batch, p.zipf}];
+    slot.first += p.time_ns * 1e-9;
+    slot.second += 1;
+  }
+  for (const auto& [key, configs] : rows) {
+    const auto& [stored, backward, dtype, optimizer] = key;
+    Target t = target(kEmbeddingKind, stored, embedding_key(backward, dtype, optimizer),
+                      configs.size(), device);
+    if (!t.wanted) continue;
+    t.report.skipped.clear();  // the model needs no specs: a host CPU's own name will do
+    const int bytes = embedding_dtype_bytes(dtype);
+    if (bytes == 0) {
+      t.report.skipped = fmt::format("weight type '{}' is not fp32, fp16 or bf16", dtype);
+      out.push_back(std::move(t.report));
+      continue;
+    }
+    std::vector<EmbeddingRow> data;
+    for (const auto& [c, sum] : configs) {
+      const auto& [r, dim, pooling, batch, zipf] = c;
+      EmbeddingPass pass{backward,
+                         bytes,
+                         optimizer,
+                         static_cast<double>(r),
+                         static_cast<double>(dim),
+                         pooling,
+                         static_cast<double>(batch),
+                         zipf};
+      data.push_back({pass, sum.first / sum.second});
+    }
+    try {
+      const EmbeddingFit fit = fit_embedding(t.report.device, backward, dtype, optimizer, data);
+      t.report.cross_validation = validations(fit.cv);
+      store.put_fitted_model({kEmbeddingKind, stored, t.report.key, fit.to_json(), "", now_ns()});
+    } catch (const InputError& e) {
+      t.report.skipped = e.what();
+    }
+    out.push_back(std::move(t.report));
+  }
+}
+
 }  // namespace
 
 std::vector<FitReport> fit_store(const std::string& path, std::string_view table,
                                  const std::optional<std::string>& device) {
   if (table != "gemm" && table != "collective" && table != "memory" && table != "kernels" &&
-      table != "all")
+      table != "embedding" && table != "all")
     throw InputError(fmt::format(
-        "--table {}: models are fitted for gemm, collective, memory or kernels (or all)", table));
+        "--table {}: models are fitted for gemm, collective, memory, embedding or kernels (or "
+        "all)",
+        table));
   if (device) (void)find_device(*device);  // an unknown name is an error, not an empty fit
   // Fitting reads measurements: a store that is not there is a mistyped path, never a new one.
   { (void)db::Store::open(path, db::Store::Mode::read_only); }
@@ -207,6 +259,7 @@ std::vector<FitReport> fit_store(const std::string& path, std::string_view table
   if (table == "collective" || table == "all") fit_collectives(store, device, out);
   if (table == "memory" || table == "all") fit_memory_kinds(store, device, out);
   if (table == "kernels" || table == "all") fit_kernel_classes(store, device, out);
+  if (table == "embedding" || table == "all") fit_embeddings(store, device, out);
   return out;
 }
 

@@ -16,6 +16,7 @@ inline constexpr const char* kCollectiveKind = "collective_curves";
 inline constexpr const char* kMemoryKind = "memory_curve";
 inline constexpr const char* kKernelKind = "kernel_classes";
 inline constexpr const char* kKernelKey = "by class";
+inline constexpr const char* kEmbeddingKind = "embedding_lookup";
 
 // "all_reduce intra_node": a collective model's key.
 // "all_reduce intra_node"; between nodes with the ranks per node the curves were measured at:

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "curve_model.h"
+#include "embedding_model.h"
 #include "gemm_model.h"
 #include "kernel_model.h"
 #include "kinds.h"
@@ -32,6 +33,7 @@ struct LearnedCosts::Impl {
   std::vector<learned::CollectiveFit> collectives;
   std::vector<learned::MemoryFit> memory;
   std::vector<learned::KernelFit> kernels;
+  std::vector<learned::EmbeddingFit> embeddings;
   std::vector<FitReport> described;
   mutable std::mutex mutex;
   // (device name, dtype) -> the model of that device (index into gemms), or -1: matching
@@ -106,6 +108,16 @@ LearnedCosts LearnedCosts::load(const std::string& path, std::vector<std::string
         impl->described.push_back(
             {kMemoryKind, fit.device, fit.kind, fit.rows, validations(fit.cv), "", {}});
         impl->memory.push_back(std::move(fit));
+      } else if (row.kind == kEmbeddingKind) {
+        learned::EmbeddingFit fit = learned::EmbeddingFit::from_json(row.parameters_json);
+        impl->described.push_back({kEmbeddingKind,
+                                   fit.device,
+                                   embedding_key(fit.backward, fit.dtype, fit.optimizer),
+                                   fit.rows,
+                                   validations(fit.cv),
+                                   "",
+                                   {}});
+        impl->embeddings.push_back(std::move(fit));
       } else if (row.kind == kKernelKind) {
         learned::KernelFit fit = learned::KernelFit::from_json(row.parameters_json);
         impl->described.push_back(
@@ -127,7 +139,7 @@ const std::vector<FitReport>& LearnedCosts::describe() const {
 
 size_t LearnedCosts::models() const {
   return impl_->gemms.size() + impl_->pooled.size() + impl_->collectives.size() +
-         impl_->memory.size() + impl_->kernels.size();
+         impl_->memory.size() + impl_->kernels.size() + impl_->embeddings.size();
 }
 
 namespace {
@@ -205,6 +217,31 @@ std::optional<Priced> LearnedCosts::gemm(const Device& device, DType dtype,
 }  // namespace shardcost
 
 namespace shardcost {
+
+std::optional<EmbeddingPriced> LearnedCosts::embedding(std::string_view device,
+                                                       const EmbeddingPass& pass) const {
+  if (!(pass.rows >= 1) || !(pass.dim >= 1) || !(pass.batch > 0) || !(pass.pooling > 0))
+    return std::nullopt;
+  // The model of the pass's weight type, else one of the same element size (fp16 for bf16).
+  const learned::EmbeddingFit* best = nullptr;
+  for (const auto& e : impl_->embeddings) {
+    if (e.backward != pass.backward || (pass.backward && e.optimizer != pass.optimizer) ||
+        learned::embedding_dtype_bytes(e.dtype) != pass.dtype_bytes)
+      continue;
+    if (e.device != device && !same_device_name(e.device, device)) continue;
+    if (!best || (e.dtype == "fp32") == (pass.dtype_bytes == 4)) best = &e;
+  }
+  if (!best) return std::nullopt;
+  const auto [seconds, inside] = best->predict(pass);
+  if (!(seconds > 0) || !std::isfinite(seconds)) return std::nullopt;
+  return EmbeddingPriced{{seconds, inside ? CostOrigin::learned : CostOrigin::extrapolated},
+                         std::min(best->fixed_s, seconds)};
+}
+
+std::optional<EmbeddingPriced> LearnedCosts::embedding(const Device& device,
+                                                       const EmbeddingPass& pass) const {
+  return embedding(std::string_view(device.name), pass);
+}
 
 std::optional<Priced> LearnedCosts::kernel(std::string_view device, std::string_view name,
                                            double threads, bool look_up) const {

@@ -105,7 +105,7 @@ head -21 "$M/gemm_a100_sample.csv" >"$SCRATCH/few.csv"
 expect_exit 1 "$BIN" fit --db "$SCRATCH/few.db"
 case "$ERR" in *"20 shapes, fewer than the 50 a model needs"*) ;; *) fail "few rows: $ERR";; esac
 expect_exit 2 "$BIN" fit --db "$DB" --table kernel
-case "$ERR" in *"--table kernel: models are fitted for gemm, collective, memory or kernels"*) ;; *) fail "table: $ERR";; esac
+case "$ERR" in *"--table kernel: models are fitted for gemm, collective, memory, embedding or kernels"*) ;; *) fail "table: $ERR";; esac
 expect_exit 2 "$BIN" fit --db "$DB" --device a200
 
 # Memory: this host's own measured copies and reads, one curve per kind, held out as sizes.

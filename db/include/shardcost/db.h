@@ -13,7 +13,7 @@
 
 namespace shardcost::db {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // One benchmark, trace or import: where the figures came from.
 struct Run {
@@ -75,6 +75,21 @@ struct MemoryRecord {
   std::optional<int64_t> time_p10_ns, time_p90_ns;
   int64_t iterations = 0;
   // Per-iteration times in iteration order (ns); empty: not recorded (schema 3).
+  std::vector<int64_t> samples_ns;
+};
+
+// One embedding-bag pass over one configuration (shardcost bench embedding; schema 7).
+struct EmbeddingRecord {
+  int device = 0;
+  std::string pass;       // forward (pooled gather) | backward (gradient scatter, sparse update)
+  std::string dtype;      // the weights: fp32 | fp16 | bf16
+  std::string optimizer;  // the backward's sparse update (rowwise_adagrad | sgd); forward: none
+  int64_t rows = 0, dim = 0, batch = 0;  // table rows and columns; bags (samples)
+  double pooling = 0;                    // mean lookups per bag
+  double zipf = 0;                       // access skew exponent; 0: uniform
+  int64_t time_ns = 0;                   // median
+  std::optional<int64_t> time_p10_ns, time_p90_ns;
+  int64_t iterations = 0;
   std::vector<int64_t> samples_ns;
 };
 
@@ -171,6 +186,7 @@ struct Measurements {
   std::vector<GemmRecord> gemms;
   std::vector<MemoryRecord> memory;
   std::vector<CollectiveRecord> collectives;
+  std::vector<EmbeddingRecord> embeddings;
   std::vector<std::string> names;
   std::vector<KernelEvent> kernels;
   std::vector<StepSpan> steps;
@@ -185,8 +201,8 @@ struct Measurements {
   // The rank that recorded a trace (Kineto's distributedInfo.rank); -1: it names none.
   int trace_rank = -1;
   size_t rows() const {
-    return gemms.size() + memory.size() + collectives.size() + kernels.size() + steps.size() +
-           (schedule ? 1 + schedule->jobs.size() : 0);
+    return gemms.size() + memory.size() + collectives.size() + embeddings.size() + kernels.size() +
+           steps.size() + (schedule ? 1 + schedule->jobs.size() : 0);
   }
 };
 
@@ -291,6 +307,13 @@ struct StepPoint {
   int64_t number = 0;
   int64_t duration_ns = 0;
 };
+struct EmbeddingPoint {
+  std::string device;
+  std::string pass, dtype, optimizer;
+  int64_t rows = 0, dim = 0, batch = 0;
+  double pooling = 0, zipf = 0;
+  int64_t time_ns = 0;
+};
 struct MemoryPoint {
   std::string device;
   std::string kind;
@@ -329,6 +352,7 @@ class Store {
   std::vector<CollectivePoint> collective_points() const;
   std::vector<GemmPoint> gemm_points() const;
   std::vector<MemoryPoint> memory_points() const;
+  std::vector<EmbeddingPoint> embedding_points() const;
   std::vector<StepPoint> step_points() const;
   // Every stored job schedule, oldest run first, its jobs by start time.
   std::vector<JobScheduleRecord> job_schedules() const;

@@ -27,6 +27,10 @@ class CostSource {
     (void)kind, (void)bytes;
     return std::nullopt;
   }
+  // An embedding-bag pass (bench embedding's) on a device.
+  virtual std::optional<EmbeddingPriced> embedding(const Device&, const EmbeddingPass&) const {
+    return std::nullopt;
+  }
 };
 
 // Several sources in order, as one: measured before interpolated before learned. The
@@ -53,6 +57,12 @@ class CostChain final : public CostSource {
                                double bytes) const override {
     for (const CostSource* c : sources_)
       if (auto p = c->memory(d, kind, bytes)) return p;
+    return std::nullopt;
+  }
+  std::optional<EmbeddingPriced> embedding(const Device& d,
+                                           const EmbeddingPass& pass) const override {
+    for (const CostSource* c : sources_)
+      if (auto p = c->embedding(d, pass)) return p;
     return std::nullopt;
   }
 

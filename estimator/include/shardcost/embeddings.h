@@ -50,6 +50,19 @@ struct TablePlacement {
   double memory_bytes = 0;
 };
 
+// One shard's lookups as an embedding-bag pass: the GPU, the rows and columns it holds, the
+// bags it serves and their mean lookups (a row-wise shard serves every bag with pooling/W of
+// its lookups; a data-parallel one its GPU's batch/W bags whole).
+struct ShardPass {
+  int gpu = 0;
+  double rows = 0;
+  int dim = 0;
+  double pooling = 0, batch = 0;
+};
+// The passes of a placed table; gpus: the cluster's, per_node: its GPUs per node.
+std::vector<ShardPass> shard_passes(const TablePlacement&, const EmbeddingTable&, int gpus,
+                                    int per_node, int batch);
+
 struct GpuLoad {
   double compute_s = 0;     // its shards' forward lookups, backward and sparse updates
   double memory_bytes = 0;  // its shards' weights and optimizer state
@@ -74,6 +87,9 @@ struct ShardingResult {
   std::string greedy_failed;  // the table the baseline found no room for (greedy is empty)
   int64_t evaluated = 0;
   double elapsed_s = 0;
+  // What priced the shards' lookups: "learned" or "extrapolated" (a model fitted on bench
+  // embedding's rows), "store read bandwidth", or "catalog" (the streaming rate).
+  std::string lookup_costs;
 };
 
 // Throws InputError when the batch is not positive or a table fits no sharding (it names the

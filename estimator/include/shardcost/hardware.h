@@ -158,4 +158,21 @@ struct Priced {
   CostOrigin origin = CostOrigin::catalog;
 };
 
+// One embedding-bag pass as `bench embedding` runs it: `batch` bags of `pooling` lookups on
+// average into a table of `rows` x `dim` (a shard: its rows and columns, the bags it serves),
+// uniform or Zipf-skewed; forward the pooled gather, backward the gradient scatter and the
+// optimizer's sparse update.
+struct EmbeddingPass {
+  bool backward = false;
+  int dtype_bytes = 4;                        // the weights: 4 fp32, 2 fp16/bf16
+  std::string optimizer = "rowwise_adagrad";  // backward: rowwise_adagrad | sgd | adam
+  double rows = 0, dim = 0, pooling = 1, batch = 0, zipf = 0;
+};
+// A pass's price and the part of it that does not grow with the work (launches, the sort's
+// set-up): a fused kernel serving several shards pays that part once.
+struct EmbeddingPriced {
+  Priced priced;
+  double fixed_s = 0;
+};
+
 }  // namespace shardcost

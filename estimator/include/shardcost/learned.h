@@ -16,8 +16,8 @@ namespace shardcost {
 
 // What fitting one model did: its rows and cross-validation, or why it was skipped.
 struct FitReport {
-  std::string
-      kind;  // gemm_efficiency, gemm_prior_pooled, collective_curves, memory_curve, kernel_classes
+  std::string kind;    // gemm_efficiency, gemm_prior_pooled, collective_curves, memory_curve,
+                       // kernel_classes, embedding_lookup
   std::string device;  // catalog device
   std::string
       key;  // GEMMs: the data type; collectives: "op level"; memory: the kind; kernels: "by class"
@@ -54,6 +54,9 @@ class LearnedCosts : public CostSource {
   std::optional<Priced> collective(const Device&, CollectiveOp, double bytes,
                                    GroupShape) const override;
   std::optional<Priced> memory(const Device&, std::string_view kind, double bytes) const override;
+  std::optional<EmbeddingPriced> embedding(const Device&, const EmbeddingPass&) const override;
+  // An embedding-bag pass on a device as the store names it (a host CPU) or a catalog device.
+  std::optional<EmbeddingPriced> embedding(std::string_view device, const EmbeddingPass&) const;
   // A traced kernel's duration by name and launch (threads: blocks x threads per block, 0
   // not known) on a device as the store names it or a catalog device. look_up false: a
   // measured launch too is priced by its class's fit (what the report draws).

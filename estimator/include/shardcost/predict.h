@@ -27,11 +27,15 @@ class Predictor {
   // ranks over `nodes` nodes (ranks/nodes per node, at most a node's GPUs).
   Priced collective(CollectiveOp, double bytes, int ranks, int nodes) const;
   Priced memory(std::string_view kind, double bytes) const;
+  // An embedding-bag pass: a fitted lookup model where the sources have one, else the pass's
+  // bytes at the streaming read rate (as shard-tables prices shards).
+  Priced embedding(const EmbeddingPass&) const;
 
  private:
   Device device_;
   std::optional<Cluster> system_;
   std::unique_ptr<Pricer> pricer_;
+  const CostSource* sources_ = nullptr;
 };
 
 }  // namespace shardcost

@@ -126,6 +126,44 @@ struct MemoryReport : Completion {
 MemoryReport bench_memory(const MemoryOptions&, const Progress& = {});
 std::vector<std::string> memory_kinds(std::string_view device);
 
+// ---------------------------------------------------------------- embedding bags
+// One embedding-bag configuration: a table of `rows` x `dim`, `batch` bags of `pooling`
+// lookups on average (a fractional mean alternates the bag sizes around it), rows drawn
+// uniformly or Zipf-skewed with exponent `zipf` (rank r with weight r^-zipf, ranks scattered
+// over the rows).
+struct EmbeddingShape {
+  int64_t rows = 0;
+  int64_t dim = 0;
+  double pooling = 1;
+  int64_t batch = 0;
+  double zipf = 0;
+};
+struct EmbeddingOptions {
+  std::string device = "cpu";  // cpu | cuda
+  int gpu = 0;
+  std::string dtype = "fp32";  // the weights: fp32 | fp16 (sums and gradients in fp32)
+  // The backward's sparse update: rowwise_adagrad (one fp32 of state per row) | sgd.
+  std::string optimizer = "rowwise_adagrad";
+  std::vector<EmbeddingShape> shapes;
+  std::vector<std::string> passes = {"forward", "backward"};
+  Timing timing;
+  int threads = 0;    // cpu: worker threads; 0 = all
+  uint64_t seed = 1;  // the indices drawn
+};
+struct EmbeddingResult {
+  EmbeddingShape shape;
+  std::string pass;  // forward: pooled gather; backward: gradient scatter and sparse update
+  std::string dtype, optimizer;
+  Stats stats;
+  double lookups_per_s = 0;  // batch x pooling / median
+  int64_t wrong = 0;
+};
+struct EmbeddingReport : Completion {
+  db::DeviceRecord device;
+  std::vector<EmbeddingResult> results;
+};
+EmbeddingReport bench_embedding(const EmbeddingOptions&, const Progress& = {});
+
 // ---------------------------------------------------------------- collectives and p2p
 struct CollectiveOptions {
   std::string backend = "mpi";  // mpi | nccl
@@ -200,6 +238,7 @@ void append(db::Measurements& m, const GemmReport&);
 void append(db::Measurements& m, const MemoryReport&);
 void append(db::Measurements& m, const CollectiveReport&);
 void append(db::Measurements& m, const P2pReport&);
+void append(db::Measurements& m, const EmbeddingReport&);
 // "openblas=0.3.21 mpi=Open MPI v4.1.4 cuda=13.0 nccl=2.27.7", what this binary was built with.
 std::string library_versions();
 
