@@ -30,10 +30,11 @@ struct BenchArgs {
   std::vector<std::string> shapes, m, n, k;
   std::string shapes_from, tp = "1", mbs = "1";
   // bench embedding's grid: lists or ranges of each dimension
-  std::string rows = "64K,1M,4M", dim = "16,64,128", pooling = "1,4,16,64", batch = "1024,8192",
-              zipf = "0,1.05", passes = "forward,backward", optimizer = "rowwise_adagrad";
+  std::string rows = "1K,32K,1M,4M", dim = "16,64,256", pooling = "1,8,64", batch = "512,4096",
+              zipf = "0,1.1", passes = "forward,backward", optimizer = "rowwise_adagrad";
   std::string tables, plan;
   int64_t seed = 1;
+  int sample = 0, rounds = 1;
   int gpu = 0, gpus = 0, root = 0, threads = 0, stall_rank = -1;
   bool in_place = false, compare_baseline = false;
   double timeout_s = 300;
@@ -301,17 +302,26 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   emb->add_option("--pass", ea->passes, "forward,backward (default both)");
   emb->add_option("--optimizer", ea->optimizer,
                   "the backward's sparse update: rowwise_adagrad (default) or sgd");
-  emb->add_option("--rows", ea->rows, "table rows: a list or a range 64K:4M:4 (default 64K,1M,4M)");
-  emb->add_option("--dim", ea->dim, "columns (default 16,64,128)");
-  emb->add_option("--pooling", ea->pooling, "mean lookups per bag (default 1,4,16,64)");
-  emb->add_option("--batch", ea->batch, "bags per batch (default 1024,8192)");
-  emb->add_option("--zipf", ea->zipf, "access skew exponents; 0 is uniform (default 0,1.05)");
+  emb->add_option("--rows", ea->rows,
+                  "table rows: a list or a range 1K:4M:4 (default 1K,32K,1M,4M)");
+  emb->add_option("--dim", ea->dim, "columns (default 16,64,256)");
+  emb->add_option("--pooling", ea->pooling, "mean lookups per bag (default 1,8,64)");
+  emb->add_option("--batch", ea->batch, "bags per batch (default 512,4096)");
+  emb->add_option("--zipf", ea->zipf, "access skew exponents; 0 is uniform (default 0,1.1)");
   emb->add_option("--tables", ea->tables,
                   "a tables file (docs/embeddings.md): each table at each --batch, not the grid");
   emb->add_option("--plan", ea->plan,
                   "a plan of shard-tables --format json: run each GPU's shards and set them "
                   "beside what --db's fitted lookup models predict");
-  emb->add_option("--seed", ea->seed, "seed of the indices drawn (default 1)");
+  emb->add_option("--sample", ea->sample,
+                  "draw this many configurations between the lists' ends instead of the grid "
+                  "(log uniform, seeded by --seed)")
+      ->check(CLI::Range(1, 100000));
+  emb->add_option("--rounds", ea->rounds,
+                  "measure every configuration this many times, round after round (fit takes "
+                  "each one's median: drift on a noisy machine is spread over the design)")
+      ->check(CLI::Range(1, 100));
+  emb->add_option("--seed", ea->seed, "seed of the indices and --sample's draws (default 1)");
   emb->add_option("--threads", ea->threads, "cpu: threads, 1-1024 (default: all)")
       ->check(CLI::Range(1, 1024));
   add_common(emb, *ea);
@@ -331,9 +341,17 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     const int64_t start = now_ns();
     const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
     if (a.plan.empty()) {
-      o.shapes = embedding_grid({a.rows, a.dim, a.pooling, a.batch, a.zipf, a.tables});
-      finish(a, bench::bench_embedding(o, progress()), "embedding", f, 0, 1, start, version,
-             revision);
+      o.shapes = embedding_grid({a.rows, a.dim, a.pooling, a.batch, a.zipf, a.tables, a.sample,
+                                 static_cast<uint64_t>(a.seed)});
+      bench::EmbeddingReport all;
+      for (int round = 0; round < a.rounds && !all.interrupted; ++round) {
+        bench::EmbeddingReport r = bench::bench_embedding(o, progress());
+        all.device = r.device;
+        all.planned += r.planned;
+        all.interrupted = r.interrupted;
+        all.results.insert(all.results.end(), r.results.begin(), r.results.end());
+      }
+      finish(a, all, "embedding", f, 0, 1, start, version, revision);
       return;
     }
     // A plan's shards: each distinct one measured once, both passes; what the store predicts

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "cost_sources.h"
 #include "format.h"
+#include "predict_inputs.h"
 #include "shardcost/embeddings.h"
 #include "shardcost/error.h"
 
@@ -20,6 +21,8 @@ struct ShardArgs {
   std::string db;  // price from this store's measurements
   std::optional<int> gpus;
   int batch = 0, beam = 8;
+  std::vector<std::string> dense_mlps;
+  std::string dense_precision = "fp32";
 };
 
 nlohmann::json plan_json(const ShardingPlan& p, const std::vector<EmbeddingTable>& tables,
@@ -86,6 +89,10 @@ void add_shard_tables_command(CLI::App& app) {
   cmd->add_option("--batch", a->batch, "global batch, samples")->required();
   cmd->add_option("--optimizer", a->optimizer, "rowwise_adagrad (default), adam or sgd");
   cmd->add_option("--beam", a->beam, "partial plans the search keeps (default 8)");
+  cmd->add_option("--dense-mlp", a->dense_mlps,
+                  "a dense MLP on every GPU, its layer widths (DLRM's bottom 13,512,256,128, top "
+                  "479,1024,1024,512,256,1); repeatable");
+  cmd->add_option("--dense-precision", a->dense_precision, "fp32 (default), tf32 or bf16");
   cmd->add_option("--format", a->format, "text or json");
   cmd->add_option("--db", a->db,
                   "price from this store's measurements and models: fitted embedding lookups (fit "
@@ -105,6 +112,17 @@ void add_shard_tables_command(CLI::App& app) {
     else
       throw InputError(
           fmt::format("--optimizer '{}': give rowwise_adagrad, adam or sgd", a->optimizer));
+    for (const auto& spec : a->dense_mlps) {
+      std::vector<int> widths;
+      for (const auto& w : split_commas(spec))
+        widths.push_back(static_cast<int>(positive_int(w, "--dense-mlp")));
+      o.dense_mlps.push_back(widths);
+    }
+    if (a->dense_precision != "fp32" && a->dense_precision != "tf32" &&
+        a->dense_precision != "bf16")
+      throw InputError(
+          fmt::format("--dense-precision {}: give fp32, tf32 or bf16", a->dense_precision));
+    o.dense_dtype = parse_dtype(a->dense_precision);
     const auto tables = load_tables(a->tables);
     const Cluster c = load_cluster(a->cluster, a->gpus);
     const auto costs = load_costs(a->db);
@@ -117,6 +135,11 @@ void add_shard_tables_command(CLI::App& app) {
                                     {"batch", a->batch},
                                     {"evaluated", r.evaluated},
                                     {"lookup_costs", r.lookup_costs},
+                                    {"dense",
+                                     {{"parameters", r.dense.parameters},
+                                      {"memory_gib", round6(r.dense.memory_bytes / kGiB)},
+                                      {"compute_s", round6(r.dense.compute_s)},
+                                      {"all_reduce_s", round6(r.dense.all_reduce_s)}}},
                                     {"plan", plan_json(r.plan, tables, c, a->batch)},
                                     {"greedy", r.greedy_failed.empty()
                                                    ? plan_json(r.greedy, tables, c, a->batch)
@@ -138,6 +161,12 @@ void add_shard_tables_command(CLI::App& app) {
                : r.lookup_costs == "store read bandwidth"
                    ? "store's measured read bandwidth"
                    : fmt::format("store's fitted lookup model ({})", r.lookup_costs));
+    if (!o.dense_mlps.empty())
+      fmt::print(
+          "dense part: {} MLP{}, {:.2f} M parameters, {:.2f} GiB on every GPU; {:.3f} ms of "
+          "GEMMs and a {:.3f} ms gradient all-reduce in each plan's step\n\n",
+          o.dense_mlps.size(), o.dense_mlps.size() == 1 ? "" : "s", r.dense.parameters / 1e6,
+          r.dense.memory_bytes / kGiB, 1e3 * r.dense.compute_s, 1e3 * r.dense.all_reduce_s);
     Table t({"plan", "step ms", "slowest ms", "mean ms", "balance", "comm ms", "table-wise",
              "column-wise", "row-wise", "table-row-wise", "data-parallel"},
             {false, true, true, true, true, true, true, true, true, true, true});

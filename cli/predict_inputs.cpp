@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "shardcost/embeddings.h"
@@ -144,17 +146,28 @@ std::vector<std::string> split_commas(const std::string& text) {
 }
 
 std::vector<int64_t> size_list(const std::string& spec, const char* flag) {
+  // A value that is not a positive count says which flag and how to write one.
+  auto count = [&](const std::string& text) {
+    try {
+      return bench::parse_size(text);
+    } catch (const InputError&) {
+      throw InputError(fmt::format(
+          "{} '{}': give positive whole numbers (K, M, G: times 1024), as lists like 1K,64K or "
+          "ranges like 1K:4M:4",
+          flag, text));
+    }
+  };
   std::vector<int64_t> out;
   for (const auto& part : split_commas(spec)) {
     const auto c1 = part.find(':');
     if (c1 == std::string::npos) {
-      out.push_back(bench::parse_size(part));
+      out.push_back(count(part));
       continue;
     }
     const auto c2 = part.find(':', c1 + 1);
-    const int64_t b = bench::parse_size(part.substr(0, c1));
-    const int64_t e = bench::parse_size(
-        part.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1));
+    const int64_t b = count(part.substr(0, c1));
+    const int64_t e =
+        count(part.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1));
     const int64_t f = c2 == std::string::npos ? 2 : positive_int(part.substr(c2 + 1), flag);
     for (const int64_t v : bench::size_sweep(b, e, f)) out.push_back(v);
   }
@@ -186,6 +199,38 @@ std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid& g) {
   if (!g.tables.empty()) {
     for (const auto& t : load_tables(g.tables))
       for (int64_t b : batches) out.push_back({t.rows, t.dim, t.pooling, b, t.zipf});
+    return out;
+  }
+  if (g.sample > 0) {
+    auto range = [](const auto& v) { return std::minmax_element(v.begin(), v.end()); };
+    const auto rows = size_list(g.rows, "--rows"), dims = size_list(g.dim, "--dim");
+    const auto pooling = number_list(g.pooling, "--pooling"), zipf = number_list(g.zipf, "--zipf");
+    if (rows.empty() || dims.empty() || pooling.empty() || zipf.empty() || batches.empty())
+      throw InputError(
+          "--sample draws between the values of --rows, --dim, --pooling, --batch "
+          "and --zipf; give each");
+    std::mt19937_64 rng(g.seed);
+    auto log_uniform = [&](double lo, double hi) {
+      return std::exp2(std::uniform_real_distribution<double>(std::log2(lo), std::log2(hi))(rng));
+    };
+    const auto [r0, r1] = range(rows);
+    const auto [d0, d1] = range(dims);
+    const auto [p0, p1] = range(pooling);
+    const auto [b0, b1] = range(batches);
+    const auto [z0, z1] = range(zipf);
+    if (*p0 <= 0)
+      throw InputError("--sample draws pooling factors in log scale: give them above 0");
+    for (int i = 0; i < g.sample; ++i) {
+      const double r = log_uniform(static_cast<double>(*r0), static_cast<double>(*r1));
+      // Widths in fours, as embedding dims are; pooling in quarters; the skew in hundredths.
+      const double d = log_uniform(static_cast<double>(*d0), static_cast<double>(*d1));
+      const double p = log_uniform(*p0, *p1);
+      const double b = log_uniform(static_cast<double>(*b0), static_cast<double>(*b1));
+      const double z = std::uniform_real_distribution<double>(*z0, *z1)(rng);
+      out.push_back({std::llround(r), std::max<int64_t>(*d0, std::llround(d / 4) * 4),
+                     std::max(*p0, std::round(p * 4) / 4), std::llround(b),
+                     std::round(z * 100) / 100});
+    }
     return out;
   }
   for (int64_t rows : size_list(g.rows, "--rows"))

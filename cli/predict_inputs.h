@@ -37,6 +37,11 @@ std::vector<double> number_list(const std::string& spec, const char* flag);
 struct EmbeddingGrid {
   std::string rows, dim, pooling, batch, zipf;
   std::string tables;  // a tables file: its tables instead of rows, dim, pooling and zipf
+  // > 0: this many configurations drawn between each list's least and greatest value (log
+  // uniform; the skew uniform), seeded, instead of every combination: a space-filling design
+  // whose points differ in every dimension, which the learned model interpolates better.
+  int sample = 0;
+  uint64_t seed = 1;
 };
 std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid&);
 

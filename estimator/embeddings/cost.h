@@ -41,6 +41,8 @@ class CostModel {
   // (backward) among `ranks` GPUs `stride` apart; data-parallel gradients all-reduced.
   double row_wise_s(double bytes, int ranks) const;
   double data_parallel_s(double bytes) const;
+  // One GEMM on a GPU of the cluster (the dense part's layers).
+  double gemm_s(const GemmShape& s, DType t) const { return pricer_.gemm(s, t).seconds; }
   // The forward and backward all-to-alls' seconds per byte the busiest GPU sends, at sizes
   // where bandwidth rules (for weighing placements).
   double a2a_s_per_byte() const { return a2a_s_per_byte_; }
@@ -61,5 +63,11 @@ class CostModel {
   mutable std::string lookup_source_ = "catalog";
   double a2a_s_per_byte_ = 0;
 };
+
+// The dense MLPs data-parallel over the cluster's GPUs: each layer i -> o on batch/W rows is a
+// forward GEMM (rows x o x i), a data-gradient GEMM (rows x i x o) and a weight-gradient GEMM
+// (i x o x rows), plus its bias and activation passes' bytes at the streaming rate; the
+// gradients (weights and biases, fp32) are all-reduced over all GPUs once a step.
+DenseCost dense_cost(const CostModel&, const ShardingOptions&);
 
 }  // namespace shardcost::embeddings

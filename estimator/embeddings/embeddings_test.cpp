@@ -238,3 +238,46 @@ TEST(Embeddings, LearnedLookupsPriceTheShards) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// The dense part: every layer's three GEMMs at the cluster's prices plus one gradient
+// all-reduce, added alike to the search's and the baseline's step; too large a dense part for
+// what a GPU keeps beside the tables is one line.
+TEST(Embeddings, TheDenseMlpsAddToEveryPlan) {
+  std::mt19937 rng(5);
+  const auto tables = dlrm_like(20, rng);
+  const Cluster c = load_cluster("dgx-a100", 8);
+  ShardingOptions o;
+  o.batch = 8192;
+  const ShardingResult bare = shard_tables(tables, c, o);
+  o.dense_mlps = {{13, 512, 256, 128}, {479, 1024, 1024, 512, 256, 1}};
+  const ShardingResult r = shard_tables(tables, c, o);
+  const double params = 13 * 512 + 512 + 512 * 256 + 256 + 256 * 128 + 128 + 479 * 1024 + 1024 +
+                        1024 * 1024 + 1024 + 1024 * 512 + 512 + 512 * 256 + 256 + 256 + 1;
+  EXPECT_DOUBLE_EQ(r.dense.parameters, params);
+  const embeddings::CostModel m(c, o, {});
+  double gemms = 0;
+  for (const auto& mlp : o.dense_mlps)
+    for (size_t l = 0; l + 1 < mlp.size(); ++l)
+      gemms += m.gemm_s({1024, mlp[l + 1], mlp[l], 1}, DType::fp32) +
+               m.gemm_s({1024, mlp[l], mlp[l + 1], 1}, DType::fp32) +
+               m.gemm_s({mlp[l], mlp[l + 1], 1024, 1}, DType::fp32);
+  EXPECT_NEAR(r.dense.compute_s, gemms, 1e-15);
+  EXPECT_NEAR(r.dense.all_reduce_s, m.data_parallel_s(params * 4), 1e-15);
+  EXPECT_NEAR(r.plan.step_s - bare.plan.step_s, r.dense.compute_s + r.dense.all_reduce_s, 1e-12);
+  EXPECT_NEAR(r.greedy.step_s - bare.greedy.step_s, r.dense.compute_s + r.dense.all_reduce_s,
+              1e-12);
+  o.dense_mlps = {{100000, 100000, 100000}};  // 20 G parameters: no GPU keeps that
+  const std::string e = test_models::input_error_of([&] { (void)shard_tables(tables, c, o); });
+  EXPECT_NE(e.find("the dense MLPs need"), std::string::npos) << e;
+  o.dense_mlps = {{13}};
+  EXPECT_NE(test_models::input_error_of([&] {
+              (void)shard_tables(tables, c, o);
+            }).find("at least two layer widths"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardcost

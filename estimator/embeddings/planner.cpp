@@ -10,6 +10,7 @@
 
 #include "cost.h"
 #include "shardcost/error.h"
+#include "shardcost/hardware.h"
 #include "shardcost/units.h"
 
 namespace shardcost {
@@ -263,6 +264,17 @@ ShardingResult shard_tables(const std::vector<EmbeddingTable>& tables, const Clu
   const auto start = std::chrono::steady_clock::now();
   const CostModel m(c, opt, eopt);
   ShardingResult r;
+  if (!opt.dense_mlps.empty()) {
+    const DenseCost dense = embeddings::dense_cost(m, opt);
+    const double left = c.groups.front().device.memory_bytes - m.budget_bytes();
+    if (dense.memory_bytes > left)
+      throw InputError(fmt::format(
+          "the dense MLPs need {:.1f} GiB on every GPU ({:.0f} M parameters with their "
+          "gradients and Adam's moments, and the activations of {} samples), more than the "
+          "{:.1f} GiB a GPU keeps beside the tables; use more GPUs or a smaller dense part",
+          dense.memory_bytes / units::kGiB, dense.parameters / 1e6, opt.batch / m.gpus(),
+          left / units::kGiB));
+  }
   State empty;
   empty.gpus.assign(static_cast<size_t>(m.gpus()), {});
   empty.index_bytes.assign(static_cast<size_t>(m.gpus()), 0);
@@ -334,6 +346,14 @@ ShardingResult shard_tables(const std::vector<EmbeddingTable>& tables, const Clu
       beam.begin(), beam.end(), [](const State& a, const State& b) { return a.score < b.score; });
   r.plan = plan_of(best, m);
   r.lookup_costs = m.lookup_source();
+  // The dense part runs on every GPU alike: it adds to each plan's step, never to its choices.
+  r.dense = embeddings::dense_cost(m, opt);
+  for (ShardingPlan* p : {&r.plan, &r.greedy}) {
+    if (p->gpus.empty()) continue;
+    p->dense_s = r.dense.compute_s;
+    p->dense_comm_s = r.dense.all_reduce_s;
+    p->step_s += p->dense_s + p->dense_comm_s;
+  }
   r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

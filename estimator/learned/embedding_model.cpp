@@ -21,11 +21,11 @@ namespace {
 // Small tables of a few hundred configurations: shallow trees, as many rounds as the GEMM
 // model's at a higher rate. One thread (XGBoost's OpenMP threads spin on a busy machine).
 const std::map<std::string, std::string> kParams = {{"objective", "reg:squarederror"},
-                                                    {"max_depth", "4"},
+                                                    {"max_depth", "3"},
                                                     {"eta", "0.1"},
                                                     {"subsample", "0.8"},
                                                     {"colsample_bytree", "1"},
-                                                    {"min_child_weight", "1"},
+                                                    {"min_child_weight", "3"},
                                                     {"tree_method", "exact"},
                                                     {"seed", "0"},
                                                     {"nthread", "1"},
@@ -135,50 +135,54 @@ bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vecto
 }
 
 // The prior's constants by least squares on relative error (weights 1/t^2), none negative:
-// every subset of the four terms is solved and the best all-positive one kept, for each cache
-// size from 256 KiB to 4 GiB (by factors of 2).
+// every subset of the five terms is solved and the best all-positive one kept, for each pair
+// of cache sizes from 64 KiB to 8 GiB (by factors of 2).
 void fit_prior(EmbeddingFit& f, const std::vector<EmbeddingRow>& rows,
                const std::vector<size_t>& which) {
   double best = 1e300;
-  for (double cache = 256.0 * 1024; cache <= 4.0 * (1 << 30); cache *= 2) {
-    std::vector<std::array<double, 4>> x;
-    std::vector<double> t;
-    for (size_t i : which) {
-      const Terms m = terms(rows[i].pass, cache);
-      x.push_back({1.0, m.hit, m.miss, m.lookups});
-      t.push_back(rows[i].seconds);
-    }
-    for (int mask = 1; mask < 16; ++mask) {
-      std::vector<int> used;
-      for (int j = 0; j < 4; ++j)
-        if (mask & (1 << j)) used.push_back(j);
-      const size_t k = used.size();
-      std::vector<std::vector<double>> a(k, std::vector<double>(k, 0));
-      std::vector<double> b(k, 0), coef;
-      for (size_t r = 0; r < t.size(); ++r) {
-        const double w = 1 / (t[r] * t[r]);
-        for (size_t p = 0; p < k; ++p) {
-          b[p] += w * x[r][static_cast<size_t>(used[p])] * t[r];
-          for (size_t q = 0; q < k; ++q)
-            a[p][q] += w * x[r][static_cast<size_t>(used[p])] * x[r][static_cast<size_t>(used[q])];
+  constexpr double kSmallest = 64.0 * 1024, kLargest = 4.0 * (1 << 30);
+  for (double near = kSmallest; near <= kLargest; near *= 2)
+    for (double far = near * 2; far <= 2 * kLargest; far *= 2) {
+      std::vector<std::array<double, 5>> x;
+      std::vector<double> t;
+      for (size_t i : which) {
+        const Terms n = terms(rows[i].pass, near), m = terms(rows[i].pass, far);
+        x.push_back({1.0, n.hit, m.hit - n.hit, m.miss, m.lookups});
+        t.push_back(rows[i].seconds);
+      }
+      for (int mask = 1; mask < 32; ++mask) {
+        std::vector<int> used;
+        for (int j = 0; j < 5; ++j)
+          if (mask & (1 << j)) used.push_back(j);
+        const size_t k = used.size();
+        std::vector<std::vector<double>> a(k, std::vector<double>(k, 0));
+        std::vector<double> b(k, 0), coef;
+        for (size_t r = 0; r < t.size(); ++r) {
+          const double w = 1 / (t[r] * t[r]);
+          for (size_t p = 0; p < k; ++p) {
+            b[p] += w * x[r][static_cast<size_t>(used[p])] * t[r];
+            for (size_t q = 0; q < k; ++q)
+              a[p][q] +=
+                  w * x[r][static_cast<size_t>(used[p])] * x[r][static_cast<size_t>(used[q])];
+          }
         }
+        if (!solve(a, b, coef)) continue;
+        if (std::any_of(coef.begin(), coef.end(), [](double c) { return !(c >= 0); })) continue;
+        double err = 0;
+        for (size_t r = 0; r < t.size(); ++r) {
+          double pred = 0;
+          for (size_t p = 0; p < k; ++p) pred += coef[p] * x[r][static_cast<size_t>(used[p])];
+          err += (pred / t[r] - 1) * (pred / t[r] - 1);
+        }
+        if (err >= best) continue;
+        best = err;
+        double c[5] = {0, 0, 0, 0, 0};
+        for (size_t p = 0; p < k; ++p) c[used[p]] = coef[p];
+        f.fixed_s = c[0], f.near_s_per_byte = c[1], f.far_s_per_byte = c[2];
+        f.miss_s_per_byte = c[3], f.lookup_s = c[4];
+        f.near_bytes = near, f.far_bytes = far;
       }
-      if (!solve(a, b, coef)) continue;
-      if (std::any_of(coef.begin(), coef.end(), [](double c) { return !(c >= 0); })) continue;
-      double err = 0;
-      for (size_t r = 0; r < t.size(); ++r) {
-        double pred = 0;
-        for (size_t p = 0; p < k; ++p) pred += coef[p] * x[r][static_cast<size_t>(used[p])];
-        err += (pred / t[r] - 1) * (pred / t[r] - 1);
-      }
-      if (err >= best) continue;
-      best = err;
-      double c[4] = {0, 0, 0, 0};
-      for (size_t p = 0; p < k; ++p) c[used[p]] = coef[p];
-      f.fixed_s = c[0], f.hit_s_per_byte = c[1], f.miss_s_per_byte = c[2], f.lookup_s = c[3];
-      f.cache_bytes = cache;
     }
-  }
 }
 
 struct Data {
@@ -233,9 +237,9 @@ int embedding_dtype_bytes(const std::string& dtype) {
 }
 
 double EmbeddingFit::prior_s(const EmbeddingPass& p) const {
-  const Terms t = terms(p, cache_bytes);
-  return std::max(
-      1e-9, fixed_s + hit_s_per_byte * t.hit + miss_s_per_byte * t.miss + lookup_s * t.lookups);
+  const Terms n = terms(p, near_bytes), m = terms(p, far_bytes);
+  return std::max(1e-9, fixed_s + near_s_per_byte * n.hit + far_s_per_byte * (m.hit - n.hit) +
+                            miss_s_per_byte * m.miss + lookup_s * m.lookups);
 }
 
 std::pair<double, bool> EmbeddingFit::predict(const EmbeddingPass& p) const {
@@ -273,7 +277,9 @@ EmbeddingFit fit_embedding(const std::string& device, bool backward, const std::
   f.cv.push_back(cross_validate(f, rows, fold, kFolds, "5-fold, prior alone", true));
   std::set<double> sizes;
   for (const auto& r : rows) sizes.insert(r.pass.rows);
-  if (sizes.size() >= 3) {
+  // Only where table sizes repeat (a grid): a sampled design's sizes are all different, and
+  // holding each out is the 5-fold split again.
+  if (sizes.size() >= 3 && 3 * sizes.size() <= rows.size()) {
     std::vector<int> by_size(rows.size());
     for (size_t i = 0; i < rows.size(); ++i)
       by_size[i] = static_cast<int>(std::distance(sizes.begin(), sizes.find(rows[i].pass.rows)));
@@ -304,10 +310,12 @@ std::string EmbeddingFit::to_json() const {
   j["features"] = feature_names();
   j["target"] = "log2(prior seconds / measured seconds)";
   j["prior"] = {{"fixed_s", fixed_s},
-                {"hit_s_per_byte", hit_s_per_byte},
+                {"near_s_per_byte", near_s_per_byte},
+                {"far_s_per_byte", far_s_per_byte},
                 {"miss_s_per_byte", miss_s_per_byte},
                 {"lookup_s", lookup_s},
-                {"cache_bytes", cache_bytes}};
+                {"near_bytes", near_bytes},
+                {"far_bytes", far_bytes}};
   j["cross_validation"] = cv_json(cv);
   j["domain"] = {{"lo", lo}, {"hi", hi}};
   j["booster"] = nlohmann::json::parse(booster);
@@ -333,12 +341,14 @@ EmbeddingFit EmbeddingFit::from_json(const std::string& text) {
     f.rows = count_of(j.at("rows"));
     const auto& prior = j.at("prior");
     f.fixed_s = number_of(prior.at("fixed_s"));
-    f.hit_s_per_byte = number_of(prior.at("hit_s_per_byte"));
+    f.near_s_per_byte = number_of(prior.at("near_s_per_byte"));
+    f.far_s_per_byte = number_of(prior.at("far_s_per_byte"));
     f.miss_s_per_byte = number_of(prior.at("miss_s_per_byte"));
     f.lookup_s = number_of(prior.at("lookup_s"));
-    f.cache_bytes = number_of(prior.at("cache_bytes"));
-    if (f.fixed_s < 0 || f.hit_s_per_byte < 0 || f.miss_s_per_byte < 0 || f.lookup_s < 0 ||
-        !(f.cache_bytes > 0))
+    f.near_bytes = number_of(prior.at("near_bytes"));
+    f.far_bytes = number_of(prior.at("far_bytes"));
+    if (f.fixed_s < 0 || f.near_s_per_byte < 0 || f.far_s_per_byte < 0 || f.miss_s_per_byte < 0 ||
+        f.lookup_s < 0 || !(f.near_bytes > 0) || !(f.far_bytes > f.near_bytes))
       throw InputError("its prior has a negative constant; fit again");
     f.cv = cv_from(j.at("cross_validation"));
     for (int i = 0; i < 5; ++i) {

@@ -1,9 +1,9 @@
 #pragma once
 // Learned embedding-bag costs: one model per stored device, pass, weight type and optimizer,
-// fitted on bench embedding's rows. An analytic prior, a two-level memory (the pass's bytes,
-// costs/embedding_bytes.h, split into those a cache of fitted size serves, the hot rows under
-// the access skew, and those memory serves) plus a cost per lookup and a fixed cost, all
-// fitted; boosted trees (XGBoost) correct it from the configuration's features.
+// fitted on bench embedding's rows. An analytic prior, a memory of two cache levels (the
+// pass's bytes, costs/embedding_bytes.h, split into those each cache of fitted size serves,
+// the hot rows under the access skew, and those memory serves) plus a cost per lookup and a
+// fixed cost, all fitted; boosted trees (XGBoost) correct it from the configuration's features.
 // docs/embeddings.md has the figures.
 #include <optional>
 #include <string>
@@ -26,10 +26,11 @@ struct EmbeddingFit {
   std::string dtype;      // as stored: fp32, bf16, fp16
   std::string optimizer;  // the backward's; "none" for the forward
   size_t rows = 0;
-  // The prior: a fixed cost, seconds per byte served from a cache of `cache_bytes` and from
-  // memory beyond it, and seconds per lookup (index handling, the backward's sort).
-  double fixed_s = 0, hit_s_per_byte = 0, miss_s_per_byte = 0, lookup_s = 0;
-  double cache_bytes = 0;
+  // The prior: a fixed cost; seconds per byte served from a near cache of `near_bytes`, from a
+  // far one of `far_bytes` and from memory beyond; seconds per lookup (index handling, the
+  // backward's sort).
+  double fixed_s = 0, near_s_per_byte = 0, far_s_per_byte = 0, miss_s_per_byte = 0;
+  double lookup_s = 0, near_bytes = 0, far_bytes = 0;
   std::vector<CrossValidation> cv;
   // The configurations fitted on: log2 of rows, dim, pooling, batch; the skew as it is.
   double lo[5] = {}, hi[5] = {};

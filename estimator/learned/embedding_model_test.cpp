@@ -41,18 +41,19 @@ TEST(EmbeddingBytes, TopMassFollowsTheDraws) {
   EXPECT_LT(embedding_bytes::top_mass(1e6, 1.1, 1e3), top);
 }
 
-// Times made by a two-level memory (a 32 MiB cache at 1 ns per 100 B, memory at 1 ns per 5 B),
-// 20 ns a lookup and 5 us fixed: the prior alone finds them within a few per cent.
+// Times made by two cache levels and memory (1 MiB at 1 ns per 100 B, 32 MiB at 1 ns per 33 B,
+// memory at 1 ns per 5 B), 20 ns a lookup and 5 us fixed: the fit finds them within a few per
+// cent, on the grid and off it.
 TEST(EmbeddingModelFit, ThePriorRecoversTimesItCouldHaveMade) {
   if (!xgb::available()) GTEST_SKIP() << "this build has no XGBoost (libxgboost-dev)";
   EmbeddingFit truth;
-  truth.fixed_s = 5e-6, truth.hit_s_per_byte = 1e-11, truth.miss_s_per_byte = 2e-10;
-  truth.lookup_s = 2e-8, truth.cache_bytes = 32.0 * (1 << 20);
+  truth.fixed_s = 5e-6, truth.near_s_per_byte = 1e-11, truth.far_s_per_byte = 3e-11;
+  truth.miss_s_per_byte = 2e-10, truth.lookup_s = 2e-8;
+  truth.near_bytes = 1 << 20, truth.far_bytes = 32.0 * (1 << 20);
   for (bool backward : {false, true}) {
     const auto rows = grid(backward, [&](const EmbeddingPass& p) { return truth.prior_s(p); });
     const EmbeddingFit f = fit_embedding("test CPU", backward, "fp32", "rowwise_adagrad", rows);
-    EXPECT_NEAR(f.cache_bytes, truth.cache_bytes, 1);
-    EXPECT_NEAR(f.miss_s_per_byte, truth.miss_s_per_byte, 1e-12);
+    EXPECT_NEAR(f.miss_s_per_byte, truth.miss_s_per_byte, 0.1 * truth.miss_s_per_byte);
     for (const auto& cv : f.cv) EXPECT_LT(cv.median, 0.02) << cv.split;
     // Outside the grid: a 3M-row table, dim 128, pooling 20, batch 2048.
     const EmbeddingPass p{backward, 4, "rowwise_adagrad", 3e6, 128, 20, 2048, 0.6};

@@ -15,6 +15,7 @@
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/learned.h"
+#include "shardcost/quantiles.h"
 #include "shardcost/store_costs.h"
 
 namespace shardcost {
@@ -193,16 +194,17 @@ void fit_kernel_classes(db::Store& store, const std::optional<std::string>& devi
 
 void fit_embeddings(db::Store& store, const std::optional<std::string>& device,
                     std::vector<FitReport>& out) {
-  // (stored device, pass, dtype, optimizer) -> configuration -> (sum of seconds, count)
+  // (stored device, pass, dtype, optimizer) -> configuration -> its measured times. A
+  // configuration measured in several rounds (bench embedding --rounds) counts once, at the
+  // median: on a noisy machine its rounds drift apart, and one slow round must not move it.
   using Key = std::tuple<std::string, bool, std::string, std::string>;
   using Config = std::tuple<int64_t, int64_t, double, int64_t, double>;
-  std::map<Key, std::map<Config, std::pair<double, int>>> rows;
+  std::map<Key, std::map<Config, std::vector<int64_t>>> rows;
   for (const auto& p : store.embedding_points()) {
     const bool backward = p.pass == "backward";
-    auto& slot = rows[{p.device, backward, p.dtype, backward ? p.optimizer : "none"}]
-                     [{p.rows, p.dim, p.pooling, p.batch, p.zipf}];
-    slot.first += p.time_ns * 1e-9;
-    slot.second += 1;
+    rows[{p.device, backward, p.dtype, backward ? p.optimizer : "none"}]
+        [{p.rows, p.dim, p.pooling, p.batch, p.zipf}]
+            .push_back(p.time_ns);
   }
   for (const auto& [key, configs] : rows) {
     const auto& [stored, backward, dtype, optimizer] = key;
@@ -217,7 +219,7 @@ void fit_embeddings(db::Store& store, const std::optional<std::string>& device,
       continue;
     }
     std::vector<EmbeddingRow> data;
-    for (const auto& [c, sum] : configs) {
+    for (const auto& [c, times] : configs) {
       const auto& [r, dim, pooling, batch, zipf] = c;
       EmbeddingPass pass{backward,
                          bytes,
@@ -227,7 +229,7 @@ void fit_embeddings(db::Store& store, const std::optional<std::string>& device,
                          pooling,
                          static_cast<double>(batch),
                          zipf};
-      data.push_back({pass, sum.first / sum.second});
+      data.push_back({pass, median(times) * 1e-9});
     }
     try {
       const EmbeddingFit fit = fit_embedding(t.report.device, backward, dtype, optimizer, data);

@@ -34,6 +34,11 @@ enum class EmbeddingOptimizer { rowwise_adagrad, adam, sgd };
 
 struct ShardingOptions {
   int batch = 0;  // global batch, samples
+  // The dense part beside the tables, data-parallel on every GPU: MLP chains of layer widths
+  // (DLRM's bottom MLP 13,512,256,128 and top MLP 479,1024,1024,512,256,1), each layer a
+  // GEMM forward and two backward at the cluster's prices, its gradients all-reduced.
+  std::vector<std::vector<int>> dense_mlps;
+  DType dense_dtype = DType::fp32;
   EmbeddingOptimizer optimizer = EmbeddingOptimizer::rowwise_adagrad;
   int beam = 8;  // partial plans kept while tables are placed
   // Of each GPU's memory, what the tables may take (the dense model, activations and
@@ -73,11 +78,22 @@ struct GpuLoad {
 struct ShardingPlan {
   std::vector<TablePlacement> tables;
   std::vector<GpuLoad> gpus;
-  double slowest_compute_s = 0, mean_compute_s = 0;
+  double slowest_compute_s = 0, mean_compute_s = 0;  // the tables' lookups and updates
   double comm_s = 0;  // all-to-alls (forward and backward), reductions
-  double step_s = 0;  // slowest GPU's compute plus the communication
+  // The dense MLPs on every GPU: forward and backward GEMMs, and their gradients' all-reduce.
+  double dense_s = 0, dense_comm_s = 0;
+  // Slowest GPU's lookups plus the dense compute, plus the tables' and the dense part's
+  // communication.
+  double step_s = 0;
   double balance() const { return mean_compute_s > 0 ? slowest_compute_s / mean_compute_s : 1; }
   int count(ShardingType) const;
+};
+
+// The dense part's parameters (weights and biases) and its memory per GPU (weights, fp32
+// gradients, Adam's two moments, and the activations kept for the backward of batch/W rows).
+struct DenseCost {
+  double parameters = 0, memory_bytes = 0;
+  double compute_s = 0, all_reduce_s = 0;
 };
 
 struct ShardingResult {
@@ -90,6 +106,7 @@ struct ShardingResult {
   // What priced the shards' lookups: "learned" or "extrapolated" (a model fitted on bench
   // embedding's rows), "store read bandwidth", or "catalog" (the streaming rate).
   std::string lookup_costs;
+  DenseCost dense;
 };
 
 // Throws InputError when the batch is not positive or a table fits no sharding (it names the
