@@ -95,6 +95,20 @@ bench::Progress progress() {
   return [count](const std::string& what) { fmt::print(stderr, "[{}] {}\n", ++*count, what); };
 }
 
+// Every configuration `rounds` times, round after round: drift on a noisy machine spreads over
+// all of them instead of moving a few (fit and --plan take each one's median).
+bench::EmbeddingReport embedding_rounds(const bench::EmbeddingOptions& o, int rounds) {
+  bench::EmbeddingReport all;
+  for (int round = 0; round < rounds && !all.interrupted; ++round) {
+    bench::EmbeddingReport r = bench::bench_embedding(o, progress());
+    all.device = r.device;
+    all.planned += r.planned;
+    all.interrupted = r.interrupted;
+    all.results.insert(all.results.end(), r.results.begin(), r.results.end());
+  }
+  return all;
+}
+
 // One file per rank when the path holds {rank}; otherwise rank 0 writes.
 // Where the run came from; its uuid is chosen here, so that the CSV printed names the run
 // the store holds.
@@ -343,15 +357,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     if (a.plan.empty()) {
       o.shapes = embedding_grid({a.rows, a.dim, a.pooling, a.batch, a.zipf, a.tables, a.sample,
                                  static_cast<uint64_t>(a.seed)});
-      bench::EmbeddingReport all;
-      for (int round = 0; round < a.rounds && !all.interrupted; ++round) {
-        bench::EmbeddingReport r = bench::bench_embedding(o, progress());
-        all.device = r.device;
-        all.planned += r.planned;
-        all.interrupted = r.interrupted;
-        all.results.insert(all.results.end(), r.results.begin(), r.results.end());
-      }
-      finish(a, all, "embedding", f, 0, 1, start, version, revision);
+      finish(a, embedding_rounds(o, a.rounds), "embedding", f, 0, 1, start, version, revision);
       return;
     }
     // A plan's shards: each distinct one measured once, both passes; what the store predicts
@@ -364,7 +370,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
               .second)
         o.shapes.push_back(s.shape);
     o.passes = {"forward", "backward"};
-    const bench::EmbeddingReport r = bench::bench_embedding(o, progress());
+    const bench::EmbeddingReport r = embedding_rounds(o, a.rounds);
     const PlanCheck check = check_plan(shards, r, a.db);
     db::Measurements m;
     bench::append(m, r);

@@ -99,7 +99,7 @@ void add_compare_command(CLI::App& app) {
                   "smallest change of the median that counts: 5% (default), 0.05 or 5 alike");
   cmd->add_option("--alpha", a->alpha, "false-alarm rate over all pairs (Holm), default 0.01");
   cmd->add_option("--table", a->table,
-                  "gemm, memory, collective, kernels, a comma list, or all (default)");
+                  "gemm, memory, collective, embedding, kernels, a comma list, or all (default)");
   cmd->add_option("--format", a->format, "text (default), md, json or junit");
   // -o/--output is every command's (output_file.h): written whole, through a rename.
   cmd->callback([a] {

@@ -82,8 +82,12 @@ PlanCheck check_plan(const std::vector<PlanShard>& shards, const bench::Embeddin
   PlanCheck c;
   c.device = r.device.name;
   // Each distinct shard's passes, measured.
-  std::map<std::tuple<int64_t, int64_t, double, int64_t, double>, double> measured;
-  for (const auto& x : r.results) measured[key(x.shape)] += x.stats.median_ns * 1e-9;
+  // A shard measured in several rounds counts at each pass's median over them.
+  std::map<std::pair<decltype(key(bench::EmbeddingShape{})), std::string>, std::vector<int64_t>>
+      rounds;
+  for (const auto& x : r.results) rounds[{key(x.shape), x.pass}].push_back(x.stats.median_ns);
+  std::map<decltype(key(bench::EmbeddingShape{})), double> measured;
+  for (const auto& [k, times] : rounds) measured[k.first] += median(times) * 1e-9;
   std::optional<LearnedCosts> models;
   if (!db.empty()) {
     std::vector<std::string> problems;

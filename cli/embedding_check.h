@@ -29,8 +29,9 @@ struct PlanCheck {
   std::vector<GpuCheck> gpus;
   std::string origin;  // learned | extrapolated | mixed | none
 };
-// Each GPU's shards' forward and backward, measured (report: every pass run) and predicted
-// from the store at `db` (empty: measured only).
+// Each GPU's shards' forward and backward, measured (report: every pass run, in one round or
+// several: each pass counts at its median over them) and predicted from the store at `db`
+// (empty: measured only).
 PlanCheck check_plan(const std::vector<PlanShard>&, const bench::EmbeddingReport&,
                      const std::string& db);
 std::string render(const PlanCheck&, bool json);

@@ -209,9 +209,20 @@ std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid& g) {
       throw InputError(
           "--sample draws between the values of --rows, --dim, --pooling, --batch "
           "and --zipf; give each");
+    // A Latin hypercube: per dimension, one draw in each of the N strata of its range, the
+    // first and last at the range's ends, the strata shuffled dimension by dimension.
     std::mt19937_64 rng(g.seed);
-    auto log_uniform = [&](double lo, double hi) {
-      return std::exp2(std::uniform_real_distribution<double>(std::log2(lo), std::log2(hi))(rng));
+    std::uniform_real_distribution<double> unit(0, 1);
+    auto strata = [&] {
+      std::vector<double> t(static_cast<size_t>(g.sample));
+      for (size_t k = 0; k < t.size(); ++k) t[k] = (static_cast<double>(k) + unit(rng)) / t.size();
+      t.front() = 0;
+      if (t.size() > 1) t.back() = 1;
+      std::shuffle(t.begin(), t.end(), rng);
+      return t;
+    };
+    auto log_between = [](double lo, double hi, double t) {
+      return std::exp2(std::log2(lo) + t * (std::log2(hi) - std::log2(lo)));
     };
     const auto [r0, r1] = range(rows);
     const auto [d0, d1] = range(dims);
@@ -220,16 +231,17 @@ std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid& g) {
     const auto [z0, z1] = range(zipf);
     if (*p0 <= 0)
       throw InputError("--sample draws pooling factors in log scale: give them above 0");
-    for (int i = 0; i < g.sample; ++i) {
-      const double r = log_uniform(static_cast<double>(*r0), static_cast<double>(*r1));
-      // Widths in fours, as embedding dims are; pooling in quarters; the skew in hundredths.
-      const double d = log_uniform(static_cast<double>(*d0), static_cast<double>(*d1));
-      const double p = log_uniform(*p0, *p1);
-      const double b = log_uniform(static_cast<double>(*b0), static_cast<double>(*b1));
-      const double z = std::uniform_real_distribution<double>(*z0, *z1)(rng);
-      out.push_back({std::llround(r), std::max<int64_t>(*d0, std::llround(d / 4) * 4),
-                     std::max(*p0, std::round(p * 4) / 4), std::llround(b),
-                     std::round(z * 100) / 100});
+    const auto tr = strata(), td = strata(), tp = strata(), tb = strata(), tz = strata();
+    for (size_t i = 0; i < tr.size(); ++i) {
+      const double d = log_between(static_cast<double>(*d0), static_cast<double>(*d1), td[i]);
+      // Widths in fours, as embedding dims are (within the range); pooling in quarters; the
+      // skew in hundredths.
+      const int64_t dim = std::clamp<int64_t>(std::llround(d / 4) * 4, *d0, *d1);
+      out.push_back(
+          {std::llround(log_between(static_cast<double>(*r0), static_cast<double>(*r1), tr[i])),
+           dim, std::clamp(std::round(log_between(*p0, *p1, tp[i]) * 4) / 4, *p0, *p1),
+           std::llround(log_between(static_cast<double>(*b0), static_cast<double>(*b1), tb[i])),
+           std::round((*z0 + tz[i] * (*z1 - *z0)) * 100) / 100});
     }
     return out;
   }

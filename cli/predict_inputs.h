@@ -37,9 +37,10 @@ std::vector<double> number_list(const std::string& spec, const char* flag);
 struct EmbeddingGrid {
   std::string rows, dim, pooling, batch, zipf;
   std::string tables;  // a tables file: its tables instead of rows, dim, pooling and zipf
-  // > 0: this many configurations drawn between each list's least and greatest value (log
-  // uniform; the skew uniform), seeded, instead of every combination: a space-filling design
-  // whose points differ in every dimension, which the learned model interpolates better.
+  // > 0: this many configurations drawn between each list's least and greatest value (a Latin
+  // hypercube, log scale; the skew linear; the ends included), seeded, instead of every
+  // combination: a space-filling design whose points differ in every dimension, which the
+  // learned model interpolates better than a lattice.
   int sample = 0;
   uint64_t seed = 1;
 };
