@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
                     std::max<int64_t>(16, std::llround(std::exp2(log_dim(design)) / 4) * 4),
                     std::max(1.0, std::round(std::exp2(log_pooling(design)) * 4) / 4),
                     std::llround(std::exp2(log_batch(design))),
-                    std::round(zipf(design) * 100) / 100});
+                    std::round(zipf(design) * 100) / 100,
+                    {}});
   fmt::print("measuring the design: {} configurations, both passes, {} rounds of {} s each\n",
              grid.size(), kRounds, budget);
   bench::EmbeddingReport measured;
@@ -119,10 +120,12 @@ int main(int argc, char** argv) {
   const int dims[] = {24, 32, 48, 96, 128, 192};
   std::vector<bench::EmbeddingShape> off;
   for (int i = 0; i < 40; ++i)
-    off.push_back({static_cast<int64_t>(std::exp2(log_rows(rng))), dims[i % 6],
+    off.push_back({static_cast<int64_t>(std::exp2(log_rows(rng))),
+                   dims[i % 6],
                    std::round(std::exp2(log_pooling(rng)) * 4) / 4,
                    static_cast<int64_t>(std::exp2(log_batch(rng))),
-                   std::round(zipf(rng) * 100) / 100});
+                   std::round(zipf(rng) * 100) / 100,
+                   {}});
   fmt::print("measuring 40 configurations off the grid, twice ({} rounds each)\n", kRounds);
   bench::EmbeddingReport first, second;
   const auto a = measure_rounds(off, budget, kRounds, &first);
@@ -143,7 +146,8 @@ int main(int argc, char** argv) {
                             static_cast<double>(x.shape.dim),
                             x.shape.pooling,
                             static_cast<double>(x.shape.batch),
-                            x.shape.zipf};
+                            x.shape.zipf,
+                            {}};
       const auto priced = models.embedding(std::string_view(measured.device.name), p);
       if (!priced) {
         fmt::print("  no model priced a {} pass; failed\n", pass);

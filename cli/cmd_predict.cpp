@@ -224,7 +224,8 @@ void run_embedding(const PredictArgs& a) {
                                static_cast<double>(s.dim),
                                s.pooling,
                                static_cast<double>(s.batch),
-                               s.zipf};
+                               s.zipf,
+                               s.histogram};
       Priced x;
       if (p) {
         x = p->embedding(pass);

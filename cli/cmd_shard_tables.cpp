@@ -45,6 +45,7 @@ nlohmann::json plan_json(const ShardingPlan& p, const std::vector<EmbeddingTable
                         {"pooling", round6(s.pooling)},
                         {"batch", round6(s.batch)},
                         {"zipf", table.zipf},
+                        {"histogram", table.histogram},
                         {"dtype_bytes", table.dtype_bytes}});
     placed.push_back({{"table", table.name},
                       {"sharding", to_string(t.type)},

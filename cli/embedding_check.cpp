@@ -67,6 +67,18 @@ std::vector<PlanShard> read_plan_shards(const std::string& path) {
       p.shape.pooling = number(s, "pooling", where);
       p.shape.batch = std::max<int64_t>(1, std::llround(number(s, "batch", where)));
       p.shape.zipf = number(s, "zipf", where);
+      if (s.contains("histogram")) {
+        const auto& h = s.at("histogram");
+        if (!h.is_array())
+          throw InputError(
+              fmt::format("{}: 'histogram' is not a list of [rows, lookups] shares", where));
+        for (const auto& b : h) {
+          if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number())
+            throw InputError(
+                fmt::format("{}: 'histogram' is not a list of [rows, lookups] shares", where));
+          p.shape.histogram.emplace_back(b[0].get<double>(), b[1].get<double>());
+        }
+      }
       p.dtype_bytes = static_cast<int>(number(s, "dtype_bytes", where));
       if (p.gpu < 0 || p.gpu > 1 << 20)
         throw InputError(fmt::format("{}: gpu {} is out of range", where, p.gpu));
@@ -119,7 +131,8 @@ PlanCheck check_plan(const std::vector<PlanShard>& shards, const bench::Embeddin
                        static_cast<double>(s.shape.dim),
                        s.shape.pooling,
                        static_cast<double>(s.shape.batch),
-                       s.shape.zipf};
+                       s.shape.zipf,
+                       s.shape.histogram};
     for (bool backward : {false, true}) {
       pass.backward = backward;
       const auto p = models->embedding(std::string_view(c.device), pass);

@@ -198,7 +198,7 @@ std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid& g) {
   const auto batches = size_list(g.batch, "--batch");
   if (!g.tables.empty()) {
     for (const auto& t : load_tables(g.tables))
-      for (int64_t b : batches) out.push_back({t.rows, t.dim, t.pooling, b, t.zipf});
+      for (int64_t b : batches) out.push_back({t.rows, t.dim, t.pooling, b, t.zipf, t.histogram});
     return out;
   }
   if (g.sample > 0) {
@@ -239,9 +239,11 @@ std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid& g) {
       const int64_t dim = std::clamp<int64_t>(std::llround(d / 4) * 4, *d0, *d1);
       out.push_back(
           {std::llround(log_between(static_cast<double>(*r0), static_cast<double>(*r1), tr[i])),
-           dim, std::clamp(std::round(log_between(*p0, *p1, tp[i]) * 4) / 4, *p0, *p1),
+           dim,
+           std::clamp(std::round(log_between(*p0, *p1, tp[i]) * 4) / 4, *p0, *p1),
            std::llround(log_between(static_cast<double>(*b0), static_cast<double>(*b1), tb[i])),
-           std::round((*z0 + tz[i] * (*z1 - *z0)) * 100) / 100});
+           std::round((*z0 + tz[i] * (*z1 - *z0)) * 100) / 100,
+           {}});
     }
     return out;
   }
@@ -250,7 +252,7 @@ std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid& g) {
       for (double pooling : number_list(g.pooling, "--pooling"))
         for (int64_t b : batches)
           for (double zipf : number_list(g.zipf, "--zipf"))
-            out.push_back({rows, dim, pooling, b, zipf});
+            out.push_back({rows, dim, pooling, b, zipf, {}});
   return out;
 }
 

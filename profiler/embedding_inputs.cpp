@@ -35,6 +35,18 @@ void check_shape(const EmbeddingShape& s) {
     throw InputError(fmt::format("{}: pooling must be a positive number up to 100000", what));
   if (!(s.zipf >= 0) || !std::isfinite(s.zipf) || s.zipf > 10)
     throw InputError(fmt::format("{}: zipf must be from 0 to 10", what));
+  double rows = 0, lookups = 0;
+  for (const auto& [r, a] : s.histogram) {
+    if (!(r > 0) || !(a >= 0) || !std::isfinite(r) || !std::isfinite(a))
+      throw InputError(
+          fmt::format("{}: a histogram bucket's shares must be above 0 (rows) and "
+                      "not negative (lookups)",
+                      what));
+    rows += r, lookups += a;
+  }
+  if (!s.histogram.empty() && (std::fabs(rows - 1) > 1e-3 || std::fabs(lookups - 1) > 1e-3))
+    throw InputError(fmt::format(
+        "{}: the histogram's shares of rows and of lookups must each add up to 1", what));
   if (static_cast<double>(s.batch) * s.pooling < 1)
     throw InputError(fmt::format("{}: fewer than one lookup in the batch", what));
   if (static_cast<double>(s.batch) * s.pooling > 2e9)
@@ -85,17 +97,38 @@ std::vector<int64_t> draw_indices(const EmbeddingShape& s, int64_t count, uint64
   std::mt19937_64 rng(seed);
   std::vector<int64_t> out(static_cast<size_t>(count));
   const auto R = static_cast<uint64_t>(s.rows);
+  // A multiplier coprime to R scatters consecutive ranks over the table.
+  uint64_t a = 2654435761u % R;
+  if (a == 0) a = 1;
+  while (std::gcd(a, R) != 1) ++a;
+  auto scatter = [&](uint64_t rank) { return static_cast<int64_t>((rank * a) % R); };
+  if (!s.histogram.empty()) {
+    // A bucket by its share of the lookups, then a rank among its rows alike. Buckets take
+    // consecutive ranks, hottest first; each at least one row.
+    std::vector<double> weights;
+    std::vector<std::pair<uint64_t, uint64_t>> ranks;  // [first, last]
+    double first = 0;
+    for (const auto& [r, share] : s.histogram) {
+      const double last = std::min(static_cast<double>(R), first + std::max(1.0, r * R));
+      if (last <= first) break;
+      ranks.emplace_back(static_cast<uint64_t>(first), static_cast<uint64_t>(last) - 1);
+      weights.push_back(share);
+      first = last;
+    }
+    std::discrete_distribution<size_t> bucket(weights.begin(), weights.end());
+    for (auto& v : out) {
+      const auto& [lo, hi] = ranks[bucket(rng)];
+      v = scatter(std::uniform_int_distribution<uint64_t>(lo, hi)(rng));
+    }
+    return out;
+  }
   if (s.zipf <= 0) {
     std::uniform_int_distribution<int64_t> row(0, s.rows - 1);
     for (auto& v : out) v = row(rng);
     return out;
   }
-  // A multiplier coprime to R scatters consecutive ranks over the table.
-  uint64_t a = 2654435761u % R;
-  if (a == 0) a = 1;
-  while (std::gcd(a, R) != 1) ++a;
   const ZipfSampler zipf(s.rows, s.zipf);
-  for (auto& v : out) v = static_cast<int64_t>((static_cast<uint64_t>(zipf(rng) - 1) * a) % R);
+  for (auto& v : out) v = scatter(static_cast<uint64_t>(zipf(rng) - 1));
   return out;
 }
 

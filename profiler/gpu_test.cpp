@@ -63,7 +63,7 @@ TEST_F(Gpu, EmbeddingBagsAreChecked) {
     EmbeddingOptions o;
     o.device = "cuda";
     o.dtype = dtype;
-    o.shapes = {{100000, 64, 8, 1024, 0}, {100000, 64, 8, 1024, 1.05}};
+    o.shapes = {{100000, 64, 8, 1024, 0, {}}, {100000, 64, 8, 1024, 1.05, {}}};
     o.timing = quick();
     const EmbeddingReport r = bench_embedding(o);
     ASSERT_EQ(r.results.size(), 4u) << dtype;
@@ -80,7 +80,8 @@ TEST_F(Gpu, EmbeddingOddShapesAreChecked) {
   EmbeddingOptions o;
   o.device = "cuda";
   o.dtype = "fp16";
-  o.shapes = {{5000, 17, 2.5, 300, 0}, {1000, 1000, 3.5, 64, 1.05}, {10, 128, 20, 256, 0}};
+  o.shapes = {
+      {5000, 17, 2.5, 300, 0, {}}, {1000, 1000, 3.5, 64, 1.05, {}}, {10, 128, 20, 256, 0, {}}};
   o.timing = quick();
   for (const char* optimizer : {"sgd", "rowwise_adagrad"}) {
     o.optimizer = optimizer;

@@ -38,8 +38,14 @@ Buckets buckets(double R, double zipf) {
 
 }  // namespace
 
-double unique_rows(double R, double zipf, double lookups) {
+double unique_rows(double R, double zipf, double lookups, const AccessHistogram& h) {
   if (lookups <= 0 || R <= 0) return 0;
+  if (!h.empty()) {
+    double unique = 0;
+    for (const auto& [rows, share] : h)
+      if (rows > 0) unique += R * rows * -std::expm1(-lookups * share / (R * rows));
+    return std::min(unique, R);
+  }
   if (zipf <= 0) return R * -std::expm1(-lookups / R);
   // Each of a bucket's n rows drawn with probability p, seen at least once with probability
   // 1 - exp(-lookups p).
@@ -49,9 +55,20 @@ double unique_rows(double R, double zipf, double lookups) {
   return std::min(unique, R);
 }
 
-double top_mass(double R, double zipf, double k) {
+double top_mass(double R, double zipf, double k, const AccessHistogram& h) {
   if (R <= 0 || k <= 0) return 0;
   if (k >= R) return 1;
+  if (!h.empty()) {
+    double mass = 0, left = k;
+    for (const auto& [rows, share] : h) {
+      const double n = R * rows;
+      if (n <= 0) continue;
+      mass += share * std::min(1.0, left / n);
+      left -= n;
+      if (left <= 0) break;
+    }
+    return std::min(1.0, mass);
+  }
   if (zipf <= 0) return k / R;
   const Buckets all = buckets(R, zipf);
   double mass = 0, first = 1;
@@ -74,7 +91,7 @@ double state_bytes(std::string_view optimizer, double dim) {
 double pass_bytes(const EmbeddingPass& p) {
   const double row = p.dim * p.dtype_bytes, lookups = p.batch * p.pooling;
   if (!p.backward) return lookups * sectors(row) + p.batch * row;
-  const double unique = unique_rows(p.rows, p.zipf, lookups);
+  const double unique = unique_rows(p.rows, p.zipf, lookups, p.histogram);
   return p.batch * row + lookups * sectors(p.dim * 4.0) +
          unique * (2 * sectors(row) + 2 * state_bytes(p.optimizer, p.dim));
 }

@@ -11,11 +11,12 @@ namespace shardcost::embedding_bytes {
 // Rows are read and written in 32-byte sectors.
 double sectors(double bytes);
 // Expected distinct rows among `lookups` draws from `rows` rows: rows (1 - e^(-lookups/rows))
-// when uniform; under Zipf the same summed over 96 log-spaced rank buckets.
-double unique_rows(double rows, double zipf, double lookups);
+// when uniform; under Zipf the same summed over 96 log-spaced rank buckets; with a histogram,
+// over its buckets (rows share r, lookups share a: R r (1 - e^(-lookups a / (R r)))).
+double unique_rows(double rows, double zipf, double lookups, const AccessHistogram& = {});
 // The share of draws that fall on the `k` most drawn rows of `rows` (uniform: k / rows; Zipf:
 // their probability mass, over the same buckets).
-double top_mass(double rows, double zipf, double k);
+double top_mass(double rows, double zipf, double k, const AccessHistogram& = {});
 // The optimizer's state per row of `dim` columns: row-wise Adagrad one fp32, Adam two fp32
 // moments per column, SGD none.
 double state_bytes(std::string_view optimizer, double dim);

@@ -26,7 +26,7 @@ CostModel::CostModel(const Cluster& c, const ShardingOptions& o, const EstimateO
       launch_s_(2 * GemmModel::kKernelGap_s) {
   // A learned lookup model's fixed parts stand for the fused kernels' launches.
   if (source_) {
-    EmbeddingPass probe{false, 4, optimizer_name_, 1024, 64, 1, 1024, 0};
+    EmbeddingPass probe{false, 4, optimizer_name_, 1024, 64, 1, 1024, 0, {}};
     const auto forward = source_->embedding(device_, probe);
     probe.backward = true;
     const auto backward = source_->embedding(device_, probe);
@@ -39,7 +39,7 @@ CostModel::CostModel(const Cluster& c, const ShardingOptions& o, const EstimateO
 }
 
 double CostModel::unique_rows(const EmbeddingTable& t, double lookups) {
-  return embedding_bytes::unique_rows(static_cast<double>(t.rows), t.zipf, lookups);
+  return embedding_bytes::unique_rows(static_cast<double>(t.rows), t.zipf, lookups, t.histogram);
 }
 
 std::optional<double> CostModel::learned_s(const EmbeddingTable& t, double rows, int dim,
@@ -47,7 +47,7 @@ std::optional<double> CostModel::learned_s(const EmbeddingTable& t, double rows,
   if (!source_ || outputs <= 0) return std::nullopt;
   EmbeddingPass pass{
       false,   t.dtype_bytes, optimizer_name_, rows, static_cast<double>(dim), lookups / outputs,
-      outputs, t.zipf};
+      outputs, t.zipf,        t.histogram};
   const auto forward = source_->embedding(device_, pass);
   pass.backward = true;
   const auto backward = source_->embedding(device_, pass);

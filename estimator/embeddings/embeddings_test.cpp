@@ -148,9 +148,9 @@ TEST(Embeddings, TheSearchFitsWhereGreedyPackingDoesNot) {
   ShardingOptions o;
   o.batch = 65536;
   std::vector<EmbeddingTable> tables(3);
-  tables[0] = {"X", 66000000, 128, 100, 4, 0};
-  tables[1] = {"Y", 22000000, 128, 10, 4, 0};
-  tables[2] = {"Z", 115000000, 128, 1, 4, 0};
+  tables[0] = {"X", 66000000, 128, 100, 4, 0, {}};
+  tables[1] = {"Y", 22000000, 128, 10, 4, 0, {}};
+  tables[2] = {"Z", 115000000, 128, 1, 4, 0, {}};
   const ShardingResult r = shard_tables(tables, c, o);
   EXPECT_EQ(r.greedy_failed, "Z");
   ASSERT_EQ(r.plan.tables.size(), 3u);
@@ -207,7 +207,7 @@ class FakeLookups final : public CostSource {
     const double s =
         40e-6 + 2e-9 * lookups +
         (p.backward ? 10e-9 * embeddings::CostModel::unique_rows(
-                                  {"", static_cast<int64_t>(p.rows), 1, 1, 4, p.zipf}, lookups)
+                                  {"", static_cast<int64_t>(p.rows), 1, 1, 4, p.zipf, {}}, lookups)
                     : 0);
     return EmbeddingPriced{{s, CostOrigin::learned}, 40e-6};
   }
@@ -277,6 +277,52 @@ TEST(Embeddings, TheDenseMlpsAddToEveryPlan) {
               (void)shard_tables(tables, c, o);
             }).find("at least two layer widths"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// The skew as a histogram: read from either format, checked, and priced through its buckets
+// (one bucket is uniform access; a hot bucket touches fewer distinct rows).
+TEST(Embeddings, HistogramsOfAccessAreTheSkew) {
+  const auto t = parse_tables(R"({"tables": [{"name": "h", "rows": 1e6, "dim": 64,
+      "pooling_factor": 4, "histogram": [[0.01, 0.6], [0.99, 0.4]]}]})",
+                              "tables.json");
+  ASSERT_EQ(t[0].histogram.size(), 2u);
+  const auto csv = parse_tables(
+      "name,rows,dim,pooling_factor,histogram\nh,1000000,64,4,0.01:0.6;0.99:0.4\n", "t.csv");
+  EXPECT_EQ(csv[0].histogram, t[0].histogram);
+  EmbeddingTable flat = t[0];
+  flat.histogram = {{1.0, 1.0}};
+  EmbeddingTable uniform = t[0];
+  uniform.histogram.clear();
+  EXPECT_NEAR(embeddings::CostModel::unique_rows(flat, 5e5),
+              embeddings::CostModel::unique_rows(uniform, 5e5), 1e-6);
+  const double hot = embeddings::CostModel::unique_rows(t[0], 5e5);
+  // By hand: 10,000 rows take 300,000 draws (all seen), 990,000 take 200,000.
+  EXPECT_NEAR(hot, 1e4 * (1 - std::exp(-30.0)) + 9.9e5 * (1 - std::exp(-2e5 / 9.9e5)), 1e-3);
+  auto error = [](const char* text) {
+    return test_models::input_error_of([&] { (void)parse_tables(text, "t.json"); });
+  };
+  EXPECT_NE(error(R"({"tables": [{"rows": 10, "dim": 8, "pooling_factor": 1,
+      "histogram": [[0.5, 0.6], [0.4, 0.4]]}]})")
+                .find("add up to 1"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"tables": [{"rows": 10, "dim": 8, "pooling_factor": 1, "zipf": 1,
+      "histogram": [[1, 1]]}]})")
+                .find("once"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"tables": [{"rows": 10, "dim": 8, "pooling_factor": 1,
+      "histogram": [1, 1]}]})")
+                .find("histogram"),
+            std::string::npos);
+  const Cluster c = load_cluster("dgx-a100", 8);
+  ShardingOptions o;
+  o.batch = 4096;
+  EXPECT_EQ(shard_tables(t, c, o).plan.tables.size(), 1u);
 }
 
 }  // namespace

@@ -12,8 +12,8 @@
 namespace shardcost {
 namespace {
 
-const std::vector<std::string_view> kFields = {"name",           "rows",  "dim",
-                                               "pooling_factor", "dtype", "zipf"};
+const std::vector<std::string_view> kFields = {"name",  "rows", "dim",      "pooling_factor",
+                                               "dtype", "zipf", "histogram"};
 
 int dtype_bytes(std::string_view dtype, const std::string& where) {
   if (dtype == "fp32") return 4;
@@ -32,6 +32,41 @@ void check(const EmbeddingTable& t, const std::string& where) {
                     where));
   if (!(t.zipf >= 0) || t.zipf > 10)
     throw InputError(fmt::format("{}: zipf must be a number from 0 (uniform) to 10", where));
+  if (t.histogram.empty()) return;
+  if (t.zipf > 0)
+    throw InputError(fmt::format("{}: give the skew once, as zipf or as a histogram", where));
+  double rows = 0, lookups = 0;
+  for (const auto& [r, a] : t.histogram) {
+    if (!(r > 0) || !(a >= 0) || !std::isfinite(r) || !std::isfinite(a))
+      throw InputError(fmt::format(
+          "{}: histogram buckets are (share of rows above 0, share of lookups from 0)", where));
+    rows += r, lookups += a;
+  }
+  if (std::fabs(rows - 1) > 1e-3 || std::fabs(lookups - 1) > 1e-3)
+    throw InputError(fmt::format(
+        "{}: the histogram's shares of rows add up to {:.4f} and of lookups to {:.4f}; each "
+        "must add up to 1",
+        where, rows, lookups));
+}
+
+// "0.01:0.6;0.99:0.4": (share of rows, share of lookups) per bucket, hottest first.
+AccessHistogram histogram_of_text(const std::string& v, const std::string& where) {
+  AccessHistogram h;
+  size_t start = 0;
+  while (start < v.size()) {
+    size_t end = v.find(';', start);
+    if (end == std::string::npos) end = v.size();
+    const std::string item = v.substr(start, end - start);
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos)
+      throw InputError(fmt::format(
+          "{}: histogram '{}': write buckets as rows:lookups shares, e.g. 0.01:0.6;0.99:0.4", where,
+          v));
+    h.emplace_back(csv_number(item.substr(0, colon), where, "histogram"),
+                   csv_number(item.substr(colon + 1), where, "histogram"));
+    start = end + 1;
+  }
+  return h;
 }
 
 EmbeddingTable table_of_json(const nlohmann::json& o, const std::string& where, size_t index) {
@@ -47,6 +82,15 @@ EmbeddingTable table_of_json(const nlohmann::json& o, const std::string& where, 
   t.pooling = f.required_number("pooling_factor", 0);
   if (const auto d = f.optional_string("dtype")) t.dtype_bytes = dtype_bytes(*d, where);
   t.zipf = f.optional_number("zipf", 0).value_or(0);
+  if (o.contains("histogram")) {
+    const auto& h = o.at("histogram");
+    if (!h.is_array()) f.fail("histogram", "must be an array of [share of rows, share of lookups]");
+    for (const auto& b : h) {
+      if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number())
+        f.fail("histogram", "must be an array of [share of rows, share of lookups]");
+      t.histogram.emplace_back(b[0].get<double>(), b[1].get<double>());
+    }
+  }
   check(t, where);
   return t;
 }
@@ -73,6 +117,7 @@ EmbeddingTable table_of_csv(const std::map<std::string, std::string>& row, const
     if (h == "pooling_factor") t.pooling = csv_number(v, where, "pooling_factor");
     if (h == "dtype") t.dtype_bytes = dtype_bytes(v, where);
     if (h == "zipf") t.zipf = csv_number(v, where, "zipf");
+    if (h == "histogram" && !v.empty()) t.histogram = histogram_of_text(v, where);
   }
   check(t, where);
   return t;

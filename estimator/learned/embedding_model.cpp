@@ -35,26 +35,22 @@ constexpr int kFolds = 5;
 constexpr uint64_t kSeed = 20261202;
 
 const std::vector<std::string>& feature_names() {
-  static const std::vector<std::string> names = {"log2 rows",
-                                                 "log2 dim",
-                                                 "log2 pooling",
-                                                 "log2 batch",
-                                                 "zipf",
-                                                 "log2 lookups",
-                                                 "log2 table bytes",
-                                                 "log2 distinct rows",
-                                                 "log2 distinct rows bytes",
-                                                 "distinct / lookups",
-                                                 "log2 pass bytes",
-                                                 "log2 row bytes"};
+  static const std::vector<std::string> names = {
+      "log2 rows",          "log2 dim",           "log2 pooling",
+      "log2 batch",         "hottest 1 % share",  "log2 lookups",
+      "log2 table bytes",   "log2 distinct rows", "log2 distinct rows bytes",
+      "distinct / lookups", "log2 pass bytes",    "log2 row bytes"};
   return names;
 }
 
 void features(const EmbeddingPass& p, std::vector<float>& x) {
   const double lookups = p.batch * p.pooling, row = p.dim * p.dtype_bytes;
-  const double distinct = std::max(1.0, embedding_bytes::unique_rows(p.rows, p.zipf, lookups));
+  const double distinct =
+      std::max(1.0, embedding_bytes::unique_rows(p.rows, p.zipf, lookups, p.histogram));
   for (double v :
-       {std::log2(p.rows), std::log2(p.dim), std::log2(p.pooling), std::log2(p.batch), p.zipf,
+       {std::log2(p.rows), std::log2(p.dim), std::log2(p.pooling), std::log2(p.batch),
+        // The skew, whichever way it was given: the lookups' share of the hottest rows.
+        embedding_bytes::top_mass(p.rows, p.zipf, std::max(1.0, 0.01 * p.rows), p.histogram),
         std::log2(lookups), std::log2(p.rows * row), std::log2(distinct), std::log2(distinct * row),
         distinct / lookups, std::log2(embedding_bytes::pass_bytes(p)), std::log2(row)})
     x.push_back(static_cast<float>(v));
@@ -89,12 +85,13 @@ Terms terms(const EmbeddingPass& p, double cache) {
   if (!p.backward) {
     // Each lookup's row: from the cache when it is among the hot rows the cache holds.
     const double reads = lookups * sectors(row),
-                 h = embedding_bytes::top_mass(p.rows, p.zipf, cached_rows);
+                 h = embedding_bytes::top_mass(p.rows, p.zipf, cached_rows, p.histogram);
     t.hit = reads * h;
     t.miss = reads * (1 - h) + p.batch * row;  // pooled rows written: streamed
     return t;
   }
-  const double unique = std::max(1.0, embedding_bytes::unique_rows(p.rows, p.zipf, lookups));
+  const double unique =
+      std::max(1.0, embedding_bytes::unique_rows(p.rows, p.zipf, lookups, p.histogram));
   // Distinct rows updated: cached when the table fits, or (skewed) when they are the hot ones.
   const double hu =
       p.zipf > 0 ? std::min(1.0, cached_rows / unique) : std::min(1.0, cached_rows / p.rows);

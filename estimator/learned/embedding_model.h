@@ -45,7 +45,7 @@ struct EmbeddingFit {
 };
 
 inline constexpr size_t kMinEmbeddingRows = 20;
-inline constexpr const char* kEmbeddingFitterVersion = "embedding-xgb-1";
+inline constexpr const char* kEmbeddingFitterVersion = "embedding-xgb-2";
 // "backward bf16 rowwise_adagrad": a model's key.
 std::string embedding_key(bool backward, const std::string& dtype, const std::string& optimizer);
 // Bytes per element of a stored weight type (fp32 4, fp16/bf16 2), 0 when unknown.

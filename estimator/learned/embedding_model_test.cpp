@@ -24,7 +24,7 @@ std::vector<EmbeddingRow> grid(bool backward,
       for (double pooling : {1.0, 8.0, 64.0})
         for (double batch : {512.0, 4096.0})
           for (double zipf : {0.0, 1.1}) {
-            const EmbeddingPass p{backward, 4, "rowwise_adagrad", r, dim, pooling, batch, zipf};
+            const EmbeddingPass p{backward, 4, "rowwise_adagrad", r, dim, pooling, batch, zipf, {}};
             rows.push_back({p, t(p)});
           }
   return rows;
@@ -56,11 +56,11 @@ TEST(EmbeddingModelFit, ThePriorRecoversTimesItCouldHaveMade) {
     EXPECT_NEAR(f.miss_s_per_byte, truth.miss_s_per_byte, 0.1 * truth.miss_s_per_byte);
     for (const auto& cv : f.cv) EXPECT_LT(cv.median, 0.02) << cv.split;
     // Outside the grid: a 3M-row table, dim 128, pooling 20, batch 2048.
-    const EmbeddingPass p{backward, 4, "rowwise_adagrad", 3e6, 128, 20, 2048, 0.6};
+    const EmbeddingPass p{backward, 4, "rowwise_adagrad", 3e6, 128, 20, 2048, 0.6, {}};
     const auto [seconds, inside] = f.predict(p);
     EXPECT_NEAR(seconds / truth.prior_s(p), 1, 0.03);
     EXPECT_TRUE(inside);
-    EXPECT_FALSE(f.predict({backward, 4, "rowwise_adagrad", 1e8, 128, 20, 2048, 0}).second);
+    EXPECT_FALSE(f.predict({backward, 4, "rowwise_adagrad", 1e8, 128, 20, 2048, 0, {}}).second);
   }
 }
 
@@ -91,7 +91,7 @@ TEST(EmbeddingModelFit, RecordsRoundTripAndDamagedOnesAreRefused) {
   EXPECT_EQ(g.device, "AMD EPYC");
   EXPECT_TRUE(g.backward);
   EXPECT_EQ(g.optimizer, "sgd");
-  const EmbeddingPass p{true, 2, "sgd", 5e5, 32, 4, 1000, 0.3};
+  const EmbeddingPass p{true, 2, "sgd", 5e5, 32, 4, 1000, 0.3, {}};
   EXPECT_DOUBLE_EQ(f.predict(p).first, g.predict(p).first);
   std::string text = f.to_json();
   text.replace(text.find("\"fixed_s\""), 9, "\"fixed_z\"");

@@ -228,7 +228,8 @@ void fit_embeddings(db::Store& store, const std::optional<std::string>& device,
                          static_cast<double>(dim),
                          pooling,
                          static_cast<double>(batch),
-                         zipf};
+                         zipf,
+                         {}};
       data.push_back({pass, median(times) * 1e-9});
     }
     try {

@@ -17,13 +17,16 @@ struct EmbeddingTable {
   std::string name;
   int64_t rows = 0;
   int dim = 0;
-  double pooling = 1;   // lookups per sample (pooling factor)
-  int dtype_bytes = 4;  // fp32 (4) or fp16/bf16 (2)
-  double zipf = 0;      // access skew: rank r drawn with weight r^-zipf; 0: uniform
+  double pooling = 1;         // lookups per sample (pooling factor)
+  int dtype_bytes = 4;        // fp32 (4) or fp16/bf16 (2)
+  double zipf = 0;            // access skew: rank r drawn with weight r^-zipf; 0: uniform
+  AccessHistogram histogram;  // or the skew as a histogram (shardcost/hardware.h)
 };
 
-// Tables files: JSON ({"tables": [{"name", "rows", "dim", "pooling_factor", "dtype", "zipf"},
-// ...]}) or CSV with those columns. Throws InputError naming the table and the field.
+// Tables files: JSON ({"tables": [{"name", "rows", "dim", "pooling_factor", "dtype", "zipf",
+// "histogram"}, ...]}) or CSV with those columns; a histogram is [[share of rows, share of
+// lookups], ...] hottest first in JSON, "0.01:0.6;0.99:0.4" in CSV. Throws InputError naming
+// the table and the field.
 std::vector<EmbeddingTable> parse_tables(std::string_view text, std::string_view origin);
 std::vector<EmbeddingTable> load_tables(std::string_view path);
 

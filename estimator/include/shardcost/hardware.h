@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace shardcost {
@@ -158,6 +159,11 @@ struct Priced {
   CostOrigin origin = CostOrigin::catalog;
 };
 
+// An embedding table's access skew as a histogram: (share of the rows, share of the lookups)
+// per bucket, hottest first, each bucket's rows drawn alike; the shares of each kind add up to
+// 1. Empty: the skew is a Zipf exponent (or uniform).
+using AccessHistogram = std::vector<std::pair<double, double>>;
+
 // One embedding-bag pass as `bench embedding` runs it: `batch` bags of `pooling` lookups on
 // average into a table of `rows` x `dim` (a shard: its rows and columns, the bags it serves),
 // uniform or Zipf-skewed; forward the pooled gather, backward the gradient scatter and the
@@ -167,6 +173,7 @@ struct EmbeddingPass {
   int dtype_bytes = 4;                        // the weights: 4 fp32, 2 fp16/bf16
   std::string optimizer = "rowwise_adagrad";  // backward: rowwise_adagrad | sgd | adam
   double rows = 0, dim = 0, pooling = 1, batch = 0, zipf = 0;
+  AccessHistogram histogram;  // when given, the skew instead of zipf
 };
 // A pass's price and the part of it that does not grow with the work (launches, the sort's
 // set-up): a fused kernel serving several shards pays that part once.

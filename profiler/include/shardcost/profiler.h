@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "shardcost/db.h"
@@ -130,13 +131,15 @@ std::vector<std::string> memory_kinds(std::string_view device);
 // One embedding-bag configuration: a table of `rows` x `dim`, `batch` bags of `pooling`
 // lookups on average (a fractional mean alternates the bag sizes around it), rows drawn
 // uniformly or Zipf-skewed with exponent `zipf` (rank r with weight r^-zipf, ranks scattered
-// over the rows).
+// over the rows), or by a histogram of (share of rows, share of lookups) buckets, hottest
+// first, rows alike within a bucket.
 struct EmbeddingShape {
   int64_t rows = 0;
   int64_t dim = 0;
   double pooling = 1;
   int64_t batch = 0;
   double zipf = 0;
+  std::vector<std::pair<double, double>> histogram;
 };
 struct EmbeddingOptions {
   std::string device = "cpu";  // cpu | cuda
