@@ -133,7 +133,9 @@ bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vecto
 
 // The prior's constants by least squares on relative error (weights 1/t^2), none negative:
 // every subset of the five terms is solved and the best all-positive one kept, for each pair
-// of cache sizes from 64 KiB to 8 GiB (by factors of 2).
+// of cache sizes from 64 KiB to 8 GiB (by factors of 2). The levels are not ordered by speed:
+// ordering them (near <= far <= memory per byte) cost 2-7 points of the forward's off-design
+// error on this VM's kept runs (docs/embeddings.md).
 void fit_prior(EmbeddingFit& f, const std::vector<EmbeddingRow>& rows,
                const std::vector<size_t>& which) {
   double best = 1e300;
@@ -196,8 +198,21 @@ Data make_data(const EmbeddingFit& f, const std::vector<EmbeddingRow>& rows,
 }
 
 // The prior and the trees on `which`, evaluated on `test`.
+// The configurations `which` spans: where the model is learned, and where the trees'
+// correction is taken for a pass outside (predict).
+void set_domain(EmbeddingFit& f, const std::vector<EmbeddingRow>& rows,
+                const std::vector<size_t>& which) {
+  for (int i = 0; i < 5; ++i) f.lo[i] = 1e300, f.hi[i] = -1e300;
+  for (size_t r : which)
+    for (int i = 0; i < 5; ++i) {
+      f.lo[i] = std::min(f.lo[i], log2_dim(rows[r].pass, i));
+      f.hi[i] = std::max(f.hi[i], log2_dim(rows[r].pass, i));
+    }
+}
+
 void train(EmbeddingFit& f, const std::vector<EmbeddingRow>& rows,
            const std::vector<size_t>& which) {
+  set_domain(f, rows, which);
   fit_prior(f, rows, which);
   const Data d = make_data(f, rows, which);
   f.booster = xgb::Booster::train(d.x, feature_names().size(), d.y, kParams, kRounds).save();
@@ -213,9 +228,10 @@ CrossValidation cross_validate(const EmbeddingFit& base, const std::vector<Embed
     for (size_t i = 0; i < rows.size(); ++i) (fold_of[i] == k ? test : fit_rows).push_back(i);
     if (test.empty() || fit_rows.size() < kMinEmbeddingRows / 2) continue;
     EmbeddingFit f = base;
-    if (prior_alone)
+    if (prior_alone) {
+      set_domain(f, rows, fit_rows);
       fit_prior(f, rows, fit_rows);
-    else
+    } else
       train(f, rows, fit_rows);
     for (size_t i : test) held.add(f.predict(rows[i].pass).first, rows[i].seconds);
   }
@@ -240,14 +256,21 @@ double EmbeddingFit::prior_s(const EmbeddingPass& p) const {
 }
 
 std::pair<double, bool> EmbeddingFit::predict(const EmbeddingPass& p) const {
-  std::vector<float> x;
-  features(p, x);
-  const double correction = trees ? trees->predict(x.data()) : 0;
+  // Outside the configurations fitted on, the prior carries the pass on and the trees'
+  // correction stays what it is at the nearest fitted configuration: trees do not extrapolate,
+  // and their last step can turn the physics around (a larger table priced cheaper).
+  EmbeddingPass edge = p;
+  double* dims[5] = {&edge.rows, &edge.dim, &edge.pooling, &edge.batch, &edge.zipf};
   bool inside = true;
   for (int i = 0; i < 5; ++i) {
     const double v = log2_dim(p, i);
     inside = inside && v >= lo[i] - 1e-9 && v <= hi[i] + 1e-9;
+    const double clamped = std::clamp(v, lo[i], std::max(lo[i], hi[i]));
+    if (clamped != v) *dims[i] = i == 4 ? clamped : std::exp2(clamped);
   }
+  std::vector<float> x;
+  features(edge, x);
+  const double correction = trees ? trees->predict(x.data()) : 0;
   return {prior_s(p) / std::exp2(correction), inside};
 }
 
@@ -286,12 +309,6 @@ EmbeddingFit fit_embedding(const std::string& device, bool backward, const std::
   std::vector<size_t> all(rows.size());
   std::iota(all.begin(), all.end(), 0);
   train(f, rows, all);
-  for (int i = 0; i < 5; ++i) f.lo[i] = 1e300, f.hi[i] = -1e300;
-  for (const auto& r : rows)
-    for (int i = 0; i < 5; ++i) {
-      f.lo[i] = std::min(f.lo[i], log2_dim(r.pass, i));
-      f.hi[i] = std::max(f.hi[i], log2_dim(r.pass, i));
-    }
   return f;
 }
 

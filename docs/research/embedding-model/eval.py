@@ -10,14 +10,22 @@ p90 |error| against off1 and the two measurements' own difference.
 import csv
 import io
 import json
+import statistics
 import subprocess
 import sys
 
 
 def rows(shardcost, db):
+    """Each configuration once, at its median over the rounds it was measured in."""
     out = subprocess.run([shardcost, "export", "--db", db, "--table", "embedding", "--format",
                           "csv"], check=True, capture_output=True, text=True).stdout
-    return list(csv.DictReader(io.StringIO(out)))
+    groups = {}
+    for r in csv.DictReader(io.StringIO(out)):
+        key = tuple(r[k] for k in ("device", "pass", "rows", "dim", "pooling", "batch", "zipf"))
+        groups.setdefault(key, dict(r, times=[]))["times"].append(int(r["time_ns"]))
+    for g in groups.values():
+        g["time_ns"] = str(statistics.median(g["times"]))
+    return [groups[k] for k in sorted(groups)]
 
 
 def main():
@@ -35,9 +43,9 @@ def main():
                 "--rows", a["rows"], "--dim", a["dim"], "--pooling", a["pooling"], "--batch",
                 a["batch"], "--zipf", a["zipf"], "--pass", a["pass"], "--format", "json"]
         p = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
-        t = int(a["time_ns"])
+        t = float(a["time_ns"])
         errors[a["pass"]].append(abs(p["rows"][0]["time_ns"] / t - 1))
-        noise[a["pass"]].append(abs(int(b["time_ns"]) / t - 1))
+        noise[a["pass"]].append(abs(float(b["time_ns"]) / t - 1))
     for p in ("forward", "backward"):
         e, n = sorted(errors[p]), sorted(noise[p])
         print(f"{p:>8}: model {100 * e[len(e) // 2]:.1f} % median, {100 * e[int(0.9 * len(e))]:.1f} % "
