@@ -8,6 +8,7 @@
 #include "db/kineto.h"
 #include "estimator/jobs/solver.h"
 #include "learned/curve_model.h"
+#include "learned/embedding_model.h"
 #include "learned/gemm_model.h"
 #include "learned/kernel_model.h"
 #include "shardcost/embeddings.h"
@@ -116,6 +117,18 @@ void fitted_model_json(const uint8_t* data, size_t size) {
   try {
     const auto k = learned::KernelFit::from_json(json);
     for (double threads : {0.0, 1.0, 1e6, 1e18}) (void)k.predict("void k<float>(float*)", threads);
+  } catch (const InputError&) {
+  }
+  // Embedding lookups: inside, at and far outside the fitted configurations, every skew.
+  try {
+    const auto e = learned::EmbeddingFit::from_json(json);
+    for (double rows : {1.0, 1e5, 1e12})
+      for (double zipf : {0.0, 1.05, 9.0}) {
+        EmbeddingPass p{e.backward, 4, e.optimizer, rows, 64, 2.5, 4096, zipf, {}};
+        (void)e.predict(p);
+        p.histogram = {{0.01, 0.9}, {0.99, 0.1}};
+        (void)e.predict(p);
+      }
   } catch (const InputError&) {
   }
 }
