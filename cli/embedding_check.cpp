@@ -93,8 +93,7 @@ PlanCheck check_plan(const std::vector<PlanShard>& shards, const bench::Embeddin
                      const std::string& db) {
   PlanCheck c;
   c.device = r.device.name;
-  // Each distinct shard's passes, measured.
-  // A shard measured in several rounds counts at each pass's median over them.
+  // Each distinct shard's passes, measured: over several rounds, each pass at its median.
   std::map<std::pair<decltype(key(bench::EmbeddingShape{})), std::string>, std::vector<int64_t>>
       rounds;
   for (const auto& x : r.results) rounds[{key(x.shape), x.pass}].push_back(x.stats.median_ns);
