@@ -52,7 +52,13 @@ std::vector<PlanShard> read_plan_shards(const std::string& path) {
         path));
   std::vector<PlanShard> out;
   for (const auto& t : j["plan"]["tables"]) {
-    const std::string name = t.value("table", std::string("?"));
+    if (!t.is_object())
+      throw InputError(fmt::format(
+          "--plan {}: a table of plan.tables is not an object; give the output of 'shardcost "
+          "shard-tables --format json'",
+          path));
+    const std::string name =
+        t.contains("table") && t["table"].is_string() ? t["table"].get<std::string>() : "?";
     if (!t.contains("shards") || !t["shards"].is_array())
       throw InputError(
           fmt::format("--plan {}: table '{}' lists no shards; write the plan again "

@@ -123,6 +123,13 @@ echo '{"plan": {}}' >"$SCRATCH/notaplan.json"
 expect_exit 2 "$BIN" bench embedding --plan "$SCRATCH/notaplan.json"
 one_line_error
 case "$ERR" in *"no plan.tables"*) ;; *) fail "not a plan: $ERR";; esac
+echo '{"plan": {"tables": [5]}}' >"$SCRATCH/badplan.json"
+expect_exit 2 "$BIN" bench embedding --plan "$SCRATCH/badplan.json"
+one_line_error
+case "$ERR" in *"is not an object"*) ;; *) fail "a table that is not an object: $ERR";; esac
+echo '{"plan": {"tables": [{"table": 7, "shards": [3]}]}}' >"$SCRATCH/badplan.json"
+expect_exit 2 "$BIN" bench embedding --plan "$SCRATCH/badplan.json"
+one_line_error
 expect_exit 2 "$BIN" predict embedding --device "no such cpu" --rows 1K --dim 8 --batch 16
 one_line_error
 expect_exit 2 "$BIN" predict embedding --device "no such cpu" --db "$DB" --rows 1K --dim 8 \
