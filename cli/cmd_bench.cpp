@@ -329,7 +329,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
                   "beside what --db's fitted lookup models predict");
   emb->add_option("--sample", ea->sample,
                   "draw this many configurations between the lists' ends instead of the grid "
-                  "(log uniform, seeded by --seed)")
+                  "(a Latin hypercube, log scale, seeded by --seed)")
       ->check(CLI::Range(1, 100000));
   emb->add_option("--rounds", ea->rounds,
                   "measure every configuration this many times, round after round (fit takes "
@@ -364,11 +364,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     // is read before the measurements join it.
     if (f == Format::csv) throw InputError("bench embedding --plan prints text or json");
     const auto shards = read_plan_shards(a.plan);
-    std::set<std::tuple<int64_t, int64_t, double, int64_t, double>> seen;
-    for (const auto& s : shards)
-      if (seen.insert({s.shape.rows, s.shape.dim, s.shape.pooling, s.shape.batch, s.shape.zipf})
-              .second)
-        o.shapes.push_back(s.shape);
+    o.shapes = plan_shapes(shards);
     o.passes = {"forward", "backward"};
     const bench::EmbeddingReport r = embedding_rounds(o, a.rounds);
     const PlanCheck check = check_plan(shards, r, a.db);

@@ -2,7 +2,6 @@
 // TorchRec's greedy baseline.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -27,7 +26,6 @@ struct ShardArgs {
 
 nlohmann::json plan_json(const ShardingPlan& p, const std::vector<EmbeddingTable>& tables,
                          const Cluster& c, int batch) {
-  const int per_node = std::min(c.groups.front().gpus_per_node, c.total_gpus());
   nlohmann::json gpus = nlohmann::json::array(), placed = nlohmann::json::array();
   for (const GpuLoad& g : p.gpus)
     gpus.push_back({{"shards", g.shards},
@@ -38,7 +36,7 @@ nlohmann::json plan_json(const ShardingPlan& p, const std::vector<EmbeddingTable
     // Each shard as the embedding-bag pass it runs: what bench embedding --plan measures.
     const EmbeddingTable& table = tables[t.table];
     nlohmann::json shards = nlohmann::json::array();
-    for (const ShardPass& s : shard_passes(t, table, c.total_gpus(), per_node, batch))
+    for (const ShardPass& s : shard_passes(t, table, c, batch))
       shards.push_back({{"gpu", s.gpu},
                         {"rows", round6(s.rows)},
                         {"dim", s.dim},

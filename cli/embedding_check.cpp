@@ -95,6 +95,14 @@ std::vector<PlanShard> read_plan_shards(const std::string& path) {
   return out;
 }
 
+std::vector<bench::EmbeddingShape> plan_shapes(const std::vector<PlanShard>& shards) {
+  std::vector<bench::EmbeddingShape> out;
+  std::set<decltype(key(bench::EmbeddingShape{}))> seen;
+  for (const auto& s : shards)
+    if (seen.insert(key(s.shape)).second) out.push_back(s.shape);
+  return out;
+}
+
 PlanCheck check_plan(const std::vector<PlanShard>& shards, const bench::EmbeddingReport& r,
                      const std::string& db) {
   PlanCheck c;

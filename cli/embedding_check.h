@@ -18,6 +18,8 @@ struct PlanShard {
 };
 // Throws InputError naming the field when the file is not such a plan.
 std::vector<PlanShard> read_plan_shards(const std::string& path);
+// Each distinct shard shape once, in the plan's order: what bench embedding measures.
+std::vector<bench::EmbeddingShape> plan_shapes(const std::vector<PlanShard>&);
 
 struct GpuCheck {
   int gpu = 0, shards = 0;

@@ -201,10 +201,10 @@ std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid& g) {
       for (int64_t b : batches) out.push_back({t.rows, t.dim, t.pooling, b, t.zipf, t.histogram});
     return out;
   }
+  const auto rows = size_list(g.rows, "--rows"), dims = size_list(g.dim, "--dim");
+  const auto pooling = number_list(g.pooling, "--pooling"), zipf = number_list(g.zipf, "--zipf");
   if (g.sample > 0) {
     auto range = [](const auto& v) { return std::minmax_element(v.begin(), v.end()); };
-    const auto rows = size_list(g.rows, "--rows"), dims = size_list(g.dim, "--dim");
-    const auto pooling = number_list(g.pooling, "--pooling"), zipf = number_list(g.zipf, "--zipf");
     if (rows.empty() || dims.empty() || pooling.empty() || zipf.empty() || batches.empty())
       throw InputError(
           "--sample draws between the values of --rows, --dim, --pooling, --batch "
@@ -247,12 +247,11 @@ std::vector<bench::EmbeddingShape> embedding_grid(const EmbeddingGrid& g) {
     }
     return out;
   }
-  for (int64_t rows : size_list(g.rows, "--rows"))
-    for (int64_t dim : size_list(g.dim, "--dim"))
-      for (double pooling : number_list(g.pooling, "--pooling"))
+  for (int64_t r : rows)
+    for (int64_t d : dims)
+      for (double p : pooling)
         for (int64_t b : batches)
-          for (double zipf : number_list(g.zipf, "--zipf"))
-            out.push_back({rows, dim, pooling, b, zipf, {}});
+          for (double z : zipf) out.push_back({r, d, p, b, z, {}});
   return out;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // What one embedding shard costs on one GPU, and the communication a plan needs, from the
 // cluster's devices and links (docs/embeddings.md has every formula).
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -8,6 +9,11 @@
 #include "shardcost/embeddings.h"
 
 namespace shardcost::embeddings {
+
+// The GPUs a node group of the cluster gives one sharding (a table-row-wise shard's width).
+inline int gpus_per_node(const Cluster& c) {
+  return std::min(c.groups.front().gpus_per_node, c.total_gpus());
+}
 
 class CostModel {
  public:
@@ -54,7 +60,6 @@ class CostModel {
                                   double outputs) const;
   Pricer pricer_;
   int gpus_, per_node_, batch_;
-  EmbeddingOptimizer optimizer_;
   double budget_;
   const CostSource* source_ = nullptr;
   Device device_;

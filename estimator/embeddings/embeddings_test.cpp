@@ -180,7 +180,7 @@ TEST(Embeddings, ShardPassesAreWhatThePlanPriced) {
       const EmbeddingTable& t = tables[p.table];
       seen.insert(p.type);
       double sum = 0;
-      const auto passes = shard_passes(p, t, m.gpus(), m.per_node(), o.batch);
+      const auto passes = shard_passes(p, t, c, o.batch);
       ASSERT_EQ(passes.size(), p.gpus.size());
       for (const ShardPass& s : passes)
         sum += m.compute_s(t, s.rows / static_cast<double>(t.rows), s.dim, s.batch * s.pooling,

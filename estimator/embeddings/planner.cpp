@@ -214,8 +214,9 @@ ShardingPlan plan_of(const State& s, const CostModel& m) {
 
 }  // namespace
 
-std::vector<ShardPass> shard_passes(const TablePlacement& p, const EmbeddingTable& t, int gpus,
-                                    int per_node, int batch) {
+std::vector<ShardPass> shard_passes(const TablePlacement& p, const EmbeddingTable& t,
+                                    const Cluster& c, int batch) {
+  const int gpus = c.total_gpus(), per_node = embeddings::gpus_per_node(c);
   const double R = static_cast<double>(t.rows), B = batch, L = t.pooling;
   std::vector<ShardPass> out;
   const int k = static_cast<int>(p.gpus.size());
@@ -264,8 +265,11 @@ ShardingResult shard_tables(const std::vector<EmbeddingTable>& tables, const Clu
   const auto start = std::chrono::steady_clock::now();
   const CostModel m(c, opt, eopt);
   ShardingResult r;
+  // The dense part runs on every GPU alike: it adds to each plan's step, never to its choices;
+  // what it needs of a GPU's memory must fit beside the tables' share.
+  r.dense = embeddings::dense_cost(m, opt);
   if (!opt.dense_mlps.empty()) {
-    const DenseCost dense = embeddings::dense_cost(m, opt);
+    const DenseCost& dense = r.dense;
     const double left = c.groups.front().device.memory_bytes - m.budget_bytes();
     if (dense.memory_bytes > left)
       throw InputError(fmt::format(
@@ -346,8 +350,6 @@ ShardingResult shard_tables(const std::vector<EmbeddingTable>& tables, const Clu
       beam.begin(), beam.end(), [](const State& a, const State& b) { return a.score < b.score; });
   r.plan = plan_of(best, m);
   r.lookup_costs = m.lookup_source();
-  // The dense part runs on every GPU alike: it adds to each plan's step, never to its choices.
-  r.dense = embeddings::dense_cost(m, opt);
   for (ShardingPlan* p : {&r.plan, &r.greedy}) {
     if (p->gpus.empty()) continue;
     p->dense_s = r.dense.compute_s;

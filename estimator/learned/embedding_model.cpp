@@ -105,7 +105,7 @@ Terms terms(const EmbeddingPass& p, double cache) {
   return t;
 }
 
-// Solves the k x k system a x = b (k <= 4) by elimination with partial pivoting; false when
+// Solves the k x k system a x = b (k <= 5) by elimination with partial pivoting; false when
 // singular.
 bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
   const size_t k = b.size();
@@ -139,15 +139,22 @@ bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vecto
 void fit_prior(EmbeddingFit& f, const std::vector<EmbeddingRow>& rows,
                const std::vector<size_t>& which) {
   double best = 1e300;
-  constexpr double kSmallest = 64.0 * 1024, kLargest = 4.0 * (1 << 30);
-  for (double near = kSmallest; near <= kLargest; near *= 2)
-    for (double far = near * 2; far <= 2 * kLargest; far *= 2) {
+  // Each row's terms at each cache size, once: every pair of sizes reads them.
+  std::vector<double> sizes;
+  for (double c = 64.0 * 1024; c <= 8.0 * (1 << 30); c *= 2) sizes.push_back(c);
+  std::vector<std::vector<Terms>> at(sizes.size());
+  for (size_t s = 0; s < sizes.size(); ++s)
+    for (size_t i : which) at[s].push_back(terms(rows[i].pass, sizes[s]));
+  std::vector<double> t;
+  for (size_t i : which) t.push_back(rows[i].seconds);
+  for (size_t ni = 0; ni + 1 < sizes.size(); ++ni)
+    for (size_t fi = ni + 1; fi < sizes.size(); ++fi) {
+      const double near = sizes[ni], far = sizes[fi];
       std::vector<std::array<double, 5>> x;
-      std::vector<double> t;
-      for (size_t i : which) {
-        const Terms n = terms(rows[i].pass, near), m = terms(rows[i].pass, far);
+      for (size_t r = 0; r < t.size(); ++r) {
+        const Terms& n = at[ni][r];
+        const Terms& m = at[fi][r];
         x.push_back({1.0, n.hit, m.hit - n.hit, m.miss, m.lookups});
-        t.push_back(rows[i].seconds);
       }
       for (int mask = 1; mask < 32; ++mask) {
         std::vector<int> used;
@@ -197,7 +204,6 @@ Data make_data(const EmbeddingFit& f, const std::vector<EmbeddingRow>& rows,
   return d;
 }
 
-// The prior and the trees on `which`, evaluated on `test`.
 // The configurations `which` spans: where the model is learned, and where the trees'
 // correction is taken for a pass outside (predict).
 void set_domain(EmbeddingFit& f, const std::vector<EmbeddingRow>& rows,
@@ -210,6 +216,7 @@ void set_domain(EmbeddingFit& f, const std::vector<EmbeddingRow>& rows,
     }
 }
 
+// The domain, the prior and the trees fitted on the rows `which`.
 void train(EmbeddingFit& f, const std::vector<EmbeddingRow>& rows,
            const std::vector<size_t>& which) {
   set_domain(f, rows, which);

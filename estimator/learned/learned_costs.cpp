@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "curve_model.h"
@@ -42,6 +43,8 @@ struct LearnedCosts::Impl {
   // (device name, op, level) -> index into collectives, or -1; likewise memory by kind.
   mutable std::map<std::tuple<std::string, CollectiveOp, FabricLevel, int>, int> collective_of;
   mutable std::map<std::pair<std::string, std::string>, int> memory_of;
+  // (device name, backward, optimizer, element bytes) -> index into embeddings, or -1.
+  mutable std::map<std::tuple<std::string, bool, std::string, int>, int> embedding_of;
   struct Key {
     size_t model;
     GemmShape shape;
@@ -222,16 +225,24 @@ std::optional<EmbeddingPriced> LearnedCosts::embedding(std::string_view device,
                                                        const EmbeddingPass& pass) const {
   if (!(pass.rows >= 1) || !(pass.dim >= 1) || !(pass.batch > 0) || !(pass.pooling > 0))
     return std::nullopt;
-  // The model of the pass's weight type, else one of the same element size (fp16 for bf16).
+  // The last stored model of the device, pass, optimizer and element size (a pass knows its
+  // weights' bytes only: fp16 and bf16 alike). Matched once per key: a plan asks per shard.
   const learned::EmbeddingFit* best = nullptr;
-  for (const auto& e : impl_->embeddings) {
-    if (e.backward != pass.backward || (pass.backward && e.optimizer != pass.optimizer) ||
-        learned::embedding_dtype_bytes(e.dtype) != pass.dtype_bytes)
-      continue;
-    if (e.device != device && !same_device_name(e.device, device)) continue;
-    if (!best || (e.dtype == "fp32") == (pass.dtype_bytes == 4)) best = &e;
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto [match, added] = impl_->embedding_of.try_emplace(
+        {std::string(device), pass.backward, pass.backward ? pass.optimizer : "", pass.dtype_bytes},
+        -1);
+    for (size_t i = 0; added && i < impl_->embeddings.size(); ++i) {
+      const auto& e = impl_->embeddings[i];
+      if (e.backward == pass.backward && (!pass.backward || e.optimizer == pass.optimizer) &&
+          learned::embedding_dtype_bytes(e.dtype) == pass.dtype_bytes &&
+          (e.device == device || same_device_name(e.device, device)))
+        match->second = static_cast<int>(i);
+    }
+    if (match->second < 0) return std::nullopt;
+    best = &impl_->embeddings[static_cast<size_t>(match->second)];
   }
-  if (!best) return std::nullopt;
   const auto [seconds, inside] = best->predict(pass);
   if (!(seconds > 0) || !std::isfinite(seconds)) return std::nullopt;
   return EmbeddingPriced{{seconds, inside ? CostOrigin::learned : CostOrigin::extrapolated},

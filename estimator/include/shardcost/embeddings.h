@@ -67,9 +67,9 @@ struct ShardPass {
   int dim = 0;
   double pooling = 0, batch = 0;
 };
-// The passes of a placed table; gpus: the cluster's, per_node: its GPUs per node.
-std::vector<ShardPass> shard_passes(const TablePlacement&, const EmbeddingTable&, int gpus,
-                                    int per_node, int batch);
+// The passes of a table placed on the cluster `shard_tables` planned, at its global batch.
+std::vector<ShardPass> shard_passes(const TablePlacement&, const EmbeddingTable&, const Cluster&,
+                                    int batch);
 
 struct GpuLoad {
   double compute_s = 0;     // its shards' forward lookups, backward and sparse updates
