@@ -93,8 +93,8 @@ Terms terms(const EmbeddingPass& p, double cache) {
   const double unique =
       std::max(1.0, embedding_bytes::unique_rows(p.rows, p.zipf, lookups, p.histogram));
   // Distinct rows updated: cached when the table fits, or (skewed) when they are the hot ones.
-  const double hu =
-      p.zipf > 0 ? std::min(1.0, cached_rows / unique) : std::min(1.0, cached_rows / p.rows);
+  const double hu = p.zipf > 0 || !p.histogram.empty() ? std::min(1.0, cached_rows / unique)
+                                                       : std::min(1.0, cached_rows / p.rows);
   const double update =
       unique * (2 * sectors(row) + 2 * embedding_bytes::state_bytes(p.optimizer, p.dim));
   // Each lookup's fp32 output gradient row, from the cache when the batch's gradients fit.

@@ -82,6 +82,22 @@ TEST(EmbeddingModelFit, TreesLearnWhatThePriorMisses) {
   EXPECT_EQ(f.rows, rows.size());
 }
 
+// A skew given as a histogram is a skew to the backward's cache too: 100 lookups into the
+// hottest 100 of 10 M rows update rows a 1 MiB cache holds, so only the pooled gradients
+// (streamed) reach memory; uniform access over the same table misses on nearly every row.
+TEST(EmbeddingModelFit, AHistogramsHotRowsAreCachedInTheBackward) {
+  EmbeddingFit f;
+  f.miss_s_per_byte = 1e-9, f.near_bytes = 1 << 20, f.far_bytes = 2 << 20;
+  EmbeddingPass p{true, 4, "rowwise_adagrad", 1e7, 64, 1, 100, 0, {{1e-5, 1.0}, {1 - 1e-5, 0}}};
+  EXPECT_NEAR(f.prior_s(p), 100 * 64 * 4 * 1e-9, 1e-12);
+  p.histogram.clear();
+  // Uniform: the ~100 distinct rows, each read and written with its Adagrad state, miss too,
+  // but for the share of the table the far cache holds (8,192 of 10 M rows); 99.9995 distinct
+  // rows, not 100: a byte's worth.
+  EXPECT_NEAR(f.prior_s(p), (100 * 64 * 4 + 100 * (2 * 256 + 2 * 4) * (1 - 8192 / 1e7)) * 1e-9,
+              1e-9);
+}
+
 TEST(EmbeddingModelFit, RecordsRoundTripAndDamagedOnesAreRefused) {
   if (!xgb::available()) GTEST_SKIP() << "this build has no XGBoost (libxgboost-dev)";
   const auto rows = grid(
