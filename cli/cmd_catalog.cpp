@@ -78,6 +78,15 @@ void print_catalog_text() {
                  fmt::format("{:.0f}", s.value("intra_node_bandwidth_GBps", 0.0)),
                  fmt::format("{:.0f}", s.value("inter_node_bandwidth_GBps", 0.0))});
   }
+  // "256x top-8 +1 shared, 3 dense": routed experts, routing, what else the layers have.
+  auto moe_text = [](const Model& model) {
+    if (!model.is_moe()) return std::string("-");
+    std::string out = fmt::format("{}x top-{}", model.moe.experts, model.moe.top_k);
+    if (model.moe.shared_experts > 0) out += fmt::format(" +{} shared", model.moe.shared_experts);
+    if (model.moe.first_dense_layers > 0)
+      out += fmt::format(", {} dense", model.moe.first_dense_layers);
+    return out;
+  };
   Table models({"model", "params", "layers", "hidden", "heads", "kv", "ffn", "vocab", "seq", "moe"},
                {false, true, true, true, true, true, true, true, true, false});
   for (const auto& m : all["models"]) {
@@ -86,8 +95,7 @@ void print_catalog_text() {
                 fmt::format("{}", model.layers), fmt::format("{}", model.hidden),
                 fmt::format("{}", model.heads), fmt::format("{}", model.kv_heads),
                 fmt::format("{}", model.ffn_hidden), fmt::format("{}", model.vocab),
-                fmt::format("{}", model.seq_len),
-                model.is_moe() ? fmt::format("{}x top-{}", model.experts, model.top_k) : "-"});
+                fmt::format("{}", model.seq_len), moe_text(model)});
   }
   fmt::print("devices (dense peaks; sources in 'shardcost catalog --format json')\n{}\n",
              devices.render(2));

@@ -268,12 +268,114 @@ constexpr int kMaxLayers = 10000, kMaxHidden = 1 << 20, kMaxHeads = 1 << 16,
               kMaxFfnHidden = 1 << 22, kMaxVocab = 1 << 24, kMaxSeqLen = 1 << 27,
               kMaxExperts = 1 << 16;
 
+namespace {
+
+// One of several names a field goes by (ours, and the published configs'); two given is an
+// error. Returns the name given, or nullptr.
+const char* one_of(const JsonFields& f, const nlohmann::json& j,
+                   std::initializer_list<const char*> names) {
+  const char* found = nullptr;
+  for (const char* n : names) {
+    if (!j.contains(n)) continue;
+    if (found) f.fail(n, fmt::format("and '{}' name the same thing; give one of them", found));
+    found = n;
+  }
+  return found;
+}
+
+void parse_mla(const JsonFields& f, const nlohmann::json& j, Model& m) {
+  const bool any = j.contains("kv_lora_rank") || j.contains("q_lora_rank") ||
+                   j.contains("qk_nope_head_dim") || j.contains("qk_rope_head_dim") ||
+                   j.contains("v_head_dim");
+  if (!any) return;
+  if (!j.contains("kv_lora_rank"))
+    f.fail("kv_lora_rank",
+           "is missing; multi-head latent attention (q_lora_rank, qk_nope_head_dim, "
+           "qk_rope_head_dim, v_head_dim) needs the key-value latent's rank");
+  Mla& a = m.mla;
+  a.kv_lora_rank = f.required_int("kv_lora_rank", 1, kMaxHidden);
+  a.q_lora_rank = f.optional_int("q_lora_rank", 0, kMaxHidden).value_or(0);
+  a.qk_nope_head_dim = f.required_int("qk_nope_head_dim", 1, kMaxHidden);
+  a.qk_rope_head_dim = f.required_int("qk_rope_head_dim", 0, kMaxHidden);
+  a.v_head_dim = f.required_int("v_head_dim", 1, kMaxHidden);
+  for (const auto& [key, rank] :
+       {std::pair{"kv_lora_rank", a.kv_lora_rank}, std::pair{"q_lora_rank", a.q_lora_rank}})
+    if (rank > m.hidden)
+      f.fail(key, fmt::format("({}) is above hidden ({}); a low-rank projection is narrower than "
+                              "the layer it compresses",
+                              rank, m.hidden));
+}
+
+void parse_moe(const nlohmann::json& moe, const std::string& where, Model& m) {
+  JsonFields mf(moe, where);
+  mf.reject_unknown({"experts", "n_routed_experts", "num_experts", "num_local_experts", "top_k",
+                     "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+                     "first_k_dense_replace", "topk_method", "imbalance", "capacity_factor",
+                     "sources"});
+  Moe& e = m.moe;
+  const char* experts =
+      one_of(mf, moe, {"experts", "n_routed_experts", "num_experts", "num_local_experts"});
+  if (!experts)
+    mf.fail("experts", "is missing; give the routed experts per layer (n_routed_experts)");
+  e.experts = mf.required_int(experts, 1, kMaxExperts);
+  const char* top_k = one_of(mf, moe, {"top_k", "num_experts_per_tok"});
+  if (!top_k) mf.fail("top_k", "is missing; give the experts each token is routed to");
+  e.top_k = mf.required_int(top_k, 1);
+  if (e.top_k > e.experts)
+    mf.fail(top_k, fmt::format("({}) must not exceed the {} experts", e.top_k, e.experts));
+  e.expert_ffn_hidden = mf.optional_int("moe_intermediate_size", 1, kMaxFfnHidden).value_or(0);
+  e.shared_experts = mf.optional_int("n_shared_experts", 0, kMaxExperts).value_or(0);
+  e.first_dense_layers = mf.optional_int("first_k_dense_replace", 0).value_or(0);
+  if (e.first_dense_layers >= m.layers)
+    mf.fail("first_k_dense_replace",
+            fmt::format("({}) leaves none of the {} layers with experts; it counts the dense "
+                        "layers before the first expert layer",
+                        e.first_dense_layers, m.layers));
+  if (const auto method = mf.optional_string("topk_method")) {
+    if (*method != "greedy" && *method != "group_limited_greedy" && *method != "noaux_tc")
+      mf.fail(
+          "topk_method",
+          fmt::format("must be greedy, group_limited_greedy or noaux_tc (got \"{}\")", *method));
+    e.expert_bias = *method == "noaux_tc";  // auxiliary-loss-free balancing: a bias per expert
+  }
+  e.imbalance = mf.optional_number("imbalance", 1).value_or(1);
+  if (e.imbalance > e.experts)
+    mf.fail("imbalance", fmt::format("({}) is above the {} experts: the busiest expert cannot "
+                                     "receive more than every token's copy",
+                                     e.imbalance, e.experts));
+  e.capacity_factor = mf.optional_number("capacity_factor", 0.01).value_or(0);
+}
+
+}  // namespace
+
 Model parse_model_json(std::string_view text, std::string_view origin) {
   const auto j = parse_json_text(text, origin);
   JsonFields f(j, std::string(origin));
-  f.reject_unknown({"name", "description", "sources", "layers", "hidden", "heads", "kv_heads",
-                    "ffn_hidden", "vocab", "seq_len", "activation", "norm", "position_embedding",
-                    "bias", "tied_embeddings", "dropout", "moe"});
+  f.reject_unknown({"name",
+                    "description",
+                    "sources",
+                    "layers",
+                    "hidden",
+                    "heads",
+                    "kv_heads",
+                    "ffn_hidden",
+                    "vocab",
+                    "seq_len",
+                    "activation",
+                    "norm",
+                    "position_embedding",
+                    "bias",
+                    "tied_embeddings",
+                    "dropout",
+                    "moe",
+                    "head_dim",
+                    "qk_norm",
+                    "q_lora_rank",
+                    "kv_lora_rank",
+                    "qk_nope_head_dim",
+                    "qk_rope_head_dim",
+                    "v_head_dim",
+                    "num_nextn_predict_layers"});
   Model m;
   m.name = f.optional_string("name").value_or(std::string(origin));
   // Upper limits far above any model trained (docs/estimator.md): a value past one is a typo
@@ -281,14 +383,21 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
   m.layers = f.required_int("layers", 1, kMaxLayers);
   m.hidden = f.required_int("hidden", 1, kMaxHidden);
   m.heads = f.required_int("heads", 1, kMaxHeads);
-  m.kv_heads = f.required_int("kv_heads", 1, kMaxHeads);
+  parse_mla(f, j, m);
+  // MLA has no key-value heads of its own: every head has its key and value.
+  m.kv_heads = m.is_mla() ? f.optional_int("kv_heads", 1, kMaxHeads).value_or(m.heads)
+                          : f.required_int("kv_heads", 1, kMaxHeads);
+  m.head_dim_override = f.optional_int("head_dim", 1, kMaxHidden).value_or(0);
   m.ffn_hidden = f.required_int("ffn_hidden", 1, kMaxFfnHidden);
   m.vocab = f.required_int("vocab", 1, kMaxVocab);
   m.seq_len = f.required_int("seq_len", 1, kMaxSeqLen);
-  if (m.hidden % m.heads != 0)
-    f.fail("heads", fmt::format("({}) must divide hidden ({})", m.heads, m.hidden));
+  if (m.head_dim_override == 0 && !m.is_mla() && m.hidden % m.heads != 0)
+    f.fail("heads",
+           fmt::format("({}) must divide hidden ({}), or give head_dim", m.heads, m.hidden));
   if (m.heads % m.kv_heads != 0)
     f.fail("kv_heads", fmt::format("({}) must divide heads ({})", m.kv_heads, m.heads));
+  m.qk_norm = f.optional_bool("qk_norm").value_or(false);
+  m.mtp_layers = f.optional_int("num_nextn_predict_layers", 0, kMaxLayers).value_or(0);
   const auto act = f.optional_string("activation").value_or("gelu");
   if (act == "gelu") {
     m.activation = Activation::gelu;
@@ -309,14 +418,7 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
   m.tied_embeddings = f.optional_bool("tied_embeddings").value_or(true);
   m.dropout = f.optional_number("dropout", 0).value_or(0);
   if (m.dropout >= 1) f.fail("dropout", "must be a probability in [0, 1)");
-  if (const auto* moe = f.optional_object("moe")) {
-    JsonFields mf(*moe, std::string(origin) + " moe");
-    mf.reject_unknown({"experts", "top_k"});
-    m.experts = mf.required_int("experts", 1, kMaxExperts);
-    m.top_k = mf.required_int("top_k", 1);
-    if (m.top_k > m.experts)
-      mf.fail("top_k", fmt::format("({}) must not exceed experts ({})", m.top_k, m.experts));
-  }
+  if (const auto* moe = f.optional_object("moe")) parse_moe(*moe, std::string(origin) + " moe", m);
   return m;
 }
 

@@ -87,7 +87,60 @@ TEST(Inputs, BadModelsNameTheFieldAndTheFix) {
                 "ffn_hidden": 256, "vocab": 1000, "seq_len": 128,
                 "moe": {"experts": 8, "top_k": 2, "capacity": 1.25}})",
                                "m.json");
-            }).find("unknown field 'capacity'; the fields are experts, top_k"),
+            }).find("unknown field 'capacity'; the fields are experts, n_routed_experts"),
+            std::string::npos);
+}
+
+// A model file with the given fields added to a small valid one.
+std::string model_with(const std::string& extra) {
+  return R"({"layers": 4, "hidden": 64, "heads": 4, "kv_heads": 4, "ffn_hidden": 256,
+    "vocab": 1000, "seq_len": 128)" +
+         (extra.empty() ? "" : ", " + extra) + "}";
+}
+
+TEST(Inputs, PublishedConfigNamesForMlaMoeAndMtp) {
+  const Model m =
+      parse_model_json(model_with(R"("q_lora_rank": 16, "kv_lora_rank": 8, "qk_nope_head_dim": 16,
+        "qk_rope_head_dim": 8, "v_head_dim": 16, "num_nextn_predict_layers": 1,
+        "moe": {"n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+                "n_shared_experts": 1, "first_k_dense_replace": 1, "topk_method": "noaux_tc",
+                "imbalance": 1.5, "capacity_factor": 1.25})"),
+                       "m.json");
+  EXPECT_TRUE(m.is_mla());
+  EXPECT_EQ(m.mla.q_lora_rank, 16);
+  EXPECT_EQ(m.kv_heads, 4);  // MLA: every head has its key and value
+  EXPECT_EQ(m.moe.experts, 8);
+  EXPECT_EQ(m.moe.top_k, 2);
+  EXPECT_EQ(m.expert_ffn(), 32);
+  EXPECT_EQ(m.moe.shared_experts, 1);
+  EXPECT_TRUE(m.moe.expert_bias);
+  EXPECT_FALSE(m.moe_layer(0));
+  EXPECT_TRUE(m.moe_layer(1));
+  EXPECT_DOUBLE_EQ(m.moe.load_factor(), 1.25);  // dropped beyond capacity
+  EXPECT_EQ(m.mtp_layers, 1);
+}
+
+TEST(Inputs, BadFamilyFieldsNameTheField) {
+  auto error = [](const std::string& extra) {
+    return input_error([&] { parse_model_json(model_with(extra), "m.json"); });
+  };
+  EXPECT_NE(error(R"("kv_lora_rank": 128, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8,
+                     "v_head_dim": 16)")
+                .find("m.json: field 'kv_lora_rank' (128) is above hidden (64)"),
+            std::string::npos);
+  EXPECT_NE(error(R"("q_lora_rank": 16)").find("field 'kv_lora_rank' is missing"),
+            std::string::npos);
+  EXPECT_NE(error(R"("moe": {"experts": 8, "n_routed_experts": 8, "top_k": 2})")
+                .find("'experts' name the same thing"),
+            std::string::npos);
+  EXPECT_NE(error(R"("moe": {"experts": 8, "top_k": 2, "first_k_dense_replace": 4})")
+                .find("field 'first_k_dense_replace' (4) leaves none of the 4 layers"),
+            std::string::npos);
+  EXPECT_NE(error(R"("moe": {"experts": 8, "top_k": 2, "imbalance": 9})")
+                .find("field 'imbalance' (9) is above the 8 experts"),
+            std::string::npos);
+  EXPECT_NE(error(R"("moe": {"experts": 8, "top_k": 2, "topk_method": "best"})")
+                .find("field 'topk_method' must be greedy, group_limited_greedy or noaux_tc"),
             std::string::npos);
 }
 

@@ -17,8 +17,9 @@ struct OpCost {
   bool selective = false;
 };
 
+// The experts' tensor-parallel traffic counts as tensor-parallel communication.
 Part comm_part(Axis a) {
-  return a == Axis::tp ? kTpComm : a == Axis::cp ? kCpComm : kEpComm;
+  return a == Axis::tp || a == Axis::etp ? kTpComm : a == Axis::cp ? kCpComm : kEpComm;
 }
 
 OpCost price(const Op& op, const Pricer& pr, const Placement& place) {

@@ -48,7 +48,7 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
                              const StageSpan& span, int stage) {
   const StageParameters p = stage_parameters(g, span);
   const double dense_shards = s.dp * s.cp;
-  const double expert_shards = static_cast<double>(s.dp * s.cp) / s.ep;
+  const double expert_shards = s.expert_dp();
   const int zero = effective_zero(s, sw);
   auto sharded = [&](int from_stage) {
     return zero >= from_stage ? p.dense / dense_shards + p.expert / expert_shards : p.total();

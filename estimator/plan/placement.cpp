@@ -12,8 +12,10 @@ Placement placement(const Strategy& s) {
   p.tp = {s.tp, 1};
   p.cp = {s.cp, s.tp};
   p.dp_cp = {s.dp * s.cp, s.tp};
-  p.ep = {s.ep, s.tp};
-  p.expert_dp = {s.dp * s.cp / s.ep, s.tp * s.ep};
+  const int etp = s.expert_tp();
+  p.etp = {etp, 1};
+  p.ep = {s.ep, etp};
+  p.expert_dp = {s.expert_dp(), etp * s.ep};
   p.pp_stride = s.tp * s.cp * s.dp;
   return p;
 }

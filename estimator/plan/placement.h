@@ -7,10 +7,24 @@
 
 namespace shardcost {
 
+// Expert layers fold a stage's tp*cp*dp ranks their own way (Megatron-core's MoE parallel
+// folding): expert tensor parallelism innermost, then expert parallelism, then expert data
+// parallelism; with etp = tp that is experts spread over the data/context-parallel ranks.
 struct Placement {
-  GroupPlacement tp, cp, dp_cp, ep, expert_dp;
+  GroupPlacement tp, cp, dp_cp, ep, etp, expert_dp;
   int pp_stride = 1;
-  const GroupPlacement& of(Axis a) const { return a == Axis::tp ? tp : a == Axis::cp ? cp : ep; }
+  const GroupPlacement& of(Axis a) const {
+    switch (a) {
+      case Axis::tp:
+        return tp;
+      case Axis::cp:
+        return cp;
+      case Axis::etp:
+        return etp;
+      default:
+        return ep;
+    }
+  }
 };
 Placement placement(const Strategy&);
 

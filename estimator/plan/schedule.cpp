@@ -293,7 +293,7 @@ struct Step {
     // group.
     auto over_groups = [&](CollectiveOp op, double bytes_per_param, double params_dense,
                            double params_expert, auto calls_of) {
-      if (s.ep == 1) {
+      if (s.ep == 1 && s.expert_tp() == s.tp) {
         const double all = params_dense + params_expert;
         return Cost(split(on, op, all * bytes_per_param, calls_of(all), place.dp_cp));
       }
@@ -377,7 +377,7 @@ struct Step {
     const StageParameters p = stage_parameters(*u.graph, span);
     const int zero = effective_zero(s, sw);
     const double shards = zero >= 1 ? s.dp * s.cp : 1;
-    const double expert_shards = zero >= 1 ? static_cast<double>(s.dp * s.cp) / s.ep : 1;
+    const double expert_shards = zero >= 1 ? static_cast<double>(s.expert_dp()) : 1;
     const double local = p.dense / shards + p.expert / expert_shards;
     // Megatron's mixed-precision optimizer over the local shard: fused Adam reads the fp32
     // gradient, master weight and moments and writes the last three (28 B), the gradient norm

@@ -23,6 +23,7 @@ std::string to_string(const Strategy& s) {
   if (s.balance != Balance::none) out += fmt::format(",balance={}", to_string(s.balance));
   if (s.max_tokens > 0) out += fmt::format(",max_tokens={}", s.max_tokens);
   if (s.cp_kind != CpKind::ring) out += fmt::format(",cp_kind={}", to_string(s.cp_kind));
+  if (s.etp > 0) out += fmt::format(",etp={}", s.etp);
   if (!s.stage_layers.empty()) out += fmt::format(",layers={}", fmt::join(s.stage_layers, "/"));
   if (!s.stage_tp.empty()) out += fmt::format(",stage_tp={}", fmt::join(s.stage_tp, "/"));
   if (s.precision) out += fmt::format(",precision={}", to_string(*s.precision));
@@ -119,6 +120,8 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       if (s.cp_mode == CpMode::fixed) s.cp_mode = CpMode::dynamic;
     } else if (key == "ep")
       s.ep = parse_int_value(key, value);
+    else if (key == "etp")
+      s.etp = parse_int_value(key, value);
     else if (key == "mbs")
       s.mbs = parse_int_value(key, value);
     else if (key == "gbs")
@@ -161,13 +164,13 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
             fmt::format("strategy key 'cp_kind' needs ring or ulysses (got '{}')", value));
     } else
       throw InputError(fmt::format(
-          "unknown strategy key '{}'; use tp, pp, dp, cp, ep, mbs, gbs, "
+          "unknown strategy key '{}'; use tp, pp, dp, cp, ep, etp, mbs, gbs, "
           "vpp, recompute, sp, zero, cp_kind, layers, stage_tp, precision (and balance, "
           "max_tokens, "
           "cp=dynamic|flex, cp_max with variable-length data)",
           key));
     for (const char* k :
-         {"tp", "pp", "dp", "cp", "cp_max", "ep", "mbs", "gbs", "vpp", "max_tokens"}) {
+         {"tp", "pp", "dp", "cp", "cp_max", "ep", "etp", "mbs", "gbs", "vpp", "max_tokens"}) {
       if (key == k && !(key == "cp" && (value == "dynamic" || value == "flex")) &&
           parse_int_value(key, value) == 0)
         throw InputError(fmt::format("strategy key '{}' must be at least 1", key));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "shardcost/workload.h"
+
 namespace shardcost {
 namespace {
 
@@ -36,6 +38,55 @@ TEST(ModelMath, LlamaParameterCountsMatchTheReleasedCheckpoints) {
   EXPECT_DOUBLE_EQ(parameter_count(load_model("mixtral-8x7b")), 46702792704.0);
 }
 
+TEST(ModelMath, TodaysFamiliesMatchTheReleasedCheckpointsExactly) {
+  // Qwen3: GQA with head_dim 128 over 64 heads (8192 wide queries on a 4096 model), per-head
+  // query and key norms, 128 experts in every layer.
+  EXPECT_DOUBLE_EQ(parameter_count(load_model("qwen3-235b-a22b")), 235093634560.0);
+  EXPECT_DOUBLE_EQ(parameter_count(load_model("mixtral-8x22b")), 140620634112.0);
+  // DeepSeek-V3: the checkpoint's 684,531,386,000 less its 41,540,496 FP8 scales is the main
+  // model, the MTP module's own weights and the module's stored copies of the embedding and
+  // the output head.
+  const Model ds = load_model("deepseek-v3");
+  EXPECT_DOUBLE_EQ(parameter_count(ds), 671026419200.0);
+  EXPECT_DOUBLE_EQ(mtp_parameter_count(ds), 11610068224.0);
+  EXPECT_DOUBLE_EQ(parameter_count(ds) + mtp_parameter_count(ds) + mtp_checkpoint_copies(ds),
+                   684531386000.0 - 41540496.0);
+  // What the workload trains: the main model and the module's own weights.
+  EXPECT_DOUBLE_EQ(transformer_workload(ds)->parameters(), 671026419200.0 + 11610068224.0);
+}
+
+TEST(ModelMath, MlaLayerParametersByHand) {
+  // DeepSeek-V3's attention, tensor by tensor (modeling_deepseek.py): q_a_proj 7168x1536,
+  // q_a_layernorm 1536, q_b_proj 1536x(128x192), kv_a_proj_with_mqa 7168x576,
+  // kv_a_layernorm 512, kv_b_proj 512x(128x256), o_proj (128x128)x7168.
+  const Model ds = load_model("deepseek-v3");
+  const LayerParameters p = layer_parameters(ds, true);
+  EXPECT_DOUBLE_EQ(p.replicated, 7168.0 * 1536 + 1536 + 7168.0 * 576 + 512);
+  EXPECT_DOUBLE_EQ(p.attention, 1536.0 * 128 * 192 + 512.0 * 128 * 256 + 128.0 * 128 * 7168);
+  EXPECT_DOUBLE_EQ(p.mlp, 3.0 * 7168 * 2048);
+  EXPECT_DOUBLE_EQ(p.shared, 3.0 * 7168 * 2048);
+  EXPECT_DOUBLE_EQ(p.router, 7168.0 * 256 + 256);  // the gate and its correction bias
+  EXPECT_DOUBLE_EQ(layer_parameters(ds, false).mlp, 3.0 * 7168 * 18432);
+}
+
+TEST(ModelMath, FineGrainedMoeFlopsCountActiveAndSharedExperts) {
+  const Model ds = load_model("deepseek-v3");
+  const double h = 7168, f = 2048;
+  // Per token of an expert layer: 8 routed and 1 shared expert of 3 h f MACs, the router.
+  const double mla = 2 * (h * 1536 + 1536 * 128 * 192 + h * 576 + 512 * 128 * 256 + 128 * 128 * h);
+  const double core = 2.0 * 4096 * 128 * (192 + 128);
+  EXPECT_DOUBLE_EQ(layer_forward_flops_per_token(ds, true),
+                   mla + 2 * (9 * 3 * h * f + h * 256) + core);
+  EXPECT_DOUBLE_EQ(layer_forward_flops_per_token(ds, false), mla + 2 * 3 * h * 18432 + core);
+  // A step: 3 x (forward) over 3 dense and 58 expert layers, the head, and the MTP module
+  // (its projection, an expert layer and the head again).
+  const double tokens = 4096, logits = 2 * h * 129280;
+  const double forward = 3 * layer_forward_flops_per_token(ds, false) +
+                         58 * layer_forward_flops_per_token(ds, true) + logits +
+                         (2 * 2 * h * h + layer_forward_flops_per_token(ds, true) + logits);
+  EXPECT_NEAR(model_flops_per_step(ds, 1) / (3 * tokens * forward), 1.0, 1e-12);
+}
+
 TEST(ModelMath, ModelFlopsAreMegatrons72Formula) {
   // Without recomputation: 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
   const Model m = gpt(96, 12288, 96, 51200, 2048);
@@ -47,7 +98,7 @@ TEST(ModelMath, ModelFlopsAreMegatrons72Formula) {
 TEST(ModelMath, MoeCountsEveryExpertButOnlyActiveFlops) {
   const Model moe = load_model("mixtral-8x7b");
   Model dense = moe;
-  dense.experts = dense.top_k = 0;
+  dense.moe = Moe{};
   EXPECT_GT(parameter_count(moe), 4 * parameter_count(dense));
   // Two of eight experts run per token: about twice the dense FLOPs, far from eight times.
   const double ratio = model_flops_per_step(moe, 1) / model_flops_per_step(dense, 1);

@@ -19,7 +19,7 @@ class Transformer final : public Workload {
   explicit Transformer(const Model& m) : m_(m) {}
 
   const std::string& name() const override { return m_.name; }
-  double parameters() const override { return parameter_count(m_); }
+  double parameters() const override { return parameter_count(m_) + mtp_parameter_count(m_); }
   double model_flops(int global_batch) const override {
     return model_flops_per_step(m_, global_batch);
   }
@@ -32,9 +32,9 @@ class Transformer final : public Workload {
   std::optional<std::string> check(const Strategy& s) const override {
     if (m_.heads % s.tp != 0)
       return fmt::format("tp={} does not divide the {} heads", s.tp, m_.heads);
-    if (m_.kv_heads % s.tp != 0 && s.tp % m_.kv_heads != 0)
+    if (!m_.is_mla() && m_.kv_heads % s.tp != 0 && s.tp % m_.kv_heads != 0)
       return fmt::format("tp={} and the {} kv heads do not divide each other", s.tp, m_.kv_heads);
-    if (m_.ffn_hidden % s.tp != 0)
+    if (has_dense_layers() && m_.ffn_hidden % s.tp != 0)
       return fmt::format("tp={} does not divide ffn_hidden={}", s.tp, m_.ffn_hidden);
     if (s.cp > 1 && s.cp_kind == CpKind::ring && m_.seq_len % (2 * s.cp) != 0)
       return fmt::format("cp={} needs seq_len ({}) divisible by 2*cp", s.cp, m_.seq_len);
@@ -48,24 +48,49 @@ class Transformer final : public Workload {
             m_.heads / s.tp, s.cp);
     }
     if (!m_.is_moe() && s.ep != 1) return "ep>1 needs a mixture-of-experts model";
+    if (!m_.is_moe() && s.etp > 0 && s.etp != s.tp)
+      return "etp (expert tensor parallelism) needs a mixture-of-experts model";
     if (m_.is_moe()) {
-      if (m_.experts % s.ep != 0)
-        return fmt::format("ep={} does not divide the {} experts", s.ep, m_.experts);
+      const int etp = s.expert_tp();
+      if (m_.moe.experts % s.ep != 0)
+        return fmt::format("ep={} does not divide the {} experts", s.ep, m_.moe.experts);
+      if (m_.expert_ffn() % etp != 0)
+        return fmt::format(
+            "etp={} does not divide the experts' ffn size {} (moe_intermediate_size)", etp,
+            m_.expert_ffn());
+      const int64_t shared = int64_t{m_.moe.shared_experts} * m_.expert_ffn();
+      if (shared % s.tp != 0)
+        return fmt::format("tp={} does not divide the shared experts' ffn size {}", s.tp, shared);
       // Megatron-core: "When using expert parallelism and tensor parallelism, sequence
       // parallelism must be used" (its token dispatcher routes each TP rank's own tokens).
-      if (s.ep > 1 && s.tp > 1 && !s.sp) return "ep>1 with tp>1 needs sp=true";
-      if ((s.dp * s.cp) % s.ep != 0)
+      if ((s.ep > 1 || etp != s.tp) && s.tp > 1 && !s.sp)
+        return s.etp > 0 ? "ep>1 or etp != tp with tp>1 needs sp=true"
+                         : "ep>1 with tp>1 needs sp=true";
+      if (s.etp > 0) {
+        const int64_t stage = int64_t{s.tp} * s.cp * s.dp, folded = int64_t{s.ep} * etp;
+        if (stage % folded != 0)
+          return fmt::format(
+              "ep*etp = {} does not divide tp*cp*dp = {} (expert layers fold a stage's ranks "
+              "into etp, ep and expert data parallelism)",
+              folded, stage);
+      } else if ((s.dp * s.cp) % s.ep != 0) {
         return fmt::format(
             "ep={} does not divide dp*cp = {} (experts are spread over the data-"
             "parallel ranks)",
             s.ep, s.dp * s.cp);
+      }
     }
     return std::nullopt;
   }
 
   void graph_of(const Strategy& s, AttentionKernel kernel, const MicroBatch& mb,
                 Graph& g) const override {
-    g.reset(3);
+    // Blocks: the embedding, a run of dense layers and a run of expert layers (either may be
+    // missing), the head, the multi-token-prediction modules.
+    const int dense = m_.is_moe() ? std::min(m_.layers, m_.moe.first_dense_layers) : m_.layers;
+    const int expert = m_.layers - dense;
+    const size_t body = (dense > 0 ? 1 : 0) + (expert > 0 ? 1 : 0);
+    g.reset(2 + body + (m_.mtp_layers > 0 ? 1 : 0));
     const double vocab_shard = static_cast<double>(m_.vocab) * m_.hidden / s.tp;
     const double tokens = mb.tokens / s.cp;
 
@@ -80,31 +105,21 @@ class Transformer final : public Workload {
     // The embedding's dropout mask, one byte per element.
     embedding.kept_bytes.fill(tokens * m_.hidden * (m_.dropout > 0 ? 1 : 0));
 
-    Block& layer = g.blocks[1];
-    layer.name = "layer";
-    layer.count = m_.layers;
-    layer_ops(m_, s, kernel, mb, layer.ops);
-    const LayerParameters lp = layer_parameters(m_);
-    layer.dense_params = lp.attention / s.tp + lp.router + lp.norms;
-    layer.expert_params = lp.experts * lp.mlp / s.tp / (m_.is_moe() ? s.ep : 1);
-    // Tensors: qkv and the projection, the MLP's two (a gated MLP's gate and up fused, as
-    // Megatron's), each with its bias where the model has them; the two norms' scale (and
-    // shift for LayerNorm); a router; every expert's two.
-    const double f = static_cast<double>(m_.ffn_hidden) / s.tp;
-    const int per_linear = m_.bias ? 2 : 1;
-    const int mlps = m_.is_moe() ? m_.experts / s.ep : 1;
-    layer.param_tensors =
-        per_linear * (2 + 2 * mlps) + 2 * (m_.rmsnorm ? 1 : 2) + (m_.is_moe() ? 1 : 0);
-    const double q = static_cast<double>(m_.heads) * m_.head_dim() / s.tp;
-    const double kv = std::max(1.0, static_cast<double>(m_.kv_heads) / s.tp) * m_.head_dim();
-    const double fc1 = (m_.activation == Activation::swiglu ? 2 : 1) * f * m_.hidden;
-    layer.largest_tensor_params = std::max({m_.hidden * (q + 2 * kv), q * m_.hidden, fc1});
-    // The linears Transformer Engine runs in FP8: attention's and the MLP's (or experts').
-    if (numerics(s).fp8()) layer.fp8_params = lp.attention / s.tp + layer.expert_params;
-    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
-      layer.kept_bytes[static_cast<size_t>(r)] = layer_activation_bytes(m_, s, kernel, r, mb);
+    size_t next = 1;
+    if (dense > 0) {
+      Block& layer = g.blocks[next++];
+      layer.name = expert > 0 ? "dense_layer" : "layer";
+      layer.count = dense;
+      fill_layer(s, kernel, mb, false, layer);
+    }
+    if (expert > 0) {
+      Block& layer = g.blocks[next++];
+      layer.name = dense > 0 ? "moe_layer" : "layer";
+      layer.count = expert;
+      fill_layer(s, kernel, mb, true, layer);
+    }
 
-    Block& head = g.blocks[2];
+    Block& head = g.blocks[next++];
     head.name = "head";
     head.pin = Block::Pin::last_stage;
     head_ops(m_, s, mb, head.ops);
@@ -118,6 +133,32 @@ class Transformer final : public Workload {
       head.dense_params += vocab_shard;
     // fp32 logits and their gradient for the loss, vocab-parallel.
     head.working_bytes = 2 * 4 * tokens * m_.vocab / s.tp;
+
+    if (m_.mtp_layers > 0) {
+      // Multi-token prediction on the last stage (as DeepSeek-V3 and Megatron-core place it):
+      // a layer as the model's last, with its own norms and projection, the main head again,
+      // and a copy of the embedding table tied to the first stage's.
+      Block& mtp = g.blocks[next++];
+      const bool moe = m_.moe_layer(m_.layers - 1);
+      fill_layer(s, kernel, mb, moe, mtp);
+      mtp.ops.clear();
+      mtp_ops(m_, s, kernel, mb, mtp.ops);
+      mtp.name = "mtp";
+      mtp.pin = Block::Pin::last_stage;
+      mtp.count = m_.mtp_layers;
+      const double norm = m_.rmsnorm ? m_.hidden : 2.0 * m_.hidden;
+      mtp.dense_params += 3 * norm + 2.0 * m_.hidden * m_.hidden / s.tp;
+      mtp.param_tensors += 4;
+      mtp.tied_params = vocab_shard;
+      mtp.largest_tensor_params = std::max(mtp.largest_tensor_params, vocab_shard);
+      // Pinned blocks are not recomputed: the layer's activations, the projection's input
+      // (2h) and the two norms' inputs, and the loss's logits while it runs.
+      const double e = numerics(s).element_bytes;
+      const double sp_div = s.sp ? s.tp : 1;
+      mtp.kept_bytes.fill(mtp.kept_bytes[static_cast<size_t>(Recompute::none)] +
+                          4 * e * tokens * m_.hidden / sp_div);
+      mtp.working_bytes = head.working_bytes;
+    }
 
     g.boundary_bytes = numerics(s).element_bytes * tokens * m_.hidden;
   }
@@ -134,7 +175,7 @@ class Transformer final : public Workload {
     return v;
   }
   std::vector<int> ep_candidates() const override {
-    return m_.is_moe() ? divisors(m_.experts, m_.experts) : std::vector<int>{1};
+    return m_.is_moe() ? divisors(m_.moe.experts, m_.moe.experts) : std::vector<int>{1};
   }
   // With fused attention nothing is left for selective recomputation to drop.
   bool has_selective_recompute(AttentionKernel kernel) const override {
@@ -142,6 +183,61 @@ class Transformer final : public Workload {
   }
 
  private:
+  bool has_dense_layers() const { return !m_.is_moe() || m_.moe.first_dense_layers > 0; }
+
+  // One body layer's parameters, tensors and activations on one device.
+  void fill_layer(const Strategy& s, AttentionKernel kernel, const MicroBatch& mb, bool moe,
+                  Block& layer) const {
+    layer_ops(m_, s, kernel, mb, moe, layer.ops);
+    const LayerParameters lp = layer_parameters(m_, moe);
+    const int etp = s.expert_tp();
+    layer.dense_params =
+        lp.attention / s.tp + lp.replicated + lp.router + lp.norms + lp.shared / s.tp;
+    // Experts are held by the expert-data-parallel ranks; a dense MLP like the attention.
+    const double mlp_local = moe ? lp.experts * lp.mlp / etp / s.ep : lp.mlp / s.tp;
+    (moe ? layer.expert_params : layer.dense_params) += mlp_local;
+    // Tensors: the attention's linears (qkv and the projection; MLA's down and up projections,
+    // the projection and two latent norms), each with its bias where the model has them; the
+    // two norms' scale (and shift for LayerNorm); per-head query and key norms; a router (and
+    // its bias); shared experts' two; every local expert's two.
+    const int per_linear = m_.bias ? 2 : 1;
+    const int norm_tensors = m_.rmsnorm ? 1 : 2;
+    const int attention_tensors = m_.is_mla()
+                                      ? per_linear * (m_.mla.q_lora_rank > 0 ? 4 : 3) +
+                                            norm_tensors * (m_.mla.q_lora_rank > 0 ? 2 : 1)
+                                      : per_linear * 2 + (m_.qk_norm ? 2 * norm_tensors : 0);
+    const int mlps = moe ? m_.moe.experts / s.ep : 1;
+    layer.param_tensors = attention_tensors + per_linear * 2 * mlps + 2 * norm_tensors +
+                          (moe ? 1 + (m_.moe.expert_bias ? 1 : 0) : 0) +
+                          (moe && m_.moe.shared_experts > 0 ? per_linear * 2 : 0);
+    const double f =
+        static_cast<double>(moe ? m_.expert_ffn() : m_.ffn_hidden) / (moe ? etp : s.tp);
+    const double gate = m_.activation == Activation::swiglu ? 2 : 1;
+    const double fc1 = gate * f * m_.hidden;
+    double attention_largest;
+    if (m_.is_mla()) {
+      const Mla& a = m_.mla;
+      const double heads = static_cast<double>(m_.heads) / s.tp;
+      attention_largest =
+          std::max({static_cast<double>(a.q_lora_rank > 0 ? a.q_lora_rank : m_.hidden) * heads *
+                        a.qk_head_dim(),
+                    a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim),
+                    heads * a.v_head_dim * m_.hidden});
+    } else {
+      const double q = static_cast<double>(m_.heads) * m_.head_dim() / s.tp;
+      const double kv = std::max(1.0, static_cast<double>(m_.kv_heads) / s.tp) * m_.head_dim();
+      attention_largest = std::max(m_.hidden * (q + 2 * kv), q * m_.hidden);
+    }
+    const double shared_fc1 =
+        moe ? gate * m_.moe.shared_experts * static_cast<double>(m_.expert_ffn()) / s.tp * m_.hidden
+            : 0;
+    layer.largest_tensor_params = std::max({attention_largest, fc1, shared_fc1});
+    // The linears Transformer Engine runs in FP8: attention's and the MLP's (or experts').
+    if (numerics(s).fp8()) layer.fp8_params = lp.attention / s.tp + mlp_local + lp.shared / s.tp;
+    for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
+      layer.kept_bytes[static_cast<size_t>(r)] = layer_activation_bytes(m_, s, kernel, r, mb, moe);
+  }
+
   Model m_;
 };
 
@@ -156,13 +252,16 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
 
 double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKernel kernel,
                               Recompute recompute, const MicroBatch& mb) {
+  return layer_activation_bytes(m, st, kernel, recompute, mb, m.moe_layer(m.layers - 1));
+}
+
+double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKernel kernel,
+                              Recompute recompute, const MicroBatch& mb, bool moe_layer) {
   const double T = mb.tokens / st.cp;
   const double h = m.hidden;
   const double t = st.tp;
   const double sp_div = st.sp ? t : 1;
-  const double hd = m.head_dim();
-  const double q = m.heads * hd / t;
-  const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
+  const double heads = m.heads / t;
   const double mask = m.dropout > 0 ? 1.0 : 0.0;
   const Numerics num = numerics(st);
   const double e = num.element_bytes;
@@ -172,26 +271,55 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
 
   if (recompute == Recompute::full) return e * T * h / sp_div;  // the layer's input only
 
-  // Attention block: norm input and output (QKV input), Q, K, V, the projection input,
-  // the dropout mask after the projection.
-  double bytes = e * T * h / sp_div + li * T * h / sp_div + e * T * q + 2 * e * T * kv +
-                 li * T * q + mask * T * h / sp_div;
+  double bytes = 0;
+  if (m.is_mla()) {
+    // MLA: norm input and output (the down projections' input, the rank's own tokens), the
+    // latents before their norms and after (the up projections' inputs, gathered), Q, K, V
+    // (rotary parts applied), the projection input, the dropout mask after it.
+    const Mla& a = m.mla;
+    const double latent = a.q_lora_rank + a.kv_lora_rank;
+    bytes = e * T * h / sp_div + li * T * h / sp_div +
+            e * T * (latent + a.qk_rope_head_dim) / sp_div + li * T * latent +
+            e * T * heads * (2 * a.qk_head_dim() + a.v_head_dim) + li * T * heads * a.v_head_dim +
+            mask * T * h / sp_div;
+  } else {
+    // Attention block: norm input and output (QKV input), Q, K, V, the projection input,
+    // the dropout mask after the projection; under per-head norms, Q and K before them.
+    const double hd = m.head_dim();
+    const double q = heads * hd;
+    const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
+    bytes = e * T * h / sp_div + li * T * h / sp_div + e * T * q + 2 * e * T * kv + li * T * q +
+            mask * T * h / sp_div;
+    if (m.qk_norm) bytes += e * T * (q + kv);
+  }
   // Attention core. Unfused: softmax output, dropout mask and dropout output, a*s^2 each;
   // selective recomputation drops exactly these. Fused: only the softmax statistics (fp32).
-  const double scores = (m.heads / t) * (mb.squared / st.cp);
+  const double scores = heads * (mb.squared / st.cp);
   if (kernel == AttentionKernel::standard) {
     if (recompute != Recompute::selective) bytes += e * scores + mask * (1 + e) * scores;
   } else {
-    bytes += 4 * (m.heads / t) * T;
+    bytes += 4 * heads * T;
   }
   // MLP block: norm input and output (fc1 input), activation input(s), fc2 input, mask.
-  const double f = static_cast<double>(m.ffn_hidden) / t;
-  const double tokens_mlp = m.is_moe() ? T * m.top_k : T;
-  const double act_in = m.activation == Activation::swiglu ? 2 * f : f;
-  const double fc1_in = m.is_moe() ? e : li;  // experts' inputs are the dispatched tokens
-  bytes += e * T * h / sp_div + fc1_in * T * h / sp_div + e * tokens_mlp * act_in +
-           li * tokens_mlp * f + mask * T * h / sp_div;
-  if (m.is_moe()) bytes += li * tokens_mlp * h;  // dispatched tokens kept for the expert fc1
+  const double gate = m.activation == Activation::swiglu ? 2 : 1;
+  bytes += e * T * h / sp_div + mask * T * h / sp_div;
+  if (!moe_layer) {
+    const double f = static_cast<double>(m.ffn_hidden) / t;
+    bytes += li * T * h / sp_div + e * T * gate * f + li * T * f;
+    return bytes;
+  }
+  // Experts: their inputs are the dispatched tokens (the norm's output is kept in 16 bits),
+  // kept for the expert fc1, and each routed token's activation input(s) and fc2 input, on the
+  // busiest rank.
+  const double f = static_cast<double>(m.expert_ffn()) / st.expert_tp();
+  const double routed = tokens_on_experts(m, st, T);
+  bytes += e * T * h / sp_div + e * routed * gate * f + li * routed * f + li * routed * h;
+  if (m.moe.shared_experts > 0) {
+    // Shared experts, a dense MLP beside them: input (sequence-parallel shard, gathered again
+    // in backward), activation input(s), fc2 input.
+    const double fs = static_cast<double>(m.moe.shared_experts) * m.expert_ffn() / t;
+    bytes += li * T * h / sp_div + e * T * gate * fs + li * T * fs;
+  }
   return bytes;
 }
 

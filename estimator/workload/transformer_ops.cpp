@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "transformer.h"
+
 namespace shardcost {
 
 namespace {
@@ -121,32 +123,83 @@ Op fp8_casts(const char* name, double inputs, double outputs, bool input_from_no
   return op;
 }
 
-// A mixture-of-experts MLP: route, dispatch over expert parallelism, the local experts, combine.
-// Without both tp and ep (or under tp_enter's all-gather), every TP rank routes all T tokens.
-// With both, Megatron-core's all-to-all dispatcher (which needs sequence parallelism) has each
-// TP rank route its own T/tp tokens, send them over the expert-parallel group and only then
-// gather what arrived over TP for its shard of the experts; combine is the reverse. Expert-
-// parallel traffic is the rank's T/tp tokens, not all T (a TP group does not send the same
-// tokens tp times); TP moves the routed tokens instead.
-void moe_ops(const Model& m, const Strategy& st, const Dims& d, bool over_tp,
-             std::vector<Op>& out) {
-  const double f_local = static_cast<double>(m.ffn_hidden) / st.tp;
+// The tokens a rank's experts compute, over the mean: the busiest expert's load factor.
+// Under the all-to-all dispatcher (expert parallelism, or an expert TP degree of its own) each
+// rank routes its own tokens: T/tp under sequence parallelism. Without it every TP rank routes
+// all T tokens (after tp_enter's all-gather) and computes its slice of every expert.
+bool moe_dispatcher(const Strategy& st) {
+  return st.ep > 1 || st.expert_tp() != st.tp;
+}
+
+double tokens_routed_by_rank(const Strategy& st, double tokens) {
+  return moe_dispatcher(st) && st.tp > 1 ? tokens / st.tp : tokens;
+}
+
+}  // namespace
+
+double tokens_on_experts(const Model& m, const Strategy& st, double tokens) {
+  const double local = tokens_routed_by_rank(st, tokens) * m.moe.top_k;
+  return (moe_dispatcher(st) ? local * st.expert_tp() : local) * m.moe.load_factor();
+}
+
+namespace {
+
+// A dense MLP of `ffn` hidden features split over TP, on all T tokens (after tp_enter).
+void mlp_ops(const char* const names[4], const Dims& d, double ffn, bool swiglu, bool fp8,
+             bool input_from_norm, std::vector<Op>& out) {
+  const double f_local = ffn / d.t;
+  const double fc1_out = (swiglu ? 2 : 1) * f_local;
+  out.push_back(gemm(names[0], d.num.linear, d.tokens, fc1_out, d.h));
+  if (fp8) out.push_back(fp8_casts(names[2], d.tokens * d.h, d.tokens * fc1_out, input_from_norm));
+  out.push_back(swiglu ? pass("swiglu", d.tokens * f_local, 6 * d.w, 10 * d.w)
+                       : pass("bias_gelu", d.tokens * f_local, 4 * d.w, 6 * d.w));
+  out.push_back(gemm(names[1], d.num.linear, d.tokens, d.h, f_local));
+  if (fp8) out.push_back(fp8_casts(names[3], d.tokens * f_local, d.tokens * d.h, false));
+}
+
+// A mixture-of-experts MLP: route, dispatch over expert parallelism, the local experts, combine,
+// with shared experts beside them.
+// Without the dispatcher (ep = 1, etp = tp; or under tp_enter's all-gather), every TP rank
+// routes all T tokens. With it, Megatron-core's all-to-all dispatcher (which needs sequence
+// parallelism with tp > 1) has each TP rank route its own T/tp tokens, send them over the
+// expert-parallel group and only then gather what arrived over the experts' TP group (etp) for
+// its shard of the experts; combine is the reverse. Expert-parallel traffic is the rank's T/tp
+// tokens, not all T (a TP group does not send the same tokens tp times); ETP moves the routed
+// tokens instead. The busiest rank receives and computes load_factor() times the mean.
+void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>& out) {
+  const bool dispatcher = moe_dispatcher(st);
+  const int etp = st.expert_tp();
+  const double f_local = static_cast<double>(m.expert_ffn()) / etp;
   const bool swiglu = m.activation == Activation::swiglu;
-  const double local = over_tp ? d.tokens / st.tp : d.tokens;  // tokens this rank routes
-  const double routed_local = local * m.top_k;
-  const double routed = over_tp ? routed_local * st.tp : routed_local;  // what experts compute
-  out.push_back(gemm("moe_router", d.num.other, local, m.experts, d.h));
-  out.push_back(comm("ep_dispatch", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
-                     CollectiveOp::all_to_all, d.e * routed_local * d.h));
-  if (over_tp) {
-    Op gather = comm("moe_tp_all_gather", OpKind::collective, Axis::tp, CollectiveOp::all_gather,
-                     CollectiveOp::reduce_scatter, d.e * routed * d.h);
-    gather.before_column_parallel = true;
-    gather.backward_regather = true;
-    out.push_back(gather);
+  const double load = m.moe.load_factor();
+  const double local = tokens_routed_by_rank(st, d.tokens);  // tokens this rank routes
+  const double routed_local = local * m.moe.top_k;
+  const double routed = tokens_on_experts(m, st, d.tokens);  // what experts compute
+  if (m.moe.shared_experts > 0) {
+    // Shared experts: a dense MLP on every token, split over TP; under the dispatcher with
+    // sequence parallelism it gathers its input and scatters its output itself.
+    static const char* const names[4] = {"shared_expert_fc1", "shared_expert_fc2",
+                                         "shared_expert_fc1_fp8_casts",
+                                         "shared_expert_fc2_fp8_casts"};
+    const bool own_tp = dispatcher && st.tp > 1;
+    if (own_tp) tp_enter(d, st, out);
+    mlp_ops(names, d, static_cast<double>(m.moe.shared_experts) * m.expert_ffn(), swiglu,
+            d.num.fp8(), false, out);
+    if (own_tp) tp_exit(d, st, out);
   }
-  const double local_experts = static_cast<double>(m.experts) / st.ep;
-  const double tokens_per_expert = routed * st.ep / m.experts;
+  out.push_back(gemm("moe_router", d.num.other, local, m.moe.experts, d.h));
+  out.push_back(comm("ep_dispatch", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
+                     CollectiveOp::all_to_all, d.e * routed_local * load * d.h));
+  const bool gather = dispatcher && etp > 1;
+  if (gather) {
+    Op g = comm("moe_tp_all_gather", OpKind::collective, Axis::etp, CollectiveOp::all_gather,
+                CollectiveOp::reduce_scatter, d.e * routed * d.h);
+    g.before_column_parallel = true;
+    g.backward_regather = true;
+    out.push_back(g);
+  }
+  const double local_experts = static_cast<double>(m.moe.experts) / st.ep;
+  const double tokens_per_expert = routed * st.ep / m.moe.experts;
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
   out.push_back(gemm("expert_fc1", d.num.linear, tokens_per_expert, fc1_out, d.h, local_experts));
   if (d.num.fp8())
@@ -156,36 +209,17 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, bool over_tp,
   out.push_back(gemm("expert_fc2", d.num.linear, tokens_per_expert, d.h, f_local, local_experts));
   if (d.num.fp8())
     out.push_back(fp8_casts("expert_fc2_fp8_casts", routed * f_local, routed * d.h, false));
-  if (over_tp)
-    out.push_back(comm("moe_tp_reduce_scatter", OpKind::collective, Axis::tp,
+  if (gather)
+    out.push_back(comm("moe_tp_reduce_scatter", OpKind::collective, Axis::etp,
                        CollectiveOp::reduce_scatter, CollectiveOp::all_gather, d.e * routed * d.h));
   out.push_back(comm("ep_combine", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
-                     CollectiveOp::all_to_all, d.e * routed_local * d.h));
+                     CollectiveOp::all_to_all, d.e * routed_local * load * d.h));
 }
 
-}  // namespace
-
-void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const MicroBatch& mb,
-               std::vector<Op>& out) {
-  const Dims d = dims(m, st, mb);
+// Attention's core over the local heads: `qk` and `v` dims per head (MLA's differ).
+void attention_core_ops(const Model& m, AttentionKernel kernel, const Dims& d, double qk, double v,
+                        std::vector<Op>& out) {
   const bool dropout = m.dropout > 0;
-
-  const bool fp8 = d.num.fp8();
-  out.push_back(norm("input_norm", d, fp8));
-  tp_enter(d, st, out);
-  const double qkv_out = (d.q_local + 2 * d.kv_local) * d.hd;
-  out.push_back(gemm("qkv", d.num.linear, d.tokens, qkv_out, d.h));
-  if (fp8) out.push_back(fp8_casts("qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out, true));
-  // Ulysses: Q, K and V all-to-all'd from a sequence split to a head split (K and V heads
-  // replicated up to cp where there are fewer); backward, their gradients back.
-  const bool ulysses = st.cp > 1 && st.cp_kind == CpKind::ulysses;
-  if (ulysses)
-    out.push_back(
-        comm("cp_ulysses_qkv_all_to_all", OpKind::collective, Axis::cp, CollectiveOp::all_to_all,
-             CollectiveOp::all_to_all,
-             d.e * d.tokens * (d.q_local + 2 * std::max(d.kv_local, static_cast<double>(st.cp))) *
-                 d.hd));
-
   const double heads_batch = d.b * d.q_local;
   // Score elements: each sequence's queries against its own keys (causal, per document).
   const double scores = d.q_local * d.squared_local;
@@ -194,13 +228,13 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
     a.name = "flash_attention";
     a.kind = OpKind::attention;
     // QK^T and AV, causal: half of the score matrix is computed.
-    a.flops = 4 * scores * d.hd * 0.5;
+    a.flops = 2 * scores * (qk + v) * 0.5;
     a.dtype = d.num.other;
     out.push_back(a);
   } else {
-    Op qk = gemm("attention_qk", d.num.other, d.s_local, d.s, d.hd, heads_batch);
-    qk.selective = true;
-    out.push_back(qk);
+    Op qk_op = gemm("attention_qk", d.num.other, d.s_local, d.s, qk, heads_batch);
+    qk_op.selective = true;
+    out.push_back(qk_op);
     // Fused scale-mask-softmax: read and write the scores; backward reads y and dy, writes dx.
     Op softmax = pass("attention_softmax", scores, 4 * d.w, 6 * d.w);
     softmax.selective = true;
@@ -210,10 +244,32 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
       drop.selective = true;
       out.push_back(drop);
     }
-    Op av = gemm("attention_av", d.num.other, d.s_local, d.hd, d.s, heads_batch);
+    Op av = gemm("attention_av", d.num.other, d.s_local, v, d.s, heads_batch);
     av.selective = true;
     out.push_back(av);
   }
+}
+
+// Grouped-query attention: QKV, the core, context parallelism's exchanges, the projection.
+void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
+             std::vector<Op>& out) {
+  const bool fp8 = d.num.fp8();
+  const double qkv_out = (d.q_local + 2 * d.kv_local) * d.hd;
+  out.push_back(gemm("qkv", d.num.linear, d.tokens, qkv_out, d.h));
+  if (fp8) out.push_back(fp8_casts("qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out, true));
+  // Per-head query and key norms (Qwen3): read and write Q and K.
+  if (m.qk_norm)
+    out.push_back(pass("qk_norm", d.tokens * (d.q_local + d.kv_local) * d.hd, 4 * d.w, 10 * d.w));
+  // Ulysses: Q, K and V all-to-all'd from a sequence split to a head split (K and V heads
+  // replicated up to cp where there are fewer); backward, their gradients back.
+  const bool ulysses = st.cp > 1 && st.cp_kind == CpKind::ulysses;
+  if (ulysses)
+    out.push_back(
+        comm("cp_ulysses_qkv_all_to_all", OpKind::collective, Axis::cp, CollectiveOp::all_to_all,
+             CollectiveOp::all_to_all,
+             d.e * d.tokens * (d.q_local + 2 * std::max(d.kv_local, static_cast<double>(st.cp))) *
+                 d.hd));
+  attention_core_ops(m, kernel, d, d.hd, d.hd, out);
   if (st.cp > 1 && st.cp_kind == CpKind::ring) {
     // Ring attention: K and V blocks travel cp-1 hops around the ring, overlapped with the
     // attention of the block in hand; backward also returns dK and dV (twice the bytes).
@@ -230,36 +286,116 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   if (fp8)
     out.push_back(
         fp8_casts("attention_proj_fp8_casts", d.tokens * d.q_local * d.hd, d.tokens * d.h, false));
+}
+
+// Multi-head latent attention as Megatron-core runs it in training (the up projections
+// materialised, not absorbed): the down projections run whole on each rank's own tokens
+// (sequence-parallel shard), their latents are normed and all-gathered over TP (instead of
+// the hidden states: (q_lora + kv_lora + rope) elements per token, not h), the up
+// projections split the heads over TP, then the core and the output projection.
+void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
+             std::vector<Op>& out) {
+  const Mla& a = m.mla;
+  const bool fp8 = d.num.fp8();
+  const double own = d.tokens / d.sp_div;  // tokens this rank holds before the gather
+  const double qk = a.qk_head_dim(), v = a.v_head_dim;
+  const double latent = a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;
+  if (a.q_lora_rank > 0) {
+    out.push_back(gemm("mla_q_down", d.num.linear, own, a.q_lora_rank, d.h));
+    out.push_back(pass("mla_q_norm", own * a.q_lora_rank, 4 * d.w, 10 * d.w));
+  }
+  out.push_back(gemm("mla_kv_down", d.num.linear, own, a.kv_lora_rank + a.qk_rope_head_dim, d.h));
+  if (fp8) out.push_back(fp8_casts("mla_down_fp8_casts", own * d.h, own * latent, true));
+  out.push_back(pass("mla_kv_norm", own * a.kv_lora_rank, 4 * d.w, 10 * d.w));
+  if (st.tp > 1) {
+    Op op = st.sp ? comm("mla_latent_all_gather", OpKind::collective, Axis::tp,
+                         CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
+                         d.e * d.tokens * latent)
+                  : comm("mla_latent_grad_all_reduce", OpKind::collective, Axis::tp, std::nullopt,
+                         CollectiveOp::all_reduce, d.e * d.tokens * latent);
+    op.before_column_parallel = true;
+    out.push_back(op);
+  }
+  const double q_out = d.q_local * qk;
+  const double q_in = a.q_lora_rank > 0 ? a.q_lora_rank : d.h;
+  out.push_back(gemm("mla_q_up", d.num.linear, d.tokens, q_out, q_in));
+  const double kv_out = d.q_local * (a.qk_nope_head_dim + v);
+  out.push_back(gemm("mla_kv_up", d.num.linear, d.tokens, kv_out, a.kv_lora_rank));
+  if (fp8)
+    out.push_back(fp8_casts("mla_up_fp8_casts", d.tokens * (a.q_lora_rank + a.kv_lora_rank),
+                            d.tokens * (q_out + kv_out), false));
+  // Rotary embedding on the query's and the shared key's rotary parts, and K assembled from its
+  // two parts (read the parts, write K).
+  out.push_back(
+      pass("mla_rope_and_k",
+           d.tokens * (d.q_local * a.qk_rope_head_dim + d.q_local * qk + a.qk_rope_head_dim),
+           4 * d.w, 4 * d.w));
+  const bool ulysses = st.cp > 1 && st.cp_kind == CpKind::ulysses;
+  if (ulysses)
+    out.push_back(comm("cp_ulysses_qkv_all_to_all", OpKind::collective, Axis::cp,
+                       CollectiveOp::all_to_all, CollectiveOp::all_to_all,
+                       d.e * d.tokens * d.q_local * (2 * qk + v)));
+  attention_core_ops(m, kernel, d, qk, v, out);
+  if (st.cp > 1 && st.cp_kind == CpKind::ring) {
+    const double kv_bytes = d.e * d.tokens * d.q_local * (qk + v);
+    out.push_back(comm("cp_ring_exchange", OpKind::ring, Axis::cp, CollectiveOp::send_recv,
+                       CollectiveOp::send_recv, kv_bytes * (st.cp - 1)));
+  }
+  if (ulysses)
+    out.push_back(comm("cp_ulysses_out_all_to_all", OpKind::collective, Axis::cp,
+                       CollectiveOp::all_to_all, CollectiveOp::all_to_all,
+                       d.e * d.tokens * d.q_local * v));
+  out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * v));
+  if (fp8)
+    out.push_back(
+        fp8_casts("attention_proj_fp8_casts", d.tokens * d.q_local * v, d.tokens * d.h, false));
+}
+
+// The attention sublayer and the MLP (or experts) sublayer with their norms and residuals.
+void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
+               bool moe_layer, std::vector<Op>& out) {
+  const bool dropout = m.dropout > 0;
+  const bool fp8 = d.num.fp8();
+  out.push_back(norm("input_norm", d, fp8));
+  if (m.is_mla()) {
+    mla_ops(m, st, kernel, d, out);
+  } else {
+    tp_enter(d, st, out);
+    gqa_ops(m, st, kernel, d, out);
+  }
   tp_exit(d, st, out);
   out.push_back(residual("attention_residual", d, dropout));
 
-  const bool over_tp = m.is_moe() && st.ep > 1 && st.tp > 1;
-  out.push_back(norm("mlp_norm", d, fp8 && !m.is_moe()));
-  const double f_local = static_cast<double>(m.ffn_hidden) / st.tp;
+  const bool dispatcher = moe_layer && moe_dispatcher(st);
+  out.push_back(norm("mlp_norm", d, fp8 && !moe_layer));
   const bool swiglu = m.activation == Activation::swiglu;
-  // With tp and ep, the MoE dispatcher moves tokens over TP itself (moe_ops).
-  if (!over_tp) tp_enter(d, st, out);
-  if (!m.is_moe()) {
-    const double fc1_out = (swiglu ? 2 : 1) * f_local;
-    out.push_back(gemm("mlp_fc1", d.num.linear, d.tokens, fc1_out, d.h));
-    if (fp8)
-      out.push_back(fp8_casts("mlp_fc1_fp8_casts", d.tokens * d.h, d.tokens * fc1_out, true));
-    out.push_back(swiglu ? pass("swiglu", d.tokens * f_local, 6 * d.w, 10 * d.w)
-                         : pass("bias_gelu", d.tokens * f_local, 4 * d.w, 6 * d.w));
-    out.push_back(gemm("mlp_fc2", d.num.linear, d.tokens, d.h, f_local));
-    if (fp8)
-      out.push_back(fp8_casts("mlp_fc2_fp8_casts", d.tokens * f_local, d.tokens * d.h, false));
+  // Under the dispatcher the experts move their tokens over TP themselves (moe_ops).
+  if (!dispatcher) tp_enter(d, st, out);
+  if (!moe_layer) {
+    static const char* const names[4] = {"mlp_fc1", "mlp_fc2", "mlp_fc1_fp8_casts",
+                                         "mlp_fc2_fp8_casts"};
+    mlp_ops(names, d, m.ffn_hidden, swiglu, fp8, true, out);
   } else {
-    moe_ops(m, st, d, over_tp, out);
+    moe_ops(m, st, d, out);
   }
-  if (!over_tp) tp_exit(d, st, out);
+  if (!dispatcher) tp_exit(d, st, out);
   out.push_back(residual("mlp_residual", d, dropout));
   if (m.bias) {
     // Bias gradients: a reduction over the tokens of every biased linear's output gradient.
-    const double outputs = (d.q_local + 2 * d.kv_local) * d.hd + d.h +
-                           (swiglu ? 2 : 1) * f_local * (m.is_moe() ? m.top_k : 1) + d.h;
+    const double attention_out =
+        m.is_mla() ? d.q_local * m.mla.qk_head_dim() : (d.q_local + 2 * d.kv_local) * d.hd;
+    const double f_local = static_cast<double>(moe_layer ? m.expert_ffn() : m.ffn_hidden) / st.tp;
+    const double outputs =
+        attention_out + d.h + (swiglu ? 2 : 1) * f_local * (moe_layer ? m.moe.top_k : 1) + d.h;
     out.push_back(pass("bias_grads", d.tokens * outputs, 0, d.e));
   }
+}
+
+}  // namespace
+
+void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const MicroBatch& mb,
+               bool moe_layer, std::vector<Op>& out) {
+  block_ops(m, st, kernel, dims(m, st, mb), moe_layer, out);
 }
 
 void embedding_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vector<Op>& out) {
@@ -281,6 +417,23 @@ void head_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vec
   // 4), max (4), sub_ (8), exp (8), sum (4), div_ (8); backward: softmax minus one-hot in
   // place (8) and the cast back to 16 bits (6).
   out.push_back(pass("cross_entropy", d.tokens * v_local, 38, 14));
+}
+
+void mtp_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const MicroBatch& mb,
+             std::vector<Op>& out) {
+  const Dims d = dims(m, st, mb);
+  // The next tokens' embedding from the module's copy of the table (vocab-parallel), the norms
+  // of it and of the main model's hidden state, and their concatenation projected back to h:
+  // priced as a row-parallel linear of 2h inputs (the FLOPs of the projection, and one
+  // reduce-scatter of h).
+  embedding_ops(m, st, mb, out);
+  out.push_back(norm("mtp_embedding_norm", d));
+  out.push_back(norm("mtp_hidden_norm", d));
+  tp_enter(d, st, out);
+  out.push_back(gemm("mtp_projection", d.num.linear, d.tokens, d.h, 2 * d.h / d.t));
+  tp_exit(d, st, out);
+  block_ops(m, st, kernel, d, m.moe_layer(m.layers - 1), out);
+  head_ops(m, st, mb, out);
 }
 
 }  // namespace shardcost

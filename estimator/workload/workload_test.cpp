@@ -21,7 +21,8 @@ double graph_forward_flops(const Graph& g) {
 // generalisation to GQA, SwiGLU and top-k experts): 3 x forward matmuls per step, with the
 // attention scores over the full sequence, tensor-parallel shards adding up to the whole.
 TEST(Graph, TransformerGemmsAddUpToTheModelFlops) {
-  for (const char* name : {"gpt3-175b", "llama3-8b", "llama3-70b", "mixtral-8x7b"}) {
+  for (const char* name :
+       {"gpt3-175b", "llama3-8b", "llama3-70b", "mixtral-8x7b", "deepseek-v3", "qwen3-235b-a22b"}) {
     const Model m = load_model(name);
     const auto w = transformer_workload(m);
     for (int tp : {1, 8}) {

@@ -86,7 +86,10 @@ std::string catalog_json();
 std::vector<std::string> catalog_names(std::string_view kind);  // "devices"|"systems"|"models"
 
 // ---------------------------------------------------------------- pricing
+// The main model's parameters, as papers quote them (without multi-token prediction).
 double parameter_count(const Model&);
+// The multi-token-prediction modules' own weights (they share the embedding and output head).
+double mtp_parameter_count(const Model&);
 // Model FLOPs per step for a global batch (forward + backward, no recomputation).
 double model_flops_per_step(const Model&, int global_batch);
 

@@ -43,6 +43,13 @@ std::string_view to_string(CpMode);
 
 struct Strategy {
   int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, mbs = 1, gbs = 0, vpp = 1;
+  // etp=N: the experts' own tensor-parallel degree (Megatron-core's expert tensor parallelism,
+  // "MoE parallel folding"): expert layers split the ranks of a stage's tp*cp*dp into etp
+  // (innermost), ep, and expert data parallelism. 0: the attention's tp.
+  int etp = 0;
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Ranks that hold the same experts: a stage's ranks over ep*etp.
+  int expert_dp() const { return tp * cp * dp / std::max(1, ep * expert_tp()); }
   Recompute recompute = Recompute::none;
   bool sp = false;
   int zero = 0;

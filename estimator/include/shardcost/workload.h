@@ -24,8 +24,9 @@ enum class OpKind {
                // behind the block's attention (context parallelism)
 };
 
-// The parallel group a communication operator runs over; the plan places it on ranks.
-enum class Axis { tp, cp, ep };
+// The parallel group a communication operator runs over; the plan places it on ranks (etp:
+// the experts' tensor-parallel group).
+enum class Axis { tp, cp, ep, etp };
 
 struct Op {
   const char* name = "";

@@ -1,0 +1,172 @@
+// Today's families through the graph: MLA, fine-grained MoE with shared experts and dense first
+// layers, expert tensor parallelism, routing imbalance, multi-token prediction.
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+#include "shardcost/estimator.h"
+#include "transformer.h"
+
+namespace shardcost {
+namespace {
+
+const Op* find_op(const Block& b, std::string_view name) {
+  for (const Op& op : b.ops)
+    if (name == op.name) return &op;
+  return nullptr;
+}
+
+const Block* find_block(const Graph& g, std::string_view name) {
+  for (const Block& b : g.blocks)
+    if (name == b.name) return &b;
+  return nullptr;
+}
+
+Strategy moe_strategy(int tp, int ep, int dp, int etp = 0) {
+  Strategy s;
+  s.tp = tp;
+  s.ep = ep;
+  s.dp = dp;
+  s.etp = etp;
+  s.sp = tp > 1;
+  s.mbs = 1;
+  s.gbs = dp;
+  return s;
+}
+
+TEST(Families, DeepSeekV3GraphHasDenseAndExpertRunsAndMtpOnTheLastStage) {
+  const Model m = load_model("deepseek-v3");
+  Graph g;
+  transformer_workload(m)->graph(moe_strategy(1, 8, 8), AttentionKernel::flash, g);
+  ASSERT_EQ(g.blocks.size(), 5u);
+  EXPECT_STREQ(g.blocks[1].name, "dense_layer");
+  EXPECT_EQ(g.blocks[1].count, 3);
+  EXPECT_STREQ(g.blocks[2].name, "moe_layer");
+  EXPECT_EQ(g.blocks[2].count, 58);
+  EXPECT_EQ(g.body_units(), 61);
+  const Block* mtp = find_block(g, "mtp");
+  ASSERT_NE(mtp, nullptr);
+  EXPECT_EQ(mtp->pin, Block::Pin::last_stage);
+  // Its embedding copy is tied to the first stage's table; its layer is an expert layer.
+  EXPECT_DOUBLE_EQ(mtp->tied_params, 129280.0 * 7168);
+  EXPECT_NE(find_op(*mtp, "expert_fc1"), nullptr);
+  EXPECT_NE(find_op(*mtp, "mtp_projection"), nullptr);
+  // Dense layers hold no experts, expert layers 32 local experts of 3 h f each.
+  EXPECT_DOUBLE_EQ(g.blocks[1].expert_params, 0);
+  EXPECT_DOUBLE_EQ(g.blocks[2].expert_params, 32 * 3.0 * 7168 * 2048);
+  // Every weight is somewhere: the blocks' parameters over the EP ranks add up to the model.
+  double dense = 0, expert = 0;
+  for (const Block& b : g.blocks) {
+    dense += b.count * (b.dense_params + (b.pin == Block::Pin::last_stage ? 0 : b.tied_params));
+    expert += b.count * b.expert_params;
+  }
+  EXPECT_DOUBLE_EQ(dense + 8 * expert, parameter_count(m) + mtp_parameter_count(m));
+}
+
+TEST(Families, MlaGathersItsLatentsNotTheHiddenStates) {
+  const Model m = load_model("deepseek-v3");
+  Strategy s = moe_strategy(4, 1, 2);
+  Graph g;
+  transformer_workload(m)->graph(s, AttentionKernel::flash, g);
+  const Block& layer = g.blocks[1];
+  const Op* gather = find_op(layer, "mla_latent_all_gather");
+  ASSERT_NE(gather, nullptr);
+  // 4096 tokens of (1536 + 512 + 64) bf16 elements, not 7168.
+  EXPECT_DOUBLE_EQ(gather->bytes, 2.0 * 4096 * (1536 + 512 + 64));
+  // The down projections run whole on the rank's own quarter of the tokens; the up
+  // projections on all tokens for a quarter of the heads.
+  EXPECT_EQ(find_op(layer, "mla_kv_down")->gemm, (GemmShape{1024, 576, 7168, 1}));
+  EXPECT_EQ(find_op(layer, "mla_q_up")->gemm, (GemmShape{4096, 32 * 192, 1536, 1}));
+  EXPECT_EQ(find_op(layer, "mla_kv_up")->gemm, (GemmShape{4096, 32 * 256, 512, 1}));
+  EXPECT_EQ(find_op(layer, "attention_proj")->gemm, (GemmShape{4096, 7168, 32 * 128, 1}));
+  // The hidden states are gathered once, for the MLP, not for attention.
+  int gathers = 0;
+  for (const Op& op : layer.ops) gathers += std::string_view(op.name) == "tp_all_gather";
+  EXPECT_EQ(gathers, 1);
+  EXPECT_STREQ(layer.ops[0].name, "input_norm");
+  EXPECT_STREQ(layer.ops[1].name, "mla_q_down");
+}
+
+TEST(Families, QwenHeadDimIsItsOwnAndQkNormsArePriced) {
+  const Model m = load_model("qwen3-235b-a22b");
+  Graph g;
+  transformer_workload(m)->graph(moe_strategy(4, 1, 2), AttentionKernel::flash, g);
+  const Block& layer = g.blocks[1];
+  // 64 query heads of 128 (8192 wide on a 4096 model) and 4 kv heads: 16 + 2 x 1 per rank.
+  EXPECT_EQ(find_op(layer, "qkv")->gemm, (GemmShape{4096, (16 + 2) * 128, 4096, 1}));
+  EXPECT_NE(find_op(layer, "qk_norm"), nullptr);
+}
+
+TEST(Families, ExpertTensorParallelismEqualToTpChangesNothing) {
+  const Model m = load_model("mixtral-8x7b");
+  const Cluster c = load_cluster("dgx-h100", 64);
+  Strategy s = parse_strategy("tp=2,pp=2,ep=4,mbs=1,gbs=128,sp=true", 64);
+  const Estimate a = estimate(m, c, s);
+  s.etp = 2;
+  const Estimate b = estimate(m, c, s);
+  EXPECT_DOUBLE_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_DOUBLE_EQ(a.memory_per_gpu_bytes, b.memory_per_gpu_bytes);
+}
+
+TEST(Families, ExpertTensorParallelismFoldsTheExperts) {
+  const Model m = load_model("deepseek-v3");
+  // tp=4 attention, experts whole (etp=1) over ep=8: 32 experts a rank, every rank's tokens.
+  const Strategy s = moe_strategy(4, 8, 2, 1);
+  ASSERT_FALSE(transformer_workload(m)->check(s).has_value());
+  Graph g;
+  transformer_workload(m)->graph(s, AttentionKernel::flash, g);
+  const Block& layer = g.blocks[2];
+  EXPECT_DOUBLE_EQ(layer.expert_params, 32 * 3.0 * 7168 * 2048);
+  EXPECT_EQ(find_op(layer, "moe_tp_all_gather"), nullptr);  // nothing to gather over etp=1
+  // Each rank routes its own 1024 tokens x 8: 8 ranks' 65,536 copies over 256 experts.
+  EXPECT_DOUBLE_EQ(find_op(layer, "ep_dispatch")->bytes, 2.0 * 1024 * 8 * 7168);
+  EXPECT_EQ(find_op(layer, "expert_fc1")->gemm, (GemmShape{256, 2 * 2048, 7168, 32}));
+  // The shared expert gathers and scatters over TP itself.
+  EXPECT_NE(find_op(layer, "shared_expert_fc1"), nullptr);
+  EXPECT_EQ(find_op(layer, "shared_expert_fc1")->gemm, (GemmShape{4096, 2 * 512, 7168, 1}));
+  // Expert data parallelism: tp*dp/(ep*etp) = 1 rank holds each expert shard.
+  EXPECT_EQ(s.expert_dp(), 1);
+}
+
+TEST(Families, ImbalanceLoadsTheBusiestRankCappedByCapacity) {
+  Model m = load_model("deepseek-v3");
+  const Strategy s = moe_strategy(1, 8, 8);
+  auto layer_of = [&](const Model& model) {
+    Graph g;
+    transformer_workload(model)->graph(s, AttentionKernel::flash, g);
+    return g.blocks[2];
+  };
+  const Block even = layer_of(m);
+  m.moe.imbalance = 2;
+  const Block skewed = layer_of(m);
+  EXPECT_EQ(find_op(skewed, "expert_fc1")->gemm.m, 2 * find_op(even, "expert_fc1")->gemm.m);
+  EXPECT_DOUBLE_EQ(find_op(skewed, "ep_dispatch")->bytes, 2 * find_op(even, "ep_dispatch")->bytes);
+  EXPECT_GT(skewed.kept_bytes[0], even.kept_bytes[0]);
+  m.moe.capacity_factor = 1.25;  // tokens past 1.25x the mean are dropped
+  EXPECT_EQ(find_op(layer_of(m), "expert_fc1")->gemm.m,
+            static_cast<int64_t>(1.25 * find_op(even, "expert_fc1")->gemm.m));
+}
+
+TEST(Families, BadSplitsNameTheField) {
+  const Model m = load_model("deepseek-v3");
+  const auto w = transformer_workload(m);
+  auto why = [&](const Strategy& s) { return w->check(s).value_or(""); };
+  EXPECT_NE(why(moe_strategy(1, 3, 3)).find("ep=3 does not divide the 256 experts"),
+            std::string::npos);
+  EXPECT_NE(why(moe_strategy(1, 8, 8, 3)).find("etp=3 does not divide the experts' ffn size 2048"),
+            std::string::npos);
+  EXPECT_NE(why(moe_strategy(2, 8, 2, 4)).find("ep*etp = 32 does not divide tp*cp*dp = 4"),
+            std::string::npos);
+  Strategy no_sp = moe_strategy(2, 1, 4, 1);
+  no_sp.sp = false;
+  EXPECT_NE(why(no_sp).find("needs sp=true"), std::string::npos);
+  Strategy dense = moe_strategy(2, 1, 4, 1);
+  EXPECT_NE(transformer_workload(load_model("llama3-8b"))
+                ->check(dense)
+                .value_or("")
+                .find("etp (expert tensor parallelism) needs a mixture-of-experts model"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardcost
