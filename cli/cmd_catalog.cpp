@@ -71,10 +71,13 @@ void print_catalog_text() {
                  fmt::format("{:.0f}", d.value("nvlink_bandwidth_GBps", 0.0)), peak("bf16"),
                  peak("fp16"), peak("fp8")});
   }
-  Table systems({"system", "device", "GPUs/node", "intra GB/s", "inter GB/s"},
-                {false, false, true, true, true});
+  // NVLink domain: GPUs that reach each other at the intra-node rate (a node, or an NVL72 rack).
+  Table systems({"system", "device", "GPUs/node", "NVLink domain", "intra GB/s", "inter GB/s"},
+                {false, false, true, true, true, true});
   for (const auto& s : all["systems"]) {
-    systems.add({s["name"], s["device"], fmt::format("{}", s.value("gpus_per_node", 0)),
+    const int per_node = s.value("gpus_per_node", 0);
+    systems.add({s["name"], s["device"], fmt::format("{}", per_node),
+                 fmt::format("{}", s.value("nvlink_domain_gpus", per_node)),
                  fmt::format("{:.0f}", s.value("intra_node_bandwidth_GBps", 0.0)),
                  fmt::format("{:.0f}", s.value("inter_node_bandwidth_GBps", 0.0))});
   }

@@ -42,10 +42,14 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
 
 std::string cluster_line(const Cluster& c) {
   std::string groups;
-  for (const NodeGroup& g : c.groups)
+  for (const NodeGroup& g : c.groups) {
     groups += fmt::format("{}{}{} node{} x {} {}", groups.empty() ? "" : " + ",
                           c.groups.size() > 1 ? g.name + ": " : "", g.nodes,
                           g.nodes == 1 ? "" : "s", g.gpus_per_node, g.device.name);
+    // Nodes joined into larger NVLink domains (NVL72 racks).
+    if (g.nvlink_domain_gpus > g.gpus_per_node)
+      groups += fmt::format(", NVLink domains of {}", g.nvlink_domain_gpus);
+  }
   return fmt::format("{} GPUs: {}", c.total_gpus(), groups);
 }
 
@@ -336,14 +340,14 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
     if (format == Format::csv) {
       fmt::print(
           "rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
-          "ep,mbs,gbs,vpp,recompute,sp,zero\n");
+          "ep,mbs,gbs,vpp,recompute,sp,zero,etp\n");
       int i = 0;
       for (const auto& e : r.best) {
         const Strategy& s = e.strategy;
-        fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{}\n", ++i,
-                   e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
+        fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                   ++i, e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
                    e.memory_per_gpu_bytes / kGiB, tp_text(s), s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs,
-                   s.vpp, to_string(s.recompute), s.sp, s.zero);
+                   s.vpp, to_string(s.recompute), s.sp, s.zero, s.expert_tp());
       }
       return;
     }
@@ -362,6 +366,10 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
     std::vector<bool> right{true, true, true, true, true, true,  true,  true,
                             true, true, true, true, true, false, false, true};
     if (split) header.emplace_back("layers"), right.push_back(false);
+    // The experts' own TP degree where a plan folds them (MoE parallel folding).
+    const bool folded = std::any_of(r.best.begin(), r.best.end(),
+                                    [](const Estimate& e) { return e.strategy.etp > 0; });
+    if (folded) header.emplace_back("etp"), right.push_back(true);
     // A mixed cluster: the order its groups take the stages in (the file's, or another).
     const bool mixed = c.groups.size() > 1;
     if (mixed) header.emplace_back("groups"), right.push_back(false);
@@ -388,6 +396,7 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
                                    s.sp ? "yes" : "no",
                                    fmt::format("{}", s.zero)};
       if (split) row.push_back(s.stage_layers.empty() ? "even" : join_layers(s.stage_layers));
+      if (folded) row.push_back(fmt::format("{}", s.expert_tp()));
       if (mixed)
         row.push_back(
             fmt::format("{}", fmt::join(e.group_order.empty() ? file_order : e.group_order, ",")));

@@ -72,6 +72,7 @@ nlohmann::json to_json(const Strategy& s) {
   if (!s.stage_layers.empty()) j["layers"] = s.stage_layers;
   if (!s.stage_tp.empty()) j["stage_tp"] = s.stage_tp;
   if (s.precision) j["precision"] = std::string(to_string(*s.precision));
+  if (s.etp > 0) j["etp"] = s.etp;
   return j;
 }
 

@@ -19,7 +19,7 @@ Predictor::Predictor(Device device, std::optional<Cluster> system, const CostSou
   const NodeGroup* g = system_ ? &system_->groups.front() : nullptr;
   pricer_ = std::make_unique<Pricer>(device_, g ? g->intra_node : kNoFabric,
                                      system_ ? system_->inter_node : kNoFabric,
-                                     g ? g->gpus_per_node : 1, sources);
+                                     g ? g->domain_gpus() : 1, sources);
 }
 
 Predictor::~Predictor() = default;

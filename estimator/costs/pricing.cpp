@@ -139,7 +139,13 @@ bool catalog_prices_memory(std::string_view kind) {
 
 int Pricer::ranks_per_node(GroupPlacement g) const {
   if (g.stride >= gpus_per_node_) return 1;
-  return std::max(1, std::min(g.ranks, gpus_per_node_ / g.stride));
+  const int per = std::max(1, std::min(g.ranks, gpus_per_node_ / g.stride));
+  // A group narrower than a node (an NVLink domain) that does not tile it: copies of it
+  // straddle two domains (32 ranks on 72-GPU racks: ranks 64-95 sit in two racks), and the
+  // slowest copy sets the pace: price it over two.
+  const int64_t span = int64_t{g.ranks} * g.stride;
+  if (per == g.ranks && g.ranks > 1 && gpus_per_node_ % span != 0) return (g.ranks + 1) / 2;
+  return per;
 }
 
 FabricLevel Pricer::level(GroupPlacement g) const {

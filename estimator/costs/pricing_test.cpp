@@ -111,6 +111,24 @@ TEST_F(PricingFixture, PlacementDecidesTheFabricLevel) {
   EXPECT_EQ(pr.level({8, 8}), FabricLevel::inter_node);  // one member per node
   EXPECT_EQ(pr.ranks_per_node({32, 1}), 8);
   EXPECT_EQ(pr.ranks_per_node({8, 8}), 1);
+  // 3 ranks at stride 2 (dp=3 beside tp=2) do not tile an 8-GPU node: the copy on ranks 6-11
+  // straddles two nodes, and prices as the slowest.
+  EXPECT_EQ(pr.level({3, 2}), FabricLevel::inter_node);
+  EXPECT_EQ(pr.level({4, 2}), FabricLevel::intra_node);
+}
+
+TEST(Pricing, NvlinkDomainsLargerThanANodeStayIntraNode) {
+  const Cluster c = load_cluster("gb200-nvl72", 288);
+  const NodeGroup& g = c.groups.front();
+  const Pricer rack{g.device, g.intra_node, c.inter_node, g.domain_gpus(), nullptr};
+  const Pricer trays{g.device, g.intra_node, c.inter_node, g.gpus_per_node, nullptr};
+  EXPECT_EQ(rack.level({9, 8}), FabricLevel::intra_node);   // 9 x tp=8: one rack
+  EXPECT_EQ(trays.level({9, 8}), FabricLevel::inter_node);  // over 4-GPU trays: the network
+  EXPECT_EQ(rack.level({8, 8}), FabricLevel::inter_node);   // 64 wide: copies straddle racks
+  EXPECT_EQ(rack.level({36, 2}), FabricLevel::intra_node);
+  EXPECT_EQ(rack.level({32, 1}), FabricLevel::inter_node);  // 32 do not tile 72
+  EXPECT_LT(rack.collective(CollectiveOp::all_to_all, 1e8, {9, 8}).seconds,
+            trays.collective(CollectiveOp::all_to_all, 1e8, {9, 8}).seconds);
 }
 
 TEST_F(PricingFixture, AcrossNodesEachLocalMemberDrivesItsOwnNic) {

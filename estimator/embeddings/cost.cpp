@@ -12,7 +12,7 @@ namespace shardcost::embeddings {
 
 CostModel::CostModel(const Cluster& c, const ShardingOptions& o, const EstimateOptions& e)
     : pricer_(c.groups.front().device, c.groups.front().intra_node, c.network_of(0),
-              c.groups.front().gpus_per_node, e.costs),
+              c.groups.front().domain_gpus(), e.costs),
       gpus_(c.total_gpus()),
       per_node_(gpus_per_node(c)),
       batch_(o.batch),

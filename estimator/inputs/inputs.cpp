@@ -136,6 +136,7 @@ const std::vector<std::string_view> kGroupFields = {"name",
                                                     "device",
                                                     "nodes",
                                                     "gpus_per_node",
+                                                    "nvlink_domain_gpus",
                                                     "intra_node_bandwidth_GBps",
                                                     "intra_node_latency_us",
                                                     "intra_node_efficiency",
@@ -160,6 +161,14 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
   if (g.gpus_per_node > kMaxGpusPerNode)
     f.fail("gpus_per_node", fmt::format("is {}; a node holds at most {} GPUs here", g.gpus_per_node,
                                         kMaxGpusPerNode));
+  if (const auto domain = f.optional_int("nvlink_domain_gpus", 1, kMaxGpusPerNode)) {
+    if (*domain < g.gpus_per_node || *domain % g.gpus_per_node != 0)
+      f.fail("nvlink_domain_gpus",
+             fmt::format("({}) must be a whole number of {}-GPU nodes; an NVLink domain joins "
+                         "nodes (72 for an NVL72 rack of 4-GPU trays)",
+                         *domain, g.gpus_per_node));
+    g.nvlink_domain_gpus = *domain;
+  }
   g.intra_node =
       parse_fabric(f, "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
                    "intra_node_busbw_GBps", kDefaultIntraLatencyUs, kDefaultIntraEfficiency);
@@ -173,7 +182,7 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
 // A group's fields the cluster's top level gives for every group that does not give its own.
 const std::vector<std::string_view> kSharedGroupFields = {
     "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
-    "intra_node_busbw_GBps", "gpus_per_node"};
+    "intra_node_busbw_GBps",     "gpus_per_node",         "nvlink_domain_gpus"};
 
 // links: [{"between": ["a", "b"], "bandwidth_GBps": 25, "latency_us": 10, "efficiency": 0.9}]
 std::vector<GroupLink> parse_links(const JsonFields& f, const Cluster& c, std::string_view origin) {
@@ -229,6 +238,7 @@ void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
   if (gpus <= g.gpus_per_node) {
     g.nodes = 1;
     g.gpus_per_node = gpus;
+    g.nvlink_domain_gpus = 0;  // part of one node: the node is the domain
   } else if (gpus % g.gpus_per_node == 0) {
     g.nodes = gpus / g.gpus_per_node;
   } else {

@@ -252,3 +252,28 @@ TEST(Inputs, StrategyTextDefaultsAndErrors) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+TEST(Inputs, NvlinkDomainsJoinWholeNodes) {
+  const Cluster rack = load_cluster("gb200-nvl72", 288);
+  EXPECT_EQ(rack.groups.front().gpus_per_node, 4);
+  EXPECT_EQ(rack.groups.front().nodes, 72);
+  EXPECT_EQ(rack.groups.front().domain_gpus(), 72);
+  EXPECT_EQ(load_cluster("dgx-h100", 16).groups.front().domain_gpus(), 8);
+  // Part of one tray: the tray is the domain.
+  EXPECT_EQ(load_cluster("gb200-nvl72", 2).groups.front().domain_gpus(), 2);
+  const std::string bad = input_error([] {
+    parse_cluster_json(R"({"name": "x", "device": "gb200", "gpus_per_node": 4, "nodes": 2,
+      "nvlink_domain_gpus": 6, "intra_node_bandwidth_GBps": 900, "inter_node_bandwidth_GBps": 50})",
+                       "c.json");
+  });
+  EXPECT_NE(
+      bad.find("c.json: field 'nvlink_domain_gpus' (6) must be a whole number of 4-GPU nodes"),
+      std::string::npos)
+      << bad;
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -16,12 +16,12 @@
 namespace shardcost {
 
 bool GraphCache::Key::operator==(const Key& o) const {
-  return tp == o.tp && cp == o.cp && ep == o.ep && mbs == o.mbs && sp == o.sp &&
+  return tp == o.tp && cp == o.cp && ep == o.ep && etp == o.etp && mbs == o.mbs && sp == o.sp &&
          kernel == o.kernel && cp_kind == o.cp_kind && precision == o.precision;
 }
 
 const Graph& GraphCache::get(const Workload& w, const Strategy& s, AttentionKernel kernel) {
-  const Key key{s.tp, s.cp, s.ep, s.mbs, s.sp, kernel, s.cp_kind, s.precision};
+  const Key key{s.tp, s.cp, s.ep, s.expert_tp(), s.mbs, s.sp, kernel, s.cp_kind, s.precision};
   for (Entry& e : entries_)
     if (e.filled && e.key == key) return e.graph;
   Entry& e = entries_[next_];
@@ -36,7 +36,7 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
                         const StageLayout& layout, const EstimateOptions& opt,
                         const std::vector<ReplicaPlacement>* placed) {
   const NodeGroup& g = c.groups.front();
-  const Pricer pr{g.device, g.intra_node, c.network_of(0), g.gpus_per_node, opt.costs};
+  const Pricer pr{g.device, g.intra_node, c.network_of(0), g.domain_gpus(), opt.costs};
   const Placement place = placement(s);
   // Priced stage by stage where the groups differ, or the replicas' TP degrees do.
   const bool mixed =

@@ -16,7 +16,7 @@ MixedPricing::MixedPricing(const Workload& w, const Graph& base_graph, const Clu
     : graph(base_graph), s(st), place(base_place) {
   for (size_t i = 0; i < c.groups.size(); ++i) {
     const NodeGroup& g = c.groups[i];
-    groups.emplace_back(g.device, g.intra_node, c.network_of(i), g.gpus_per_node, opt.costs);
+    groups.emplace_back(g.device, g.intra_node, c.network_of(i), g.domain_gpus(), opt.costs);
   }
   const size_t pp = static_cast<size_t>(s.pp);
   stage_groups.resize(pp);

@@ -29,7 +29,7 @@ class MicroBatchPrice {
         layout_(w.layers(), s.pp, &s_.stage_layers),
         place_(placement(s)),
         pricer_(c.groups.front().device, c.groups.front().intra_node, c.network_of(0),
-                c.groups.front().gpus_per_node, opt.costs),
+                c.groups.front().domain_gpus(), opt.costs),
         ref_(w.fixed_micro_batch(s)) {
     // A mixed cluster: each stage on its own groups, where rank order places it.
     if (c.groups.size() > 1) placed_ = place(plan_of(s), c);

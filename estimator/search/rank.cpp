@@ -83,7 +83,7 @@ struct Ranker {
     if (c.groups.size() < 2 || contains(pinned, "tp") || contains(pinned, "pp")) return;
     const Software& sw = eopt.software;
     std::vector<std::vector<int>> degrees;  // per group, the degrees a node of it admits
-    for (const NodeGroup& g : c.groups) degrees.push_back(w.tp_candidates(g.gpus_per_node));
+    for (const NodeGroup& g : c.groups) degrees.push_back(w.tp_candidates(g.domain_gpus()));
     const std::vector<Estimate> seeds = tally.best();
     std::vector<std::string> tried;
     for (const Estimate& seed : seeds) {
@@ -165,9 +165,9 @@ struct Ranker {
   }
 
   void run() {
-    // Tensor parallelism within a node of every group.
-    int per_node = c.groups.front().gpus_per_node;
-    for (const auto& grp : c.groups) per_node = std::min(per_node, grp.gpus_per_node);
+    // Tensor parallelism within a node (an NVLink domain) of every group.
+    int per_node = c.groups.front().domain_gpus();
+    for (const auto& grp : c.groups) per_node = std::min(per_node, grp.domain_gpus());
     const int gpus = c.total_gpus();
     const int gbs = opt.global_batch;
     EstimateOptions eopt = opt.estimate;
@@ -229,29 +229,38 @@ struct Ranker {
           const auto vpps = choices(
               contains(pinned, "vpp"), fixed.vpp,
               pp > 1 && sw.interleaving ? divisors(smallest, smallest) : std::vector<int>{1});
+          // Experts' own TP degree (MoE parallel folding): the attention's, or whole experts
+          // (etp=1) beside tp > 1.
+          const auto etps =
+              choices(contains(pinned, "etp"), fixed.etp,
+                      eps.size() > 1 && tp > 1 && sw.expert_parallel ? std::vector<int>{0, 1}
+                                                                     : std::vector<int>{0});
           const auto sps =
               contains(pinned, "sp")
                   ? std::vector<int>{fixed.sp ? 1 : 0}
                   : (tp > 1 && sw.sequence_parallel ? std::vector<int>{0, 1} : std::vector<int>{0});
           for (int ep : eps) {
-            for (int mbs : mbss) {
-              for (int vpp : vpps) {
-                for (Recompute rc : recomputes) {
-                  for (int sp : sps) {
-                    for (int zero : zeros) {
-                      Strategy s;
-                      s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
-                      s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
-                      s.precision = fixed.precision;
-                      if (auto why = check_strategy(w, c, s)) {
-                        tally.reject(classify(*why));
-                        continue;
+            for (int etp : etps) {
+              for (int mbs : mbss) {
+                for (int vpp : vpps) {
+                  for (Recompute rc : recomputes) {
+                    for (int sp : sps) {
+                      for (int zero : zeros) {
+                        Strategy s;
+                        s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
+                        s.etp = etp;
+                        s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
+                        s.precision = fixed.precision;
+                        if (auto why = check_strategy(w, c, s)) {
+                          tally.reject(classify(*why));
+                          continue;
+                        }
+                        if (s.pp > 1 && s.zero > sw.max_zero_with_pipeline) {
+                          tally.reject("ZeRO-2/3 with pipeline parallelism");
+                          continue;
+                        }
+                        consider(s, eopt);
                       }
-                      if (s.pp > 1 && s.zero > sw.max_zero_with_pipeline) {
-                        tally.reject("ZeRO-2/3 with pipeline parallelism");
-                        continue;
-                      }
-                      consider(s, eopt);
                     }
                   }
                 }
@@ -267,7 +276,9 @@ struct Ranker {
   static std::string classify(const std::string& why) {
     if (why.find("interleaved") != std::string::npos)
       return "interleaving needs micro-batches divisible by pp";
-    if (why.find("ep=") != std::string::npos) return "ep does not divide experts or dp*cp";
+    if (why.find("ep=") != std::string::npos || why.find("ep*etp") != std::string::npos ||
+        why.find("etp=") != std::string::npos)
+      return "ep (etp) does not divide experts or dp*cp";
     if (why == "sp=true needs tp>1") return "sp needs tp>1";
     return why;
   }

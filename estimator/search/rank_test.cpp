@@ -131,3 +131,59 @@ TEST(Rank, AHugeGlobalBatchIsRefusedAndTheLargestAllowedIsBounded) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Issue 20: today's MoE on rack-scale systems. DeepSeek-V3 in FP8 on 4 GB200 NVL72 racks.
+TEST(RankFamilies, DeepSeekV3OnNvl72KeepsExpertParallelismInsideTheNvlinkDomain) {
+  RankOptions o;
+  o.global_batch = 2304;
+  o.top = 5;
+  o.fixed = "precision=fp8";
+  const Cluster nvl72 = load_cluster("gb200-nvl72", 288);
+  ASSERT_EQ(nvl72.groups.front().domain_gpus(), 72);
+  const RankResult r = rank(load_model("deepseek-v3"), nvl72, o);
+  ASSERT_FALSE(r.best.empty());
+  const Strategy& best = r.best.front().strategy;
+  EXPECT_TRUE(r.best.front().feasible);
+  EXPECT_GT(best.ep, 1);
+  // Its expert groups tile the 72-GPU domain: every copy sits inside one rack.
+  EXPECT_EQ(72 % (best.ep * best.expert_tp()), 0) << to_string(best);
+  // The same plan on the same trays without the rack's NVLink domain (4-GPU nodes joined by
+  // the network) is slower: the domain is what the plan used.
+  Cluster trays = nvl72;
+  trays.groups.front().nvlink_domain_gpus = 0;
+  const Estimate on_trays = estimate(load_model("deepseek-v3"), trays, best);
+  EXPECT_GT(on_trays.step_time_s, 1.2 * r.best.front().step_time_s);
+  // Expert groups that straddle two racks (32 ranks do not tile 72) price slower than the best.
+  RankOptions wide = o;
+  wide.fixed = "precision=fp8,ep=32,tp=1";
+  const RankResult straddling = rank(load_model("deepseek-v3"), nvl72, wide);
+  ASSERT_FALSE(straddling.best.empty());
+  EXPECT_GT(straddling.best.front().step_time_s, r.best.front().step_time_s);
+}
+
+TEST(RankFamilies, DeepSeekV3On1024H100SearchesEpEtpAndPp) {
+  RankOptions o;
+  o.global_batch = 4096;
+  o.top = 3;
+  o.fixed = "precision=fp8";
+  const Model m = load_model("deepseek-v3");
+  const Cluster c = load_cluster("dgx-h100", 1024);
+  const RankResult r = rank(m, c, o);
+  ASSERT_FALSE(r.best.empty());
+  EXPECT_GT(r.best.front().strategy.ep, 1);
+  for (const char* pin : {"tp=2,etp=1", "pp=8", "pp=16,ep=64"}) {
+    RankOptions p = o;
+    p.fixed = std::string("precision=fp8,") + pin;
+    const RankResult pinned = rank(m, c, p);
+    ASSERT_FALSE(pinned.best.empty()) << pin;
+    EXPECT_TRUE(pinned.best.front().feasible) << pin;
+    EXPECT_LE(pinned.best.front().memory_per_gpu_bytes, 80.0 * 1024 * 1024 * 1024) << pin;
+    EXPECT_GE(pinned.best.front().step_time_s, r.best.front().step_time_s) << pin;
+  }
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -88,7 +88,12 @@ j = json.load(open(sys.argv[1]))
 names = {d["name"] for d in j["devices"]}
 assert {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb",
         "b200-sxm-180gb", "l40s"} <= names, names
-assert {s["name"] for s in j["systems"]} == {"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200"}
+assert {s["name"] for s in j["systems"]} == {"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200",
+    "hgx-h800", "gb200-nvl72", "gb300-nvl72", "dgx-b300", "mi300x-8x"}
+# Rack-scale systems: NVLink domains of whole 4-GPU trays.
+for s in j["systems"]:
+    if s["name"].endswith("nvl72"):
+        assert s["gpus_per_node"] == 4 and s["nvlink_domain_gpus"] == 72, s
 for kind in ("devices", "systems", "models"):
     for e in j[kind]:
         assert e.get("sources"), (kind, e["name"])

@@ -110,6 +110,10 @@ struct NodeGroup {
   Device device;
   int nodes = 1;
   int gpus_per_node = 8;
+  // GPUs that share one NVLink domain, a whole number of nodes (GB200/GB300 NVL72: 72 over
+  // 18 trays of 4); 0: the node. Groups inside a domain run over intra_node.
+  int nvlink_domain_gpus = 0;
+  int domain_gpus() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
   Fabric intra_node;
   // The group's own network (its NICs, per GPU), where its file gives one; else the cluster's.
   std::optional<Fabric> inter_node;
