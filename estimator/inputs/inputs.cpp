@@ -356,6 +356,69 @@ void parse_moe(const nlohmann::json& moe, const std::string& where, Model& m) {
   e.capacity_factor = mf.optional_number("capacity_factor", 0.01).value_or(0);
 }
 
+// hybrid_override_pattern (Nemotron-H's): one character per layer, 'M' a Mamba-2 mixer, '*'
+// attention, '-' an MLP, 'E' experts; and the Mamba-2 mixer's fields where it has 'M'.
+void parse_hybrid(const JsonFields& f, const nlohmann::json& j, Model& m) {
+  static const char* const kMambaFields[] = {"mamba_num_heads", "mamba_head_dim", "ssm_state_size",
+                                             "n_groups",        "conv_kernel",    "chunk_size"};
+  const auto pattern = f.optional_string("hybrid_override_pattern");
+  if (!pattern) {
+    for (const char* k : kMambaFields)
+      if (j.contains(k))
+        f.fail(k, "describes Mamba layers but there is no hybrid_override_pattern to place them");
+    return;
+  }
+  if (static_cast<int>(pattern->size()) != m.layers)
+    f.fail("hybrid_override_pattern",
+           fmt::format("has {} characters for {} layers; give one per layer (M Mamba, * "
+                       "attention, - MLP, E experts)",
+                       pattern->size(), m.layers));
+  bool mamba = false, experts = false;
+  for (size_t i = 0; i < pattern->size(); ++i) {
+    const char c = (*pattern)[i];
+    LayerKind k;
+    if (c == 'M') {
+      k = {Mixer::mamba, Ffn::none};
+    } else if (c == '*') {
+      k = {Mixer::attention, Ffn::none};
+    } else if (c == '-') {
+      k = {Mixer::none, Ffn::dense};
+    } else if (c == 'E') {
+      k = {Mixer::none, Ffn::moe};
+    } else {
+      f.fail("hybrid_override_pattern",
+             fmt::format("has '{}' at layer {}; use M (Mamba-2), * (attention), - (MLP) or E "
+                         "(experts)",
+                         c, i));
+    }
+    mamba = mamba || c == 'M';
+    experts = experts || c == 'E';
+    m.pattern.push_back(k);
+  }
+  if (experts != m.is_moe())
+    f.fail(experts ? "moe" : "hybrid_override_pattern",
+           experts ? "is missing; the pattern's E layers need the experts described"
+                   : "has no E layer for the moe object's experts; mark expert layers with E");
+  if (m.is_moe() && m.moe.first_dense_layers > 0)
+    f.fail("moe",
+           "sets first_k_dense_replace beside a hybrid_override_pattern; the pattern "
+           "places the expert layers");
+  if (m.mtp_layers > 0)
+    f.fail("num_nextn_predict_layers",
+           "is not priced with a hybrid_override_pattern (multi-token prediction here repeats a "
+           "transformer layer)");
+  if (!mamba) return;
+  Mamba& s = m.mamba;
+  s.heads = f.required_int("mamba_num_heads", 1, kMaxHeads);
+  s.head_dim = f.required_int("mamba_head_dim", 1, kMaxHidden);
+  s.state = f.required_int("ssm_state_size", 1, kMaxHidden);
+  s.groups = f.optional_int("n_groups", 1, kMaxHeads).value_or(1);
+  s.conv_kernel = f.optional_int("conv_kernel", 1, 64).value_or(4);
+  s.chunk = f.optional_int("chunk_size", 1, kMaxSeqLen).value_or(128);
+  if (s.heads % s.groups != 0)
+    f.fail("n_groups", fmt::format("({}) must divide mamba_num_heads ({})", s.groups, s.heads));
+}
+
 }  // namespace
 
 Model parse_model_json(std::string_view text, std::string_view origin) {
@@ -385,7 +448,14 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
                     "qk_nope_head_dim",
                     "qk_rope_head_dim",
                     "v_head_dim",
-                    "num_nextn_predict_layers"});
+                    "num_nextn_predict_layers",
+                    "hybrid_override_pattern",
+                    "mamba_num_heads",
+                    "mamba_head_dim",
+                    "ssm_state_size",
+                    "n_groups",
+                    "conv_kernel",
+                    "chunk_size"});
   Model m;
   m.name = f.optional_string("name").value_or(std::string(origin));
   // Upper limits far above any model trained (docs/estimator.md): a value past one is a typo
@@ -413,22 +483,27 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
     m.activation = Activation::gelu;
   } else if (act == "swiglu") {
     m.activation = Activation::swiglu;
+  } else if (act == "relu2") {
+    m.activation = Activation::relu2;
   } else {
-    f.fail("activation", fmt::format("must be \"gelu\" or \"swiglu\" (got \"{}\")", act));
+    f.fail("activation",
+           fmt::format("must be \"gelu\", \"swiglu\" or \"relu2\" (got \"{}\")", act));
   }
   const auto norm = f.optional_string("norm").value_or("layernorm");
   if (norm != "layernorm" && norm != "rmsnorm")
     f.fail("norm", fmt::format("must be \"layernorm\" or \"rmsnorm\" (got \"{}\")", norm));
   m.rmsnorm = norm == "rmsnorm";
   const auto pos = f.optional_string("position_embedding").value_or("learned");
-  if (pos != "learned" && pos != "rope")
-    f.fail("position_embedding", fmt::format("must be \"learned\" or \"rope\" (got \"{}\")", pos));
+  if (pos != "learned" && pos != "rope" && pos != "none")
+    f.fail("position_embedding",
+           fmt::format("must be \"learned\", \"rope\" or \"none\" (got \"{}\")", pos));
   m.learned_positions = pos == "learned";
   m.bias = f.optional_bool("bias").value_or(true);
   m.tied_embeddings = f.optional_bool("tied_embeddings").value_or(true);
   m.dropout = f.optional_number("dropout", 0).value_or(0);
   if (m.dropout >= 1) f.fail("dropout", "must be a probability in [0, 1)");
   if (const auto* moe = f.optional_object("moe")) parse_moe(*moe, std::string(origin) + " moe", m);
+  parse_hybrid(f, j, m);
   return m;
 }
 

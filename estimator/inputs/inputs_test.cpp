@@ -139,6 +139,20 @@ TEST(Inputs, BadFamilyFieldsNameTheField) {
   EXPECT_NE(error(R"("moe": {"experts": 8, "top_k": 2, "imbalance": 9})")
                 .find("field 'imbalance' (9) is above the 8 experts"),
             std::string::npos);
+  EXPECT_NE(error(R"("hybrid_override_pattern": "M-*")")
+                .find("field 'hybrid_override_pattern' has 3 characters for 4 layers"),
+            std::string::npos);
+  EXPECT_NE(error(R"("hybrid_override_pattern": "M-*x")").find("has 'x' at layer 3"),
+            std::string::npos);
+  EXPECT_NE(
+      error(R"("hybrid_override_pattern": "M-*-")").find("field 'mamba_num_heads' is missing"),
+      std::string::npos);
+  EXPECT_NE(error(R"("hybrid_override_pattern": "M-E-", "mamba_num_heads": 4,
+                     "mamba_head_dim": 8, "ssm_state_size": 8)")
+                .find("field 'moe' is missing"),
+            std::string::npos);
+  EXPECT_NE(error(R"("ssm_state_size": 8)").find("there is no hybrid_override_pattern"),
+            std::string::npos);
   EXPECT_NE(error(R"("moe": {"experts": 8, "top_k": 2, "topk_method": "best"})")
                 .find("field 'topk_method' must be greedy, group_limited_greedy or noaux_tc"),
             std::string::npos);

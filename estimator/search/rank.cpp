@@ -280,6 +280,8 @@ struct Ranker {
         why.find("etp=") != std::string::npos)
       return "ep (etp) does not divide experts or dp*cp";
     if (why == "sp=true needs tp>1") return "sp needs tp>1";
+    if (why.find("splits Mamba heads") != std::string::npos)
+      return "cp does not divide the Mamba heads and groups per TP rank";
     return why;
   }
 };

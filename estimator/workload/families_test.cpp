@@ -168,5 +168,63 @@ TEST(Families, BadSplitsNameTheField) {
             std::string::npos);
 }
 
+TEST(Families, HybridPatternLayersAreTheirOwnBlocks) {
+  const Model m = load_model("nemotron-h-56b");
+  const auto w = transformer_workload(m);
+  Strategy s;
+  s.tp = 8;
+  s.sp = true;
+  s.mbs = 1;
+  Graph g;
+  w->graph(s, AttentionKernel::flash, g);
+  EXPECT_EQ(g.body_units(), 118);
+  // "M-M-M-M*-...": a Mamba layer, an MLP layer, ... each run its own block.
+  EXPECT_STREQ(g.blocks[1].name, "mamba");
+  EXPECT_STREQ(g.blocks[2].name, "mlp");
+  const Block* attention = nullptr;
+  for (const Block& b : g.blocks)
+    if (std::string_view(b.name) == "dense_layer") attention = &b;  // attention, no MLP
+  ASSERT_NE(attention, nullptr);
+  EXPECT_NE(find_op(*attention, "flash_attention"), nullptr);
+  EXPECT_EQ(find_op(*attention, "mlp_fc1"), nullptr);
+  EXPECT_NE(find_op(g.blocks[1], "mamba_ssd_scan"), nullptr);
+  EXPECT_EQ(find_op(g.blocks[1], "flash_attention"), nullptr);
+  EXPECT_EQ(find_op(g.blocks[2], "mamba_in_proj"), nullptr);
+  // TP splits the Mamba heads: in_proj's 2 x 16384 + 2 x 8 x 256 + 256 outputs over 8 ranks.
+  EXPECT_EQ(find_op(g.blocks[1], "mamba_in_proj")->gemm, (GemmShape{8192, 37120 / 8, 8192, 1}));
+  // Every parameter is in a block: over 8 TP ranks, plus what each rank holds whole (norms).
+  double params = 0;
+  for (const Block& b : g.blocks) params += b.count * (b.dense_params + b.expert_params);
+  const double norms = (54 * 2 + 10 + 1) * 8192.0;
+  EXPECT_NEAR(params * 8 - 7 * norms, parameter_count(m), 1.0);
+  // The graph's FLOPs are the model's, but for the Mamba convolutions (priced by their bytes).
+  s.tp = 1;
+  s.sp = false;
+  w->graph(s, AttentionKernel::standard, g);
+  double flops = 0;
+  for (const Block& b : g.blocks)
+    for (const Op& op : b.ops) flops += b.count * op.forward_flops();
+  EXPECT_NEAR(3 * flops / w->model_flops(1), 1.0, 1e-4);
+}
+
+TEST(Families, MambaContextParallelismSwapsSequenceForHeads) {
+  const Model m = load_model("nemotron-h-56b");
+  Strategy s;
+  s.tp = 4;
+  s.sp = true;
+  s.cp = 2;
+  s.mbs = 1;
+  const auto w = transformer_workload(m);
+  ASSERT_FALSE(w->check(s).has_value());
+  Graph g;
+  w->graph(s, AttentionKernel::flash, g);
+  const Op* in = find_op(g.blocks[1], "cp_mamba_in_all_to_all");
+  ASSERT_NE(in, nullptr);
+  EXPECT_DOUBLE_EQ(in->bytes, 2.0 * 4096 * 37120 / 4);  // the rank's half sequence, 1/4 heads
+  s.cp = 64;
+  EXPECT_NE(w->check(s).value_or("").find("cp=64 splits Mamba heads and groups"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardcost

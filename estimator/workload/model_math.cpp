@@ -5,6 +5,11 @@
 namespace shardcost {
 namespace {
 
+// Up and down projections, and a gate's with SwiGLU.
+double mlp_matrices(const Model& m) {
+  return m.activation == Activation::swiglu ? 3 : 2;
+}
+
 double mlp_parameters(const Model& m, double ffn) {
   const double h = m.hidden, b = m.bias ? 1.0 : 0.0;
   if (m.activation == Activation::swiglu) return 3 * h * ffn + b * (2 * ffn + h);
@@ -17,7 +22,7 @@ double norm_parameters(const Model& m, double width) {
 
 // Forward matmul FLOPs per token of one MLP of `ffn` hidden features.
 double mlp_flops(const Model& m, double ffn) {
-  return 2.0 * (m.activation == Activation::swiglu ? 3 : 2) * m.hidden * ffn;
+  return 2.0 * mlp_matrices(m) * m.hidden * ffn;
 }
 
 // Forward matmul FLOPs per token of attention's linears.
@@ -36,6 +41,21 @@ double attention_linear_flops(const Model& m) {
   return 2 * (h * (q + 2 * kv) + q * h);
 }
 
+// A Mamba-2 mixer's input projection width: z and x (inner each), B and C (groups x state
+// each), dt (one per head).
+double mamba_in_width(const Model& m) {
+  const Mamba& s = m.mamba;
+  return 2 * s.inner() + 2.0 * s.groups * s.state + s.heads;
+}
+
+// Forward FLOPs per token of a Mamba-2 mixer: its projections, the depthwise convolution and
+// the scan.
+double mamba_flops(const Model& m) {
+  const double h = m.hidden;
+  return 2 * (h * mamba_in_width(m) + m.mamba.inner() * h) +
+         2.0 * m.mamba.conv_kernel * m.mamba.conv_dim() + mamba_scan_flops_per_token(m);
+}
+
 // Width of attention's core per key position: the query-key dot products (heads x qk dim) and
 // the value sums (heads x v dim). Forward FLOPs are 2 x width per query-key pair.
 double attention_core_width(const Model& m) {
@@ -43,31 +63,54 @@ double attention_core_width(const Model& m) {
   return 2.0 * m.heads * m.head_dim();
 }
 
-double layer_linear_flops_per_token(const Model& m, bool moe_layer) {
-  double ffn = mlp_flops(m, m.ffn_hidden);
-  if (moe_layer) {
+double layer_linear_flops_per_token(const Model& m, LayerKind kind) {
+  double mixer = 0;
+  if (kind.mixer == Mixer::attention) mixer = attention_linear_flops(m);
+  if (kind.mixer == Mixer::mamba) mixer = mamba_flops(m);
+  double ffn = 0;
+  if (kind.ffn == Ffn::dense) ffn = mlp_flops(m, m.ffn_hidden);
+  if (kind.ffn == Ffn::moe) {
     const double e = m.expert_ffn();
     ffn = m.moe.top_k * mlp_flops(m, e) + m.moe.shared_experts * mlp_flops(m, e) +
           2.0 * m.hidden * m.moe.experts;
   }
-  return attention_linear_flops(m) + ffn;
+  return mixer + ffn;
 }
 
-int dense_layers(const Model& m) {
-  return m.is_moe() ? std::min(m.layers, m.moe.first_dense_layers) : m.layers;
-}
-
-bool last_layer_moe(const Model& m) {
-  return m.moe_layer(m.layers - 1);
+LayerKind last_layer_kind(const Model& m) {
+  return m.layer_kind(m.layers - 1);
 }
 
 }  // namespace
 
-LayerParameters layer_parameters(const Model& m, bool moe_layer) {
+std::vector<LayerRun> layer_runs(const Model& m) {
+  std::vector<LayerRun> out;
+  if (m.pattern.empty()) {
+    const int dense = m.is_moe() ? std::min(m.layers, m.moe.first_dense_layers) : m.layers;
+    if (dense > 0) out.push_back({{Mixer::attention, Ffn::dense}, dense});
+    if (m.layers > dense) out.push_back({{Mixer::attention, Ffn::moe}, m.layers - dense});
+    return out;
+  }
+  for (LayerKind k : m.pattern) {
+    if (!out.empty() && out.back().kind == k)
+      ++out.back().count;
+    else
+      out.push_back({k, 1});
+  }
+  return out;
+}
+
+double mamba_scan_flops_per_token(const Model& m) {
+  const Mamba& s = m.mamba;
+  const double Q = s.chunk, N = s.state, P = s.head_dim;
+  return 2 * Q * N * s.groups + s.heads * (2 * Q * P + 4 * N * P);
+}
+
+LayerParameters layer_parameters(const Model& m, LayerKind kind) {
   const double h = m.hidden;
   const double b = m.bias ? 1.0 : 0.0;
   LayerParameters p;
-  if (m.is_mla()) {
+  if (kind.mixer == Mixer::attention && m.is_mla()) {
     const Mla& a = m.mla;
     const double heads = m.heads;
     const double q_out = heads * a.qk_head_dim();
@@ -78,23 +121,30 @@ LayerParameters layer_parameters(const Model& m, bool moe_layer) {
                   heads * a.v_head_dim * h + b * (q_out + h);
     p.replicated = (a.q_lora_rank > 0 ? h * a.q_lora_rank + norm_parameters(m, a.q_lora_rank) : 0) +
                    h * (a.kv_lora_rank + a.qk_rope_head_dim) + norm_parameters(m, a.kv_lora_rank);
-  } else {
+  } else if (kind.mixer == Mixer::attention) {
     const double hd = m.head_dim();
     const double q = static_cast<double>(m.heads) * hd;
     const double kv = static_cast<double>(m.kv_heads) * hd;
     p.attention = h * (q + 2 * kv) + b * (q + 2 * kv) + q * h + b * h;
     if (m.qk_norm) p.replicated = 2 * norm_parameters(m, hd);
+  } else if (kind.mixer == Mixer::mamba) {
+    // in_proj, the convolution's weights and biases, dt_bias, A_log and D per head, the gated
+    // RMSNorm over the inner width, out_proj (Megatron-core's MambaMixer, all split over TP).
+    const Mamba& s = m.mamba;
+    p.attention = h * mamba_in_width(m) + s.conv_dim() * (s.conv_kernel + 1) + 3.0 * s.heads +
+                  s.inner() + s.inner() * h;
   }
-  if (moe_layer) {
+  if (kind.ffn == Ffn::moe) {
     const double e = m.expert_ffn();
     p.mlp = mlp_parameters(m, e);
     p.experts = m.moe.experts;
     p.shared = m.moe.shared_experts > 0 ? mlp_parameters(m, m.moe.shared_experts * e) : 0;
     p.router = h * m.moe.experts + (m.moe.expert_bias ? m.moe.experts : 0);
-  } else {
+  } else if (kind.ffn == Ffn::dense) {
     p.mlp = mlp_parameters(m, m.ffn_hidden);
   }
-  p.norms = 2 * norm_parameters(m, h);
+  const int parts = (kind.mixer != Mixer::none ? 1 : 0) + (kind.ffn != Ffn::none ? 1 : 0);
+  p.norms = parts * norm_parameters(m, h);
   return p;
 }
 
@@ -113,7 +163,7 @@ double lm_head_parameters(const Model& m) {
 
 double mtp_module_parameters(const Model& m) {
   const double h = m.hidden;
-  return 2 * norm_parameters(m, h) + 2 * h * h + layer_parameters(m, last_layer_moe(m)).total() +
+  return 2 * norm_parameters(m, h) + 2 * h * h + layer_parameters(m, last_layer_kind(m)).total() +
          norm_parameters(m, h);
 }
 
@@ -122,9 +172,8 @@ double mtp_checkpoint_copies(const Model& m) {
 }
 
 double parameter_count(const Model& m) {
-  const int dense = dense_layers(m);
-  double layers = dense * layer_parameters(m, false).total();
-  if (m.layers > dense) layers += (m.layers - dense) * layer_parameters(m, true).total();
+  double layers = 0;
+  for (const LayerRun& r : layer_runs(m)) layers += r.count * layer_parameters(m, r.kind).total();
   return layers + embedding_parameters(m) + final_norm_parameters(m) + lm_head_parameters(m);
 }
 
@@ -132,8 +181,9 @@ double mtp_parameter_count(const Model& m) {
   return m.mtp_layers * mtp_module_parameters(m);
 }
 
-double layer_forward_flops_per_token(const Model& m, bool moe_layer) {
-  return layer_linear_flops_per_token(m, moe_layer) + 2.0 * m.seq_len * attention_core_width(m);
+double layer_forward_flops_per_token(const Model& m, LayerKind kind) {
+  return layer_linear_flops_per_token(m, kind) +
+         (kind.mixer == Mixer::attention ? 2.0 * m.seq_len * attention_core_width(m) : 0.0);
 }
 
 double model_flops_per_step(const Model& m, int global_batch) {
@@ -144,21 +194,23 @@ double model_flops_per_step(const Model& m, int global_batch) {
 
 double model_flops_of_batch(const Model& m, double tokens, double squared) {
   const double logits = 2.0 * m.hidden * m.vocab;
-  const int dense = dense_layers(m);
-  double linear = dense * layer_linear_flops_per_token(m, false);
-  if (m.layers > dense) linear += (m.layers - dense) * layer_linear_flops_per_token(m, true);
-  // Attention's core as Megatron counts it: every query against the whole sequence, 2 x width
-  // FLOPs per pair, so 2 x width x length^2 per sequence and layer.
-  double core_layers = m.layers;
+  double linear = 0, attention_layers = 0;
+  for (const LayerRun& r : layer_runs(m)) {
+    linear += r.count * layer_linear_flops_per_token(m, r.kind);
+    if (r.kind.mixer == Mixer::attention) attention_layers += r.count;
+  }
   // Each multi-token-prediction module: the projection of [embedding; hidden] (2h -> h), one
   // layer as the model's last, and the output head again.
   if (m.mtp_layers > 0) {
     const double h = m.hidden;
-    linear += m.mtp_layers *
-              (2.0 * 2 * h * h + layer_linear_flops_per_token(m, last_layer_moe(m)) + logits);
-    core_layers += m.mtp_layers;
+    const LayerKind last = last_layer_kind(m);
+    linear += m.mtp_layers * (2.0 * 2 * h * h + layer_linear_flops_per_token(m, last) + logits);
+    if (last.mixer == Mixer::attention) attention_layers += m.mtp_layers;
   }
-  return 3.0 * (tokens * (linear + logits) + core_layers * 2.0 * attention_core_width(m) * squared);
+  // Attention's core as Megatron counts it: every query against the whole sequence, 2 x width
+  // FLOPs per pair, so 2 x width x length^2 per sequence and layer.
+  return 3.0 *
+         (tokens * (linear + logits) + attention_layers * 2.0 * attention_core_width(m) * squared);
 }
 
 }  // namespace shardcost

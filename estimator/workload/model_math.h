@@ -1,27 +1,37 @@
 #pragma once
-// Parameter and FLOP counts of a transformer, exact for the architecture the Model describes
-// (derivations in docs/estimator.md, "Model families").
+// Parameter and FLOP counts of a transformer or hybrid model, exact for the architecture the
+// Model describes (derivations in docs/estimator.md, "Model families").
+#include <vector>
+
 #include "shardcost/estimator.h"
 
 namespace shardcost {
 
 struct LayerParameters {
   double attention = 0;   // split over tensor parallelism: QKV (or MLA's up projections) and
-                          // the output projection, with biases
+                          // the output projection, with biases; a Mamba mixer's projections,
+                          // convolution, per-head terms and gated norm
   double replicated = 0;  // held whole on every TP rank: MLA's down projections and their
                           // norms, per-head query and key norms
   double mlp = 0;         // one dense MLP, or one routed expert, with biases
   double experts = 0;     // routed experts (0 in a dense layer)
   double shared = 0;      // shared experts, all together (TP-split like a dense MLP)
   double router = 0;      // MoE router, and its per-expert bias where the model has one
-  double norms = 0;       // the two norms of a layer
+  double norms = 0;       // the layer's norms (one per mixer and feed-forward part)
   double total() const {
     return attention + replicated + (experts > 0 ? experts : 1) * mlp + shared + router + norms;
   }
 };
 
-// Layer parameters of a dense layer or, in an MoE model, of an expert layer.
-LayerParameters layer_parameters(const Model&, bool moe_layer);
+// Consecutive layers of one kind, in order (a transformer: a dense run and an expert run; a
+// hybrid pattern: its runs).
+struct LayerRun {
+  LayerKind kind;
+  int count = 0;
+};
+std::vector<LayerRun> layer_runs(const Model&);
+
+LayerParameters layer_parameters(const Model&, LayerKind);
 double embedding_parameters(const Model&);  // token (+ learned position) embedding
 double final_norm_parameters(const Model&);
 double lm_head_parameters(const Model&);  // 0 when tied to the embedding
@@ -33,9 +43,13 @@ double mtp_module_parameters(const Model&);
 // output head (DeepSeek-V3's layer 61 holds embed_tokens and shared_head.head).
 double mtp_checkpoint_copies(const Model&);
 
-// Matmul FLOPs of one forward pass per token of one layer, as Megatron counts them
-// (attention over the full sequence, active experts only).
-double layer_forward_flops_per_token(const Model&, bool moe_layer);
+// Forward FLOPs per token of one layer as Megatron counts them: its matmuls, attention over the
+// full sequence, active experts only, a Mamba mixer's scan.
+double layer_forward_flops_per_token(const Model&, LayerKind);
+// Forward FLOPs of a Mamba-2 mixer's chunked scan per token, over all its heads: per chunk of
+// Q, the scores C B^T per group (2 Q N), their product with x per head (2 Q P), and the chunk
+// state in and out per head (2 x 2 N P).
+double mamba_scan_flops_per_token(const Model&);
 // Model FLOPs of a global batch of variable-length sequences: `tokens` in all, their squared
 // lengths adding up to `squared` (fixed length N: tokens = gbs N, squared = gbs N^2).
 double model_flops_of_batch(const Model&, double tokens, double squared);

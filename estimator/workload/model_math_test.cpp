@@ -7,6 +7,9 @@
 namespace shardcost {
 namespace {
 
+constexpr LayerKind kDense{Mixer::attention, Ffn::dense};
+constexpr LayerKind kMoe{Mixer::attention, Ffn::moe};
+
 Model gpt(int layers, int hidden, int heads, int vocab, int seq) {
   Model m;
   m.layers = layers;
@@ -55,18 +58,43 @@ TEST(ModelMath, TodaysFamiliesMatchTheReleasedCheckpointsExactly) {
   EXPECT_DOUBLE_EQ(transformer_workload(ds)->parameters(), 671026419200.0 + 11610068224.0);
 }
 
+TEST(ModelMath, HybridMambaCountsMatchTheReleasedNemotronH8B) {
+  // Nemotron-H-8B-Base-8K: 52 layers of one mixer or MLP each; its checkpoint's
+  // named_parameters() add up to 8,100,852,736.
+  const Model m = parse_model_json(R"({"layers": 52, "hidden": 4096, "heads": 32, "kv_heads": 8,
+    "head_dim": 128, "ffn_hidden": 21504, "vocab": 131072, "seq_len": 8192, "activation": "relu2",
+    "norm": "rmsnorm", "position_embedding": "none", "bias": false, "tied_embeddings": false,
+    "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+    "mamba_num_heads": 128, "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8})",
+                                   "nemotron-h-8b.json");
+  EXPECT_DOUBLE_EQ(parameter_count(m), 8100852736.0);
+  // 56B by the same formula (no exact count is published).
+  EXPECT_DOUBLE_EQ(parameter_count(load_model("nemotron-h-56b")), 56324350464.0);
+  // A Mamba-2 layer's FLOPs per token: in_proj (2 x 4096 x 18560), out_proj (2 x 8192 x 4096),
+  // the convolution (2 x 4 x 10240) and the scan.
+  const LayerKind mamba{Mixer::mamba, Ffn::none};
+  EXPECT_DOUBLE_EQ(layer_forward_flops_per_token(m, mamba),
+                   2.0 * 4096 * 18560 + 2.0 * 8192 * 4096 + 2.0 * 4 * 10240 +
+                       (2.0 * 128 * 128 * 8 + 128 * (2.0 * 128 * 64 + 4.0 * 128 * 64)));
+  // An MLP layer has no attention core; an attention layer no MLP.
+  EXPECT_DOUBLE_EQ(layer_forward_flops_per_token(m, {Mixer::none, Ffn::dense}),
+                   2 * 2.0 * 4096 * 21504);
+  EXPECT_DOUBLE_EQ(layer_forward_flops_per_token(m, {Mixer::attention, Ffn::none}),
+                   2.0 * (4096 * (4096 + 2 * 1024) + 4096.0 * 4096) + 2.0 * 8192 * 2 * 4096);
+}
+
 TEST(ModelMath, MlaLayerParametersByHand) {
   // DeepSeek-V3's attention, tensor by tensor (modeling_deepseek.py): q_a_proj 7168x1536,
   // q_a_layernorm 1536, q_b_proj 1536x(128x192), kv_a_proj_with_mqa 7168x576,
   // kv_a_layernorm 512, kv_b_proj 512x(128x256), o_proj (128x128)x7168.
   const Model ds = load_model("deepseek-v3");
-  const LayerParameters p = layer_parameters(ds, true);
+  const LayerParameters p = layer_parameters(ds, {Mixer::attention, Ffn::moe});
   EXPECT_DOUBLE_EQ(p.replicated, 7168.0 * 1536 + 1536 + 7168.0 * 576 + 512);
   EXPECT_DOUBLE_EQ(p.attention, 1536.0 * 128 * 192 + 512.0 * 128 * 256 + 128.0 * 128 * 7168);
   EXPECT_DOUBLE_EQ(p.mlp, 3.0 * 7168 * 2048);
   EXPECT_DOUBLE_EQ(p.shared, 3.0 * 7168 * 2048);
   EXPECT_DOUBLE_EQ(p.router, 7168.0 * 256 + 256);  // the gate and its correction bias
-  EXPECT_DOUBLE_EQ(layer_parameters(ds, false).mlp, 3.0 * 7168 * 18432);
+  EXPECT_DOUBLE_EQ(layer_parameters(ds, {Mixer::attention, Ffn::dense}).mlp, 3.0 * 7168 * 18432);
 }
 
 TEST(ModelMath, FineGrainedMoeFlopsCountActiveAndSharedExperts) {
@@ -75,15 +103,15 @@ TEST(ModelMath, FineGrainedMoeFlopsCountActiveAndSharedExperts) {
   // Per token of an expert layer: 8 routed and 1 shared expert of 3 h f MACs, the router.
   const double mla = 2 * (h * 1536 + 1536 * 128 * 192 + h * 576 + 512 * 128 * 256 + 128 * 128 * h);
   const double core = 2.0 * 4096 * 128 * (192 + 128);
-  EXPECT_DOUBLE_EQ(layer_forward_flops_per_token(ds, true),
+  EXPECT_DOUBLE_EQ(layer_forward_flops_per_token(ds, kMoe),
                    mla + 2 * (9 * 3 * h * f + h * 256) + core);
-  EXPECT_DOUBLE_EQ(layer_forward_flops_per_token(ds, false), mla + 2 * 3 * h * 18432 + core);
+  EXPECT_DOUBLE_EQ(layer_forward_flops_per_token(ds, kDense), mla + 2 * 3 * h * 18432 + core);
   // A step: 3 x (forward) over 3 dense and 58 expert layers, the head, and the MTP module
   // (its projection, an expert layer and the head again).
   const double tokens = 4096, logits = 2 * h * 129280;
-  const double forward = 3 * layer_forward_flops_per_token(ds, false) +
-                         58 * layer_forward_flops_per_token(ds, true) + logits +
-                         (2 * 2 * h * h + layer_forward_flops_per_token(ds, true) + logits);
+  const double forward = 3 * layer_forward_flops_per_token(ds, kDense) +
+                         58 * layer_forward_flops_per_token(ds, kMoe) + logits +
+                         (2 * 2 * h * h + layer_forward_flops_per_token(ds, kMoe) + logits);
   EXPECT_NEAR(model_flops_per_step(ds, 1) / (3 * tokens * forward), 1.0, 1e-12);
 }
 

@@ -16,7 +16,13 @@ namespace {
 
 class Transformer final : public Workload {
  public:
-  explicit Transformer(const Model& m) : m_(m) {}
+  explicit Transformer(const Model& m) : m_(m), runs_(layer_runs(m)) {
+    for (const LayerRun& r : runs_) {
+      attention_ = attention_ || r.kind.mixer == Mixer::attention;
+      mamba_ = mamba_ || r.kind.mixer == Mixer::mamba;
+      dense_ = dense_ || r.kind.ffn == Ffn::dense;
+    }
+  }
 
   const std::string& name() const override { return m_.name; }
   double parameters() const override { return parameter_count(m_) + mtp_parameter_count(m_); }
@@ -30,15 +36,10 @@ class Transformer final : public Workload {
   int layers() const override { return m_.layers; }
 
   std::optional<std::string> check(const Strategy& s) const override {
-    if (m_.heads % s.tp != 0)
-      return fmt::format("tp={} does not divide the {} heads", s.tp, m_.heads);
-    if (!m_.is_mla() && m_.kv_heads % s.tp != 0 && s.tp % m_.kv_heads != 0)
-      return fmt::format("tp={} and the {} kv heads do not divide each other", s.tp, m_.kv_heads);
-    if (has_dense_layers() && m_.ffn_hidden % s.tp != 0)
-      return fmt::format("tp={} does not divide ffn_hidden={}", s.tp, m_.ffn_hidden);
+    if (auto why = tp_problem(s.tp)) return why;
     if (s.cp > 1 && s.cp_kind == CpKind::ring && m_.seq_len % (2 * s.cp) != 0)
       return fmt::format("cp={} needs seq_len ({}) divisible by 2*cp", s.cp, m_.seq_len);
-    if (s.cp > 1 && s.cp_kind == CpKind::ulysses) {
+    if (s.cp > 1 && s.cp_kind == CpKind::ulysses && attention_) {
       if (m_.seq_len % s.cp != 0)
         return fmt::format("cp={} needs seq_len ({}) divisible by cp", s.cp, m_.seq_len);
       if ((m_.heads / s.tp) % s.cp != 0)
@@ -46,6 +47,15 @@ class Transformer final : public Workload {
             "cp_kind=ulysses splits heads: the {} heads per tensor-parallel rank do not divide by "
             "cp={}",
             m_.heads / s.tp, s.cp);
+    }
+    // Mamba layers under context parallelism trade the sequence split for a head split.
+    if (s.cp > 1 && mamba_) {
+      const int heads = m_.mamba.heads / s.tp, groups = m_.mamba.groups / s.tp;
+      if (heads % s.cp != 0 || groups % s.cp != 0)
+        return fmt::format(
+            "cp={} splits Mamba heads and groups: the {} heads and {} groups per tensor-parallel "
+            "rank do not divide by cp",
+            s.cp, heads, groups);
     }
     if (!m_.is_moe() && s.ep != 1) return "ep>1 needs a mixture-of-experts model";
     if (!m_.is_moe() && s.etp > 0 && s.etp != s.tp)
@@ -85,12 +95,9 @@ class Transformer final : public Workload {
 
   void graph_of(const Strategy& s, AttentionKernel kernel, const MicroBatch& mb,
                 Graph& g) const override {
-    // Blocks: the embedding, a run of dense layers and a run of expert layers (either may be
-    // missing), the head, the multi-token-prediction modules.
-    const int dense = m_.is_moe() ? std::min(m_.layers, m_.moe.first_dense_layers) : m_.layers;
-    const int expert = m_.layers - dense;
-    const size_t body = (dense > 0 ? 1 : 0) + (expert > 0 ? 1 : 0);
-    g.reset(2 + body + (m_.mtp_layers > 0 ? 1 : 0));
+    // Blocks: the embedding, the runs of layers of one kind (a transformer: dense then expert
+    // layers; a hybrid pattern: its runs), the head, the multi-token-prediction modules.
+    g.reset(2 + runs_.size() + (m_.mtp_layers > 0 ? 1 : 0));
     const double vocab_shard = static_cast<double>(m_.vocab) * m_.hidden / s.tp;
     const double tokens = mb.tokens / s.cp;
 
@@ -106,17 +113,11 @@ class Transformer final : public Workload {
     embedding.kept_bytes.fill(tokens * m_.hidden * (m_.dropout > 0 ? 1 : 0));
 
     size_t next = 1;
-    if (dense > 0) {
+    for (const LayerRun& r : runs_) {
       Block& layer = g.blocks[next++];
-      layer.name = expert > 0 ? "dense_layer" : "layer";
-      layer.count = dense;
-      fill_layer(s, kernel, mb, false, layer);
-    }
-    if (expert > 0) {
-      Block& layer = g.blocks[next++];
-      layer.name = dense > 0 ? "moe_layer" : "layer";
-      layer.count = expert;
-      fill_layer(s, kernel, mb, true, layer);
+      layer.name = runs_.size() == 1 ? "layer" : block_name(r.kind);
+      layer.count = r.count;
+      fill_layer(s, kernel, mb, r.kind, layer);
     }
 
     Block& head = g.blocks[next++];
@@ -139,8 +140,7 @@ class Transformer final : public Workload {
       // a layer as the model's last, with its own norms and projection, the main head again,
       // and a copy of the embedding table tied to the first stage's.
       Block& mtp = g.blocks[next++];
-      const bool moe = m_.moe_layer(m_.layers - 1);
-      fill_layer(s, kernel, mb, moe, mtp);
+      fill_layer(s, kernel, mb, m_.layer_kind(m_.layers - 1), mtp);
       mtp.ops.clear();
       mtp_ops(m_, s, kernel, mb, mtp.ops);
       mtp.name = "mtp";
@@ -165,8 +165,9 @@ class Transformer final : public Workload {
 
   std::vector<int> tp_candidates(int max_tp) const override {
     std::vector<int> v;
-    for (int t : divisors(m_.heads, max_tp))
-      if (m_.ffn_hidden % t == 0 && (m_.kv_heads % t == 0 || t % m_.kv_heads == 0)) v.push_back(t);
+    const int widest = attention_ ? m_.heads : m_.mamba.heads;
+    for (int t : divisors(widest, max_tp))
+      if (!tp_problem(t)) v.push_back(t);
     return v;
   }
   std::vector<int> cp_candidates(int max_cp) const override {
@@ -179,17 +180,38 @@ class Transformer final : public Workload {
   }
   // With fused attention nothing is left for selective recomputation to drop.
   bool has_selective_recompute(AttentionKernel kernel) const override {
-    return kernel == AttentionKernel::standard;
+    return attention_ && kernel == AttentionKernel::standard;
   }
 
  private:
-  bool has_dense_layers() const { return !m_.is_moe() || m_.moe.first_dense_layers > 0; }
+  static const char* block_name(LayerKind k) {
+    if (k.mixer == Mixer::attention) return k.ffn == Ffn::moe ? "moe_layer" : "dense_layer";
+    if (k.mixer == Mixer::mamba) return "mamba";
+    return k.ffn == Ffn::moe ? "moe" : "mlp";
+  }
+
+  // Why a tensor-parallel degree does not split the model's layers, or nothing.
+  std::optional<std::string> tp_problem(int t) const {
+    if (attention_) {
+      if (m_.heads % t != 0) return fmt::format("tp={} does not divide the {} heads", t, m_.heads);
+      if (!m_.is_mla() && m_.kv_heads % t != 0 && t % m_.kv_heads != 0)
+        return fmt::format("tp={} and the {} kv heads do not divide each other", t, m_.kv_heads);
+    }
+    if (mamba_ && (m_.mamba.heads % t != 0 || m_.mamba.groups % t != 0))
+      return fmt::format("tp={} does not divide the {} Mamba heads and {} groups", t,
+                         m_.mamba.heads, m_.mamba.groups);
+    // Transformer layers: the dense MLP's size (an MoE model's too, as it always has).
+    if ((m_.pattern.empty() || dense_) && m_.ffn_hidden % t != 0)
+      return fmt::format("tp={} does not divide ffn_hidden={}", t, m_.ffn_hidden);
+    return std::nullopt;
+  }
 
   // One body layer's parameters, tensors and activations on one device.
-  void fill_layer(const Strategy& s, AttentionKernel kernel, const MicroBatch& mb, bool moe,
+  void fill_layer(const Strategy& s, AttentionKernel kernel, const MicroBatch& mb, LayerKind kind,
                   Block& layer) const {
-    layer_ops(m_, s, kernel, mb, moe, layer.ops);
-    const LayerParameters lp = layer_parameters(m_, moe);
+    const bool moe = kind.ffn == Ffn::moe;
+    layer_ops(m_, s, kernel, mb, kind, layer.ops);
+    const LayerParameters lp = layer_parameters(m_, kind);
     const int etp = s.expert_tp();
     layer.dense_params =
         lp.attention / s.tp + lp.replicated + lp.router + lp.norms + lp.shared / s.tp;
@@ -197,48 +219,59 @@ class Transformer final : public Workload {
     const double mlp_local = moe ? lp.experts * lp.mlp / etp / s.ep : lp.mlp / s.tp;
     (moe ? layer.expert_params : layer.dense_params) += mlp_local;
     // Tensors: the attention's linears (qkv and the projection; MLA's down and up projections,
-    // the projection and two latent norms), each with its bias where the model has them; the
-    // two norms' scale (and shift for LayerNorm); per-head query and key norms; a router (and
-    // its bias); shared experts' two; every local expert's two.
+    // the projection and two latent norms), each with its bias where the model has them; a
+    // Mamba mixer's two projections, convolution weight and bias, three per-head vectors and
+    // norm; the norms' scale (and shift for LayerNorm); per-head query and key norms; a router
+    // (and its bias); shared experts' two; every local expert's two.
     const int per_linear = m_.bias ? 2 : 1;
     const int norm_tensors = m_.rmsnorm ? 1 : 2;
-    const int attention_tensors = m_.is_mla()
-                                      ? per_linear * (m_.mla.q_lora_rank > 0 ? 4 : 3) +
-                                            norm_tensors * (m_.mla.q_lora_rank > 0 ? 2 : 1)
-                                      : per_linear * 2 + (m_.qk_norm ? 2 * norm_tensors : 0);
-    const int mlps = moe ? m_.moe.experts / s.ep : 1;
-    layer.param_tensors = attention_tensors + per_linear * 2 * mlps + 2 * norm_tensors +
+    int mixer_tensors = 0;
+    if (kind.mixer == Mixer::attention)
+      mixer_tensors = m_.is_mla() ? per_linear * (m_.mla.q_lora_rank > 0 ? 4 : 3) +
+                                        norm_tensors * (m_.mla.q_lora_rank > 0 ? 2 : 1)
+                                  : per_linear * 2 + (m_.qk_norm ? 2 * norm_tensors : 0);
+    if (kind.mixer == Mixer::mamba) mixer_tensors = 8;
+    const int mlps = kind.ffn == Ffn::none ? 0 : moe ? m_.moe.experts / s.ep : 1;
+    const int parts = (kind.mixer != Mixer::none ? 1 : 0) + (kind.ffn != Ffn::none ? 1 : 0);
+    layer.param_tensors = mixer_tensors + per_linear * 2 * mlps + parts * norm_tensors +
                           (moe ? 1 + (m_.moe.expert_bias ? 1 : 0) : 0) +
                           (moe && m_.moe.shared_experts > 0 ? per_linear * 2 : 0);
     const double f =
         static_cast<double>(moe ? m_.expert_ffn() : m_.ffn_hidden) / (moe ? etp : s.tp);
     const double gate = m_.activation == Activation::swiglu ? 2 : 1;
-    const double fc1 = gate * f * m_.hidden;
-    double attention_largest;
-    if (m_.is_mla()) {
+    const double fc1 = kind.ffn == Ffn::none ? 0 : gate * f * m_.hidden;
+    double mixer_largest = 0;
+    if (kind.mixer == Mixer::attention && m_.is_mla()) {
       const Mla& a = m_.mla;
       const double heads = static_cast<double>(m_.heads) / s.tp;
-      attention_largest =
-          std::max({static_cast<double>(a.q_lora_rank > 0 ? a.q_lora_rank : m_.hidden) * heads *
-                        a.qk_head_dim(),
-                    a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim),
-                    heads * a.v_head_dim * m_.hidden});
-    } else {
+      mixer_largest = std::max({static_cast<double>(a.q_lora_rank > 0 ? a.q_lora_rank : m_.hidden) *
+                                    heads * a.qk_head_dim(),
+                                a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim),
+                                heads * a.v_head_dim * m_.hidden});
+    } else if (kind.mixer == Mixer::attention) {
       const double q = static_cast<double>(m_.heads) * m_.head_dim() / s.tp;
       const double kv = std::max(1.0, static_cast<double>(m_.kv_heads) / s.tp) * m_.head_dim();
-      attention_largest = std::max(m_.hidden * (q + 2 * kv), q * m_.hidden);
+      mixer_largest = std::max(m_.hidden * (q + 2 * kv), q * m_.hidden);
+    } else if (kind.mixer == Mixer::mamba) {
+      const Mamba& mb_ = m_.mamba;
+      mixer_largest =
+          m_.hidden * (2 * mb_.inner() + 2.0 * mb_.groups * mb_.state + mb_.heads) / s.tp;
     }
     const double shared_fc1 =
         moe ? gate * m_.moe.shared_experts * static_cast<double>(m_.expert_ffn()) / s.tp * m_.hidden
             : 0;
-    layer.largest_tensor_params = std::max({attention_largest, fc1, shared_fc1});
-    // The linears Transformer Engine runs in FP8: attention's and the MLP's (or experts').
-    if (numerics(s).fp8()) layer.fp8_params = lp.attention / s.tp + mlp_local + lp.shared / s.tp;
+    layer.largest_tensor_params = std::max({mixer_largest, fc1, shared_fc1});
+    // The linears Transformer Engine runs in FP8: the mixer's and the MLP's (or experts').
+    if (numerics(s).fp8())
+      layer.fp8_params =
+          lp.attention / s.tp + (kind.ffn == Ffn::none ? 0 : mlp_local) + lp.shared / s.tp;
     for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
-      layer.kept_bytes[static_cast<size_t>(r)] = layer_activation_bytes(m_, s, kernel, r, mb, moe);
+      layer.kept_bytes[static_cast<size_t>(r)] = layer_activation_bytes(m_, s, kernel, r, mb, kind);
   }
 
   Model m_;
+  std::vector<LayerRun> runs_;
+  bool attention_ = false, mamba_ = false, dense_ = false;
 };
 
 }  // namespace
@@ -252,11 +285,11 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
 
 double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKernel kernel,
                               Recompute recompute, const MicroBatch& mb) {
-  return layer_activation_bytes(m, st, kernel, recompute, mb, m.moe_layer(m.layers - 1));
+  return layer_activation_bytes(m, st, kernel, recompute, mb, m.layer_kind(m.layers - 1));
 }
 
 double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKernel kernel,
-                              Recompute recompute, const MicroBatch& mb, bool moe_layer) {
+                              Recompute recompute, const MicroBatch& mb, LayerKind kind) {
   const double T = mb.tokens / st.cp;
   const double h = m.hidden;
   const double t = st.tp;
@@ -272,7 +305,7 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   if (recompute == Recompute::full) return e * T * h / sp_div;  // the layer's input only
 
   double bytes = 0;
-  if (m.is_mla()) {
+  if (kind.mixer == Mixer::attention && m.is_mla()) {
     // MLA: norm input and output (the down projections' input, the rank's own tokens), the
     // latents before their norms and after (the up projections' inputs, gathered), Q, K, V
     // (rotary parts applied), the projection input, the dropout mask after it.
@@ -282,7 +315,7 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
             e * T * (latent + a.qk_rope_head_dim) / sp_div + li * T * latent +
             e * T * heads * (2 * a.qk_head_dim() + a.v_head_dim) + li * T * heads * a.v_head_dim +
             mask * T * h / sp_div;
-  } else {
+  } else if (kind.mixer == Mixer::attention) {
     // Attention block: norm input and output (QKV input), Q, K, V, the projection input,
     // the dropout mask after the projection; under per-head norms, Q and K before them.
     const double hd = m.head_dim();
@@ -291,19 +324,30 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
     bytes = e * T * h / sp_div + li * T * h / sp_div + e * T * q + 2 * e * T * kv + li * T * q +
             mask * T * h / sp_div;
     if (m.qk_norm) bytes += e * T * (q + kv);
+  } else if (kind.mixer == Mixer::mamba) {
+    // Mamba-2: norm input and output (in_proj input), in_proj's output (z, x, B, C, dt), the
+    // convolution's output, the scan's output, the gated norm's output (out_proj input), the
+    // mask. The scan kernels keep no chunk states: backward recomputes them from these.
+    const Mamba& s = m.mamba;
+    const double in = 2 * s.inner() + 2.0 * s.groups * s.state + s.heads;
+    bytes = e * T * h / sp_div + li * T * h / sp_div + e * T * in / t + e * T * s.conv_dim() / t +
+            e * T * s.inner() / t + li * T * s.inner() / t + mask * T * h / sp_div;
   }
-  // Attention core. Unfused: softmax output, dropout mask and dropout output, a*s^2 each;
-  // selective recomputation drops exactly these. Fused: only the softmax statistics (fp32).
-  const double scores = heads * (mb.squared / st.cp);
-  if (kernel == AttentionKernel::standard) {
-    if (recompute != Recompute::selective) bytes += e * scores + mask * (1 + e) * scores;
-  } else {
-    bytes += 4 * heads * T;
+  if (kind.mixer == Mixer::attention) {
+    // Attention core. Unfused: softmax output, dropout mask and dropout output, a*s^2 each;
+    // selective recomputation drops exactly these. Fused: only the softmax statistics (fp32).
+    const double scores = heads * (mb.squared / st.cp);
+    if (kernel == AttentionKernel::standard) {
+      if (recompute != Recompute::selective) bytes += e * scores + mask * (1 + e) * scores;
+    } else {
+      bytes += 4 * heads * T;
+    }
   }
+  if (kind.ffn == Ffn::none) return bytes;
   // MLP block: norm input and output (fc1 input), activation input(s), fc2 input, mask.
   const double gate = m.activation == Activation::swiglu ? 2 : 1;
   bytes += e * T * h / sp_div + mask * T * h / sp_div;
-  if (!moe_layer) {
+  if (kind.ffn == Ffn::dense) {
     const double f = static_cast<double>(m.ffn_hidden) / t;
     bytes += li * T * h / sp_div + e * T * gate * f + li * T * f;
     return bytes;

@@ -9,9 +9,9 @@ namespace shardcost {
 double layer_activation_bytes(const Model&, const Strategy&, AttentionKernel, Recompute);
 double layer_activation_bytes(const Model&, const Strategy&, AttentionKernel, Recompute,
                               const MicroBatch&);
-// The same for a dense layer or an expert layer of an MoE model (the others: its last layer's).
+// The same for a layer of the given kind (the others: the model's last layer's).
 double layer_activation_bytes(const Model&, const Strategy&, AttentionKernel, Recompute,
-                              const MicroBatch&, bool moe_layer);
+                              const MicroBatch&, LayerKind);
 // Tokens (top-k copies) the busiest rank's experts compute in one expert layer, of `tokens`
 // on each of a TP group's ranks.
 double tokens_on_experts(const Model&, const Strategy&, double tokens);

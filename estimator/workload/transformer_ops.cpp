@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model_math.h"
 #include "transformer.h"
 
 namespace shardcost {
@@ -145,14 +146,19 @@ double tokens_on_experts(const Model& m, const Strategy& st, double tokens) {
 namespace {
 
 // A dense MLP of `ffn` hidden features split over TP, on all T tokens (after tp_enter).
-void mlp_ops(const char* const names[4], const Dims& d, double ffn, bool swiglu, bool fp8,
+void mlp_ops(const char* const names[4], const Dims& d, double ffn, Activation act, bool fp8,
              bool input_from_norm, std::vector<Op>& out) {
+  const bool swiglu = act == Activation::swiglu;
   const double f_local = ffn / d.t;
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
   out.push_back(gemm(names[0], d.num.linear, d.tokens, fc1_out, d.h));
   if (fp8) out.push_back(fp8_casts(names[2], d.tokens * d.h, d.tokens * fc1_out, input_from_norm));
+  // Squared ReLU reads and writes as GeLU does (read x, write y; backward read x and dy, write
+  // dx).
   out.push_back(swiglu ? pass("swiglu", d.tokens * f_local, 6 * d.w, 10 * d.w)
-                       : pass("bias_gelu", d.tokens * f_local, 4 * d.w, 6 * d.w));
+                : act == Activation::relu2
+                    ? pass("squared_relu", d.tokens * f_local, 4 * d.w, 6 * d.w)
+                    : pass("bias_gelu", d.tokens * f_local, 4 * d.w, 6 * d.w));
   out.push_back(gemm(names[1], d.num.linear, d.tokens, d.h, f_local));
   if (fp8) out.push_back(fp8_casts(names[3], d.tokens * f_local, d.tokens * d.h, false));
 }
@@ -183,7 +189,7 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
                                          "shared_expert_fc2_fp8_casts"};
     const bool own_tp = dispatcher && st.tp > 1;
     if (own_tp) tp_enter(d, st, out);
-    mlp_ops(names, d, static_cast<double>(m.moe.shared_experts) * m.expert_ffn(), swiglu,
+    mlp_ops(names, d, static_cast<double>(m.moe.shared_experts) * m.expert_ffn(), m.activation,
             d.num.fp8(), false, out);
     if (own_tp) tp_exit(d, st, out);
   }
@@ -351,30 +357,75 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
         fp8_casts("attention_proj_fp8_casts", d.tokens * d.q_local * v, d.tokens * d.h, false));
 }
 
-// The attention sublayer and the MLP (or experts) sublayer with their norms and residuals.
+// A Mamba-2 mixer as Megatron-core's MambaMixer runs it, split over TP by heads and groups:
+// the input projection (z, x, B, C, dt), the depthwise convolution over x, B and C, the chunked
+// scan (SSD), the gated RMSNorm, the output projection. Context parallelism trades the
+// sequence split for a head split around the convolution and scan (all-to-alls, as Ulysses).
+void mamba_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>& out) {
+  const Mamba& s = m.mamba;
+  const bool fp8 = d.num.fp8();
+  const double in_local = (2 * s.inner() + 2.0 * s.groups * s.state + s.heads) / d.t;
+  const double inner_local = s.inner() / d.t;
+  out.push_back(gemm("mamba_in_proj", d.num.linear, d.tokens, in_local, d.h));
+  if (fp8)
+    out.push_back(fp8_casts("mamba_in_proj_fp8_casts", d.tokens * d.h, d.tokens * in_local, true));
+  const bool cp = st.cp > 1;
+  if (cp)
+    out.push_back(comm("cp_mamba_in_all_to_all", OpKind::collective, Axis::cp,
+                       CollectiveOp::all_to_all, CollectiveOp::all_to_all,
+                       d.e * d.tokens * in_local));
+  // Causal depthwise convolution and its SiLU: read x, B, C and write them; backward reads the
+  // input and the gradient, writes both gradients.
+  out.push_back(pass("mamba_conv1d", d.tokens * s.conv_dim() / d.t, 4 * d.w, 8 * d.w));
+  Op scan;
+  scan.name = "mamba_ssd_scan";
+  scan.kind = OpKind::attention;  // a fused kernel of its own FLOPs, priced as attention's
+  scan.flops = mamba_scan_flops_per_token(m) * d.tokens / d.t;
+  scan.dtype = d.num.other;
+  out.push_back(scan);
+  // Gated RMSNorm: read y and z, write the output; backward reads them and dy, writes dy, dz.
+  out.push_back(pass("mamba_gated_norm", d.tokens * inner_local, 6 * d.w, 10 * d.w));
+  if (cp)
+    out.push_back(comm("cp_mamba_out_all_to_all", OpKind::collective, Axis::cp,
+                       CollectiveOp::all_to_all, CollectiveOp::all_to_all,
+                       d.e * d.tokens * inner_local));
+  out.push_back(gemm("mamba_out_proj", d.num.linear, d.tokens, d.h, inner_local));
+  if (fp8)
+    out.push_back(
+        fp8_casts("mamba_out_proj_fp8_casts", d.tokens * inner_local, d.tokens * d.h, false));
+}
+
+// One layer: its mixer (attention or Mamba) and its MLP (or experts), each with its norm and
+// residual, either one absent in a hybrid pattern's layers.
 void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
-               bool moe_layer, std::vector<Op>& out) {
+               LayerKind kind, std::vector<Op>& out) {
   const bool dropout = m.dropout > 0;
   const bool fp8 = d.num.fp8();
-  out.push_back(norm("input_norm", d, fp8));
-  if (m.is_mla()) {
-    mla_ops(m, st, kernel, d, out);
-  } else {
-    tp_enter(d, st, out);
-    gqa_ops(m, st, kernel, d, out);
+  if (kind.mixer != Mixer::none) {
+    out.push_back(norm("input_norm", d, fp8));
+    if (kind.mixer == Mixer::mamba) {
+      tp_enter(d, st, out);
+      mamba_ops(m, st, d, out);
+    } else if (m.is_mla()) {
+      mla_ops(m, st, kernel, d, out);
+    } else {
+      tp_enter(d, st, out);
+      gqa_ops(m, st, kernel, d, out);
+    }
+    tp_exit(d, st, out);
+    out.push_back(
+        residual(kind.mixer == Mixer::mamba ? "mamba_residual" : "attention_residual", d, dropout));
   }
-  tp_exit(d, st, out);
-  out.push_back(residual("attention_residual", d, dropout));
-
+  if (kind.ffn == Ffn::none) return;
+  const bool moe_layer = kind.ffn == Ffn::moe;
   const bool dispatcher = moe_layer && moe_dispatcher(st);
   out.push_back(norm("mlp_norm", d, fp8 && !moe_layer));
-  const bool swiglu = m.activation == Activation::swiglu;
   // Under the dispatcher the experts move their tokens over TP themselves (moe_ops).
   if (!dispatcher) tp_enter(d, st, out);
   if (!moe_layer) {
     static const char* const names[4] = {"mlp_fc1", "mlp_fc2", "mlp_fc1_fp8_casts",
                                          "mlp_fc2_fp8_casts"};
-    mlp_ops(names, d, m.ffn_hidden, swiglu, fp8, true, out);
+    mlp_ops(names, d, m.ffn_hidden, m.activation, fp8, true, out);
   } else {
     moe_ops(m, st, d, out);
   }
@@ -382,11 +433,15 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   out.push_back(residual("mlp_residual", d, dropout));
   if (m.bias) {
     // Bias gradients: a reduction over the tokens of every biased linear's output gradient.
-    const double attention_out =
-        m.is_mla() ? d.q_local * m.mla.qk_head_dim() : (d.q_local + 2 * d.kv_local) * d.hd;
+    const bool swiglu = m.activation == Activation::swiglu;
+    double attention_out = 0;
+    if (kind.mixer == Mixer::attention)
+      attention_out =
+          (m.is_mla() ? d.q_local * m.mla.qk_head_dim() : (d.q_local + 2 * d.kv_local) * d.hd) +
+          d.h;
     const double f_local = static_cast<double>(moe_layer ? m.expert_ffn() : m.ffn_hidden) / st.tp;
     const double outputs =
-        attention_out + d.h + (swiglu ? 2 : 1) * f_local * (moe_layer ? m.moe.top_k : 1) + d.h;
+        attention_out + (swiglu ? 2 : 1) * f_local * (moe_layer ? m.moe.top_k : 1) + d.h;
     out.push_back(pass("bias_grads", d.tokens * outputs, 0, d.e));
   }
 }
@@ -394,8 +449,8 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
 }  // namespace
 
 void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const MicroBatch& mb,
-               bool moe_layer, std::vector<Op>& out) {
-  block_ops(m, st, kernel, dims(m, st, mb), moe_layer, out);
+               LayerKind kind, std::vector<Op>& out) {
+  block_ops(m, st, kernel, dims(m, st, mb), kind, out);
 }
 
 void embedding_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vector<Op>& out) {
@@ -432,7 +487,7 @@ void mtp_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const M
   tp_enter(d, st, out);
   out.push_back(gemm("mtp_projection", d.num.linear, d.tokens, d.h, 2 * d.h / d.t));
   tp_exit(d, st, out);
-  block_ops(m, st, kernel, d, m.moe_layer(m.layers - 1), out);
+  block_ops(m, st, kernel, d, m.layer_kind(m.layers - 1), out);
   head_ops(m, st, mb, out);
 }
 

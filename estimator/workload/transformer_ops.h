@@ -10,7 +10,7 @@ namespace shardcost {
 
 // Forward ops of one transformer layer for one micro-batch: dense, or an expert layer
 // (moe_layer) of an MoE model.
-void layer_ops(const Model&, const Strategy&, AttentionKernel, const MicroBatch&, bool moe_layer,
+void layer_ops(const Model&, const Strategy&, AttentionKernel, const MicroBatch&, LayerKind,
                std::vector<Op>& out);
 // Forward ops of one multi-token-prediction module (last stage): the shifted tokens' embedding,
 // the two norms and the projection of their concatenation, one layer as the model's last, the

@@ -3,10 +3,24 @@
 // prediction): the input of the first workload producer (shardcost/workload.h). Fields follow
 // the names of the models' published configs (docs/estimator.md, "Model files").
 #include <string>
+#include <vector>
 
 namespace shardcost {
 
-enum class Activation { gelu, swiglu };
+// relu2: squared ReLU, an up and a down projection with no gate (Nemotron-H).
+enum class Activation { gelu, swiglu, relu2 };
+
+// What one layer runs: a token mixer (attention, a Mamba-2 state-space mixer, or none) and a
+// feed-forward part (a dense MLP, experts, or none), each behind its own norm and residual. A
+// transformer layer is attention then MLP or experts; a hybrid model's pattern (Nemotron-H's
+// hybrid_override_pattern) gives one of them per layer.
+enum class Mixer { attention, mamba, none };
+enum class Ffn { dense, moe, none };
+struct LayerKind {
+  Mixer mixer = Mixer::attention;
+  Ffn ffn = Ffn::dense;
+  bool operator==(const LayerKind&) const = default;
+};
 
 // Multi-head latent attention (DeepSeek-V2/V3): queries through a low-rank projection (none
 // when q_lora_rank is 0), keys and values from one shared latent of kv_lora_rank, each head's
@@ -15,6 +29,15 @@ enum class Activation { gelu, swiglu };
 struct Mla {
   int q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
   int qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+};
+
+// Mamba-2 (Dao and Gu 2024): `heads` heads of `head_dim` (the inner width heads x head_dim),
+// B and C of `state` per group of heads, a depthwise causal convolution over x, B and C, and
+// the chunked state-space scan (SSD) in chunks of `chunk`.
+struct Mamba {
+  int heads = 0, head_dim = 0, state = 0, groups = 1, conv_kernel = 4, chunk = 128;
+  double inner() const { return static_cast<double>(heads) * head_dim; }
+  double conv_dim() const { return inner() + 2.0 * groups * state; }
 };
 
 // Mixture of experts: `experts` routed experts of `expert_ffn_hidden` each, `top_k` per token,
@@ -46,16 +69,22 @@ struct Model {
   bool tied_embeddings = true;    // LM head shares the input embedding
   bool learned_positions = true;  // learned position embedding (GPT) or rotary (Llama)
   bool rmsnorm = false;
-  bool qk_norm = false;  // a norm over each query and key head (Qwen3)
-  double dropout = 0;    // hidden and attention dropout probability
-  Mla mla;               // multi-head latent attention when kv_lora_rank > 0
-  Moe moe;               // MoE when moe.experts > 0
-  int mtp_layers = 0;    // multi-token prediction modules (num_nextn_predict_layers)
+  bool qk_norm = false;            // a norm over each query and key head (Qwen3)
+  double dropout = 0;              // hidden and attention dropout probability
+  Mla mla;                         // multi-head latent attention when kv_lora_rank > 0
+  Moe moe;                         // MoE when moe.experts > 0
+  int mtp_layers = 0;              // multi-token prediction modules (num_nextn_predict_layers)
+  Mamba mamba;                     // the state-space mixer of a hybrid pattern's 'M' layers
+  std::vector<LayerKind> pattern;  // one kind per layer (hybrid models); empty: transformer layers
   bool is_moe() const { return moe.experts > 0; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
   // Layer i (0-based) runs the experts (an MoE model's layers past the dense first ones).
-  bool moe_layer(int i) const { return is_moe() && i >= moe.first_dense_layers; }
+  bool moe_layer(int i) const { return layer_kind(i).ffn == Ffn::moe; }
+  LayerKind layer_kind(int i) const {
+    if (!pattern.empty()) return pattern[static_cast<size_t>(i)];
+    return {Mixer::attention, is_moe() && i >= moe.first_dense_layers ? Ffn::moe : Ffn::dense};
+  }
   int expert_ffn() const { return moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : ffn_hidden; }
 };
 
