@@ -419,6 +419,47 @@ void parse_hybrid(const JsonFields& f, const nlohmann::json& j, Model& m) {
     f.fail("n_groups", fmt::format("({}) must divide mamba_num_heads ({})", s.groups, s.heads));
 }
 
+// sliding_window and attention_chunk_size (null: none, as published configs write it), and
+// layer_types: which of them each layer's attention runs with.
+void parse_windows(const JsonFields& f, const nlohmann::json& j, Model& m) {
+  auto span = [&](const char* key) {
+    return j.contains(key) && j.at(key).is_null() ? 0
+                                                  : f.optional_int(key, 1, kMaxSeqLen).value_or(0);
+  };
+  m.sliding_window = span("sliding_window");
+  m.attention_chunk = span("attention_chunk_size");
+  const nlohmann::json* types = f.optional_array("layer_types");
+  if (!types) {
+    if (m.sliding_window > 0 && m.attention_chunk > 0)
+      f.fail("layer_types",
+             "is missing; with both sliding_window and attention_chunk_size, say "
+             "which layers use which");
+    return;
+  }
+  if (static_cast<int>(types->size()) != m.layers)
+    f.fail("layer_types", fmt::format("has {} entries for {} layers; give one per layer",
+                                      types->size(), m.layers));
+  for (size_t i = 0; i < types->size(); ++i) {
+    const auto& t = (*types)[i];
+    const std::string name = t.is_string() ? t.get<std::string>() : "";
+    if (name == "full_attention") {
+      m.windows.push_back(Window::full);
+    } else if (name == "sliding_attention") {
+      if (m.sliding_window == 0)
+        f.fail("sliding_window", fmt::format("is missing; layer {} is sliding_attention", i));
+      m.windows.push_back(Window::sliding);
+    } else if (name == "chunked_attention") {
+      if (m.attention_chunk == 0)
+        f.fail("attention_chunk_size", fmt::format("is missing; layer {} is chunked_attention", i));
+      m.windows.push_back(Window::chunked);
+    } else {
+      f.fail("layer_types", fmt::format("[{}] is {}; use full_attention, sliding_attention or "
+                                        "chunked_attention",
+                                        i, t.dump()));
+    }
+  }
+}
+
 }  // namespace
 
 Model parse_model_json(std::string_view text, std::string_view origin) {
@@ -455,7 +496,10 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
                     "ssm_state_size",
                     "n_groups",
                     "conv_kernel",
-                    "chunk_size"});
+                    "chunk_size",
+                    "sliding_window",
+                    "attention_chunk_size",
+                    "layer_types"});
   Model m;
   m.name = f.optional_string("name").value_or(std::string(origin));
   // Upper limits far above any model trained (docs/estimator.md): a value past one is a typo
@@ -504,6 +548,7 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
   if (m.dropout >= 1) f.fail("dropout", "must be a probability in [0, 1)");
   if (const auto* moe = f.optional_object("moe")) parse_moe(*moe, std::string(origin) + " moe", m);
   parse_hybrid(f, j, m);
+  parse_windows(f, j, m);
   return m;
 }
 

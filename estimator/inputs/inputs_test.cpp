@@ -153,6 +153,18 @@ TEST(Inputs, BadFamilyFieldsNameTheField) {
             std::string::npos);
   EXPECT_NE(error(R"("ssm_state_size": 8)").find("there is no hybrid_override_pattern"),
             std::string::npos);
+  EXPECT_NE(error(R"("layer_types": ["full_attention", "sliding_attention", "full_attention",
+                     "full_attention"])")
+                .find("field 'sliding_window' is missing; layer 1 is sliding_attention"),
+            std::string::npos);
+  EXPECT_NE(error(R"("sliding_window": 8, "layer_types": ["full_attention"])")
+                .find("field 'layer_types' has 1 entries for 4 layers"),
+            std::string::npos);
+  EXPECT_NE(error(R"("sliding_window": 8, "attention_chunk_size": 16)")
+                .find("field 'layer_types' is missing; with both"),
+            std::string::npos);
+  // Published configs write null where there is no window (Mixtral's sliding_window).
+  EXPECT_EQ(parse_model_json(model_with(R"("sliding_window": null)"), "m.json").sliding_window, 0);
   EXPECT_NE(error(R"("moe": {"experts": 8, "top_k": 2, "topk_method": "best"})")
                 .find("field 'topk_method' must be greedy, group_limited_greedy or noaux_tc"),
             std::string::npos);

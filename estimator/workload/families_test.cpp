@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "model_math.h"
 #include "shardcost/estimator.h"
 #include "transformer.h"
 
@@ -224,6 +225,43 @@ TEST(Families, MambaContextParallelismSwapsSequenceForHeads) {
   s.cp = 64;
   EXPECT_NE(w->check(s).value_or("").find("cp=64 splits Mamba heads and groups"),
             std::string::npos);
+}
+
+TEST(Families, SlidingAndChunkedWindowsPriceTheKeysTheySee) {
+  // A gpt-oss-like model: sliding windows of 128 on every other layer.
+  const std::string base = R"({"layers": 4, "hidden": 1024, "heads": 16, "kv_heads": 4,
+    "ffn_hidden": 4096, "vocab": 1000, "seq_len": 8192, "activation": "swiglu",
+    "position_embedding": "rope", "norm": "rmsnorm", "bias": false)";
+  const Model full = parse_model_json(base + "}", "full.json");
+  const Model alt = parse_model_json(base + R"(, "sliding_window": 128, "layer_types":
+    ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]})",
+                                     "alt.json");
+  const Model chunked = parse_model_json(base + R"(, "attention_chunk_size": 1024})", "c.json");
+  EXPECT_EQ(layer_runs(alt).size(), 4u);
+  EXPECT_EQ(alt.layer_kind(0).window, Window::sliding);
+  EXPECT_EQ(alt.layer_kind(1).window, Window::full);
+  // Causal pairs of one 8192-token sequence: 8192 x 8193 / 2 in full; 128 x 8192 - 128 x 127 / 2
+  // under the window; 8192 x 1025 / 2 in chunks of 1024.
+  const double n = 8192, pairs = n * (n + 1) / 2;
+  EXPECT_DOUBLE_EQ(windowed_squared(alt, Window::sliding, n, n * n),
+                   n * n * (128 * n - 128 * 127 / 2.0) / pairs);
+  EXPECT_DOUBLE_EQ(windowed_squared(chunked, Window::chunked, n, n * n),
+                   n * n * (n * 1025 / 2) / pairs);
+  // A window at least the sequence changes nothing.
+  EXPECT_DOUBLE_EQ(windowed_squared(alt, Window::sliding, 100, 100 * 100.0), 100 * 100.0);
+  // The fused kernel's FLOPs shrink by exactly that on the windowed layers.
+  Strategy s;
+  s.mbs = 1;
+  Graph gf, ga;
+  transformer_workload(full)->graph(s, AttentionKernel::flash, gf);
+  transformer_workload(alt)->graph(s, AttentionKernel::flash, ga);
+  const double f_full = find_op(gf.blocks[1], "flash_attention")->flops;
+  const double f_window = find_op(ga.blocks[1], "flash_attention")->flops;
+  EXPECT_NEAR(f_window / f_full, (128 * n - 128 * 127 / 2.0) / pairs, 1e-12);
+  EXPECT_DOUBLE_EQ(find_op(ga.blocks[2], "flash_attention")->flops, f_full);
+  // Model FLOPs count what the windows leave.
+  EXPECT_LT(model_flops_per_step(alt, 1), model_flops_per_step(full, 1));
+  EXPECT_LT(model_flops_per_step(chunked, 1), model_flops_per_step(full, 1));
 }
 
 }  // namespace

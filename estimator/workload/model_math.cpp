@@ -85,19 +85,35 @@ LayerKind last_layer_kind(const Model& m) {
 
 std::vector<LayerRun> layer_runs(const Model& m) {
   std::vector<LayerRun> out;
-  if (m.pattern.empty()) {
+  if (m.pattern.empty() && m.windows.empty()) {
+    const Window w = m.window_of(0);
     const int dense = m.is_moe() ? std::min(m.layers, m.moe.first_dense_layers) : m.layers;
-    if (dense > 0) out.push_back({{Mixer::attention, Ffn::dense}, dense});
-    if (m.layers > dense) out.push_back({{Mixer::attention, Ffn::moe}, m.layers - dense});
+    if (dense > 0) out.push_back({{Mixer::attention, Ffn::dense, w}, dense});
+    if (m.layers > dense) out.push_back({{Mixer::attention, Ffn::moe, w}, m.layers - dense});
     return out;
   }
-  for (LayerKind k : m.pattern) {
+  for (int i = 0; i < m.layers; ++i) {
+    const LayerKind k = m.layer_kind(i);
     if (!out.empty() && out.back().kind == k)
       ++out.back().count;
     else
       out.push_back({k, 1});
   }
   return out;
+}
+
+double windowed_squared(const Model& m, Window w, double tokens, double squared) {
+  if (w == Window::full || tokens <= 0 || squared <= 0) return squared;
+  // The length-weighted mean length: each sequence's when all have one length.
+  const double L = squared / tokens;
+  const double span = w == Window::sliding ? m.sliding_window : m.attention_chunk;
+  if (span <= 0 || L <= span) return squared;
+  // Causal pairs over full attention, L(L+1)/2, against those a window leaves: each query
+  // sees at most `span` keys, span L - span (span - 1) / 2; a chunk's queries see their chunk's
+  // earlier keys, L (span + 1) / 2 for whole chunks.
+  const double full = L * (L + 1) / 2;
+  const double kept = w == Window::sliding ? span * L - span * (span - 1) / 2 : L * (span + 1) / 2;
+  return squared * kept / full;
 }
 
 double mamba_scan_flops_per_token(const Model& m) {
@@ -182,8 +198,11 @@ double mtp_parameter_count(const Model& m) {
 }
 
 double layer_forward_flops_per_token(const Model& m, LayerKind kind) {
+  const double n = m.seq_len;
   return layer_linear_flops_per_token(m, kind) +
-         (kind.mixer == Mixer::attention ? 2.0 * m.seq_len * attention_core_width(m) : 0.0);
+         (kind.mixer == Mixer::attention
+              ? 2.0 * windowed_squared(m, kind.window, n, n * n) / n * attention_core_width(m)
+              : 0.0);
 }
 
 double model_flops_per_step(const Model& m, int global_batch) {
@@ -194,10 +213,15 @@ double model_flops_per_step(const Model& m, int global_batch) {
 
 double model_flops_of_batch(const Model& m, double tokens, double squared) {
   const double logits = 2.0 * m.hidden * m.vocab;
+  // Attention layers, each weighted by the share of the causal pairs its window leaves.
+  auto share = [&](Window w) {
+    return w == Window::full || squared <= 0 ? 1.0
+                                             : windowed_squared(m, w, tokens, squared) / squared;
+  };
   double linear = 0, attention_layers = 0;
   for (const LayerRun& r : layer_runs(m)) {
     linear += r.count * layer_linear_flops_per_token(m, r.kind);
-    if (r.kind.mixer == Mixer::attention) attention_layers += r.count;
+    if (r.kind.mixer == Mixer::attention) attention_layers += r.count * share(r.kind.window);
   }
   // Each multi-token-prediction module: the projection of [embedding; hidden] (2h -> h), one
   // layer as the model's last, and the output head again.
@@ -205,7 +229,7 @@ double model_flops_of_batch(const Model& m, double tokens, double squared) {
     const double h = m.hidden;
     const LayerKind last = last_layer_kind(m);
     linear += m.mtp_layers * (2.0 * 2 * h * h + layer_linear_flops_per_token(m, last) + logits);
-    if (last.mixer == Mixer::attention) attention_layers += m.mtp_layers;
+    if (last.mixer == Mixer::attention) attention_layers += m.mtp_layers * share(last.window);
   }
   // Attention's core as Megatron counts it: every query against the whole sequence, 2 x width
   // FLOPs per pair, so 2 x width x length^2 per sequence and layer.

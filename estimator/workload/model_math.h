@@ -50,6 +50,10 @@ double layer_forward_flops_per_token(const Model&, LayerKind);
 // Q, the scores C B^T per group (2 Q N), their product with x per head (2 Q P), and the chunk
 // state in and out per head (2 x 2 N P).
 double mamba_scan_flops_per_token(const Model&);
+// What a window leaves of a batch's squared lengths (`squared`, over `tokens`): the full
+// value scaled by the causal pairs the window keeps, at the batch's length-weighted mean
+// length (exact for sequences of one length).
+double windowed_squared(const Model&, Window, double tokens, double squared);
 // Model FLOPs of a global batch of variable-length sequences: `tokens` in all, their squared
 // lengths adding up to `squared` (fixed length N: tokens = gbs N, squared = gbs N^2).
 double model_flops_of_batch(const Model&, double tokens, double squared);

@@ -224,7 +224,7 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
 
 // Attention's core over the local heads: `qk` and `v` dims per head (MLA's differ).
 void attention_core_ops(const Model& m, AttentionKernel kernel, const Dims& d, double qk, double v,
-                        std::vector<Op>& out) {
+                        Window window, std::vector<Op>& out) {
   const bool dropout = m.dropout > 0;
   const double heads_batch = d.b * d.q_local;
   // Score elements: each sequence's queries against its own keys (causal, per document).
@@ -233,8 +233,12 @@ void attention_core_ops(const Model& m, AttentionKernel kernel, const Dims& d, d
     Op a;
     a.name = "flash_attention";
     a.kind = OpKind::attention;
-    // QK^T and AV, causal: half of the score matrix is computed.
-    a.flops = 2 * scores * (qk + v) * 0.5;
+    // QK^T and AV, causal: half of the score matrix is computed; a sliding or chunked window
+    // skips the blocks outside it.
+    const double kept = window == Window::full
+                            ? scores
+                            : d.q_local * windowed_squared(m, window, d.tokens, d.squared_local);
+    a.flops = 2 * kept * (qk + v) * 0.5;
     a.dtype = d.num.other;
     out.push_back(a);
   } else {
@@ -258,7 +262,7 @@ void attention_core_ops(const Model& m, AttentionKernel kernel, const Dims& d, d
 
 // Grouped-query attention: QKV, the core, context parallelism's exchanges, the projection.
 void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
-             std::vector<Op>& out) {
+             Window window, std::vector<Op>& out) {
   const bool fp8 = d.num.fp8();
   const double qkv_out = (d.q_local + 2 * d.kv_local) * d.hd;
   out.push_back(gemm("qkv", d.num.linear, d.tokens, qkv_out, d.h));
@@ -275,7 +279,7 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
              CollectiveOp::all_to_all,
              d.e * d.tokens * (d.q_local + 2 * std::max(d.kv_local, static_cast<double>(st.cp))) *
                  d.hd));
-  attention_core_ops(m, kernel, d, d.hd, d.hd, out);
+  attention_core_ops(m, kernel, d, d.hd, d.hd, window, out);
   if (st.cp > 1 && st.cp_kind == CpKind::ring) {
     // Ring attention: K and V blocks travel cp-1 hops around the ring, overlapped with the
     // attention of the block in hand; backward also returns dK and dV (twice the bytes).
@@ -300,7 +304,7 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
 // the hidden states: (q_lora + kv_lora + rope) elements per token, not h), the up
 // projections split the heads over TP, then the core and the output projection.
 void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
-             std::vector<Op>& out) {
+             Window window, std::vector<Op>& out) {
   const Mla& a = m.mla;
   const bool fp8 = d.num.fp8();
   const double own = d.tokens / d.sp_div;  // tokens this rank holds before the gather
@@ -341,7 +345,7 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
     out.push_back(comm("cp_ulysses_qkv_all_to_all", OpKind::collective, Axis::cp,
                        CollectiveOp::all_to_all, CollectiveOp::all_to_all,
                        d.e * d.tokens * d.q_local * (2 * qk + v)));
-  attention_core_ops(m, kernel, d, qk, v, out);
+  attention_core_ops(m, kernel, d, qk, v, window, out);
   if (st.cp > 1 && st.cp_kind == CpKind::ring) {
     const double kv_bytes = d.e * d.tokens * d.q_local * (qk + v);
     out.push_back(comm("cp_ring_exchange", OpKind::ring, Axis::cp, CollectiveOp::send_recv,
@@ -407,10 +411,10 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
       tp_enter(d, st, out);
       mamba_ops(m, st, d, out);
     } else if (m.is_mla()) {
-      mla_ops(m, st, kernel, d, out);
+      mla_ops(m, st, kernel, d, kind.window, out);
     } else {
       tp_enter(d, st, out);
-      gqa_ops(m, st, kernel, d, out);
+      gqa_ops(m, st, kernel, d, kind.window, out);
     }
     tp_exit(d, st, out);
     out.push_back(

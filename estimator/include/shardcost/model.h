@@ -16,9 +16,14 @@ enum class Activation { gelu, swiglu, relu2 };
 // hybrid_override_pattern) gives one of them per layer.
 enum class Mixer { attention, mamba, none };
 enum class Ffn { dense, moe, none };
+// Which keys an attention layer's queries see: all earlier ones (full, causal), the last
+// `sliding_window` (sliding), or the earlier ones of their own chunk of `attention_chunk_size`
+// (chunked, Llama 4's).
+enum class Window { full, sliding, chunked };
 struct LayerKind {
   Mixer mixer = Mixer::attention;
   Ffn ffn = Ffn::dense;
+  Window window = Window::full;
   bool operator==(const LayerKind&) const = default;
 };
 
@@ -76,14 +81,28 @@ struct Model {
   int mtp_layers = 0;              // multi-token prediction modules (num_nextn_predict_layers)
   Mamba mamba;                     // the state-space mixer of a hybrid pattern's 'M' layers
   std::vector<LayerKind> pattern;  // one kind per layer (hybrid models); empty: transformer layers
+  int sliding_window = 0;          // keys a sliding-window layer's queries see
+  int attention_chunk = 0;         // a chunked layer's chunk (attention_chunk_size)
+  std::vector<Window> windows;     // per layer (layer_types); empty: every attention layer the
+                                   // model's window (sliding, else chunked, else full)
   bool is_moe() const { return moe.experts > 0; }
   bool is_mla() const { return mla.kv_lora_rank > 0; }
   int head_dim() const { return head_dim_override > 0 ? head_dim_override : hidden / heads; }
   // Layer i (0-based) runs the experts (an MoE model's layers past the dense first ones).
   bool moe_layer(int i) const { return layer_kind(i).ffn == Ffn::moe; }
   LayerKind layer_kind(int i) const {
-    if (!pattern.empty()) return pattern[static_cast<size_t>(i)];
-    return {Mixer::attention, is_moe() && i >= moe.first_dense_layers ? Ffn::moe : Ffn::dense};
+    LayerKind k = !pattern.empty()
+                      ? pattern[static_cast<size_t>(i)]
+                      : LayerKind{Mixer::attention,
+                                  is_moe() && i >= moe.first_dense_layers ? Ffn::moe : Ffn::dense};
+    if (k.mixer == Mixer::attention) k.window = window_of(i);
+    return k;
+  }
+  Window window_of(int i) const {
+    if (!windows.empty()) return windows[static_cast<size_t>(i)];
+    return sliding_window > 0    ? Window::sliding
+           : attention_chunk > 0 ? Window::chunked
+                                 : Window::full;
   }
   int expert_ffn() const { return moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : ffn_hidden; }
 };
