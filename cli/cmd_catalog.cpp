@@ -57,8 +57,8 @@ std::string yes(bool b) {
 void print_catalog_text() {
   const auto all = nlohmann::json::parse(catalog_json());
   Table devices({"device", "arch", "SMs", "memory GiB", "HBM GB/s", "NVLink GB/s", "bf16 TFLOP/s",
-                 "fp16 TFLOP/s", "fp8 TFLOP/s"},
-                {false, false, true, true, true, true, true, true, true});
+                 "fp16 TFLOP/s", "fp8 TFLOP/s", "nvfp4 TFLOP/s"},
+                {false, false, true, true, true, true, true, true, true, true});
   for (const auto& d : all["devices"]) {
     const auto& p = d["peak_tflops"];
     auto peak = [&](const char* type) {  // "-": the device has no such tensor cores
@@ -69,7 +69,7 @@ void print_catalog_text() {
                  fmt::format("{:.1f}", d.value("memory_GiB", 0.0)),
                  fmt::format("{:.0f}", d.value("memory_bandwidth_GBps", 0.0)),
                  fmt::format("{:.0f}", d.value("nvlink_bandwidth_GBps", 0.0)), peak("bf16"),
-                 peak("fp16"), peak("fp8")});
+                 peak("fp16"), peak("fp8"), peak("nvfp4")});
   }
   // NVLink domain: GPUs that reach each other at the intra-node rate (a node, or an NVL72 rack).
   Table systems({"system", "device", "GPUs/node", "NVLink domain", "intra GB/s", "inter GB/s"},

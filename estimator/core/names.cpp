@@ -19,6 +19,10 @@ std::string_view to_string(DType t) {
       return "fp16";
     case DType::fp8:
       return "fp8";
+    case DType::mxfp8:
+      return "mxfp8";
+    case DType::nvfp4:
+      return "nvfp4";
   }
   return "?";
 }
@@ -27,7 +31,8 @@ DType parse_dtype(std::string_view s) {
   for (int i = 0; i < kDTypeCount; ++i) {
     if (to_string(static_cast<DType>(i)) == s) return static_cast<DType>(i);
   }
-  throw InputError(fmt::format("unknown data type '{}'; use fp32, tf32, bf16, fp16 or fp8", s));
+  throw InputError(
+      fmt::format("unknown data type '{}'; use fp32, tf32, bf16, fp16, fp8, mxfp8 or nvfp4", s));
 }
 
 // The names tools give data types (nccl-tests: half, float; cuBLAS: bfloat16).
@@ -37,6 +42,8 @@ std::optional<DType> parse_store_dtype(std::string_view s) {
   if (s == "fp32" || s == "float" || s == "float32") return DType::fp32;
   if (s == "tf32") return DType::tf32;
   if (s == "fp8" || s == "e4m3" || s == "fp8_e4m3") return DType::fp8;
+  if (s == "mxfp8" || s == "mxfp8_e4m3") return DType::mxfp8;
+  if (s == "nvfp4") return DType::nvfp4;
   return std::nullopt;
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
+
 #include "shardcost/error.h"
 #include "shardcost/strategy.h"
 
@@ -131,11 +133,14 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
         "reduce-scatter its gradients{}, as DeepSpeed refuses to; use zero<={} with pp>1, or pp=1",
         sw.name, s.zero, s.pp, s.zero == 3 ? " and re-gather its weights" : "",
         sw.max_zero_with_pipeline);
-  if (s.precision == DType::fp8 && !sw.fp8)
+  if (s.precision && is_quantized(*s.precision) && !sw.fp8) {
+    std::string type(to_string(*s.precision));
+    for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     return fmt::format(
-        "{} has no FP8 training (Transformer Engine came to Megatron in 2023); use "
+        "{} has no {} training (Transformer Engine came to Megatron in 2023); use "
         "precision=bf16 or fp16",
-        sw.name);
+        sw.name, type);
+  }
   if (s.zero > sw.max_zero)
     return fmt::format(
         "{} shards at most ZeRO stage {} ({}); use zero={} or less", sw.name, sw.max_zero,
@@ -162,7 +167,8 @@ std::optional<DType> resolved_precision(const Strategy& s, const Software& sw, c
   const DType t = s.precision.value_or(sw.precision);
   if (why) {
     std::vector<std::string> have;
-    for (DType x : {DType::fp32, DType::tf32, DType::fp16, DType::bf16, DType::fp8})
+    for (DType x : {DType::fp32, DType::tf32, DType::fp16, DType::bf16, DType::fp8, DType::mxfp8,
+                    DType::nvfp4})
       if (has(x)) have.emplace_back(to_string(x));
     *why = fmt::format("{} has no {} peak in its device entry; use precision={}", d.name,
                        to_string(t), fmt::join(have, "|"));

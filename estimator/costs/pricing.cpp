@@ -62,7 +62,9 @@ double gemm_efficiency(const Device& d, const GemmShape& s, DType dtype) {
   }
   const double k_eff = s.k / (s.k + GemmModel::kKOverhead);
   double large = d.gemm_efficiency;
-  if (dtype == DType::fp8)
+  // Quantized GEMMs: FP8's measured fraction of its peak (block-scaled MXFP8 and NVFP4 MMAs
+  // are assumed to reach the same fraction of theirs until the store measures them).
+  if (is_quantized(dtype))
     large = d.gemm_fp8_efficiency > 0 ? d.gemm_fp8_efficiency
                                       : d.gemm_efficiency * GemmModel::kFp8RelativeEfficiency;
   return large * best_wave * k_eff;
@@ -73,12 +75,13 @@ Pricer::Pricer(const Device& device, const Fabric& intra, const Fabric& inter, i
     : device_(device), intra_(intra), inter_(inter), gpus_per_node_(gpus_per_node), costs_(costs) {}
 
 double element_bytes(DType t) {
-  return t == DType::fp8 ? 1 : t == DType::fp32 || t == DType::tf32 ? 4 : 2;
+  return dtype_bytes(t);
 }
 
 double gemm_bytes(DType t, const GemmShape& s) {
-  // fp8 GEMMs write 16-bit outputs; other types read and write their own.
-  if (t == DType::fp8) return (1.0 * (s.m * s.k + s.k * s.n) + 2.0 * s.m * s.n) * s.batch;
+  // Quantized GEMMs write 16-bit outputs; other types read and write their own.
+  if (is_quantized(t))
+    return (dtype_bytes(t) * (s.m * s.k + s.k * s.n) + 2.0 * s.m * s.n) * s.batch;
   return element_bytes(t) * (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch;
 }
 
@@ -102,7 +105,7 @@ Priced Pricer::gemm(const GemmShape& s, DType dtype) const {
 Priced Pricer::fused_attention(double flops, DType dtype) const {
   // FP8 training keeps attention in 16 bits (Transformer Engine's default); fp32 and tf32
   // attention run at their own peaks.
-  const int t = dtype == DType::fp8 ? kBf16 : static_cast<int>(dtype);
+  const int t = is_quantized(dtype) ? kBf16 : static_cast<int>(dtype);
   return {flops / (device_.peak_flops[t] * device_.attention_efficiency) + GemmModel::kKernelGap_s,
           CostOrigin::catalog};
 }

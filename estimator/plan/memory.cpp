@@ -35,7 +35,8 @@ ParameterBytes parameter_bytes(const Strategy& s, const Software& sw) {
     b.weight = 4, b.gradient = 4, b.optimizer = 8;
   } else {
     b.gradient = sw.grad_bytes;
-    if (p == DType::fp8 && !sw.fp8_params) b.fp8_copy = 2;
+    // The quantized copy of each quantized linear's weight and its transpose (column-wise copy).
+    if (is_quantized(p) && !sw.fp8_params) b.fp8_copy = 2 * dtype_bytes(p);
   }
   return b;
 }

@@ -205,10 +205,10 @@ struct Step {
     // a step, in the first micro-batch (read 2, write 1 + 1 bytes per parameter); FP8 primary
     // weights need only the transpose (read 1, write 1). On the slowest stage's parameters,
     // as the pace is.
-    if (numerics(s).fp8()) {
+    if (numerics(s).quantized()) {
       const ReplicaPricing& u = *pace_entry.slowest;
       step.add(kComputeForward,
-               u.pricer->memory_pass((sw.fp8_params ? 2 : 4) *
+               u.pricer->memory_pass((sw.fp8_params ? 2 * numerics(s).q : 2 + 2 * numerics(s).q) *
                                      stage_parameters(*u.graph, pace_entry.span).fp8 /
                                      (effective_zero(s, sw) >= 3 ? s.dp * s.cp : 1)));
     }
@@ -311,7 +311,7 @@ struct Step {
     };
     // FP8 primary weights are gathered in FP8: their share of the bytes halves.
     const double gathered =
-        numerics(s).fp8() && sw.fp8_params && p.total() > 0 ? 1 - 0.5 * p.fp8 / p.total() : 1;
+        numerics(s).quantized() && sw.fp8_params && p.total() > 0 ? 1 - 0.5 * p.fp8 / p.total() : 1;
     // After the step, ZeRO-1/2 gather the updated shards in buckets; ZeRO-3 gathers as the
     // stack issues its calls.
     auto gather = [&](double params_dense, double params_expert) {

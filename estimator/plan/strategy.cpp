@@ -150,9 +150,10 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
               value));
     } else if (key == "precision") {
       if (value != "fp32" && value != "tf32" && value != "fp16" && value != "bf16" &&
-          value != "fp8")
+          value != "fp8" && value != "mxfp8" && value != "nvfp4")
         throw InputError(fmt::format(
-            "strategy key 'precision' needs fp32, tf32, fp16, bf16 or fp8 (got '{}')", value));
+            "strategy key 'precision' needs fp32, tf32, fp16, bf16, fp8, mxfp8 or nvfp4 (got '{}')",
+            value));
       s.precision = parse_dtype(value);
     } else if (key == "cp_kind") {
       if (value == "ring")

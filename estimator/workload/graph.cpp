@@ -17,8 +17,9 @@ Numerics numerics(const Strategy& s) {
   const DType p = s.precision.value_or(DType::bf16);
   Numerics n;
   n.linear = p;
-  n.other = p == DType::fp8 ? DType::bf16 : p;
+  n.other = is_quantized(p) ? DType::bf16 : p;
   n.element_bytes = p == DType::fp32 || p == DType::tf32 ? 4 : 2;
+  n.q = dtype_bytes(p);
   return n;
 }
 

@@ -42,9 +42,11 @@ class Mlp final : public Workload {
     if (s.cp != 1) return "cp>1 needs a sequence model with attention";
     if (s.ep != 1) return "ep>1 needs a mixture-of-experts model";
     if (s.sp) return "sp=true needs a transformer (its norms and residuals split the sequence)";
-    if (s.precision == DType::fp8)
-      return "precision=fp8 is priced for transformers (Transformer Engine's FP8 linears); use "
-             "bf16";
+    if (s.precision && is_quantized(*s.precision))
+      return fmt::format(
+          "precision={} is priced for transformers (Transformer Engine's quantized linears); use "
+          "bf16",
+          to_string(*s.precision));
     return std::nullopt;
   }
 

@@ -262,7 +262,7 @@ class Transformer final : public Workload {
             : 0;
     layer.largest_tensor_params = std::max({mixer_largest, fc1, shared_fc1});
     // The linears Transformer Engine runs in FP8: the mixer's and the MLP's (or experts').
-    if (numerics(s).fp8())
+    if (numerics(s).quantized())
       layer.fp8_params =
           lp.attention / s.tp + (kind.ffn == Ffn::none ? 0 : mlp_local) + lp.shared / s.tp;
     for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
@@ -300,7 +300,7 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   const double e = num.element_bytes;
   // A linear's input, kept for its weight gradient: in FP8 under precision=fp8 (Transformer
   // Engine saves the cast copy), else an activation element.
-  const double li = num.fp8() ? 1 : e;
+  const double li = num.quantized() ? num.q : e;
 
   if (recompute == Recompute::full) return e * T * h / sp_div;  // the layer's input only
 

@@ -100,9 +100,9 @@ void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out) {
 
 // Norm: read x, write y in bf16. Backward (apex/TE kernels): read x and dy, write dx, then a
 // second pass over x and dy for the weight (and bias) gradients. Feeding an FP8 linear,
-// Transformer Engine's LayerNormLinear writes y in FP8 (one byte) instead.
+// Transformer Engine's LayerNormLinear writes y quantized (q bytes) instead.
 Op norm(const char* name, const Dims& d, bool fp8_out = false) {
-  return pass(name, d.tokens * d.h / d.sp_div, fp8_out ? 3 : 4 * d.w, 10 * d.w);
+  return pass(name, d.tokens * d.h / d.sp_div, fp8_out ? 2 + d.num.q : 4 * d.w, 10 * d.w);
 }
 
 // Residual add, with bias and dropout fused (Megatron's bias_dropout_add): forward reads x
@@ -117,10 +117,12 @@ Op residual(const char* name, const Dims& d, bool dropout) {
 // (read 2, write 1 + 1 bytes per element), or, where a norm already wrote it in FP8, only the
 // transpose, made in backward (read 1, write 1); backward, the output gradient cast to FP8
 // with its transpose (read 2, write 1 + 1). Placed after the GEMM so that a collective
-// before the GEMM still sees it as its neighbour.
-Op fp8_casts(const char* name, double inputs, double outputs, bool input_from_norm) {
-  Op op = pass(name, 1, input_from_norm ? 0 : 4 * inputs,
-               4 * outputs + (input_from_norm ? 2 * inputs : 0));
+// before the GEMM still sees it as its neighbour. MXFP8 and NVFP4 (Blackwell) likewise write a
+// row-wise and a column-wise copy (their scaling blocks run along one dimension), each q bytes
+// per element with its scales: q = 1 for FP8, 1 + 1/32 for MXFP8, 1/2 + 1/16 for NVFP4.
+Op fp8_casts(double q, const char* name, double inputs, double outputs, bool input_from_norm) {
+  Op op = pass(name, 1, input_from_norm ? 0 : (2 + 2 * q) * inputs,
+               (2 + 2 * q) * outputs + (input_from_norm ? 2 * q * inputs : 0));
   return op;
 }
 
@@ -152,7 +154,9 @@ void mlp_ops(const char* const names[4], const Dims& d, double ffn, Activation a
   const double f_local = ffn / d.t;
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
   out.push_back(gemm(names[0], d.num.linear, d.tokens, fc1_out, d.h));
-  if (fp8) out.push_back(fp8_casts(names[2], d.tokens * d.h, d.tokens * fc1_out, input_from_norm));
+  if (fp8)
+    out.push_back(
+        fp8_casts(d.num.q, names[2], d.tokens * d.h, d.tokens * fc1_out, input_from_norm));
   // Squared ReLU reads and writes as GeLU does (read x, write y; backward read x and dy, write
   // dx).
   out.push_back(swiglu ? pass("swiglu", d.tokens * f_local, 6 * d.w, 10 * d.w)
@@ -160,7 +164,7 @@ void mlp_ops(const char* const names[4], const Dims& d, double ffn, Activation a
                     ? pass("squared_relu", d.tokens * f_local, 4 * d.w, 6 * d.w)
                     : pass("bias_gelu", d.tokens * f_local, 4 * d.w, 6 * d.w));
   out.push_back(gemm(names[1], d.num.linear, d.tokens, d.h, f_local));
-  if (fp8) out.push_back(fp8_casts(names[3], d.tokens * f_local, d.tokens * d.h, false));
+  if (fp8) out.push_back(fp8_casts(d.num.q, names[3], d.tokens * f_local, d.tokens * d.h, false));
 }
 
 // A mixture-of-experts MLP: route, dispatch over expert parallelism, the local experts, combine,
@@ -190,7 +194,7 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
     const bool own_tp = dispatcher && st.tp > 1;
     if (own_tp) tp_enter(d, st, out);
     mlp_ops(names, d, static_cast<double>(m.moe.shared_experts) * m.expert_ffn(), m.activation,
-            d.num.fp8(), false, out);
+            d.num.quantized(), false, out);
     if (own_tp) tp_exit(d, st, out);
   }
   out.push_back(gemm("moe_router", d.num.other, local, m.moe.experts, d.h));
@@ -208,13 +212,15 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
   const double tokens_per_expert = routed * st.ep / m.moe.experts;
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
   out.push_back(gemm("expert_fc1", d.num.linear, tokens_per_expert, fc1_out, d.h, local_experts));
-  if (d.num.fp8())
-    out.push_back(fp8_casts("expert_fc1_fp8_casts", routed * d.h, routed * fc1_out, false));
+  if (d.num.quantized())
+    out.push_back(
+        fp8_casts(d.num.q, "expert_fc1_fp8_casts", routed * d.h, routed * fc1_out, false));
   out.push_back(swiglu ? pass("expert_swiglu", routed * f_local, 6 * d.w, 10 * d.w)
                        : pass("expert_bias_gelu", routed * f_local, 4 * d.w, 6 * d.w));
   out.push_back(gemm("expert_fc2", d.num.linear, tokens_per_expert, d.h, f_local, local_experts));
-  if (d.num.fp8())
-    out.push_back(fp8_casts("expert_fc2_fp8_casts", routed * f_local, routed * d.h, false));
+  if (d.num.quantized())
+    out.push_back(
+        fp8_casts(d.num.q, "expert_fc2_fp8_casts", routed * f_local, routed * d.h, false));
   if (gather)
     out.push_back(comm("moe_tp_reduce_scatter", OpKind::collective, Axis::etp,
                        CollectiveOp::reduce_scatter, CollectiveOp::all_gather, d.e * routed * d.h));
@@ -263,10 +269,11 @@ void attention_core_ops(const Model& m, AttentionKernel kernel, const Dims& d, d
 // Grouped-query attention: QKV, the core, context parallelism's exchanges, the projection.
 void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
              Window window, std::vector<Op>& out) {
-  const bool fp8 = d.num.fp8();
+  const bool fp8 = d.num.quantized();
   const double qkv_out = (d.q_local + 2 * d.kv_local) * d.hd;
   out.push_back(gemm("qkv", d.num.linear, d.tokens, qkv_out, d.h));
-  if (fp8) out.push_back(fp8_casts("qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out, true));
+  if (fp8)
+    out.push_back(fp8_casts(d.num.q, "qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out, true));
   // Per-head query and key norms (Qwen3): read and write Q and K.
   if (m.qk_norm)
     out.push_back(pass("qk_norm", d.tokens * (d.q_local + d.kv_local) * d.hd, 4 * d.w, 10 * d.w));
@@ -294,8 +301,8 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
                        d.e * d.tokens * d.q_local * d.hd));
   out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * d.hd));
   if (fp8)
-    out.push_back(
-        fp8_casts("attention_proj_fp8_casts", d.tokens * d.q_local * d.hd, d.tokens * d.h, false));
+    out.push_back(fp8_casts(d.num.q, "attention_proj_fp8_casts", d.tokens * d.q_local * d.hd,
+                            d.tokens * d.h, false));
 }
 
 // Multi-head latent attention as Megatron-core runs it in training (the up projections
@@ -306,7 +313,7 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
 void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
              Window window, std::vector<Op>& out) {
   const Mla& a = m.mla;
-  const bool fp8 = d.num.fp8();
+  const bool fp8 = d.num.quantized();
   const double own = d.tokens / d.sp_div;  // tokens this rank holds before the gather
   const double qk = a.qk_head_dim(), v = a.v_head_dim;
   const double latent = a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;
@@ -315,7 +322,7 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
     out.push_back(pass("mla_q_norm", own * a.q_lora_rank, 4 * d.w, 10 * d.w));
   }
   out.push_back(gemm("mla_kv_down", d.num.linear, own, a.kv_lora_rank + a.qk_rope_head_dim, d.h));
-  if (fp8) out.push_back(fp8_casts("mla_down_fp8_casts", own * d.h, own * latent, true));
+  if (fp8) out.push_back(fp8_casts(d.num.q, "mla_down_fp8_casts", own * d.h, own * latent, true));
   out.push_back(pass("mla_kv_norm", own * a.kv_lora_rank, 4 * d.w, 10 * d.w));
   if (st.tp > 1) {
     Op op = st.sp ? comm("mla_latent_all_gather", OpKind::collective, Axis::tp,
@@ -332,7 +339,8 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   const double kv_out = d.q_local * (a.qk_nope_head_dim + v);
   out.push_back(gemm("mla_kv_up", d.num.linear, d.tokens, kv_out, a.kv_lora_rank));
   if (fp8)
-    out.push_back(fp8_casts("mla_up_fp8_casts", d.tokens * (a.q_lora_rank + a.kv_lora_rank),
+    out.push_back(fp8_casts(d.num.q, "mla_up_fp8_casts",
+                            d.tokens * (a.q_lora_rank + a.kv_lora_rank),
                             d.tokens * (q_out + kv_out), false));
   // Rotary embedding on the query's and the shared key's rotary parts, and K assembled from its
   // two parts (read the parts, write K).
@@ -357,8 +365,8 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
                        d.e * d.tokens * d.q_local * v));
   out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * v));
   if (fp8)
-    out.push_back(
-        fp8_casts("attention_proj_fp8_casts", d.tokens * d.q_local * v, d.tokens * d.h, false));
+    out.push_back(fp8_casts(d.num.q, "attention_proj_fp8_casts", d.tokens * d.q_local * v,
+                            d.tokens * d.h, false));
 }
 
 // A Mamba-2 mixer as Megatron-core's MambaMixer runs it, split over TP by heads and groups:
@@ -367,12 +375,13 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
 // sequence split for a head split around the convolution and scan (all-to-alls, as Ulysses).
 void mamba_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>& out) {
   const Mamba& s = m.mamba;
-  const bool fp8 = d.num.fp8();
+  const bool fp8 = d.num.quantized();
   const double in_local = (2 * s.inner() + 2.0 * s.groups * s.state + s.heads) / d.t;
   const double inner_local = s.inner() / d.t;
   out.push_back(gemm("mamba_in_proj", d.num.linear, d.tokens, in_local, d.h));
   if (fp8)
-    out.push_back(fp8_casts("mamba_in_proj_fp8_casts", d.tokens * d.h, d.tokens * in_local, true));
+    out.push_back(
+        fp8_casts(d.num.q, "mamba_in_proj_fp8_casts", d.tokens * d.h, d.tokens * in_local, true));
   const bool cp = st.cp > 1;
   if (cp)
     out.push_back(comm("cp_mamba_in_all_to_all", OpKind::collective, Axis::cp,
@@ -395,8 +404,8 @@ void mamba_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op
                        d.e * d.tokens * inner_local));
   out.push_back(gemm("mamba_out_proj", d.num.linear, d.tokens, d.h, inner_local));
   if (fp8)
-    out.push_back(
-        fp8_casts("mamba_out_proj_fp8_casts", d.tokens * inner_local, d.tokens * d.h, false));
+    out.push_back(fp8_casts(d.num.q, "mamba_out_proj_fp8_casts", d.tokens * inner_local,
+                            d.tokens * d.h, false));
 }
 
 // One layer: its mixer (attention or Mamba) and its MLP (or experts), each with its norm and
@@ -404,7 +413,7 @@ void mamba_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op
 void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
                LayerKind kind, std::vector<Op>& out) {
   const bool dropout = m.dropout > 0;
-  const bool fp8 = d.num.fp8();
+  const bool fp8 = d.num.quantized();
   if (kind.mixer != Mixer::none) {
     out.push_back(norm("input_norm", d, fp8));
     if (kind.mixer == Mixer::mamba) {

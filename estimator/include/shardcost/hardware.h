@@ -12,8 +12,30 @@
 
 namespace shardcost {
 
-enum class DType { fp32, tf32, bf16, fp16, fp8 };
-inline constexpr int kDTypeCount = 5;
+// fp8: E4M3 with per-tensor scales (Hopper's Transformer Engine recipes); mxfp8: OCP MX FP8,
+// an E8M0 scale per 32 elements; nvfp4: 4-bit E2M1 values with an E4M3 scale per 16 (Blackwell).
+enum class DType { fp32, tf32, bf16, fp16, fp8, mxfp8, nvfp4 };
+inline constexpr int kDTypeCount = 7;
+// The types a training stack quantizes its linears' operands to (fp8, mxfp8, nvfp4).
+inline bool is_quantized(DType t) {
+  return t == DType::fp8 || t == DType::mxfp8 || t == DType::nvfp4;
+}
+// Bytes of one element with its share of the block scales: 4, 2, 1, 1 + 1/32, 1/2 + 1/16.
+inline double dtype_bytes(DType t) {
+  switch (t) {
+    case DType::fp32:
+    case DType::tf32:
+      return 4;
+    case DType::fp8:
+      return 1;
+    case DType::mxfp8:
+      return 1 + 1.0 / 32;
+    case DType::nvfp4:
+      return 0.5 + 1.0 / 16;
+    default:
+      return 2;
+  }
+}
 std::string_view to_string(DType);
 DType parse_dtype(std::string_view);  // throws InputError
 // A data type as the store holds it (bf16, bfloat16, half, float, e4m3, ...), or nullopt.

@@ -154,13 +154,16 @@ class Workload {
 };
 
 // What a strategy's precision computes in: its linear GEMMs, everything else (attention, the
-// LM head, the memory-bound passes: 16 bits under fp8, as Transformer Engine runs it), and the
-// bytes of one activation element.
+// LM head, the memory-bound passes: 16 bits under fp8, mxfp8 and nvfp4, as Transformer Engine
+// runs them), the bytes of one activation element, and of one quantized operand element with
+// its scales (q).
 struct Numerics {
   DType linear = DType::bf16;
   DType other = DType::bf16;
   double element_bytes = 2;
-  bool fp8() const { return linear == DType::fp8; }
+  double q = 2;
+  // The linears' operands are quantized (fp8, mxfp8, nvfp4): Transformer Engine casts them.
+  bool quantized() const { return is_quantized(linear); }
 };
 Numerics numerics(const Strategy&);
 
