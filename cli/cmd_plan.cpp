@@ -340,14 +340,15 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
     if (format == Format::csv) {
       fmt::print(
           "rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
-          "ep,mbs,gbs,vpp,recompute,sp,zero,etp\n");
+          "ep,mbs,gbs,vpp,recompute,sp,zero,etp,schedule\n");
       int i = 0;
       for (const auto& e : r.best) {
         const Strategy& s = e.strategy;
-        fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+        fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                    ++i, e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
                    e.memory_per_gpu_bytes / kGiB, tp_text(s), s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs,
-                   s.vpp, to_string(s.recompute), s.sp, s.zero, s.expert_tp());
+                   s.vpp, to_string(s.recompute), s.sp, s.zero, s.expert_tp(),
+                   to_string(s.schedule));
       }
       return;
     }
@@ -370,6 +371,10 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
     const bool folded = std::any_of(r.best.begin(), r.best.end(),
                                     [](const Estimate& e) { return e.strategy.etp > 0; });
     if (folded) header.emplace_back("etp"), right.push_back(true);
+    const bool dualpipe = std::any_of(r.best.begin(), r.best.end(), [](const Estimate& e) {
+      return e.strategy.schedule != PipeSchedule::one_f_one_b;
+    });
+    if (dualpipe) header.emplace_back("schedule"), right.push_back(false);
     // A mixed cluster: the order its groups take the stages in (the file's, or another).
     const bool mixed = c.groups.size() > 1;
     if (mixed) header.emplace_back("groups"), right.push_back(false);
@@ -397,6 +402,7 @@ void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
                                    fmt::format("{}", s.zero)};
       if (split) row.push_back(s.stage_layers.empty() ? "even" : join_layers(s.stage_layers));
       if (folded) row.push_back(fmt::format("{}", s.expert_tp()));
+      if (dualpipe) row.emplace_back(to_string(s.schedule));
       if (mixed)
         row.push_back(
             fmt::format("{}", fmt::join(e.group_order.empty() ? file_order : e.group_order, ",")));

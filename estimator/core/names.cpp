@@ -77,6 +77,10 @@ std::string_view to_string(CpKind k) {
   return k == CpKind::ulysses ? "ulysses" : "ring";
 }
 
+std::string_view to_string(PipeSchedule p) {
+  return p == PipeSchedule::dualpipe ? "dualpipe" : "1f1b";
+}
+
 std::string_view to_string(CpMode m) {
   return m == CpMode::dynamic ? "dynamic" : m == CpMode::flex ? "flex" : "fixed";
 }

@@ -33,7 +33,7 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
       c.wgrad = pr.gemm(wgrad_shape(op.gemm), op.dtype);
       c.bwd = {c.dgrad.seconds + c.wgrad.seconds, c.dgrad.origin};
       c.gemm = true;
-      c.is_attention = op.selective;
+      c.is_attention = op.core_attention;
       break;
     }
     case OpKind::attention:
@@ -45,7 +45,7 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
     case OpKind::memory:
       c.fwd = pr.memory_pass(op.bytes);
       c.bwd = pr.memory_pass(op.backward_bytes);
-      c.is_attention = op.selective;
+      c.is_attention = op.core_attention;
       break;
     case OpKind::collective:
       if (op.op) c.fwd = pr.collective(*op.op, op.bytes, group);
@@ -152,9 +152,10 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
       if (recompute == Recompute::full) t.add_backward_comm(c.comm_part, fwd);
     } else {
       t.add(kComputeForward, c.fwd);
-      if (c.gemm)
+      if (c.gemm) {
         t.add(kComputeBackward, c.dgrad, c.wgrad);
-      else
+        t.wgrad += std::max(0.0, c.wgrad.seconds);
+      } else
         t.add(kComputeBackward, c.bwd);
       if (recompute == Recompute::full || (recompute == Recompute::selective && c.selective))
         t.add(kComputeRecompute, c.fwd);

@@ -16,12 +16,14 @@
 namespace shardcost {
 
 bool GraphCache::Key::operator==(const Key& o) const {
-  return tp == o.tp && cp == o.cp && ep == o.ep && etp == o.etp && mbs == o.mbs && sp == o.sp &&
-         kernel == o.kernel && cp_kind == o.cp_kind && precision == o.precision;
+  return tp == o.tp && cp == o.cp && ep == o.ep && etp == o.etp && modules == o.modules &&
+         mbs == o.mbs && sp == o.sp && kernel == o.kernel && cp_kind == o.cp_kind &&
+         precision == o.precision;
 }
 
 const Graph& GraphCache::get(const Workload& w, const Strategy& s, AttentionKernel kernel) {
-  const Key key{s.tp, s.cp, s.ep, s.expert_tp(), s.mbs, s.sp, kernel, s.cp_kind, s.precision};
+  const Key key{s.tp, s.cp,   s.ep,      s.expert_tp(), s.mbs, s.recompute_modules,
+                s.sp, kernel, s.cp_kind, s.precision};
   for (Entry& e : entries_)
     if (e.filled && e.key == key) return e.graph;
   Entry& e = entries_[next_];

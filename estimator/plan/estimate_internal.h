@@ -19,6 +19,7 @@ class GraphCache {
  private:
   struct Key {
     int tp = 0, cp = 0, ep = 0, etp = 0, mbs = 0;
+    unsigned modules = 0;
     bool sp = false;
     AttentionKernel kernel = AttentionKernel::flash;
     CpKind cp_kind = CpKind::ring;

@@ -46,7 +46,7 @@ int effective_zero(const Strategy& s, const Software& sw) {
 }
 
 MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& sw,
-                             const StageSpan& span, int stage) {
+                             const StageSpan& span, int stage, double in_flight_given) {
   const StageParameters p = stage_parameters(g, span);
   const double dense_shards = s.dp * s.cp;
   const double expert_shards = s.expert_dp();
@@ -82,8 +82,9 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   const int64_t v = s.vpp;
   const int64_t chunks = static_cast<int64_t>(s.micro_batches()) * v;
   const int64_t warmup = v > 1 ? (s.pp - stage - 1) * 2 + (v - 1) * s.pp : s.pp - stage - 1;
-  const double in_flight =
-      static_cast<double>(std::min(warmup + 1, chunks)) / static_cast<double>(v);
+  const double in_flight = in_flight_given > 0 ? in_flight_given
+                                               : static_cast<double>(std::min(warmup + 1, chunks)) /
+                                                     static_cast<double>(v);
   const auto mode = static_cast<size_t>(s.recompute);
   double recomputed_peak = 0;  // the unit being recomputed materialises its full activations
   for_each_body(g, span, [&](const Block& b, int copies) {
@@ -106,6 +107,25 @@ MemoryBreakdown peak_stage_memory(const Graph& g, const Strategy& s, const Softw
   // nearly as many micro-batches in flight (pp - 1 against pp). With one body block, a stage
   // of the same size and position as an earlier one holds the same and keeps fewer in flight,
   // so only the first stage of each size needs pricing; otherwise all are priced.
+  if (s.schedule == PipeSchedule::dualpipe) {
+    MemoryBreakdown peak;
+    const double in_flight = (s.pp + 1) / 2.0;  // each of the two stages' share of pp + 1
+    for (int stage = 0; stage < s.pp / 2; ++stage) {
+      const MemoryBreakdown a = stage_memory(g, s, sw, layout.span(stage), stage, in_flight);
+      const int mirror = s.pp - 1 - stage;
+      const MemoryBreakdown b = stage_memory(g, s, sw, layout.span(mirror), mirror, in_flight);
+      MemoryBreakdown both;
+      both.weights = a.weights + b.weights;
+      both.gradients = a.gradients + b.gradients;
+      both.optimizer = a.optimizer + b.optimizer;
+      both.activations = a.activations + b.activations;
+      both.buffers = MemoryModel::kFixedBytes +
+                     MemoryModel::kFragmentation *
+                         (both.weights + both.gradients + both.optimizer + both.activations);
+      if (stage == 0 || both.total() > peak.total()) peak = both;
+    }
+    return peak;
+  }
   const bool uniform = uniform_body(g);
   MemoryBreakdown peak;
   std::vector<StageSpan> seen;

@@ -26,9 +26,12 @@ struct MemoryBreakdown {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;
   double total() const { return weights + gradients + optimizer + activations + buffers; }
 };
+// in_flight: micro-batches' activations held (0: what the 1F1B schedules hold at `stage`).
 MemoryBreakdown stage_memory(const Graph&, const Strategy&, const Software&, const StageSpan&,
-                             int stage);
-// The most loaded pipeline stage, over every stage: what must fit on every GPU.
+                             int stage, double in_flight = 0);
+// The most loaded pipeline stage, over every stage: what must fit on every GPU. Under
+// DualPipe a device holds stages i and pp-1-i and pp+1 micro-batches' activations between them
+// (DeepSeek-V3, Table 2).
 MemoryBreakdown peak_stage_memory(const Graph&, const Strategy&, const Software&,
                                   const StageLayout&);
 

@@ -83,6 +83,35 @@ struct Step {
     return hop;
   }
 
+  // DualPipe runs a forward chunk of one micro-batch beside a backward chunk of another, so the
+  // expert-parallel all-to-alls and the pipeline sends of each run behind the other's compute
+  // (DeepSeek-V3, Sec. 3.2.1: "both all-to-all and PP communication can be fully hidden"):
+  // what outlasts the stage's compute stays exposed, and the hidden part costs the SMs its
+  // kernels take from that compute, as every overlap here does.
+  static void dualpipe_overlap(Times& t, const Pricer& pr) {
+    const double comm = t.s[kEpComm] + t.s[kPpComm];
+    if (comm <= 0) return;
+    const double compute = t.s[kComputeForward] + t.s[kComputeBackward] + t.s[kComputeRecompute];
+    const double hidden = std::min(comm, compute);
+    const double f = (comm - hidden + hidden * pr.nccl_sm_share()) / comm;
+    t.scale(kEpComm, f);
+    t.scale(kPpComm, f);
+  }
+
+  // DualPipe's bubble (DeepSeek-V3, Table 2): (pp/2 - 1)(F&B + B - 3W), F&B the overlapped
+  // forward and backward chunks (compute-bound: F + B + W), B the input-gradient and W the
+  // weight-gradient part of a backward chunk; against 1F1B's (pp - 1)(F + B). The stage's
+  // communication and other parts ride with each chunk in proportion to its compute.
+  double dualpipe_bubble(const Times& pace) const {
+    const double F = pace.s[kComputeForward];
+    const double W = std::min(pace.wgrad, pace.s[kComputeBackward]);
+    const double B = pace.s[kComputeBackward] + pace.s[kComputeRecompute] - W;
+    const double compute = F + B + W;
+    if (compute <= 0) return 0;
+    const double chunks = std::max(0.0, F + 2 * B - 2 * W) / compute;
+    return (s.pp / 2 - 1) * chunks * pace.total();
+  }
+
   Times run() {
     block_cache().used = 0;
     const StagePricing* hetero = in.stages;
@@ -140,6 +169,7 @@ struct Step {
       if (!sw.fused_grad_accumulation)
         t.add(kComputeBackward,
               u.pricer->memory_pass(accumulate_bytes * stage_parameters(ug, span).total()));
+      if (s.schedule == PipeSchedule::dualpipe) dualpipe_overlap(t, *u.pricer);
       return t;
     };
 
@@ -150,6 +180,9 @@ struct Step {
     thread_local std::vector<StageKind> kinds;
     thread_local std::vector<Entry> entries;
     entries.clear();
+    // DualPipe: the stage each device holds besides its own (pp-1-i), by device.
+    thread_local std::vector<StageSpan> mirror_spans;
+    mirror_spans.clear();
     if (hetero) {
       for (int st = 0; st < s.pp; ++st)
         entries.push_back({in.layout.span(st),
@@ -158,6 +191,10 @@ struct Step {
                            hetero->data_parallel[static_cast<size_t>(st)],
                            {},
                            nullptr});
+    } else if (s.schedule == PipeSchedule::dualpipe) {
+      // Every stage on its own: a device holds stages i and pp-1-i (paired below).
+      for (int st = 0; st < s.pp; ++st)
+        entries.push_back({in.layout.span(st), 1, {base}, base, {}, nullptr});
     } else {
       stage_kinds(in.layout, uniform_body(g), kinds);
       auto add = [&](const StageKind& k) {
@@ -175,6 +212,24 @@ struct Step {
         Times t = stage_time(e.span, u);
         if (!e.slowest || t.total() > e.t.total()) e.t = std::move(t), e.slowest = &u;
       }
+    }
+    // DualPipe: each device runs half the micro-batches through stage i and half through
+    // stage pp-1-i, so its pace is the pair's mean; the first half of the entries become the
+    // devices, the rest are dropped.
+    if (s.schedule == PipeSchedule::dualpipe) {
+      const size_t half = entries.size() / 2;
+      for (size_t k = 0; k < half; ++k) {
+        Times pair;
+        if (in.track_origins) pair.track();
+        pair.add(entries[k].t, 0.5);
+        pair.add(entries[entries.size() - 1 - k].t, 0.5);
+        entries[k].t = std::move(pair);
+        mirror_spans.push_back(entries[entries.size() - 1 - k].span);
+      }
+      entries.resize(half);
+    }
+    for (size_t k = 0; k < entries.size(); ++k) {
+      const Entry& e = entries[k];
       sum_stages += e.count * e.t.total();
       if (e.t.total() > entries[slowest].t.total()) slowest = k;
     }
@@ -197,8 +252,11 @@ struct Step {
     if (in.track_origins) step.track();
     step.micro_batch_s = pace.total();
     step.add(pace, micro_batches);
-    // Fill and drain: every other stage's work once, shortened by interleaving.
-    const double bubble = (sum_stages - pace.total()) / s.vpp;
+    // Fill and drain: every other stage's work once, shortened by interleaving; DualPipe's
+    // own (dualpipe_bubble).
+    const double bubble = s.schedule == PipeSchedule::dualpipe
+                              ? dualpipe_bubble(pace)
+                              : (sum_stages - pace.total()) / s.vpp;
     step.add(kBubble, pace.part(kPartCount).as(bubble));
 
     // FP8: Transformer Engine casts each FP8 linear's weight to FP8 with its transpose once
@@ -207,10 +265,13 @@ struct Step {
     // as the pace is.
     if (numerics(s).quantized()) {
       const ReplicaPricing& u = *pace_entry.slowest;
+      // Under DualPipe the device casts both its stages' weights.
+      double fp8 = stage_parameters(*u.graph, pace_entry.span).fp8;
+      if (s.schedule == PipeSchedule::dualpipe)
+        fp8 += stage_parameters(*u.graph, mirror_spans[slowest]).fp8;
       step.add(kComputeForward,
                u.pricer->memory_pass((sw.fp8_params ? 2 * numerics(s).q : 2 + 2 * numerics(s).q) *
-                                     stage_parameters(*u.graph, pace_entry.span).fp8 /
-                                     (effective_zero(s, sw) >= 3 ? s.dp * s.cp : 1)));
+                                     fp8 / (effective_zero(s, sw) >= 3 ? s.dp * s.cp : 1)));
     }
 
     add_data_parallel(step, pace, micro_batches, entries);

@@ -24,9 +24,52 @@ std::string to_string(const Strategy& s) {
   if (s.max_tokens > 0) out += fmt::format(",max_tokens={}", s.max_tokens);
   if (s.cp_kind != CpKind::ring) out += fmt::format(",cp_kind={}", to_string(s.cp_kind));
   if (s.etp > 0) out += fmt::format(",etp={}", s.etp);
+  if (s.schedule != PipeSchedule::one_f_one_b)
+    out += fmt::format(",schedule={}", to_string(s.schedule));
+  if (s.recompute_modules != 0)
+    out += ",recompute_modules=" + recompute_modules_text(s.recompute_modules);
   if (!s.stage_layers.empty()) out += fmt::format(",layers={}", fmt::join(s.stage_layers, "/"));
   if (!s.stage_tp.empty()) out += fmt::format(",stage_tp={}", fmt::join(s.stage_tp, "/"));
   if (s.precision) out += fmt::format(",precision={}", to_string(*s.precision));
+  return out;
+}
+
+namespace {
+
+constexpr std::pair<const char*, unsigned> kModules[] = {{"core_attn", kRecomputeCoreAttn},
+                                                         {"layernorm", kRecomputeLayernorm},
+                                                         {"mla_up_proj", kRecomputeMlaUpProj},
+                                                         {"moe_act", kRecomputeMoeAct}};
+
+unsigned parse_recompute_modules(std::string_view value) {
+  unsigned out = 0;
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find('/', start);
+    if (end == std::string_view::npos) end = value.size();
+    const std::string_view item = value.substr(start, end - start);
+    bool known = false;
+    for (const auto& [name, bit] : kModules)
+      if (item == name) out |= bit, known = true;
+    if (!known)
+      throw InputError(fmt::format(
+          "strategy key 'recompute_modules' needs modules from core_attn, layernorm, mla_up_proj "
+          "and moe_act, joined by / (got '{}')",
+          value));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string recompute_modules_text(unsigned modules) {
+  std::string out;
+  for (const auto& [name, bit] : kModules)
+    if (modules & bit) {
+      if (!out.empty()) out += '/';
+      out += name;
+    }
   return out;
 }
 
@@ -155,6 +198,16 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
             "strategy key 'precision' needs fp32, tf32, fp16, bf16, fp8, mxfp8 or nvfp4 (got '{}')",
             value));
       s.precision = parse_dtype(value);
+    } else if (key == "recompute_modules") {
+      s.recompute_modules = parse_recompute_modules(value);
+    } else if (key == "schedule") {
+      if (value == "1f1b")
+        s.schedule = PipeSchedule::one_f_one_b;
+      else if (value == "dualpipe")
+        s.schedule = PipeSchedule::dualpipe;
+      else
+        throw InputError(
+            fmt::format("strategy key 'schedule' needs 1f1b or dualpipe (got '{}')", value));
     } else if (key == "cp_kind") {
       if (value == "ring")
         s.cp_kind = CpKind::ring;
@@ -165,7 +218,8 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
             fmt::format("strategy key 'cp_kind' needs ring or ulysses (got '{}')", value));
     } else
       throw InputError(fmt::format(
-          "unknown strategy key '{}'; use tp, pp, dp, cp, ep, etp, mbs, gbs, "
+          "unknown strategy key '{}'; use tp, pp, dp, cp, ep, etp, mbs, gbs, schedule, "
+          "recompute_modules, "
           "vpp, recompute, sp, zero, cp_kind, layers, stage_tp, precision (and balance, "
           "max_tokens, "
           "cp=dynamic|flex, cp_max with variable-length data)",
@@ -322,6 +376,11 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
     return fmt::format("{} = {} but the cluster has {} GPUs",
                        s.stage_tp.empty() ? "tp*pp*dp*cp" : "(sum of stage_tp)*dp*cp", s.gpus(),
                        c.total_gpus());
+  if (s.schedule == PipeSchedule::dualpipe && c.groups.size() > 1)
+    return "schedule=dualpipe is priced on clusters of one node group (it pairs stage i with "
+           "stage pp-1-i on each device)";
+  if (s.schedule == PipeSchedule::dualpipe && !s.stage_tp.empty())
+    return "schedule=dualpipe needs one TP degree for every stage (its devices hold two stages)";
   // A degree per stage: each degree by the rules of one (heads, sequence parallelism where
   // it has ranks to split over).
   if (!s.stage_tp.empty()) {
@@ -355,12 +414,25 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
   if (!s.stage_layers.empty())
     if (auto why = check_stage_layers(w, s, s.stage_layers)) return why;
   if (s.vpp > 1 && s.pp == 1) return "vpp>1 needs pp>1 (interleaving is a pipeline schedule)";
+  if (s.recompute_modules != 0 && s.recompute != Recompute::selective)
+    return "recompute_modules needs recompute=selective (they name what it recomputes)";
+  if (s.schedule == PipeSchedule::dualpipe) {
+    // DualPipe pairs stage i with stage pp-1-i and feeds micro-batches from both ends.
+    if (s.pp < 2 || s.pp % 2 != 0)
+      return fmt::format("schedule=dualpipe needs an even pp of at least 2 (got pp={})", s.pp);
+    if (s.vpp > 1) return "schedule=dualpipe has no interleaving; use vpp=1";
+  }
   if (s.sp && s.tp == 1) return "sp=true needs tp>1";
   if (s.zero < 0 || s.zero > 3) return fmt::format("zero={} is not a ZeRO stage (0-3)", s.zero);
   if (s.gbs < 1) return "gbs must be at least 1";
   const int64_t per_step = int64_t{s.mbs} * s.dp;
   if (s.gbs % per_step != 0)
     return fmt::format("gbs={} is not a multiple of mbs*dp = {}", s.gbs, per_step);
+  if (s.schedule == PipeSchedule::dualpipe &&
+      (s.micro_batches() % 2 != 0 || s.micro_batches() < s.pp))
+    return fmt::format(
+        "schedule=dualpipe needs an even number of micro-batches, at least pp={} (got {})", s.pp,
+        s.micro_batches());
   if (s.vpp > 1 && s.micro_batches() % s.pp != 0)
     return fmt::format(
         "the interleaved schedule needs the {} micro-batches to be a multiple of "

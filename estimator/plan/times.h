@@ -83,6 +83,9 @@ struct Times {
   // a full recomputation's): with the backward and recompute compute, the window that
   // overlapped data-parallel reductions hide behind.
   double backward_comm = 0;
+  // Of kComputeBackward, the weight-gradient GEMMs' seconds (what a zero-bubble schedule such
+  // as DualPipe defers to fill its bubble).
+  double wgrad = 0;
   // The pace-setting stage's seconds per micro-batch: what step_times sets on the step it
   // returns (variable-length pricing scales it per micro-batch).
   double micro_batch_s = 0;
@@ -113,6 +116,7 @@ struct Times {
   }
   void add(const Times& o, double times) {
     backward_comm += o.backward_comm * times;
+    wgrad += o.wgrad * times;
     for (int i = 0; i < kPartCount; ++i) {
       if (o.s[i] <= 0) continue;
       s[i] += o.s[i] * times;
@@ -127,6 +131,12 @@ struct Times {
   }
   // Part p as a cost (its seconds and origins); all parts together for p = kPartCount.
   Cost part(int p) const;
+  // Part p's seconds (and origins) times f.
+  void scale(Part p, double f) {
+    s[p] *= f;
+    if (tracking())
+      for (double& x : by[p]) x *= f;
+  }
 };
 
 }  // namespace shardcost

@@ -239,16 +239,35 @@ struct Ranker {
               contains(pinned, "sp")
                   ? std::vector<int>{fixed.sp ? 1 : 0}
                   : (tp > 1 && sw.sequence_parallel ? std::vector<int>{0, 1} : std::vector<int>{0});
+          // Schedules: 1F1B at each interleaving, and DualPipe where the pipeline pairs its
+          // stages (an even pp, no interleaving, one node group).
+          std::vector<std::pair<int, PipeSchedule>> pipes;
+          for (int vpp : vpps) {
+            const bool dualpipe_fits = pp >= 2 && pp % 2 == 0 && vpp == 1 && c.groups.size() == 1;
+            if (contains(pinned, "schedule")) {
+              if (fixed.schedule == PipeSchedule::one_f_one_b || dualpipe_fits)
+                pipes.emplace_back(vpp, fixed.schedule);
+              continue;
+            }
+            pipes.emplace_back(vpp, PipeSchedule::one_f_one_b);
+            if (dualpipe_fits) pipes.emplace_back(vpp, PipeSchedule::dualpipe);
+          }
           for (int ep : eps) {
             for (int etp : etps) {
               for (int mbs : mbss) {
-                for (int vpp : vpps) {
+                for (const auto& [vpp, schedule] : pipes) {
                   for (Recompute rc : recomputes) {
                     for (int sp : sps) {
                       for (int zero : zeros) {
                         Strategy s;
                         s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
                         s.etp = etp;
+                        s.schedule = schedule;
+                        // DualPipe's micro-batches: an even count of at least pp; other counts
+                        // are not DualPipe candidates (1F1B prices them).
+                        if (schedule == PipeSchedule::dualpipe &&
+                            (s.micro_batches() % 2 != 0 || s.micro_batches() < pp))
+                          continue;
                         s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
                         s.precision = fixed.precision;
                         if (auto why = check_strategy(w, c, s)) {

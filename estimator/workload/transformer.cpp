@@ -303,6 +303,13 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   const double li = num.quantized() ? num.q : e;
 
   if (recompute == Recompute::full) return e * T * h / sp_div;  // the layer's input only
+  // Selective recomputation drops what its modules recompute: attention's core (the default),
+  // the norms' outputs, MLA's Q, K and V, the experts' activation output.
+  const unsigned modules = recompute != Recompute::selective ? 0u
+                           : st.recompute_modules != 0       ? st.recompute_modules
+                                                       : static_cast<unsigned>(kRecomputeCoreAttn);
+  auto dropped = [&](unsigned module) { return (modules & module) != 0; };
+  const double norm_out = dropped(kRecomputeLayernorm) ? 0.0 : 1.0;
 
   double bytes = 0;
   if (kind.mixer == Mixer::attention && m.is_mla()) {
@@ -311,18 +318,19 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
     // (rotary parts applied), the projection input, the dropout mask after it.
     const Mla& a = m.mla;
     const double latent = a.q_lora_rank + a.kv_lora_rank;
-    bytes = e * T * h / sp_div + li * T * h / sp_div +
+    bytes = e * T * h / sp_div + norm_out * li * T * h / sp_div +
             e * T * (latent + a.qk_rope_head_dim) / sp_div + li * T * latent +
-            e * T * heads * (2 * a.qk_head_dim() + a.v_head_dim) + li * T * heads * a.v_head_dim +
-            mask * T * h / sp_div;
+            (dropped(kRecomputeMlaUpProj) ? 0.0 : 1.0) * e * T * heads *
+                (2 * a.qk_head_dim() + a.v_head_dim) +
+            li * T * heads * a.v_head_dim + mask * T * h / sp_div;
   } else if (kind.mixer == Mixer::attention) {
     // Attention block: norm input and output (QKV input), Q, K, V, the projection input,
     // the dropout mask after the projection; under per-head norms, Q and K before them.
     const double hd = m.head_dim();
     const double q = heads * hd;
     const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
-    bytes = e * T * h / sp_div + li * T * h / sp_div + e * T * q + 2 * e * T * kv + li * T * q +
-            mask * T * h / sp_div;
+    bytes = e * T * h / sp_div + norm_out * li * T * h / sp_div + e * T * q + 2 * e * T * kv +
+            li * T * q + mask * T * h / sp_div;
     if (m.qk_norm) bytes += e * T * (q + kv);
   } else if (kind.mixer == Mixer::mamba) {
     // Mamba-2: norm input and output (in_proj input), in_proj's output (z, x, B, C, dt), the
@@ -330,15 +338,16 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
     // mask. The scan kernels keep no chunk states: backward recomputes them from these.
     const Mamba& s = m.mamba;
     const double in = 2 * s.inner() + 2.0 * s.groups * s.state + s.heads;
-    bytes = e * T * h / sp_div + li * T * h / sp_div + e * T * in / t + e * T * s.conv_dim() / t +
-            e * T * s.inner() / t + li * T * s.inner() / t + mask * T * h / sp_div;
+    bytes = e * T * h / sp_div + norm_out * li * T * h / sp_div + e * T * in / t +
+            e * T * s.conv_dim() / t + e * T * s.inner() / t + li * T * s.inner() / t +
+            mask * T * h / sp_div;
   }
   if (kind.mixer == Mixer::attention) {
     // Attention core. Unfused: softmax output, dropout mask and dropout output, a*s^2 each;
     // selective recomputation drops exactly these. Fused: only the softmax statistics (fp32).
     const double scores = heads * (mb.squared / st.cp);
     if (kernel == AttentionKernel::standard) {
-      if (recompute != Recompute::selective) bytes += e * scores + mask * (1 + e) * scores;
+      if (!dropped(kRecomputeCoreAttn)) bytes += e * scores + mask * (1 + e) * scores;
     } else {
       bytes += 4 * heads * T;
     }
@@ -349,7 +358,7 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   bytes += e * T * h / sp_div + mask * T * h / sp_div;
   if (kind.ffn == Ffn::dense) {
     const double f = static_cast<double>(m.ffn_hidden) / t;
-    bytes += li * T * h / sp_div + e * T * gate * f + li * T * f;
+    bytes += norm_out * li * T * h / sp_div + e * T * gate * f + li * T * f;
     return bytes;
   }
   // Experts: their inputs are the dispatched tokens (the norm's output is kept in 16 bits),
@@ -357,7 +366,8 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   // busiest rank.
   const double f = static_cast<double>(m.expert_ffn()) / st.expert_tp();
   const double routed = tokens_on_experts(m, st, T);
-  bytes += e * T * h / sp_div + e * routed * gate * f + li * routed * f + li * routed * h;
+  bytes += norm_out * e * T * h / sp_div + e * routed * gate * f +
+           (dropped(kRecomputeMoeAct) ? 0.0 : 1.0) * li * routed * f + li * routed * h;
   if (m.moe.shared_experts > 0) {
     // Shared experts, a dense MLP beside them: input (sequence-parallel shard, gathered again
     // in backward), activation input(s), fc2 input.

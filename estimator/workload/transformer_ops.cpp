@@ -14,6 +14,10 @@ struct Dims {
   Numerics num;
   double e;  // bytes of one activation element (2; 4 in fp32 and tf32)
   double w;  // e / 2: the 16-bit byte counts below scale by it
+  // What recompute=selective recomputes (RecomputeModule bits): ops of these modules are
+  // marked selective.
+  unsigned modules = kRecomputeCoreAttn;
+  bool recomputes(unsigned module) const { return (modules & module) != 0; }
 };
 
 Dims dims(const Model& m, const Strategy& st, const MicroBatch& mb) {
@@ -33,6 +37,7 @@ Dims dims(const Model& m, const Strategy& st, const MicroBatch& mb) {
   d.num = numerics(st);
   d.e = d.num.element_bytes;
   d.w = d.e / 2;
+  if (st.recompute_modules != 0) d.modules = st.recompute_modules;
   return d;
 }
 
@@ -217,6 +222,7 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
         fp8_casts(d.num.q, "expert_fc1_fp8_casts", routed * d.h, routed * fc1_out, false));
   out.push_back(swiglu ? pass("expert_swiglu", routed * f_local, 6 * d.w, 10 * d.w)
                        : pass("expert_bias_gelu", routed * f_local, 4 * d.w, 6 * d.w));
+  out.back().selective = d.recomputes(kRecomputeMoeAct);
   out.push_back(gemm("expert_fc2", d.num.linear, tokens_per_expert, d.h, f_local, local_experts));
   if (d.num.quantized())
     out.push_back(
@@ -249,19 +255,23 @@ void attention_core_ops(const Model& m, AttentionKernel kernel, const Dims& d, d
     out.push_back(a);
   } else {
     Op qk_op = gemm("attention_qk", d.num.other, d.s_local, d.s, qk, heads_batch);
-    qk_op.selective = true;
+    qk_op.selective = d.recomputes(kRecomputeCoreAttn);
+    qk_op.core_attention = true;
     out.push_back(qk_op);
     // Fused scale-mask-softmax: read and write the scores; backward reads y and dy, writes dx.
     Op softmax = pass("attention_softmax", scores, 4 * d.w, 6 * d.w);
-    softmax.selective = true;
+    softmax.selective = d.recomputes(kRecomputeCoreAttn);
+    softmax.core_attention = true;
     out.push_back(softmax);
     if (dropout) {
       Op drop = pass("attention_dropout", scores, 4 * d.w + 1, 4 * d.w + 1);
-      drop.selective = true;
+      drop.selective = d.recomputes(kRecomputeCoreAttn);
+      drop.core_attention = true;
       out.push_back(drop);
     }
     Op av = gemm("attention_av", d.num.other, d.s_local, v, d.s, heads_batch);
-    av.selective = true;
+    av.selective = d.recomputes(kRecomputeCoreAttn);
+    av.core_attention = true;
     out.push_back(av);
   }
 }
@@ -335,6 +345,9 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   }
   const double q_out = d.q_local * qk;
   const double q_in = a.q_lora_rank > 0 ? a.q_lora_rank : d.h;
+  // The up projections, their casts and the rotary step: what recompute_modules=mla_up_proj
+  // runs again in backward instead of keeping Q, K and V.
+  const size_t up_first = out.size();
   out.push_back(gemm("mla_q_up", d.num.linear, d.tokens, q_out, q_in));
   const double kv_out = d.q_local * (a.qk_nope_head_dim + v);
   out.push_back(gemm("mla_kv_up", d.num.linear, d.tokens, kv_out, a.kv_lora_rank));
@@ -348,6 +361,8 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
       pass("mla_rope_and_k",
            d.tokens * (d.q_local * a.qk_rope_head_dim + d.q_local * qk + a.qk_rope_head_dim),
            4 * d.w, 4 * d.w));
+  for (size_t i = up_first; i < out.size(); ++i)
+    out[i].selective = d.recomputes(kRecomputeMlaUpProj);
   const bool ulysses = st.cp > 1 && st.cp_kind == CpKind::ulysses;
   if (ulysses)
     out.push_back(comm("cp_ulysses_qkv_all_to_all", OpKind::collective, Axis::cp,
@@ -416,6 +431,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   const bool fp8 = d.num.quantized();
   if (kind.mixer != Mixer::none) {
     out.push_back(norm("input_norm", d, fp8));
+    out.back().selective = d.recomputes(kRecomputeLayernorm);
     if (kind.mixer == Mixer::mamba) {
       tp_enter(d, st, out);
       mamba_ops(m, st, d, out);
@@ -433,6 +449,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   const bool moe_layer = kind.ffn == Ffn::moe;
   const bool dispatcher = moe_layer && moe_dispatcher(st);
   out.push_back(norm("mlp_norm", d, fp8 && !moe_layer));
+  out.back().selective = d.recomputes(kRecomputeLayernorm);
   // Under the dispatcher the experts move their tokens over TP themselves (moe_ops).
   if (!dispatcher) tp_enter(d, st, out);
   if (!moe_layer) {

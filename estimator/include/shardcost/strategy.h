@@ -22,6 +22,15 @@ enum class AttentionKernel { flash, standard };
 
 enum class Recompute { none, selective, full };
 std::string_view to_string(Recompute);
+// What recompute=selective recomputes (Megatron-core's --recompute-modules): attention's core
+// (Korthikanti et al.'s, the default), the norms, MLA's up projections, the experts'
+// activation function. Bits of Strategy::recompute_modules.
+enum RecomputeModule : unsigned {
+  kRecomputeCoreAttn = 1,
+  kRecomputeLayernorm = 2,
+  kRecomputeMlaUpProj = 4,
+  kRecomputeMoeAct = 8,
+};
 
 // How the sequences of a variable-length global batch are spread over the data-parallel
 // ranks (docs/variable-length.md): as drawn (equal counts), equal counts dealt longest first,
@@ -34,6 +43,14 @@ std::string_view to_string(Balance);
 // head split before attention and back after it; heads per TP rank must divide by cp).
 enum class CpKind { ring, ulysses };
 std::string_view to_string(CpKind);
+
+// The pipeline schedule: Megatron's 1F1B (interleaved when vpp > 1), or DeepSeek-V3's DualPipe
+// (Liu et al. 2024, Sec. 3.2.1): micro-batches fed from both ends, each device holding two
+// stages (i and pp-1-i), a forward and a backward chunk overlapped so that expert-parallel
+// all-to-alls and pipeline sends hide behind compute, the backward split into input and weight
+// gradients to fill the bubble.
+enum class PipeSchedule { one_f_one_b, dualpipe };
+std::string_view to_string(PipeSchedule);
 
 // Context parallelism of one size (fixed), or sized per sequence on variable-length data:
 // dynamic (Megatron's: each sequence on the smallest CP group that holds it, the sizes one
@@ -62,6 +79,15 @@ struct Strategy {
   CpMode cp_mode = CpMode::fixed;
   bool cp_per_sequence() const { return cp_mode != CpMode::fixed; }
   CpKind cp_kind = CpKind::ring;
+  PipeSchedule schedule = PipeSchedule::one_f_one_b;  // schedule=1f1b|dualpipe
+  // recompute_modules=core_attn/layernorm/mla_up_proj/moe_act with recompute=selective; 0: the
+  // default (core_attn).
+  unsigned recompute_modules = 0;
+  unsigned selective_modules() const {
+    return recompute == Recompute::selective
+               ? (recompute_modules != 0 ? recompute_modules : kRecomputeCoreAttn)
+               : 0;
+  }
   // layers=a/b/c/...: transformer layers per pipeline stage, summing to the model's; the first
   // or last stage may hold none (only the embedding or the head). With vpp, each stage's
   // layers split into vpp chunks as evenly as they go. Empty: the default split.
@@ -96,6 +122,8 @@ struct Strategy {
   int micro_batches() const { return static_cast<int>(gbs / (int64_t{mbs} * dp)); }
 };
 std::string to_string(const Strategy&);
+// "layernorm/mla_up_proj": the modules' names, as the strategy key takes them.
+std::string recompute_modules_text(unsigned modules);
 
 // The software stack that runs the strategy: what it overlaps and which kernels it has.
 struct Software {

@@ -39,7 +39,10 @@ struct Op {
   std::optional<CollectiveOp> op;  // forward collective (none: identity)
   std::optional<CollectiveOp> backward_op;  // backward collective (none: identity)
   Axis axis = Axis::tp;
-  bool selective = false;  // recomputed under selective recomputation
+  bool selective = false;  // recomputed under selective recomputation (its module's)
+  // Unfused attention's core (scores, softmax, dropout, values): what ring attention's K/V
+  // exchange hides behind.
+  bool core_attention = false;
   // Backward collective of a column-parallel linear's input: it can run behind the weight-
   // gradient GEMM of the next op (Software::async_tp_backward).
   bool before_column_parallel = false;

@@ -1,0 +1,153 @@
+// DualPipe (issue 20): DeepSeek-V3's bidirectional pipeline schedule, priced by its paper's
+// Table 2 (bubble, parameters, activations) and its overlap of communication with compute;
+// and selective recomputation by module (Megatron-core's --recompute-modules).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "plan/memory.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "shardcost/plan.h"
+#include "test_models.h"
+#include "workload/transformer.h"
+
+namespace shardcost {
+namespace {
+
+double part(const Estimate& e, const std::string& name) {
+  for (const auto& p : e.time)
+    if (p.name == name) return p.seconds;
+  return 0;
+}
+
+double memory_part(const Estimate& e, const std::string& name) {
+  for (const auto& p : e.memory)
+    if (p.name == name) return p.bytes;
+  return 0;
+}
+
+// Eight identical stages of GEMMs: no head, no embedding, so every stage prices alike.
+MlpSpec eight_pairs() {
+  MlpSpec spec;
+  spec.name = "mlp-8x16k";
+  spec.width = 4096;
+  spec.hidden.assign(8, 16384);
+  spec.tokens_per_sample = 2048;
+  return spec;
+}
+
+Estimate on_mlp(const std::string& strategy) {
+  const auto w = mlp_workload(eight_pairs());
+  return estimate(*w, load_cluster("dgx-h100", 8), plan_of(parse_strategy(strategy, 8)));
+}
+
+// A micro-batch's seconds on the pace-setting device: every part but the fill and drain and
+// the once-a-step data-parallel reduction and optimizer.
+double pace_of(const Estimate& e, double micro_batches) {
+  double once = part(e, "pipeline_bubble") + part(e, "dp_comm") + part(e, "optimizer");
+  return (e.step_time_s - once) / micro_batches;
+}
+
+TEST(DualPipe, BubbleIsThePapersFormulaAndFarBelow1F1B) {
+  const Estimate one = on_mlp("pp=8,mbs=1,gbs=16");
+  const Estimate dual = on_mlp("pp=8,mbs=1,gbs=16,schedule=dualpipe");
+  const double m = 16;
+  // 1F1B: every other stage's work once, about (pp - 1) paces (the last stage sends nothing
+  // on, so its pace is a little shorter).
+  EXPECT_NEAR(part(one, "pipeline_bubble") / pace_of(one, m), 7, 0.2);
+  // DualPipe: (pp/2 - 1)(F&B + B - 3W) with F&B = F + B + W; a GEMM's input and weight
+  // gradients cost alike (B = W but for the passes' backward, all B), so about (pp/2 - 1) F,
+  // F about a third of the pace.
+  const double ratio = part(dual, "pipeline_bubble") / pace_of(dual, m);
+  EXPECT_GT(ratio, 3 * 0.33);
+  EXPECT_LT(ratio, 3 * 0.45);
+  EXPECT_LT(dual.step_time_s, one.step_time_s);
+}
+
+TEST(DualPipe, EachDeviceHoldsTwoStagesAndPpPlusOneMicroBatches) {
+  const Estimate one = on_mlp("pp=8,mbs=1,gbs=16");
+  const Estimate dual = on_mlp("pp=8,mbs=1,gbs=16,schedule=dualpipe");
+  EXPECT_NEAR(memory_part(dual, "weights") / memory_part(one, "weights"), 2, 1e-9);
+  EXPECT_NEAR(memory_part(dual, "optimizer_state") / memory_part(one, "optimizer_state"), 2, 1e-9);
+  // 1F1B's first stage holds pp micro-batches of one stage; a DualPipe device pp + 1 of its two.
+  EXPECT_NEAR(memory_part(dual, "activations") / memory_part(one, "activations"), 9.0 / 8, 1e-9);
+}
+
+TEST(DualPipe, ExpertAllToAllsHideBehindThePairedChunksCompute) {
+  const Model m = load_model("deepseek-v3");
+  const Cluster c = load_cluster("hgx-h800", 2048);
+  const std::string base = "tp=1,pp=16,dp=128,ep=64,mbs=1,gbs=15360,zero=1,precision=fp8";
+  const Estimate one = estimate(m, c, parse_strategy(base, 2048));
+  const Estimate dual = estimate(m, c, parse_strategy(base + ",schedule=dualpipe", 2048));
+  // Per micro-batch the all-to-alls outlast a stage's compute on H800's 50 GB/s network: what
+  // outlasts it stays, the rest costs only the SMs its kernels take.
+  EXPECT_LT(part(dual, "ep_comm"), 0.6 * part(one, "ep_comm"));
+  EXPECT_GT(part(dual, "ep_comm"), 0);
+  EXPECT_LT(dual.step_time_s, one.step_time_s);
+}
+
+TEST(DualPipe, BadShapesAreOneLine) {
+  auto why = [](const std::string& strategy) {
+    return test_models::input_error_of([&] { (void)on_mlp(strategy); });
+  };
+  EXPECT_NE(why("pp=1,mbs=1,gbs=16,schedule=dualpipe").find("needs an even pp of at least 2"),
+            std::string::npos);
+  EXPECT_NE(why("pp=8,mbs=1,gbs=16,vpp=2,schedule=dualpipe").find("has no interleaving"),
+            std::string::npos);
+  EXPECT_NE(why("pp=8,mbs=1,gbs=4,schedule=dualpipe").find("even number of micro-batches"),
+            std::string::npos);
+  EXPECT_NE(test_models::input_error_of([] {
+              (void)parse_strategy("pp=2,gbs=8,schedule=zb", 8);
+            }).find("needs 1f1b or dualpipe"),
+            std::string::npos);
+}
+
+TEST(RecomputeModules, DropWhatTheyRecomputeAndPayItsForward) {
+  const Model m = load_model("deepseek-v3");
+  Strategy none = parse_strategy("tp=1,pp=16,ep=64,mbs=1,gbs=1024,zero=1,precision=fp8", 2048);
+  Strategy mla = none;
+  mla.recompute = Recompute::selective;
+  mla.recompute_modules = kRecomputeMlaUpProj;
+  const LayerKind moe{Mixer::attention, Ffn::moe};
+  const MicroBatch mb{1, 4096, 4096.0 * 4096};
+  const double kept_none =
+      layer_activation_bytes(m, none, AttentionKernel::flash, Recompute::none, mb, moe);
+  const double kept_mla =
+      layer_activation_bytes(m, mla, AttentionKernel::flash, Recompute::selective, mb, moe);
+  // Q and K of 128 x 192 and V of 128 x 128 per token, in 16 bits.
+  EXPECT_DOUBLE_EQ(kept_none - kept_mla, 2.0 * 4096 * 128 * (2 * 192 + 128));
+  // The norms' outputs (FP8 linear inputs: 1 B) and the experts' SwiGLU outputs (8 routed copies
+  // of 2048, FP8: the fc2 input).
+  Strategy all = mla;
+  all.recompute_modules = kRecomputeLayernorm | kRecomputeMlaUpProj | kRecomputeMoeAct;
+  const double kept_all =
+      layer_activation_bytes(m, all, AttentionKernel::flash, Recompute::selective, mb, moe);
+  EXPECT_DOUBLE_EQ(kept_mla - kept_all, 1.0 * 4096 * 7168 + 2.0 * 4096 * 7168 + 8.0 * 4096 * 2048);
+  // Their forwards run again: recompute time appears, memory falls.
+  const Cluster c = load_cluster("hgx-h800", 2048);
+  const Estimate e_none = estimate(m, c, none);
+  const Estimate e_all = estimate(m, c, all);
+  EXPECT_EQ(part(e_none, "compute_recompute"), 0);
+  EXPECT_GT(part(e_all, "compute_recompute"), 0);
+  EXPECT_LT(e_all.memory_per_gpu_bytes, e_none.memory_per_gpu_bytes);
+  EXPECT_EQ(
+      to_string(all).find("recompute_modules=layernorm/mla_up_proj/moe_act") != std::string::npos,
+      true);
+}
+
+TEST(RecomputeModules, BadModulesAreOneLine) {
+  EXPECT_NE(test_models::input_error_of([] {
+              (void)parse_strategy("tp=1,gbs=8,recompute=selective,recompute_modules=mlp", 8);
+            }).find("needs modules from core_attn, layernorm, mla_up_proj and moe_act"),
+            std::string::npos);
+  const Model m = load_model("llama3-8b");
+  EXPECT_NE(test_models::input_error_of([&] {
+              (void)estimate(m, load_cluster("dgx-h100", 8),
+                             parse_strategy("tp=8,gbs=8,recompute_modules=layernorm", 8));
+            }).find("recompute_modules needs recompute=selective"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardcost
