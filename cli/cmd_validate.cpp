@@ -35,6 +35,15 @@ void add_validate_command(CLI::App& app) {
                 {"mean_abs_error", std::round(r.mean_abs_error(t) * 10000) / 10000},
                 {"max_abs_error", std::round(r.max_abs_error(t) * 10000) / 10000}};
       }
+      nlohmann::json counts = nlohmann::json::array();
+      for (const auto& c : r.counts)
+        counts.push_back({{"model", c.model},
+                          {"published", c.published},
+                          {"computed", c.computed},
+                          {"error", c.error()},
+                          {"published_active", c.published_active},
+                          {"computed_active", c.computed_active}});
+      j["released_checkpoints"] = counts;
       fmt::print("{}\n", json_text(j));
       return;
     }
@@ -67,6 +76,18 @@ void add_validate_command(CLI::App& app) {
       fmt::print("{}\n{}mean absolute error {:.2f} %, worst {:.2f} %\n\n", titles[i], t.render(2),
                  100 * r.mean_abs_error(tables[i]), 100 * r.max_abs_error(tables[i]));
     }
+    Table counts({"model", "checkpoint", "computed", "error", "activated", "computed", "error"},
+                 {false, true, true, true, true, true, true});
+    for (const auto& c : r.counts)
+      counts.add({c.model, fmt::format("{:.0f}", c.published), fmt::format("{:.0f}", c.computed),
+                  fmt::format("{:+.4f} %", 100 * c.error()),
+                  fmt::format("{:.0f}B", c.published_active / 1e9),
+                  fmt::format("{:.2f}B", c.computed_active / 1e9),
+                  fmt::format("{:+.1f} %", 100 * c.active_error())});
+    fmt::print(
+        "Parameters against the released checkpoints (every stored element; activated per "
+        "token as published, rounded)\n{}",
+        counts.render(2));
   });
 }
 

@@ -14,6 +14,7 @@ std::string_view megatron2021_table1();
 std::string_view megatron_core_h100_2024();
 std::string_view nemo_2407_h100_fp8();
 std::string_view deepseek_v3_h800_2024();
+std::string_view released_checkpoints();
 }  // namespace shardcost::embedded
 
 namespace shardcost {
@@ -262,6 +263,20 @@ ValidationReport validate(const EstimateOptions& base) {
         as_double(r, "gpu_hours_per_trillion_tokens") * 3600 * tokens / 1e12 / gpus;
     report.rows.push_back({"deepseek_v3_h800_2024", fmt::format("{} ({} GPUs)", m.name, gpus),
                            e.strategy, published, e.step_time_s});
+  }
+
+  // Released checkpoints: what the catalog model stores (main model, MTP modules and their
+  // copies of the shared tables, the checkpoint's own extra entries such as FP8 scales).
+  for (const Row& r : parse_csv(embedded::released_checkpoints())) {
+    const Model m = load_model(r.at("model"));
+    CountRow c;
+    c.model = m.name;
+    c.published = as_double(r, "checkpoint_parameters");
+    c.computed = parameter_count(m) + mtp_parameter_count(m) + mtp_checkpoint_copies(m) +
+                 as_double(r, "checkpoint_extra");
+    c.published_active = as_double(r, "activated_parameters");
+    c.computed_active = active_parameter_count(m);
+    report.counts.push_back(c);
   }
   return report;
 }

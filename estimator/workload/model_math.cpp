@@ -193,6 +193,16 @@ double parameter_count(const Model& m) {
   return layers + embedding_parameters(m) + final_norm_parameters(m) + lm_head_parameters(m);
 }
 
+double active_parameter_count(const Model& m) {
+  double layers = 0;
+  for (const LayerRun& r : layer_runs(m)) {
+    LayerParameters p = layer_parameters(m, r.kind);
+    if (p.experts > 0) p.experts = m.moe.top_k;
+    layers += r.count * p.total();
+  }
+  return layers + embedding_parameters(m) + final_norm_parameters(m) + lm_head_parameters(m);
+}
+
 double mtp_parameter_count(const Model& m) {
   return m.mtp_layers * mtp_module_parameters(m);
 }

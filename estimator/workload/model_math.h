@@ -39,9 +39,6 @@ double lm_head_parameters(const Model&);  // 0 when tied to the embedding
 // concatenated embedding and hidden state (2h -> h), one layer as the model's last, and its
 // final norm. It shares the embedding and the output head with the main model.
 double mtp_module_parameters(const Model&);
-// What a released checkpoint stores besides: each module's copy of the embedding and of the
-// output head (DeepSeek-V3's layer 61 holds embed_tokens and shared_head.head).
-double mtp_checkpoint_copies(const Model&);
 
 // Forward FLOPs per token of one layer as Megatron counts them: its matmuls, attention over the
 // full sequence, active experts only, a Mamba mixer's scan.

@@ -88,6 +88,12 @@ std::vector<std::string> catalog_names(std::string_view kind);  // "devices"|"sy
 // ---------------------------------------------------------------- pricing
 // The main model's parameters, as papers quote them (without multi-token prediction).
 double parameter_count(const Model&);
+// Those one token runs through: every layer with its top-k routed and its shared experts only.
+double active_parameter_count(const Model&);
+// What a released checkpoint stores besides: each multi-token-prediction module's copy of the
+// embedding and of the output head (DeepSeek-V3's layer 61 holds embed_tokens and
+// shared_head.head).
+double mtp_checkpoint_copies(const Model&);
 // The multi-token-prediction modules' own weights (they share the embedding and output head).
 double mtp_parameter_count(const Model&);
 // Model FLOPs per step for a global batch (forward + backward, no recomputation).
@@ -154,8 +160,19 @@ struct ValidationRow {
   double predicted_s = 0;
   double error() const { return (predicted_s - published_s) / published_s; }
 };
+// A catalog model's parameters against its released checkpoint's: every stored weight (the
+// main model, multi-token-prediction modules and the copies a checkpoint keeps of shared
+// tables) and the activated ones per token (the publisher's rounded figure).
+struct CountRow {
+  std::string model;
+  double published = 0, computed = 0;                // checkpoint parameters
+  double published_active = 0, computed_active = 0;  // activated per token
+  double error() const { return (computed - published) / published; }
+  double active_error() const { return (computed_active - published_active) / published_active; }
+};
 struct ValidationReport {
   std::vector<ValidationRow> rows;
+  std::vector<CountRow> counts;
   double mean_abs_error(std::string_view table) const;
   double max_abs_error(std::string_view table) const;
 };
