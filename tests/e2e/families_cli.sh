@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Today's model families and rack-scale systems through the real binary (issue 20): MLA and
+# fine-grained MoE with MTP, expert tensor parallelism, NVL72 racks, DualPipe, Blackwell
+# precisions, a hybrid Mamba model, sliding windows from a model file; and bad input, one line
+# each with exit 2.
+source "$(dirname "$0")/../e2e_lib.sh"
+
+# DeepSeek-V3 on 4 GB200 NVL72 racks: expert groups inside a rack, etp searched.
+expect_exit 0 "$BIN" rank --model deepseek-v3 --cluster gb200-nvl72 --gpus 288 --gbs 2304 \
+  --fix precision=fp8 --top 3 --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+best = j["strategies"][0]
+s = best["strategy"]
+assert best["feasible"] and s["ep"] > 1, s
+assert 72 % (s["ep"] * s.get("etp", s["tp"])) == 0, s
+PY
+
+# The published DeepSeek-V3 run, as given: DualPipe hides the all-to-alls.
+# It does not fit 80 GB here (exit 1, the estimate printed): the report's FP8 caching of the
+# experts' SwiGLU inputs and BF16 optimizer moments are not modelled (docs/validation.md).
+expect_exit 1 "$BIN" estimate --model deepseek-v3 --cluster hgx-h800 --gpus 2048 --format json \
+  --strategy tp=1,pp=16,dp=128,ep=64,mbs=1,gbs=15360,zero=1,precision=fp8,schedule=dualpipe,recompute=selective,recompute_modules=layernorm/mla_up_proj/moe_act
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["strategy"]["schedule"] == "dualpipe", j["strategy"]
+assert j["strategy"]["recompute_modules"] == "layernorm/mla_up_proj/moe_act", j["strategy"]
+parts = {p["part"]: p["seconds"] for p in j["breakdown"]["time"]}
+assert parts["compute_recompute"] > 0 and parts["pipeline_bubble"] > 0, parts
+assert 15 < j["step_time_s"] < 25, j["step_time_s"]
+PY
+
+# Blackwell precisions on a part that has them; not on one that does not.
+expect_exit 0 "$BIN" estimate --model qwen3-235b-a22b --cluster dgx-b300 --gpus 256 \
+  --strategy tp=1,pp=8,ep=32,mbs=1,gbs=512,zero=1,precision=nvfp4,recompute=full
+expect_exit 2 "$BIN" estimate --model qwen3-235b-a22b --cluster dgx-h100 --gpus 256 \
+  --strategy tp=1,pp=8,ep=32,mbs=1,gbs=512,zero=1,precision=mxfp8,recompute=full
+one_line_error
+case "$ERR" in *"has no mxfp8 peak"*) ;; *) fail "wrong error: $ERR";; esac
+
+# A hybrid Mamba model from the catalog, and a sliding-window MoE from a file.
+expect_exit 0 "$BIN" rank --model nemotron-h-56b --cluster dgx-h100 --gpus 64 --gbs 256 --top 1
+cat > "$SCRATCH/swa.json" <<'JSON'
+{"name": "swa-moe", "layers": 4, "hidden": 2048, "heads": 32, "kv_heads": 8, "head_dim": 64,
+ "ffn_hidden": 8192, "vocab": 32000, "seq_len": 8192, "activation": "swiglu", "norm": "rmsnorm",
+ "position_embedding": "rope", "bias": false, "tied_embeddings": false, "sliding_window": 128,
+ "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+ "moe": {"num_local_experts": 32, "num_experts_per_tok": 4, "moe_intermediate_size": 2048}}
+JSON
+expect_exit 0 "$BIN" estimate --model "$SCRATCH/swa.json" --cluster dgx-h100 --gpus 8 \
+  --strategy tp=1,ep=8,mbs=1,gbs=8
+
+# Bad input: one line naming the field, exit 2.
+bad_model() {
+  printf '%s' "$1" > "$SCRATCH/bad.json"
+  expect_exit 2 "$BIN" estimate --model "$SCRATCH/bad.json" --cluster dgx-h100 --gpus 8 \
+    --strategy tp=1,mbs=1,gbs=8
+  one_line_error
+  case "$ERR" in *"$2"*) ;; *) fail "wanted '$2' in: $ERR";; esac
+}
+BASE='"layers": 4, "hidden": 1024, "heads": 8, "kv_heads": 8, "ffn_hidden": 4096, "vocab": 1000, "seq_len": 1024'
+bad_model "{$BASE, \"kv_lora_rank\": 2048, \"qk_nope_head_dim\": 64, \"qk_rope_head_dim\": 32, \"v_head_dim\": 64}" \
+  "field 'kv_lora_rank' (2048) is above hidden (1024)"
+bad_model "{$BASE, \"hybrid_override_pattern\": \"M-*\"}" \
+  "field 'hybrid_override_pattern' has 3 characters for 4 layers"
+expect_exit 2 "$BIN" estimate --model deepseek-v3 --cluster dgx-h100 --gpus 1024 \
+  --strategy tp=2,pp=8,ep=64,etp=4,mbs=1,gbs=1024,sp=true,zero=1
+one_line_error
+case "$ERR" in *"ep*etp = 256 does not divide tp*cp*dp = 128"*) ;; *) fail "wrong error: $ERR";; esac
+expect_exit 2 "$BIN" estimate --model deepseek-v3 --cluster dgx-h100 --gpus 1024 \
+  --strategy tp=1,pp=8,ep=96,mbs=1,gbs=1024,zero=1
+one_line_error
+case "$ERR" in *"ep=96 does not divide the 256 experts"*) ;; *) fail "wrong error: $ERR";; esac
+expect_exit 2 "$BIN" estimate --model deepseek-v3 --cluster dgx-h100 --gpus 1024 \
+  --strategy tp=1,pp=3,ep=64,mbs=1,gbs=1024,zero=1,schedule=dualpipe
+one_line_error
+echo "families_cli: ok"
