@@ -263,12 +263,12 @@ struct Ranker {
                         s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
                         s.etp = etp;
                         s.schedule = schedule;
+                        s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
                         // DualPipe's micro-batches: an even count of at least pp; other counts
                         // are not DualPipe candidates (1F1B prices them).
                         if (schedule == PipeSchedule::dualpipe &&
                             (s.micro_batches() % 2 != 0 || s.micro_batches() < pp))
                           continue;
-                        s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
                         s.precision = fixed.precision;
                         if (auto why = check_strategy(w, c, s)) {
                           tally.reject(classify(*why));

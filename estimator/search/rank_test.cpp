@@ -164,6 +164,26 @@ TEST(RankFamilies, DeepSeekV3OnNvl72KeepsExpertParallelismInsideTheNvlinkDomain)
   EXPECT_GT(straddling.best.front().step_time_s, r.best.front().step_time_s);
 }
 
+TEST(RankFamilies, DualPipeIsSearchedAndWinsWhereAllToAllsOutlastCompute) {
+  // DeepSeek-V3 on 2,048 H800s (50 GB/s a GPU between nodes): hiding the expert all-to-alls
+  // behind the paired chunks beats every 1F1B plan; the published run used DualPipe too.
+  RankOptions o;
+  o.global_batch = 15360;
+  o.top = 3;
+  o.fixed = "precision=fp8,tp=1";
+  const RankResult r = rank(load_model("deepseek-v3"), load_cluster("hgx-h800", 2048), o);
+  ASSERT_FALSE(r.best.empty());
+  const Strategy& best = r.best.front().strategy;
+  EXPECT_EQ(best.schedule, PipeSchedule::dualpipe) << to_string(best);
+  EXPECT_EQ(best.pp % 2, 0);
+  EXPECT_EQ(best.vpp, 1);
+  RankOptions one = o;
+  one.fixed += ",schedule=1f1b";
+  const RankResult r1 = rank(load_model("deepseek-v3"), load_cluster("hgx-h800", 2048), one);
+  ASSERT_FALSE(r1.best.empty());
+  EXPECT_LT(r.best.front().step_time_s, r1.best.front().step_time_s);
+}
+
 TEST(RankFamilies, DeepSeekV3On1024H100SearchesEpEtpAndPp) {
   RankOptions o;
   o.global_batch = 4096;
