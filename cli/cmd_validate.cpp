@@ -44,6 +44,15 @@ void add_validate_command(CLI::App& app) {
                           {"published_active", c.published_active},
                           {"computed_active", c.computed_active}});
       j["released_checkpoints"] = counts;
+      nlohmann::json flops = nlohmann::json::array();
+      for (const auto& row : r.flops)
+        flops.push_back({{"model", row.model},
+                         {"seq_len", row.seq_len},
+                         {"published", row.published},
+                         {"computed_causal", row.computed_causal},
+                         {"computed_full", row.computed_full},
+                         {"error", row.error()}});
+      j["published_flops"] = flops;
       fmt::print("{}\n", json_text(j));
       return;
     }
@@ -86,8 +95,20 @@ void add_validate_command(CLI::App& app) {
                   fmt::format("{:+.1f} %", 100 * c.active_error())});
     fmt::print(
         "Parameters against the released checkpoints (every stored element; activated per "
-        "token as published, rounded)\n{}",
+        "token as published, rounded)\n{}\n",
         counts.render(2));
+    Table flops({"model", "seq", "published GFLOP", "causal", "error", "whole square"},
+                {false, true, true, true, true, true});
+    for (const auto& row : r.flops)
+      flops.add({row.model, fmt::format("{}", row.seq_len),
+                 fmt::format("{:.0f}", row.published / 1e9),
+                 fmt::format("{:.1f}", row.computed_causal / 1e9),
+                 fmt::format("{:+.1f} %", 100 * row.error()),
+                 fmt::format("{:.1f}", row.computed_full / 1e9)});
+    fmt::print(
+        "Training FLOPs per token as published (Zhao et al., ISCA '25, Table 2: causal "
+        "attention, no MTP) against this count\n{}",
+        flops.render(2));
   });
 }
 

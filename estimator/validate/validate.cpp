@@ -15,6 +15,7 @@ std::string_view megatron_core_h100_2024();
 std::string_view nemo_2407_h100_fp8();
 std::string_view deepseek_v3_h800_2024();
 std::string_view released_checkpoints();
+std::string_view published_flops();
 }  // namespace shardcost::embedded
 
 namespace shardcost {
@@ -277,6 +278,22 @@ ValidationReport validate(const EstimateOptions& base) {
     c.published_active = as_double(r, "activated_parameters");
     c.computed_active = active_parameter_count(m);
     report.counts.push_back(c);
+  }
+
+  // FLOPs per token of one sequence of seq_len: the causal count has each sequence's
+  // n (n + 1) / 2 query-key pairs, Megatron's the whole n^2; without the MTP module.
+  for (const Row& r : parse_csv(embedded::published_flops())) {
+    Model m = load_model(r.at("model"));
+    m.mtp_layers = 0;
+    m.seq_len = as_int(r, "seq_len");
+    const double n = m.seq_len;
+    FlopRow f;
+    f.model = m.name;
+    f.seq_len = m.seq_len;
+    f.published = as_double(r, "gflops_per_token") * 1e9;
+    f.computed_causal = transformer_workload(m)->model_flops_of(n, n * (n + 1) / 2) / n;
+    f.computed_full = model_flops_per_step(m, 1) / n;
+    report.flops.push_back(f);
   }
   return report;
 }

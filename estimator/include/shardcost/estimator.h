@@ -170,9 +170,18 @@ struct CountRow {
   double error() const { return (computed - published) / published; }
   double active_error() const { return (computed_active - published_active) / published_active; }
 };
+// Training FLOPs per token as a publisher counts them (causal attention, no MTP) against this
+// count under the same convention, and under Megatron's (the whole square: model FLOPs).
+struct FlopRow {
+  std::string model;
+  int seq_len = 0;
+  double published = 0, computed_causal = 0, computed_full = 0;
+  double error() const { return (computed_causal - published) / published; }
+};
 struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::vector<CountRow> counts;
+  std::vector<FlopRow> flops;
   double mean_abs_error(std::string_view table) const;
   double max_abs_error(std::string_view table) const;
 };
