@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-
 #include <map>
 
 #include "shardcost/estimator.h"
@@ -102,7 +101,7 @@ TEST(Validate, TodaysFamiliesCountsAndFlopsAgainstWhatWasPublished) {
   const ValidationReport r = validate();
   ASSERT_EQ(r.counts.size(), 3u);
   for (const CountRow& c : r.counts) {
-    EXPECT_DOUBLE_EQ(c.computed, c.published) << c.model;   // every stored element
+    EXPECT_DOUBLE_EQ(c.computed, c.published) << c.model;    // every stored element
     EXPECT_LT(std::abs(c.active_error()), 0.03) << c.model;  // against rounded figures
   }
   ASSERT_EQ(r.flops.size(), 2u);
