@@ -97,6 +97,13 @@ Software software_preset(std::string_view name) {
     s.grad_bucket_params = 25.0 * 1024 * 1024 / 4;  // DDP's bucket_cap_mb 25, fp32 gradients
     s.grad_bucket_grows_with_dp = false;
   }
+  if (name == "deepseek-v3") {
+    // DeepSeek-V3's own stack as its technical report describes it (Sec. 3.2-3.3): Megatron-
+    // core's kernels and overlaps stand in for HAI-LLM's, with FP8 training by default and
+    // the DualPipe schedule.
+    s.dualpipe = true;
+    s.precision = DType::fp8;
+  }
   if (name == "nemo") {
     // NeMo 2.0 (containers 24.07 on): Megatron-core and Transformer Engine under NeMo's
     // recipes, whose FP8 recipe keeps FP8 primary weights (bf16_with_fp8_mixed sets
@@ -133,6 +140,11 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
         "reduce-scatter its gradients{}, as DeepSpeed refuses to; use zero<={} with pp>1, or pp=1",
         sw.name, s.zero, s.pp, s.zero == 3 ? " and re-gather its weights" : "",
         sw.max_zero_with_pipeline);
+  if (s.schedule == PipeSchedule::dualpipe && !sw.dualpipe)
+    return fmt::format(
+        "{} has no DualPipe schedule; use schedule=1f1b, or --software deepseek-v3 (DeepSeek's "
+        "stack, which runs it)",
+        sw.name);
   if (s.precision && is_quantized(*s.precision) && !sw.fp8) {
     std::string type(to_string(*s.precision));
     for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -150,8 +162,8 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
 }
 
 std::vector<std::string> software_presets() {
-  return {"megatron-core",      "nemo",      "megatron-lm-2022", "megatron-lm-2021",
-          "megatron-deepspeed", "torchtitan"};
+  return {"megatron-core",      "nemo",       "megatron-lm-2022", "megatron-lm-2021",
+          "megatron-deepspeed", "torchtitan", "deepseek-v3"};
 }
 
 std::optional<DType> resolved_precision(const Strategy& s, const Software& sw, const Device& d,

@@ -1,6 +1,7 @@
 // Loading models, devices and clusters from the catalog or from JSON files.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "catalog.h"
@@ -241,6 +242,8 @@ void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
     g.nvlink_domain_gpus = 0;  // part of one node: the node is the domain
   } else if (gpus % g.gpus_per_node == 0) {
     g.nodes = gpus / g.gpus_per_node;
+    // Part of one NVLink domain: every GPU is in it, and groups need not tile 72 to stay on it.
+    if (g.nvlink_domain_gpus > gpus) g.nvlink_domain_gpus = gpus;
   } else {
     throw InputError(
         fmt::format("--gpus {} is not a whole number of {}-GPU nodes of {}; use a "
@@ -395,6 +398,11 @@ void parse_hybrid(const JsonFields& f, const nlohmann::json& j, Model& m) {
     experts = experts || c == 'E';
     m.pattern.push_back(k);
   }
+  const bool mixer = std::any_of(m.pattern.begin(), m.pattern.end(),
+                                 [](LayerKind k) { return k.mixer != Mixer::none; });
+  if (!mixer)
+    f.fail("hybrid_override_pattern",
+           "has no mixer; give at least one M (Mamba-2) or * (attention) layer");
   if (experts != m.is_moe())
     f.fail(experts ? "moe" : "hybrid_override_pattern",
            experts ? "is missing; the pattern's E layers need the experts described"

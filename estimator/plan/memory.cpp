@@ -109,7 +109,8 @@ MemoryBreakdown peak_stage_memory(const Graph& g, const Strategy& s, const Softw
   // so only the first stage of each size needs pricing; otherwise all are priced.
   if (s.schedule == PipeSchedule::dualpipe) {
     MemoryBreakdown peak;
-    const double in_flight = (s.pp + 1) / 2.0;  // each of the two stages' share of pp + 1
+    // Each of the two stages' share of pp + 1 micro-batches (no more than the step has).
+    const double in_flight = std::min(s.pp + 1, s.micro_batches()) / 2.0;
     for (int stage = 0; stage < s.pp / 2; ++stage) {
       const MemoryBreakdown a = stage_memory(g, s, sw, layout.span(stage), stage, in_flight);
       const int mirror = s.pp - 1 - stage;

@@ -94,22 +94,54 @@ struct Step {
     const double compute = t.s[kComputeForward] + t.s[kComputeBackward] + t.s[kComputeRecompute];
     const double hidden = std::min(comm, compute);
     const double f = (comm - hidden + hidden * pr.nccl_sm_share()) / comm;
+    // The backward's share of them shrinks alike (what data-parallel reductions hide behind).
+    t.backward_comm -= (1 - f) * std::min(t.backward_comm, comm);
     t.scale(kEpComm, f);
     t.scale(kPpComm, f);
   }
 
-  // DualPipe's bubble (DeepSeek-V3, Table 2): (pp/2 - 1)(F&B + B - 3W), F&B the overlapped
-  // forward and backward chunks (compute-bound: F + B + W), B the input-gradient and W the
-  // weight-gradient part of a backward chunk; against 1F1B's (pp - 1)(F + B). The stage's
+  // DualPipe's bubble (DeepSeek-V3, Table 2): (pp/2 - 1)(F&B + B - 3W), F a forward chunk, B
+  // a full backward chunk, W its weight-gradient part, F&B the overlapped forward and backward
+  // chunks (compute-bound: F + B); against 1F1B's (pp - 1)(F + B). So F + 2B - 3W. The stage's
   // communication and other parts ride with each chunk in proportion to its compute.
   double dualpipe_bubble(const Times& pace) const {
     const double F = pace.s[kComputeForward];
+    const double B = pace.s[kComputeBackward] + pace.s[kComputeRecompute];
     const double W = std::min(pace.wgrad, pace.s[kComputeBackward]);
-    const double B = pace.s[kComputeBackward] + pace.s[kComputeRecompute] - W;
-    const double compute = F + B + W;
+    const double compute = F + B;
     if (compute <= 0) return 0;
-    const double chunks = std::max(0.0, F + 2 * B - 2 * W) / compute;
+    const double chunks = std::max(0.0, F + 2 * B - 3 * W) / compute;
     return (s.pp / 2 - 1) * chunks * pace.total();
+  }
+
+  // DualPipe: each device's own stage (by its first unit) and the stage it holds besides.
+  static std::vector<std::pair<int, StageSpan>>& device_mirrors() {
+    thread_local std::vector<std::pair<int, StageSpan>> mirrors;
+    return mirrors;
+  }
+  // The parameters one GPU of a stage holds: under DualPipe, its two stages' (the embedding
+  // and the MTP module's copy of it, on one device, are one table).
+  StageParameters device_parameters(const Graph& graph, const StageSpan& span) const {
+    StageParameters p = stage_parameters(graph, span);
+    if (s.schedule != PipeSchedule::dualpipe) return p;
+    for (const auto& [first_unit, mirror] : device_mirrors()) {
+      if (first_unit != span.first_unit) continue;
+      const StageParameters o = stage_parameters(graph, mirror);
+      p.dense += o.dense;
+      p.expert += o.expert;
+      p.fp8 += o.fp8;
+      p.blocks += o.blocks;
+      p.tensors += o.tensors;
+      p.largest_tensor = std::max(p.largest_tensor, o.largest_tensor);
+      if (span.first && mirror.last) {
+        double tied = 0;
+        for (const Block& b : graph.blocks)
+          if (b.pin == Block::Pin::last_stage) tied += b.tied_params;
+        p.dense -= tied;
+      }
+      break;
+    }
+    return p;
   }
 
   Times run() {
@@ -218,6 +250,7 @@ struct Step {
     // devices, the rest are dropped.
     if (s.schedule == PipeSchedule::dualpipe) {
       const size_t half = entries.size() / 2;
+      device_mirrors().clear();
       for (size_t k = 0; k < half; ++k) {
         Times pair;
         if (in.track_origins) pair.track();
@@ -225,6 +258,7 @@ struct Step {
         pair.add(entries[entries.size() - 1 - k].t, 0.5);
         entries[k].t = std::move(pair);
         mirror_spans.push_back(entries[entries.size() - 1 - k].span);
+        device_mirrors().emplace_back(entries[k].span.first_unit, mirror_spans.back());
       }
       entries.resize(half);
     }
@@ -266,9 +300,7 @@ struct Step {
     if (numerics(s).quantized()) {
       const ReplicaPricing& u = *pace_entry.slowest;
       // Under DualPipe the device casts both its stages' weights.
-      double fp8 = stage_parameters(*u.graph, pace_entry.span).fp8;
-      if (s.schedule == PipeSchedule::dualpipe)
-        fp8 += stage_parameters(*u.graph, mirror_spans[slowest]).fp8;
+      const double fp8 = device_parameters(*u.graph, pace_entry.span).fp8;
       step.add(kComputeForward,
                u.pricer->memory_pass((sw.fp8_params ? 2 * numerics(s).q : 2 + 2 * numerics(s).q) *
                                      fp8 / (effective_zero(s, sw) >= 3 ? s.dp * s.cp : 1)));
@@ -301,7 +333,7 @@ struct Step {
       // parameters takes longest.
       const Entry* most = &entries.front();
       for (const Entry& e : entries)
-        if (stage_parameters(g, e.span).total() > stage_parameters(g, most->span).total())
+        if (device_parameters(g, e.span).total() > device_parameters(g, most->span).total())
           most = &e;
       c = data_parallel(most->span, base, tied);
     } else {
@@ -335,7 +367,7 @@ struct Step {
     const Pricer& on = *u.pricer;
     const Graph& ug = *u.graph;
     const Placement& place = *u.place;
-    const StageParameters p = stage_parameters(ug, span);
+    const StageParameters p = device_parameters(ug, span);
     const ParameterBytes pb = parameter_bytes(s, sw);
     const double gbytes = pb.gradient;
     const int zero = effective_zero(s, sw);
@@ -435,7 +467,7 @@ struct Step {
 
   Priced optimizer(const StageSpan& span, const ReplicaPricing& u) const {
     const Pricer& on = *u.pricer;
-    const StageParameters p = stage_parameters(*u.graph, span);
+    const StageParameters p = device_parameters(*u.graph, span);
     const int zero = effective_zero(s, sw);
     const double shards = zero >= 1 ? s.dp * s.cp : 1;
     const double expert_shards = zero >= 1 ? static_cast<double>(s.expert_dp()) : 1;

@@ -243,7 +243,8 @@ struct Ranker {
           // stages (an even pp, no interleaving, one node group).
           std::vector<std::pair<int, PipeSchedule>> pipes;
           for (int vpp : vpps) {
-            const bool dualpipe_fits = pp >= 2 && pp % 2 == 0 && vpp == 1 && c.groups.size() == 1;
+            const bool dualpipe_fits =
+                sw.dualpipe && pp >= 2 && pp % 2 == 0 && vpp == 1 && c.groups.size() == 1;
             if (contains(pinned, "schedule")) {
               if (fixed.schedule == PipeSchedule::one_f_one_b || dualpipe_fits)
                 pipes.emplace_back(vpp, fixed.schedule);

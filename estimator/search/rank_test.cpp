@@ -171,6 +171,7 @@ TEST(RankFamilies, DualPipeIsSearchedAndWinsWhereAllToAllsOutlastCompute) {
   o.global_batch = 15360;
   o.top = 3;
   o.fixed = "precision=fp8,tp=1";
+  o.estimate.software = software_preset("deepseek-v3");  // the stack that runs DualPipe
   const RankResult r = rank(load_model("deepseek-v3"), load_cluster("hgx-h800", 2048), o);
   ASSERT_FALSE(r.best.empty());
   const Strategy& best = r.best.front().strategy;

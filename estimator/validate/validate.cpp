@@ -246,7 +246,7 @@ ValidationReport validate(const EstimateOptions& base) {
   // of the experts' SwiGLU inputs and BF16 optimizer moments are not modelled, docs/
   // validation.md). The step time is the published GPU-hours per trillion tokens over the
   // cluster, per step of global_batch x seq_len tokens.
-  opt.software = software_preset("megatron-core");
+  opt.software = software_preset("deepseek-v3");
   for (const Row& r : parse_csv(embedded::deepseek_v3_h800_2024())) {
     const Model m = load_model(r.at("model"));
     const int gpus = as_int(r, "gpus");

@@ -147,7 +147,10 @@ double tokens_routed_by_rank(const Strategy& st, double tokens) {
 
 double tokens_on_experts(const Model& m, const Strategy& st, double tokens) {
   const double local = tokens_routed_by_rank(st, tokens) * m.moe.top_k;
-  return (moe_dispatcher(st) ? local * st.expert_tp() : local) * m.moe.load_factor();
+  // One rank holding every expert (ep = 1) computes the mean: imbalance only moves tokens
+  // between ranks.
+  const double load = st.ep > 1 ? m.moe.load_factor() : 1.0;
+  return (moe_dispatcher(st) ? local * st.expert_tp() : local) * load;
 }
 
 namespace {
@@ -186,7 +189,7 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
   const int etp = st.expert_tp();
   const double f_local = static_cast<double>(m.expert_ffn()) / etp;
   const bool swiglu = m.activation == Activation::swiglu;
-  const double load = m.moe.load_factor();
+  const double load = st.ep > 1 ? m.moe.load_factor() : 1.0;
   const double local = tokens_routed_by_rank(st, d.tokens);  // tokens this rank routes
   const double routed_local = local * m.moe.top_k;
   const double routed = tokens_on_experts(m, st, d.tokens);  // what experts compute
@@ -236,7 +239,7 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
 
 // Attention's core over the local heads: `qk` and `v` dims per head (MLA's differ).
 void attention_core_ops(const Model& m, AttentionKernel kernel, const Dims& d, double qk, double v,
-                        Window window, std::vector<Op>& out) {
+                        Window window, bool ring, std::vector<Op>& out) {
   const bool dropout = m.dropout > 0;
   const double heads_batch = d.b * d.q_local;
   // Score elements: each sequence's queries against its own keys (causal, per document).
@@ -247,7 +250,8 @@ void attention_core_ops(const Model& m, AttentionKernel kernel, const Dims& d, d
     a.kind = OpKind::attention;
     // QK^T and AV, causal: half of the score matrix is computed; a sliding or chunked window
     // skips the blocks outside it.
-    const double kept = window == Window::full
+    // Ring context parallelism passes every K/V block around and masks: the whole square.
+    const double kept = window == Window::full || ring
                             ? scores
                             : d.q_local * windowed_squared(m, window, d.tokens, d.squared_local);
     a.flops = 2 * kept * (qk + v) * 0.5;
@@ -296,7 +300,8 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
              CollectiveOp::all_to_all,
              d.e * d.tokens * (d.q_local + 2 * std::max(d.kv_local, static_cast<double>(st.cp))) *
                  d.hd));
-  attention_core_ops(m, kernel, d, d.hd, d.hd, window, out);
+  attention_core_ops(m, kernel, d, d.hd, d.hd, window, st.cp > 1 && st.cp_kind == CpKind::ring,
+                     out);
   if (st.cp > 1 && st.cp_kind == CpKind::ring) {
     // Ring attention: K and V blocks travel cp-1 hops around the ring, overlapped with the
     // attention of the block in hand; backward also returns dK and dV (twice the bytes).
@@ -348,6 +353,9 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   // The up projections, their casts and the rotary step: what recompute_modules=mla_up_proj
   // runs again in backward instead of keeping Q, K and V.
   const size_t up_first = out.size();
+  // Without query compression the query projection is column-parallel over the hidden states:
+  // they are gathered over TP as any such linear's input.
+  if (a.q_lora_rank == 0) tp_enter(d, st, out);
   out.push_back(gemm("mla_q_up", d.num.linear, d.tokens, q_out, q_in));
   const double kv_out = d.q_local * (a.qk_nope_head_dim + v);
   out.push_back(gemm("mla_kv_up", d.num.linear, d.tokens, kv_out, a.kv_lora_rank));
@@ -368,7 +376,7 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
     out.push_back(comm("cp_ulysses_qkv_all_to_all", OpKind::collective, Axis::cp,
                        CollectiveOp::all_to_all, CollectiveOp::all_to_all,
                        d.e * d.tokens * d.q_local * (2 * qk + v)));
-  attention_core_ops(m, kernel, d, qk, v, window, out);
+  attention_core_ops(m, kernel, d, qk, v, window, st.cp > 1 && st.cp_kind == CpKind::ring, out);
   if (st.cp > 1 && st.cp_kind == CpKind::ring) {
     const double kv_bytes = d.e * d.tokens * d.q_local * (qk + v);
     out.push_back(comm("cp_ring_exchange", OpKind::ring, Axis::cp, CollectiveOp::send_recv,

@@ -21,6 +21,7 @@ PY
 # It does not fit 80 GB here (exit 1, the estimate printed): the report's FP8 caching of the
 # experts' SwiGLU inputs and BF16 optimizer moments are not modelled (docs/validation.md).
 expect_exit 1 "$BIN" estimate --model deepseek-v3 --cluster hgx-h800 --gpus 2048 --format json \
+  --software deepseek-v3 \
   --strategy tp=1,pp=16,dp=128,ep=64,mbs=1,gbs=15360,zero=1,precision=fp8,schedule=dualpipe,recompute=selective,recompute_modules=layernorm/mla_up_proj/moe_act
 python3 - "$SCRATCH/out" <<'PY'
 import json, sys
@@ -73,7 +74,12 @@ expect_exit 2 "$BIN" estimate --model deepseek-v3 --cluster dgx-h100 --gpus 1024
   --strategy tp=1,pp=8,ep=96,mbs=1,gbs=1024,zero=1
 one_line_error
 case "$ERR" in *"ep=96 does not divide the 256 experts"*) ;; *) fail "wrong error: $ERR";; esac
-expect_exit 2 "$BIN" estimate --model deepseek-v3 --cluster dgx-h100 --gpus 1024 \
-  --strategy tp=1,pp=3,ep=64,mbs=1,gbs=1024,zero=1,schedule=dualpipe
+expect_exit 2 "$BIN" estimate --model deepseek-v3 --cluster dgx-h100 --gpus 768 \
+  --software deepseek-v3 --strategy tp=1,pp=3,ep=64,mbs=1,gbs=1024,zero=1,schedule=dualpipe
 one_line_error
+case "$ERR" in *"needs an even pp"*) ;; *) fail "wrong error: $ERR";; esac
+expect_exit 2 "$BIN" estimate --model deepseek-v3 --cluster dgx-h100 --gpus 1024 \
+  --strategy tp=1,pp=4,ep=64,mbs=1,gbs=1024,zero=1,schedule=dualpipe
+one_line_error
+case "$ERR" in *"megatron-core has no DualPipe schedule"*) ;; *) fail "wrong error: $ERR";; esac
 echo "families_cli: ok"

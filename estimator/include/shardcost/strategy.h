@@ -169,6 +169,9 @@ struct Software {
   // transpose (1 B) instead of bf16 plus an FP8 copy, and the distributed optimizer gathers
   // them in FP8.
   bool fp8_params = false;
+  // DeepSeek's DualPipe schedule (schedule=dualpipe; deepseek-ai/DualPipe): the deepseek-v3
+  // preset's; Megatron-core and the others run 1F1B.
+  bool dualpipe = false;
   // ZeRO stages the stack has, bit z for stage z (torchtitan: DDP and FSDP, 0 and 3).
   unsigned zero_stages = 0b1111;
   bool has_zero(int z) const { return z >= 0 && z <= max_zero && (zero_stages >> z & 1u); }
