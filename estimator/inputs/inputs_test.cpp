@@ -153,6 +153,7 @@ TEST(Inputs, BadFamilyFieldsNameTheField) {
             std::string::npos);
   EXPECT_NE(error(R"("ssm_state_size": 8)").find("there is no hybrid_override_pattern"),
             std::string::npos);
+  EXPECT_NE(error(R"("hybrid_override_pattern": "----")").find("has no mixer"), std::string::npos);
   EXPECT_NE(error(R"("layer_types": ["full_attention", "sliding_attention", "full_attention",
                      "full_attention"])")
                 .find("field 'sliding_window' is missing; layer 1 is sliding_attention"),
@@ -288,8 +289,9 @@ TEST(Inputs, NvlinkDomainsJoinWholeNodes) {
   EXPECT_EQ(rack.groups.front().nodes, 72);
   EXPECT_EQ(rack.groups.front().domain_gpus(), 72);
   EXPECT_EQ(load_cluster("dgx-h100", 16).groups.front().domain_gpus(), 8);
-  // Part of one tray: the tray is the domain.
+  // Part of one tray: the tray is the domain; part of one rack: all of it is one domain.
   EXPECT_EQ(load_cluster("gb200-nvl72", 2).groups.front().domain_gpus(), 2);
+  EXPECT_EQ(load_cluster("gb200-nvl72", 16).groups.front().domain_gpus(), 16);
   const std::string bad = input_error([] {
     parse_cluster_json(R"({"name": "x", "device": "gb200", "gpus_per_node": 4, "nodes": 2,
       "nvlink_domain_gpus": 6, "intra_node_bandwidth_GBps": 900, "inter_node_bandwidth_GBps": 50})",

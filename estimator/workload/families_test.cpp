@@ -264,5 +264,47 @@ TEST(Families, SlidingAndChunkedWindowsPriceTheKeysTheySee) {
   EXPECT_LT(model_flops_per_step(chunked, 1), model_flops_per_step(full, 1));
 }
 
+TEST(Families, ReviewedEdges) {
+  // Ring context parallelism masks: a window does not shrink its attention.
+  const std::string base = R"({"layers": 2, "hidden": 1024, "heads": 16, "kv_heads": 4,
+    "ffn_hidden": 4096, "vocab": 1000, "seq_len": 32768, "activation": "swiglu", "bias": false,
+    "position_embedding": "rope", "norm": "rmsnorm")";
+  const Model full = parse_model_json(base + "}", "full.json");
+  const Model window = parse_model_json(base + R"(, "sliding_window": 4096})", "w.json");
+  Strategy ring;
+  ring.cp = 2;
+  ring.mbs = 1;
+  Graph gf, gw;
+  transformer_workload(full)->graph(ring, AttentionKernel::flash, gf);
+  transformer_workload(window)->graph(ring, AttentionKernel::flash, gw);
+  EXPECT_DOUBLE_EQ(find_op(gw.blocks[1], "flash_attention")->flops,
+                   find_op(gf.blocks[1], "flash_attention")->flops);
+  Strategy ulysses = ring;
+  ulysses.cp_kind = CpKind::ulysses;
+  transformer_workload(window)->graph(ulysses, AttentionKernel::flash, gw);
+  transformer_workload(full)->graph(ulysses, AttentionKernel::flash, gf);
+  EXPECT_LT(find_op(gw.blocks[1], "flash_attention")->flops,
+            find_op(gf.blocks[1], "flash_attention")->flops);
+
+  // MLA without query compression gathers the hidden states for its query projection.
+  Model mla = load_model("deepseek-v3");
+  mla.mla.q_lora_rank = 0;
+  Strategy tp = moe_strategy(4, 1, 2);
+  Graph g;
+  transformer_workload(mla)->graph(tp, AttentionKernel::flash, g);
+  int gathers = 0;
+  for (const Op& op : g.blocks[1].ops) gathers += std::string_view(op.name) == "tp_all_gather";
+  EXPECT_EQ(gathers, 2);  // the query projection's and the MLP's
+
+  // With one rank holding every expert, imbalance moves nothing.
+  Model skew = load_model("deepseek-v3");
+  const Strategy one_rank = moe_strategy(1, 1, 8);
+  transformer_workload(skew)->graph(one_rank, AttentionKernel::flash, g);
+  const GemmShape even = find_op(g.blocks[2], "expert_fc1")->gemm;
+  skew.moe.imbalance = 3;
+  transformer_workload(skew)->graph(one_rank, AttentionKernel::flash, g);
+  EXPECT_EQ(find_op(g.blocks[2], "expert_fc1")->gemm, even);
+}
+
 }  // namespace
 }  // namespace shardcost
