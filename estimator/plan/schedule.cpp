@@ -212,9 +212,6 @@ struct Step {
     thread_local std::vector<StageKind> kinds;
     thread_local std::vector<Entry> entries;
     entries.clear();
-    // DualPipe: the stage each device holds besides its own (pp-1-i), by device.
-    thread_local std::vector<StageSpan> mirror_spans;
-    mirror_spans.clear();
     if (hetero) {
       for (int st = 0; st < s.pp; ++st)
         entries.push_back({in.layout.span(st),
@@ -257,8 +254,8 @@ struct Step {
         pair.add(entries[k].t, 0.5);
         pair.add(entries[entries.size() - 1 - k].t, 0.5);
         entries[k].t = std::move(pair);
-        mirror_spans.push_back(entries[entries.size() - 1 - k].span);
-        device_mirrors().emplace_back(entries[k].span.first_unit, mirror_spans.back());
+        device_mirrors().emplace_back(entries[k].span.first_unit,
+                                      entries[entries.size() - 1 - k].span);
       }
       entries.resize(half);
     }
