@@ -74,15 +74,11 @@ Pricer::Pricer(const Device& device, const Fabric& intra, const Fabric& inter, i
                const CostSource* costs)
     : device_(device), intra_(intra), inter_(inter), gpus_per_node_(gpus_per_node), costs_(costs) {}
 
-double element_bytes(DType t) {
-  return dtype_bytes(t);
-}
-
 double gemm_bytes(DType t, const GemmShape& s) {
   // Quantized GEMMs write 16-bit outputs; other types read and write their own.
   if (is_quantized(t))
     return (dtype_bytes(t) * (s.m * s.k + s.k * s.n) + 2.0 * s.m * s.n) * s.batch;
-  return element_bytes(t) * (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch;
+  return dtype_bytes(t) * (s.m * s.k + s.k * s.n + s.m * s.n) * s.batch;
 }
 
 double Pricer::kernel_bandwidth() const {

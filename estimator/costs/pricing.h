@@ -110,9 +110,9 @@ double curve_seconds(const std::vector<BusbwPoint>& curve, double bytes, double 
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 
 double gemm_efficiency(const Device&, const GemmShape&, DType = DType::bf16);
-// Bytes a GEMM's operands hold (and its output, 16-bit for fp8), and one input element's.
+// Bytes a GEMM's operands hold (and its output, 16-bit for quantized types); one element's are
+// dtype_bytes (shardcost/hardware.h).
 double gemm_bytes(DType, const GemmShape&);
-double element_bytes(DType);
 // Whether the catalog has a figure for a memory kind (the GPU's: copy_d2d, copy_h2d, ...).
 bool catalog_prices_memory(std::string_view kind);
 

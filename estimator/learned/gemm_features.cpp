@@ -165,8 +165,8 @@ void gemm_features(const Device& d, DType t, const GemmShape& s, std::vector<flo
   push(gcd256(s.k));
   const double l2 = d.l2_bytes > 0 ? d.l2_bytes : 1;
   push(std::log2(bytes / l2));
-  push(std::log2(element_bytes(t) * k * n * b / l2));
-  push(std::log2(element_bytes(t) * m * k * b / l2));
+  push(std::log2(dtype_bytes(t) * k * n * b / l2));
+  push(std::log2(dtype_bytes(t) * m * k * b / l2));
   push(std::log2(std::ceil(m / 128) * std::ceil(n / 128) * b / sms));
   push(std::log2(std::ceil(k / 64)));
   const double compute_s = flops / peak, memory_s = bytes / d.memory_bandwidth_Bps;
