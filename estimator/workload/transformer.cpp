@@ -117,6 +117,7 @@ class Transformer final : public Workload {
       Block& layer = g.blocks[next++];
       layer.name = runs_.size() == 1 ? "layer" : block_name(r.kind);
       layer.count = r.count;
+      layer_ops(m_, s, kernel, mb, r.kind, layer.ops);
       fill_layer(s, kernel, mb, r.kind, layer);
     }
 
@@ -140,9 +141,8 @@ class Transformer final : public Workload {
       // a layer as the model's last, with its own norms and projection, the main head again,
       // and a copy of the embedding table tied to the first stage's.
       Block& mtp = g.blocks[next++];
-      fill_layer(s, kernel, mb, m_.layer_kind(m_.layers - 1), mtp);
-      mtp.ops.clear();
       mtp_ops(m_, s, kernel, mb, mtp.ops);
+      fill_layer(s, kernel, mb, m_.layer_kind(m_.layers - 1), mtp);
       mtp.name = "mtp";
       mtp.pin = Block::Pin::last_stage;
       mtp.count = m_.mtp_layers;
@@ -206,11 +206,11 @@ class Transformer final : public Workload {
     return std::nullopt;
   }
 
-  // One body layer's parameters, tensors and activations on one device.
+  // One layer's parameters, tensors and activations on one device (its ops are the caller's:
+  // a body layer's, or a multi-token-prediction module's around one).
   void fill_layer(const Strategy& s, AttentionKernel kernel, const MicroBatch& mb, LayerKind kind,
                   Block& layer) const {
     const bool moe = kind.ffn == Ffn::moe;
-    layer_ops(m_, s, kernel, mb, kind, layer.ops);
     const LayerParameters lp = layer_parameters(m_, kind);
     const int etp = s.expert_tp();
     layer.dense_params =
