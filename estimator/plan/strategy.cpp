@@ -36,6 +36,18 @@ std::string to_string(const Strategy& s) {
 
 namespace {
 
+// Calls f on each item of "a/b/c" (an empty value is one empty item).
+template <class F>
+void for_each_item(std::string_view value, F&& f) {
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t end = value.find('/', start);
+    if (end == std::string_view::npos) end = value.size();
+    f(value.substr(start, end - start));
+    start = end + 1;
+  }
+}
+
 constexpr std::pair<const char*, unsigned> kModules[] = {{"core_attn", kRecomputeCoreAttn},
                                                          {"layernorm", kRecomputeLayernorm},
                                                          {"mla_up_proj", kRecomputeMlaUpProj},
@@ -43,11 +55,7 @@ constexpr std::pair<const char*, unsigned> kModules[] = {{"core_attn", kRecomput
 
 unsigned parse_recompute_modules(std::string_view value) {
   unsigned out = 0;
-  size_t start = 0;
-  while (start <= value.size()) {
-    size_t end = value.find('/', start);
-    if (end == std::string_view::npos) end = value.size();
-    const std::string_view item = value.substr(start, end - start);
+  for_each_item(value, [&](std::string_view item) {
     bool known = false;
     for (const auto& [name, bit] : kModules)
       if (item == name) out |= bit, known = true;
@@ -56,8 +64,7 @@ unsigned parse_recompute_modules(std::string_view value) {
           "strategy key 'recompute_modules' needs modules from core_attn, layernorm, mla_up_proj "
           "and moe_act, joined by / (got '{}')",
           value));
-    start = end + 1;
-  }
+  });
   return out;
 }
 
@@ -78,11 +85,7 @@ namespace {
 // "7/8/8/7": layers per stage, each a whole number of at least 0.
 std::vector<int> parse_stage_layers(std::string_view value) {
   std::vector<int> out;
-  size_t start = 0;
-  while (start <= value.size()) {
-    size_t end = value.find('/', start);
-    if (end == std::string_view::npos) end = value.size();
-    const std::string_view item = value.substr(start, end - start);
+  for_each_item(value, [&](std::string_view item) {
     int n = -1;
     const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
     if (item.empty() || ec != std::errc() || p != item.data() + item.size() || n < 0 ||
@@ -92,8 +95,7 @@ std::vector<int> parse_stage_layers(std::string_view value) {
           "'{}')",
           value));
     out.push_back(n);
-    start = end + 1;
-  }
+  });
   return out;
 }
 
