@@ -3,15 +3,18 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <memory>
 #include <optional>
 
 #include "commands.h"
 #include "cost_sources.h"
 #include "format.h"
+#include "graph_plan.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/learned.h"
+#include "shardcost/opgraph.h"
 #include "shardcost/store_costs.h"
 #include "shardcost/varlen.h"
 #include "varlen_print.h"
@@ -23,19 +26,36 @@ struct PlanArgs {
   std::string model;
   std::string cluster;
   std::optional<int> gpus;
-  std::string software = "megatron-core";
+  std::string software;  // empty: megatron-core (pytorch-ddp for operator graphs)
   std::string format = "text";
   std::string db;  // cost store to price from; empty: catalog only
+  // Operator graphs (.onnx) only.
+  double epoch_samples = 0;
+  std::string optimizer = "sgd";
 };
 
+// The preset a command runs under when --software names none.
+PlanArgs resolved(const PlanArgs& a) {
+  PlanArgs r = a;
+  if (r.software.empty()) r.software = is_onnx_path(a.model) ? "pytorch-ddp" : "megatron-core";
+  return r;
+}
+
 void add_plan_options(CLI::App* cmd, PlanArgs& a) {
-  cmd->add_option("--model", a.model, "catalog model name or model JSON file")->required();
+  cmd->add_option("--model", a.model,
+                  "catalog model name, model JSON file, or operator graph FILE.onnx")
+      ->required();
   cmd->add_option("--cluster", a.cluster, "catalog system name or cluster JSON file")->required();
   cmd->add_option("--gpus", a.gpus, "GPU count (whole nodes, or part of one node)");
   static const std::string software_help = fmt::format(
       "software stack: {} (the first is the default; shardcost catalog lists what each runs)",
       fmt::join(software_presets(), ", "));
   cmd->add_option("--software", a.software, software_help);
+  cmd->add_option("--epoch-samples", a.epoch_samples,
+                  "operator graphs: samples per epoch, to print epoch times (ImageNet-1k: "
+                  "1281167)");
+  cmd->add_option("--optimizer", a.optimizer,
+                  "operator graphs: sgd (momentum, the default) or adam, for memory");
   cmd->add_option("--db", a.db,
                   "price from the measurements in this cost store (catalog elsewhere)");
 }
@@ -148,8 +168,48 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
 }
 
 // No plan file: price the strategy text ("" for every default).
-void run_estimate(const PlanArgs& a, const std::string& strategy_text,
+GraphArgs graph_args(const PlanArgs& a, int global_batch, const CostSource* costs) {
+  GraphArgs g;
+  g.model = a.model;
+  g.cluster = a.cluster;
+  g.gpus = a.gpus;
+  g.software = a.software;
+  g.format = a.format;
+  g.optimizer = a.optimizer;
+  g.epoch_samples = a.epoch_samples;
+  g.global_batch = global_batch;
+  g.costs = costs;
+  return g;
+}
+
+void run_estimate(const PlanArgs& given, const std::string& strategy_text,
                   const std::optional<std::string>& plan_path, const VarlenArgs& va) {
+  const PlanArgs a = resolved(given);
+  if (is_onnx_path(a.model)) {
+    if (plan_path || va.given())
+      throw InputError(
+          "operator graphs (.onnx) take --strategy NAME,gbs=N; not --plan files or "
+          "variable-length data");
+    // gbs= is the graph's only batch key: "data+filter,gbs=256,precision=fp32".
+    std::string keys;
+    int gbs = 0;
+    for (size_t start = 0; start <= strategy_text.size();) {
+      const size_t end = std::min(strategy_text.find(',', start), strategy_text.size());
+      const std::string item = strategy_text.substr(start, end - start);
+      start = end + 1;
+      if (item.rfind("gbs=", 0) == 0) {
+        const auto* first = item.data() + 4;
+        const auto [ptr, ec] = std::from_chars(first, item.data() + item.size(), gbs);
+        if (ec != std::errc() || ptr != item.data() + item.size() || gbs < 1)
+          throw InputError(fmt::format("--strategy {}: gbs must be a positive whole number", item));
+      } else if (!item.empty())
+        keys += (keys.empty() ? "" : ",") + item;
+    }
+    if (gbs < 1) throw InputError("--strategy: give the global batch, e.g. \"data,gbs=256\"");
+    const auto costs = load_costs(a.db);
+    run_graph_estimate(graph_args(a, gbs, costs->source()), keys);
+    return;
+  }
   const Format format = parse_format(a.format, {Format::text, Format::json});
   const Model m = load_model(a.model);
   const Cluster c = load_cluster(a.cluster, a.gpus);
@@ -299,8 +359,16 @@ void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, cons
   throw ExitStatus{1};
 }
 
-void run_rank(const PlanArgs& a, RankOptions ro, const std::string& objective,
+void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objective,
               const VarlenArgs& va) {
+  const PlanArgs a = resolved(given);
+  if (is_onnx_path(a.model)) {
+    if (va.given() || objective != "time")
+      throw InputError("operator graphs (.onnx) rank by time on fixed-size samples");
+    const auto costs = load_costs(a.db);
+    run_graph_rank(graph_args(a, ro.global_batch, costs->source()), ro.fixed, ro.top);
+    return;
+  }
   const Format format = parse_format(a.format, {Format::text, Format::json, Format::csv});
   if (objective == "time")
     ro.objective = Objective::time;

@@ -27,6 +27,10 @@ void replay(const char* dir, void (*target)(const uint8_t*, size_t)) {
 TEST(FuzzCorpus, ModelJson) {
   replay("model", shardcost::fuzz::model_json);
 }
+
+TEST(FuzzCorpus, OnnxModel) {
+  replay("onnx", shardcost::fuzz::onnx_model);
+}
 TEST(FuzzCorpus, ClusterJson) {
   replay("cluster", shardcost::fuzz::cluster_json);
 }

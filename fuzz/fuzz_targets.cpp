@@ -16,6 +16,8 @@
 #include "shardcost/estimator.h"
 #include "shardcost/importers.h"
 #include "shardcost/jobs.h"
+#include "shardcost/layerwise.h"
+#include "shardcost/opgraph.h"
 #include "shardcost/varlen.h"
 
 namespace shardcost::fuzz {
@@ -43,6 +45,22 @@ void model_json(const uint8_t* data, size_t size) {
         throw std::logic_error(
             "a priced model has a step or memory that is not positive and finite");
     }
+  } catch (const InputError&) {
+  }
+}
+
+void onnx_model(const uint8_t* data, size_t size) {
+  try {
+    const OpGraph g = parse_onnx({reinterpret_cast<const char*>(data), size}, "fuzz");
+    for (const GraphNode& n : g.nodes)
+      if (!(n.out_elements > 0) || !(n.in_elements > 0) || n.params < 0 || !(n.flops() >= 0))
+        throw std::logic_error("an operator parsed with a size that is not positive");
+    LayerwiseOptions o;
+    o.global_batch = 4;
+    o.uniform = {"data", "spatial", "filter", "data+pipeline"};
+    const LayerwiseResult r = plan_layerwise(g, load_cluster("abci-v100", 4), o);
+    if (!(r.best.step_s > 0) || !std::isfinite(r.best.step_s))
+      throw std::logic_error("a graph's plan has a step that is not positive and finite");
   } catch (const InputError&) {
   }
 }

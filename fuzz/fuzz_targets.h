@@ -18,6 +18,9 @@ void nccl_tests(const uint8_t* data, size_t size);
 // never holds more GPUs than the pool and is never worse than the brute-force optimum.
 void jobs_file(const uint8_t* data, size_t size);
 void job_instance(const uint8_t* data, size_t size);
+// ONNX models: what loads is an operator graph of positive sizes, and plans of it price to a
+// positive, finite step.
+void onnx_model(const uint8_t* data, size_t size);
 // Embedding tables files (shard-tables): what parses has rows, dims and pooling factors.
 void tables_file(const uint8_t* data, size_t size);
 }  // namespace shardcost::fuzz

@@ -15,6 +15,8 @@ ALLOWED = {
     "core": set(),
     "inputs": {"core"},
     "workload": {"core"},
+    "graphs": {"core", "workload"},
+    "layerwise": {"core", "inputs", "costs", "graphs", "workload"},
     "costs": {"core", "inputs"},
     "learned": {"core", "inputs", "costs"},
     "sequences": {"core"},
@@ -40,7 +42,8 @@ PUBLIC = {
     "db": {"db.h", "importers.h", "measures.h"},
     "compare": {"compare.h"},
     "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",
-                  "workload.h", "store_costs.h", "predict.h", "learned.h", "varlen.h", "jobs.h", "embeddings.h"},
+                  "workload.h", "store_costs.h", "predict.h", "learned.h", "varlen.h", "jobs.h", "embeddings.h",
+                  "opgraph.h", "layerwise.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # One door per C API: only these files call it (the fakes and tests drive the doors).
@@ -56,6 +59,7 @@ DOORS = {
     "MPI": (re.compile(r"\bMPI_[A-Z]\w*\s*\("), {"profiler/mpi_api.cpp"}),
     "XGBoost": (re.compile(r"\bXG(?:Booster|DMatrix)\w*\s*\("), {"estimator/learned/xgboost_api.cpp"}),
     "GLPK": (re.compile(r"\bglp_\w+\s*\("), {"estimator/jobs/glpk_api.cpp"}),
+    "ONNX": (re.compile(r"\bonnx::\w+"), {"estimator/graphs/onnx_api.cpp"}),
 }
 
 

@@ -14,6 +14,7 @@ packages=(
   libopenblas-dev libopenmpi-dev openmpi-bin   # host GEMM and MPI collectives
   libxgboost-dev                    # learned cost models (fit)
   libglpk-dev                       # the exact job scheduler (schedule), an MILP
+  libonnx-dev libprotobuf-dev python3-onnx   # operator graphs from ONNX files; their generator
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev          # libFuzzer targets (optional SHARDCOST_FUZZ build)
   clang-format-14                   # the style check (tests/e2e/format.sh)

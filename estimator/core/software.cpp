@@ -110,6 +110,33 @@ Software software_preset(std::string_view name) {
     // fp8_params=True, nemo/collections/llm/recipes/precision/mixed_precision.py).
     s.fp8_params = true;
   }
+  if (name == "pytorch-ddp" || name == "chainermn") {
+    // Plain data-parallel stacks of the CNN papers (docs/operator-graphs.md), in fp32 unless
+    // the strategy names another type: PyTorch's DistributedDataParallel (gradients all-
+    // reduced in 25 MB buckets behind the backward, bucket_cap_mb's default) and Chainer 7
+    // with ChainerMN's pure_nccl communicator (one all-reduce of every gradient after the
+    // backward, as Kahira et al.'s ABCI runs used). No sharding, tensor-parallel overlaps,
+    // fused attention or Transformer Engine.
+    s.precision = DType::fp32;
+    s.attention = AttentionKernel::standard;
+    s.async_tp_backward = false;
+    s.tp_comm_overlap = false;
+    s.overlap_p2p = false;
+    s.overlap_param_gather = false;
+    s.sequence_parallel = false;
+    s.selective_recompute = false;
+    s.context_parallel = false;
+    s.expert_parallel = false;
+    s.fp8 = false;
+    s.zero_stages = 0b0001;
+    s.max_zero = 0;
+    s.grad_bucket_params = 25.0 * 1024 * 1024 / 4;
+    s.grad_bucket_grows_with_dp = false;
+    if (name == "chainermn") {
+      s.overlap_grad_reduce = false;
+      s.grad_bucket_params = 0;
+    }
+  }
   for (const auto& known : software_presets())
     if (name == known) return s;
   throw InputError(fmt::format("unknown software preset '{}'; use {}", name,
@@ -163,7 +190,8 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
 
 std::vector<std::string> software_presets() {
   return {"megatron-core",      "nemo",       "megatron-lm-2022", "megatron-lm-2021",
-          "megatron-deepspeed", "torchtitan", "deepseek-v3"};
+          "megatron-deepspeed", "torchtitan", "deepseek-v3",      "pytorch-ddp",
+          "chainermn"};
 }
 
 std::optional<DType> resolved_precision(const Strategy& s, const Software& sw, const Device& d,

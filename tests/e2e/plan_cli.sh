@@ -89,7 +89,7 @@ names = {d["name"] for d in j["devices"]}
 assert {"a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm5-80gb", "h200-sxm-141gb",
         "b200-sxm-180gb", "l40s"} <= names, names
 assert {s["name"] for s in j["systems"]} == {"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200",
-    "hgx-h800", "gb200-nvl72", "gb300-nvl72", "dgx-b300", "mi300x-8x"}
+    "hgx-h800", "gb200-nvl72", "gb300-nvl72", "dgx-b300", "mi300x-8x", "abci-v100"}
 # Rack-scale systems: NVLink domains of whole 4-GPU trays.
 for s in j["systems"]:
     if s["name"].endswith("nvl72"):

@@ -1,0 +1,148 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "shardcost/opgraph.h"
+
+namespace shardcost {
+namespace {
+
+std::string path(const char* rel) {
+  return std::string(SHARDCOST_SOURCE_DIR) + "/" + rel;
+}
+std::string bytes(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+int count(const OpGraph& g, NodeKind kind) {
+  int n = 0;
+  for (const GraphNode& x : g.nodes) n += x.kind == kind;
+  return n;
+}
+
+TEST(OnnxImport, ResNet50MatchesTheReleasedModel) {
+  const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
+  // torchvision's resnet50: 25,557,032 trainable parameters (batch norm's running statistics
+  // are buffers); 4.09 GMACs per 224x224 image (ResNet50_Weights' "GFLOPS" figure).
+  EXPECT_EQ(g.parameters(), 25557032);
+  EXPECT_NEAR(g.flops_per_sample() / 2 / 1e9, 4.09, 0.01);
+  EXPECT_EQ(count(g, NodeKind::conv), 53);
+  EXPECT_EQ(count(g, NodeKind::matmul), 1);
+  EXPECT_EQ(g.input, (Dims{3, 224, 224}));
+  EXPECT_TRUE(g.unknown_ops().empty());
+  const GraphNode& first = g.nodes.front();
+  EXPECT_EQ(first.op_type, "Conv");
+  EXPECT_EQ(first.cin, 3);
+  EXPECT_EQ(first.cout, 64);
+  EXPECT_EQ(first.out_spatial, (Dims{112, 112}));
+  EXPECT_EQ(first.kernel, (Dims{7, 7}));
+  EXPECT_EQ(first.stride, (Dims{2, 2}));
+  // The residual add reads both branches: its producers are two nodes.
+  int adds = 0;
+  for (const GraphNode& n : g.nodes)
+    if (n.op_type == "Add") {
+      EXPECT_EQ(n.inputs.size(), 2u) << n.name;
+      ++adds;
+    }
+  EXPECT_EQ(adds, 16);
+}
+
+TEST(OnnxImport, Vgg16AndUnetAndGpt) {
+  const OpGraph vgg = load_onnx(path("data/onnx/vgg16.onnx"));
+  EXPECT_EQ(vgg.parameters(), 138357544);                      // torchvision vgg16
+  EXPECT_NEAR(vgg.flops_per_sample() / 2 / 1e9, 15.47, 0.01);  // VGG16_Weights: 15.47 GMACs
+  const OpGraph unet = load_onnx(path("data/onnx/unet3d.onnx"));
+  EXPECT_EQ(unet.input, (Dims{1, 128, 128, 128}));
+  int transposed = 0;
+  for (const GraphNode& n : unet.nodes) transposed += n.transposed;
+  EXPECT_EQ(transposed, 3);
+  // A transposed 2x2x2 convolution of stride 2 doubles every side.
+  for (const GraphNode& n : unet.nodes)
+    if (n.transposed) {
+      for (size_t d = 0; d < 3; ++d) EXPECT_EQ(n.out_spatial[d], 2 * n.in_spatial[d]);
+      EXPECT_DOUBLE_EQ(n.flops(), 2.0 * n.cin * n.cout * 8 *
+                                      (n.in_spatial[0] * n.in_spatial[1] *
+                                       static_cast<double>(n.in_spatial[2])));
+    }
+  const OpGraph gpt = load_onnx(path("data/onnx/gpt-small.onnx"));
+  // Per layer: q, k, v, out projections and two MLP matmuls; scores and context batched over 4
+  // heads of 128 x 128; the head's matmul.
+  EXPECT_EQ(count(gpt, NodeKind::matmul), 2 * 8 + 1);
+  for (const GraphNode& n : gpt.nodes)
+    if (n.kind == NodeKind::matmul && !n.weight) {
+      EXPECT_EQ(n.batch, 4);
+      EXPECT_EQ(n.m, 128);
+    } else if (n.kind == NodeKind::matmul) {
+      EXPECT_EQ(n.m, 128);  // rows of one sample: its tokens
+    }
+  // 2 layers of 12 d^2 + 13 d (biases, norms), the tables, the final norm, head, scale.
+  const double d = 256;
+  EXPECT_EQ(gpt.parameters(),
+            2 * (12 * d * d + 13 * d) + 8192 * d + 128 * d + 2 * d + d * 8192 + 2);
+}
+
+TEST(OnnxImport, UnknownOperatorsArePricedAndListed) {
+  const OpGraph g = load_onnx(path("tests/data/onnx/custom-op.onnx"));
+  ASSERT_EQ(g.unknown_ops().size(), 1u);
+  EXPECT_EQ(g.unknown_ops()[0].first, "FancyNorm");
+  const GraphNode& fancy = g.nodes[1];
+  EXPECT_EQ(fancy.kind, NodeKind::memory);
+  EXPECT_TRUE(fancy.unknown);
+  EXPECT_EQ(fancy.out_elements, 8 * 32 * 32);
+}
+
+void expect_error(const std::string& bytes, const char* needle) {
+  try {
+    parse_onnx(bytes, "x.onnx");
+    ADD_FAILURE() << "no error for " << needle;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+  }
+}
+
+TEST(OnnxImport, BadInputNamesTheFileAndTheNode) {
+  const std::string resnet = bytes(path("data/onnx/resnet50.onnx"));
+  expect_error("", "no nodes");
+  expect_error("not an onnx file at all", "not a readable ONNX model");
+  // Truncated: either unreadable, or a graph whose nodes read tensors nothing wrote.
+  for (size_t cut : {resnet.size() / 3, resnet.size() / 2, resnet.size() - 7}) {
+    try {
+      parse_onnx(resnet.substr(0, cut), "x.onnx");
+      ADD_FAILURE() << "a truncated file parsed, cut at " << cut;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("x.onnx: ", 0), 0u) << e.what();
+    }
+  }
+  expect_error(bytes(path("tests/data/onnx/no-shape.onnx")),
+               "node 'fancy_3' (FancyNorm) has a tensor 'fancy_3' whose shape");
+  expect_error(bytes(path("tests/data/onnx/symbolic-dim.onnx")),
+               "input 'input' dimension 2 is 'H'");
+  EXPECT_THROW(load_onnx(path("data/onnx/missing.onnx")), InputError);
+}
+
+TEST(GraphWorkload, PricesDataParallelTrainingThroughEstimate) {
+  const auto w = graph_workload(load_onnx(path("data/onnx/resnet50.onnx")));
+  EXPECT_EQ(w->layers(), 53 + 1 + 53 + 49 + 16 + 1 + 1);  // convs, fc, bns, relus, adds, pools
+  const Cluster c = load_cluster("dgx-a100", 8);
+  EXPECT_TRUE(check_strategy(*w, c, parse_strategy("tp=2,mbs=32,gbs=256", 8)).has_value());
+  const Strategy s = parse_strategy("dp=8,mbs=32,gbs=256,precision=fp16", 8);
+  ASSERT_FALSE(check_strategy(*w, c, s).has_value());
+  const Estimate e = estimate(*w, c, plan_of(s));
+  ASSERT_TRUE(e.feasible) << e.reason;
+  EXPECT_DOUBLE_EQ(e.model_flops,
+                   3 * 256 * load_onnx(path("data/onnx/resnet50.onnx")).flops_per_sample());
+  // Twice the batch per GPU: about twice the compute.
+  const Estimate e2 =
+      estimate(*w, c, plan_of(parse_strategy("dp=8,mbs=64,gbs=512,precision=fp16", 8)));
+  EXPECT_GT(e2.step_time_s, 1.6 * e.step_time_s);
+  EXPECT_LT(e2.step_time_s, 2.2 * e.step_time_s);
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -1,0 +1,370 @@
+// ONNX records to an operator graph: which nodes compute on activations, how each is priced,
+// its per-sample shapes and the parameters it holds (docs/operator-graphs.md).
+#include "shardcost/opgraph.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "graphs/onnx_records.h"
+#include "shardcost/error.h"
+
+namespace shardcost {
+namespace {
+
+// Memory-bound operators shardcost knows (anything else that touches activations is priced
+// the same way and listed as unknown).
+const std::set<std::string_view> kMemoryOps = {"BatchNormalization",
+                                               "LayerNormalization",
+                                               "InstanceNormalization",
+                                               "GroupNormalization",
+                                               "LpNormalization",
+                                               "MaxPool",
+                                               "AveragePool",
+                                               "GlobalAveragePool",
+                                               "GlobalMaxPool",
+                                               "LpPool",
+                                               "Relu",
+                                               "LeakyRelu",
+                                               "PRelu",
+                                               "Elu",
+                                               "Selu",
+                                               "Celu",
+                                               "Sigmoid",
+                                               "HardSigmoid",
+                                               "HardSwish",
+                                               "Tanh",
+                                               "Softplus",
+                                               "Softsign",
+                                               "Gelu",
+                                               "Erf",
+                                               "Mish",
+                                               "Clip",
+                                               "Add",
+                                               "Sub",
+                                               "Mul",
+                                               "Div",
+                                               "Pow",
+                                               "Sqrt",
+                                               "Exp",
+                                               "Log",
+                                               "Neg",
+                                               "Abs",
+                                               "Reciprocal",
+                                               "Where",
+                                               "Max",
+                                               "Min",
+                                               "Sum",
+                                               "Mean",
+                                               "Cast",
+                                               "Dropout",
+                                               "Softmax",
+                                               "LogSoftmax",
+                                               "Concat",
+                                               "Split",
+                                               "Slice",
+                                               "Transpose",
+                                               "Pad",
+                                               "Resize",
+                                               "Upsample",
+                                               "Gather",
+                                               "GatherElements",
+                                               "Expand",
+                                               "Tile",
+                                               "ReduceMean",
+                                               "ReduceSum",
+                                               "ReduceMax",
+                                               "ReduceMin",
+                                               "ReduceL2",
+                                               "Equal",
+                                               "Less",
+                                               "Greater",
+                                               "Not",
+                                               "And",
+                                               "Or",
+                                               "Trilu",
+                                               "CumSum",
+                                               "Einsum",
+                                               "SoftmaxCrossEntropyLoss",
+                                               "NegativeLogLikelihoodLoss",
+                                               "ArgMax",
+                                               "TopK",
+                                               "DepthToSpace",
+                                               "SpaceToDepth"};
+// Operators that only relabel a tensor's shape.
+const std::set<std::string_view> kViewOps = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                             "Identity"};
+// Operators that compute on shapes, never on activations.
+const std::set<std::string_view> kMetaOps = {"Shape",           "Size",  "Constant",
+                                             "ConstantOfShape", "Range", "EyeLike"};
+
+constexpr double kMaxElements = 1e12;
+
+double product(const Dims& d, size_t from = 0) {
+  double p = 1;
+  for (size_t i = from; i < d.size(); ++i) p *= static_cast<double>(d[i]);
+  return p;
+}
+
+class Builder {
+ public:
+  Builder(const OnnxRecords& r, std::string_view origin) : r_(r), origin_(origin) {}
+
+  OpGraph build() {
+    OpGraph g;
+    g.name = r_.name;
+    g.source = std::string(origin_);
+    std::set<std::string> known = r_.initializers;
+    known.insert(r_.input);
+    active_.insert(r_.input);
+    producer_[r_.input] = -1;
+    g.input = per_sample(r_.input).value_or(Dims{});
+    for (const OnnxNode& n : r_.nodes) {
+      for (const std::string& in : n.inputs)
+        if (!in.empty() && !known.count(in))
+          fail(n, fmt::format("reads '{}', which no earlier node writes and which is neither an "
+                              "input nor an initializer (a truncated or unsorted graph)",
+                              in));
+      known.insert(n.outputs.begin(), n.outputs.end());
+      std::vector<std::string> acts;
+      for (const std::string& in : n.inputs)
+        if (active_.count(in)) acts.push_back(in);
+      if (acts.empty() || kMetaOps.count(n.op_type)) continue;  // shape arithmetic, constants
+      if (n.outputs.empty() || n.outputs[0].empty()) fail(n, "has no output");
+      GraphNode node = make(n, acts);
+      const int index = static_cast<int>(g.nodes.size());
+      for (const std::string& in : acts)
+        if (int p = producer_.at(in); p >= 0) node.inputs.push_back(p);
+      for (const std::string& out : n.outputs)
+        if (!out.empty()) {
+          active_.insert(out);
+          producer_[out] = index;
+        }
+      g.nodes.push_back(std::move(node));
+    }
+    if (g.nodes.empty())
+      throw InputError(fmt::format("{}: no operator of the graph computes on its input '{}'",
+                                   origin_, r_.input));
+    return g;
+  }
+
+ private:
+  [[noreturn]] void fail(const OnnxNode& n, std::string_view what) const {
+    throw InputError(fmt::format("{}: node '{}' ({}) {}", origin_, n.name, n.op_type, what));
+  }
+
+  // A tensor's shape per sample: its batch-1 shape without the dimension that doubles at batch
+  // 2 (left whole where the batch is folded into another dimension); nullopt when unknown.
+  std::optional<Dims> per_sample(const std::string& t) const {
+    auto a = r_.one.find(t), b = r_.two.find(t);
+    if (a == r_.one.end()) return std::nullopt;
+    Dims d = a->second;
+    if (b != r_.two.end() && b->second.size() == d.size())
+      for (size_t i = 0; i < d.size(); ++i)
+        if (d[i] == 1 && b->second[i] == 2) {
+          d.erase(d.begin() + static_cast<long>(i));
+          break;
+        }
+    return d;
+  }
+  Dims shape(const OnnxNode& n, const std::string& t) const {
+    auto d = per_sample(t);
+    if (!d)
+      fail(n, fmt::format("has a tensor '{}' whose shape ONNX shape inference could not work "
+                          "out; export with static shapes (or add value_info for it)",
+                          t));
+    sane(n, t, *d);
+    return *d;
+  }
+  // A tensor's whole shape at batch 1 (the batch included).
+  Dims full(const OnnxNode& n, const std::string& t) const {
+    auto it = r_.one.find(t);
+    if (it == r_.one.end())
+      fail(n, fmt::format("has a tensor '{}' whose shape ONNX shape inference could not work "
+                          "out; export with static shapes (or add value_info for it)",
+                          t));
+    sane(n, t, it->second);
+    return it->second;
+  }
+  // Sizes shardcost can price: every dimension at least 1, at most 1e12 elements a tensor.
+  void sane(const OnnxNode& n, const std::string& t, const Dims& d) const {
+    for (int64_t x : d)
+      if (x < 1)
+        fail(n, fmt::format("has a tensor '{}' with a dimension of {}; every size must be at "
+                            "least 1",
+                            t, x));
+    if (product(d) > kMaxElements)
+      fail(n, fmt::format("has a tensor '{}' of {:.3g} elements per sample; shardcost prices "
+                          "tensors up to 1e12",
+                          t, product(d)));
+  }
+  Dims weight_shape(const OnnxNode& n, size_t input) const {
+    if (input >= n.inputs.size() || n.inputs[input].empty())
+      fail(n, fmt::format("has no input {} (its weight)", input + 1));
+    auto it = r_.one.find(n.inputs[input]);
+    if (it == r_.one.end())
+      fail(n, fmt::format("has a weight '{}' of unknown shape", n.inputs[input]));
+    sane(n, n.inputs[input], it->second);
+    return it->second;
+  }
+  int64_t attr(const OnnxNode& n, const char* key, int64_t fallback) const {
+    auto it = n.ints.find(key);
+    return it == n.ints.end() || it->second.empty() ? fallback : it->second[0];
+  }
+  // Trainable weights among the node's inputs, each initializer counted once in the graph.
+  double take_params(const OnnxNode& n, std::initializer_list<size_t> skip = {}) {
+    double p = 0;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const std::string& t = n.inputs[i];
+      if (std::find(skip.begin(), skip.end(), i) != skip.end()) continue;
+      if (!r_.float_initializers.count(t) || !counted_.insert(t).second) continue;
+      sane(n, t, r_.one.at(t));
+      p += product(r_.one.at(t));
+    }
+    return p;
+  }
+
+  GraphNode make(const OnnxNode& n, const std::vector<std::string>& acts) {
+    GraphNode node;
+    node.name = n.name;
+    node.op_type = n.op_type;
+    node.in = shape(n, acts[0]);
+    node.out = shape(n, n.outputs[0]);
+    for (const std::string& a : acts) node.in_elements += product(shape(n, a));
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) node.out_elements += product(shape(n, o));
+    const bool std_domain = n.domain.empty() || n.domain == "ai.onnx";
+    if (std_domain && (n.op_type == "Conv" || n.op_type == "ConvTranspose")) {
+      conv(n, node);
+    } else if (std_domain && (n.op_type == "MatMul" || n.op_type == "Gemm")) {
+      matmul(n, node, acts);
+    } else if (std_domain && kViewOps.count(n.op_type)) {
+      node.kind = NodeKind::view;
+    } else {
+      node.kind = NodeKind::memory;
+      node.unknown = !std_domain || !kMemoryOps.count(n.op_type);
+      // Batch norm's running mean and variance are buffers, not trained.
+      node.params = n.op_type == "BatchNormalization" ? take_params(n, {3, 4}) : take_params(n);
+    }
+    return node;
+  }
+
+  void conv(const OnnxNode& n, GraphNode& node) {
+    node.kind = NodeKind::conv;
+    node.transposed = n.op_type == "ConvTranspose";
+    const Dims w = weight_shape(n, 1);
+    if (!active_.count(n.inputs[0]))
+      fail(n, "has a weight as its first input; a convolution's first input is the activation");
+    const Dims x = full(n, n.inputs[0]), y = full(n, n.outputs[0]);
+    if (w.size() < 3 || x.size() != w.size() || y.size() != w.size())
+      fail(n, fmt::format("has input, weight and output ranks {}, {}, {}; a convolution needs "
+                          "N x C x spatial tensors and a C x C x kernel weight of one rank",
+                          x.size(), w.size(), y.size()));
+    node.groups = attr(n, "group", 1);
+    node.cin = x[1];
+    node.cout = y[1];
+    if (node.groups < 1 || node.cin % node.groups != 0 || node.cout % node.groups != 0)
+      fail(n, fmt::format("has group={} that does not divide its {} input and {} output channels",
+                          node.groups, node.cin, node.cout));
+    node.kernel.assign(w.begin() + 2, w.end());
+    node.in_spatial.assign(x.begin() + 2, x.end());
+    node.out_spatial.assign(y.begin() + 2, y.end());
+    node.stride = Dims(node.kernel.size(), 1);
+    if (auto it = n.ints.find("strides");
+        it != n.ints.end() && it->second.size() == node.stride.size())
+      node.stride = it->second;
+    node.params = take_params(n);
+  }
+
+  void matmul(const OnnxNode& n, GraphNode& node, const std::vector<std::string>& acts) {
+    node.kind = NodeKind::matmul;
+    const std::string& a = n.inputs.at(0);
+    const std::string& b = n.inputs.size() > 1 ? n.inputs[1] : a;
+    const bool a_act = active_.count(a) > 0, b_act = active_.count(b) > 0;
+    if (a_act && b_act) {
+      // Two activations: batched products, as exported attention's scores and context.
+      const Dims y = node.out, x = shape(n, a);
+      if (y.size() < 2 || x.empty()) fail(n, "multiplies tensors of rank below 2");
+      node.m = y[y.size() - 2];
+      node.n = y.back();
+      node.k = x.back();
+      node.batch = static_cast<int64_t>(product(y) / (static_cast<double>(node.m) * node.n));
+      if (node.batch < 1 || static_cast<double>(node.batch) * node.m * node.n != product(y))
+        fail(n, "has an output that is not a batch of m x n products");
+      return;
+    }
+    node.weight = true;
+    const bool gemm = n.op_type == "Gemm";
+    const Dims w = weight_shape(n, a_act ? 1 : 0);
+    if (w.size() != 2 && gemm) fail(n, "has a weight that is not a matrix");
+    if (w.size() < 2) fail(n, "has a weight of rank below 2");
+    const bool trans = gemm && attr(n, a_act ? "transB" : "transA", 0) != 0;
+    const int64_t rows = w[w.size() - 2], cols = w.back();
+    // Normalised so that m counts the activation's rows: X[m x k] W[k x n].
+    node.k = a_act ? (trans ? cols : rows) : (trans ? rows : cols);
+    node.n = a_act ? (trans ? rows : cols) : (trans ? cols : rows);
+    const double elements = product(shape(n, acts[0]));
+    node.m = static_cast<int64_t>(elements / static_cast<double>(node.k));
+    if (node.m < 1 || static_cast<double>(node.m) * node.k != elements)
+      fail(n, fmt::format("has an activation of {:.0f} elements per sample that is not rows of "
+                          "its weight's {} inputs",
+                          elements, node.k));
+    node.batch = static_cast<int64_t>(product(w) / (static_cast<double>(rows) * cols));
+    node.params = take_params(n);
+  }
+
+  const OnnxRecords& r_;
+  std::string_view origin_;
+  std::set<std::string> active_;         // tensors that carry the batch
+  std::map<std::string, int> producer_;  // activation -> its node (-1: the model's input)
+  std::set<std::string> counted_;        // initializers counted as parameters
+};
+
+}  // namespace
+
+double GraphNode::flops() const {
+  switch (kind) {
+    case NodeKind::conv: {
+      const double per_group =
+          static_cast<double>(cout / groups) * (cin / groups) * product(kernel);
+      return 2.0 * per_group * groups * product(transposed ? in_spatial : out_spatial);
+    }
+    case NodeKind::matmul:
+      return 2.0 * m * n * k * batch;
+    default:
+      return 0;
+  }
+}
+
+double OpGraph::parameters() const {
+  return std::accumulate(nodes.begin(), nodes.end(), 0.0,
+                         [](double s, const GraphNode& n) { return s + n.params; });
+}
+double OpGraph::flops_per_sample() const {
+  return std::accumulate(nodes.begin(), nodes.end(), 0.0,
+                         [](double s, const GraphNode& n) { return s + n.flops(); });
+}
+std::vector<std::pair<std::string, int>> OpGraph::unknown_ops() const {
+  std::map<std::string, int> counts;
+  for (const GraphNode& n : nodes)
+    if (n.unknown) ++counts[n.op_type];
+  return {counts.begin(), counts.end()};
+}
+
+bool is_onnx_path(std::string_view s) {
+  return s.size() > 5 && s.substr(s.size() - 5) == ".onnx";
+}
+
+OpGraph parse_onnx(std::string_view bytes, std::string_view origin) {
+  return build_graph(read_onnx(bytes, origin), origin);
+}
+OpGraph load_onnx(std::string_view path) {
+  return build_graph(read_onnx_file(path), path);
+}
+OpGraph build_graph(const OnnxRecords& r, std::string_view origin) {
+  return Builder(r, origin).build();
+}
+
+}  // namespace shardcost

@@ -1,0 +1,139 @@
+#include "shardcost/layerwise.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "layerwise/eliminate.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+namespace {
+
+std::string path(const char* rel) {
+  return std::string(SHARDCOST_SOURCE_DIR) + "/" + rel;
+}
+
+using Edges = std::map<std::pair<int, int>, std::vector<double>>;
+
+// Every assignment, for graphs small enough.
+double brute_force(const std::vector<std::vector<double>>& nc, const Edges& e) {
+  std::vector<int> at(nc.size(), 0);
+  double best = 1e300;
+  for (;;) {
+    best = std::min(best, assignment_cost(nc, e, at));
+    size_t i = 0;
+    while (i < at.size() && ++at[i] == static_cast<int>(nc[i].size())) at[i++] = 0;
+    if (i == at.size()) return best;
+  }
+}
+
+void random_costs(std::mt19937& rng, int nodes, const std::vector<std::pair<int, int>>& dag,
+                  std::vector<std::vector<double>>& nc, Edges& e) {
+  std::uniform_real_distribution<double> u(0, 1);
+  std::uniform_int_distribution<int> choices(1, 4);
+  nc.assign(static_cast<size_t>(nodes), {});
+  for (auto& c : nc) {
+    c.resize(static_cast<size_t>(choices(rng)));
+    for (double& x : c) x = u(rng);
+  }
+  e.clear();
+  for (auto [a, b] : dag) {
+    auto& m = e[{a, b}];
+    m.resize(nc[static_cast<size_t>(a)].size() * nc[static_cast<size_t>(b)].size());
+    for (double& x : m) x = u(rng);
+  }
+}
+
+TEST(Eliminate, FindsTheOptimumOfChainsBranchesAndTheRest) {
+  std::mt19937 rng(7);
+  // A chain, a residual block (a diamond with a skip), two nested diamonds, a tree with two
+  // leaves, and a graph that does not reduce (K4-like: enumerated).
+  const std::vector<std::pair<int, std::vector<std::pair<int, int>>>> dags = {
+      {5, {{0, 1}, {1, 2}, {2, 3}, {3, 4}}},
+      {6, {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {1, 4}, {4, 5}}},
+      {7, {{0, 1}, {1, 2}, {2, 3}, {1, 3}, {3, 4}, {0, 4}, {4, 5}, {5, 6}, {4, 6}}},
+      {5, {{0, 1}, {1, 2}, {1, 3}, {0, 4}}},
+      {4, {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}},
+  };
+  for (const auto& [n, dag] : dags)
+    for (int trial = 0; trial < 40; ++trial) {
+      std::vector<std::vector<double>> nc;
+      Edges e;
+      random_costs(rng, n, dag, nc, e);
+      const std::vector<int> choice = eliminate(nc, e);
+      EXPECT_NEAR(assignment_cost(nc, e, choice), brute_force(nc, e), 1e-12)
+          << n << " nodes, trial " << trial;
+    }
+}
+
+LayerwiseOptions options(int gbs) {
+  LayerwiseOptions o;
+  o.global_batch = gbs;
+  o.precision = DType::fp32;
+  o.epoch_samples = 1281167;
+  return o;
+}
+
+TEST(Layerwise, NeverSlowerThanAUniformStrategy) {
+  for (const char* file : {"data/onnx/resnet50.onnx", "data/onnx/vgg16.onnx",
+                           "data/onnx/gpt-small.onnx", "data/onnx/unet3d.onnx"}) {
+    const OpGraph g = load_onnx(path(file));
+    const bool unet = std::string(file).find("unet") != std::string::npos;
+    for (int gpus : {4, 16}) {
+      const Cluster c = load_cluster("abci-v100", gpus);
+      const LayerwiseResult r = plan_layerwise(g, c, options(unet ? gpus : 32 * gpus));
+      ASSERT_TRUE(r.best.feasible) << file << " " << r.best.reason;
+      for (const GraphPlan& u : r.uniform)
+        if (u.feasible) {
+          EXPECT_LE(r.best.step_s, u.step_s * (1 + 1e-12)) << file << " " << u.strategy;
+        }
+      EXPECT_GT(r.configurations, 0);
+    }
+  }
+}
+
+TEST(Layerwise, DataParallelScalesAndPaysItsAllReduce) {
+  const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
+  LayerwiseOptions o = options(64);
+  const GraphPlan one = price_uniform(g, load_cluster("abci-v100", 1), o, "data");
+  ASSERT_TRUE(one.feasible) << one.reason;
+  EXPECT_EQ(one.sync_exposed_s, 0);
+  o.global_batch = 64 * 64;
+  const GraphPlan many = price_uniform(g, load_cluster("abci-v100", 64), o, "data");
+  ASSERT_TRUE(many.feasible);
+  // The same work per GPU, plus the part of the gradient all-reduce the backward cannot hide.
+  EXPECT_NEAR(many.compute_s, one.compute_s, 1e-9);
+  EXPECT_GT(many.step_s, one.step_s);
+  EXPECT_NEAR(many.epoch_s / one.epoch_s, many.step_s / one.step_s / 64, 0.01);
+  // ChainerMN reduces after the backward: all of it exposed.
+  o.overlap_grad_reduce = false;
+  const GraphPlan chainer = price_uniform(g, load_cluster("abci-v100", 64), o, "data");
+  EXPECT_GT(chainer.sync_exposed_s, many.sync_exposed_s);
+}
+
+TEST(Layerwise, SpatialSplitsPayHalosAndFilterSplitsGather) {
+  const OpGraph g = load_onnx(path("data/onnx/unet3d.onnx"));
+  const Cluster c = load_cluster("abci-v100", 4);
+  const GraphPlan spatial = price_uniform(g, c, options(4), "spatial");
+  const GraphPlan data = price_uniform(g, c, options(4), "data");
+  ASSERT_TRUE(data.feasible || spatial.feasible);
+  EXPECT_GT(spatial.comm_s, 0);  // halos
+  EXPECT_EQ(data.comm_s, 0);
+  // A quarter of every volume or every fourth volume: the same activations per device.
+  EXPECT_NEAR(spatial.memory_bytes / data.memory_bytes, 1, 0.01);
+  const GraphPlan filter = price_uniform(g, c, options(4), "filter");
+  EXPECT_GT(filter.reshard_s, 0);  // output channels gathered before every convolution
+}
+
+TEST(Layerwise, BadInput) {
+  const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
+  const Cluster c = load_cluster("abci-v100", 8);
+  EXPECT_THROW(plan_layerwise(g, c, options(0)), InputError);
+  EXPECT_THROW(plan_layerwise(g, c, options(7)), InputError);  // no split of 8 divides 7
+  EXPECT_THROW(price_uniform(g, c, options(64), "diagonal"), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost
