@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes the small weightless ONNX files shardcost ships for tests and examples
-(data/onnx/): ResNet-50 v1.5 and VGG-16 (ImageNet, 224x224), a 3D U-Net (Cicek et al. 2016,
+(data/onnx/): ResNet-50 v1.5, ResNet-152 and VGG-16 (ImageNet, 224x224), a 3D U-Net (Cicek et al. 2016,
 one channel of 128^3 voxels) and a small GPT (2 layers, 256 wide, 128 tokens).
 
 Every weight is an initializer with its shape and no values (ONNX allows that; shape
@@ -76,12 +76,12 @@ def image_input(channels, size, dims=2):
                                          ["N", channels] + [size] * dims)
 
 
-def resnet50():
-    b = Builder("resnet50")
+def resnet50(name="resnet50", blocks_per_stage=(3, 4, 6, 3)):
+    b = Builder(name)
     x = b.op("Relu", [b.bn(b.conv("input", 3, 64, 7, stride=2, pad=3), 64)])
     x = b.op("MaxPool", [x], "pool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     cin = 64
-    for stage, (width, blocks) in enumerate(zip([64, 128, 256, 512], [3, 4, 6, 3])):
+    for stage, (width, blocks) in enumerate(zip([64, 128, 256, 512], blocks_per_stage)):
         for i in range(blocks):
             stride = 2 if (i == 0 and stage > 0) else 1
             out = width * 4
@@ -202,7 +202,8 @@ def main():
         out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
             os.path.dirname(os.path.abspath(__file__)), "..", "data", "onnx")
         models = [("resnet50", resnet50), ("vgg16", vgg16), ("unet3d", unet3d),
-                  ("gpt-small", gpt_small)]
+                  ("gpt-small", gpt_small),
+                  ("resnet152", lambda: resnet50("resnet152", (3, 8, 36, 3)))]
     os.makedirs(out, exist_ok=True)
     for name, make in models:
         path = os.path.join(out, name + ".onnx")

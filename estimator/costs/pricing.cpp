@@ -60,8 +60,13 @@ double gemm_efficiency(const Device& d, const GemmShape& s, DType dtype) {
     const double useful = static_cast<double>(s.m) * s.n * s.batch;
     best_wave = std::max(best_wave, useful / (waves * d.sms * tm * tn));
   }
-  const double k_eff = s.k / (s.k + GemmModel::kKOverhead);
+  // The prologue and epilogue take a fixed time; a type computed slower than the 16-bit
+  // tensor-core rate (fp32 on CUDA cores, tf32) spends fewer K steps in it.
+  const double peak = d.peak_flops[static_cast<int>(dtype)];
+  const double rate = d.peak16() > 0 && peak > 0 ? std::min(1.0, peak / d.peak16()) : 1.0;
+  const double k_eff = s.k / (s.k + GemmModel::kKOverhead * rate);
   double large = d.gemm_efficiency;
+  if (dtype == DType::fp32 && d.gemm_fp32_efficiency > 0) large = d.gemm_fp32_efficiency;
   // Quantized GEMMs: FP8's measured fraction of its peak (block-scaled MXFP8 and NVFP4 MMAs
   // are assumed to reach the same fraction of theirs until the store measures them).
   if (is_quantized(dtype))

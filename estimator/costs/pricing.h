@@ -13,7 +13,11 @@ struct GemmModel {
   static constexpr int kTiles[3][2] = {{256, 128}, {128, 256}, {128, 128}};
   // Each tile's main loop pays a fixed prologue/epilogue: filling a multistage pipeline
   // (CUTLASS sm80/sm90 kernels: 3-4 stages of 32-wide K slabs) and writing the output tile.
-  // Expressed as the K length it costs: efficiency falls as K / (K + kKOverhead).
+  // Expressed as the K length it costs at the 16-bit tensor-core rate: efficiency falls as
+  // K / (K + kKOverhead x rate), rate = the type's peak over the 16-bit peak (1 for 16-bit and
+  // faster types; fp32 on V100's CUDA cores: 15.7 / 125, so K = 64 keeps 0.84 of the large-GEMM
+  // efficiency, as Baidu DeepBench's V100 FP32 1x1 convolutions (K = 64-256: 60-77 % of peak)
+  // keep far more than its FP16 ones (19-36 %); docs/operator-graphs.md).
   static constexpr double kKOverhead = 96;
   // Memory-bound kernels of training frameworks (elementwise, softmax, dropout, norms, and
   // batched GEMMs with a short inner dimension) reach this fraction of the bandwidth a

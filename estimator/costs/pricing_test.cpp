@@ -214,3 +214,32 @@ TEST_F(PricingFixture, MeasuredCostsComeBeforeTheCatalog) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// FP32 GEMMs on the CUDA cores: their own measured large-GEMM fraction, and a tile prologue
+// worth fewer K steps than at the tensor-core rate (docs/operator-graphs.md).
+TEST(Pricing, Fp32GemmsUseTheirOwnEfficiencyAndAShorterPrologue) {
+  // Same shape, so the same tile and wave quantization: the types differ only in the large-
+  // GEMM fraction and in the prologue's K length.
+  const Device v100 = find_device("v100-sxm2-16gb");
+  ASSERT_DOUBLE_EQ(v100.gemm_fp32_efficiency, 0.861);
+  const double overhead = GemmModel::kKOverhead * 15.7 / 125;
+  for (int64_t k : {64, 256, 8192}) {
+    const GemmShape s{8192, 8192, k, 1};
+    const double expected = (0.861 * k / (k + overhead)) / (0.779 * k / (k + 96.0));
+    EXPECT_NEAR(gemm_efficiency(v100, s, DType::fp32) / gemm_efficiency(v100, s, DType::fp16),
+                expected, 1e-12)
+        << k;
+  }
+  // A part without its own FP32 figure uses the general one.
+  const Device a100 = find_device("a100-sxm4-80gb");
+  EXPECT_EQ(a100.gemm_fp32_efficiency, 0);
+  const GemmShape thin{8192, 8192, 64, 1};
+  EXPECT_NEAR(gemm_efficiency(a100, thin, DType::fp32) / gemm_efficiency(a100, thin, DType::bf16),
+              (64 + 96.0) / (64 + 96 * 19.5 / 312), 1e-12);
+}
+
+}  // namespace
+}  // namespace shardcost

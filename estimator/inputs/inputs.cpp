@@ -71,6 +71,8 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
   if (d.gemm_burst_efficiency > 1.0) ef.fail("gemm_burst", "must be a fraction in (0, 1]");
   d.gemm_fp8_efficiency = ef.optional_number("gemm_fp8", 0.01).value_or(0);
   if (d.gemm_fp8_efficiency > 1.0) ef.fail("gemm_fp8", "must be a fraction in (0, 1]");
+  d.gemm_fp32_efficiency = ef.optional_number("gemm_fp32", 0.01).value_or(0);
+  if (d.gemm_fp32_efficiency > 1.0) ef.fail("gemm_fp32", "must be a fraction in (0, 1]");
   d.memory_efficiency = ef.required_number("memory", 0.01);
   d.attention_efficiency = ef.required_number("attention", 0.01);
   for (const char* key : {"gemm", "memory", "attention"}) {

@@ -62,7 +62,7 @@ one_line_error
 if /usr/bin/python3 -c "import onnx" 2>/dev/null; then
   /usr/bin/python3 scripts/make-onnx.py "$SCRATCH/onnx" >/dev/null
   /usr/bin/python3 scripts/make-onnx.py --test-cases "$SCRATCH/cases" >/dev/null
-  for f in resnet50 vgg16 unet3d gpt-small; do
+  for f in resnet50 resnet152 vgg16 unet3d gpt-small; do
     cmp "$SCRATCH/onnx/$f.onnx" "data/onnx/$f.onnx" || fail "data/onnx/$f.onnx differs from scripts/make-onnx.py's"
   done
   for f in custom-op no-shape symbolic-dim; do

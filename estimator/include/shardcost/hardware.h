@@ -66,6 +66,9 @@ struct Device {
   // FP8 GEMMs' sustained fraction of the FP8 peak; 0 = not measured for this part, then
   // gemm_efficiency times GemmModel::kFp8RelativeEfficiency (measured on other parts).
   double gemm_fp8_efficiency = 0;
+  // FP32 GEMMs on the CUDA cores: their large-GEMM fraction of the FP32 peak, measured apart
+  // (SIMT kernels reach more of their peak than tensor-core ones); 0 = gemm_efficiency.
+  double gemm_fp32_efficiency = 0;
   double memory_efficiency = 0;     // streaming-kernel fraction of HBM peak
   double attention_efficiency = 0;  // fused (flash) attention fraction of peak
   // How the GPUs of the node this part is built into are linked: "switch" (NVSwitch, or every

@@ -1,0 +1,77 @@
+#include <gtest/gtest.h>
+
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "shardcost/split_learning.h"
+
+namespace shardcost {
+namespace {
+
+std::string path(const char* rel) {
+  return std::string(SHARDCOST_SOURCE_DIR) + "/" + rel;
+}
+
+TEST(EdgeDevices, CatalogAndFiles) {
+  const auto all = edge_devices();
+  ASSERT_EQ(all.size(), 4u);
+  const EdgeDevice pi = find_edge_device("raspberry-pi-4");
+  EXPECT_DOUBLE_EQ(pi.fp32_flops, 48e9);
+  EXPECT_EQ(pi.fp16_flops, 0);
+  EXPECT_THROW(find_edge_device("pixel-9"), InputError);
+  const SplitSetup s = load_split_devices(path("data/examples/edge-devices.json"));
+  ASSERT_EQ(s.clients.size(), 6u);
+  EXPECT_DOUBLE_EQ(s.shared_uplink_Bps, 360e6 / 8);
+  EXPECT_EQ(s.clients[0].batch, 16);
+  try {
+    parse_split_devices_json(R"({"devices": [{"device": "jetson-nano", "downlink_Mbps": 100,
+                                 "batch": 8}]})",
+                             "d.json");
+    ADD_FAILURE() << "a device without its uplink loaded";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("devices[0]"), std::string::npos) << what;
+    EXPECT_NE(what.find("uplink_Mbps"), std::string::npos) << what;
+  }
+  EXPECT_THROW(parse_split_devices_json(R"({"devices": []})", "d.json"), InputError);
+  EXPECT_THROW(parse_split_devices_json(
+                   R"({"devices": [{"device": "jetson-nano", "uplink_Mbps": 1,
+                       "downlink_Mbps": 1, "batch": 8, "uplink": 3}]})",
+                   "d.json"),
+               InputError);
+}
+
+TEST(SplitLearning, PerDeviceCutsBeatOneCommonCut) {
+  const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
+  const SplitSetup s = load_split_devices(path("data/examples/edge-devices.json"));
+  const SplitResult r = plan_split_learning(g, find_device("a100-sxm4-80gb"), s, {});
+  // Cuts where one tensor crosses: after each of the stem's four operators, after each of the
+  // 16 residual blocks' add and its ReLU, and after the global pooling; never inside a block.
+  EXPECT_EQ(r.cuts, 4 + 2 * 16 + 1);
+  ASSERT_EQ(r.best.clients.size(), 6u);
+  EXPECT_LE(r.best.round_s, r.baseline.round_s);
+  double shares = 0;
+  for (const ClientRound& c : r.best.clients) {
+    shares += c.share;
+    EXPECT_LE(c.finish_s, r.best.round_s + 1e-12);
+    EXPECT_GE(c.wait_s, 0);
+    EXPECT_NEAR(c.finish_s, c.device_s + c.upload_s + c.wait_s + c.server_s + c.download_s,
+                1e-9 * c.finish_s);
+    EXPECT_GT(c.smashed_bytes, 0);
+  }
+  EXPECT_NEAR(shares, 1, 1e-9);
+  // The fastest device (the Orin) holds at least as many operators as a Raspberry Pi.
+  EXPECT_GE(r.best.clients[4].cut, r.best.clients[0].cut);
+  // The baseline gives every device the same cut.
+  for (const ClientRound& c : r.baseline.clients) EXPECT_EQ(c.cut, r.baseline.clients[0].cut);
+}
+
+TEST(SplitLearning, MemoryLimitsTheCut) {
+  const OpGraph g = load_onnx(path("data/onnx/vgg16.onnx"));
+  SplitSetup s = load_split_devices(path("data/examples/edge-devices.json"));
+  s.clients.resize(1);
+  s.clients[0].batch = 16384;  // a Raspberry Pi cannot hold even the first input it keeps
+  EXPECT_THROW(plan_split_learning(g, find_device("a100-sxm4-80gb"), s, {}), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost
