@@ -36,6 +36,9 @@ struct PlanArgs {
 
 // The preset a command runs under when --software names none.
 PlanArgs resolved(const PlanArgs& a) {
+  if (!is_onnx_path(a.model) && (a.epoch_samples != 0 || a.optimizer != "sgd"))
+    throw InputError(
+        "--epoch-samples and --optimizer apply to operator graphs (--model FILE.onnx)");
   PlanArgs r = a;
   if (r.software.empty()) r.software = is_onnx_path(a.model) ? "pytorch-ddp" : "megatron-core";
   return r;

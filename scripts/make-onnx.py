@@ -193,11 +193,31 @@ def custom_op(value_info=True, symbolic=False):
     return m
 
 
+def odd_shapes():
+    # Operators the loader must read right: a batched weight (4 matrices of 16 x 32), a vector
+    # weight, a Resize with an empty roi, a grouped convolution, and a skip from the model's
+    # input to a later add (no cut may separate them in split learning).
+    b = Builder("odd-shapes")
+    x = b.conv("input", 4, 8, 3)
+    x = b.op("Relu", [x])
+    x = b.conv(x, 8, 8, 3, groups=4)
+    x = b.op("Add", [x, b.conv("input", 4, 8, 1)])
+    roi = helper.make_tensor(b.fresh("roi"), TensorProto.FLOAT, [0], [])
+    scales = helper.make_tensor(b.fresh("scales"), TensorProto.FLOAT, [4], [1, 1, 1, 1])
+    b.inits += [roi, scales]
+    x = b.op("Resize", [x, roi.name, scales.name], mode="nearest")
+    x = b.op("Reshape", [x, b.ints("shape", [0, 4, 32, 16])])
+    x = b.op("MatMul", [x, b.weight("wb", [4, 16, 32])], "batched")
+    x = b.op("MatMul", [x, b.weight("wv", [32])], "matvec")
+    inp = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 4, 16, 16])
+    return b.model([inp], x, ["N", 4, 32])
+
+
 def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--test-cases":
         out = sys.argv[2]
         models = [("custom-op", custom_op), ("no-shape", lambda: custom_op(False)),
-                  ("symbolic-dim", lambda: custom_op(True, True))]
+                  ("symbolic-dim", lambda: custom_op(True, True)), ("odd-shapes", odd_shapes)]
     else:
         out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
             os.path.dirname(os.path.abspath(__file__)), "..", "data", "onnx")

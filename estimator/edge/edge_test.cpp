@@ -65,6 +65,17 @@ TEST(SplitLearning, PerDeviceCutsBeatOneCommonCut) {
   for (const ClientRound& c : r.baseline.clients) EXPECT_EQ(c.cut, r.baseline.clients[0].cut);
 }
 
+TEST(SplitLearning, TheRawInputNeverCrossesACut) {
+  // odd-shapes reads its input in its first convolution and again in a 1x1 convolution added
+  // after the grouped one: no cut before that add.
+  const OpGraph g = load_onnx(path("tests/data/onnx/odd-shapes.onnx"));
+  SplitSetup s = load_split_devices(path("data/examples/edge-devices.json"));
+  s.clients.resize(2);
+  const SplitResult r = plan_split_learning(g, find_device("a100-sxm4-80gb"), s, {});
+  for (const ClientRound& c : r.best.clients) EXPECT_GE(c.cut, 4) << c.cut_after;
+  EXPECT_EQ(r.cuts, 3);  // after the add, the resize, the batched matmul
+}
+
 TEST(SplitLearning, MemoryLimitsTheCut) {
   const OpGraph g = load_onnx(path("data/onnx/vgg16.onnx"));
   SplitSetup s = load_split_devices(path("data/examples/edge-devices.json"));

@@ -76,7 +76,11 @@ struct Planner {
     for (size_t i = 0; i < n; ++i)
       for (int p : any.producers()[static_cast<size_t>(order[i])])
         last_use[position.at(p)] = std::max(last_use[position.at(p)], i);
-    size_t reach = 0;  // the furthest use of anything written before k
+    // The furthest use of anything written before k; the model's input (raw data stays on the
+    // device) counts as written before the first operator.
+    size_t reach = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (any.reads_input(order[i])) reach = std::max(reach, i);
     for (size_t k = 0; k + 1 < n; ++k) {
       if (reach <= k && last_use[k] > k) cuts.push_back(static_cast<int>(k + 1));
       reach = std::max(reach, last_use[k]);
@@ -277,6 +281,8 @@ struct Planner {
 SplitResult plan_split_learning(const OpGraph& g, const Device& server, const SplitSetup& s,
                                 const SplitOptions& o) {
   if (s.clients.empty()) throw InputError("split learning needs at least one device");
+  for (const SplitClient& c : s.clients)
+    check_sizes(g, c.batch, fmt::format("device '{}' batch {}", c.name, c.batch));
   Planner p(g, server, s, o);
   return p.solve();
 }

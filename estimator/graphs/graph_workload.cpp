@@ -4,6 +4,8 @@
 // spatial) are the layer-wise planner's.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "shardcost/error.h"
 #include "shardcost/opgraph.h"
 
@@ -19,8 +21,11 @@ double product(const Dims& d) {
 class GraphWorkload final : public Workload {
  public:
   explicit GraphWorkload(OpGraph g) : g_(std::move(g)) {
-    for (size_t i = 0; i < g_.nodes.size(); ++i)
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
       if (g_.nodes[i].kind != NodeKind::view) priced_.push_back(i);
+    }
+    if (priced_.empty())
+      throw InputError(fmt::format("{}: every operator is a view; nothing to price", g_.name));
   }
 
   const std::string& name() const override { return g_.name; }
@@ -45,6 +50,12 @@ class GraphWorkload final : public Workload {
     if (s.precision && is_quantized(*s.precision))
       return fmt::format("precision={} is priced for transformers; use fp32, tf32, fp16 or bf16",
                          to_string(*s.precision));
+    // Sizes stay exact in 64-bit integers.
+    try {
+      check_sizes(g_, s.mbs, fmt::format("mbs={}", s.mbs));
+    } catch (const InputError& e) {
+      return e.what();
+    }
     return std::nullopt;
   }
 

@@ -42,6 +42,7 @@ TEST(OnnxImport, ResNet50MatchesTheReleasedModel) {
   EXPECT_EQ(first.out_spatial, (Dims{112, 112}));
   EXPECT_EQ(first.kernel, (Dims{7, 7}));
   EXPECT_EQ(first.stride, (Dims{2, 2}));
+  EXPECT_EQ(first.dilation, (Dims{1, 1}));
   // The residual add reads both branches: its producers are two nodes.
   int adds = 0;
   for (const GraphNode& n : g.nodes)
@@ -80,10 +81,10 @@ TEST(OnnxImport, Vgg16AndUnetAndGpt) {
     } else if (n.kind == NodeKind::matmul) {
       EXPECT_EQ(n.m, 128);  // rows of one sample: its tokens
     }
-  // 2 layers of 12 d^2 + 13 d (biases, norms), the tables, the final norm, head, scale.
+  // 2 layers of 12 d^2 + 13 d (biases, norms), the tables, the final norm and the head; the
+  // attention's scale constants are not trained.
   const double d = 256;
-  EXPECT_EQ(gpt.parameters(),
-            2 * (12 * d * d + 13 * d) + 8192 * d + 128 * d + 2 * d + d * 8192 + 2);
+  EXPECT_EQ(gpt.parameters(), 2 * (12 * d * d + 13 * d) + 8192 * d + 128 * d + 2 * d + d * 8192);
 }
 
 TEST(OnnxImport, UnknownOperatorsArePricedAndListed) {
@@ -94,6 +95,33 @@ TEST(OnnxImport, UnknownOperatorsArePricedAndListed) {
   EXPECT_EQ(fancy.kind, NodeKind::memory);
   EXPECT_TRUE(fancy.unknown);
   EXPECT_EQ(fancy.out_elements, 8 * 32 * 32);
+}
+
+TEST(OnnxImport, OddShapesReadRight) {
+  const OpGraph g = load_onnx(path("tests/data/onnx/odd-shapes.onnx"));
+  auto node = [&g](const char* prefix) -> const GraphNode& {
+    for (const GraphNode& n : g.nodes)
+      if (n.name.rfind(prefix, 0) == 0) return n;
+    throw std::runtime_error(prefix);
+  };
+  // [N,4,32,16] x four weights of 16 x 32: per sample 4 products of 32 x 16 by 16 x 32.
+  const GraphNode& batched = node("batched");
+  EXPECT_EQ(batched.batch, 4);
+  EXPECT_EQ(batched.m, 32);
+  EXPECT_DOUBLE_EQ(batched.flops(), 2.0 * 32 * 32 * 16 * 4);
+  EXPECT_EQ(batched.params, 4 * 16 * 32);
+  // A vector weight: one output column.
+  const GraphNode& matvec = node("matvec");
+  EXPECT_EQ(matvec.n, 1);
+  EXPECT_EQ(matvec.k, 32);
+  EXPECT_EQ(matvec.m, 4 * 32);
+  // Resize's empty roi and its scales are constants, not weights.
+  EXPECT_EQ(node("resize").params, 0);
+  EXPECT_EQ(node("conv_5").groups, 4);
+  // The two convolutions reading the input directly.
+  int readers = 0;
+  for (const GraphNode& n : g.nodes) readers += n.reads_input;
+  EXPECT_EQ(readers, 2);
 }
 
 void expect_error(const std::string& bytes, const char* needle) {

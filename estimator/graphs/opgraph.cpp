@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <set>
@@ -136,7 +137,10 @@ class Builder {
       GraphNode node = make(n, acts);
       const int index = static_cast<int>(g.nodes.size());
       for (const std::string& in : acts)
-        if (int p = producer_.at(in); p >= 0) node.inputs.push_back(p);
+        if (int p = producer_.at(in); p >= 0)
+          node.inputs.push_back(p);
+        else
+          node.reads_input = true;
       for (const std::string& out : n.outputs)
         if (!out.empty()) {
           active_.insert(out);
@@ -213,17 +217,28 @@ class Builder {
     auto it = n.ints.find(key);
     return it == n.ints.end() || it->second.empty() ? fallback : it->second[0];
   }
-  // Trainable weights among the node's inputs, each initializer counted once in the graph.
-  double take_params(const OnnxNode& n, std::initializer_list<size_t> skip = {}) {
+  // Trainable weights among the node's inputs (the given positions), each initializer counted
+  // once in the graph.
+  double take_params(const OnnxNode& n, std::initializer_list<size_t> positions) {
     double p = 0;
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
+    for (size_t i : positions) {
+      if (i >= n.inputs.size()) continue;
       const std::string& t = n.inputs[i];
-      if (std::find(skip.begin(), skip.end(), i) != skip.end()) continue;
       if (!r_.float_initializers.count(t) || !counted_.insert(t).second) continue;
       sane(n, t, r_.one.at(t));
       p += product(r_.one.at(t));
     }
     return p;
+  }
+  // Which inputs of a memory-bound operator are trained: a norm's scale and bias, an
+  // embedding's table, a learned bias, position table or slope added or multiplied in.
+  // Constants (a division's scale, Resize's scales, Clip's bounds) are not.
+  double memory_params(const OnnxNode& n) {
+    const std::string& op = n.op_type;
+    if (op.find("Normalization") != std::string::npos) return take_params(n, {1, 2});
+    if (op == "Gather") return take_params(n, {0});
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "PRelu") return take_params(n, {0, 1});
+    return 0;
   }
 
   GraphNode make(const OnnxNode& n, const std::vector<std::string>& acts) {
@@ -245,8 +260,20 @@ class Builder {
     } else {
       node.kind = NodeKind::memory;
       node.unknown = !std_domain || !kMemoryOps.count(n.op_type);
-      // Batch norm's running mean and variance are buffers, not trained.
-      node.params = n.op_type == "BatchNormalization" ? take_params(n, {3, 4}) : take_params(n);
+      node.params = std_domain ? memory_params(n) : 0;
+      // Pooling windows: their halo under a spatial split.
+      if (auto k = n.ints.find("kernel_shape"); k != n.ints.end() && !k->second.empty()) {
+        node.kernel = k->second;
+        node.stride = Dims(node.kernel.size(), 1);
+        node.dilation = Dims(node.kernel.size(), 1);
+        if (auto st = n.ints.find("strides");
+            st != n.ints.end() && st->second.size() == node.kernel.size())
+          node.stride = st->second;
+        for (int64_t x : node.kernel)
+          if (x < 1) fail(n, "has a window size below 1");
+        for (int64_t x : node.stride)
+          if (x < 1) fail(n, "has a stride below 1");
+      }
     }
     return node;
   }
@@ -275,7 +302,13 @@ class Builder {
     if (auto it = n.ints.find("strides");
         it != n.ints.end() && it->second.size() == node.stride.size())
       node.stride = it->second;
-    node.params = take_params(n);
+    node.dilation = Dims(node.kernel.size(), 1);
+    if (auto it = n.ints.find("dilations");
+        it != n.ints.end() && it->second.size() == node.dilation.size())
+      node.dilation = it->second;
+    for (size_t d = 0; d < node.kernel.size(); ++d)
+      if (node.stride[d] < 1 || node.dilation[d] < 1) fail(n, "has a stride or dilation below 1");
+    node.params = take_params(n, {1, 2});
   }
 
   void matmul(const OnnxNode& n, GraphNode& node, const std::vector<std::string>& acts) {
@@ -297,22 +330,26 @@ class Builder {
     }
     node.weight = true;
     const bool gemm = n.op_type == "Gemm";
-    const Dims w = weight_shape(n, a_act ? 1 : 0);
+    const size_t wi = a_act ? 1 : 0;
+    Dims w = weight_shape(n, wi);
     if (w.size() != 2 && gemm) fail(n, "has a weight that is not a matrix");
-    if (w.size() < 2) fail(n, "has a weight of rank below 2");
+    if (w.empty()) fail(n, "has a weight of rank 0");
+    // A vector weight is a matrix of one column (or row): its dimension drops from the output.
+    if (w.size() == 1) w = a_act ? Dims{w[0], 1} : Dims{1, w[0]};
     const bool trans = gemm && attr(n, a_act ? "transB" : "transA", 0) != 0;
     const int64_t rows = w[w.size() - 2], cols = w.back();
-    // Normalised so that m counts the activation's rows: X[m x k] W[k x n].
+    // Normalised so that m counts the activation's rows: X[m x k] W[k x n], `batch` weights.
     node.k = a_act ? (trans ? cols : rows) : (trans ? rows : cols);
     node.n = a_act ? (trans ? rows : cols) : (trans ? cols : rows);
-    const double elements = product(shape(n, acts[0]));
-    node.m = static_cast<int64_t>(elements / static_cast<double>(node.k));
-    if (node.m < 1 || static_cast<double>(node.m) * node.k != elements)
+    node.batch = static_cast<int64_t>(product(w) / (static_cast<double>(rows) * cols));
+    const double out = product(node.out);
+    node.m = static_cast<int64_t>(out / (static_cast<double>(node.n) * node.batch));
+    if (node.m < 1 || static_cast<double>(node.m) * node.n * node.batch != out ||
+        std::fmod(product(shape(n, acts[0])), static_cast<double>(node.k)) != 0)
       fail(n, fmt::format("has an activation of {:.0f} elements per sample that is not rows of "
                           "its weight's {} inputs",
-                          elements, node.k));
-    node.batch = static_cast<int64_t>(product(w) / (static_cast<double>(rows) * cols));
-    node.params = take_params(n);
+                          product(shape(n, acts[0])), node.k));
+    node.params = gemm ? take_params(n, {wi, 2}) : take_params(n, {wi});
   }
 
   const OnnxRecords& r_;
@@ -351,6 +388,31 @@ std::vector<std::pair<std::string, int>> OpGraph::unknown_ops() const {
   for (const GraphNode& n : nodes)
     if (n.unknown) ++counts[n.op_type];
   return {counts.begin(), counts.end()};
+}
+
+void check_sizes(const OpGraph& g, double samples, std::string_view what) {
+  for (const GraphNode& n : g.nodes) {
+    double largest = std::max(n.in_elements, n.out_elements) * samples;
+    if (n.kind == NodeKind::conv || n.kind == NodeKind::matmul) {
+      // The GEMM's operands and output: m x k, k x n, m x n (m grows with the samples).
+      double m = 0, k = 0, cols = 0;
+      if (n.kind == NodeKind::matmul) {
+        m = static_cast<double>(n.m) * samples * n.batch;
+        k = static_cast<double>(n.k);
+        cols = static_cast<double>(n.n);
+      } else {
+        m = product(n.transposed ? n.in_spatial : n.out_spatial) * samples * n.groups;
+        k = static_cast<double>(n.cin) * product(n.kernel);
+        cols = static_cast<double>(n.cout) * product(n.kernel);
+      }
+      largest = std::max({largest, m * k / 40, k * cols / 40, m * cols / 40});
+    }
+    if (largest > 1e17)
+      throw InputError(fmt::format(
+          "{}: {} samples of {} make operator '{}' work on {:.3g} elements; shardcost prices up "
+          "to 1e17, use a smaller batch",
+          what, samples, g.name, n.name, largest));
+  }
 }
 
 bool is_onnx_path(std::string_view s) {

@@ -127,12 +127,45 @@ TEST(Layerwise, SpatialSplitsPayHalosAndFilterSplitsGather) {
   EXPECT_GT(filter.reshard_s, 0);  // output channels gathered before every convolution
 }
 
+TEST(Layerwise, NormsReduceTheirStatisticsOverTheSplitTheyNormalise) {
+  // Layer norm normalises each token's features: a filter split of them all-reduces the
+  // statistics, a split of the tokens does not. Batch norm the other way round.
+  const OpGraph gpt = load_onnx(path("data/onnx/gpt-small.onnx"));
+  const Cluster c = load_cluster("abci-v100", 4);
+  auto norm_comm = [&](const GraphPlan& p, const char* op) {
+    double s = 0;
+    for (const LayerCost& l : p.layers)
+      if (l.op == op) s += l.comm_s;
+    return s;
+  };
+  EXPECT_GT(norm_comm(price_uniform(gpt, c, options(4), "filter"), "LayerNormalization"), 0);
+  EXPECT_EQ(norm_comm(price_uniform(gpt, c, options(4), "spatial"), "LayerNormalization"), 0);
+  const OpGraph resnet = load_onnx(path("data/onnx/resnet50.onnx"));
+  EXPECT_GT(norm_comm(price_uniform(resnet, c, options(4), "spatial"), "BatchNormalization"), 0);
+  EXPECT_EQ(norm_comm(price_uniform(resnet, c, options(4), "filter"), "BatchNormalization"), 0);
+}
+
+TEST(Layerwise, GroupedConvolutionsKeepTheirGroupsInputUnderAFilterSplit) {
+  const OpGraph g = load_onnx(path("tests/data/onnx/odd-shapes.onnx"));
+  const GraphPlan p = price_uniform(g, load_cluster("abci-v100", 4), options(4), "filter");
+  for (const LayerCost& l : p.layers)
+    if (l.node == "conv_5") {
+      EXPECT_EQ(l.split.filter, 4);
+      EXPECT_EQ(l.reshard_s, 0);  // its producer's channel shards are its groups' inputs
+    }
+}
+
 TEST(Layerwise, BadInput) {
   const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
   const Cluster c = load_cluster("abci-v100", 8);
   EXPECT_THROW(plan_layerwise(g, c, options(0)), InputError);
   EXPECT_THROW(plan_layerwise(g, c, options(7)), InputError);  // no split of 8 divides 7
   EXPECT_THROW(price_uniform(g, c, options(64), "diagonal"), InputError);
+  const OpGraph unet = load_onnx(path("data/onnx/unet3d.onnx"));
+  EXPECT_THROW(plan_layerwise(unet, c, options(1 << 30)), InputError);  // past 1e17 elements
+  LayerwiseOptions bad = options(64);
+  bad.epoch_samples = -5;
+  EXPECT_THROW(plan_layerwise(g, c, bad), InputError);
 }
 
 }  // namespace

@@ -237,6 +237,10 @@ GraphPlan best_pipeline(const OpGraph& g, const NodeGroup& group, const Fabric& 
 void check_batch(const OpGraph& g, const LayerwiseOptions& o, int devices) {
   if (o.global_batch < 1)
     throw InputError(fmt::format("{}: give the global batch (--gbs N, samples per step)", g.name));
+  check_sizes(g, o.global_batch, fmt::format("--gbs {}", o.global_batch));
+  if (o.epoch_samples < 0 || !std::isfinite(o.epoch_samples))
+    throw InputError(
+        fmt::format("--epoch-samples {}: give a positive count of samples", o.epoch_samples));
   if (devices > 1 && std::gcd(o.global_batch, devices) == 1)
     throw InputError(fmt::format(
         "--gbs {}: no sample split of {} devices divides it, so every device would run the "
@@ -249,6 +253,7 @@ void check_batch(const OpGraph& g, const LayerwiseOptions& o, int devices) {
 GraphPlan price_splits(const OpGraph& g, const Cluster& c, const LayerwiseOptions& o,
                        const std::vector<LayerSplit>& per_node, std::string strategy) {
   const NodeGroup& group = only_group(c);
+  check_batch(g, o, c.total_gpus());
   const SplitModel m(g, group, c.network_of(0), o, c.total_gpus(), o.global_batch);
   if (per_node.size() != g.nodes.size())
     throw InputError(fmt::format("{} splits for {} operators", per_node.size(), g.nodes.size()));
@@ -350,9 +355,10 @@ LayerwiseResult plan_layerwise(const OpGraph& g, const Cluster& c, const Layerwi
     }
     r.best = std::move(found);
     // A uniform plan the search's additive objective missed (its overlap of the gradient
-    // all-reduce is priced only here) stands as the layer-wise plan: never slower.
+    // all-reduce is priced only here), or a pipeline (outside the search's space), that is
+    // faster or fits where the search's plan does not stands as the plan: never slower.
     for (const GraphPlan& u : r.uniform)
-      if (u.feasible && u.stages == 1 && (!r.best.feasible || u.step_s < r.best.step_s)) {
+      if (u.feasible && (!r.best.feasible || u.step_s < r.best.step_s)) {
         std::string label = "layer-wise (= " + u.strategy + ")";
         r.best = u;
         r.best.strategy = label;

@@ -105,10 +105,19 @@ SplitModel::SplitModel(const OpGraph& g, const NodeGroup& group, const Fabric& n
     }
     for (int p : g.nodes[static_cast<size_t>(i)].inputs) resolve(p, out);
   };
+  std::function<bool(int)> touches_input = [&](int i) {
+    const GraphNode& n = g.nodes[static_cast<size_t>(i)];
+    if (n.reads_input) return true;
+    for (int p : n.inputs)
+      if (g.nodes[static_cast<size_t>(p)].kind == NodeKind::view && touches_input(p)) return true;
+    return false;
+  };
+  reads_input_.assign(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].kind == NodeKind::view) continue;
     priced_.push_back(static_cast<int>(i));
     for (int p : g.nodes[i].inputs) resolve(p, producers_[i]);
+    reads_input_[i] = touches_input(static_cast<int>(i));
   }
 }
 
@@ -206,13 +215,19 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
     if (!first || both_grads) p.backward_s += split_k(dgrad_shape(fwd));
     p.backward_s += split_k(wgrad_shape(fwd));
   };
-  auto halo = [&](double row_bytes, int64_t kernel) {
-    if (s.spatial > 1 && kernel > 1) {
-      const double bytes = 2 * static_cast<double>(kernel / 2) * row_bytes;  // both sides
-      p.comm_s += 2 * pricer_.send_recv(bytes, spatial_group).seconds;       // forward, backward
-    }
+  // Rows of its input a spatial shard reads from each neighbour: the receptive field of one
+  // output row, d(k-1)+1, less the stride it advances, split between the two sides.
+  auto halo = [&](double row_bytes) {
+    if (s.spatial <= 1) return;
+    const double field = static_cast<double>(n.dilation[0] * (n.kernel[0] - 1) + 1);
+    const double rows = std::ceil(std::max(0.0, field - static_cast<double>(n.stride[0])) / 2);
+    if (rows <= 0) return;
+    const double bytes = 2 * rows * row_bytes;                        // both neighbours
+    p.comm_s += 2 * pricer_.send_recv(bytes, spatial_group).seconds;  // forward, backward
   };
-  const double in_split = s.spatial * (n.kind == NodeKind::memory ? s.filter : s.channel);
+  const bool grouped = n.kind == NodeKind::conv && n.groups > 1;
+  const double in_split =
+      s.spatial * (n.kind == NodeKind::memory || grouped ? s.filter : s.channel);
   if (n.kind == NodeKind::conv && !n.depthwise()) {
     const auto kprod = static_cast<int64_t>(prod(n.kernel));
     const double rest_in = prod(n.in_spatial, 1), rest_out = prod(n.out_spatial, 1);
@@ -228,7 +243,7 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
       fwd = {static_cast<int64_t>(bl * ext_out * rest_out), cout_l, cin_l * kprod, gb};
     gemms(fwd, false);
     const double row_bytes = rest_in * static_cast<double>(cin_l * gb) * bl * e_;
-    halo(row_bytes, n.kernel[0]);
+    halo(row_bytes);
     if (s.filter > 1 && !first && g == 1)
       p.comm_s +=
           pricer_.collective(CollectiveOp::all_reduce, row_bytes * ext_in, filter_group).seconds;
@@ -259,9 +274,20 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
       p.backward_s += pricer_.memory_pass(bwd).seconds;
     }
     if (n.depthwise())
-      halo(prod(n.in_spatial, 1) * up(static_cast<double>(n.cin), s.filter) * bl * e_, n.kernel[0]);
-    // Statistics of a norm over a split image (synchronised batch norm), forward and back.
-    if (s.spatial > 1 && is_norm(n))
+      halo(prod(n.in_spatial, 1) * up(static_cast<double>(n.cin), s.filter) * bl * e_);
+    else if (!n.kernel.empty() && l.extent_in > 0)  // a pooling window
+      halo(n.in_elements / l.extent_in * bl * e_ / s.filter);
+    // Statistics of a norm over a split dimension, forward and back: batch, instance and
+    // group norms reduce over the image (a spatial split), layer norm over the features (a
+    // filter split of its last axis).
+    const bool layer_norm = n.op_type == "LayerNormalization";
+    if (is_norm(n) && layer_norm && s.filter > 1)
+      p.comm_s += 2 * pricer_
+                          .collective(CollectiveOp::all_reduce,
+                                      2 * n.out_elements / l.channels_out * bl / s.spatial * 4,
+                                      filter_group)
+                          .seconds;
+    if (s.spatial > 1 && is_norm(n) && !layer_norm)
       p.comm_s += 2 * pricer_
                           .collective(CollectiveOp::all_reduce, 2 * l.channels_out / s.filter * 4,
                                       spatial_group)
@@ -299,7 +325,9 @@ double SplitModel::edge(int producer, const LayerSplit& a, int consumer,
   // ways: each filter shard reads every input channel).
   const bool v_batched = v.kind == NodeKind::matmul && !v.weight;
   const double bs = b.sample, bh = v_batched ? 1 : b.spatial;
-  const double bc = v_batched ? 1 : splits_weights(v) ? b.channel : b.filter;
+  // A grouped convolution's filter ways take whole groups: their input channels with them.
+  const bool v_grouped = v.kind == NodeKind::conv && v.groups > 1;
+  const double bc = v_batched ? 1 : splits_weights(v) && !v_grouped ? b.channel : b.filter;
   double seconds = 0;
   if (partial > 1) {
     const double local = total / (ps * ph * pc);

@@ -32,6 +32,8 @@ class SplitModel {
   // (through views).
   const std::vector<int>& priced() const { return priced_; }
   const std::vector<std::vector<int>>& producers() const { return producers_; }
+  // Whether a node reads the model's input (itself or through views).
+  bool reads_input(int node) const { return reads_input_[static_cast<size_t>(node)]; }
 
   // Splits the search considers for a node: every sample x spatial x filter x channel
   // factorisation of the devices the node admits, and data splits with replicas.
@@ -62,6 +64,7 @@ class SplitModel {
   int devices_ = 1, batch_ = 1;
   std::vector<int> priced_;
   std::vector<std::vector<int>> producers_;  // by node index
+  std::vector<bool> reads_input_;            // by node index
 };
 
 }  // namespace shardcost

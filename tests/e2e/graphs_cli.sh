@@ -65,7 +65,7 @@ if /usr/bin/python3 -c "import onnx" 2>/dev/null; then
   for f in resnet50 resnet152 vgg16 unet3d gpt-small; do
     cmp "$SCRATCH/onnx/$f.onnx" "data/onnx/$f.onnx" || fail "data/onnx/$f.onnx differs from scripts/make-onnx.py's"
   done
-  for f in custom-op no-shape symbolic-dim; do
+  for f in custom-op no-shape symbolic-dim odd-shapes; do
     cmp "$SCRATCH/cases/$f.onnx" "tests/data/onnx/$f.onnx" || fail "tests/data/onnx/$f.onnx differs"
   done
 else

@@ -1,8 +1,9 @@
 #pragma once
 // Operator graphs: any model as the operators it runs, with per-sample shapes (the batch
-// dimension left out). Producers: the ONNX importer (load_onnx). Consumers: the uniform-plan
-// workload (graph_workload: data and pipeline parallelism through estimate) and the layer-
-// wise planner (shardcost/layerwise.h). Formulas and limits: docs/operator-graphs.md.
+// dimension left out). Producers: the ONNX importer (load_onnx). Consumers: the layer-wise
+// planner (shardcost/layerwise.h), split learning (shardcost/split_learning.h), and
+// graph_workload, which lowers a graph to the transformers' engine (data and pipeline
+// parallelism through estimate(), for library users). Formulas and limits: docs/operator-graphs.md.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,13 +30,15 @@ struct GraphNode {
   std::string name;     // the ONNX node's name (or its first output's)
   std::string op_type;  // "Conv", "MatMul", "BatchNormalization", ...
   NodeKind kind = NodeKind::memory;
-  std::vector<int> inputs;  // producers among the nodes (activation inputs only), in order
-  Dims out;                 // output shape per sample (the first output)
-  Dims in;                  // first activation input's shape per sample
-  // conv: channels, groups and geometry (spatial sizes of the output, kernel, stride); a
+  std::vector<int> inputs;   // producers among the nodes (activation inputs only), in order
+  bool reads_input = false;  // reads the model's input itself
+  Dims out;                  // output shape per sample (the first output)
+  Dims in;                   // first activation input's shape per sample
+  // conv: channels, groups and geometry (spatial sizes of the output, kernel, stride,
+  // dilation); a
   // transposed convolution runs as the data gradient of a convolution (col2im form).
   int64_t cin = 0, cout = 0, groups = 1;
-  Dims out_spatial, in_spatial, kernel, stride;
+  Dims out_spatial, in_spatial, kernel, stride, dilation;
   bool transposed = false;
   // matmul: per sample, `batch` independent products of [m x k] by [k x n]; `weight`: the
   // right operand is a parameter (m counts the rows of every sample's activation).
@@ -59,6 +62,11 @@ struct OpGraph {
   // Operator types priced as memory passes because shardcost does not know them, with counts.
   std::vector<std::pair<std::string, int>> unknown_ops() const;
 };
+
+// Throws InputError when `samples` samples make some tensor or GEMM operand of the graph larger
+// than shardcost prices exactly (1e17 elements in a tensor, 4e18 in an operand product):
+// `what` names the batch in the message ("--gbs 4096").
+void check_sizes(const OpGraph&, double samples, std::string_view what);
 
 // Reads an ONNX model (weights may be stripped: initializers with shapes and no values),
 // infers every tensor's shape with a batch of one, and returns its operators. Throws
