@@ -22,6 +22,7 @@ void add_predict_command(CLI::App& app);  // predict gemm, collective, memory
 void add_fit_command(CLI::App& app);
 void add_shard_tables_command(CLI::App& app);    // embedding tables over GPUs
 void add_split_learning_command(CLI::App& app);  // operator graphs over edge devices
+void add_place_command(CLI::App& app);           // operator graphs placed on devices
 // schedule: many jobs on one cluster; recorded_by as for import (schedule --db).
 void add_schedule_command(CLI::App& app, const std::string& recorded_by);
 

@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   shardcost::cli::add_fit_command(app);
   shardcost::cli::add_shard_tables_command(app);
   shardcost::cli::add_split_learning_command(app);
+  shardcost::cli::add_place_command(app);
   shardcost::cli::add_schedule_command(
       app, "shardcost " SHARDCOST_VERSION " (" SHARDCOST_GIT_REVISION ")");
   // A command that waits for another writer says so at once.

@@ -18,6 +18,7 @@ ALLOWED = {
     "graphs": {"core", "workload"},
     "layerwise": {"core", "inputs", "costs", "graphs", "workload"},
     "edge": {"core", "inputs", "costs", "graphs", "workload", "layerwise"},
+    "devplace": {"core", "inputs", "costs", "graphs", "workload", "layerwise"},
     "costs": {"core", "inputs"},
     "learned": {"core", "inputs", "costs"},
     "sequences": {"core"},
@@ -44,7 +45,7 @@ PUBLIC = {
     "compare": {"compare.h"},
     "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",
                   "workload.h", "store_costs.h", "predict.h", "learned.h", "varlen.h", "jobs.h", "embeddings.h",
-                  "opgraph.h", "layerwise.h", "split_learning.h"},
+                  "opgraph.h", "layerwise.h", "split_learning.h", "device_placement.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # One door per C API: only these files call it (the fakes and tests drive the doors).

@@ -112,6 +112,33 @@ OnnxRecords read_onnx(std::string_view bytes, std::string_view origin) {
           "be symbolic; export with a fixed size",
           origin, in.name(), d, dims[d].has_dim_param() ? dims[d].dim_param() : "unset"));
 
+  // Attributes ONNX 1.12's shape inference divides by (convPoolShapeInference): a zero or
+  // negative stride, dilation, window or group would stop the process there.
+  for (int i = 0; i < g.node_size(); ++i) {
+    const auto& n = g.node(i);
+    static const std::set<std::string> windowed = {"Conv",        "ConvTranspose", "ConvInteger",
+                                                   "QLinearConv", "MaxPool",       "AveragePool",
+                                                   "LpPool",      "MaxUnpool"};
+    if (!windowed.count(n.op_type())) continue;
+    for (const auto& a : n.attribute()) {
+      const std::string& key = a.name();
+      const bool positive = key == "strides" || key == "dilations" || key == "kernel_shape" ||
+                            key == "group" || key == "output_padding" || key == "pads";
+      if (!positive) continue;
+      const int64_t least = key == "output_padding" || key == "pads" ? 0 : 1;
+      auto bad = [&](int64_t v) {
+        if (v < least || v > (int64_t{1} << 40))
+          throw InputError(
+              fmt::format("{}: node '{}' ({}) has {}={}; it must be {} or more{}", origin,
+                          n.name().empty() ? "#" + std::to_string(i) : n.name(), n.op_type(), key,
+                          v, least, v > 0 ? " and at most 2^40" : ""));
+      };
+      if (a.type() == onnx::AttributeProto::INT) bad(a.i());
+      if (a.type() == onnx::AttributeProto::INTS)
+        for (int64_t v : a.ints()) bad(v);
+    }
+  }
+
   OnnxRecords r;
   r.name = g.name().empty() ? std::string(origin) : g.name();
   r.input = in.name();

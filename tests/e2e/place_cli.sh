@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# place through the real binary (issue 19, item 4): gpt-small on 4 A100s and 4 V100s, ResNet-50
+# on one kind of GPU beside the layer-wise search; bad input, one line each with exit 2.
+source "$(dirname "$0")/../e2e_lib.sh"
+cd "$SRC"
+
+expect_exit 0 "$BIN" place --model data/onnx/gpt-small.onnx --cluster data/examples/a100-v100.json \
+  --micro-batch 16
+golden place_gpt_small.txt
+
+expect_exit 0 "$BIN" place --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 \
+  --micro-batch 32 --micro-batches 16 --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["feasible"] and j["exact"], j
+assert abs(j["step_s"] - (16 + len(j["stages"]) - 1) * j["stage_s"]) < 1e-9 * j["step_s"]
+assert max(s["compute_s"] + s["comm_s"] for s in j["stages"]) <= j["stage_s"] * (1 + 1e-12)
+assert sum(len(s["operators"]) for s in j["stages"]) == 174
+assert "layerwise" in j and j["layerwise"]["step_s"] > 0
+PY
+
+bad() { expect_exit 2 "$BIN" place "$@"; one_line_error; }
+bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 72 --micro-batch 8
+bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --micro-batch 0
+bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --micro-batches -1
+bad --model data/onnx/resnet50.onnx --cluster data/examples/a100-v100.json --precision bf16
+bad --model fuzz/corpus/onnx/conv-zero-stride.onnx --cluster dgx-a100 --gpus 8
+echo "place_cli: ok"
