@@ -28,7 +28,9 @@ struct PlanArgs {
   std::optional<int> gpus;
   std::string software;  // empty: megatron-core (pytorch-ddp for operator graphs)
   std::string format = "text";
-  std::string db;  // cost store to price from; empty: catalog only
+  std::string db;             // cost store to price from; empty: catalog only
+  std::string network_trace;  // seconds,bandwidth_GBps CSV for the cluster's network
+  bool replan = false;        // rank: the best plan of every segment of the traces
   // Operator graphs (.onnx) only.
   double epoch_samples = 0;
   std::string optimizer = "sgd";
@@ -54,6 +56,9 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
       "software stack: {} (the first is the default; shardcost catalog lists what each runs)",
       fmt::join(software_presets(), ", "));
   cmd->add_option("--software", a.software, software_help);
+  cmd->add_option("--network-trace", a.network_trace,
+                  "CSV of seconds,bandwidth_GBps: the cluster network's bandwidth over time "
+                  "(cluster files may give links[].trace too)");
   cmd->add_option("--epoch-samples", a.epoch_samples,
                   "operator graphs: samples per epoch, to print epoch times (ImageNet-1k: "
                   "1281167)");
@@ -171,6 +176,34 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
 }
 
 // No plan file: price the strategy text ("" for every default).
+// The cluster, with the network trace the command names.
+Cluster cluster_of(const PlanArgs& a) {
+  Cluster c = load_cluster(a.cluster, a.gpus);
+  if (!a.network_trace.empty()) c.network_trace = load_network_trace(a.network_trace);
+  return c;
+}
+
+bool has_trace(const Cluster& c) {
+  if (!c.network_trace.empty()) return true;
+  for (const GroupLink& l : c.links)
+    if (!l.trace.empty()) return true;
+  return false;
+}
+
+std::string trace_table(const TraceEstimate& t) {
+  Table table({"from s", "to s", "bandwidths", "step s", "steps"}, {true, true, false, true, true});
+  for (const TraceSegmentEstimate& s : t.segments)
+    table.add({fmt::format("{:.0f}", s.start_s), fmt::format("{:.0f}", s.end_s), s.bandwidths,
+               s.estimate.feasible ? fmt::format("{:.3f}", s.estimate.step_time_s) : "-",
+               s.estimate.feasible
+                   ? fmt::format("{:.0f}", (s.end_s - s.start_s) / s.estimate.step_time_s)
+                   : "0"});
+  return fmt::format(
+      "over the network trace ({:.0f} s): {:.0f} steps, {:.3f} s a step on "
+      "average\n{}",
+      t.duration_s, t.steps, t.steps > 0 ? t.duration_s / t.steps : 0, table.render());
+}
+
 GraphArgs graph_args(const PlanArgs& a, int global_batch, const CostSource* costs) {
   GraphArgs g;
   g.model = a.model;
@@ -215,7 +248,7 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
   }
   const Format format = parse_format(a.format, {Format::text, Format::json});
   const Model m = load_model(a.model);
-  const Cluster c = load_cluster(a.cluster, a.gpus);
+  const Cluster c = cluster_of(a);
   const auto workload = transformer_workload(m);
   const Plan plan = plan_path ? load_plan(*plan_path, c, workload->layers())
                               : plan_of(parse_strategy(strategy_text, c.total_gpus()));
@@ -237,9 +270,24 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
     v = estimate_varlen(*workload, c, st, *vo, opt);
   }
   const Estimate e = v ? v->estimate : estimate(*workload, c, plan, opt);
+  std::optional<TraceEstimate> trace;
+  if (has_trace(c)) {
+    if (v) throw InputError("bandwidth traces are priced at fixed length; leave out --seq-*");
+    trace = estimate_over_trace(*workload, c, plan, opt);
+  }
   if (format == Format::json) {
     nlohmann::json j = to_json(e);
     if (v) add_varlen_json(j, *v, *vo);
+    if (trace) {
+      nlohmann::json segs = nlohmann::json::array();
+      for (const TraceSegmentEstimate& s : trace->segments)
+        segs.push_back({{"start_s", s.start_s},
+                        {"end_s", s.end_s},
+                        {"bandwidths", s.bandwidths},
+                        {"feasible", s.estimate.feasible},
+                        {"step_time_s", s.estimate.step_time_s}});
+      j["trace"] = {{"duration_s", trace->duration_s}, {"steps", trace->steps}, {"segments", segs}};
+    }
     j["model"] = m.name;
     j["cluster"] = c.name;
     j["gpus"] = c.total_gpus();
@@ -250,6 +298,7 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
   } else {
     print_estimate_text(m, c, a, plan, e);
     if (v) fmt::print("\n{}", varlen_text(*v, *vo, st));
+    if (trace) fmt::print("\n{}", trace_table(*trace));
   }
   // A plan that does not fit is a result, printed whole; the exit code says it (1).
   if (!e.feasible) {
@@ -362,6 +411,49 @@ void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, cons
   throw ExitStatus{1};
 }
 
+void print_replan(const PlanArgs& a, const Model& m, const Cluster& c, const ReplanResult& r,
+                  Format format) {
+  if (format == Format::json) {
+    nlohmann::json j = rank_json(a, m, c);
+    nlohmann::json segs = nlohmann::json::array();
+    for (size_t i = 0; i < r.best.size(); ++i)
+      segs.push_back({{"start_s", r.best[i].start_s},
+                      {"end_s", r.best[i].end_s},
+                      {"bandwidths", r.best[i].bandwidths},
+                      {"best", to_json(r.best[i].estimate)},
+                      {"single_step_time_s", r.single_step_s[i]}});
+    j["segments"] = segs;
+    j["single"] = to_json(r.single);
+    j["duration_s"] = r.duration_s;
+    j["replan_steps"] = r.replan_steps;
+    j["single_steps"] = r.single_steps;
+    j["switches_s"] = r.switches_s;
+    fmt::print("{}\n", json_text(j));
+    return;
+  }
+  fmt::print("{} on {} ({}), software {}: the best plan of each segment of the network trace\n\n",
+             m.name, c.name, cluster_line(c), a.software);
+  Table t({"from s", "to s", "bandwidths", "best plan", "step s", "single plan's step s"},
+          {true, true, false, false, true, true});
+  for (size_t i = 0; i < r.best.size(); ++i)
+    t.add({fmt::format("{:.0f}", r.best[i].start_s), fmt::format("{:.0f}", r.best[i].end_s),
+           r.best[i].bandwidths, to_string(r.best[i].estimate.strategy),
+           fmt::format("{:.3f}", r.best[i].estimate.step_time_s),
+           r.single_step_s[i] > 0 ? fmt::format("{:.3f}", r.single_step_s[i]) : "does not fit"});
+  fmt::print("{}\nbest single plan: {}\n", t.render(), to_string(r.single));
+  std::string switches;
+  for (double s : r.switches_s)
+    switches += fmt::format("{}{:.0f} s", switches.empty() ? "" : ", ", s);
+  fmt::print("replanning switches at {}\n",
+             switches.empty() ? "no point (one plan is best throughout)" : switches);
+  const double gain = r.single_steps > 0 ? r.replan_steps / r.single_steps - 1 : 0;
+  fmt::print(
+      "over {:.0f} s: {:.0f} steps replanned against {:.0f} with the single plan ({:+.1f} %), "
+      "{:.0f} s saved for the single plan's steps (switching itself not priced)\n",
+      r.duration_s, r.replan_steps, r.single_steps, 100 * gain,
+      r.replan_steps > 0 ? r.duration_s * (1 - r.single_steps / r.replan_steps) : 0);
+}
+
 void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objective,
               const VarlenArgs& va) {
   const PlanArgs a = resolved(given);
@@ -380,10 +472,15 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
   else
     throw InputError(fmt::format("unknown --objective '{}'; use time or memory", objective));
   const Model m = load_model(a.model);
-  const Cluster c = load_cluster(a.cluster, a.gpus);
+  const Cluster c = cluster_of(a);
   ro.estimate.software = software_preset(a.software);
   const auto costs = load_costs(a.db);
   ro.estimate.costs = costs->source();
+  if (a.replan) {
+    if (va.given()) throw InputError("--replan prices fixed-length data; leave out --seq-*");
+    print_replan(a, m, c, replan(m, c, ro), format);
+    return;
+  }
   if (va.given()) {
     const VarlenOptions vo = va.options();
     print_varlen_rank(a, m, c, ro, vo, rank_varlen(m, c, ro, vo), format);
@@ -529,6 +626,9 @@ void add_plan_commands(CLI::App& app) {
   rk->add_option("--fix", ro->fixed, "pin strategy keys, e.g. \"tp=8,recompute=full\"");
   rk->add_option("--objective", *objective, "time (default) or memory");
   rk->add_option("--format", rank_args->format, "text, json or csv");
+  rk->add_flag("--replan", rank_args->replan,
+               "with a bandwidth trace: the best plan of each segment, where it changes, and "
+               "the steps gained over the best single plan");
   auto rva = std::make_shared<VarlenArgs>();
   add_varlen_options(rk, *rva);
   rk->callback([rank_args, ro, objective, rva] { run_rank(*rank_args, *ro, *objective, *rva); });

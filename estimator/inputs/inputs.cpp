@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "catalog.h"
@@ -187,6 +189,62 @@ const std::vector<std::string_view> kSharedGroupFields = {
     "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
     "intra_node_busbw_GBps",     "gpus_per_node",         "nvlink_domain_gpus"};
 
+}  // namespace
+
+BandwidthTrace checked_trace(const std::vector<std::pair<double, double>>& points_GBps,
+                             std::string_view where) {
+  if (points_GBps.size() < 2)
+    throw InputError(
+        fmt::format("{}: give at least two points, [[seconds, GB/s], ...]; the last "
+                    "closes the trace",
+                    where));
+  BandwidthTrace t;
+  for (size_t k = 0; k < points_GBps.size(); ++k) {
+    const auto [sec, gbps] = points_GBps[k];
+    if (!std::isfinite(sec) || sec < 0 || (k > 0 && sec <= points_GBps[k - 1].first))
+      throw InputError(
+          fmt::format("{}: point {} is at {} s; times must start at 0 or later and "
+                      "increase",
+                      where, k, sec));
+    if (!std::isfinite(gbps) || gbps <= 0 || gbps > 1e6)
+      throw InputError(
+          fmt::format("{}: point {} has bandwidth {} GB/s; give a positive figure "
+                      "(a link that is down: a small one, e.g. 0.001)",
+                      where, k, gbps));
+    t.emplace_back(sec, gbps * kGB);
+  }
+  return t;
+}
+
+BandwidthTrace parse_network_trace_csv(std::string_view text, std::string_view origin) {
+  std::vector<std::pair<double, double>> points;
+  size_t line_no = 0, start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    std::string line(text.substr(start, end - start));
+    start = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    if (line_no == 1 && line.find_first_not_of("0123456789.,eE+- ") != std::string::npos)
+      continue;  // a header (seconds,bandwidth_GBps)
+    const size_t comma = line.find(',');
+    char* rest = nullptr;
+    const double sec = std::strtod(line.c_str(), &rest);
+    if (comma == std::string::npos || rest != line.c_str() + comma)
+      throw InputError(
+          fmt::format("{} line {}: '{}' is not seconds,bandwidth_GBps", origin, line_no, line));
+    const double gbps = std::strtod(line.c_str() + comma + 1, &rest);
+    if (rest == line.c_str() + comma + 1 || *rest != '\0')
+      throw InputError(
+          fmt::format("{} line {}: '{}' is not seconds,bandwidth_GBps", origin, line_no, line));
+    points.emplace_back(sec, gbps);
+  }
+  return checked_trace(points, origin);
+}
+
+namespace {
+
 // links: [{"between": ["a", "b"], "bandwidth_GBps": 25, "latency_us": 10, "efficiency": 0.9}]
 std::vector<GroupLink> parse_links(const JsonFields& f, const Cluster& c, std::string_view origin) {
   std::vector<GroupLink> out;
@@ -196,7 +254,8 @@ std::vector<GroupLink> parse_links(const JsonFields& f, const Cluster& c, std::s
     const std::string at = fmt::format("{} links[{}]", origin, i);
     const nlohmann::json& lj = (*links)[i];
     JsonFields lf(lj, at);
-    lf.reject_unknown({"between", "bandwidth_GBps", "latency_us", "efficiency", "sources"});
+    lf.reject_unknown(
+        {"between", "bandwidth_GBps", "latency_us", "efficiency", "sources", "trace"});
     const nlohmann::json* between = lf.optional_array("between");
     if (!between || between->size() != 2 || !(*between)[0].is_string() ||
         !(*between)[1].is_string())
@@ -219,6 +278,16 @@ std::vector<GroupLink> parse_links(const JsonFields& f, const Cluster& c, std::s
     l.a = ends[0], l.b = ends[1];
     l.fabric = parse_fabric(lf, "bandwidth_GBps", "latency_us", "efficiency", "busbw_GBps",
                             kDefaultInterLatencyUs, kDefaultInterEfficiency);
+    if (const nlohmann::json* trace = lf.optional_array("trace")) {
+      std::vector<std::pair<double, double>> points;
+      for (size_t k = 0; k < trace->size(); ++k) {
+        const nlohmann::json& pt = (*trace)[k];
+        if (!pt.is_array() || pt.size() != 2 || !pt[0].is_number() || !pt[1].is_number())
+          lf.fail("trace", fmt::format("point {} must be [seconds, GB/s]", k));
+        points.emplace_back(pt[0].get<double>(), pt[1].get<double>());
+      }
+      l.trace = checked_trace(points, at + " trace");
+    }
     out.push_back(std::move(l));
   }
   return out;
@@ -639,6 +708,84 @@ Cluster load_cluster(std::string_view name_or_path, std::optional<int> gpus) {
                                  name_or_path, catalog::names_list("systems", name_or_path)));
   return parse_cluster_json(read_text_file(name_or_path, "cluster file"),
                             fmt::format("cluster file '{}'", name_or_path), gpus);
+}
+
+namespace {
+
+// A fabric at another bandwidth: its measured sweeps scaled alike (a bandwidth-bound curve).
+void set_bandwidth(Fabric& f, double bps) {
+  const double ratio = f.bandwidth_Bps > 0 ? bps / f.bandwidth_Bps : 1;
+  f.bandwidth_Bps = bps;
+  for (auto& curve : f.busbw_curves)
+    for (BusbwPoint& p : curve) p.busbw_Bps *= ratio;
+}
+
+double value_at(const BandwidthTrace& t, double sec) {
+  double v = t.front().second;
+  for (const auto& [at, bps] : t)
+    if (at <= sec) v = bps;
+  return v;
+}
+
+}  // namespace
+
+BandwidthTrace load_network_trace(std::string_view path) {
+  return parse_network_trace_csv(read_text_file(path, "network trace"), path);
+}
+
+std::vector<NetworkSegment> network_segments(const Cluster& c) {
+  std::vector<const BandwidthTrace*> traces;
+  if (!c.network_trace.empty()) traces.push_back(&c.network_trace);
+  for (const GroupLink& l : c.links)
+    if (!l.trace.empty()) traces.push_back(&l.trace);
+  if (traces.empty()) return {};
+  double begin = 0, end = 1e300;
+  std::vector<double> cuts;
+  for (const BandwidthTrace* t : traces) {
+    begin = std::max(begin, t->front().first);
+    end = std::min(end, t->back().first);
+    for (const auto& p : *t) cuts.push_back(p.first);
+  }
+  if (end <= begin)
+    throw InputError(
+        fmt::format("cluster '{}': its bandwidth traces share no time (the latest "
+                    "start, {} s, is not before the earliest end, {} s)",
+                    c.name, begin, end));
+  cuts.push_back(begin);
+  cuts.push_back(end);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<NetworkSegment> out;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    if (cuts[i] < begin || cuts[i + 1] > end) continue;
+    NetworkSegment seg;
+    seg.start_s = cuts[i];
+    seg.end_s = cuts[i + 1];
+    seg.cluster = c;
+    std::string text;
+    if (!c.network_trace.empty()) {
+      const double bps = value_at(c.network_trace, seg.start_s);
+      set_bandwidth(seg.cluster.inter_node, bps);
+      for (NodeGroup& g : seg.cluster.groups)
+        if (g.inter_node) set_bandwidth(*g.inter_node, bps);
+      text = fmt::format("network {:.3g} GB/s", bps / kGB);
+    }
+    for (GroupLink& l : seg.cluster.links)
+      if (!l.trace.empty()) {
+        const double bps = value_at(l.trace, seg.start_s);
+        set_bandwidth(l.fabric, bps);
+        text += fmt::format("{}{}-{} {:.3g} GB/s", text.empty() ? "" : ", ", c.groups[l.a].name,
+                            c.groups[l.b].name, bps / kGB);
+      }
+    seg.bandwidths = text;
+    out.push_back(std::move(seg));
+  }
+  if (out.size() > 1000)
+    throw InputError(
+        fmt::format("cluster '{}': its traces make {} segments; shardcost prices up "
+                    "to 1,000",
+                    c.name, out.size()));
+  return out;
 }
 
 }  // namespace shardcost

@@ -76,6 +76,22 @@ Cluster load_cluster(std::string_view name_or_path, std::optional<int> gpus = st
 Cluster parse_cluster_json(std::string_view json_text, std::string_view origin,
                            std::optional<int> gpus = std::nullopt);
 Device find_device(std::string_view name);
+
+// Bandwidth traces (docs/seed-planners.md): a `seconds,bandwidth_GBps` CSV for the cluster's
+// network (--network-trace), and the segments the cluster's traces (its network's and its
+// links') cut time into, each with the cluster at that segment's bandwidths. Throw InputError
+// for times that do not increase, bandwidths that are not positive, or traces that share no
+// time.
+BandwidthTrace checked_trace(const std::vector<std::pair<double, double>>& points_GBps,
+                             std::string_view where);
+BandwidthTrace parse_network_trace_csv(std::string_view text, std::string_view origin);
+BandwidthTrace load_network_trace(std::string_view path);
+struct NetworkSegment {
+  double start_s = 0, end_s = 0;
+  Cluster cluster;
+  std::string bandwidths;  // "network 5 GB/s, a100-h100 12.5 GB/s"
+};
+std::vector<NetworkSegment> network_segments(const Cluster&);
 // The catalog system built of this catalog device, if there is one (dgx-a100 for a100-sxm4-80gb).
 std::optional<std::string> catalog_system_for(std::string_view device_name);
 // "tp=8,pp=8,mbs=1,gbs=64,recompute=selective,sp=true"; dp defaults to gpus/(tp*pp*cp).
@@ -150,6 +166,31 @@ struct RankResult {
 };
 RankResult rank(const Model&, const Cluster&, const RankOptions&);
 RankResult rank(const Workload&, const Cluster&, const RankOptions&);
+
+// ---------------------------------------------------------------- networks that change
+// One plan over a cluster's bandwidth traces: its step in each segment and the steps it
+// completes over the trace.
+struct TraceSegmentEstimate {
+  double start_s = 0, end_s = 0;
+  std::string bandwidths;
+  Estimate estimate;
+};
+struct TraceEstimate {
+  std::vector<TraceSegmentEstimate> segments;
+  double duration_s = 0, steps = 0;  // steps: sum of each segment's length over its step
+};
+TraceEstimate estimate_over_trace(const Workload&, const Cluster&, const Plan&,
+                                  const EstimateOptions& = {});
+// rank --replan: the best plan of each segment; the best single plan over the whole trace
+// (the most steps, among the segments' best); where the plan changes, and the steps gained.
+struct ReplanResult {
+  std::vector<TraceSegmentEstimate> best;  // per segment
+  Strategy single;                         // the best single plan
+  std::vector<double> single_step_s;       // its step per segment (0: does not fit there)
+  double duration_s = 0, replan_steps = 0, single_steps = 0;
+  std::vector<double> switches_s;  // segment starts where the best plan changes
+};
+ReplanResult replan(const Model&, const Cluster&, const RankOptions&);
 
 // ---------------------------------------------------------------- validation
 struct ValidationRow {

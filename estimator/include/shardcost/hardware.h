@@ -146,9 +146,15 @@ struct NodeGroup {
 };
 
 // A link between two node groups, per GPU and one direction (a cluster file's `links`).
+// A bandwidth over time: (seconds, bytes per second per GPU, one direction) points in
+// increasing time; each bandwidth holds until the next point, and the last point closes the
+// trace ([[0, 25], [600, 5], [900, 25], [1800, 25]]: 25 GB/s for 10 minutes, 5 for 5, 25 for 15).
+using BandwidthTrace = std::vector<std::pair<double, double>>;
+
 struct GroupLink {
   size_t a = 0, b = 0;  // indices into Cluster::groups
   Fabric fabric;
+  BandwidthTrace trace;  // empty: the fabric's bandwidth throughout
 };
 
 // One or more node groups joined by an inter-node fabric (the cluster's, a group's own, or a
@@ -158,6 +164,9 @@ struct Cluster {
   std::vector<NodeGroup> groups;
   Fabric inter_node;
   std::vector<GroupLink> links;
+  // The inter-node network's bandwidth over time (every group's own network follows it);
+  // empty: constant. Links carry their own traces.
+  BandwidthTrace network_trace;
   int total_gpus() const;
   // The group named `name`, or nullptr.
   const NodeGroup* group(std::string_view name) const;
