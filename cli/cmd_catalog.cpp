@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "format.h"
 #include "shardcost/estimator.h"
+#include "shardcost/split_learning.h"
 
 namespace shardcost::cli {
 
@@ -117,6 +118,16 @@ void print_catalog_text() {
   }
   fmt::print("\nsoftware presets (what each stack can run; --software NAME)\n{}",
              software.render(2));
+  Table edge({"edge device", "fp32 GFLOP/s", "fp16 GFLOP/s", "memory GiB", "GB/s", "description"},
+             {false, true, true, true, true, false});
+  for (const EdgeDevice& d : edge_devices())
+    edge.add({d.name, fmt::format("{:.0f}", d.fp32_flops / 1e9),
+              d.fp16_flops > 0 ? fmt::format("{:.0f}", d.fp16_flops / 1e9) : "-",
+              fmt::format("{:.1f}", d.memory_bytes / (1024.0 * 1024 * 1024)),
+              fmt::format("{:.1f}", d.memory_bandwidth_Bps / 1e9), d.description});
+  fmt::print(
+      "\nedge devices (split-learning; peaks, sources in 'shardcost catalog --format json')\n{}",
+      edge.render(2));
 }
 
 }  // namespace

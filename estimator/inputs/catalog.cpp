@@ -11,6 +11,7 @@
 
 namespace shardcost::embedded {
 std::string_view devices();
+std::string_view edge_devices();
 std::string_view systems();
 std::string_view models();
 }  // namespace shardcost::embedded
@@ -69,6 +70,8 @@ std::string catalog_json() {
   all["devices"] = catalog::entries("devices");
   all["systems"] = catalog::entries("systems");
   all["models"] = catalog::entries("models");
+  all["edge_devices"] =
+      parse_json_text(embedded::edge_devices(), "built-in edge_devices.json").at("edge_devices");
   return all.dump(2);
 }
 
