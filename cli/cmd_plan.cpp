@@ -222,6 +222,10 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
                   const std::optional<std::string>& plan_path, const VarlenArgs& va) {
   const PlanArgs a = resolved(given);
   if (is_onnx_path(a.model)) {
+    if (!a.network_trace.empty())
+      throw InputError(
+          "--network-trace applies to transformer models; operator graphs are "
+          "priced at the cluster's bandwidths");
     if (plan_path || va.given())
       throw InputError(
           "operator graphs (.onnx) take --strategy NAME,gbs=N; not --plan files or "
@@ -460,6 +464,10 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
   if (is_onnx_path(a.model)) {
     if (va.given() || objective != "time")
       throw InputError("operator graphs (.onnx) rank by time on fixed-size samples");
+    if (a.replan || !a.network_trace.empty())
+      throw InputError(
+          "--replan and --network-trace apply to transformer models; operator "
+          "graphs are priced at the cluster's bandwidths");
     const auto costs = load_costs(a.db);
     run_graph_rank(graph_args(a, ro.global_batch, costs->source()), ro.fixed, ro.top);
     return;

@@ -46,7 +46,8 @@ for args in "--model $SCRATCH/cut.onnx --gbs 64" \
             "--model data/onnx/resnet50.onnx --gbs 7" \
             "--model data/onnx/resnet50.onnx --gbs 64 --fix tp=2" \
             "--model data/onnx/resnet50.onnx --gbs 64 --fix precision=bf16" \
-            "--model data/onnx/resnet50.onnx --gbs 64 --optimizer lamb"; do
+            "--model data/onnx/resnet50.onnx --gbs 64 --optimizer lamb" \
+            "--model data/onnx/resnet50.onnx --gbs 64 --replan"; do
   # shellcheck disable=SC2086
   expect_exit 2 "$BIN" rank --cluster abci-v100 --gpus 8 $args
   one_line_error
