@@ -123,7 +123,7 @@ void print_catalog_text() {
   for (const EdgeDevice& d : edge_devices())
     edge.add({d.name, fmt::format("{:.0f}", d.fp32_flops / 1e9),
               d.fp16_flops > 0 ? fmt::format("{:.0f}", d.fp16_flops / 1e9) : "-",
-              fmt::format("{:.1f}", d.memory_bytes / (1024.0 * 1024 * 1024)),
+              fmt::format("{:.1f}", d.memory_bytes / kGiB),
               fmt::format("{:.1f}", d.memory_bandwidth_Bps / 1e9), d.description});
   fmt::print(
       "\nedge devices (split-learning; peaks, sources in 'shardcost catalog --format json')\n{}",

@@ -16,8 +16,6 @@
 namespace shardcost::cli {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
-
 struct Args {
   std::string model, cluster, precision = "fp32", optimizer = "sgd", format = "text", db;
   std::optional<int> gpus;

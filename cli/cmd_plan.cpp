@@ -3,7 +3,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <charconv>
 #include <memory>
 #include <optional>
 
@@ -183,13 +182,6 @@ Cluster cluster_of(const PlanArgs& a) {
   return c;
 }
 
-bool has_trace(const Cluster& c) {
-  if (!c.network_trace.empty()) return true;
-  for (const GroupLink& l : c.links)
-    if (!l.trace.empty()) return true;
-  return false;
-}
-
 std::string trace_table(const TraceEstimate& t) {
   Table table({"from s", "to s", "bandwidths", "step s", "steps"}, {true, true, false, true, true});
   for (const TraceSegmentEstimate& s : t.segments)
@@ -230,24 +222,8 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
       throw InputError(
           "operator graphs (.onnx) take --strategy NAME,gbs=N; not --plan files or "
           "variable-length data");
-    // gbs= is the graph's only batch key: "data+filter,gbs=256,precision=fp32".
-    std::string keys;
-    int gbs = 0;
-    for (size_t start = 0; start <= strategy_text.size();) {
-      const size_t end = std::min(strategy_text.find(',', start), strategy_text.size());
-      const std::string item = strategy_text.substr(start, end - start);
-      start = end + 1;
-      if (item.rfind("gbs=", 0) == 0) {
-        const auto* first = item.data() + 4;
-        const auto [ptr, ec] = std::from_chars(first, item.data() + item.size(), gbs);
-        if (ec != std::errc() || ptr != item.data() + item.size() || gbs < 1)
-          throw InputError(fmt::format("--strategy {}: gbs must be a positive whole number", item));
-      } else if (!item.empty())
-        keys += (keys.empty() ? "" : ",") + item;
-    }
-    if (gbs < 1) throw InputError("--strategy: give the global batch, e.g. \"data,gbs=256\"");
     const auto costs = load_costs(a.db);
-    run_graph_estimate(graph_args(a, gbs, costs->source()), keys);
+    run_graph_estimate(graph_args(a, 0, costs->source()), strategy_text);
     return;
   }
   const Format format = parse_format(a.format, {Format::text, Format::json});
@@ -275,7 +251,7 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
   }
   const Estimate e = v ? v->estimate : estimate(*workload, c, plan, opt);
   std::optional<TraceEstimate> trace;
-  if (has_trace(c)) {
+  if (has_bandwidth_traces(c)) {
     if (v) throw InputError("bandwidth traces are priced at fixed length; leave out --seq-*");
     trace = estimate_over_trace(*workload, c, plan, opt);
   }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 #include "format.h"
@@ -14,11 +15,15 @@
 namespace shardcost::cli {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
-
-// "NAME[,precision=T]" (estimate) or "precision=T" (rank --fix): the plan's name and type.
-std::string parse_keys(std::string_view text, bool named, std::optional<DType>& precision) {
+// What a graph's keys say: "NAME,gbs=N[,precision=T]" (estimate --strategy) or
+// "[precision=T]" (rank --fix, the batch given by --gbs).
+struct Keys {
   std::string name;
+  int gbs = 0;
+  std::optional<DType> precision;
+};
+Keys parse_keys(std::string_view text, bool named) {
+  Keys k;
   size_t start = 0;
   while (start <= text.size()) {
     const size_t end = std::min(text.find(',', start), text.size());
@@ -26,22 +31,28 @@ std::string parse_keys(std::string_view text, bool named, std::optional<DType>& 
     start = end + 1;
     if (item.empty()) continue;
     if (item.rfind("precision=", 0) == 0) {
-      precision = parse_dtype(item.substr(10));
-    } else if (named && name.empty() && item.find('=') == std::string::npos) {
-      name = item;
+      k.precision = parse_dtype(item.substr(10));
+    } else if (named && item.rfind("gbs=", 0) == 0) {
+      const auto [ptr, ec] = std::from_chars(item.data() + 4, item.data() + item.size(), k.gbs);
+      if (ec != std::errc() || ptr != item.data() + item.size() || k.gbs < 1)
+        throw InputError(fmt::format("--strategy {}: gbs must be a positive whole number", item));
+    } else if (named && k.name.empty() && item.find('=') == std::string::npos) {
+      k.name = item;
     } else {
       throw InputError(fmt::format(
           "'{}': operator graphs take {}precision=fp32|tf32|fp16|bf16 (tp, pp, dp and the other "
           "keys are transformer strategies)",
           item,
           named ? "a strategy name (data, spatial, filter, channel, pipeline, data+spatial, "
-                  "data+filter, data+channel, data+pipeline) and "
+                  "data+filter, data+channel, data+pipeline), gbs= and "
                 : ""));
     }
   }
-  if (named && name.empty())
+  if (named && k.gbs < 1)
+    throw InputError("--strategy: give the global batch, e.g. \"data,gbs=256\"");
+  if (named && k.name.empty())
     throw InputError("--strategy: name a uniform strategy, e.g. data or data+filter");
-  return name;
+  return k;
 }
 
 LayerwiseOptions layerwise_options(const GraphArgs& a, const Cluster& c,
@@ -173,14 +184,15 @@ nlohmann::json inputs_json(const OpGraph& g, const Cluster& c, const GraphArgs& 
 
 }  // namespace
 
-void run_graph_estimate(const GraphArgs& a, const std::string& strategy_text) {
-  const Format format = parse_format(a.format, {Format::text, Format::json});
+void run_graph_estimate(const GraphArgs& given, const std::string& strategy_text) {
+  const Format format = parse_format(given.format, {Format::text, Format::json});
+  const Keys keys = parse_keys(strategy_text, true);
+  GraphArgs a = given;
+  a.global_batch = keys.gbs;
   const OpGraph g = load_onnx(a.model);
   const Cluster c = load_cluster(a.cluster, a.gpus);
-  std::optional<DType> precision;
-  const std::string name = parse_keys(strategy_text, true, precision);
-  const LayerwiseOptions o = layerwise_options(a, c, precision);
-  const GraphPlan p = price_uniform(g, c, o, name);
+  const LayerwiseOptions o = layerwise_options(a, c, keys.precision);
+  const GraphPlan p = price_uniform(g, c, o, keys.name);
   if (format == Format::json) {
     nlohmann::json j = inputs_json(g, c, a, o);
     j["plan"] = plan_json(p);
@@ -200,9 +212,7 @@ void run_graph_rank(const GraphArgs& a, const std::string& fixed, int top) {
   const Format format = parse_format(a.format, {Format::text, Format::json});
   const OpGraph g = load_onnx(a.model);
   const Cluster c = load_cluster(a.cluster, a.gpus);
-  std::optional<DType> precision;
-  parse_keys(fixed, false, precision);
-  const LayerwiseOptions o = layerwise_options(a, c, precision);
+  const LayerwiseOptions o = layerwise_options(a, c, parse_keys(fixed, false).precision);
   const LayerwiseResult r = plan_layerwise(g, c, o);
   std::vector<const GraphPlan*> plans{&r.best};
   for (const GraphPlan& u : r.uniform)

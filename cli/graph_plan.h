@@ -17,7 +17,8 @@ struct GraphArgs {
   const CostSource* costs = nullptr;
 };
 
-// strategy: "NAME[,precision=T]"; fixed: "precision=T" or empty.
+// strategy: "NAME,gbs=N[,precision=T]" (its gbs the global batch); fixed: "precision=T" or
+// empty (the global batch GraphArgs's).
 void run_graph_estimate(const GraphArgs&, const std::string& strategy);
 void run_graph_rank(const GraphArgs&, const std::string& fixed, int top);
 

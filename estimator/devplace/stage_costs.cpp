@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <bit>
-#include <map>
 
 #include "shardcost/error.h"
 
@@ -28,18 +27,10 @@ StageCosts::StageCosts(const OpGraph& g, const Cluster& c, const PlacementOption
     const SplitModel m(g, c.groups[gi], c.network_of(gi), lo, 1, o.micro_batch);
     if (gi == 0) {
       order_ = m.priced();
-      std::map<int, size_t> position;
-      for (size_t i = 0; i < order_.size(); ++i) position[order_[i]] = i;
-      producers_.resize(order_.size());
+      producers_ = m.producer_positions();
       consumers_.resize(order_.size());
       for (size_t i = 0; i < order_.size(); ++i)
-        for (int p : m.producers()[static_cast<size_t>(order_[i])]) {
-          const size_t u = position.at(p);
-          if (std::find(producers_[i].begin(), producers_[i].end(), u) == producers_[i].end()) {
-            producers_[i].push_back(u);
-            consumers_[u].push_back(i);
-          }
-        }
+        for (size_t u : producers_[i]) consumers_[u].push_back(i);
       for (int v : order_) {
         const GraphNode& n = g.nodes[static_cast<size_t>(v)];
         kept_.push_back(n.in_elements * o.micro_batch * m.element_bytes());

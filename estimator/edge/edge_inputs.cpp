@@ -4,6 +4,7 @@
 #include "inputs/json_fields.h"
 #include "shardcost/error.h"
 #include "shardcost/split_learning.h"
+#include "shardcost/units.h"
 
 namespace shardcost {
 namespace embedded {
@@ -11,7 +12,8 @@ std::string_view edge_devices();
 }
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
+using units::kGB;
+using units::kGiB;
 
 EdgeDevice parse_edge_device(const nlohmann::json& j, const std::string& where) {
   JsonFields f(j, where);
@@ -24,7 +26,7 @@ EdgeDevice parse_edge_device(const nlohmann::json& j, const std::string& where) 
   d.fp32_flops = p.required_number("fp32", 0.001) * 1e9;
   d.fp16_flops = p.optional_number("fp16", 0.001).value_or(0) * 1e9;
   d.memory_bytes = f.required_number("memory_GiB", 0.001) * kGiB;
-  d.memory_bandwidth_Bps = f.required_number("memory_bandwidth_GBps", 0.001) * 1e9;
+  d.memory_bandwidth_Bps = f.required_number("memory_bandwidth_GBps", 0.001) * kGB;
   const nlohmann::json* eff = f.optional_object("efficiency");
   if (!eff) f.fail("efficiency", "is missing; add {\"compute\": 0.5, \"memory\": 0.7}");
   JsonFields e(*eff, where + " efficiency");

@@ -12,6 +12,7 @@
 
 #include "layerwise/split_model.h"
 #include "shardcost/error.h"
+#include "shardcost/units.h"
 
 namespace shardcost {
 namespace {
@@ -68,14 +69,11 @@ struct Planner {
     const SplitModel& any = *models.begin()->second;
     order = any.priced();
     const size_t n = order.size();
-    std::map<int, size_t> position;
-    for (size_t i = 0; i < n; ++i) position[order[i]] = i;
     // A cut after position k: every tensor read beyond k was written at k or earlier, and only
     // the one written at k crosses.
     std::vector<size_t> last_use(n, 0);
     for (size_t i = 0; i < n; ++i)
-      for (int p : any.producers()[static_cast<size_t>(order[i])])
-        last_use[position.at(p)] = std::max(last_use[position.at(p)], i);
+      for (size_t u : any.producer_positions()[i]) last_use[u] = std::max(last_use[u], i);
     // The furthest use of anything written before k; the model's input (raw data stays on the
     // device) counts as written before the first operator.
     size_t reach = 0;
@@ -251,7 +249,7 @@ struct Planner {
             "device '{}' ({}): even the first operators of {} do not fit its {:.1f} GiB at batch "
             "{}; use a smaller batch",
             setup.clients[i].name, setup.clients[i].device.name, g.name,
-            setup.clients[i].device.memory_bytes / (1 << 30), setup.clients[i].batch));
+            setup.clients[i].device.memory_bytes / units::kGiB, setup.clients[i].batch));
     }
     SplitRound best = play(cut, allocate(cut), "per-device cuts");
     for (int sweep = 0; sweep < 20; ++sweep) {

@@ -12,12 +12,6 @@
 namespace shardcost {
 namespace {
 
-double product(const Dims& d) {
-  double p = 1;
-  for (int64_t x : d) p *= static_cast<double>(x);
-  return p;
-}
-
 class GraphWorkload final : public Workload {
  public:
   explicit GraphWorkload(OpGraph g) : g_(std::move(g)) {

@@ -103,12 +103,6 @@ const std::set<std::string_view> kMetaOps = {"Shape",           "Size",  "Consta
 
 constexpr double kMaxElements = 1e12;
 
-double product(const Dims& d, size_t from = 0) {
-  double p = 1;
-  for (size_t i = from; i < d.size(); ++i) p *= static_cast<double>(d[i]);
-  return p;
-}
-
 class Builder {
  public:
   Builder(const OnnxRecords& r, std::string_view origin) : r_(r), origin_(origin) {}
@@ -173,14 +167,11 @@ class Builder {
         }
     return d;
   }
+  // A tensor's shape per sample, checked as full() checks it (the batch's 1 changes neither
+  // the sizes nor the elements).
   Dims shape(const OnnxNode& n, const std::string& t) const {
-    auto d = per_sample(t);
-    if (!d)
-      fail(n, fmt::format("has a tensor '{}' whose shape ONNX shape inference could not work "
-                          "out; export with static shapes (or add value_info for it)",
-                          t));
-    sane(n, t, *d);
-    return *d;
+    full(n, t);
+    return *per_sample(t);
   }
   // A tensor's whole shape at batch 1 (the batch included).
   Dims full(const OnnxNode& n, const std::string& t) const {
@@ -360,6 +351,12 @@ class Builder {
 };
 
 }  // namespace
+
+double product(const Dims& d, size_t from) {
+  double p = 1;
+  for (size_t i = from; i < d.size(); ++i) p *= static_cast<double>(d[i]);
+  return p;
+}
 
 double GraphNode::flops() const {
   switch (kind) {

@@ -733,12 +733,18 @@ BandwidthTrace load_network_trace(std::string_view path) {
   return parse_network_trace_csv(read_text_file(path, "network trace"), path);
 }
 
+bool has_bandwidth_traces(const Cluster& c) {
+  return !c.network_trace.empty() ||
+         std::any_of(c.links.begin(), c.links.end(),
+                     [](const GroupLink& l) { return !l.trace.empty(); });
+}
+
 std::vector<NetworkSegment> network_segments(const Cluster& c) {
+  if (!has_bandwidth_traces(c)) return {};
   std::vector<const BandwidthTrace*> traces;
   if (!c.network_trace.empty()) traces.push_back(&c.network_trace);
   for (const GroupLink& l : c.links)
     if (!l.trace.empty()) traces.push_back(&l.trace);
-  if (traces.empty()) return {};
   double begin = 0, end = 1e300;
   std::vector<double> cuts;
   for (const BandwidthTrace* t : traces) {

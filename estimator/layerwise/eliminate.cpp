@@ -84,40 +84,28 @@ std::vector<int> eliminate(const std::vector<std::vector<double>>& node_cost,
       add_edge(u, w, std::move(m));
       work.push_back(u);
       work.push_back(w);
-    } else if (ins == 1 && outs == 0) {
-      // A leaf: folded into its producer's cost.
-      const int u = *in[sv].begin();
-      const Matrix& a = edges.at({u, v});
-      const int nu = size(u);
-      r.u = u;
-      r.arg.assign(static_cast<size_t>(nu), 0);
-      for (int i = 0; i < nu; ++i) {
+    } else if ((ins == 1 && outs == 0) || (ins == 0 && outs == 1)) {
+      // A leaf (only a producer) or a source (only a consumer): folded into its one
+      // neighbour's cost, v's best choice kept for each of the neighbour's.
+      const bool leaf = ins == 1;
+      const int other = leaf ? *in[sv].begin() : *out[sv].begin();
+      const Matrix& e = leaf ? edges.at({other, v}) : edges.at({v, other});
+      const int no = size(other);
+      (leaf ? r.u : r.w) = other;
+      r.arg.assign(static_cast<size_t>(no), 0);
+      for (int i = 0; i < no; ++i) {
         double best = kInf;
         for (int k = 0; k < nv; ++k) {
-          const double t = a[static_cast<size_t>(i) * nv + k] + cv[static_cast<size_t>(k)];
+          // The edge's rows are its producer's choices.
+          const size_t at =
+              leaf ? static_cast<size_t>(i) * nv + k : static_cast<size_t>(k) * no + i;
+          const double t = e[at] + cv[static_cast<size_t>(k)];
           if (t < best) best = t, r.arg[static_cast<size_t>(i)] = k;
         }
-        nc[static_cast<size_t>(u)][static_cast<size_t>(i)] += best;
+        nc[static_cast<size_t>(other)][static_cast<size_t>(i)] += best;
       }
-      drop_edge(u, v);
-      work.push_back(u);
-    } else if (ins == 0 && outs == 1) {
-      // A source: folded into its consumer's cost.
-      const int w = *out[sv].begin();
-      const Matrix& b = edges.at({v, w});
-      const int nw = size(w);
-      r.w = w;
-      r.arg.assign(static_cast<size_t>(nw), 0);
-      for (int j = 0; j < nw; ++j) {
-        double best = kInf;
-        for (int k = 0; k < nv; ++k) {
-          const double t = cv[static_cast<size_t>(k)] + b[static_cast<size_t>(k) * nw + j];
-          if (t < best) best = t, r.arg[static_cast<size_t>(j)] = k;
-        }
-        nc[static_cast<size_t>(w)][static_cast<size_t>(j)] += best;
-      }
-      drop_edge(v, w);
-      work.push_back(w);
+      leaf ? drop_edge(other, v) : drop_edge(v, other);
+      work.push_back(other);
     } else {
       continue;
     }

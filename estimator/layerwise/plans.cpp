@@ -13,6 +13,7 @@
 #include "layerwise/eliminate.h"
 #include "layerwise/split_model.h"
 #include "shardcost/error.h"
+#include "shardcost/units.h"
 
 namespace shardcost {
 namespace {
@@ -39,7 +40,7 @@ void finish(GraphPlan& p, const LayerwiseOptions& o, double capacity) {
   p.capacity_bytes = capacity;
   if (p.memory_bytes > capacity && p.reason.empty())
     p.reason = fmt::format("needs {:.1f} GiB per device, {:.1f} GiB available",
-                           p.memory_bytes / (1 << 30), capacity / (1 << 30));
+                           p.memory_bytes / units::kGiB, capacity / units::kGiB);
   p.feasible = p.reason.empty();
   if (p.step_s > 0) p.samples_per_s = o.global_batch / p.step_s;
   if (o.epoch_samples > 0) p.epoch_s = std::ceil(o.epoch_samples / o.global_batch) * p.step_s;

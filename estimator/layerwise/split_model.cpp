@@ -11,11 +11,6 @@
 namespace shardcost {
 namespace {
 
-double prod(const Dims& d, size_t from = 0) {
-  double p = 1;
-  for (size_t i = from; i < d.size(); ++i) p *= static_cast<double>(d[i]);
-  return p;
-}
 int64_t up(double a, double b) {
   return static_cast<int64_t>(std::ceil(a / b));
 }
@@ -119,6 +114,15 @@ SplitModel::SplitModel(const OpGraph& g, const NodeGroup& group, const Fabric& n
     for (int p : g.nodes[i].inputs) resolve(p, producers_[i]);
     reads_input_[i] = touches_input(static_cast<int>(i));
   }
+  std::vector<size_t> position(g.nodes.size(), 0);
+  for (size_t i = 0; i < priced_.size(); ++i) position[static_cast<size_t>(priced_[i])] = i;
+  positions_.resize(priced_.size());
+  for (size_t i = 0; i < priced_.size(); ++i)
+    for (int p : producers_[static_cast<size_t>(priced_[i])]) {
+      const size_t u = position[static_cast<size_t>(p)];
+      if (std::find(positions_[i].begin(), positions_[i].end(), u) == positions_[i].end())
+        positions_[i].push_back(u);
+    }
 }
 
 bool SplitModel::admits(int index, const LayerSplit& s) const {
@@ -229,8 +233,8 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
   const double in_split =
       s.spatial * (n.kind == NodeKind::memory || grouped ? s.filter : s.channel);
   if (n.kind == NodeKind::conv && !n.depthwise()) {
-    const auto kprod = static_cast<int64_t>(prod(n.kernel));
-    const double rest_in = prod(n.in_spatial, 1), rest_out = prod(n.out_spatial, 1);
+    const auto kprod = static_cast<int64_t>(product(n.kernel));
+    const double rest_in = product(n.in_spatial, 1), rest_out = product(n.out_spatial, 1);
     const int64_t g = n.groups;
     const int64_t gb = g > 1 ? up(static_cast<double>(g), s.filter) : 1;
     const int64_t cout_l = g > 1 ? n.cout / g : up(static_cast<double>(n.cout), s.filter);
@@ -274,7 +278,7 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
       p.backward_s += pricer_.memory_pass(bwd).seconds;
     }
     if (n.depthwise())
-      halo(prod(n.in_spatial, 1) * up(static_cast<double>(n.cin), s.filter) * bl * e_);
+      halo(product(n.in_spatial, 1) * up(static_cast<double>(n.cin), s.filter) * bl * e_);
     else if (!n.kernel.empty() && l.extent_in > 0)  // a pooling window
       halo(n.in_elements / l.extent_in * bl * e_ / s.filter);
     // Statistics of a norm over a split dimension, forward and back: batch, instance and

@@ -32,6 +32,8 @@ class SplitModel {
   // (through views).
   const std::vector<int>& priced() const { return priced_; }
   const std::vector<std::vector<int>>& producers() const { return producers_; }
+  // The same by position in priced(): each priced node's producers' positions, once each.
+  const std::vector<std::vector<size_t>>& producer_positions() const { return positions_; }
   // Whether a node reads the model's input (itself or through views).
   bool reads_input(int node) const { return reads_input_[static_cast<size_t>(node)]; }
 
@@ -63,8 +65,9 @@ class SplitModel {
   double state_bytes_ = 12;  // per parameter: weight, gradient, optimizer state
   int devices_ = 1, batch_ = 1;
   std::vector<int> priced_;
-  std::vector<std::vector<int>> producers_;  // by node index
-  std::vector<bool> reads_input_;            // by node index
+  std::vector<std::vector<int>> producers_;     // by node index
+  std::vector<bool> reads_input_;               // by node index
+  std::vector<std::vector<size_t>> positions_;  // by position in priced_
 };
 
 }  // namespace shardcost

@@ -91,7 +91,8 @@ struct NetworkSegment {
   Cluster cluster;
   std::string bandwidths;  // "network 5 GB/s, a100-h100 12.5 GB/s"
 };
-std::vector<NetworkSegment> network_segments(const Cluster&);
+bool has_bandwidth_traces(const Cluster&);                     // its network's or a link's
+std::vector<NetworkSegment> network_segments(const Cluster&);  // empty: no trace
 // The catalog system built of this catalog device, if there is one (dgx-a100 for a100-sxm4-80gb).
 std::optional<std::string> catalog_system_for(std::string_view device_name);
 // "tp=8,pp=8,mbs=1,gbs=64,recompute=selective,sp=true"; dp defaults to gpus/(tp*pp*cp).

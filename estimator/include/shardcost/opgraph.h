@@ -25,6 +25,8 @@ namespace shardcost {
 enum class NodeKind { conv, matmul, memory, view };
 
 using Dims = std::vector<int64_t>;  // per sample: the batch dimension left out
+// The product of d[from], d[from + 1], ... (1 for none): a shape's elements, a window's taps.
+double product(const Dims& d, size_t from = 0);
 
 struct GraphNode {
   std::string name;     // the ONNX node's name (or its first output's)
