@@ -295,6 +295,44 @@ nlohmann::json rank_json(const PlanArgs& a, const Model& m, const Cluster& c) {
 }
 
 // rank on variable-length data: the best plans with their step spread and imbalance.
+// rank's per-layer sharding: the fastest mixture beside its shape's uniform ZeRO stages.
+void print_sharding(const RankResult::Sharding& sh) {
+  const Estimate& m = sh.mixture;
+  Strategy shape = m.strategy;
+  shape.zero_layers.clear();
+  fmt::print("\nper-layer sharding (zero_layers: s sharded, r replicated under zero={})\n",
+             m.strategy.zero);
+  fmt::print("  shape {}\n", to_string(shape));
+  Table t({"zero", "step s", "GiB", ""}, {false, true, true, false});
+  const Estimate* best_uniform = nullptr;
+  for (const Estimate& u : sh.uniform) {
+    t.add({fmt::format("{}", u.strategy.zero), fmt::format("{:.3f}", u.step_time_s),
+           fmt::format("{:.1f}", u.memory_per_gpu_bytes / kGiB), u.feasible ? "" : "does not fit"});
+    if (u.feasible && (!best_uniform || u.step_time_s < best_uniform->step_time_s))
+      best_uniform = &u;
+  }
+  const std::vector<int>& marks = m.strategy.zero_layers;
+  const bool mixed = std::any_of(marks.begin(), marks.end(), [](int k) { return k == 0; }) &&
+                     std::any_of(marks.begin(), marks.end(), [](int k) { return k > 0; });
+  if (mixed)
+    t.add({zero_layers_text(marks), fmt::format("{:.3f}", m.step_time_s),
+           fmt::format("{:.1f}", m.memory_per_gpu_bytes / kGiB),
+           best_uniform ? fmt::format("{:+.1f} % against zero={}",
+                                      100 * (m.step_time_s / best_uniform->step_time_s - 1),
+                                      best_uniform->strategy.zero)
+                        : std::string()});
+  std::string text = t.render();
+  std::string indented;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find('\n', at);
+    indented += "  " + text.substr(at, end - at + 1);
+    at = end + 1;
+  }
+  fmt::print("{}", indented);
+  if (!mixed)
+    fmt::print("  no mix of sharded and replicated layers is faster than a uniform stage\n");
+}
+
 void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, const RankOptions& ro,
                        const VarlenOptions& vo, const VarlenRank& r, Format format) {
   if (format == Format::json) {
@@ -492,15 +530,16 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
     if (format == Format::csv) {
       fmt::print(
           "rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
-          "ep,mbs,gbs,vpp,recompute,sp,zero,etp,schedule\n");
+          "ep,mbs,gbs,vpp,recompute,sp,zero,etp,schedule,zero_layers\n");
       int i = 0;
       for (const auto& e : r.best) {
         const Strategy& s = e.strategy;
-        fmt::print("{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                   ++i, e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
-                   e.memory_per_gpu_bytes / kGiB, tp_text(s), s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs,
-                   s.vpp, to_string(s.recompute), s.sp, s.zero, s.expert_tp(),
-                   to_string(s.schedule));
+        fmt::print(
+            "{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            ++i, e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
+            e.memory_per_gpu_bytes / kGiB, tp_text(s), s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs, s.vpp,
+            to_string(s.recompute), s.sp, s.zero, s.expert_tp(), to_string(s.schedule),
+            zero_layers_text(s.zero_layers));
       }
       return;
     }
@@ -527,6 +566,11 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
       return e.strategy.schedule != PipeSchedule::one_f_one_b;
     });
     if (dualpipe) header.emplace_back("schedule"), right.push_back(false);
+    // Per-layer sharding where a plan mixes sharded and replicated layers.
+    const bool masked = std::any_of(r.best.begin(), r.best.end(), [](const Estimate& e) {
+      return !e.strategy.zero_layers.empty();
+    });
+    if (masked) header.emplace_back("zero_layers"), right.push_back(false);
     // A mixed cluster: the order its groups take the stages in (the file's, or another).
     const bool mixed = c.groups.size() > 1;
     if (mixed) header.emplace_back("groups"), right.push_back(false);
@@ -555,12 +599,14 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
       if (split) row.push_back(s.stage_layers.empty() ? "even" : join_layers(s.stage_layers));
       if (folded) row.push_back(fmt::format("{}", s.expert_tp()));
       if (dualpipe) row.emplace_back(to_string(s.schedule));
+      if (masked) row.push_back(s.zero_layers.empty() ? "-" : zero_layers_text(s.zero_layers));
       if (mixed)
         row.push_back(
             fmt::format("{}", fmt::join(e.group_order.empty() ? file_order : e.group_order, ",")));
       t.add(row);
     }
     fmt::print("{}", t.render());
+    if (r.sharding) print_sharding(*r.sharding);
     if (!r.rejected.empty()) {
       fmt::print("\nrejected\n");
       for (const auto& [reason, count] : r.rejected)

@@ -83,8 +83,10 @@ std::string plan_text(const ScheduledJob& j) {
   if (j.spilled_shards > 0)
     return fmt::format("{} shards spilled to host, mbs={},recompute={} (Hydra)", j.spilled_shards,
                        st.mbs, to_string(st.recompute));
-  return fmt::format("tp={},pp={},dp={},cp={},mbs={},vpp={},recompute={},zero={}", st.tp, st.pp,
-                     st.dp, st.cp, st.mbs, st.vpp, to_string(st.recompute), st.zero);
+  return fmt::format(
+      "tp={},pp={},dp={},cp={},mbs={},vpp={},recompute={},zero={}{}", st.tp, st.pp, st.dp, st.cp,
+      st.mbs, st.vpp, to_string(st.recompute), st.zero,
+      st.zero_layers.empty() ? "" : ",zero_layers=" + zero_layers_text(st.zero_layers));
 }
 
 void print_schedule(const ScheduleArgs& a, const Cluster& c, const std::vector<JobCurve>& curves,

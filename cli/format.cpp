@@ -76,6 +76,7 @@ nlohmann::json to_json(const Strategy& s) {
   if (s.schedule != PipeSchedule::one_f_one_b) j["schedule"] = std::string(to_string(s.schedule));
   if (s.recompute_modules != 0)
     j["recompute_modules"] = recompute_modules_text(s.recompute_modules);
+  if (!s.zero_layers.empty()) j["zero_layers"] = zero_layers_text(s.zero_layers);
   return j;
 }
 

@@ -167,6 +167,15 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
         "reduce-scatter its gradients{}, as DeepSpeed refuses to; use zero<={} with pp>1, or pp=1",
         sw.name, s.zero, s.pp, s.zero == 3 ? " and re-gather its weights" : "",
         sw.max_zero_with_pipeline);
+  if (!s.zero_layers.empty()) {
+    if (!sw.has_zero(3))
+      return fmt::format("{} has no ZeRO-3 to shard layers with; drop zero_layers", sw.name);
+    if (s.pp > 1 && (sw.max_zero_with_pipeline < 3 || sw.fsdp_pipeline_once))
+      return fmt::format(
+          "{} does not shard layers ZeRO-3 style under pipeline parallelism (pp={}){}; use "
+          "zero_layers with pp=1",
+          sw.name, s.pp, sw.fsdp_pipeline_once ? ": it gathers the weights once a step there" : "");
+  }
   if (s.schedule == PipeSchedule::dualpipe && !sw.dualpipe)
     return fmt::format(
         "{} has no DualPipe schedule; use schedule=1f1b, or --software deepseek-v3 (DeepSeek's "

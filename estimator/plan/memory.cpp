@@ -5,26 +5,112 @@
 
 namespace shardcost {
 
+namespace {
+
+// One copy of a body block.
+StageParameters one_copy(const Block& b) {
+  StageParameters p;
+  p.dense = b.dense_params;
+  p.expert = b.expert_params;
+  p.fp8 = b.fp8_params;
+  p.blocks = 1;
+  p.tensors = b.param_tensors;
+  p.largest_tensor = b.largest_tensor_params;
+  return p;
+}
+
+// The first-stage (or last-stage) blocks as one unit, on a stage spanning `span`.
+StageParameters pinned_unit(const Graph& g, Block::Pin pin, const StageSpan& span) {
+  StageParameters p;
+  for (const Block& b : g.blocks) {
+    if (b.pin != pin) continue;
+    p.dense += b.dense_params;
+    p.expert += b.expert_params;
+    p.fp8 += b.fp8_params;
+    p.blocks += 1;
+    p.tensors += b.param_tensors;
+    p.largest_tensor = std::max(p.largest_tensor, b.largest_tensor_params);
+    // Tied weights are held once where the first-stage block they share sits here too.
+    if (b.tied_params > 0 && !(b.pin == Block::Pin::last_stage && span.first))
+      p.dense += b.tied_params;
+  }
+  return p;
+}
+
+}  // namespace
+
 StageParameters stage_parameters(const Graph& g, const StageSpan& span) {
   StageParameters out;
   for_each_body(g, span, [&](const Block& b, int copies) {
-    out.dense += copies * b.dense_params;
-    out.expert += copies * b.expert_params;
-    out.fp8 += copies * b.fp8_params;
-    out.blocks += copies;
-    out.tensors += copies * b.param_tensors;
-    out.largest_tensor = std::max(out.largest_tensor, b.largest_tensor_params);
+    StageParameters p = one_copy(b);
+    p.dense *= copies, p.expert *= copies, p.fp8 *= copies;
+    p.blocks *= copies, p.tensors *= copies;
+    add_parameters(out, p);
   });
-  for_each_pinned(g, span, [&](const Block& b) {
-    out.dense += b.dense_params;
-    out.expert += b.expert_params;
-    out.blocks += 1;
-    out.tensors += b.param_tensors;
-    out.largest_tensor = std::max(out.largest_tensor, b.largest_tensor_params);
-    // Tied weights are held once where the first-stage block they share sits here too.
-    if (b.tied_params > 0 && !(b.pin == Block::Pin::last_stage && span.first))
-      out.dense += b.tied_params;
-  });
+  if (span.first) add_parameters(out, pinned_unit(g, Block::Pin::first_stage, span));
+  if (span.last) add_parameters(out, pinned_unit(g, Block::Pin::last_stage, span));
+  return out;
+}
+
+void add_parameters(StageParameters& to, const StageParameters& more) {
+  to.dense += more.dense;
+  to.expert += more.expert;
+  to.fp8 += more.fp8;
+  to.blocks += more.blocks;
+  to.tensors += more.tensors;
+  to.largest_tensor = std::max(to.largest_tensor, more.largest_tensor);
+}
+
+void add_shards(StageShards& to, const StageShards& more) {
+  add_parameters(to.held, more.held);
+  add_parameters(to.sharded, more.sharded);
+  to.gather_calls += more.gather_calls;
+  to.gathered_peak = std::max(to.gathered_peak, more.gathered_peak);
+  to.largest_slice_tensor = std::max(to.largest_slice_tensor, more.largest_slice_tensor);
+}
+
+StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
+                         const StageSpan& span) {
+  StageShards out;
+  const int zero = effective_zero(s, sw);
+  const bool masked = !s.zero_layers.empty();
+  out.held_zero = masked ? s.zero : std::min(zero, 2);
+  const int body = g.body_units();
+  // The mark of parameter unit `index` (0: the embedding, 1..body: the layers, body + 1: the
+  // head): 0 held, k >= 1 sharded in k slices.
+  auto mark = [&](int index) {
+    if (!masked) return zero >= 3 ? 1 : 0;
+    return index < static_cast<int>(s.zero_layers.size())
+               ? s.zero_layers[static_cast<size_t>(index)]
+               : 0;
+  };
+  const bool per_layer = sw.zero3_gathers == ShardedCalls::per_layer;
+  double previous = 0;  // the slice gathered before, in execution order (0: a held unit)
+  auto add_unit = [&](const StageParameters& p, int slices) {
+    if (slices == 0) {
+      add_parameters(out.held, p);
+      previous = 0;
+      return;
+    }
+    add_parameters(out.sharded, p);
+    out.gather_calls += per_layer ? p.blocks * slices : p.tensors + (slices - 1);
+    const double piece = p.total() / slices;
+    out.gathered_peak = std::max(out.gathered_peak, previous + piece);
+    if (slices > 1) out.gathered_peak = std::max(out.gathered_peak, 2 * piece);
+    out.largest_slice_tensor = std::max(out.largest_slice_tensor, p.largest_tensor / slices);
+    previous = piece;
+  };
+  if (span.first) add_unit(pinned_unit(g, Block::Pin::first_stage, span), mark(0));
+  int unit = 0;
+  const int lo = span.first_unit, hi = span.first_unit + span.units;
+  for (const Block& b : g.blocks) {
+    if (b.pin != Block::Pin::body) continue;
+    const StageParameters one = one_copy(b);
+    for (int u = std::max(unit, lo); u < std::min(unit + b.count, hi); ++u)
+      add_unit(one, mark(1 + u));
+    unit += b.count;
+  }
+  if (span.last) add_unit(pinned_unit(g, Block::Pin::last_stage, span), mark(body + 1));
   return out;
 }
 
@@ -47,31 +133,31 @@ int effective_zero(const Strategy& s, const Software& sw) {
 
 MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& sw,
                              const StageSpan& span, int stage, double in_flight_given) {
-  const StageParameters p = stage_parameters(g, span);
+  const StageShards p = stage_shards(g, s, sw, span);
   const double dense_shards = s.dp * s.cp;
   const double expert_shards = s.expert_dp();
-  const int zero = effective_zero(s, sw);
-  auto sharded = [&](int from_stage) {
-    return zero >= from_stage ? p.dense / dense_shards + p.expert / expert_shards : p.total();
+  // What one GPU holds of a part: all of it, or its shard.
+  auto held = [&](const StageParameters& part, bool shard) {
+    return shard ? part.dense / dense_shards + part.expert / expert_shards : part.total();
   };
+  const int z = p.held_zero;
   const ParameterBytes pb = parameter_bytes(s, sw);
   MemoryBreakdown mem;
-  mem.weights = pb.weight * sharded(3);
-  if (zero >= 3) {
+  mem.weights = pb.weight * (held(p.held, false) + held(p.sharded, true));
+  if (p.sharded.total() > 0) {
     if (sw.zero3_gathers == ShardedCalls::per_layer) {
-      // Two body units' full weights gathered at a time (the one computing and the prefetch).
-      const double units = std::max(1, span.units);
-      mem.weights += pb.weight * 2 * p.total() / units;
+      // The unit computing and the next one's prefetch, gathered whole (or a slice of each).
+      mem.weights += pb.weight * p.gathered_peak;
     } else {
       // DeepSpeed: the sub-module computing (at most its largest tensor) and the prefetch
       // bucket (stage3_prefetch_bucket_size).
-      mem.weights += pb.weight * (p.largest_tensor + sw.prefetch_bucket_params);
+      mem.weights += pb.weight * (p.largest_slice_tensor + sw.prefetch_bucket_params);
     }
   }
   // FP8 copies follow the weights' sharding (ZeRO-3 casts the gathered ones).
-  mem.weights += pb.fp8_copy * (zero >= 3 ? p.fp8 / dense_shards : p.fp8);
-  mem.gradients = pb.gradient * sharded(2);
-  mem.optimizer = pb.optimizer * sharded(1);
+  mem.weights += pb.fp8_copy * (p.held.fp8 + p.sharded.fp8 / dense_shards);
+  mem.gradients = pb.gradient * (held(p.held, z >= 2) + held(p.sharded, true));
+  mem.optimizer = pb.optimizer * (held(p.held, z >= 1) + held(p.sharded, true));
 
   // Micro-batches in flight, in units of the stage's whole activations, as Megatron's
   // schedules run: stage i warms up with (pp-i-1)*2 + (v-1)*pp model-chunk forwards

@@ -21,6 +21,26 @@ struct StageParameters {
   double total() const { return dense + expert; }
 };
 StageParameters stage_parameters(const Graph&, const StageSpan&);
+void add_parameters(StageParameters& to, const StageParameters& more);
+
+// A stage's parameters by how the data-parallel group holds them: `held` under the ZeRO stage
+// held_zero (0-2), `sharded` ZeRO-3 style, gathered before each use. Uniform strategies put
+// every unit in one of the two by effective_zero; a per-layer mask (Strategy::zero_layers)
+// splits them unit by unit.
+struct StageShards {
+  StageParameters held, sharded;
+  int held_zero = 0;
+  // Per pass over the stage, the gathers of the sharded part: per-layer stacks one per unit
+  // and slice (each pinned block a unit); per-tensor stacks one per tensor and extra slice.
+  double gather_calls = 0;
+  // Parameters gathered at once, as the units run in order: the one computing and the next
+  // one's prefetch (per-layer stacks); the largest tensor over its slices (per-tensor stacks).
+  double gathered_peak = 0;
+  double largest_slice_tensor = 0;
+  double total() const { return held.total() + sharded.total(); }
+};
+StageShards stage_shards(const Graph&, const Strategy&, const Software&, const StageSpan&);
+void add_shards(StageShards& to, const StageShards& more);
 
 struct MemoryBreakdown {
   double weights = 0, gradients = 0, optimizer = 0, activations = 0, buffers = 0;

@@ -119,25 +119,22 @@ struct Step {
     thread_local std::vector<std::pair<int, StageSpan>> mirrors;
     return mirrors;
   }
-  // The parameters one GPU of a stage holds: under DualPipe, its two stages' (the embedding
-  // and the MTP module's copy of it, on one device, are one table).
-  StageParameters device_parameters(const Graph& graph, const StageSpan& span) const {
-    StageParameters p = stage_parameters(graph, span);
+  // The parameters one GPU of a stage holds, by how they are sharded: under DualPipe, its two
+  // stages' (the embedding and the MTP module's copy of it, on one device, are one table).
+  StageShards device_shards(const Graph& graph, const StageSpan& span) const {
+    StageShards p = stage_shards(graph, s, sw, span);
     if (s.schedule != PipeSchedule::dualpipe) return p;
     for (const auto& [first_unit, mirror] : device_mirrors()) {
       if (first_unit != span.first_unit) continue;
-      const StageParameters o = stage_parameters(graph, mirror);
-      p.dense += o.dense;
-      p.expert += o.expert;
-      p.fp8 += o.fp8;
-      p.blocks += o.blocks;
-      p.tensors += o.tensors;
-      p.largest_tensor = std::max(p.largest_tensor, o.largest_tensor);
+      add_shards(p, stage_shards(graph, s, sw, mirror));
       if (span.first && mirror.last) {
         double tied = 0;
         for (const Block& b : graph.blocks)
           if (b.pin == Block::Pin::last_stage) tied += b.tied_params;
-        p.dense -= tied;
+        // The head's copy sits where the head's mark put it.
+        const bool head_sharded =
+            s.zero_layers.empty() ? effective_zero(s, sw) >= 3 : s.zero_layers.back() > 0;
+        (head_sharded ? p.sharded : p.held).dense -= tied;
       }
       break;
     }
@@ -297,10 +294,11 @@ struct Step {
     if (numerics(s).quantized()) {
       const ReplicaPricing& u = *pace_entry.slowest;
       // Under DualPipe the device casts both its stages' weights.
-      const double fp8 = device_parameters(*u.graph, pace_entry.span).fp8;
-      step.add(kComputeForward,
-               u.pricer->memory_pass((sw.fp8_params ? 2 * numerics(s).q : 2 + 2 * numerics(s).q) *
-                                     fp8 / (effective_zero(s, sw) >= 3 ? s.dp * s.cp : 1)));
+      const StageShards p = device_shards(*u.graph, pace_entry.span);
+      const double fp8 = p.held.fp8 + p.sharded.fp8 / (s.dp * s.cp);
+      step.add(
+          kComputeForward,
+          u.pricer->memory_pass((sw.fp8_params ? 2 * numerics(s).q : 2 + 2 * numerics(s).q) * fp8));
     }
 
     add_data_parallel(step, pace, micro_batches, entries);
@@ -330,8 +328,7 @@ struct Step {
       // parameters takes longest.
       const Entry* most = &entries.front();
       for (const Entry& e : entries)
-        if (device_parameters(g, e.span).total() > device_parameters(g, most->span).total())
-          most = &e;
+        if (device_shards(g, e.span).total() > device_shards(g, most->span).total()) most = &e;
       c = data_parallel(most->span, base, tied);
     } else {
       c = data_parallel(entries.front().span, entries.front().data_parallel, tied);
@@ -364,51 +361,18 @@ struct Step {
     const Pricer& on = *u.pricer;
     const Graph& ug = *u.graph;
     const Placement& place = *u.place;
-    const StageParameters p = device_parameters(ug, span);
+    const StageShards shards = device_shards(ug, span);
     const ParameterBytes pb = parameter_bytes(s, sw);
     const double gbytes = pb.gradient;
-    const int zero = effective_zero(s, sw);
     // The calls a stack makes. Gradient reductions go out in buckets (one call for the
-    // whole buffer without), those of ZeRO-3's per-layer stacks one per block; ZeRO-3
-    // gathers one per block, or one per parameter tensor.
+    // whole buffer without), those of ZeRO-3's per-layer stacks one per unit; ZeRO-3
+    // gathers one per unit, or one per parameter tensor (StageShards::gather_calls).
     const double bucket =
         sw.grad_bucket_params * (sw.grad_bucket_grows_with_dp
                                      ? std::max(1.0, 1e6 * s.dp * s.cp / sw.grad_bucket_params)
                                      : 1.0);
     auto buckets = [&](double params) { return bucket > 0 ? std::ceil(params / bucket) : 1.0; };
     const bool per_layer = sw.zero3_gathers == ShardedCalls::per_layer;
-    const double gather_calls = per_layer ? p.blocks : p.tensors;
-    // Without expert parallelism every parameter shares the data-parallel group and its
-    // buffer: one set of calls; with it, the expert part goes over the expert-data-parallel
-    // group.
-    auto over_groups = [&](CollectiveOp op, double bytes_per_param, double params_dense,
-                           double params_expert, auto calls_of) {
-      if (s.ep == 1 && s.expert_tp() == s.tp) {
-        const double all = params_dense + params_expert;
-        return Cost(split(on, op, all * bytes_per_param, calls_of(all), place.dp_cp));
-      }
-      const Cost dense =
-          split(on, op, params_dense * bytes_per_param, calls_of(params_dense), place.dp_cp);
-      const Cost expert =
-          split(on, op, params_expert * bytes_per_param, calls_of(params_expert), place.expert_dp);
-      return combined(dense, expert);
-    };
-    auto reduce = [&](CollectiveOp op, double params_dense, double params_expert) {
-      const bool blockwise = zero == 3 && per_layer;
-      return over_groups(op, gbytes, params_dense, params_expert, [&](double params) {
-        return blockwise ? static_cast<double>(p.blocks) : buckets(params);
-      });
-    };
-    // FP8 primary weights are gathered in FP8: their share of the bytes halves.
-    const double gathered =
-        numerics(s).quantized() && sw.fp8_params && p.total() > 0 ? 1 - 0.5 * p.fp8 / p.total() : 1;
-    // After the step, ZeRO-1/2 gather the updated shards in buckets; ZeRO-3 gathers as the
-    // stack issues its calls.
-    auto gather = [&](double params_dense, double params_expert) {
-      return over_groups(CollectiveOp::all_gather, pb.weight * gathered, params_dense,
-                         params_expert,
-                         [&](double params) { return zero == 3 ? gather_calls : buckets(params); });
-    };
     // Collectives that share one compute window (a forward, a backward) share its cover:
     // what outlasts the window is exposed, and the hidden part still costs the compute that
     // the NCCL kernels' SMs would have done.
@@ -420,24 +384,58 @@ struct Step {
     };
     const bool overlap = sw.overlap_grad_reduce;
     const bool overlap_gather = sw.overlap_param_gather;
-    if (zero <= 1) {
-      // Gradients reduced once per step, behind the last micro-batch's backward.
-      const CollectiveOp op = zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
-      add(c.last_backward, reduce(op, p.dense, p.expert), overlap);
-    } else {
-      // ZeRO-2/3 reduce-scatter every micro-batch's gradients into the shards.
-      add(c.every_backward, reduce(CollectiveOp::reduce_scatter, p.dense, p.expert), overlap);
-    }
-    if (zero == 1 || zero == 2) {
-      // Updated bf16 shards gathered back after the step, behind the next forward.
-      add(c.next_forward, gather(p.dense, p.expert), overlap_gather);
-    }
-    if (zero == 3) {
-      // Parameters gathered (prefetched) for every micro-batch's forward and backward.
-      const Cost ag = gather(p.dense, p.expert);
-      add(c.every_forward, ag, overlap_gather);
-      add(c.every_backward, ag, overlap_gather);
-    }
+    // One part of the stage's parameters under one ZeRO stage (3: gathered in `calls` per
+    // pass).
+    auto add_part = [&](const StageParameters& p, int zero, double calls) {
+      if (p.total() <= 0) return;
+      // Without expert parallelism every parameter shares the data-parallel group and its
+      // buffer: one set of calls; with it, the expert part goes over the expert-data-parallel
+      // group.
+      auto over_groups = [&](CollectiveOp op, double bytes_per_param, auto calls_of) {
+        if (s.ep == 1 && s.expert_tp() == s.tp) {
+          const double all = p.total();
+          return Cost(split(on, op, all * bytes_per_param, calls_of(all), place.dp_cp));
+        }
+        const Cost dense = split(on, op, p.dense * bytes_per_param, calls_of(p.dense), place.dp_cp);
+        const Cost expert =
+            split(on, op, p.expert * bytes_per_param, calls_of(p.expert), place.expert_dp);
+        return combined(dense, expert);
+      };
+      auto reduce = [&](CollectiveOp op) {
+        const bool blockwise = zero == 3 && per_layer;
+        return over_groups(op, gbytes,
+                           [&](double params) { return blockwise ? calls : buckets(params); });
+      };
+      // FP8 primary weights are gathered in FP8: their share of the bytes halves.
+      const double gathered =
+          numerics(s).quantized() && sw.fp8_params ? 1 - 0.5 * p.fp8 / p.total() : 1;
+      // After the step, ZeRO-1/2 gather the updated shards in buckets; ZeRO-3 gathers as the
+      // stack issues its calls.
+      auto gather = [&] {
+        return over_groups(CollectiveOp::all_gather, pb.weight * gathered,
+                           [&](double params) { return zero == 3 ? calls : buckets(params); });
+      };
+      if (zero <= 1) {
+        // Gradients reduced once per step, behind the last micro-batch's backward.
+        const CollectiveOp op = zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
+        add(c.last_backward, reduce(op), overlap);
+      } else {
+        // ZeRO-2/3 reduce-scatter every micro-batch's gradients into the shards.
+        add(c.every_backward, reduce(CollectiveOp::reduce_scatter), overlap);
+      }
+      if (zero == 1 || zero == 2) {
+        // Updated bf16 shards gathered back after the step, behind the next forward.
+        add(c.next_forward, gather(), overlap_gather);
+      }
+      if (zero == 3) {
+        // Parameters gathered (prefetched) for every micro-batch's forward and backward.
+        const Cost ag = gather();
+        add(c.every_forward, ag, overlap_gather);
+        add(c.every_backward, ag, overlap_gather);
+      }
+    };
+    add_part(shards.held, shards.held_zero, 0);
+    add_part(shards.sharded, 3, shards.gather_calls);
     // Tied embeddings on different stages: their gradients are all-reduced between the first
     // and last stage after backward.
     if (s.pp > 1) {
@@ -464,11 +462,13 @@ struct Step {
 
   Priced optimizer(const StageSpan& span, const ReplicaPricing& u) const {
     const Pricer& on = *u.pricer;
-    const StageParameters p = device_parameters(*u.graph, span);
-    const int zero = effective_zero(s, sw);
-    const double shards = zero >= 1 ? s.dp * s.cp : 1;
-    const double expert_shards = zero >= 1 ? static_cast<double>(s.expert_dp()) : 1;
-    const double local = p.dense / shards + p.expert / expert_shards;
+    const StageShards p = device_shards(*u.graph, span);
+    const double shards = s.dp * s.cp;
+    const double expert_shards = static_cast<double>(s.expert_dp());
+    const double sharded = p.sharded.dense / shards + p.sharded.expert / expert_shards;
+    const double local =
+        sharded +
+        (p.held_zero >= 1 ? p.held.dense / shards + p.held.expert / expert_shards : p.held.total());
     // Megatron's mixed-precision optimizer over the local shard: fused Adam reads the fp32
     // gradient, master weight and moments and writes the last three (28 B), the gradient norm
     // reads the gradients (4), the master weights are copied to the 16-bit model (6) and the

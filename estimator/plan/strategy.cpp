@@ -31,6 +31,20 @@ std::string to_string(const Strategy& s) {
   if (!s.stage_layers.empty()) out += fmt::format(",layers={}", fmt::join(s.stage_layers, "/"));
   if (!s.stage_tp.empty()) out += fmt::format(",stage_tp={}", fmt::join(s.stage_tp, "/"));
   if (s.precision) out += fmt::format(",precision={}", to_string(*s.precision));
+  if (!s.zero_layers.empty()) out += ",zero_layers=" + zero_layers_text(s.zero_layers);
+  return out;
+}
+
+std::string zero_layers_text(const std::vector<int>& marks) {
+  std::string out;
+  for (size_t i = 0; i < marks.size();) {
+    size_t j = i;
+    while (j < marks.size() && marks[j] == marks[i]) ++j;
+    if (!out.empty()) out += '/';
+    out += marks[i] == 0 ? "r" : marks[i] == 1 ? "s" : fmt::format("s{}", marks[i]);
+    if (j - i > 1) out += fmt::format("x{}", j - i);
+    i = j;
+  }
   return out;
 }
 
@@ -95,6 +109,47 @@ std::vector<int> parse_stage_layers(std::string_view value) {
           "'{}')",
           value));
     out.push_back(n);
+  });
+  return out;
+}
+
+// "s/rx30/s4": per-layer marks (Strategy::zero_layers), each item r or s, s with a slice count,
+// either with a run length.
+std::vector<int> parse_zero_layers(std::string_view value) {
+  std::vector<int> out;
+  auto bad = [&] {
+    return InputError(fmt::format(
+        "strategy key 'zero_layers' needs one mark per layer, embedding first and head last: r "
+        "(replicated), s (sharded) or sN (sharded, gathered in N slices), runs as rx30, joined "
+        "by / (got '{}')",
+        value));
+  };
+  // A whole number of 1 to `most` at the front of `rest`, or `fallback` when none is there.
+  auto number = [&](std::string_view& rest, int fallback, int most) {
+    size_t n = 0;
+    while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') ++n;
+    if (n == 0) return fallback;
+    int v = 0;
+    const auto [p, ec] = std::from_chars(rest.data(), rest.data() + n, v);
+    if (ec != std::errc() || v < 1 || v > most) throw bad();
+    rest.remove_prefix(n);
+    return v;
+  };
+  for_each_item(value, [&](std::string_view item) {
+    if (item.empty() || (item[0] != 'r' && item[0] != 's')) throw bad();
+    const bool sharded = item[0] == 's';
+    item.remove_prefix(1);
+    const int mark = sharded ? number(item, 1, 1024) : 0;
+    int count = 1;
+    if (!item.empty()) {
+      if (item[0] != 'x') throw bad();
+      item.remove_prefix(1);
+      if (item.empty()) throw bad();
+      count = number(item, 1, 1 << 20);
+      if (!item.empty()) throw bad();
+    }
+    if (out.size() + static_cast<size_t>(count) > (1u << 20) + 2) throw bad();
+    out.insert(out.end(), static_cast<size_t>(count), mark);
   });
   return out;
 }
@@ -185,6 +240,8 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       s.max_tokens = parse_int_value(key, value);
     else if (key == "layers")
       s.stage_layers = parse_stage_layers(value);
+    else if (key == "zero_layers")
+      s.zero_layers = parse_zero_layers(value);
     else if (key == "stage_tp") {
       s.stage_tp = parse_stage_layers(value);
       for (int t : s.stage_tp)
@@ -222,7 +279,8 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       throw InputError(fmt::format(
           "unknown strategy key '{}'; use tp, pp, dp, cp, ep, etp, mbs, gbs, schedule, "
           "recompute_modules, "
-          "vpp, recompute, sp, zero, cp_kind, layers, stage_tp, precision (and balance, "
+          "vpp, recompute, sp, zero, zero_layers, cp_kind, layers, stage_tp, precision (and "
+          "balance, "
           "max_tokens, "
           "cp=dynamic|flex, cp_max with variable-length data)",
           key));
@@ -426,6 +484,16 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
   }
   if (s.sp && s.tp == 1) return "sp=true needs tp>1";
   if (s.zero < 0 || s.zero > 3) return fmt::format("zero={} is not a ZeRO stage (0-3)", s.zero);
+  if (!s.zero_layers.empty()) {
+    if (s.zero_layers.size() != static_cast<size_t>(layers) + 2)
+      return fmt::format(
+          "zero_layers gives {} marks for {} layers; give {}: one for the embedding, one per "
+          "layer, one for the head",
+          s.zero_layers.size(), layers, layers + 2);
+    if (s.zero == 3)
+      return "zero_layers marks layers sharded (s) or replicated (r) under zero=; with zero=3 "
+             "every layer is sharded already: use zero=0, 1 or 2";
+  }
   if (s.gbs < 1) return "gbs must be at least 1";
   const int64_t per_step = int64_t{s.mbs} * s.dp;
   if (s.gbs % per_step != 0)

@@ -7,8 +7,10 @@
 
 #include "group_order.h"
 #include "plan/strategy_text.h"
+#include "plan/times.h"
 #include "shardcost/divisors.h"
 #include "shardcost/error.h"
+#include "sharding_mask.h"
 #include "tally.h"
 
 namespace shardcost {
@@ -33,10 +35,86 @@ struct Ranker {
   SearchTally tally{opt.top, opt.objective};
   GraphCache graphs;
 
-  void consider(const Strategy& s, const EstimateOptions& eopt) {
+  // Whether it fits (a mixed cluster's: not said).
+  bool consider(const Strategy& s, const EstimateOptions& eopt) {
     const Graph& graph = graphs.get(w, s, eopt.software.attention);
-    if (c.groups.size() > 1) return consider_mixed(s, graph, eopt);
-    tally.consider(w, graph, c, s, StageLayout(w.layers(), s.pp), eopt);
+    if (c.groups.size() > 1) {
+      consider_mixed(s, graph, eopt);
+      return false;
+    }
+    return tally.consider(w, graph, c, s, StageLayout(w.layers(), s.pp), eopt);
+  }
+
+  // Per-layer sharding for a shape whose uniform ZeRO-3 fits and a lower stage does not: each
+  // mask sharding_masks proposes over the stages `bases`, priced; the fastest is the shape's
+  // candidate (unless it is a uniform stage, priced already) and is reported beside them.
+  std::optional<RankResult::Sharding> sharding;
+  static bool mixes(const Strategy& s) {
+    const std::vector<int>& marks = s.zero_layers;
+    return std::any_of(marks.begin(), marks.end(), [](int m) { return m == 0; }) &&
+           std::any_of(marks.begin(), marks.end(), [](int m) { return m > 0; });
+  }
+  void consider_masks(const Strategy& shape, const std::vector<int>& bases,
+                      const EstimateOptions& eopt) {
+    const Software& sw = eopt.software;
+    const Graph& graph = graphs.get(w, shape, sw.attention);
+    const StageLayout layout(w.layers(), shape.pp);
+    const double capacity = c.groups.front().device.memory_bytes;
+    // No mask beats the shape's compute (uniform ZeRO-3's step less its data-parallel
+    // collectives and optimizer step, which are all a mask changes): a shape that cannot
+    // reach the best K is not searched.
+    {
+      Strategy three = shape;
+      three.zero = 3;
+      EstimateOptions parts = eopt;
+      parts.breakdown = true;
+      const Estimate e = estimate_graph(w, graph, c, three, layout, parts);
+      double floor = e.step_time_s;
+      for (const TimePart& p : e.time)
+        if (p.name == kPartNames[kDpComm] || p.name == kPartNames[kOptimizer]) floor -= p.seconds;
+      if (!tally.could_keep(floor)) return;
+    }
+    std::optional<Estimate> best;
+    auto price = [&](const Strategy& m) {
+      Estimate e = estimate_graph(w, graph, c, m, layout, eopt);
+      ++tally.result().evaluated;
+      ++tally.result().feasible;
+      const double seconds = e.step_time_s;
+      if (!best || tally.better(e, *best)) best = std::move(e);
+      return seconds;
+    };
+    for (int base : bases)
+      for (const MaskFamily& f : sharding_families(graph, shape, base, sw, layout, capacity)) {
+        if (auto why = check_strategy(w, c, f.first)) {
+          tally.reject(classify(*why));
+          continue;
+        }
+        if (auto why = unsupported(sw, f.first)) {
+          tally.reject(*why);
+          continue;
+        }
+        fastest_mask(f, price);
+      }
+    if (!best) return;
+    // The shape's best mask is its one candidate (the others differ in a unit or two), unless
+    // it marks every unit alike: a uniform stage, priced already.
+    const bool mixed = mixes(best->strategy);
+    if (mixed) tally.keep(*best);
+    // The report: the fastest mixture (a shape where none is faster than a uniform stage only
+    // while no other shape has one).
+    if (sharding &&
+        (mixes(sharding->mixture.strategy) > mixed ||
+         (mixed == mixes(sharding->mixture.strategy) && !tally.better(*best, sharding->mixture))))
+      return;
+    RankResult::Sharding report{*best, {}};
+    for (int z = 0; z <= 3; ++z) {
+      if (!sw.has_zero(z)) continue;
+      Strategy u = shape;
+      u.zero = z;
+      u.zero_layers.clear();
+      report.uniform.push_back(estimate_graph(w, graph, c, u, layout, eopt));
+    }
+    sharding = std::move(report);
   }
 
   // A mixed cluster: each candidate where rank order places it (a replica must sit in one
@@ -198,6 +276,14 @@ struct Ranker {
         : !sw.selective_recompute || !w.has_selective_recompute(sw.attention)
             ? std::vector<Recompute>{Recompute::none, Recompute::full}
             : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
+    // Per-layer sharding masks: searched unless the stage is pinned, on one node group, with
+    // a stack that has ZeRO-3 (at pp = 1: no preset shards layers under pipelining).
+    const bool masks = !contains(pinned, "zero") && opt.objective == Objective::time &&
+                       c.groups.size() == 1 && sw.has_zero(3) && !unsupported(sw, [] {
+                         Strategy probe;
+                         probe.zero_layers = {1};
+                         return probe;
+                       }());
     std::vector<int> stages, pipelined;
     for (int z = 0; z <= sw.max_zero; ++z) {
       if (!sw.has_zero(z)) continue;
@@ -259,6 +345,9 @@ struct Ranker {
                 for (const auto& [vpp, schedule] : pipes) {
                   for (Recompute rc : recomputes) {
                     for (int sp : sps) {
+                      // Per uniform stage: 1 fits, 0 does not, -1 not a candidate.
+                      int fit[4] = {-1, -1, -1, -1};
+                      Strategy shape;
                       for (int zero : zeros) {
                         Strategy s;
                         s.tp = tp, s.cp = cp, s.pp = pp, s.dp = dp, s.ep = ep, s.mbs = mbs;
@@ -279,7 +368,16 @@ struct Ranker {
                           tally.reject("ZeRO-2/3 with pipeline parallelism");
                           continue;
                         }
-                        consider(s, eopt);
+                        fit[zero] = consider(s, eopt) ? 1 : 0;
+                        shape = s;
+                      }
+                      // Per-layer sharding where memory binds: ZeRO-3 fits, a lower stage
+                      // does not.
+                      if (masks && fit[3] == 1 && (fit[0] == 0 || fit[1] == 0 || fit[2] == 0)) {
+                        std::vector<int> bases;
+                        for (int z = 0; z < 3; ++z)
+                          if (fit[z] >= 0) bases.push_back(z);
+                        consider_masks(shape, bases, eopt);
                       }
                     }
                   }
@@ -348,6 +446,10 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
     throw InputError(
         "--fix layers= or stage_tp=: rank searches each stage's layers and degrees; price a "
         "split of your own with estimate --strategy");
+  if (contains(pinned, "zero_layers"))
+    throw InputError(
+        "--fix zero_layers=: rank searches the per-layer sharding; price a mask of your own with "
+        "estimate --strategy");
   if (contains(pinned, "gbs") && fixed.gbs != opt.global_batch)
     throw InputError("--fix gbs differs from --gbs; give the global batch once, with --gbs");
   if (auto why = unsupported(opt.estimate.software, fixed))
@@ -359,7 +461,7 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
     const Cluster reordered = c.groups.size() > 1 ? reorder(c, order) : c;
     // A mixed cluster keeps a few more than asked: the seeds of a TP degree per group.
     const int keep = c.groups.size() > 1 ? std::max(opt.top, Ranker::kSeeds) : opt.top;
-    Ranker r{w, reordered, opt, fixed, pinned, {keep, opt.objective}, {}};
+    Ranker r{w, reordered, opt, fixed, pinned, {keep, opt.objective}, {}, {}};
     r.run();
     EstimateOptions totals = opt.estimate;
     totals.breakdown = false;
@@ -369,6 +471,7 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
     result.feasible += part.feasible;
     for (const auto& [reason, count] : part.rejected) result.rejected[reason] += count;
     for (const Estimate& e : r.tally.best()) winners.emplace_back(order, e);
+    if (r.sharding) result.sharding = std::move(r.sharding);
   }
   // The best over every order, in the tally's order (ties: the file's order first).
   std::stable_sort(winners.begin(), winners.end(),

@@ -208,3 +208,59 @@ TEST(RankFamilies, DeepSeekV3On1024H100SearchesEpEtpAndPp) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Per-layer sharding (docs/seed-planners.md, item 1): the mixture rank reports is never slower
+// than any uniform ZeRO stage of its shape that fits, under the same cost model.
+TEST(RankSharding, TheMixtureIsNeverSlowerThanAUniformStageThatFits) {
+  struct Case {
+    const char* model;
+    const char* cluster;
+    int gpus, gbs;
+    const char* software;
+  };
+  int mixed = 0;
+  for (const Case& k : {Case{"llama3-8b", "dgx-h100", 64, 128, "megatron-core"},
+                        Case{"llama3-8b", "dgx-h100", 64, 512, "torchtitan"},
+                        Case{"llama3-8b", "dgx-a100", 32, 256, "torchtitan"},
+                        Case{"llama3-70b", "dgx-h100", 256, 1024, "megatron-core"},
+                        Case{"mixtral-8x7b", "dgx-h100", 64, 256, "megatron-core"}}) {
+    RankOptions o;
+    o.global_batch = k.gbs;
+    o.top = 5;
+    o.estimate.software = software_preset(k.software);
+    const RankResult r = rank(load_model(k.model), load_cluster(k.cluster, k.gpus), o);
+    ASSERT_TRUE(r.sharding.has_value()) << k.model << " " << k.software;
+    const Estimate& m = r.sharding->mixture;
+    EXPECT_TRUE(m.feasible);
+    EXPECT_EQ(m.strategy.zero_layers.size(), static_cast<size_t>(load_model(k.model).layers + 2));
+    bool any = false;
+    for (const Estimate& u : r.sharding->uniform) {
+      EXPECT_TRUE(u.strategy.zero_layers.empty());
+      if (!u.feasible) continue;
+      any = true;
+      EXPECT_LE(m.step_time_s, u.step_time_s + 1e-12) << k.model << " zero=" << u.strategy.zero;
+    }
+    EXPECT_TRUE(any);
+    mixed += std::count(m.strategy.zero_layers.begin(), m.strategy.zero_layers.end(), 0) > 0;
+  }
+  EXPECT_GE(mixed, 3);  // most of these find a real mixture
+}
+
+TEST(RankSharding, MasksAreNotPinnedAndPinningZeroTurnsThemOff) {
+  RankOptions o;
+  o.global_batch = 128;
+  o.fixed = "zero_layers=sx34";
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 64);
+  EXPECT_THROW((void)rank(m, c, o), InputError);
+  o.fixed = "zero=1";
+  const RankResult r = rank(m, c, o);
+  EXPECT_FALSE(r.sharding.has_value());
+  for (const Estimate& e : r.best) EXPECT_TRUE(e.strategy.zero_layers.empty());
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -23,16 +23,18 @@ class SearchTally {
 
   // Prices one strategy that passed check_strategy: memory first (it needs no pricing, and
   // most of a large space fails it), then the estimate, kept when it is among the best.
-  void consider(const Workload& w, const Graph& graph, const Cluster& c, const Strategy& s,
+  // Whether it fits.
+  bool consider(const Workload& w, const Graph& graph, const Cluster& c, const Strategy& s,
                 const StageLayout& layout, const EstimateOptions& opt) {
     if (peak_stage_memory(graph, s, opt.software, layout).total() >
         c.groups.front().device.memory_bytes) {
       reject("exceeds device memory");
-      return;
+      return false;
     }
     ++result_.evaluated;
     ++result_.feasible;
     keep(estimate_graph(w, graph, c, s, layout, opt));
+    return true;
   }
 
   void keep(Estimate e) {
@@ -45,13 +47,18 @@ class SearchTally {
     }
   }
 
+  // Whether a plan of this step time could be among the best (objective time).
+  bool could_keep(double step_s) const {
+    return static_cast<int>(best_.size()) < top_ || step_s < best_.back().step_time_s;
+  }
+
   // Time (or memory) first; ties go to less memory (or time), then to the smaller strategy.
   bool better(const Estimate& a, const Estimate& b) const {
     const double ta = a.step_time_s, tb = b.step_time_s;
     const double ma = a.memory_per_gpu_bytes, mb = b.memory_per_gpu_bytes;
     const auto key = [](const Strategy& s) {
       return std::make_tuple(s.tp, s.pp, s.dp, s.cp, s.ep, s.mbs, s.vpp,
-                             static_cast<int>(s.recompute), s.sp, s.zero);
+                             static_cast<int>(s.recompute), s.sp, s.zero, s.zero_layers);
     };
     if (objective_ == Objective::memory) {
       if (ma != mb) return ma < mb;

@@ -164,6 +164,14 @@ struct RankResult {
   double elapsed_s = 0;
   std::map<std::string, int64_t> rejected;  // reason -> count
   std::vector<Estimate> best;               // top K, best first, with breakdowns
+  // Per-layer sharding (zero_layers, OSDP): the fastest mixture rank priced, where a shape's
+  // uniform ZeRO-3 fits and a lower stage does not, and that shape under each uniform stage
+  // the stack has (feasible or not), by stage.
+  struct Sharding {
+    Estimate mixture;
+    std::vector<Estimate> uniform;
+  };
+  std::optional<Sharding> sharding;
 };
 RankResult rank(const Model&, const Cluster&, const RankOptions&);
 RankResult rank(const Workload&, const Cluster&, const RankOptions&);

@@ -70,6 +70,13 @@ struct Strategy {
   Recompute recompute = Recompute::none;
   bool sp = false;
   int zero = 0;
+  // zero_layers=...: per-layer sharding (OSDP, Jiang et al., IJCAI'23), one mark per parameter
+  // unit in model order: the embedding (the first stage's blocks), each body layer, the head
+  // (the last stage's blocks). 0: replicated over the data-parallel group under `zero` (0-2);
+  // k >= 1: sharded ZeRO-3 style and gathered in k slices (operator splitting lowers the
+  // gathered peak). Empty: every unit under `zero`. Text: s, r, s4, runs as rx30 or s2x3,
+  // joined by / ("s/rx30/s").
+  std::vector<int> zero_layers;
   // Variable-length data only: the balance of sequences over data-parallel ranks, and a token
   // budget per micro-batch (0: mbs sequences per micro-batch).
   Balance balance = Balance::none;
@@ -124,6 +131,8 @@ struct Strategy {
 std::string to_string(const Strategy&);
 // "layernorm/mla_up_proj": the modules' names, as the strategy key takes them.
 std::string recompute_modules_text(unsigned modules);
+// "s/rx30/s": per-layer sharding marks, as the strategy key takes them (runs merged).
+std::string zero_layers_text(const std::vector<int>& marks);
 
 // The software stack that runs the strategy: what it overlaps and which kernels it has.
 struct Software {
