@@ -174,6 +174,25 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
   for (const auto& l : e.links) fmt::print("  {}\n", l);
 }
 
+constexpr const char* kLocalConvergence =
+    "each stage learns from its own loss (Laskin et al. 2020): convergence per step differs from "
+    "end-to-end backpropagation; shardcost prices time, not accuracy";
+
+// schedule=local beside the same plan under 1F1B.
+std::string local_text(const Estimate& local, const Estimate& ref) {
+  auto line = [](const char* name, const Estimate& e) {
+    return fmt::format("  {:<6}  {:.3f} s a step, MFU {:.1f} %, {:.1f} GiB{}\n", name,
+                       e.step_time_s, 100 * e.mfu, e.memory_per_gpu_bytes / kGiB,
+                       e.feasible ? "" : " (does not fit)");
+  };
+  return fmt::format(
+      "local updates: every stage before the last trains on its own copy of the head; no "
+      "gradient crosses a stage boundary and no step ends in a pipeline flush\n{}{}"
+      "  {:.2f}x the throughput of 1F1B\n{}\n",
+      line("1f1b", ref), line("local", local), ref.step_time_s / local.step_time_s,
+      kLocalConvergence);
+}
+
 // No plan file: price the strategy text ("" for every default).
 // The cluster, with the network trace the command names.
 Cluster cluster_of(const PlanArgs& a) {
@@ -255,9 +274,23 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
     if (v) throw InputError("bandwidth traces are priced at fixed length; leave out --seq-*");
     trace = estimate_over_trace(*workload, c, plan, opt);
   }
+  // Local updates: the same plan under 1F1B, what they gain against it.
+  std::optional<Estimate> end_to_end;
+  if (e.strategy.schedule == PipeSchedule::local) {
+    Plan ref = plan;
+    ref.strategy.schedule = PipeSchedule::one_f_one_b;
+    end_to_end = estimate(*workload, c, ref, opt);
+  }
   if (format == Format::json) {
     nlohmann::json j = to_json(e);
     if (v) add_varlen_json(j, *v, *vo);
+    if (end_to_end)
+      j["local_updates"] = {
+          {"one_f_one_b_step_time_s", end_to_end->step_time_s},
+          {"one_f_one_b_memory_per_gpu_gib", end_to_end->memory_per_gpu_bytes / kGiB},
+          {"one_f_one_b_feasible", end_to_end->feasible},
+          {"throughput_ratio", end_to_end->step_time_s / e.step_time_s},
+          {"convergence", kLocalConvergence}};
     if (trace) {
       nlohmann::json segs = nlohmann::json::array();
       for (const TraceSegmentEstimate& s : trace->segments)
@@ -279,6 +312,7 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
     print_estimate_text(m, c, a, plan, e);
     if (v) fmt::print("\n{}", varlen_text(*v, *vo, st));
     if (trace) fmt::print("\n{}", trace_table(*trace));
+    if (end_to_end) fmt::print("\n{}", local_text(e, *end_to_end));
   }
   // A plan that does not fit is a result, printed whole; the exit code says it (1).
   if (!e.feasible) {

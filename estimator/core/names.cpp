@@ -78,7 +78,7 @@ std::string_view to_string(CpKind k) {
 }
 
 std::string_view to_string(PipeSchedule p) {
-  return p == PipeSchedule::dualpipe ? "dualpipe" : "1f1b";
+  return p == PipeSchedule::dualpipe ? "dualpipe" : p == PipeSchedule::local ? "local" : "1f1b";
 }
 
 std::string_view to_string(CpMode m) {

@@ -109,7 +109,7 @@ TEST(DualPipe, BadShapesAreOneLine) {
             std::string::npos);
   EXPECT_NE(test_models::input_error_of([] {
               (void)parse_strategy("pp=2,gbs=8,schedule=zb", 8);
-            }).find("needs 1f1b or dualpipe"),
+            }).find("needs 1f1b, dualpipe or local"),
             std::string::npos);
   // Only DeepSeek's stack runs it.
   const auto w = mlp_workload(eight_pairs());

@@ -48,7 +48,7 @@ StageParameters stage_parameters(const Graph& g, const StageSpan& span) {
     add_parameters(out, p);
   });
   if (span.first) add_parameters(out, pinned_unit(g, Block::Pin::first_stage, span));
-  if (span.last) add_parameters(out, pinned_unit(g, Block::Pin::last_stage, span));
+  if (span.last || span.aux_head) add_parameters(out, pinned_unit(g, Block::Pin::last_stage, span));
   return out;
 }
 
@@ -110,7 +110,8 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
       add_unit(one, mark(1 + u));
     unit += b.count;
   }
-  if (span.last) add_unit(pinned_unit(g, Block::Pin::last_stage, span), mark(body + 1));
+  if (span.last || span.aux_head)
+    add_unit(pinned_unit(g, Block::Pin::last_stage, span), mark(body + 1));
   return out;
 }
 
@@ -132,7 +133,8 @@ int effective_zero(const Strategy& s, const Software& sw) {
 }
 
 MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& sw,
-                             const StageSpan& span, int stage, double in_flight_given) {
+                             const StageSpan& given_span, int stage, double in_flight_given) {
+  const StageSpan span = scheduled(given_span, s.schedule);
   const StageShards p = stage_shards(g, s, sw, span);
   const double dense_shards = s.dp * s.cp;
   const double expert_shards = s.expert_dp();
@@ -168,9 +170,12 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   const int64_t v = s.vpp;
   const int64_t chunks = static_cast<int64_t>(s.micro_batches()) * v;
   const int64_t warmup = v > 1 ? (s.pp - stage - 1) * 2 + (v - 1) * s.pp : s.pp - stage - 1;
-  const double in_flight = in_flight_given > 0 ? in_flight_given
-                                               : static_cast<double>(std::min(warmup + 1, chunks)) /
-                                                     static_cast<double>(v);
+  // Local updates run each micro-batch's backward right after its forward: one in flight.
+  const double in_flight =
+      in_flight_given > 0 ? in_flight_given
+      : s.schedule == PipeSchedule::local
+          ? 1.0
+          : static_cast<double>(std::min(warmup + 1, chunks)) / static_cast<double>(v);
   const auto mode = static_cast<size_t>(s.recompute);
   double recomputed_peak = 0;  // the unit being recomputed materialises its full activations
   for_each_body(g, span, [&](const Block& b, int copies) {

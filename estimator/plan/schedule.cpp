@@ -169,7 +169,8 @@ struct Step {
     auto add_p2p = [&](Times& t) {
       if (s.pp == 1) return;
       if (!p2p_behind) {
-        t.add(hop_part, hop, 2.0 * s.vpp);
+        // Local updates send activations forward only: no gradient crosses a boundary.
+        t.add(hop_part, hop, s.schedule == PipeSchedule::local ? 1.0 : 2.0 * s.vpp);
         return;
       }
       const double fwd = t.s[kComputeForward] / s.vpp;
@@ -211,7 +212,7 @@ struct Step {
     entries.clear();
     if (hetero) {
       for (int st = 0; st < s.pp; ++st)
-        entries.push_back({in.layout.span(st),
+        entries.push_back({scheduled(in.layout.span(st), s.schedule),
                            1,
                            hetero->replicas[static_cast<size_t>(st)],
                            hetero->data_parallel[static_cast<size_t>(st)],
@@ -224,7 +225,7 @@ struct Step {
     } else {
       stage_kinds(in.layout, uniform_body(g), kinds);
       auto add = [&](const StageKind& k) {
-        entries.push_back({k.span, k.count, {base}, base, {}, nullptr});
+        entries.push_back({scheduled(k.span, s.schedule), k.count, {base}, base, {}, nullptr});
       };
       add(kinds[0]);
       for (size_t k = 2; k < kinds.size(); ++k) add(kinds[k]);
@@ -281,10 +282,12 @@ struct Step {
     step.micro_batch_s = pace.total();
     step.add(pace, micro_batches);
     // Fill and drain: every other stage's work once, shortened by interleaving; DualPipe's
-    // own (dualpipe_bubble).
-    const double bubble = s.schedule == PipeSchedule::dualpipe
-                              ? dualpipe_bubble(pace)
-                              : (sum_stages - pace.total()) / s.vpp;
+    // own (dualpipe_bubble). Local updates never flush: no stage waits for a later one, so a
+    // stage starts the next step's micro-batches after its own update, and the pipeline
+    // fills once a run, not once a step.
+    const double bubble = s.schedule == PipeSchedule::dualpipe ? dualpipe_bubble(pace)
+                          : s.schedule == PipeSchedule::local  ? 0.0
+                                                              : (sum_stages - pace.total()) / s.vpp;
     step.add(kBubble, pace.part(kPartCount).as(bubble));
 
     // FP8: Transformer Engine casts each FP8 linear's weight to FP8 with its transpose once

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "shardcost/strategy.h"
 #include "shardcost/workload.h"
 
 namespace shardcost {
@@ -13,7 +14,15 @@ namespace shardcost {
 struct StageSpan {
   int first_unit = 0, units = 0;
   bool first = false, last = false;
+  // Local updates (PipeSchedule::local): a stage before the last holds an auxiliary loss, a
+  // copy of the last stage's blocks (the head and the loss) with its own weights.
+  bool aux_head = false;
 };
+// The span as the schedule runs it: with an auxiliary head under local updates.
+inline StageSpan scheduled(StageSpan span, PipeSchedule schedule) {
+  span.aux_head = schedule == PipeSchedule::local && !span.last;
+  return span;
+}
 
 class StageLayout {
  public:
@@ -54,12 +63,13 @@ void for_each_body(const Graph& g, const StageSpan& span, F&& f) {
   }
 }
 
-// Calls f(block) for the first- and last-stage blocks the span's stage holds, in order.
+// Calls f(block) for the first- and last-stage blocks the span's stage holds, in order (the
+// last stage's as an auxiliary head too).
 template <class F>
 void for_each_pinned(const Graph& g, const StageSpan& span, F&& f) {
   for (const Block& b : g.blocks)
     if ((b.pin == Block::Pin::first_stage && span.first) ||
-        (b.pin == Block::Pin::last_stage && span.last))
+        (b.pin == Block::Pin::last_stage && (span.last || span.aux_head)))
       f(b);
 }
 

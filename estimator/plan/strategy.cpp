@@ -264,9 +264,11 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
         s.schedule = PipeSchedule::one_f_one_b;
       else if (value == "dualpipe")
         s.schedule = PipeSchedule::dualpipe;
+      else if (value == "local")
+        s.schedule = PipeSchedule::local;
       else
         throw InputError(
-            fmt::format("strategy key 'schedule' needs 1f1b or dualpipe (got '{}')", value));
+            fmt::format("strategy key 'schedule' needs 1f1b, dualpipe or local (got '{}')", value));
     } else if (key == "cp_kind") {
       if (value == "ring")
         s.cp_kind = CpKind::ring;
@@ -481,6 +483,12 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
     if (s.pp < 2 || s.pp % 2 != 0)
       return fmt::format("schedule=dualpipe needs an even pp of at least 2 (got pp={})", s.pp);
     if (s.vpp > 1) return "schedule=dualpipe has no interleaving; use vpp=1";
+  }
+  if (s.schedule == PipeSchedule::local) {
+    if (s.pp < 2)
+      return "schedule=local needs pp>=2 (local updates decouple pipeline stages; with one stage "
+             "training is end to end)";
+    if (s.vpp > 1) return "schedule=local has no interleaving; use vpp=1";
   }
   if (s.sp && s.tp == 1) return "sp=true needs tp>1";
   if (s.zero < 0 || s.zero > 3) return fmt::format("zero={} is not a ZeRO stage (0-3)", s.zero);

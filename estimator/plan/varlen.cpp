@@ -76,10 +76,11 @@ VarlenEstimate estimate_varlen(const Workload& w, const Cluster& c, const Strate
     throw InputError(
         "variable-length data with a TP degree per stage (stage_tp) is not priced yet; give one "
         "tp, or fixed-length sequences");
-  if (given.schedule == PipeSchedule::dualpipe)
-    throw InputError(
-        "variable-length data under schedule=dualpipe is not priced yet (its pipeline is played "
-        "out for 1F1B); use schedule=1f1b, or fixed-length sequences");
+  if (given.schedule != PipeSchedule::one_f_one_b)
+    throw InputError(fmt::format(
+        "variable-length data under schedule={} is not priced yet (its pipeline is played out "
+        "for 1F1B); use schedule=1f1b, or fixed-length sequences",
+        to_string(given.schedule)));
   const Strategy s = with_precision(given, opt.software, c);
   if (o.batch_tokens < 0) throw InputError("--batch-tokens must be positive");
   if (auto why = unsupported(opt.software, s))

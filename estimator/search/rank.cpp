@@ -326,13 +326,17 @@ struct Ranker {
                   ? std::vector<int>{fixed.sp ? 1 : 0}
                   : (tp > 1 && sw.sequence_parallel ? std::vector<int>{0, 1} : std::vector<int>{0});
           // Schedules: 1F1B at each interleaving, and DualPipe where the pipeline pairs its
-          // stages (an even pp, no interleaving, one node group).
+          // stages (an even pp, no interleaving, one node group). Local updates change what is
+          // trained (each stage its own loss), so only a pinned schedule=local searches them
+          // (pp >= 2, no interleaving).
           std::vector<std::pair<int, PipeSchedule>> pipes;
           for (int vpp : vpps) {
             const bool dualpipe_fits =
                 sw.dualpipe && pp >= 2 && pp % 2 == 0 && vpp == 1 && c.groups.size() == 1;
             if (contains(pinned, "schedule")) {
-              if (fixed.schedule == PipeSchedule::one_f_one_b || dualpipe_fits)
+              const bool local_fits = pp >= 2 && vpp == 1;
+              if (fixed.schedule == PipeSchedule::one_f_one_b || dualpipe_fits ||
+                  (fixed.schedule == PipeSchedule::local && local_fits))
                 pipes.emplace_back(vpp, fixed.schedule);
               continue;
             }

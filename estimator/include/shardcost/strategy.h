@@ -48,8 +48,11 @@ std::string_view to_string(CpKind);
 // (Liu et al. 2024, Sec. 3.2.1): micro-batches fed from both ends, each device holding two
 // stages (i and pp-1-i), a forward and a backward chunk overlapped so that expert-parallel
 // all-to-alls and pipeline sends hide behind compute, the backward split into input and weight
-// gradients to fill the bubble.
-enum class PipeSchedule { one_f_one_b, dualpipe };
+// gradients to fill the bubble. Or local updates (Laskin et al. 2020, "Parallel Training of
+// Deep Networks with Local Updates"): every stage but the last trains on its own auxiliary
+// loss (a copy of the model's head), so no gradient crosses a stage boundary, no stage waits
+// for a later one's backward and nothing flushes at a step's end.
+enum class PipeSchedule { one_f_one_b, dualpipe, local };
 std::string_view to_string(PipeSchedule);
 
 // Context parallelism of one size (fixed), or sized per sequence on variable-length data:
