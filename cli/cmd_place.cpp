@@ -18,8 +18,11 @@ namespace {
 
 struct Args {
   std::string model, cluster, precision = "fp32", optimizer = "sgd", format = "text", db;
+  std::string solver = "ideals";
   std::optional<int> gpus;
   int micro_batch = 1, micro_batches = 0;
+  int64_t max_ideals = 20000;
+  double solver_time_s = 10;
 };
 
 std::string operators_text(const std::vector<std::string>& ops) {
@@ -38,6 +41,18 @@ void run(const Args& a) {
   o.optimizer = a.optimizer;
   if (a.micro_batches < 0)
     throw InputError("--micro-batches: give a positive count (or 0: 4 x the GPUs)");
+  if (a.solver != "ideals" && a.solver != "mip")
+    throw InputError(
+        fmt::format("--solver {}: use ideals (the program over ideals, the integer program past "
+                    "--max-ideals) or mip (the integer program alone)",
+                    a.solver));
+  if (a.max_ideals < 1) throw InputError("--max-ideals: give at least 1");
+  if (!(a.solver_time_s > 0) || a.solver_time_s > 3600)
+    throw InputError("--solver-time: give seconds above 0, at most 3600");
+  o.solver =
+      a.solver == "mip" ? PlacementOptions::Solver::program : PlacementOptions::Solver::automatic;
+  o.max_ideals = a.max_ideals;
+  o.program_time_s = a.solver_time_s;
   for (const NodeGroup& grp : c.groups)
     if (is_quantized(o.precision) || grp.device.peak_flops[static_cast<int>(o.precision)] <= 0)
       throw InputError(
@@ -80,6 +95,7 @@ void run(const Args& a) {
                         {"feasible", p.feasible},
                         {"exact", p.exact},
                         {"ideals", p.ideals},
+                        {"integer_programs", p.programs},
                         {"stage_s", p.stage_s},
                         {"step_s", p.step_s},
                         {"stages", stages}};
@@ -92,12 +108,15 @@ void run(const Args& a) {
     fmt::print("{} ({}) on {}: {} GPUs, micro-batch {}, {}\n", g.name, g.source, c.name,
                c.total_gpus(), a.micro_batch, a.precision);
     if (p.feasible) {
+      // How it was placed: over every ideal, or as the note says.
+      const std::string how =
+          p.note.empty()
+              ? fmt::format("exact over {} ideals", thousands(static_cast<double>(p.ideals)))
+              : fmt::format("{} ({})", p.exact ? "exact" : "not proven optimal", p.note);
       fmt::print(
-          "{} over {} ideals{}; {} stages, slowest {:.4f} s a micro-batch; step of {} "
-          "micro-batches {:.4f} s (1F1B)\n\n",
-          p.exact ? "exact" : "not exact", thousands(static_cast<double>(p.ideals)),
-          p.note.empty() ? "" : " (" + p.note + ")", p.stages.size(), p.stage_s, p.micro_batches,
-          p.step_s);
+          "{}; {} stages, slowest {:.4f} s a micro-batch; step of {} micro-batches {:.4f} s "
+          "(1F1B)\n\n",
+          how, p.stages.size(), p.stage_s, p.micro_batches, p.step_s);
       Table t({"stage", "group", "device", "operators", "compute s", "comm s", "stage s", "GiB",
                "of GiB"},
               {true, false, false, false, true, true, true, true, true});
@@ -140,6 +159,12 @@ void add_place_command(CLI::App& app) {
   cmd->add_option("--precision", a->precision, "fp32 (default), tf32, fp16 or bf16");
   cmd->add_option("--optimizer", a->optimizer, "sgd (default) or adam, for memory");
   cmd->add_option("--db", a->db, "price from the measurements in this cost store");
+  cmd->add_option("--solver", a->solver,
+                  "ideals (default: the exact program over the graph's ideals; past --max-ideals "
+                  "the integer program beside prefixes) or mip (the integer program alone, GLPK)");
+  cmd->add_option("--max-ideals", a->max_ideals, "ideals the exact program takes (default 20000)");
+  cmd->add_option("--solver-time", a->solver_time_s,
+                  "seconds the integer program may take, all stage counts together (default 10)");
   cmd->add_option("--format", a->format, "text or json");
   cmd->callback([a] { run(*a); });
 }

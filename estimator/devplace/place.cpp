@@ -10,6 +10,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "devplace/place_mip.h"
 #include "devplace/stage_costs.h"
 #include "shardcost/error.h"
 
@@ -59,33 +60,22 @@ OpSet minus(const OpSet& j, const OpSet& i) {
 
 }  // namespace
 
-DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementOptions& o) {
-  const auto start = std::chrono::steady_clock::now();
-  if (g.nodes.empty()) throw InputError(fmt::format("{}: the graph has no operators", g.name));
-  if (o.micro_batch < 1)
-    throw InputError(fmt::format("micro-batch {}: give at least one sample", o.micro_batch));
-  check_sizes(g, o.micro_batch, fmt::format("micro-batch {}", o.micro_batch));
-  const int devices = c.total_gpus();
-  if (devices > 64)
-    throw InputError(fmt::format(
-        "cluster '{}' has {} GPUs; device placement places one stage a device, up to 64", c.name,
-        devices));
-  const StageCosts sc(g, c, o);
+namespace {
+
+struct Placed {
+  bool found = false;
+  double step_s = 0, stage_s = 0;
+  Stages stages;
+};
+
+// The dynamic program over `ideal` (every ideal of the graph, or the prefixes of its order),
+// smallest first: for each stage count p, over (ideal, devices of each group used), the
+// smallest slowest stage. per_p (when given): the best placement into each p stages (index p;
+// empty where none fits).
+Placed over_ideals(const StageCosts& sc, const Cluster& c, const std::vector<OpSet>& ideal,
+                   int micro_batches, std::vector<Stages>* per_p = nullptr) {
   const size_t groups = sc.groups();
-  DevicePlacement r;
-  std::vector<OpSet> ideal = ideals(sc, o.max_ideals);
   const size_t n = sc.operators();
-  if (ideal.empty()) {
-    r.exact = false;
-    r.note =
-        fmt::format("more than {} ideals: placed over prefixes of the file's order", o.max_ideals);
-    for (size_t k = 0; k <= n; ++k) {
-      OpSet s(n);
-      for (size_t i = 0; i < k; ++i) s.add(i);
-      ideal.push_back(std::move(s));
-    }
-  }
-  r.ideals = static_cast<int64_t>(ideal.size());
   const size_t count = ideal.size();
   // Stages: pairs of nested ideals, priced once per group.
   struct Pair {
@@ -117,11 +107,24 @@ DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementO
   auto used = [&](size_t code, size_t gi) {
     return static_cast<int>(code / radix[gi] % static_cast<size_t>(cap[gi] + 1));
   };
+  Placed out;
   double best = kInf;
-  int best_p = 0;
   std::vector<size_t> best_parent, best_stage_group;
   size_t best_end = 0;
-  for (int p = 1; p <= std::min<int>(devices, static_cast<int>(n)); ++p) {
+  // The stages ending at state `end`, from the parents (state 0: nothing placed).
+  auto stages_to = [&](size_t end, const std::vector<size_t>& parent,
+                       const std::vector<size_t>& via) {
+    std::vector<size_t> path;
+    for (size_t at = end; at != 0; at = parent[at]) path.push_back(at);
+    std::reverse(path.begin(), path.end());
+    Stages s;
+    for (const size_t at : path)
+      s.emplace_back(minus(ideal[at / combos], ideal[parent[at] / combos]), via[at]);
+    return s;
+  };
+  const int most = std::min<int>(c.total_gpus(), static_cast<int>(n));
+  if (per_p) per_p->assign(static_cast<size_t>(most) + 1, {});
+  for (int p = 1; p <= most; ++p) {
     std::vector<double> value(count * combos, kInf);
     std::vector<size_t> parent(count * combos, 0), via(count * combos, 0);
     value[0] = 0;
@@ -142,36 +145,38 @@ DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementO
             if (t < value[at]) value[at] = t, parent[at] = i * combos + code, via[at] = gi;
           }
       }
+    size_t p_end = 0;
     for (size_t code = 0; code < combos; ++code) {
       int stages = 0;
       for (size_t gi = 0; gi < groups; ++gi) stages += used(code, gi);
       const size_t at = (count - 1) * combos + code;
-      const int m = o.micro_batches > 0 ? o.micro_batches : 4 * devices;
-      if (stages == p && value[at] < kInf && (m + p - 1) * value[at] < best) {
-        best = (m + p - 1) * value[at];
-        best_p = p;
+      if (stages != p || value[at] == kInf) continue;
+      if (p_end == 0 || value[at] < value[p_end]) p_end = at;
+      if ((micro_batches + p - 1) * value[at] < best) {
+        best = (micro_batches + p - 1) * value[at];
         best_end = at;
         best_parent = parent;
         best_stage_group = via;
-        r.stage_s = value[at];
-        r.micro_batches = m;
+        out.stage_s = value[at];
       }
     }
+    if (per_p && p_end != 0) (*per_p)[static_cast<size_t>(p)] = stages_to(p_end, parent, via);
   }
-  if (best == kInf) {
-    r.reason = "no placement fits the devices' memory";
-    return r;
-  }
-  r.feasible = true;
-  r.step_s = best;
-  // The stages, from the parents (state 0: nothing placed, no device used).
-  std::vector<size_t> path;
-  for (size_t at = best_end; at != 0; at = best_parent[at]) path.push_back(at);
-  std::reverse(path.begin(), path.end());
-  std::vector<PlacedStage> stages;
-  for (size_t k = 0; k < path.size(); ++k) {
-    const size_t at = path[k], from = best_parent[at], gi = best_stage_group[at];
-    const OpSet stage = minus(ideal[at / combos], ideal[from / combos]);
+  if (best == kInf) return out;
+  out.found = true;
+  out.step_s = best;
+  out.stages = stages_to(best_end, best_parent, best_stage_group);
+  return out;
+}
+
+// The stages as the result reports them; stage k keeps p - k micro-batches in flight (1F1B).
+std::vector<PlacedStage> report(const OpGraph& g, const Cluster& c, const StageCosts& sc,
+                                const Stages& stages) {
+  std::vector<PlacedStage> out;
+  const size_t n = sc.operators();
+  const int p = static_cast<int>(stages.size());
+  for (size_t k = 0; k < stages.size(); ++k) {
+    const auto& [stage, gi] = stages[k];
     PlacedStage s;
     s.group = c.groups[gi].name;
     s.device = c.groups[gi].device.name;
@@ -179,13 +184,85 @@ DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementO
       if (stage.has(i)) s.operators.push_back(g.nodes[static_cast<size_t>(sc.order()[i])].name);
     s.compute_s = sc.compute(gi, stage);
     s.comm_s = sc.seconds(gi, stage) - s.compute_s;
-    // Stage k keeps p - k micro-batches' activations in flight (1F1B).
     s.memory_bytes =
-        sc.weights(gi, stage) + static_cast<double>(best_p - static_cast<int>(k)) * sc.kept(stage);
+        sc.weights(gi, stage) + static_cast<double>(p - static_cast<int>(k)) * sc.kept(stage);
     s.capacity_bytes = sc.capacity(gi);
-    stages.push_back(std::move(s));
+    out.push_back(std::move(s));
   }
-  r.stages = std::move(stages);
+  return out;
+}
+
+}  // namespace
+
+DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  if (g.nodes.empty()) throw InputError(fmt::format("{}: the graph has no operators", g.name));
+  if (o.micro_batch < 1)
+    throw InputError(fmt::format("micro-batch {}: give at least one sample", o.micro_batch));
+  check_sizes(g, o.micro_batch, fmt::format("micro-batch {}", o.micro_batch));
+  const int devices = c.total_gpus();
+  if (devices > 64)
+    throw InputError(fmt::format(
+        "cluster '{}' has {} GPUs; device placement places one stage a device, up to 64", c.name,
+        devices));
+  const StageCosts sc(g, c, o);
+  const size_t n = sc.operators();
+  DevicePlacement r;
+  r.micro_batches = o.micro_batches > 0 ? o.micro_batches : 4 * devices;
+  Placed placed;
+  // The prefixes of the file's order are ideals too: the program over them is quick, and its
+  // placement for each stage count starts the integer program's search.
+  std::vector<OpSet> prefixes;
+  for (size_t k = 0; k <= n; ++k) {
+    OpSet s(n);
+    for (size_t i = 0; i < k; ++i) s.add(i);
+    prefixes.push_back(std::move(s));
+  }
+  std::vector<Stages> starts;
+  auto by_program = [&](double incumbent) {
+    const ProgramPlacement mp =
+        place_by_program(sc, c, r.micro_batches, o.program_time_s, incumbent, &starts);
+    r.programs = mp.programs;
+    return mp;
+  };
+  if (o.solver == PlacementOptions::Solver::program) {
+    (void)over_ideals(sc, c, prefixes, r.micro_batches, &starts);
+    const ProgramPlacement mp = by_program(0);
+    r.exact = mp.optimal;
+    r.note = fmt::format("integer program (GLPK) over {} stage counts{}", mp.programs,
+                         mp.optimal ? "" : fmt::format(", stopped at {:.0f} s", o.program_time_s));
+    if (mp.found) placed = {true, mp.step_s, mp.stage_s, mp.stages};
+  } else {
+    std::vector<OpSet> ideal = ideals(sc, o.max_ideals);
+    if (!ideal.empty()) {
+      r.ideals = static_cast<int64_t>(ideal.size());
+      placed = over_ideals(sc, c, ideal, r.micro_batches);
+    } else {
+      // Too many ideals: the program over prefixes of the file's order, then the integer
+      // program over every placement, bounded and started by it.
+      r.ideals = static_cast<int64_t>(prefixes.size());
+      placed = over_ideals(sc, c, prefixes, r.micro_batches, &starts);
+      const ProgramPlacement mp = by_program(placed.found ? placed.step_s : 0);
+      const bool program_better = mp.found && (!placed.found || mp.step_s < placed.step_s);
+      if (program_better) placed = {true, mp.step_s, mp.stage_s, mp.stages};
+      // Proven optimal: the program's own, or the prefixes' when no stage count beat them.
+      r.exact = mp.optimal;
+      r.note = fmt::format(
+          "more than {} ideals: the integer program (GLPK, {} stage counts{}) beside the program "
+          "over prefixes of the file's order; the {} placed it",
+          o.max_ideals, mp.programs,
+          mp.optimal ? "" : fmt::format(", stopped at {:.0f} s", o.program_time_s),
+          program_better ? "integer program" : "prefixes");
+    }
+  }
+  if (!placed.found) {
+    r.reason = "no placement fits the devices' memory";
+    return r;
+  }
+  r.feasible = true;
+  r.step_s = placed.step_s;
+  r.stage_s = placed.stage_s;
+  r.stages = report(g, c, sc, placed.stages);
   r.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

@@ -41,6 +41,14 @@ class StageCosts {
   double weights(size_t g, const OpSet& stage) const;
   double kept(const OpSet& stage) const;
   double capacity(size_t g) const;
+  // Per operator (a position), what the sums above add: an integer program's coefficients.
+  const std::vector<std::vector<size_t>>& consumers() const { return consumers_; }
+  double op_seconds(size_t g, size_t i) const { return time_[g][i]; }
+  double op_weights(size_t g, size_t i) const { return weights_[g][i]; }
+  double op_kept(size_t i) const { return kept_[i]; }
+  double out_bytes(size_t i) const { return out_bytes_[i]; }
+  double bandwidth(size_t g) const { return bandwidth_[g]; }  // bytes/s
+  double latency(size_t g) const { return latency_[g]; }
 
  private:
   const Cluster& c_;

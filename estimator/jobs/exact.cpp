@@ -2,11 +2,13 @@
 // job to job as a flow (Artigues, Michelon and Reusser, 2003): a job takes its GPUs from the
 // pool at time 0 or from jobs that ended before it starts, and hands them on when it ends, so
 // no instant holds more than the pool. Each job picks one mode (a GPU count and duration).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "glpk_api.h"
+#include "mip/glpk_api.h"
 #include "solver.h"
 
 namespace shardcost::jobs {
@@ -33,7 +35,7 @@ bool exact_schedule(const Instance& in, ScheduleObjective objective, double time
   const double M = (makespan && on_time ? std::min(horizon, known.makespan) : horizon) / longest;
   auto scaled = [&](double seconds) { return seconds / longest; };
 
-  MipProblem p;
+  mip::MipProblem p;
   // Modes: z[j][k] binary, one per job.
   std::vector<std::vector<int>> z(n);
   for (size_t j = 0; j < n; ++j) {
@@ -137,8 +139,13 @@ bool exact_schedule(const Instance& in, ScheduleObjective objective, double time
   p.add_row(from_pool, cap, cap);
   p.add_row(to_pool, cap, cap);
 
-  const MipProblem::Status status = p.minimise(time_limit_s, why);
-  if (status == MipProblem::Status::none) {
+  const mip::MipProblem::Status status = p.minimise(time_limit_s, why);
+  if (status == mip::MipProblem::Status::none) {
+    // In the scheduler's words.
+    if (p.proven_infeasible())
+      why = "no schedule meets every deadline";
+    else if (why.find("within") != std::string::npos)
+      why = fmt::format("no schedule within the exact solver's {:.0f} s", time_limit_s);
     // In time, the program found nothing better: the list schedule stands, unproven.
     if (on_time && why.find("within") != std::string::npos) {
       out = known;
@@ -164,7 +171,7 @@ bool exact_schedule(const Instance& in, ScheduleObjective objective, double time
                    [&](size_t a, size_t b) { return starts[a] < starts[b]; });
   const std::vector<int> mode = out.mode;
   out = serial_schedule(in, order, mode);
-  out.optimal = status == MipProblem::Status::optimal;
+  out.optimal = status == mip::MipProblem::Status::optimal;
   // Unproven: the better of the program's and the list schedule.
   if (!out.optimal && on_time && known.value(objective) < out.value(objective)) out = known;
   return true;

@@ -20,7 +20,29 @@ assert sum(len(s["operators"]) for s in j["stages"]) == 174
 assert "layerwise" in j and j["layerwise"]["step_s"] > 0
 PY
 
+# The integer program (GLPK) alone, and past a limit on ideals: the same exact placement of a
+# small graph as the program over every ideal.
+odd=(--model tests/data/onnx/odd-shapes.onnx --cluster data/examples/a100-v100.json
+  --micro-batch 512 --micro-batches 8 --format json)
+expect_exit 0 "$BIN" place "${odd[@]}"
+cp "$SCRATCH/out" "$SCRATCH/ideals.json"
+expect_exit 0 "$BIN" place "${odd[@]}" --solver mip
+cp "$SCRATCH/out" "$SCRATCH/mip.json"
+expect_exit 0 "$BIN" place "${odd[@]}" --max-ideals 2
+python3 - "$SCRATCH/ideals.json" "$SCRATCH/mip.json" "$SCRATCH/out" <<'PY'
+import json, sys
+ideals, mip, wide = (json.load(open(f)) for f in sys.argv[1:])
+assert ideals["exact"] and mip["exact"] and wide["exact"], (mip.get("note"), wide.get("note"))
+for j in (mip, wide):
+    assert abs(j["step_s"] - ideals["step_s"]) <= 1e-9 * ideals["step_s"], (j["step_s"], ideals["step_s"])
+    assert j["integer_programs"] >= 1 and "integer program" in j["note"], j
+assert "prefixes" in wide["note"]
+PY
+
 bad() { expect_exit 2 "$BIN" place "$@"; one_line_error; }
+bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --solver gurobi
+bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --max-ideals 0
+bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --solver-time 0
 bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 72 --micro-batch 8
 bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --micro-batch 0
 bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --micro-batches -1

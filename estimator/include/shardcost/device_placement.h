@@ -5,8 +5,8 @@
 // their producers once the earlier stages' are added (an ideal of the graph, less the one
 // before); the slowest stage sets the pace. A dynamic program over the graph's ideals and the
 // devices of each kind used so far finds the placement that minimises the slowest stage,
-// exactly; a graph with too many ideals is placed over prefixes of its file order instead
-// (said so). docs/operator-graphs.md, "Device placement".
+// exactly; a graph with too many ideals is placed by an integer program (GLPK) and over
+// prefixes of its file order, the better kept (said so). docs/seed-planners.md.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,8 +23,12 @@ struct PlacementOptions {
   DType precision = DType::fp32;
   std::string optimizer = "sgd";
   const CostSource* costs = nullptr;
-  // More ideals than this: the placement runs over prefixes of the file's order.
+  // More ideals than this: the integer program (GLPK) places the graph, within
+  // program_time_s, beside the dynamic program over prefixes of the file's order; the better
+  // stands. solver = program: the integer program alone, whatever the ideals.
   int64_t max_ideals = 20000;
+  enum class Solver { automatic, program } solver = Solver::automatic;
+  double program_time_s = 10;
 };
 
 struct PlacedStage {
@@ -39,9 +43,10 @@ struct PlacedStage {
 struct DevicePlacement {
   bool feasible = false;
   std::string reason;  // why nothing fits
-  bool exact = true;   // false: placed over prefixes of the file's order
-  std::string note;    // why not exact
-  int64_t ideals = 0;  // the graph's ideals (or prefixes) the program ran over
+  bool exact = true;   // false: not proven optimal (the note says why)
+  std::string note;    // how it was placed where not by the program over every ideal
+  int64_t ideals = 0;  // the graph's ideals (or prefixes) the program ran over (0: none)
+  int programs = 0;    // integer programs solved (one per stage count not bounded out)
   double stage_s = 0;  // the slowest stage's time per micro-batch
   double step_s = 0;   // (micro-batches + stages - 1) x stage_s (1F1B's pace)
   int micro_batches = 0;

@@ -1,12 +1,13 @@
 #pragma once
 // The one door to GLPK (Debian: libglpk-dev): a mixed-integer program built column by
-// column and row by row, solved by branch and cut, freed with its owner.
+// column and row by row, solved by branch and cut, freed with its owner. The jobs scheduler's
+// exact schedule and device placement's integer program share it.
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace shardcost::jobs {
+namespace shardcost::mip {
 
 class MipProblem {
  public:
@@ -21,15 +22,23 @@ class MipProblem {
   // A row lo <= sum(coef * column) <= hi (either side may be +-infinity).
   void add_row(const std::vector<std::pair<int, double>>& terms, double lo, double hi);
 
+  // A known solution (a value per column, in the order they were added) handed to branch and
+  // cut as its first incumbent; ignored when it violates a row.
+  void set_start(std::vector<double> values);
+
   enum class Status { optimal, feasible, none };
   // Minimises; none with `why` when no integer solution was found (infeasible, or the time
   // limit came first).
   Status minimise(double time_limit_s, std::string& why);
+  // After minimise returned none: whether the program was proven to have no solution (not
+  // merely none found in time).
+  bool proven_infeasible() const;
   double value(int column) const;
 
+  struct Impl;  // GLPK's state (its callback reaches it)
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace shardcost::jobs
+}  // namespace shardcost::mip

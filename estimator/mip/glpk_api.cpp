@@ -11,14 +11,38 @@
 
 #include "shardcost/error.h"
 
-namespace shardcost::jobs {
+namespace shardcost::mip {
 
 struct MipProblem::Impl {
   glp_prob* p = nullptr;
   int rows = 0, cols = 0;
   std::vector<int> ia{0}, ja{0};  // GLPK's arrays start at index 1
   std::vector<double> ar{0};
+  bool infeasible = false;
+  std::vector<double> start;  // index 0 unused, as GLPK's
+  bool start_offered = false;
 };
+
+namespace {
+
+// Branch and cut's callback: offers the known solution once, at the first heuristic point.
+void offer_start(glp_tree* tree, void* info) {
+  auto* impl = static_cast<MipProblem::Impl*>(info);
+  if (glp_ios_reason(tree) != GLP_IHEUR || impl->start_offered || impl->start.empty()) return;
+  impl->start_offered = true;
+  (void)glp_ios_heur_sol(tree, impl->start.data());  // non-zero: rejected, nothing lost
+}
+
+}  // namespace
+
+void MipProblem::set_start(std::vector<double> values) {
+  if (static_cast<int>(values.size()) != impl_->cols)
+    throw Error(
+        fmt::format("GLPK: a start of {} values for {} columns", values.size(), impl_->cols));
+  values.insert(values.begin(), 0.0);
+  impl_->start = std::move(values);
+  impl_->start_offered = false;
+}
 
 MipProblem::MipProblem() : impl_(std::make_unique<Impl>()) {
   glp_term_out(GLP_OFF);
@@ -90,21 +114,43 @@ MipProblem::Status MipProblem::minimise(double time_limit_s, std::string& why) {
   parm.clq_cuts = GLP_ON;
   parm.br_tech = GLP_BR_PCH;
   parm.bt_tech = GLP_BT_BLB;
+  if (!impl_->start.empty()) {
+    // The callback sees the problem as given only without the presolver.
+    parm.presolve = GLP_OFF;
+    parm.cb_func = offer_start;
+    parm.cb_info = impl_.get();
+  }
+  glp_scale_prob(impl_->p, GLP_SF_AUTO);  // rows of seconds beside rows of bytes
+  if (parm.presolve == GLP_OFF) {
+    // Branch and cut then starts from the LP relaxation's optimal basis, solved here.
+    glp_smcp lp;
+    glp_init_smcp(&lp);
+    lp.msg_lev = GLP_MSG_OFF;
+    lp.presolve = GLP_ON;
+    const int lp_rc = glp_simplex(impl_->p, &lp);
+    if (lp_rc != 0 || glp_get_status(impl_->p) != GLP_OPT) {
+      impl_->infeasible = lp_rc == 0 && (glp_get_status(impl_->p) == GLP_NOFEAS);
+      why = impl_->infeasible ? "no solution meets every constraint"
+                              : fmt::format("GLPK glp_simplex failed (code {})", lp_rc);
+      return Status::none;
+    }
+  }
   const int rc = glp_intopt(impl_->p, &parm);
   const int status = glp_mip_status(impl_->p);
+  impl_->infeasible = rc == GLP_ENOPFS || rc == GLP_ENODFS || (rc == 0 && status == GLP_NOFEAS);
   if (status == GLP_OPT && rc == 0) return Status::optimal;
   if (status == GLP_FEAS || (status == GLP_OPT && rc != 0)) return Status::feasible;
   switch (rc) {
     case GLP_ETMLIM:
-      why = fmt::format("no schedule within the exact solver's {:.0f} s", time_limit_s);
+      why = fmt::format("no solution within the solver's {:.0f} s", time_limit_s);
       break;
     case GLP_ENOPFS:
     case GLP_ENODFS:
-      why = "no schedule meets every deadline";
+      why = "no solution meets every constraint";
       break;
     case 0:
-      why = status == GLP_NOFEAS ? "no schedule meets every deadline"
-                                 : "GLPK ended without a schedule";
+      why = status == GLP_NOFEAS ? "no solution meets every constraint"
+                                 : "GLPK ended without a solution";
       break;
     default:
       why = fmt::format("GLPK glp_intopt failed (code {})", rc);
@@ -112,9 +158,13 @@ MipProblem::Status MipProblem::minimise(double time_limit_s, std::string& why) {
   return Status::none;
 }
 
+bool MipProblem::proven_infeasible() const {
+  return impl_->infeasible;
+}
+
 double MipProblem::value(int column) const {
   if (column < 1 || column > impl_->cols) throw Error(fmt::format("GLPK: no column {}", column));
   return glp_mip_col_val(impl_->p, column);
 }
 
-}  // namespace shardcost::jobs
+}  // namespace shardcost::mip
