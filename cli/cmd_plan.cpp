@@ -558,6 +558,11 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
       j["rejected"] = r.rejected;
       j["strategies"] = nlohmann::json::array();
       for (const auto& e : r.best) j["strategies"].push_back(to_json(e));
+      if (r.sharding) {
+        nlohmann::json uniform = nlohmann::json::array();
+        for (const Estimate& u : r.sharding->uniform) uniform.push_back(to_json(u));
+        j["sharding"] = {{"mixture", to_json(r.sharding->mixture)}, {"uniform", uniform}};
+      }
       fmt::print("{}\n", json_text(j));
       return;
     }

@@ -86,9 +86,16 @@ void cluster_json(const uint8_t* data, size_t size) {
 }
 
 void strategy_text(const uint8_t* data, size_t size) {
+  // A strategy that parses, passes the checks and runs on the stack prices to a positive,
+  // finite step (per-layer sharding masks and schedules through memory and the schedule).
   try {
     const Strategy s = parse_strategy(text(data, size), 64);
-    (void)check_strategy(load_model("llama3-8b"), load_cluster("dgx-h100", 64), s);
+    const Model m = load_model("llama3-8b");
+    const Cluster c = load_cluster("dgx-h100", 64);
+    if (check_strategy(m, c, s) || unsupported(software_preset("megatron-core"), s)) return;
+    const Estimate e = estimate(m, c, s);
+    if (!(e.step_time_s > 0) || !std::isfinite(e.step_time_s) || !(e.memory_per_gpu_bytes > 0))
+      throw std::logic_error("a strategy that passed its checks priced to no step or memory");
   } catch (const InputError&) {
   }
 }

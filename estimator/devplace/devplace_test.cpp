@@ -81,6 +81,7 @@ void equals_brute_force(PlacementOptions::Solver solver) {
     o.micro_batch = 512;
     o.micro_batches = 8;
     o.solver = solver;
+    o.program_time_s = 300;  // ample: each program stops once proven (seconds here)
     const DevicePlacement p = place_graph(g, c, o);
     ASSERT_TRUE(p.feasible) << p.reason;
     EXPECT_TRUE(p.exact) << p.note;
@@ -143,6 +144,7 @@ TEST(DevicePlacement, TooManyIdealsTakesTheIntegerProgramBesidePrefixes) {
   q.micro_batches = 8;
   const DevicePlacement every = place_graph(small, mixed(2, 1), q);
   q.max_ideals = 2;
+  q.program_time_s = 300;
   const DevicePlacement wide = place_graph(small, mixed(2, 1), q);
   EXPECT_NE(wide.note.find("integer program"), std::string::npos) << wide.note;
   EXPECT_TRUE(wide.exact) << wide.note;

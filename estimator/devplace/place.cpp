@@ -219,10 +219,16 @@ DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementO
     prefixes.push_back(std::move(s));
   }
   std::vector<Stages> starts;
+  std::string program_why;  // the integer program found nothing, not proven none exists: why
   auto by_program = [&](double incumbent) {
     const ProgramPlacement mp =
         place_by_program(sc, c, r.micro_batches, o.program_time_s, incumbent, &starts);
     r.programs = mp.programs;
+    if (!mp.found && !mp.optimal)
+      program_why = fmt::format(
+          "the integer program found no placement ({}); give it more "
+          "--solver-time",
+          mp.why.empty() ? "stopped at its time limit" : mp.why);
     return mp;
   };
   if (o.solver == PlacementOptions::Solver::program) {
@@ -256,7 +262,7 @@ DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementO
     }
   }
   if (!placed.found) {
-    r.reason = "no placement fits the devices' memory";
+    r.reason = program_why.empty() ? "no placement fits the devices' memory" : program_why;
     return r;
   }
   r.feasible = true;

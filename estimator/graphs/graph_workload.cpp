@@ -40,7 +40,9 @@ class GraphWorkload final : public Workload {
     if (s.sp) return "sp=true needs a transformer (its norms and residuals split the sequence)";
     if (s.recompute != Recompute::none)
       return "recomputation of operator graphs is not modelled; use recompute=none";
-    if (s.schedule != PipeSchedule::one_f_one_b) return "schedule=dualpipe needs a transformer";
+    if (s.schedule != PipeSchedule::one_f_one_b)
+      return fmt::format("schedule={} is priced for transformers; use schedule=1f1b",
+                         to_string(s.schedule));
     if (s.precision && is_quantized(*s.precision))
       return fmt::format("precision={} is priced for transformers; use fp32, tf32, fp16 or bf16",
                          to_string(*s.precision));

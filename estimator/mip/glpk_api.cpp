@@ -21,6 +21,8 @@ struct MipProblem::Impl {
   bool infeasible = false;
   std::vector<double> start;  // index 0 unused, as GLPK's
   bool start_offered = false;
+  std::vector<std::pair<double, double>> row_bounds{{0, 0}}, col_bounds{{0, 0}};
+  std::vector<bool> binary{false};
 };
 
 namespace {
@@ -40,6 +42,27 @@ void MipProblem::set_start(std::vector<double> values) {
     throw Error(
         fmt::format("GLPK: a start of {} values for {} columns", values.size(), impl_->cols));
   values.insert(values.begin(), 0.0);
+  // GLPK takes a heuristic solution without checking its rows: an infeasible one would prune
+  // the search and come back as "optimal". Kept only when every bound holds.
+  const Impl& m = *impl_;
+  auto off = [](double v, double lo, double hi) {
+    const double tol = 1e-7 * std::max(1.0, std::abs(v));
+    return (std::isfinite(lo) && v < lo - tol) || (std::isfinite(hi) && v > hi + tol);
+  };
+  for (int c = 1; c <= m.cols; ++c) {
+    const double v = values[static_cast<size_t>(c)];
+    if (off(v, m.col_bounds[static_cast<size_t>(c)].first,
+            m.col_bounds[static_cast<size_t>(c)].second) ||
+        (m.binary[static_cast<size_t>(c)] && v != 0 && v != 1))
+      return;
+  }
+  std::vector<double> activity(static_cast<size_t>(m.rows) + 1, 0);
+  for (size_t k = 1; k < m.ia.size(); ++k)
+    activity[static_cast<size_t>(m.ia[k])] += m.ar[k] * values[static_cast<size_t>(m.ja[k])];
+  for (int r = 1; r <= m.rows; ++r)
+    if (off(activity[static_cast<size_t>(r)], m.row_bounds[static_cast<size_t>(r)].first,
+            m.row_bounds[static_cast<size_t>(r)].second))
+      return;
   impl_->start = std::move(values);
   impl_->start_offered = false;
 }
@@ -72,6 +95,8 @@ int MipProblem::add_column(double lo, double hi, bool binary, double objective) 
     throw Error(fmt::format("GLPK: column bounds [{}, {}] are empty", lo, hi));
   const int c = glp_add_cols(impl_->p, 1);
   impl_->cols = c;
+  impl_->col_bounds.emplace_back(binary ? 0.0 : lo, binary ? 1.0 : hi);
+  impl_->binary.push_back(binary);
   if (binary) {
     glp_set_col_kind(impl_->p, c, GLP_BV);
   } else {
@@ -87,6 +112,7 @@ void MipProblem::add_row(const std::vector<std::pair<int, double>>& terms, doubl
     throw Error(fmt::format("GLPK: row bounds [{}, {}] are empty", lo, hi));
   const int r = glp_add_rows(impl_->p, 1);
   impl_->rows = r;
+  impl_->row_bounds.emplace_back(lo, hi);
   glp_set_row_bnds(impl_->p, r, bound_kind(lo, hi), std::isfinite(lo) ? lo : 0,
                    std::isfinite(hi) ? hi : 0);
   for (const auto& [col, coef] : terms) {
@@ -127,17 +153,23 @@ MipProblem::Status MipProblem::minimise(double time_limit_s, std::string& why) {
     glp_init_smcp(&lp);
     lp.msg_lev = GLP_MSG_OFF;
     lp.presolve = GLP_ON;
+    lp.tm_lim = parm.tm_lim;
     const int lp_rc = glp_simplex(impl_->p, &lp);
     if (lp_rc != 0 || glp_get_status(impl_->p) != GLP_OPT) {
-      impl_->infeasible = lp_rc == 0 && (glp_get_status(impl_->p) == GLP_NOFEAS);
+      // With its presolver, simplex reports an infeasible relaxation as GLP_ENOPFS.
+      impl_->infeasible =
+          lp_rc == GLP_ENOPFS || (lp_rc == 0 && glp_get_status(impl_->p) == GLP_NOFEAS);
       why = impl_->infeasible ? "no solution meets every constraint"
-                              : fmt::format("GLPK glp_simplex failed (code {})", lp_rc);
+            : lp_rc == GLP_ETMLIM
+                ? fmt::format("no solution within the solver's {:.0f} s", time_limit_s)
+                : fmt::format("GLPK glp_simplex failed (code {})", lp_rc);
       return Status::none;
     }
   }
   const int rc = glp_intopt(impl_->p, &parm);
   const int status = glp_mip_status(impl_->p);
-  impl_->infeasible = rc == GLP_ENOPFS || rc == GLP_ENODFS || (rc == 0 && status == GLP_NOFEAS);
+  // GLP_ENODFS (the relaxation unbounded) proves no solution is infeasible, so it is not one.
+  impl_->infeasible = rc == GLP_ENOPFS || (rc == 0 && status == GLP_NOFEAS);
   if (status == GLP_OPT && rc == 0) return Status::optimal;
   if (status == GLP_FEAS || (status == GLP_OPT && rc != 0)) return Status::feasible;
   switch (rc) {

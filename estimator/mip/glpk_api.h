@@ -23,7 +23,7 @@ class MipProblem {
   void add_row(const std::vector<std::pair<int, double>>& terms, double lo, double hi);
 
   // A known solution (a value per column, in the order they were added) handed to branch and
-  // cut as its first incumbent; ignored when it violates a row.
+  // cut as its first incumbent; dropped here when it breaks a bound (GLPK would not check).
   void set_start(std::vector<double> values);
 
   enum class Status { optimal, feasible, none };

@@ -153,6 +153,13 @@ TEST(LocalUpdates, NeedsAPipelineWithoutInterleaving) {
                 .find("no interleaving"),
             std::string::npos);
   EXPECT_FALSE(check_strategy(*w, c, parse_strategy("tp=1,pp=4,gbs=64,schedule=local", 64)));
+  // Multi-token prediction puts more than a head on the last stage: not copied, refused.
+  const auto v3 = transformer_workload(load_model("deepseek-v3"));
+  EXPECT_NE(check_strategy(*v3, load_cluster("dgx-h100", 64),
+                           parse_strategy("tp=1,pp=4,ep=16,gbs=64,schedule=local", 64))
+                .value_or("")
+                .find("multi-token prediction"),
+            std::string::npos);
 }
 
 }  // namespace

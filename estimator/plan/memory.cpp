@@ -26,8 +26,7 @@ StageParameters pinned_unit(const Graph& g, Block::Pin pin, const StageSpan& spa
     if (b.pin != pin) continue;
     p.dense += b.dense_params;
     p.expert += b.expert_params;
-    p.fp8 += b.fp8_params;
-    p.blocks += 1;
+    p.blocks += 1;  // (their FP8 weights are not counted: pinned blocks were priced so)
     p.tensors += b.param_tensors;
     p.largest_tensor = std::max(p.largest_tensor, b.largest_tensor_params);
     // Tied weights are held once where the first-stage block they share sits here too.

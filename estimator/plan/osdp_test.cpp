@@ -60,6 +60,19 @@ TEST(ZeroLayers, AMaskMustMatchTheLayersAndLeaveReplicatedOnesBelowZero3) {
             std::string::npos);
 }
 
+TEST(ZeroLayers, ATiedHeadIsMarkedAsTheEmbedding) {
+  // Gemma 2 2B's shape ties its head to the embedding: one sharded and the other replicated
+  // would gather the table for one use and not the other.
+  const Model m =
+      load_model(std::string(SHARDCOST_SOURCE_DIR) + "/data/examples/gemma2-2b-shape.json");
+  const Cluster c = load_cluster("abci-v100", 64);
+  const auto w = transformer_workload(m);
+  Strategy s = parse_strategy("tp=2,cp=2,gbs=256,sp=true,zero=1,zero_layers=s/rx26/r", 64);
+  EXPECT_NE(check_strategy(*w, c, s).value_or("").find("tied embeddings"), std::string::npos);
+  s = parse_strategy("tp=2,cp=2,gbs=256,sp=true,zero=1,zero_layers=s/rx26/s", 64);
+  EXPECT_FALSE(check_strategy(*w, c, s).has_value());
+}
+
 // Two layers of 60 parameters between an embedding of 100 and a head of 40; no compute.
 Graph two_layers() {
   Graph g;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "group_order.h"
 #include "plan/strategy_text.h"
@@ -57,6 +58,12 @@ struct Ranker {
   void consider_masks(const Strategy& shape, const std::vector<int>& bases,
                       const EstimateOptions& eopt) {
     const Software& sw = eopt.software;
+    {
+      // Stacks that shard layers only at pp=1 (every preset): no mask to price elsewhere.
+      Strategy probe = shape;
+      probe.zero_layers.assign(static_cast<size_t>(w.layers()) + 2, 1);
+      if (unsupported(sw, probe)) return;
+    }
     const Graph& graph = graphs.get(w, shape, sw.attention);
     const StageLayout layout(w.layers(), shape.pp);
     const double capacity = c.groups.front().device.memory_bytes;
@@ -77,6 +84,12 @@ struct Ranker {
     std::optional<Estimate> best;
     auto price = [&](const Strategy& m) {
       Estimate e = estimate_graph(w, graph, c, m, layout, eopt);
+      // Memory need not grow with every layer replicated (a sharded one adds to the gathered
+      // working set): a count between two that fit may not.
+      if (!e.feasible) {
+        tally.reject("exceeds device memory");
+        return std::numeric_limits<double>::infinity();
+      }
       ++tally.result().evaluated;
       ++tally.result().feasible;
       const double seconds = e.step_time_s;

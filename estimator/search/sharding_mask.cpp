@@ -61,11 +61,16 @@ std::vector<MaskFamily> sharding_families(const Graph& g, const Strategy& shape,
   };
   std::vector<MaskFamily> out;
   const size_t layers = f.order.size();
+  // A tied head's projection is the embedding's table: marked alike.
+  bool tied = false;
+  for (const Block& b : g.blocks)
+    tied = tied || (b.pin == Block::Pin::last_stage && b.tied_params > 0);
   for (int embedding = 0; embedding < 3; ++embedding)
     for (int head = 0; head < 3; ++head) {
       // Slicing a unit gathered whole already is no choice.
       if ((embedding == 2 && units.slices.front() == 1) || (head == 2 && units.slices.back() == 1))
         continue;
+      if (tied && (embedding == 0) != (head == 0)) continue;
       f.first.zero_layers.assign(n, 1);
       f.first.zero_layers.front() = pinned_mark(embedding, 0);
       f.first.zero_layers.back() = pinned_mark(head, n - 1);

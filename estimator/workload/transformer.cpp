@@ -37,6 +37,14 @@ class Transformer final : public Workload {
 
   std::optional<std::string> check(const Strategy& s) const override {
     if (auto why = tp_problem(s.tp)) return why;
+    if (s.schedule == PipeSchedule::local && m_.mtp_layers > 0)
+      return "schedule=local copies the head to every stage; with multi-token prediction the last "
+             "stage holds more than a head (not priced): use schedule=1f1b";
+    // A tied head's projection is the embedding's table: both sharded, or both replicated.
+    if (m_.tied_embeddings && s.zero_layers.size() >= 2 &&
+        (s.zero_layers.front() > 0) != (s.zero_layers.back() > 0))
+      return "tied embeddings: the head's projection is the embedding's table; mark the head as "
+             "the embedding (both s or both r) in zero_layers";
     if (s.cp > 1 && s.cp_kind == CpKind::ring && m_.seq_len % (2 * s.cp) != 0)
       return fmt::format("cp={} needs seq_len ({}) divisible by 2*cp", s.cp, m_.seq_len);
     if (s.cp > 1 && s.cp_kind == CpKind::ulysses && attention_) {
