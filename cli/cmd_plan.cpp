@@ -328,7 +328,6 @@ nlohmann::json rank_json(const PlanArgs& a, const Model& m, const Cluster& c) {
       {"model", m.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"software", a.software}};
 }
 
-// rank on variable-length data: the best plans with their step spread and imbalance.
 // rank's per-layer sharding: the fastest mixture beside its shape's uniform ZeRO stages.
 void print_sharding(const RankResult::Sharding& sh) {
   const Estimate& m = sh.mixture;
@@ -345,28 +344,20 @@ void print_sharding(const RankResult::Sharding& sh) {
     if (u.feasible && (!best_uniform || u.step_time_s < best_uniform->step_time_s))
       best_uniform = &u;
   }
-  const std::vector<int>& marks = m.strategy.zero_layers;
-  const bool mixed = std::any_of(marks.begin(), marks.end(), [](int k) { return k == 0; }) &&
-                     std::any_of(marks.begin(), marks.end(), [](int k) { return k > 0; });
+  const bool mixed = m.strategy.zero_layers_mixed();
   if (mixed)
-    t.add({zero_layers_text(marks), fmt::format("{:.3f}", m.step_time_s),
+    t.add({zero_layers_text(m.strategy.zero_layers), fmt::format("{:.3f}", m.step_time_s),
            fmt::format("{:.1f}", m.memory_per_gpu_bytes / kGiB),
            best_uniform ? fmt::format("{:+.1f} % against zero={}",
                                       100 * (m.step_time_s / best_uniform->step_time_s - 1),
                                       best_uniform->strategy.zero)
                         : std::string()});
-  std::string text = t.render();
-  std::string indented;
-  for (size_t at = 0; at < text.size();) {
-    const size_t end = text.find('\n', at);
-    indented += "  " + text.substr(at, end - at + 1);
-    at = end + 1;
-  }
-  fmt::print("{}", indented);
+  fmt::print("{}", t.render(2));
   if (!mixed)
     fmt::print("  no mix of sharded and replicated layers is faster than a uniform stage\n");
 }
 
+// rank on variable-length data: the best plans with their step spread and imbalance.
 void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, const RankOptions& ro,
                        const VarlenOptions& vo, const VarlenRank& r, Format format) {
   if (format == Format::json) {

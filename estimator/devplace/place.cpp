@@ -212,12 +212,15 @@ DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementO
   Placed placed;
   // The prefixes of the file's order are ideals too: the program over them is quick, and its
   // placement for each stage count starts the integer program's search.
-  std::vector<OpSet> prefixes;
-  for (size_t k = 0; k <= n; ++k) {
-    OpSet s(n);
-    for (size_t i = 0; i < k; ++i) s.add(i);
-    prefixes.push_back(std::move(s));
-  }
+  auto prefixes = [n] {
+    std::vector<OpSet> out;
+    for (size_t k = 0; k <= n; ++k) {
+      OpSet s(n);
+      for (size_t i = 0; i < k; ++i) s.add(i);
+      out.push_back(std::move(s));
+    }
+    return out;
+  };
   std::vector<Stages> starts;
   std::string program_why;  // the integer program found nothing, not proven none exists: why
   auto by_program = [&](double incumbent) {
@@ -232,7 +235,7 @@ DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementO
     return mp;
   };
   if (o.solver == PlacementOptions::Solver::program) {
-    (void)over_ideals(sc, c, prefixes, r.micro_batches, &starts);
+    (void)over_ideals(sc, c, prefixes(), r.micro_batches, &starts);
     const ProgramPlacement mp = by_program(0);
     r.exact = mp.optimal;
     r.note = fmt::format("integer program (GLPK) over {} stage counts{}", mp.programs,
@@ -246,8 +249,9 @@ DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementO
     } else {
       // Too many ideals: the program over prefixes of the file's order, then the integer
       // program over every placement, bounded and started by it.
-      r.ideals = static_cast<int64_t>(prefixes.size());
-      placed = over_ideals(sc, c, prefixes, r.micro_batches, &starts);
+      ideal = prefixes();
+      r.ideals = static_cast<int64_t>(ideal.size());
+      placed = over_ideals(sc, c, ideal, r.micro_batches, &starts);
       const ProgramPlacement mp = by_program(placed.found ? placed.step_s : 0);
       const bool program_better = mp.found && (!placed.found || mp.step_s < placed.step_s);
       if (program_better) placed = {true, mp.step_s, mp.stage_s, mp.stages};

@@ -5,10 +5,7 @@
 
 namespace shardcost {
 
-namespace {
-
-// One copy of a body block.
-StageParameters one_copy(const Block& b) {
+StageParameters unit_of(const Block& b) {
   StageParameters p;
   p.dense = b.dense_params;
   p.expert = b.expert_params;
@@ -19,7 +16,6 @@ StageParameters one_copy(const Block& b) {
   return p;
 }
 
-// The first-stage (or last-stage) blocks as one unit, on a stage spanning `span`.
 StageParameters pinned_unit(const Graph& g, Block::Pin pin, const StageSpan& span) {
   StageParameters p;
   for (const Block& b : g.blocks) {
@@ -36,18 +32,9 @@ StageParameters pinned_unit(const Graph& g, Block::Pin pin, const StageSpan& spa
   return p;
 }
 
-}  // namespace
-
 StageParameters stage_parameters(const Graph& g, const StageSpan& span) {
   StageParameters out;
-  for_each_body(g, span, [&](const Block& b, int copies) {
-    StageParameters p = one_copy(b);
-    p.dense *= copies, p.expert *= copies, p.fp8 *= copies;
-    p.blocks *= copies, p.tensors *= copies;
-    add_parameters(out, p);
-  });
-  if (span.first) add_parameters(out, pinned_unit(g, Block::Pin::first_stage, span));
-  if (span.last || span.aux_head) add_parameters(out, pinned_unit(g, Block::Pin::last_stage, span));
+  for_each_unit(g, span, [&](const StageParameters& unit, int) { add_parameters(out, unit); });
   return out;
 }
 
@@ -74,9 +61,7 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
   const int zero = effective_zero(s, sw);
   const bool masked = !s.zero_layers.empty();
   out.held_zero = masked ? s.zero : std::min(zero, 2);
-  const int body = g.body_units();
-  // The mark of parameter unit `index` (0: the embedding, 1..body: the layers, body + 1: the
-  // head): 0 held, k >= 1 sharded in k slices.
+  // The mark of parameter unit `index` (for_each_unit's): 0 held, k >= 1 sharded in k slices.
   auto mark = [&](int index) {
     if (!masked) return zero >= 3 ? 1 : 0;
     return index < static_cast<int>(s.zero_layers.size())
@@ -99,18 +84,8 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
     out.largest_slice_tensor = std::max(out.largest_slice_tensor, p.largest_tensor / slices);
     previous = piece;
   };
-  if (span.first) add_unit(pinned_unit(g, Block::Pin::first_stage, span), mark(0));
-  int unit = 0;
-  const int lo = span.first_unit, hi = span.first_unit + span.units;
-  for (const Block& b : g.blocks) {
-    if (b.pin != Block::Pin::body) continue;
-    const StageParameters one = one_copy(b);
-    for (int u = std::max(unit, lo); u < std::min(unit + b.count, hi); ++u)
-      add_unit(one, mark(1 + u));
-    unit += b.count;
-  }
-  if (span.last || span.aux_head)
-    add_unit(pinned_unit(g, Block::Pin::last_stage, span), mark(body + 1));
+  for_each_unit(g, span,
+                [&](const StageParameters& unit, int index) { add_unit(unit, mark(index)); });
   return out;
 }
 

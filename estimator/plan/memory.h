@@ -2,6 +2,8 @@
 // Per-GPU memory of a pipeline stage, from the graph's blocks: weights, gradients and
 // optimizer state under ZeRO 0-3, activations kept per micro-batch in flight under the
 // schedule, working memory, and an allowance. Independent of the model family.
+#include <algorithm>
+
 #include "shardcost/estimator.h"
 #include "stages.h"
 
@@ -22,6 +24,28 @@ struct StageParameters {
 };
 StageParameters stage_parameters(const Graph&, const StageSpan&);
 void add_parameters(StageParameters& to, const StageParameters& more);
+
+// One copy of a body block; the first-stage (or last-stage) blocks as one unit on a stage
+// spanning `span` (tied weights held once where the first stage's table sits too).
+StageParameters unit_of(const Block&);
+StageParameters pinned_unit(const Graph&, Block::Pin, const StageSpan&);
+// Calls f(unit, index) for each parameter unit the span's stage holds, in execution order:
+// the first stage's blocks as one (index 0), each body layer (1..L), the last stage's blocks
+// as one (L + 1; an auxiliary head's copy too). Strategy::zero_layers marks these units.
+template <class F>
+void for_each_unit(const Graph& g, const StageSpan& span, F&& f) {
+  if (span.first) f(pinned_unit(g, Block::Pin::first_stage, span), 0);
+  int unit = 0;
+  const int lo = span.first_unit, hi = span.first_unit + span.units;
+  for (const Block& b : g.blocks) {
+    if (b.pin != Block::Pin::body) continue;
+    const StageParameters one = unit_of(b);
+    for (int u = std::max(unit, lo); u < std::min(unit + b.count, hi); ++u) f(one, 1 + u);
+    unit += b.count;
+  }
+  if (span.last || span.aux_head)
+    f(pinned_unit(g, Block::Pin::last_stage, span), g.body_units() + 1);
+}
 
 // A stage's parameters by how the data-parallel group holds them: `held` under the ZeRO stage
 // held_zero (0-2), `sharded` ZeRO-3 style, gathered before each use. Uniform strategies put

@@ -50,11 +50,6 @@ struct Ranker {
   // mask sharding_masks proposes over the stages `bases`, priced; the fastest is the shape's
   // candidate (unless it is a uniform stage, priced already) and is reported beside them.
   std::optional<RankResult::Sharding> sharding;
-  static bool mixes(const Strategy& s) {
-    const std::vector<int>& marks = s.zero_layers;
-    return std::any_of(marks.begin(), marks.end(), [](int m) { return m == 0; }) &&
-           std::any_of(marks.begin(), marks.end(), [](int m) { return m > 0; });
-  }
   void consider_masks(const Strategy& shape, const std::vector<int>& bases,
                       const EstimateOptions& eopt) {
     const Software& sw = eopt.software;
@@ -111,13 +106,13 @@ struct Ranker {
     if (!best) return;
     // The shape's best mask is its one candidate (the others differ in a unit or two), unless
     // it marks every unit alike: a uniform stage, priced already.
-    const bool mixed = mixes(best->strategy);
+    const bool mixed = best->strategy.zero_layers_mixed();
     if (mixed) tally.keep(*best);
     // The report: the fastest mixture (a shape where none is faster than a uniform stage only
     // while no other shape has one).
-    if (sharding &&
-        (mixes(sharding->mixture.strategy) > mixed ||
-         (mixed == mixes(sharding->mixture.strategy) && !tally.better(*best, sharding->mixture))))
+    if (sharding && (sharding->mixture.strategy.zero_layers_mixed() > mixed ||
+                     (mixed == sharding->mixture.strategy.zero_layers_mixed() &&
+                      !tally.better(*best, sharding->mixture))))
       return;
     RankResult::Sharding report{*best, {}};
     for (int z = 0; z <= 3; ++z) {
@@ -290,13 +285,9 @@ struct Ranker {
             ? std::vector<Recompute>{Recompute::none, Recompute::full}
             : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
     // Per-layer sharding masks: searched unless the stage is pinned, on one node group, with
-    // a stack that has ZeRO-3 (at pp = 1: no preset shards layers under pipelining).
+    // a stack that has ZeRO-3 (consider_masks asks the stack about each shape's pp).
     const bool masks = !contains(pinned, "zero") && opt.objective == Objective::time &&
-                       c.groups.size() == 1 && sw.has_zero(3) && !unsupported(sw, [] {
-                         Strategy probe;
-                         probe.zero_layers = {1};
-                         return probe;
-                       }());
+                       c.groups.size() == 1 && sw.has_zero(3);
     std::vector<int> stages, pipelined;
     for (int z = 0; z <= sw.max_zero; ++z) {
       if (!sw.has_zero(z)) continue;

@@ -14,16 +14,13 @@ ShardingUnits sharding_units(const Graph& g) {
   ShardingUnits u;
   const int body = g.body_units();
   u.params.assign(static_cast<size_t>(body) + 2, 0);
-  size_t unit = 1;
   double largest_layer = 0;
-  for (const Block& b : g.blocks) {
-    const double p = b.dense_params + b.expert_params;
-    if (b.pin == Block::Pin::first_stage) u.params.front() += p;
-    if (b.pin == Block::Pin::last_stage) u.params.back() += p;
-    if (b.pin != Block::Pin::body) continue;
-    for (int k = 0; k < b.count; ++k) u.params[unit++] = p;
-    largest_layer = std::max(largest_layer, p);
-  }
+  // The whole model on one stage (pp = 1, where masks apply).
+  const StageSpan all{0, body, true, true};
+  for_each_unit(g, all, [&](const StageParameters& unit, int index) {
+    u.params[static_cast<size_t>(index)] = unit.total();
+    if (index >= 1 && index <= body) largest_layer = std::max(largest_layer, unit.total());
+  });
   u.slices.assign(u.params.size(), 1);
   if (largest_layer > 0)
     for (size_t i : {size_t{0}, u.params.size() - 1})

@@ -80,6 +80,11 @@ struct Strategy {
   // gathered peak). Empty: every unit under `zero`. Text: s, r, s4, runs as rx30 or s2x3,
   // joined by / ("s/rx30/s").
   std::vector<int> zero_layers;
+  // Whether zero_layers shards some units and replicates others (not one uniform stage).
+  bool zero_layers_mixed() const {
+    return std::any_of(zero_layers.begin(), zero_layers.end(), [](int m) { return m == 0; }) &&
+           std::any_of(zero_layers.begin(), zero_layers.end(), [](int m) { return m > 0; });
+  }
   // Variable-length data only: the balance of sequences over data-parallel ranks, and a token
   // budget per micro-batch (0: mbs sequences per micro-batch).
   Balance balance = Balance::none;
