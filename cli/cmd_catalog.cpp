@@ -25,7 +25,9 @@ nlohmann::json software_json() {
   for (const auto& name : software_presets()) {
     const Software sw = software_preset(name);
     out.push_back({{"name", sw.name},
-                   {"attention", sw.attention == AttentionKernel::flash ? "flash" : "standard"},
+                   {"attention", sw.attention == AttentionKernel::flash
+                                     ? std::string(to_string(sw.fused_attention))
+                                     : std::string("standard")},
                    {"overlap_grad_reduce", sw.overlap_grad_reduce},
                    {"overlap_param_gather", sw.overlap_param_gather},
                    {"tp_comm_overlap", sw.tp_comm_overlap},

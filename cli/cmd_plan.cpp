@@ -25,7 +25,8 @@ struct PlanArgs {
   std::string model;
   std::string cluster;
   std::optional<int> gpus;
-  std::string software;  // empty: megatron-core (pytorch-ddp for operator graphs)
+  std::string software;   // empty: megatron-core (pytorch-ddp for operator graphs)
+  std::string attention;  // the fused attention kernel; empty: the preset's
   std::string format = "text";
   std::string db;             // cost store to price from; empty: catalog only
   std::string network_trace;  // seconds,bandwidth_GBps CSV for the cluster's network
@@ -40,6 +41,8 @@ PlanArgs resolved(const PlanArgs& a) {
   if (!is_onnx_path(a.model) && (a.epoch_samples != 0 || a.optimizer != "sgd"))
     throw InputError(
         "--epoch-samples and --optimizer apply to operator graphs (--model FILE.onnx)");
+  if (is_onnx_path(a.model) && !a.attention.empty())
+    throw InputError("--attention applies to transformer models, not operator graphs (.onnx)");
   PlanArgs r = a;
   if (r.software.empty()) r.software = is_onnx_path(a.model) ? "pytorch-ddp" : "megatron-core";
   return r;
@@ -55,6 +58,9 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
       "software stack: {} (the first is the default; shardcost catalog lists what each runs)",
       fmt::join(software_presets(), ", "));
   cmd->add_option("--software", a.software, software_help);
+  cmd->add_option("--attention", a.attention,
+                  "fused attention kernel: fa2, cudnn, fa3, or best (the catalog's one figure); "
+                  "default: the software preset's");
   cmd->add_option("--network-trace", a.network_trace,
                   "CSV of seconds,bandwidth_GBps: the cluster network's bandwidth over time "
                   "(cluster files may give links[].trace too)");
@@ -65,6 +71,13 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
                   "operator graphs: sgd (momentum, the default) or adam, for memory");
   cmd->add_option("--db", a.db,
                   "price from the measurements in this cost store (catalog elsewhere)");
+}
+
+// The preset, with the attention kernel --attention names.
+Software software_of(const PlanArgs& a) {
+  Software sw = software_preset(a.software);
+  if (!a.attention.empty()) sw.fused_attention = parse_fused_attention(a.attention);
+  return sw;
 }
 
 std::string cluster_line(const Cluster& c) {
@@ -252,7 +265,7 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
   const Plan plan = plan_path ? load_plan(*plan_path, c, workload->layers())
                               : plan_of(parse_strategy(strategy_text, c.total_gpus()));
   EstimateOptions opt;
-  opt.software = software_preset(a.software);
+  opt.software = software_of(a);
   const auto costs = load_costs(a.db);
   opt.costs = costs->source();
   const Strategy& st = plan.strategy;
@@ -520,7 +533,7 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
     throw InputError(fmt::format("unknown --objective '{}'; use time or memory", objective));
   const Model m = load_model(a.model);
   const Cluster c = cluster_of(a);
-  ro.estimate.software = software_preset(a.software);
+  ro.estimate.software = software_of(a);
   const auto costs = load_costs(a.db);
   ro.estimate.costs = costs->source();
   if (a.replan) {

@@ -81,6 +81,29 @@ std::string_view to_string(PipeSchedule p) {
   return p == PipeSchedule::dualpipe ? "dualpipe" : p == PipeSchedule::local ? "local" : "1f1b";
 }
 
+std::string_view to_string(FusedAttention k) {
+  switch (k) {
+    case FusedAttention::fa2:
+      return "fa2";
+    case FusedAttention::cudnn:
+      return "cudnn";
+    case FusedAttention::fa3:
+      return "fa3";
+    case FusedAttention::best:
+      break;
+  }
+  return "best";
+}
+
+FusedAttention parse_fused_attention(std::string_view name) {
+  for (FusedAttention k :
+       {FusedAttention::best, FusedAttention::fa2, FusedAttention::cudnn, FusedAttention::fa3})
+    if (name == to_string(k)) return k;
+  throw InputError(fmt::format(
+      "unknown attention kernel '{}'; use fa2, cudnn, fa3 or best (the catalog's one figure)",
+      name));
+}
+
 std::string_view to_string(CpMode m) {
   return m == CpMode::dynamic ? "dynamic" : m == CpMode::flex ? "flex" : "fixed";
 }

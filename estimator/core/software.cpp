@@ -93,6 +93,8 @@ Software software_preset(std::string_view name) {
     s.fp8 = false;
     s.zero_stages = 0b1001;
     s.max_zero_with_pipeline = 3;
+    // F.scaled_dot_product_attention's flash backend, FlashAttention-2 (PyTorch 2.2 on).
+    s.fused_attention = FusedAttention::fa2;
     s.fsdp_pipeline_once = true;
     s.grad_bucket_params = 25.0 * 1024 * 1024 / 4;  // DDP's bucket_cap_mb 25, fp32 gradients
     s.grad_bucket_grows_with_dp = false;
@@ -103,6 +105,8 @@ Software software_preset(std::string_view name) {
     // the DualPipe schedule.
     s.dualpipe = true;
     s.precision = DType::fp8;
+    // Its attention kernels are not published: the catalog's best fused kernel stands in.
+    s.fused_attention = FusedAttention::best;
   }
   if (name == "nemo") {
     // NeMo 2.0 (containers 24.07 on): Megatron-core and Transformer Engine under NeMo's

@@ -103,10 +103,41 @@ Priced Pricer::gemm(const GemmShape& s, DType dtype) const {
   return {std::max(compute, memory) + GemmModel::kKernelGap_s, CostOrigin::catalog};
 }
 
-Priced Pricer::fused_attention(double flops, DType dtype) const {
+std::optional<double> attention_rate(const Device& d, const AttentionShape& a, bool backward) {
+  const AttentionKernels& k = d.attention_kernels;
+  if (a.kernel == FusedAttention::best || a.seq_len <= 0 || k.seq_len.empty()) return std::nullopt;
+  const std::string_view name = to_string(a.kernel);
+  const AttentionCurve* best = nullptr;
+  double best_gap = 0;
+  for (const AttentionCurve& c : k.curves) {
+    if (c.kernel != name) continue;
+    const double gap = a.head_dim > 0 ? std::abs(std::log(c.head_dim / a.head_dim)) : 0;
+    if (!best || gap < best_gap) best = &c, best_gap = gap;
+  }
+  if (!best) return std::nullopt;
+  // Log-linear in the length between measured points, flat past the ends.
+  auto at = [&](const std::vector<double>& rate) {
+    const std::vector<double>& x = k.seq_len;
+    if (a.seq_len <= x.front()) return rate.front();
+    if (a.seq_len >= x.back()) return rate.back();
+    size_t i = 1;
+    while (x[i] < a.seq_len) ++i;
+    const double t = std::log(a.seq_len / x[i - 1]) / std::log(x[i] / x[i - 1]);
+    return rate[i - 1] + t * (rate[i] - rate[i - 1]);
+  };
+  const double forward = at(best->forward_causal);
+  if (!backward) return forward;
+  return forward * at(best->backward) / at(best->forward);
+}
+
+Priced Pricer::fused_attention(double flops, DType dtype, const AttentionShape& shape,
+                               bool backward) const {
   // FP8 training keeps attention in 16 bits (Transformer Engine's default); fp32 and tf32
-  // attention run at their own peaks.
+  // attention run at their own peaks (the measured curves are 16-bit kernels').
   const int t = is_quantized(dtype) ? kBf16 : static_cast<int>(dtype);
+  const bool sixteen = t == kBf16 || dtype == DType::fp16;
+  if (const auto rate = sixteen ? attention_rate(device_, shape, backward) : std::nullopt)
+    return {flops / *rate + GemmModel::kKernelGap_s, CostOrigin::catalog};
   return {flops / (device_.peak_flops[t] * device_.attention_efficiency) + GemmModel::kKernelGap_s,
           CostOrigin::catalog};
 }

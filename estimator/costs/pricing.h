@@ -65,6 +65,22 @@ struct GroupPlacement {
   int stride = 1;
 };
 
+// What a fused attention kernel runs: which kernel, the sequence length a FlashAttention
+// benchmark would name for it (keys per query over the whole square: the sequence length of
+// causal fixed-length data, the work-weighted mean document length of packed data), and its
+// head dimension. A zero length prices at the device's one figure.
+struct AttentionShape {
+  FusedAttention kernel = FusedAttention::best;
+  double seq_len = 0;
+  double head_dim = 0;
+};
+// The kernel's FLOP/s on the device from its measured curve: the head dimension nearest (in
+// ratio) among the kernel's curves, log-linear between the measured lengths and flat past
+// them; causal forward as measured, causal backward as the causal forward times the measured
+// non-causal backward-to-forward ratio at that length (no causal backward was published).
+// nullopt where the device has no curve for the kernel, or the shape gives no length.
+std::optional<double> attention_rate(const Device&, const AttentionShape&, bool backward);
+
 class Pricer {
  public:
   Pricer(const Device& device, const Fabric& intra, const Fabric& inter, int gpus_per_node,
@@ -73,7 +89,10 @@ class Pricer {
   Priced gemm(const GemmShape& shape, DType dtype = DType::bf16) const;
   // A `bench memory` operation (shardcost/costs.h), the catalog's where no source answers.
   Priced memory(std::string_view kind, double bytes) const;
-  Priced fused_attention(double flops, DType dtype = DType::bf16) const;
+  // Fused attention of `flops` (forward, or its backward's): at the kernel's measured rate
+  // where the device has one, else at the catalog's efficiency.attention.
+  Priced fused_attention(double flops, DType dtype = DType::bf16, const AttentionShape& shape = {},
+                         bool backward = false) const;
   Priced memory_pass(double bytes) const;
   Priced collective(CollectiveOp op, double bytes, GroupPlacement group) const;
   // One point-to-point transfer between neighbours of `group` (a ring's step, a pipeline's

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "shardcost/error.h"
+
 namespace shardcost {
 namespace {
 
@@ -239,6 +241,56 @@ TEST(Pricing, Fp32GemmsUseTheirOwnEfficiencyAndAShorterPrologue) {
   const GemmShape thin{8192, 8192, 64, 1};
   EXPECT_NEAR(gemm_efficiency(a100, thin, DType::fp32) / gemm_efficiency(a100, thin, DType::bf16),
               (64 + 96.0) / (64 + 96 * 19.5 / 312), 1e-12);
+}
+
+// Fused attention at its kernel's measured rate (issue 32, item 1): cuDNN's causal forward at
+// head dim 128 and 4k is 518 TFLOP/s on H100 (FlashAttention-3 paper, Fig. 5); its causal
+// backward 518 x 499 / 609 (the non-causal backward-to-forward ratio at 4k, Fig. 6).
+TEST(Pricing, FusedAttentionRunsAtItsKernelsMeasuredRateByLengthAndHeadDim) {
+  const Cluster c = load_cluster("dgx-h100", 8);
+  const NodeGroup& g = c.groups.front();
+  const Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, nullptr};
+  const double flops = 1e12;
+  const AttentionShape cudnn{FusedAttention::cudnn, 4096, 128};
+  EXPECT_NEAR(pr.fused_attention(flops, DType::bf16, cudnn).seconds, flops / 518e12 + 2e-6, 1e-12);
+  EXPECT_NEAR(pr.fused_attention(flops, DType::bf16, cudnn, true).seconds,
+              flops / (518e12 * 499 / 609) + 2e-6, 1e-12);
+  // FP8 training keeps attention in bf16: the same kernel.
+  EXPECT_DOUBLE_EQ(pr.fused_attention(flops, DType::fp8, cudnn).seconds,
+                   pr.fused_attention(flops, DType::bf16, cudnn).seconds);
+  // Log-linear between measured lengths: at 2^11.5 halfway between 2k (484) and 4k (518).
+  EXPECT_NEAR(*attention_rate(g.device, {FusedAttention::cudnn, std::pow(2.0, 11.5), 128}, false),
+              501e12, 1e3);
+  // Flat past the ends; the nearest head dimension in ratio (96 is nearer 128 than 64).
+  EXPECT_DOUBLE_EQ(*attention_rate(g.device, {FusedAttention::fa2, 256, 128}, false), 191e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(g.device, {FusedAttention::fa2, 1 << 17, 128}, false), 335e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(g.device, {FusedAttention::fa3, 8192, 96}, false), 602e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(g.device, {FusedAttention::fa3, 8192, 72}, false), 460e12);
+  // Kernel generations differ most in the backward: FA2 < cuDNN < FA3 at 8k.
+  const double fa2 = *attention_rate(g.device, {FusedAttention::fa2, 8192, 128}, true);
+  const double fa3 = *attention_rate(g.device, {FusedAttention::fa3, 8192, 128}, true);
+  EXPECT_LT(fa2, *attention_rate(g.device, {FusedAttention::cudnn, 8192, 128}, true));
+  EXPECT_LT(*attention_rate(g.device, {FusedAttention::cudnn, 8192, 128}, true), fa3);
+  // `best`, a length of 0 (Mamba's scan) and fp32 keep the catalog's one figure.
+  const double one = flops / (989.5e12 * 0.59) + 2e-6;
+  EXPECT_FALSE(attention_rate(g.device, {FusedAttention::best, 4096, 128}, false));
+  EXPECT_NEAR(pr.fused_attention(flops, DType::bf16, {}).seconds, one, 1e-12);
+  EXPECT_NEAR(pr.fused_attention(flops, DType::bf16, {FusedAttention::cudnn, 0, 128}).seconds, one,
+              1e-12);
+  EXPECT_NEAR(pr.fused_attention(flops, DType::fp32, cudnn).seconds, flops / (67e12 * 0.59) + 2e-6,
+              1e-12);
+  // A part with no measured curves (A100) keeps its figure for every kernel.
+  const Device a100 = load_cluster("dgx-a100", 8).groups.front().device;
+  EXPECT_FALSE(attention_rate(a100, cudnn, false));
+}
+
+TEST(Pricing, PresetsNameTheAttentionKernelTheirStacksRun) {
+  EXPECT_EQ(software_preset("megatron-core").fused_attention, FusedAttention::cudnn);
+  EXPECT_EQ(software_preset("nemo").fused_attention, FusedAttention::cudnn);
+  EXPECT_EQ(software_preset("torchtitan").fused_attention, FusedAttention::fa2);
+  EXPECT_EQ(software_preset("deepseek-v3").fused_attention, FusedAttention::best);
+  EXPECT_EQ(parse_fused_attention("fa3"), FusedAttention::fa3);
+  EXPECT_THROW(parse_fused_attention("flash"), InputError);
 }
 
 }  // namespace

@@ -32,6 +32,48 @@ constexpr double kDefaultInterLatencyUs = 20.0;
 constexpr double kDefaultIntraEfficiency = 0.80;
 constexpr double kDefaultInterEfficiency = 0.90;
 
+// "attention_kernels": {"seq_len": [...], "curves": [{"kernel": "cudnn", "head_dim": 128,
+// "forward_causal": [TFLOP/s...], "forward": [...], "backward": [...]}, ...]}.
+AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::string& where) {
+  JsonFields f(j, where);
+  AttentionKernels k;
+  auto numbers = [](const JsonFields& in, const char* key, double scale) {
+    const nlohmann::json* a = in.optional_array(key);
+    if (!a || a->empty()) in.fail(key, "must be a non-empty array of positive numbers");
+    std::vector<double> out;
+    for (const auto& x : *a) {
+      if (!x.is_number() || x.get<double>() <= 0)
+        in.fail(key, "must be a non-empty array of positive numbers");
+      out.push_back(x.get<double>() * scale);
+    }
+    return out;
+  };
+  k.seq_len = numbers(f, "seq_len", 1);
+  if (!std::is_sorted(k.seq_len.begin(), k.seq_len.end()) ||
+      std::adjacent_find(k.seq_len.begin(), k.seq_len.end()) != k.seq_len.end())
+    f.fail("seq_len", "must be strictly increasing");
+  const nlohmann::json* curves = f.optional_array("curves");
+  if (!curves)
+    f.fail("curves", "is missing; add [{\"kernel\": \"cudnn\", \"head_dim\": 128, ...}]");
+  for (size_t i = 0; i < curves->size(); ++i) {
+    JsonFields c((*curves)[i], fmt::format("{} curves[{}]", where, i));
+    AttentionCurve curve;
+    curve.kernel = std::string(to_string(parse_fused_attention(c.required_string("kernel"))));
+    if (curve.kernel == "best") c.fail("kernel", "must name a kernel: fa2, cudnn or fa3");
+    curve.head_dim = c.required_number("head_dim", 1);
+    curve.forward_causal = numbers(c, "forward_causal", 1e12);
+    curve.forward = numbers(c, "forward", 1e12);
+    curve.backward = numbers(c, "backward", 1e12);
+    for (const auto* v : {&curve.forward_causal, &curve.forward, &curve.backward})
+      if (v->size() != k.seq_len.size())
+        c.fail("forward", fmt::format("and the other rate arrays must hold one rate per seq_len "
+                                      "({} of them)",
+                                      k.seq_len.size()));
+    k.curves.push_back(std::move(curve));
+  }
+  return k;
+}
+
 Device parse_device(const nlohmann::json& j, const std::string& where) {
   JsonFields f(j, where);
   Device d;
@@ -77,6 +119,8 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
   if (d.gemm_fp32_efficiency > 1.0) ef.fail("gemm_fp32", "must be a fraction in (0, 1]");
   d.memory_efficiency = ef.required_number("memory", 0.01);
   d.attention_efficiency = ef.required_number("attention", 0.01);
+  if (const nlohmann::json* ak = f.optional_object("attention_kernels"))
+    d.attention_kernels = parse_attention_kernels(*ak, where + " attention_kernels");
   for (const char* key : {"gemm", "memory", "attention"}) {
     if (ef.required_number(key, 0.01) > 1.0) ef.fail(key, "must be a fraction in (0, 1]");
   }

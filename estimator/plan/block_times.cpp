@@ -22,7 +22,7 @@ Part comm_part(Axis a) {
   return a == Axis::tp || a == Axis::etp ? kTpComm : a == Axis::cp ? kCpComm : kEpComm;
 }
 
-OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
+OpCost price(const Op& op, const Pricer& pr, const Placement& place, FusedAttention kernel) {
   OpCost c;
   c.selective = op.selective;
   const GroupPlacement& group = place.of(op.axis);
@@ -36,12 +36,15 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place) {
       c.is_attention = op.core_attention;
       break;
     }
-    case OpKind::attention:
-      c.fwd = pr.fused_attention(op.flops, op.dtype);
-      // FlashAttention's backward recomputes the scores: 2.5x the forward matmuls.
-      c.bwd = pr.fused_attention(2.5 * op.flops, op.dtype);
+    case OpKind::attention: {
+      const AttentionShape shape{kernel, op.attention_seq, op.attention_head_dim};
+      c.fwd = pr.fused_attention(op.flops, op.dtype, shape);
+      // FlashAttention's backward recomputes the scores: 2.5x the forward matmuls, at the
+      // kernel's own backward rate.
+      c.bwd = pr.fused_attention(2.5 * op.flops, op.dtype, shape, true);
       c.is_attention = true;
       break;
+    }
     case OpKind::memory:
       c.fwd = pr.memory_pass(op.bytes);
       c.bwd = pr.memory_pass(op.backward_bytes);
@@ -108,7 +111,7 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
   // Each op priced once: an async TP collective also needs the next GEMM's weight gradient.
   thread_local std::vector<OpCost> costs;
   costs.clear();
-  for (const Op& op : ops) costs.push_back(price(op, pr, place));
+  for (const Op& op : ops) costs.push_back(price(op, pr, place, sw.fused_attention));
   Times t;
   if (track_origins) t.track();
   Priced cp_fwd, cp_bwd;

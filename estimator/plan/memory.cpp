@@ -53,6 +53,8 @@ void add_shards(StageShards& to, const StageShards& more) {
   to.gather_calls += more.gather_calls;
   to.gathered_peak = std::max(to.gathered_peak, more.gathered_peak);
   to.largest_slice_tensor = std::max(to.largest_slice_tensor, more.largest_slice_tensor);
+  if (to.held_first.total() <= 0) to.held_first = more.held_first;
+  if (to.sharded_first.total() <= 0) to.sharded_first = more.sharded_first;
 }
 
 StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
@@ -72,10 +74,12 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
   double previous = 0;  // the slice gathered before, in execution order (0: a held unit)
   auto add_unit = [&](const StageParameters& p, int slices) {
     if (slices == 0) {
+      if (out.held.total() <= 0) out.held_first = p;
       add_parameters(out.held, p);
       previous = 0;
       return;
     }
+    if (out.sharded.total() <= 0) out.sharded_first = p;
     add_parameters(out.sharded, p);
     out.gather_calls += per_layer ? p.blocks * slices : p.tensors + (slices - 1);
     const double piece = p.total() / slices;

@@ -61,6 +61,9 @@ struct StageShards {
   // one's prefetch (per-layer stacks); the largest tensor over its slices (per-tensor stacks).
   double gathered_peak = 0;
   double largest_slice_tensor = 0;
+  // Each part's first unit in execution order (the embedding on the first stage): its bucket
+  // is the last reduced after the backward and its gather the first the forward waits for.
+  StageParameters held_first, sharded_first;
   double total() const { return held.total() + sharded.total(); }
 };
 StageShards stage_shards(const Graph&, const Strategy&, const Software&, const StageSpan&);

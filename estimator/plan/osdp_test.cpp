@@ -120,13 +120,21 @@ TEST(ZeroLayers, TwoLayersOnTwoGpusByHand) {
   auto coll = [&](CollectiveOp op, double bytes, int calls) {
     return calls * pr.collective(op, bytes / calls, place.dp_cp).seconds;
   };
-  const double ag = coll(CollectiveOp::all_gather, 2 * 160.0, 3);
-  EXPECT_NEAR(comm.every_forward.hidden.seconds, ag, 1e-15);
+  // The first unit's call (the embedding's, 100) has nothing to hide behind: the forward
+  // waits for its gather and its reduce-scatter follows the backward's last op; the held
+  // part fits one bucket, which holds its first unit (layer 0): exposed whole.
+  const double ag_rest = coll(CollectiveOp::all_gather, 2 * 60.0, 2);
+  const double ag_first = coll(CollectiveOp::all_gather, 2 * 100.0, 1);
+  EXPECT_NEAR(comm.every_forward.hidden.seconds, ag_rest, 1e-15);
+  EXPECT_NEAR(comm.every_forward.exposed.seconds, ag_first, 1e-15);
   EXPECT_NEAR(comm.every_backward.hidden.seconds,
-              ag + coll(CollectiveOp::reduce_scatter, 4 * 160.0, 3), 1e-15);
-  EXPECT_NEAR(comm.last_backward.hidden.seconds, coll(CollectiveOp::reduce_scatter, 4 * 100.0, 1),
+              ag_rest + ag_first + coll(CollectiveOp::reduce_scatter, 4 * 60.0, 2), 1e-15);
+  EXPECT_NEAR(comm.every_backward.exposed.seconds, coll(CollectiveOp::reduce_scatter, 4 * 100.0, 1),
               1e-15);
-  EXPECT_NEAR(comm.next_forward.hidden.seconds, coll(CollectiveOp::all_gather, 2 * 100.0, 1),
+  EXPECT_NEAR(comm.last_backward.hidden.seconds, 0, 1e-15);
+  EXPECT_NEAR(comm.last_backward.exposed.seconds, coll(CollectiveOp::reduce_scatter, 4 * 100.0, 1),
+              1e-15);
+  EXPECT_NEAR(comm.next_forward.exposed.seconds, coll(CollectiveOp::all_gather, 2 * 100.0, 1),
               1e-15);
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "block_times.h"
 #include "memory.h"
@@ -289,6 +290,13 @@ struct Step {
                           : s.schedule == PipeSchedule::local  ? 0.0
                                                               : (sum_stages - pace.total()) / s.vpp;
     step.add(kBubble, pace.part(kPartCount).as(bubble));
+    // Interleaved with asynchronous sends, the steady state hides each send behind the next
+    // chunk, but the fill and the drain each carry one micro-batch through the pp*vpp model
+    // chunks in turn, and each of its pp*vpp - 1 sends is waited for: the device it reaches
+    // has nothing else ready. Without interleaving, or with waiting sends, the stages' own
+    // times (and so the bubble) already hold their sends.
+    if (p2p_behind && s.schedule == PipeSchedule::one_f_one_b)
+      step.add(hop_part, hop, 2.0 * (s.pp * s.vpp - 1));
 
     // FP8: Transformer Engine casts each FP8 linear's weight to FP8 with its transpose once
     // a step, in the first micro-batch (read 2, write 1 + 1 bytes per parameter); FP8 primary
@@ -327,12 +335,15 @@ struct Step {
     const Pricer& tied = in.stages ? *in.stages->tied : pr;
     DataParallelComm c;
     if (!in.stages) {
-      // One group: the same collectives over the same group, so the stage holding the most
-      // parameters takes longest.
-      const Entry* most = &entries.front();
-      for (const Entry& e : entries)
-        if (device_shards(g, e.span).total() > device_shards(g, most->span).total()) most = &e;
-      c = data_parallel(most->span, base, tied);
+      // One group: the same collectives over the same group; the stage that exposes most
+      // (the most parameters, or the embedding's call that nothing hides) sets the pace.
+      c = data_parallel(entries.front().span, base, tied);
+      double longest = exposed_per_step(c, fwd, bwd, micro_batches).seconds;
+      for (size_t k = 1; k < entries.size(); ++k) {
+        const DataParallelComm o = data_parallel(entries[k].span, base, tied);
+        const double t = exposed_per_step(o, fwd, bwd, micro_batches).seconds;
+        if (t > longest) c = o, longest = t;
+      }
     } else {
       c = data_parallel(entries.front().span, entries.front().data_parallel, tied);
       double longest = exposed_per_step(c, fwd, bwd, micro_batches).seconds;
@@ -385,60 +396,86 @@ struct Step {
       Cost& slot = overlapped ? w.hidden : w.exposed;
       slot = combined(slot, comm);
     };
+    // Collectives in calls whose one call holding the part's first unit (in execution order)
+    // has no compute to hide behind: reduced after the backward's last op, gathered before the
+    // forward's first. Buckets follow the parameters in reverse (Megatron-core's
+    // _ParamAndGradBuffer, PyTorch DDP's Reducer), so that call is the last reduction and the
+    // first gather: the first unit's parameters, at least a bucket's, at most the part's.
+    struct Calls {
+      Cost rest, first;
+    };
+    auto add_calls = [&](DataParallelComm::Window& w, const Calls& calls, bool overlapped) {
+      add(w, calls.rest, overlapped);
+      add(w, calls.first, false);
+    };
     const bool overlap = sw.overlap_grad_reduce;
     const bool overlap_gather = sw.overlap_param_gather;
     // One part of the stage's parameters under one ZeRO stage (3: gathered in `calls` per
     // pass).
-    auto add_part = [&](const StageParameters& p, int zero, double calls) {
+    auto add_part = [&](const StageParameters& p, const StageParameters& first, int zero,
+                        double calls) {
       if (p.total() <= 0) return;
+      // `n` calls moving `params` in all over `group`, the one holding `lead` of them apart.
+      auto with_first = [&](CollectiveOp op, double bytes_per_param, double params, double n,
+                            double lead, GroupPlacement group) {
+        if (params <= 0) return Calls{};
+        lead = std::min(params, lead);
+        if (n <= 1 || lead >= params)
+          return Calls{{}, on.collective(op, params * bytes_per_param, group)};
+        return Calls{split(on, op, (params - lead) * bytes_per_param, n - 1, group),
+                     on.collective(op, lead * bytes_per_param, group)};
+      };
       // Without expert parallelism every parameter shares the data-parallel group and its
       // buffer: one set of calls; with it, the expert part goes over the expert-data-parallel
-      // group.
-      auto over_groups = [&](CollectiveOp op, double bytes_per_param, auto calls_of) {
+      // group, and the first unit's call is the dense buffer's (the embedding, or a layer's
+      // attention). ZeRO-3 calls one per unit (per-layer stacks; the call holding the first
+      // unit is its own) or per tensor (the unit's share); the rest call in buckets.
+      const bool blockwise = zero == 3 && per_layer;
+      auto over_groups = [&](CollectiveOp op, double bytes_per_param, bool sharded_calls) {
+        auto calls_of = [&](double params) { return sharded_calls ? calls : buckets(params); };
+        auto lead_of = [&](double unit) {
+          if (sharded_calls) return blockwise ? unit : unit / std::max(1, first.tensors);
+          return bucket > 0 ? std::max(bucket, unit) : std::numeric_limits<double>::infinity();
+        };
         if (s.ep == 1 && s.expert_tp() == s.tp) {
           const double all = p.total();
-          return Cost(split(on, op, all * bytes_per_param, calls_of(all), place.dp_cp));
+          return with_first(op, bytes_per_param, all, calls_of(all), lead_of(first.total()),
+                            place.dp_cp);
         }
-        const Cost dense = split(on, op, p.dense * bytes_per_param, calls_of(p.dense), place.dp_cp);
+        const Calls dense = with_first(op, bytes_per_param, p.dense, calls_of(p.dense),
+                                       lead_of(first.dense), place.dp_cp);
         const Cost expert =
             split(on, op, p.expert * bytes_per_param, calls_of(p.expert), place.expert_dp);
-        return combined(dense, expert);
-      };
-      auto reduce = [&](CollectiveOp op) {
-        const bool blockwise = zero == 3 && per_layer;
-        return over_groups(op, gbytes,
-                           [&](double params) { return blockwise ? calls : buckets(params); });
+        return Calls{combined(dense.rest, expert), dense.first};
       };
       // FP8 primary weights are gathered in FP8: their share of the bytes halves.
       const double gathered =
           numerics(s).quantized() && sw.fp8_params ? 1 - 0.5 * p.fp8 / p.total() : 1;
+      const Calls reduced = over_groups(
+          zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter, gbytes, blockwise);
       // After the step, ZeRO-1/2 gather the updated shards in buckets; ZeRO-3 gathers as the
       // stack issues its calls.
-      auto gather = [&] {
-        return over_groups(CollectiveOp::all_gather, pb.weight * gathered,
-                           [&](double params) { return zero == 3 ? calls : buckets(params); });
-      };
+      const Calls gather = over_groups(CollectiveOp::all_gather, pb.weight * gathered, zero == 3);
       if (zero <= 1) {
         // Gradients reduced once per step, behind the last micro-batch's backward.
-        const CollectiveOp op = zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
-        add(c.last_backward, reduce(op), overlap);
+        add_calls(c.last_backward, reduced, overlap);
       } else {
         // ZeRO-2/3 reduce-scatter every micro-batch's gradients into the shards.
-        add(c.every_backward, reduce(CollectiveOp::reduce_scatter), overlap);
+        add_calls(c.every_backward, reduced, overlap);
       }
       if (zero == 1 || zero == 2) {
         // Updated bf16 shards gathered back after the step, behind the next forward.
-        add(c.next_forward, gather(), overlap_gather);
+        add_calls(c.next_forward, gather, overlap_gather);
       }
       if (zero == 3) {
-        // Parameters gathered (prefetched) for every micro-batch's forward and backward.
-        const Cost ag = gather();
-        add(c.every_forward, ag, overlap_gather);
-        add(c.every_backward, ag, overlap_gather);
+        // Parameters gathered (prefetched) for every micro-batch's forward and backward; the
+        // backward starts on the units the forward left gathered (FSDP2 keeps the last block).
+        add_calls(c.every_forward, gather, overlap_gather);
+        add(c.every_backward, combined(gather.rest, gather.first), overlap_gather);
       }
     };
-    add_part(shards.held, shards.held_zero, 0);
-    add_part(shards.sharded, 3, shards.gather_calls);
+    add_part(shards.held, shards.held_first, shards.held_zero, 0);
+    add_part(shards.sharded, shards.sharded_first, 3, shards.gather_calls);
     // Tied embeddings on different stages: their gradients are all-reduced between the first
     // and last stage after backward.
     if (s.pp > 1) {

@@ -44,12 +44,18 @@ TEST(Zero3, GathersAreTheCallsTheStackMakesEachWithItsGroupsLatency) {
   Strategy s = parse_strategy("tp=1,mbs=1,gbs=1536,zero=3,precision=bf16", 1536);
   const Software fsdp = software_preset("megatron-core");
   const Priced3 layer = zero_comm(m, c, s, fsdp);
-  // One all-gather per block: 32 + 2 calls, each a 34th of the 2-byte weights.
+  // One all-gather per block: 32 + 2 calls. The first, the embedding's (128256 x 4096), is
+  // waited for by the forward's first op; the other 33 move the rest in equal calls.
   ASSERT_EQ(layer.params.blocks, 34);
   const double bytes = 2 * layer.params.total();
+  const double embedding = 2.0 * 128256 * 4096;
   const double one =
-      layer.pricer.collective(CollectiveOp::all_gather, bytes / 34, layer.place.dp_cp).seconds;
-  EXPECT_NEAR(layer.comm.every_forward.hidden.seconds, 34 * one, 1e-9);
+      layer.pricer.collective(CollectiveOp::all_gather, (bytes - embedding) / 33, layer.place.dp_cp)
+          .seconds;
+  const double first =
+      layer.pricer.collective(CollectiveOp::all_gather, embedding, layer.place.dp_cp).seconds;
+  EXPECT_NEAR(layer.comm.every_forward.hidden.seconds, 33 * one, 1e-9);
+  EXPECT_NEAR(layer.comm.every_forward.exposed.seconds, first, 1e-9);
 
   // DeepSpeed's ZeRO-3 gathers each tensor: 32 x 6 (qkv, proj, fc1, fc2, two RMSNorm scales)
   // + the embedding + the head's norm and weight = 195 calls.
@@ -58,8 +64,11 @@ TEST(Zero3, GathersAreTheCallsTheStackMakesEachWithItsGroupsLatency) {
   const Priced3 tensor = zero_comm(m, c, s, ds);
   ASSERT_EQ(tensor.params.tensors, 32 * 6 + 1 + 2);
   const double each =
-      tensor.pricer.collective(CollectiveOp::all_gather, bytes / 195, tensor.place.dp_cp).seconds;
-  EXPECT_NEAR(tensor.comm.every_forward.hidden.seconds, 195 * each, 1e-9);
+      tensor.pricer
+          .collective(CollectiveOp::all_gather, (bytes - embedding) / 194, tensor.place.dp_cp)
+          .seconds;
+  EXPECT_NEAR(tensor.comm.every_forward.hidden.seconds, 194 * each, 1e-9);
+  EXPECT_NEAR(tensor.comm.every_forward.exposed.seconds, first, 1e-9);
   // At 1,536 ranks each call's latency is milliseconds (NCCL's ring, pricing_test): 195
   // calls cost over 0.3 s more than 34 moving the same bytes.
   EXPECT_GT(tensor.comm.every_forward.hidden.seconds - layer.comm.every_forward.hidden.seconds,
@@ -71,14 +80,23 @@ TEST(Zero3, GradientsGoOutInTheStacksBuckets) {
   const Cluster c = load_cluster("dgx-h100", 64);
   Strategy s = parse_strategy("tp=1,mbs=1,gbs=64,zero=1,precision=bf16", 64);
   // Megatron-core's DDP buckets: max(40M, 1M x dp) = 64M parameters; Llama 3 8B's 8.03B in
-  // ceil(8.03e9 / 6.4e7) = 126 reduce-scatters, each of 4-byte gradients.
+  // ceil(8.03e9 / 6.4e7) = 126 reduce-scatters, each of 4-byte gradients. The last, holding
+  // the embedding (525M parameters, more than a bucket), runs after the backward's last op:
+  // exposed; the other 125 share the rest.
   const Priced3 p = zero_comm(m, c, s, software_preset("megatron-core"));
   const double params = p.params.total();
   const double calls = std::ceil(params / 6.4e7);
+  const double embedding = 128256.0 * 4096;
   EXPECT_EQ(calls, 126);
-  const double each =
-      p.pricer.collective(CollectiveOp::reduce_scatter, 4 * params / calls, p.place.dp_cp).seconds;
-  EXPECT_NEAR(p.comm.last_backward.hidden.seconds, calls * each, 1e-9);
+  const double each = p.pricer
+                          .collective(CollectiveOp::reduce_scatter,
+                                      4 * (params - embedding) / (calls - 1), p.place.dp_cp)
+                          .seconds;
+  EXPECT_NEAR(p.comm.last_backward.hidden.seconds, (calls - 1) * each, 1e-9);
+  EXPECT_NEAR(
+      p.comm.last_backward.exposed.seconds,
+      p.pricer.collective(CollectiveOp::reduce_scatter, 4 * embedding, p.place.dp_cp).seconds,
+      1e-9);
   // Megatron-LM of 2021/2022 reduced its one contiguous buffer in one call.
   Software old = software_preset("megatron-lm-2022");
   const Priced3 q = zero_comm(m, c, s, old);

@@ -62,9 +62,9 @@ namespace shardcost {
 namespace {
 
 // The two tables of today's stacks (issue 12, item 15). Every row is priced (a row no plan fits
-// would throw), with the published stack's keys pinned. The issue's targets are a mean of 8 %
-// (Megatron-core) and 10 % (NeMo); the bounds below hold today's figures, above the first
-// target: docs/validation.md says where the Megatron-core rows' 19 % comes from.
+// would throw), with the published stack's keys pinned. Issue 32's targets are a mean of 8 %
+// for both; the bounds below hold today's figures, the Megatron-core table still above its
+// target (docs/validation.md says where its 16 % comes from).
 TEST(Validate, MegatronCoreH100StaysWithinItsBound) {
   const ValidationReport r = validate();
   int rows = 0;
@@ -76,8 +76,8 @@ TEST(Validate, MegatronCoreH100StaysWithinItsBound) {
     EXPECT_EQ(row.strategy.sp, row.strategy.tp > 1) << row.label;
   }
   EXPECT_EQ(rows, 9);
-  EXPECT_LE(r.mean_abs_error("megatron_core_h100_2024"), 0.20);
-  EXPECT_LE(r.max_abs_error("megatron_core_h100_2024"), 0.25);
+  EXPECT_LE(r.mean_abs_error("megatron_core_h100_2024"), 0.167);
+  EXPECT_LE(r.max_abs_error("megatron_core_h100_2024"), 0.195);
 }
 
 TEST(Validate, Nemo2407Fp8StaysWithinItsBound) {
@@ -89,8 +89,24 @@ TEST(Validate, Nemo2407Fp8StaysWithinItsBound) {
     EXPECT_EQ(row.strategy.precision, DType::fp8) << row.label;
   }
   EXPECT_EQ(rows, 12);
-  EXPECT_LE(r.mean_abs_error("nemo_2407_h100_fp8"), 0.10);
-  EXPECT_LE(r.max_abs_error("nemo_2407_h100_fp8"), 0.22);
+  EXPECT_LE(r.mean_abs_error("nemo_2407_h100_fp8"), 0.08);
+  // Nemotron-4-340B at dp = 2 is a memory decision: without recomputation it needs 90 GiB,
+  // so full recomputation (a third more compute) is priced; docs/validation.md.
+  EXPECT_LE(r.max_abs_error("nemo_2407_h100_fp8"), 0.26);
+}
+
+// The accuracy gate (issue 32): no table's mean error may grow by more than one point over
+// the figures recorded here; a change that improves a table lowers its figure here.
+TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
+  const ValidationReport r = validate();
+  const std::pair<const char*, double> recorded[] = {
+      {"korthikanti2022", 0.0240},         {"megatron2021", 0.0429},
+      {"megatron2021_fixed_rule", 0.1031}, {"megatron_core_h100_2024", 0.1572},
+      {"nemo_2407_h100_fp8", 0.0746},      {"deepseek_v3_h800_2024", 0.0004}};
+  for (const auto& [table, mean] : recorded) {
+    EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
+    EXPECT_LE(r.mean_abs_error(table), mean + 0.01) << table;
+  }
 }
 
 }  // namespace

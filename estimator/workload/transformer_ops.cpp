@@ -256,6 +256,11 @@ void attention_core_ops(const Model& m, AttentionKernel kernel, const Dims& d, d
                             : d.q_local * windowed_squared(m, window, d.tokens, d.squared_local);
     a.flops = 2 * kept * (qk + v) * 0.5;
     a.dtype = d.num.other;
+    // Keys per query over the square: the sequence length for fixed-length causal data, the
+    // work-weighted mean document length (sum n^2 / sum n) for packed data, the window's span
+    // under a window.
+    a.attention_seq = d.tokens > 0 && d.q_local > 0 ? kept / (d.q_local * d.tokens) : 0;
+    a.attention_head_dim = (qk + v) / 2;
     out.push_back(a);
   } else {
     Op qk_op = gemm("attention_qk", d.num.other, d.s_local, d.s, qk, heads_batch);

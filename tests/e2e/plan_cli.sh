@@ -163,4 +163,20 @@ layers = best["strategy"]["layers"]
 assert len(layers) == best["strategy"]["pp"] and layers[-1] > layers[0], best["strategy"]
 assert [s["device"] for s in best["stages"]][-1] == "h100-sxm5-80gb", best["stages"]
 PY
+# --attention overrides the preset's fused kernel: on H100 the measured FA2 < cuDNN < FA3
+# rates order the step times; a kernel it does not know is one line with exit 2.
+step_of() {
+  expect_exit 0 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --format json \
+    --strategy tp=1,pp=1,dp=8,mbs=1,gbs=8,zero=1,recompute=full "$@"
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step_time_s"])' "$SCRATCH/out"
+}
+fa2=$(step_of --attention fa2); cudnn=$(step_of); fa3=$(step_of --attention fa3)
+python3 -c "import sys; a,b,c=map(float,sys.argv[1:]); assert a > b > c, (a,b,c)" \
+  "$fa2" "$cudnn" "$fa3" || fail "attention kernels do not order fa2 > cudnn > fa3: $fa2 $cudnn $fa3"
+expect_exit 2 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 \
+  --strategy tp=1,pp=1,dp=8,mbs=1,gbs=8 --attention flash
+one_line_error
+expect_exit 2 "$BIN" rank --model data/onnx/resnet50.onnx --cluster dgx-h100 --gpus 8 --gbs 64 \
+  --attention fa3
+one_line_error
 echo "plan_cli: ok"

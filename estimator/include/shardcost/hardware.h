@@ -41,6 +41,19 @@ DType parse_dtype(std::string_view);  // throws InputError
 // A data type as the store holds it (bf16, bfloat16, half, float, e4m3, ...), or nullopt.
 std::optional<DType> parse_store_dtype(std::string_view);
 
+// One fused attention kernel's measured rates on a device, per head dimension: FLOP/s at each
+// of AttentionKernels::seq_len (causal forward, non-causal forward, non-causal backward; causal
+// counted as half the square, backward as 2.5x forward, as FlashAttention's benchmarks count).
+struct AttentionCurve {
+  std::string kernel;  // fa2 | cudnn | fa3 (FusedAttention's names)
+  double head_dim = 0;
+  std::vector<double> forward_causal, forward, backward;
+};
+struct AttentionKernels {
+  std::vector<double> seq_len;  // ascending
+  std::vector<AttentionCurve> curves;
+};
+
 struct Device {
   std::string name;
   std::vector<std::string> aliases;  // the names drivers and tools report for it
@@ -71,6 +84,9 @@ struct Device {
   double gemm_fp32_efficiency = 0;
   double memory_efficiency = 0;     // streaming-kernel fraction of HBM peak
   double attention_efficiency = 0;  // fused (flash) attention fraction of peak
+  // Measured rates of named fused kernels by sequence length (the catalog's Hopper parts);
+  // a kernel with no curve here runs at attention_efficiency.
+  AttentionKernels attention_kernels;
   // How the GPUs of the node this part is built into are linked: "switch" (NVSwitch, or every
   // pair linked directly: any n of them see the same links, so collective costs carry from
   // one rank count to another), "mesh" (an NVLink hybrid cube mesh: some pairs share no link,

@@ -19,6 +19,14 @@ enum class ShardedCalls { per_layer, per_tensor };
 
 // Kernels a stack has for attention: fused (FlashAttention) or the unfused softmax path.
 enum class AttentionKernel { flash, standard };
+// Which fused attention kernel a stack runs (its rates by sequence length and head dimension
+// come from the device's measured curves, Device::attention_kernels): FlashAttention-2,
+// cuDNN's fused attention (Transformer Engine's FusedAttention, its choice on Hopper and
+// later), FlashAttention-3; `best`: the catalog's one figure for the device's best fused
+// kernel (efficiency.attention) at every length.
+enum class FusedAttention { best, fa2, cudnn, fa3 };
+std::string_view to_string(FusedAttention);
+FusedAttention parse_fused_attention(std::string_view);  // throws InputError
 
 enum class Recompute { none, selective, full };
 std::string_view to_string(Recompute);
@@ -146,6 +154,9 @@ std::string zero_layers_text(const std::vector<int>& marks);
 struct Software {
   std::string name;
   AttentionKernel attention = AttentionKernel::flash;
+  // The fused kernel, where attention is fused: Transformer Engine's default on Hopper, cuDNN
+  // (transformer_engine/pytorch/attention.py, v1.6 on: "Select FusedAttention on sm90").
+  FusedAttention fused_attention = FusedAttention::cudnn;
   bool overlap_grad_reduce = true;   // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;  // ZeRO parameter all-gathers overlapped with compute
   // Gradients kept, accumulated and reduced in this many bytes: 4 = fp32 main gradients

@@ -31,9 +31,12 @@ enum class Axis { tp, cp, ep, etp };
 struct Op {
   const char* name = "";
   OpKind kind = OpKind::memory;
-  GemmShape gemm;                  // gemm (also the batched GEMMs of unfused attention)
-  DType dtype = DType::bf16;       // gemm and attention: the type they compute in
-  double flops = 0;                // attention, forward
+  GemmShape gemm;             // gemm (also the batched GEMMs of unfused attention)
+  DType dtype = DType::bf16;  // gemm and attention: the type they compute in
+  double flops = 0;           // attention, forward
+  // attention: the sequence length its kernel's rate is read at (keys per query over the whole
+  // square) and its head dimension; 0: the device's one figure (Mamba's scan).
+  double attention_seq = 0, attention_head_dim = 0;
   double bytes = 0;                // memory: HBM bytes read and written forward; comm: buffer bytes
   double backward_bytes = 0;       // memory: HBM bytes backward
   std::optional<CollectiveOp> op;  // forward collective (none: identity)
