@@ -113,6 +113,12 @@ Software software_preset(std::string_view name) {
     // recipes, whose FP8 recipe keeps FP8 primary weights (bf16_with_fp8_mixed sets
     // fp8_params=True, nemo/collections/llm/recipes/precision/mixed_precision.py).
     s.fp8_params = true;
+    // NeMo's userbuffers configurations for H100 (NeMo-Framework-Launcher's
+    // conf/training/tp_overlap/ub_cfg_h100_h8192_tp4_mbs1_seqlen8192.yaml, the same numbers as
+    // nemo/collections/llm/recipes/tp_overlap_configs/userbuffers.py): proj_fprop pipelined on
+    // 24 SMs and fc2_fprop on 16, both with set_sm_margin.
+    s.ub_margin_proj_sms = 24;
+    s.ub_margin_fc2_sms = 16;
   }
   if (name == "pytorch-ddp" || name == "chainermn") {
     // Plain data-parallel stacks of the CNN papers (docs/operator-graphs.md), in fp32 unless

@@ -1,6 +1,7 @@
 #include "block_times.h"
 
 #include <optional>
+#include <string_view>
 
 namespace shardcost {
 namespace {
@@ -52,7 +53,9 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, FusedAttent
       break;
     case OpKind::collective:
       if (op.op) c.fwd = pr.collective(*op.op, op.bytes, group);
-      if (op.backward_op) c.bwd = pr.collective(*op.backward_op, op.bytes, group);
+      if (op.backward_op)
+        c.bwd = pr.collective(*op.backward_op, op.backward_bytes > 0 ? op.backward_bytes : op.bytes,
+                              group);
       if (op.backward_regather)
         c.regather = pr.collective(CollectiveOp::all_gather, op.bytes, group);
       c.is_comm = true;
@@ -145,7 +148,20 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
         } else if (auto j = gemm_near(ops, i, false)) {
           // The reduce-scatter pipelined with the row-parallel GEMM that produces it;
           // backward, the output gradient's all-gather as a ring exchange with its dgrad.
-          fwd = pipelined(fwd, costs[*j].fwd.seconds, sms);
+          // With an SM margin the GEMM runs on the other SMs throughout (its extra time is
+          // the overlap's), and the comm kernels take none of its SMs.
+          const int margin = std::string_view(ops[*j].name).find("proj") != std::string_view::npos
+                                 ? sw.ub_margin_proj_sms
+                                 : sw.ub_margin_fc2_sms;
+          const int all = pr.device().sms;
+          if (margin > 0 && margin < all) {
+            const double gemm = costs[*j].fwd.seconds;
+            const double slower = gemm * margin / (all - margin);
+            fwd = pipelined(fwd, gemm + slower, 0);
+            fwd.seconds += slower;
+          } else {
+            fwd = pipelined(fwd, costs[*j].fwd.seconds, sms);
+          }
           bwd = ring_exchange(bwd, costs[*j].dgrad.seconds, tp, pr.device().sms);
         }
       }

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "costs/pricing.h"
 #include "plan/memory.h"
@@ -130,11 +131,24 @@ TEST(Precision, Fp8LinearsWithBf16AttentionHeadAndTheirCasts) {
   EXPECT_DOUBLE_EQ(fc2.backward_bytes, 4 * T * h);
   // The norm feeding qkv writes 1 B instead of 2: 3 B per element of its local shard.
   EXPECT_DOUBLE_EQ(op_named(g, "input_norm").bytes, 3 * T * h / 2);
+  // Its sequence-parallel all-gather (and the backward's re-gather of the saved input) moves
+  // those FP8 bytes; the input gradient's reduce-scatter stays in 16 bits (issue 32, item 4).
+  const Op& gather = op_named(g, "tp_all_gather");
+  EXPECT_DOUBLE_EQ(gather.bytes, 1 * T * h);
+  EXPECT_DOUBLE_EQ(gather.backward_bytes, 2 * T * h);
+  // The head's input stays in 16 bits (the head is not an FP8 linear).
+  int bf16_gathers = 0;
+  for (const Block& b : g.blocks)
+    for (const Op& op : b.ops)
+      if (std::string_view(op.name) == "tp_all_gather" && op.bytes == 2 * T * h) ++bf16_gathers;
+  EXPECT_EQ(bf16_gathers, 1);
 
   Graph plain;
   s.precision = DType::bf16;
   w->graph(s, AttentionKernel::flash, plain);
   EXPECT_FALSE(has_op(plain, "qkv_fp8_casts"));
+  EXPECT_DOUBLE_EQ(op_named(plain, "tp_all_gather").bytes, 2 * T * h);
+  EXPECT_DOUBLE_EQ(op_named(plain, "tp_all_gather").backward_bytes, 0);
   EXPECT_EQ(op_named(plain, "qkv").dtype, DType::bf16);
   EXPECT_EQ(plain.blocks[1].fp8_params, 0);
   // Layer linears: (qkv 4096 x 6144 + proj 4096 x 4096 + MLP 3 x 4096 x 14336) / tp 2.

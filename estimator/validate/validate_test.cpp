@@ -102,7 +102,7 @@ TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const std::pair<const char*, double> recorded[] = {
       {"korthikanti2022", 0.0240},         {"megatron2021", 0.0429},
       {"megatron2021_fixed_rule", 0.1031}, {"megatron_core_h100_2024", 0.1572},
-      {"nemo_2407_h100_fp8", 0.0746},      {"deepseek_v3_h800_2024", 0.0004}};
+      {"nemo_2407_h100_fp8", 0.0766},      {"deepseek_v3_h800_2024", 0.0004}};
   for (const auto& [table, mean] : recorded) {
     EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
     EXPECT_LE(r.mean_abs_error(table), mean + 0.01) << table;

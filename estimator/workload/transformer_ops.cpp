@@ -78,12 +78,19 @@ Op comm(const char* name, OpKind kind, Axis axis, std::optional<CollectiveOp> fw
 // parallelism: entering is the identity forward and an all-reduce of the input gradient
 // backward; leaving is an all-reduce forward and the identity backward. With it: all-gather
 // entering (reduce-scatter backward), reduce-scatter leaving (all-gather backward).
-void tp_enter(const Dims& d, const Strategy& st, std::vector<Op>& out) {
+// Entering an FP8 linear from a norm that writes its output quantized (Transformer Engine's
+// LayerNormLinear), the sequence-parallel all-gather moves the quantized input (q bytes an
+// element; TE's userbuffers keep FP8 buffers for the all-gather overlaps), and so does the
+// backward's re-gather of the saved FP8 input; the input gradient's reduce-scatter stays in
+// 16 bits.
+void tp_enter(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quantized_input) {
   if (st.tp == 1) return;
+  const bool q = st.sp && quantized_input;
   Op op = st.sp ? comm("tp_all_gather", OpKind::collective, Axis::tp, CollectiveOp::all_gather,
-                       CollectiveOp::reduce_scatter, d.e * d.tokens * d.h)
+                       CollectiveOp::reduce_scatter, (q ? d.num.q : d.e) * d.tokens * d.h)
                 : comm("tp_input_grad_all_reduce", OpKind::collective, Axis::tp, std::nullopt,
                        CollectiveOp::all_reduce, d.e * d.tokens * d.h);
+  if (q) op.backward_bytes = d.e * d.tokens * d.h;
   op.before_column_parallel = true;
   op.backward_regather = st.sp;
   op.userbuffers = st.sp;
@@ -200,7 +207,7 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
                                          "shared_expert_fc1_fp8_casts",
                                          "shared_expert_fc2_fp8_casts"};
     const bool own_tp = dispatcher && st.tp > 1;
-    if (own_tp) tp_enter(d, st, out);
+    if (own_tp) tp_enter(d, st, out, false);
     mlp_ops(names, d, static_cast<double>(m.moe.shared_experts) * m.expert_ffn(), m.activation,
             d.num.quantized(), false, out);
     if (own_tp) tp_exit(d, st, out);
@@ -360,7 +367,7 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   const size_t up_first = out.size();
   // Without query compression the query projection is column-parallel over the hidden states:
   // they are gathered over TP as any such linear's input.
-  if (a.q_lora_rank == 0) tp_enter(d, st, out);
+  if (a.q_lora_rank == 0) tp_enter(d, st, out, d.num.quantized());
   out.push_back(gemm("mla_q_up", d.num.linear, d.tokens, q_out, q_in));
   const double kv_out = d.q_local * (a.qk_nope_head_dim + v);
   out.push_back(gemm("mla_kv_up", d.num.linear, d.tokens, kv_out, a.kv_lora_rank));
@@ -446,12 +453,12 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
     out.push_back(norm("input_norm", d, fp8));
     out.back().selective = d.recomputes(kRecomputeLayernorm);
     if (kind.mixer == Mixer::mamba) {
-      tp_enter(d, st, out);
+      tp_enter(d, st, out, fp8);
       mamba_ops(m, st, d, out);
     } else if (m.is_mla()) {
       mla_ops(m, st, kernel, d, kind.window, out);
     } else {
-      tp_enter(d, st, out);
+      tp_enter(d, st, out, fp8);
       gqa_ops(m, st, kernel, d, kind.window, out);
     }
     tp_exit(d, st, out);
@@ -464,7 +471,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   out.push_back(norm("mlp_norm", d, fp8 && !moe_layer));
   out.back().selective = d.recomputes(kRecomputeLayernorm);
   // Under the dispatcher the experts move their tokens over TP themselves (moe_ops).
-  if (!dispatcher) tp_enter(d, st, out);
+  if (!dispatcher) tp_enter(d, st, out, fp8 && !moe_layer);
   if (!moe_layer) {
     static const char* const names[4] = {"mlp_fc1", "mlp_fc2", "mlp_fc1_fp8_casts",
                                          "mlp_fc2_fp8_casts"};
@@ -507,7 +514,7 @@ void embedding_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std
 void head_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vector<Op>& out) {
   const Dims d = dims(m, st, mb);
   out.push_back(norm("final_norm", d));
-  tp_enter(d, st, out);
+  tp_enter(d, st, out, false);
   const double v_local = static_cast<double>(m.vocab) / st.tp;
   // Under fp8 the head stays in 16 bits (Megatron's output layer is not a TE linear).
   out.push_back(gemm("lm_head", d.num.other, d.tokens, v_local, d.h));
@@ -527,7 +534,7 @@ void mtp_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const M
   embedding_ops(m, st, mb, out);
   out.push_back(norm("mtp_embedding_norm", d));
   out.push_back(norm("mtp_hidden_norm", d));
-  tp_enter(d, st, out);
+  tp_enter(d, st, out, false);
   out.push_back(gemm("mtp_projection", d.num.linear, d.tokens, d.h, 2 * d.h / d.t));
   tp_exit(d, st, out);
   block_ops(m, st, kernel, d, m.layer_kind(m.layers - 1), out);

@@ -174,6 +174,11 @@ struct Software {
   // backward, as async_tp_backward, and the output gradient's all-gather behind the row-
   // parallel dgrad. Needs sp=true; each hidden part still costs its SMs.
   bool tp_comm_overlap = true;
+  // SMs the pipelined reduce-scatter overlaps withhold from the row-parallel forward GEMMs for
+  // their whole duration (userbuffers' set_sm_margin): the attention projection's and the
+  // MLP's second linear's. 0: no margin (Transformer Engine's default before 2.0); the comm
+  // kernels then take their SMs only while they run.
+  int ub_margin_proj_sms = 0, ub_margin_fc2_sms = 0;
   // Interleaved pipelines send and receive asynchronously, behind the next chunk's compute
   // (Megatron-core's overlap_p2p_comm, on with vpp>1 since 2023); otherwise every send waits.
   bool overlap_p2p = true;

@@ -38,7 +38,8 @@ struct Op {
   // square) and its head dimension; 0: the device's one figure (Mamba's scan).
   double attention_seq = 0, attention_head_dim = 0;
   double bytes = 0;                // memory: HBM bytes read and written forward; comm: buffer bytes
-  double backward_bytes = 0;       // memory: HBM bytes backward
+  double backward_bytes = 0;       // memory: HBM bytes backward; comm: the backward collective's
+                                   // buffer bytes where they differ from `bytes` (0: the same)
   std::optional<CollectiveOp> op;  // forward collective (none: identity)
   std::optional<CollectiveOp> backward_op;  // backward collective (none: identity)
   Axis axis = Axis::tp;
