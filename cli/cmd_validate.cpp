@@ -16,9 +16,12 @@ void add_validate_command(CLI::App& app) {
   cmd->callback([format] {
     const Format f = parse_format(*format, {Format::text, Format::json, Format::csv});
     const ValidationReport r = validate();
-    const char* tables[] = {"korthikanti2022",         "megatron2021",
-                            "megatron2021_fixed_rule", "megatron_core_h100_2024",
-                            "nemo_2407_h100_fp8",      "deepseek_v3_h800_2024"};
+    const char* tables[] = {
+        "korthikanti2022",         "megatron2021",         "megatron2021_fixed_rule",
+        "megatron_core_h100_2024", "nemo_2407_h100_fp8",   "deepseek_v3_h800_2024",
+        "megatron_bridge_h100",    "megatron_bridge_b200", "megatron_bridge_b300",
+        "megatron_bridge_gb200",   "megatron_bridge_gb300"};
+    constexpr int kTables = sizeof(tables) / sizeof(tables[0]);
     if (f == Format::json) {
       nlohmann::json j;
       for (const char* t : tables) {
@@ -29,6 +32,7 @@ void add_validate_command(CLI::App& app) {
                           {"strategy", to_json(row.strategy)},
                           {"published_s", row.published_s},
                           {"predicted_s", std::round(row.predicted_s * 1000) / 1000},
+                          {"fits", row.fits},
                           {"error", std::round(row.error() * 10000) / 10000}});
         }
         j[t] = {{"rows", rows},
@@ -72,15 +76,22 @@ void add_validate_command(CLI::App& app) {
         "them; tp, pp, dp given, mbs/vpp/recompute searched)",
         "NeMo 24.07, DGX H100, FP8 (tokens/s per GPU; every size given, recompute searched)",
         "DeepSeek-V3 technical report, 2,048 H800, FP8, DualPipe (GPU-hours per trillion tokens; "
-        "strategy, schedule and recomputation as published)"};
-    for (int i = 0; i < 6; ++i) {
+        "strategy, schedule and recomputation as published)",
+        "Megatron-Bridge 25.09-26.08, DGX H100 (tokens/s per GPU; every size given, recompute "
+        "searched)",
+        "Megatron-Bridge 25.09-26.08, DGX B200 (the same)",
+        "Megatron-Bridge 25.09-26.08, DGX B300 (the same)",
+        "Megatron-Bridge 25.09-26.08, GB200 NVL72 (the same)",
+        "Megatron-Bridge 25.09-26.08, GB300 NVL72 (the same)"};
+    static_assert(sizeof(titles) / sizeof(titles[0]) == kTables);
+    for (int i = 0; i < kTables; ++i) {
       Table t({"row", "published s", "predicted s", "error", "strategy"},
               {false, true, true, true, false});
       for (const auto& row : r.rows) {
         if (row.table != tables[i]) continue;
-        t.add({row.label, fmt::format("{:.2f}", row.published_s),
-               fmt::format("{:.2f}", row.predicted_s), fmt::format("{:+.1f} %", 100 * row.error()),
-               to_string(row.strategy)});
+        t.add({row.fits ? row.label : row.label + " (does not fit)",
+               fmt::format("{:.2f}", row.published_s), fmt::format("{:.2f}", row.predicted_s),
+               fmt::format("{:+.1f} %", 100 * row.error()), to_string(row.strategy)});
       }
       fmt::print("{}\n{}mean absolute error {:.2f} %, worst {:.2f} %\n\n", titles[i], t.render(2),
                  100 * r.mean_abs_error(tables[i]), 100 * r.max_abs_error(tables[i]));

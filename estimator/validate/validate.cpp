@@ -2,7 +2,9 @@
 // and Narayanan et al. 2021 Table 1 (tp, pp, dp given; the rest searched).
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "shardcost/error.h"
@@ -14,6 +16,7 @@ std::string_view megatron2021_table1();
 std::string_view megatron_core_h100_2024();
 std::string_view nemo_2407_h100_fp8();
 std::string_view deepseek_v3_h800_2024();
+std::string_view megatron_bridge_perf();
 std::string_view released_checkpoints();
 std::string_view published_flops();
 }  // namespace shardcost::embedded
@@ -117,6 +120,98 @@ Model nemo_model(const Row& r) {
 const Estimate& best_of(const RankResult& rr, const std::string& label) {
   if (rr.best.empty()) throw Error(fmt::format("validation row {}: no feasible strategy", label));
   return rr.best.front();
+}
+
+// Megatron-Bridge's performance summary (releases 25.09-26.08): a cell's main figure, without
+// the alternative the source gives in parentheses ("37556 (36108)" -> "37556"); "n/a" and blank
+// as "".
+std::string main_value(const Row& r, const char* key) {
+  std::string v = r.at(key);
+  if (const auto p = v.find(" ("); p != std::string::npos) v.resize(p);
+  if (const auto p = v.find('('); p == 0) v.clear();
+  return v == "n/a" ? std::string() : v;
+}
+int main_int(const Row& r, const char* key, int fallback) {
+  const std::string v = main_value(r, key);
+  return v.empty() ? fallback : std::stoi(v);
+}
+
+// The precision a row names, as a strategy key: FP8 with delayed or current scaling (FP8,
+// FP8-DS, FP8-CS) -> fp8, MXFP8 (FP8-MX) -> mxfp8, NVFP4, BF16; nullopt where not stated.
+std::optional<std::string> bridge_precision(const std::string& p) {
+  if (p == "FP8" || p == "FP8-CS" || p == "FP8-DS") return "fp8";
+  if (p == "MXFP8" || p == "FP8-MX") return "mxfp8";
+  if (p == "NVFP4") return "nvfp4";
+  if (p == "BF16") return "bf16";
+  return std::nullopt;
+}
+
+// The Megatron-Bridge table, one validation table per GPU family: each row's published
+// parallel sizes, micro-batch, interleaving, expert parallelism and FSDP as given (FSDP over
+// the data-parallel ranks as zero=3, else the distributed optimizer), sequence parallelism
+// with tp, the 1F1B schedule; recomputation searched (the summary does not state it). Rows
+// whose precision is not stated are left out. A row no plan fits is priced as given, without
+// recomputation, and marked.
+void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) {
+  EstimateOptions opt = base;
+  opt.software = software_preset("nemo");
+  const std::pair<const char*, const char*> systems[] = {{"H100", "dgx-h100"},
+                                                         {"B200", "dgx-b200"},
+                                                         {"B300", "dgx-b300"},
+                                                         {"GB200", "gb200-nvl72"},
+                                                         {"GB300", "gb300-nvl72"}};
+  const std::pair<const char*, const char*> models[] = {{"Llama-3-8B", "llama3-8b"},
+                                                        {"Llama-3-70B", "llama3-70b"},
+                                                        {"Llama-3.1-405B", "llama3-405b"},
+                                                        {"DeepSeek-V3", "deepseek-v3"}};
+  for (const Row& r : parse_csv(embedded::megatron_bridge_perf())) {
+    const auto precision = bridge_precision(main_value(r, "precision"));
+    if (!precision) continue;
+    const char* system = nullptr;
+    for (const auto& [gpu, name] : systems)
+      if (r.at("gpu") == gpu) system = name;
+    const char* model = nullptr;
+    for (const auto& [published, name] : models)
+      if (r.at("model") == published) model = name;
+    if (!system || !model)
+      throw Error(fmt::format("Megatron-Bridge row {} {}: unknown GPU or model", r.at("gpu"),
+                              r.at("model")));
+    Model m = load_model(model);
+    m.seq_len = main_int(r, "seq_len", m.seq_len);
+    if (r.at("model_as_written").find("w/o MTP") != std::string::npos) m.mtp_layers = 0;
+    const int gpus = main_int(r, "num_gpus", 0);
+    const int tp = main_int(r, "tp", 1), pp = main_int(r, "pp", 1), cp = main_int(r, "cp", 1);
+    const int fsdp = main_int(r, "fsdp", 0);
+    const Cluster c = load_cluster(system, gpus);
+    RankOptions ro;
+    ro.global_batch = main_int(r, "gbs", 0);
+    ro.top = 1;
+    ro.fixed = fmt::format(
+        "tp={},pp={},cp={},dp={},ep={},mbs={},vpp={},sp={},zero={},schedule=1f1b,precision={}", tp,
+        pp, cp, gpus / (tp * pp * cp), main_int(r, "ep", 1), main_int(r, "mbs", 1),
+        main_int(r, "vp", 1), tp > 1 ? "true" : "false", fsdp > 1 ? 3 : 1, *precision);
+    ro.estimate = opt;
+    const std::string label =
+        fmt::format("{} {} {} ({} GPUs)", r.at("release"), model, *precision, gpus);
+    const RankResult rr = rank(m, c, ro);
+    ValidationRow row;
+    row.table = fmt::format("megatron_bridge_{}", r.at("gpu"));
+    for (char& ch : row.table) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    row.label = label;
+    if (!rr.best.empty()) {
+      row.strategy = rr.best.front().strategy;
+      row.predicted_s = rr.best.front().step_time_s;
+    } else {
+      const Strategy s = parse_strategy(ro.fixed + fmt::format(",gbs={}", ro.global_batch), gpus);
+      const Estimate e = estimate(m, c, s, opt);
+      row.strategy = e.strategy;
+      row.predicted_s = e.step_time_s;
+      row.fits = false;
+    }
+    row.published_s = static_cast<double>(ro.global_batch) * m.seq_len /
+                      (gpus * std::stod(main_value(r, "tokens_per_sec_per_gpu")));
+    report.rows.push_back(std::move(row));
+  }
 }
 
 }  // namespace
@@ -265,6 +360,8 @@ ValidationReport validate(const EstimateOptions& base) {
     report.rows.push_back({"deepseek_v3_h800_2024", fmt::format("{} ({} GPUs)", m.name, gpus),
                            e.strategy, published, e.step_time_s});
   }
+
+  add_megatron_bridge(report, base);
 
   // Released checkpoints: what the catalog model stores (main model, MTP modules and their
   // copies of the shared tables, the checkpoint's own extra entries such as FP8 scales).

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <string>
 
 #include "shardcost/estimator.h"
 
@@ -102,7 +103,10 @@ TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const std::pair<const char*, double> recorded[] = {
       {"korthikanti2022", 0.0240},         {"megatron2021", 0.0429},
       {"megatron2021_fixed_rule", 0.1031}, {"megatron_core_h100_2024", 0.1572},
-      {"nemo_2407_h100_fp8", 0.0766},      {"deepseek_v3_h800_2024", 0.0004}};
+      {"nemo_2407_h100_fp8", 0.0766},      {"deepseek_v3_h800_2024", 0.0004},
+      {"megatron_bridge_h100", 0.0631},    {"megatron_bridge_b200", 0.4060},
+      {"megatron_bridge_b300", 0.2445},    {"megatron_bridge_gb200", 0.4082},
+      {"megatron_bridge_gb300", 0.4319}};
   for (const auto& [table, mean] : recorded) {
     EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
     EXPECT_LE(r.mean_abs_error(table), mean + 0.01) << table;
@@ -127,6 +131,29 @@ TEST(Validate, TodaysFamiliesCountsAndFlopsAgainstWhatWasPublished) {
   }
   // DeepSeek-V3's run is priced and printed; its target is the issue's, not a test's.
   EXPECT_EQ(r.mean_abs_error("deepseek_v3_h800_2024") > 0, true);
+}
+
+// Megatron-Bridge's performance summary (releases 25.09-26.08): every row whose precision is
+// stated (101 of 112) is priced with its published sizes, one table per GPU family; issue 32's
+// targets (10 % per family, 15 % on DeepSeek-V3) are far off on Blackwell and for DeepSeek-V3
+// (docs/validation.md); the gate above holds today's means.
+TEST(Validate, MegatronBridgeRowsArePricedWithTheirPublishedSizes) {
+  const ValidationReport r = validate();
+  int rows = 0, not_fitting = 0;
+  std::map<std::string, int> per_family;
+  for (const auto& row : r.rows) {
+    if (row.table.rfind("megatron_bridge_", 0) != 0) continue;
+    ++rows;
+    ++per_family[row.table];
+    if (!row.fits) ++not_fitting;
+    EXPECT_GT(row.published_s, 0) << row.label;
+    EXPECT_GT(row.predicted_s, 0) << row.label;
+    EXPECT_EQ(row.strategy.sp, row.strategy.tp > 1) << row.label;
+  }
+  EXPECT_EQ(rows, 101);
+  EXPECT_EQ(per_family.size(), 5u);
+  // One row (GB300, Llama 3 70B NVFP4 with FSDP off at dp 64) is judged not to fit today.
+  EXPECT_LE(not_fitting, 1);
 }
 
 }  // namespace

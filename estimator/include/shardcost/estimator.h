@@ -208,6 +208,7 @@ struct ValidationRow {
   Strategy strategy;  // the strategy priced (for megatron2021: the best found)
   double published_s = 0;
   double predicted_s = 0;
+  bool fits = true;  // false: no plan of the row's keys fits; priced as given, without recompute
   double error() const { return (predicted_s - published_s) / published_s; }
 };
 // A catalog model's parameters against its released checkpoint's: every stored weight (the
