@@ -27,6 +27,7 @@ struct PlanArgs {
   std::optional<int> gpus;
   std::string software;   // empty: megatron-core (pytorch-ddp for operator graphs)
   std::string attention;  // the fused attention kernel; empty: the preset's
+  std::optional<double> memory_headroom_gib;  // replaces the preset's memory allowance
   std::string format = "text";
   std::string db;             // cost store to price from; empty: catalog only
   std::string network_trace;  // seconds,bandwidth_GBps CSV for the cluster's network
@@ -41,8 +42,10 @@ PlanArgs resolved(const PlanArgs& a) {
   if (!is_onnx_path(a.model) && (a.epoch_samples != 0 || a.optimizer != "sgd"))
     throw InputError(
         "--epoch-samples and --optimizer apply to operator graphs (--model FILE.onnx)");
-  if (is_onnx_path(a.model) && !a.attention.empty())
-    throw InputError("--attention applies to transformer models, not operator graphs (.onnx)");
+  if (is_onnx_path(a.model) && (!a.attention.empty() || a.memory_headroom_gib))
+    throw InputError(
+        "--attention and --memory-headroom apply to transformer models, not operator graphs "
+        "(.onnx)");
   PlanArgs r = a;
   if (r.software.empty()) r.software = is_onnx_path(a.model) ? "pytorch-ddp" : "megatron-core";
   return r;
@@ -61,6 +64,10 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
   cmd->add_option("--attention", a.attention,
                   "fused attention kernel: fa2, cudnn, fa3, or best (the catalog's one figure); "
                   "default: the software preset's");
+  cmd->add_option("--memory-headroom", a.memory_headroom_gib,
+                  "GiB a GPU holds beyond the modelled state and activations (CUDA context, NCCL "
+                  "buffers, workspaces, fragmentation); default: the preset's allowance, 2 GiB + "
+                  "5 %");
   cmd->add_option("--network-trace", a.network_trace,
                   "CSV of seconds,bandwidth_GBps: the cluster network's bandwidth over time "
                   "(cluster files may give links[].trace too)");
@@ -77,6 +84,16 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
 Software software_of(const PlanArgs& a) {
   Software sw = software_preset(a.software);
   if (!a.attention.empty()) sw.fused_attention = parse_fused_attention(a.attention);
+  if (a.memory_headroom_gib) {
+    const double gib = *a.memory_headroom_gib;
+    if (!(gib >= 0 && gib <= 1024))
+      throw InputError(fmt::format(
+          "--memory-headroom {} is not a size in GiB from 0 to 1024; give what a GPU holds "
+          "beyond the modelled state and activations, e.g. 3",
+          gib));
+    sw.memory_fixed_bytes = gib * kGiB;
+    sw.memory_fragmentation = 0;
+  }
   return sw;
 }
 
@@ -98,9 +115,13 @@ std::string summary_text(const Estimate& e) {
   out += fmt::format("step time       {:.3f} s\n", e.step_time_s);
   out += fmt::format("throughput      {} tokens/s, {:.1f} TFLOP/s per GPU, MFU {:.1f} %\n",
                      thousands(e.tokens_per_s), e.tflops_per_gpu, 100 * e.mfu);
+  std::string verdict = e.feasible ? "fits" : "does not fit: " + e.reason;
+  if (e.memory_near_limit)
+    verdict += fmt::format("; within {:.0f} % of the limit, where the memory model cannot tell{}",
+                           100 * kMemoryVerdictUncertainty,
+                           e.feasible ? "" : ": it may fit (--memory-headroom sets the allowance)");
   out += fmt::format("memory per GPU  {:.1f} GiB of {:.1f} GiB ({})\n",
-                     e.memory_per_gpu_bytes / kGiB, e.memory_capacity_bytes / kGiB,
-                     e.feasible ? "fits" : "does not fit: " + e.reason);
+                     e.memory_per_gpu_bytes / kGiB, e.memory_capacity_bytes / kGiB, verdict);
   return out;
 }
 

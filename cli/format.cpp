@@ -96,6 +96,7 @@ nlohmann::json to_json(const Estimate& e) {
   j["memory_per_gpu_gib"] = round6(e.memory_per_gpu_bytes / kGiB);
   j["memory_capacity_gib"] = round6(e.memory_capacity_bytes / kGiB);
   j["feasible"] = e.feasible;
+  j["memory_near_limit"] = e.memory_near_limit;
   j["reason"] = e.reason;
   j["parameters"] = e.parameters;
   j["model_flops_per_step"] = round6(e.model_flops);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <optional>
 
@@ -108,6 +109,8 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   for (const auto& grp : c.groups) peak16 += grp.gpus() * grp.device.peak16();
   e.mfu = e.model_flops / e.step_time_s / peak16;
   e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
+  e.memory_near_limit = std::abs(e.memory_per_gpu_bytes - e.memory_capacity_bytes) <=
+                        MemoryModel::kUncertainty * e.memory_capacity_bytes;
   if (!e.feasible) {
     e.reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", e.memory_per_gpu_bytes / units::kGiB,
                            e.memory_capacity_bytes / units::kGiB);

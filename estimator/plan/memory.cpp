@@ -165,8 +165,7 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
     mem.activations += in_flight * b.kept_bytes[0] + b.working_bytes;
   });
   mem.buffers =
-      MemoryModel::kFixedBytes +
-      MemoryModel::kFragmentation * (mem.weights + mem.gradients + mem.optimizer + mem.activations);
+      MemoryModel::allowance(sw, mem.weights + mem.gradients + mem.optimizer + mem.activations);
   return mem;
 }
 
@@ -189,9 +188,8 @@ MemoryBreakdown peak_stage_memory(const Graph& g, const Strategy& s, const Softw
       both.gradients = a.gradients + b.gradients;
       both.optimizer = a.optimizer + b.optimizer;
       both.activations = a.activations + b.activations;
-      both.buffers = MemoryModel::kFixedBytes +
-                     MemoryModel::kFragmentation *
-                         (both.weights + both.gradients + both.optimizer + both.activations);
+      both.buffers = MemoryModel::allowance(
+          sw, both.weights + both.gradients + both.optimizer + both.activations);
       if (stage == 0 || both.total() > peak.total()) peak = both;
     }
     return peak;

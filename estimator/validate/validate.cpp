@@ -2,6 +2,7 @@
 // and Narayanan et al. 2021 Table 1 (tp, pp, dp given; the rest searched).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <optional>
@@ -182,7 +183,19 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     const int gpus = main_int(r, "num_gpus", 0);
     const int tp = main_int(r, "tp", 1), pp = main_int(r, "pp", 1), cp = main_int(r, "cp", 1);
     const int fsdp = main_int(r, "fsdp", 0);
-    const Cluster c = load_cluster(system, gpus);
+    Cluster c = load_cluster(system, gpus);
+    // On NVL72 racks Megatron-Bridge's launcher asks Slurm for a segment of the largest divisor
+    // of the job's nodes that is at most 18 trays (scripts/performance/utils/executors.py: "add
+    // --segment flag to sbatch if job uses GB200"): 256 GPUs run as 4 racks of 64, and a group
+    // of 64 sits in one NVLink domain.
+    for (NodeGroup& g : c.groups) {
+      if (g.nvlink_domain_gpus <= g.gpus_per_node) continue;
+      const int trays = g.nvlink_domain_gpus / g.gpus_per_node;
+      int segment = 1;
+      for (int k = 1; k <= std::min(trays, g.nodes); ++k)
+        if (g.nodes % k == 0) segment = k;
+      g.nvlink_domain_gpus = segment * g.gpus_per_node;
+    }
     RankOptions ro;
     ro.global_batch = main_int(r, "gbs", 0);
     ro.top = 1;

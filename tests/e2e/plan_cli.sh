@@ -179,4 +179,15 @@ one_line_error
 expect_exit 2 "$BIN" rank --model data/onnx/resnet50.onnx --cluster dgx-h100 --gpus 8 --gbs 64 \
   --attention fa3
 one_line_error
+# Memory verdicts near the limit say so; --memory-headroom sets the allowance (issue 32, item 9).
+s405="tp=8,pp=9,cp=2,dp=4,vpp=7,mbs=1,gbs=252,sp=true,zero=1,precision=bf16"
+expect_exit 1 "$BIN" estimate --model llama3-405b --cluster dgx-h100 --gpus 576 --strategy "$s405"
+grep -q 'does not fit: .*within 3 % of the limit.*may fit' "$SCRATCH/out" ||
+  fail "a need within 3 % of the limit does not say so"
+expect_exit 0 "$BIN" estimate --model llama3-405b --cluster dgx-h100 --gpus 576 --strategy "$s405" \
+  --memory-headroom 3
+grep -q '(fits; within 3 % of the limit' "$SCRATCH/out" || fail "--memory-headroom 3 does not fit"
+expect_exit 2 "$BIN" estimate --model llama3-405b --cluster dgx-h100 --gpus 576 --strategy "$s405" \
+  --memory-headroom -1
+one_line_error
 echo "plan_cli: ok"

@@ -44,6 +44,10 @@ struct StageReport {
   double memory_bytes = 0, capacity_bytes = 0;
 };
 
+// How far from the capacity a memory verdict is within the model (plan/memory.h's
+// MemoryModel::kUncertainty): a need within this share of it is reported as near the limit.
+inline constexpr double kMemoryVerdictUncertainty = 0.03;
+
 struct Estimate {
   Strategy strategy;
   bool feasible = false;
@@ -54,6 +58,9 @@ struct Estimate {
   double mfu = 0;                   // against the device's dense bf16 peak
   double memory_per_gpu_bytes = 0;  // the most loaded GPU
   double memory_capacity_bytes = 0;
+  // The need is within the memory model's uncertainty of the capacity: the verdict (fits or
+  // not) could go either way on a real run.
+  bool memory_near_limit = false;
   double model_flops = 0;  // per step, whole cluster
   double parameters = 0;
   std::vector<TimePart> time;

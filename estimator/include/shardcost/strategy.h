@@ -218,6 +218,12 @@ struct Software {
   bool grad_bucket_grows_with_dp = true;
   // DeepSpeed ZeRO-3's stage3_prefetch_bucket_size: parameters gathered ahead of use.
   double prefetch_bucket_params = 0;
+  // What a GPU holds beyond the modelled state and activations (plan/memory.h's MemoryModel):
+  // a fixed part (CUDA context, NCCL's buffers, cuBLAS and Transformer Engine workspaces) and
+  // a share of the rest for the caching allocator's fragmentation. --memory-headroom replaces
+  // both with one fixed figure.
+  double memory_fixed_bytes = 2.0 * 1024 * 1024 * 1024;
+  double memory_fragmentation = 0.05;
   // FSDP2 with pipelining (torchtitan): parameters gathered once a step and kept, gradients
   // reduce-scattered once after the last micro-batch, so ZeRO-3 prices as ZeRO-1 there.
   bool fsdp_pipeline_once = false;
