@@ -35,6 +35,7 @@ Software software_preset(std::string_view name) {
     s.max_zero = 1;
     s.context_parallel = false;
     s.expert_parallel = false;
+    s.ep_overlap = false;
     s.fp8 = false;  // Transformer Engine's FP8 came to Megatron in 2023
     // Userbuffers TP overlap (Transformer Engine) and asynchronous interleaved sends came with
     // Megatron-core in 2023.
@@ -89,6 +90,7 @@ Software software_preset(std::string_view name) {
     s.tp_comm_overlap = false;
     s.overlap_p2p = false;
     s.expert_parallel = false;
+    s.ep_overlap = false;
     s.selective_recompute = false;
     s.fp8 = false;
     s.zero_stages = 0b1001;
@@ -119,6 +121,9 @@ Software software_preset(std::string_view name) {
     // 24 SMs and fc2_fprop on 16, both with set_sm_margin.
     s.ub_margin_proj_sms = 24;
     s.ub_margin_fc2_sms = 16;
+    // Megatron-Bridge's DeepSeek recipes dispatch through HybridEP on 32 SMs
+    // (perf_recipes' _benchmark_common: moe_hybridep_num_sms = 32).
+    s.ep_comm_sms = 32;
   }
   if (name == "pytorch-ddp" || name == "chainermn") {
     // Plain data-parallel stacks of the CNN papers (docs/operator-graphs.md), in fp32 unless
@@ -137,6 +142,7 @@ Software software_preset(std::string_view name) {
     s.selective_recompute = false;
     s.context_parallel = false;
     s.expert_parallel = false;
+    s.ep_overlap = false;
     s.fp8 = false;
     s.zero_stages = 0b0001;
     s.max_zero = 0;
@@ -162,6 +168,9 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
     return fmt::format("{} has no context parallelism; use cp=1", sw.name);
   if (s.ep > 1 && !sw.expert_parallel)
     return fmt::format("{} has no expert parallelism; use ep=1", sw.name);
+  if (s.ep_overlap && !sw.ep_overlap)
+    return fmt::format("{} has no expert-parallel all-to-all overlap; use ep_overlap=false",
+                       sw.name);
   if (s.vpp > 1 && !sw.interleaving)
     return fmt::format("{} has no interleaved pipeline schedule; use vpp=1", sw.name);
   if (s.zero >= 0 && s.zero <= 3 && !(sw.zero_stages >> s.zero & 1u)) {

@@ -101,6 +101,24 @@ struct Step {
     t.scale(kPpComm, f);
   }
 
+  // 1F1B with the experts' all-to-all overlap (Strategy::ep_overlap; Megatron-core's
+  // --overlap-moe-expert-parallel-comm): one micro-batch's forward runs beside another's
+  // backward, so each all-to-all runs behind the other's compute; what outlasts it stays
+  // exposed, and the hidden part costs the SMs its kernels take (Software::ep_comm_sms, or
+  // NCCL's channels).
+  void ep_overlap(Times& t, const Pricer& on) const {
+    const double comm = t.s[kEpComm];
+    if (comm <= 0) return;
+    const double compute = t.s[kComputeForward] + t.s[kComputeBackward] + t.s[kComputeRecompute];
+    const double hidden = std::min(comm, compute);
+    const double share = sw.ep_comm_sms > 0
+                             ? std::min(1.0, static_cast<double>(sw.ep_comm_sms) / on.device().sms)
+                             : on.nccl_sm_share();
+    const double f = (comm - hidden + hidden * share) / comm;
+    t.backward_comm -= (1 - f) * std::min(t.backward_comm, comm);
+    t.scale(kEpComm, f);
+  }
+
   // DualPipe's bubble (DeepSeek-V3, Table 2): (pp/2 - 1)(F&B + B - 3W), F a forward chunk, B
   // a full backward chunk, W its weight-gradient part, F&B the overlapped forward and backward
   // chunks (compute-bound: F + B); against 1F1B's (pp - 1)(F + B). So F + 2B - 3W. The stage's
@@ -201,6 +219,7 @@ struct Step {
         t.add(kComputeBackward,
               u.pricer->memory_pass(accumulate_bytes * stage_parameters(ug, span).total()));
       if (s.schedule == PipeSchedule::dualpipe) dualpipe_overlap(t, *u.pricer);
+      if (s.ep_overlap) ep_overlap(t, *u.pricer);
       return t;
     };
 

@@ -26,6 +26,7 @@ std::string to_string(const Strategy& s) {
   if (s.etp > 0) out += fmt::format(",etp={}", s.etp);
   if (s.schedule != PipeSchedule::one_f_one_b)
     out += fmt::format(",schedule={}", to_string(s.schedule));
+  if (s.ep_overlap) out += ",ep_overlap=true";
   if (s.recompute_modules != 0)
     out += ",recompute_modules=" + recompute_modules_text(s.recompute_modules);
   if (!s.stage_layers.empty()) out += fmt::format(",layers={}", fmt::join(s.stage_layers, "/"));
@@ -234,6 +235,8 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       s.recompute = parse_recompute(value);
     else if (key == "sp")
       s.sp = parse_bool_value(key, value);
+    else if (key == "ep_overlap")
+      s.ep_overlap = parse_bool_value(key, value);
     else if (key == "balance")
       s.balance = parse_balance(value);
     else if (key == "max_tokens")
@@ -279,7 +282,7 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
             fmt::format("strategy key 'cp_kind' needs ring or ulysses (got '{}')", value));
     } else
       throw InputError(fmt::format(
-          "unknown strategy key '{}'; use tp, pp, dp, cp, ep, etp, mbs, gbs, schedule, "
+          "unknown strategy key '{}'; use tp, pp, dp, cp, ep, etp, ep_overlap, mbs, gbs, schedule, "
           "recompute_modules, "
           "vpp, recompute, sp, zero, zero_layers, cp_kind, layers, stage_tp, precision (and "
           "balance, "
@@ -491,6 +494,10 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
     if (s.vpp > 1) return "schedule=local has no interleaving; use vpp=1";
   }
   if (s.sp && s.tp == 1) return "sp=true needs tp>1";
+  if (s.ep_overlap && s.ep == 1)
+    return "ep_overlap=true needs ep>1 (it overlaps the experts' all-to-alls)";
+  if (s.ep_overlap && s.schedule != PipeSchedule::one_f_one_b)
+    return "ep_overlap=true is 1F1B's overlap; DualPipe overlaps its all-to-alls itself";
   if (s.zero < 0 || s.zero > 3) return fmt::format("zero={} is not a ZeRO stage (0-3)", s.zero);
   if (!s.zero_layers.empty()) {
     if (s.zero_layers.size() != static_cast<size_t>(layers) + 2)

@@ -368,6 +368,9 @@ struct Ranker {
                             (s.micro_batches() % 2 != 0 || s.micro_batches() < pp))
                           continue;
                         s.precision = fixed.precision;
+                        // A pinned all-to-all overlap where there are all-to-alls under 1F1B.
+                        s.ep_overlap =
+                            fixed.ep_overlap && ep > 1 && schedule == PipeSchedule::one_f_one_b;
                         if (auto why = check_strategy(w, c, s)) {
                           tally.reject(classify(*why));
                           continue;

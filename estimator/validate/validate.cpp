@@ -199,10 +199,17 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     RankOptions ro;
     ro.global_batch = main_int(r, "gbs", 0);
     ro.top = 1;
+    // Its DeepSeek-V3 recipes overlap the all-to-alls in MXFP8 (perf_recipes/deepseek:
+    // _enable_deepseek_full_iteration_mxfp8 sets overlap_moe_expert_parallel_comm, and the B200
+    // MXFP8 recipe too; the earlier deepseek_workload_base_configs.py set moe_a2a_overlap for
+    // the MXFP8 variants only).
+    const bool ep_overlap = std::string(model) == "deepseek-v3" && *precision == "mxfp8";
     ro.fixed = fmt::format(
-        "tp={},pp={},cp={},dp={},ep={},mbs={},vpp={},sp={},zero={},schedule=1f1b,precision={}", tp,
-        pp, cp, gpus / (tp * pp * cp), main_int(r, "ep", 1), main_int(r, "mbs", 1),
-        main_int(r, "vp", 1), tp > 1 ? "true" : "false", fsdp > 1 ? 3 : 1, *precision);
+        "tp={},pp={},cp={},dp={},ep={},mbs={},vpp={},sp={},zero={},schedule=1f1b,precision={},"
+        "ep_overlap={}",
+        tp, pp, cp, gpus / (tp * pp * cp), main_int(r, "ep", 1), main_int(r, "mbs", 1),
+        main_int(r, "vp", 1), tp > 1 ? "true" : "false", fsdp > 1 ? 3 : 1, *precision,
+        ep_overlap ? "true" : "false");
     ro.estimate = opt;
     const std::string label =
         fmt::format("{} {} {} ({} GPUs)", r.at("release"), model, *precision, gpus);

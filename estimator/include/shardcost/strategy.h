@@ -103,6 +103,10 @@ struct Strategy {
   bool cp_per_sequence() const { return cp_mode != CpMode::fixed; }
   CpKind cp_kind = CpKind::ring;
   PipeSchedule schedule = PipeSchedule::one_f_one_b;  // schedule=1f1b|dualpipe
+  // ep_overlap=true: Megatron-core's --overlap-moe-expert-parallel-comm (1F1B all-to-all
+  // overlap): one micro-batch's forward runs beside another's backward, so each expert-parallel
+  // all-to-all runs behind the other's compute, less the SMs its kernels take.
+  bool ep_overlap = false;
   // recompute_modules=core_attn/layernorm/mla_up_proj/moe_act with recompute=selective; 0: the
   // default (core_attn).
   unsigned recompute_modules = 0;
@@ -187,7 +191,11 @@ struct Software {
   bool selective_recompute = true;  // recompute=selective (Megatron-LM since 2022)
   bool context_parallel = true;     // cp>1 (Megatron-core, 2024)
   bool expert_parallel = true;      // ep>1 (Megatron-core MoE)
-  int max_zero = 3;                 // ZeRO stages: 1 = distributed optimizer, 2-3 = FSDP
+  bool ep_overlap = true;           // ep_overlap=true (Megatron-core, 2025 on)
+  // SMs an expert-parallel dispatch or combine kernel takes while it runs: HybridEP's
+  // moe_hybridep_num_sms (32 in Megatron-Bridge's performance recipes); 0: NCCL's channels.
+  int ep_comm_sms = 0;
+  int max_zero = 3;  // ZeRO stages: 1 = distributed optimizer, 2-3 = FSDP
   // With pipeline parallelism: sharded gradients (ZeRO-2/3) would be reduce-scattered, and
   // ZeRO-3's weights re-gathered, every micro-batch; DeepSpeed refuses the combination and
   // no preset here models a stack that runs it otherwise (FSDP2 under torchtitan gathers
