@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "commands.h"
+#include "cost_sources.h"
 #include "format.h"
 #include "shardcost/estimator.h"
 
@@ -12,10 +13,17 @@ void add_validate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "validate", "Reproduce published training results and print the error row by row");
   auto format = std::make_shared<std::string>("text");
+  auto db = std::make_shared<std::string>();
   cmd->add_option("--format", *format, "text, json or csv");
-  cmd->callback([format] {
+  cmd->add_option("--db", *db,
+                  "price every table from this cost store's measurements (and models fitted on "
+                  "it) where it has them, the catalog elsewhere");
+  cmd->callback([format, db] {
     const Format f = parse_format(*format, {Format::text, Format::json, Format::csv});
-    const ValidationReport r = validate();
+    const auto costs = load_costs(*db);
+    EstimateOptions base;
+    base.costs = costs->source();
+    const ValidationReport r = validate(base);
     const char* tables[] = {
         "korthikanti2022",         "megatron2021",         "megatron2021_fixed_rule",
         "megatron_core_h100_2024", "nemo_2407_h100_fp8",   "deepseek_v3_h800_2024",

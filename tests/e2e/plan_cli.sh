@@ -176,9 +176,11 @@ python3 -c "import sys; a,b,c=map(float,sys.argv[1:]); assert a > b > c, (a,b,c)
 expect_exit 2 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 \
   --strategy tp=1,pp=1,dp=8,mbs=1,gbs=8 --attention flash
 one_line_error
-expect_exit 2 "$BIN" rank --model data/onnx/resnet50.onnx --cluster dgx-h100 --gpus 8 --gbs 64 \
-  --attention fa3
+expect_exit 2 "$BIN" rank --model "$SRC/data/onnx/resnet50.onnx" --cluster dgx-h100 --gpus 8 \
+  --gbs 64 --attention fa3
 one_line_error
+grep -q -- '--attention and --memory-headroom apply to transformer models' "$SCRATCH/err" ||
+  fail "--attention on an operator graph is not refused for what it is"
 # Memory verdicts near the limit say so; --memory-headroom sets the allowance (issue 32, item 9).
 s405="tp=8,pp=9,cp=2,dp=4,vpp=7,mbs=1,gbs=252,sp=true,zero=1,precision=bf16"
 expect_exit 1 "$BIN" estimate --model llama3-405b --cluster dgx-h100 --gpus 576 --strategy "$s405"
@@ -189,5 +191,23 @@ expect_exit 0 "$BIN" estimate --model llama3-405b --cluster dgx-h100 --gpus 576 
 grep -q '(fits; within 3 % of the limit' "$SCRATCH/out" || fail "--memory-headroom 3 does not fit"
 expect_exit 2 "$BIN" estimate --model llama3-405b --cluster dgx-h100 --gpus 576 --strategy "$s405" \
   --memory-headroom -1
+one_line_error
+# validate --db prices the tables from a store: the A100 excerpts move the A100 tables (the
+# collectives of the fixed-rule rows most) and leave the H100 ones as the catalog prices them.
+"$BIN" import csv --db "$SCRATCH/a100.db" "$SRC/tests/fixtures/measured/collective_a100_curves.csv" \
+  "$SRC/tests/fixtures/measured/gemm_a100_sample.csv" >/dev/null || fail "importing the A100 excerpts"
+expect_exit 0 "$BIN" validate --format json
+cp "$SCRATCH/out" "$SCRATCH/catalog.json"
+expect_exit 0 "$BIN" validate --format json --db "$SCRATCH/a100.db"
+python3 - "$SCRATCH/catalog.json" "$SCRATCH/out" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+moved = [t for t in ("korthikanti2022", "megatron2021_fixed_rule")
+         if a[t]["mean_abs_error"] != b[t]["mean_abs_error"]]
+assert moved, "the A100 store moved no A100 table"
+for t in ("megatron_core_h100_2024", "nemo_2407_h100_fp8", "megatron_bridge_h100"):
+    assert a[t] == b[t], t
+PY
+expect_exit 2 "$BIN" validate --db "$SCRATCH/missing.db"
 one_line_error
 echo "plan_cli: ok"
