@@ -52,6 +52,8 @@ Software software_preset(std::string_view name) {
     s.grad_bytes = 2;
     s.precision = DType::fp16;
     s.fused_grad_accumulation = false;
+    // Gradients accumulated by autograd into param.grad, not one contiguous buffer.
+    s.zero_whole_grad_buffer = false;
     s.async_tp_backward = false;
     // Sequence parallelism and selective recomputation are Korthikanti et al. 2022's; the
     // distributed optimizer came in 2022 too.
@@ -97,6 +99,8 @@ Software software_preset(std::string_view name) {
     s.max_zero_with_pipeline = 3;
     // F.scaled_dot_product_attention's flash backend, FlashAttention-2 (PyTorch 2.2 on).
     s.fused_attention = FusedAttention::fa2;
+    // optimizer.zero_grad() sets gradients to None (PyTorch 2.0 on): nothing to clear.
+    s.zero_whole_grad_buffer = false;
     s.fsdp_pipeline_once = true;
     s.grad_bucket_params = 25.0 * 1024 * 1024 / 4;  // DDP's bucket_cap_mb 25, fp32 gradients
     s.grad_bucket_grows_with_dp = false;
@@ -146,6 +150,7 @@ Software software_preset(std::string_view name) {
     s.fp8 = false;
     s.zero_stages = 0b0001;
     s.max_zero = 0;
+    s.zero_whole_grad_buffer = false;
     s.grad_bucket_params = 25.0 * 1024 * 1024 / 4;
     s.grad_bucket_grows_with_dp = false;
     if (name == "chainermn") {

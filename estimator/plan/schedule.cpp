@@ -218,6 +218,17 @@ struct Step {
       if (!sw.fused_grad_accumulation)
         t.add(kComputeBackward,
               u.pricer->memory_pass(accumulate_bytes * stage_parameters(ug, span).total()));
+      // The embedding table is not a fused linear: its backward writes a dense gradient of
+      // the whole (vocab-parallel) table, zeroed first, and Megatron's gradient hook adds it
+      // into the fp32 main gradient (main_grad.add_(grad): read 2, read and write 4) every
+      // micro-batch. Without fused accumulation the pass above already adds it.
+      const double table = span.first ? pinned_unit(ug, Block::Pin::first_stage, span).dense : 0;
+      if (table > 0) {
+        const double e = numerics(s).element_bytes;
+        t.add(kComputeBackward, u.pricer->memory("memset", e * table));
+        if (sw.fused_grad_accumulation)
+          t.add(kComputeBackward, u.pricer->memory_pass((e + 2.0 * pb.gradient) * table));
+      }
       if (s.schedule == PipeSchedule::dualpipe) dualpipe_overlap(t, *u.pricer);
       if (s.ep_overlap) ep_overlap(t, *u.pricer);
       return t;
@@ -531,14 +542,19 @@ struct Step {
     // Megatron's mixed-precision optimizer over the local shard: fused Adam reads the fp32
     // gradient, master weight and moments and writes the last three (28 B), the gradient norm
     // reads the gradients (4), the master weights are copied to the 16-bit model (6) and the
-    // gradients zeroed (grad_bytes). fp16 adds casting the gradients to fp32 (6) and the
+    // gradients zeroed (grad_bytes, a memset). fp16 adds casting the gradients to fp32 (6) and the
     // dynamic loss scale's unscale-and-check pass (8), which every fp16 run has. fp32/tf32 training
     // updates the fp32 weights in place: no master copy to cast back.
     const ParameterBytes pb = parameter_bytes(s, sw);
     const double copy_back = pb.weight < 4 ? 6 : 0;
-    const double bytes = 28 + 4 + copy_back + pb.gradient + (pb.gradient < 4 ? 6 : 0) +
+    const double bytes = 28 + 4 + copy_back + (pb.gradient < 4 ? 6 : 0) +
                          (s.precision.value_or(sw.precision) == DType::fp16 ? 8 : 0);
-    return on.memory_pass(bytes * local);
+    // Zeroing the gradients for the next step: the whole buffer where the stack keeps whole
+    // gradients in one (Software::zero_whole_grad_buffer, under ZeRO 0-1), else the shard.
+    const double buffer =
+        sw.zero_whole_grad_buffer && p.held_zero <= 1 ? sharded + p.held.total() : local;
+    const Priced step = on.memory_pass(bytes * local);
+    return {step.seconds + on.memory("memset", pb.gradient * buffer).seconds, step.origin};
   }
 };
 

@@ -181,5 +181,44 @@ TEST(Zero3, Fsdp2WithPipeliningGathersOnceAStep) {
   EXPECT_THROW((void)estimate(m, c, parse_strategy("tp=4,pp=2,gbs=64,zero=3", 32)), InputError);
 }
 
+// What a step does around its kernels (issue 32, item 7). Llama 3 8B over 64 H100s, ZeRO-1,
+// one micro-batch: Megatron-core clears its whole fp32 gradient buffer each step (4 B x 8.03B,
+// not the 1/64 shard), and the embedding's dense gradient (128256 x 4096, not a fused
+// linear) is zeroed (2 B) and added into the fp32 main gradient (read 2, read and write 4)
+// every micro-batch.
+TEST(StepCosts, TheWholeGradientBufferIsClearedAndTheEmbeddingGradientAccumulated) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 64);
+  const Strategy s = parse_strategy("tp=1,dp=64,mbs=1,gbs=64,zero=1,precision=bf16", 64);
+  const NodeGroup& group = c.groups.front();
+  const Pricer pr(group.device, group.intra_node, c.inter_node, group.gpus_per_node, nullptr);
+  const Placement place = placement(s);
+  const StageLayout layout(m.layers, 1);
+  auto times = [&](const Software& sw, double embedding_params) {
+    Graph g;
+    transformer_workload(m)->graph(s, sw.attention, g);
+    for (Block& b : g.blocks)
+      if (b.pin == Block::Pin::first_stage) b.dense_params = embedding_params;
+    return step_times({g, s, layout, sw, place, pr, false, nullptr, nullptr});
+  };
+  const Software core = software_preset("megatron-core");
+  const double table = 128256.0 * 4096;
+  const Times with = times(core, table);
+  const Times without = times(core, 0);
+  const double stream = group.device.memory_bandwidth_Bps * group.device.memory_efficiency;
+  const double framework = pr.kernel_bandwidth();
+  EXPECT_NEAR(with.s[kComputeBackward] - without.s[kComputeBackward],
+              2 * table / stream + 2e-6 + 10 * table / framework + 2e-6, 1e-9);
+  // The buffer: the whole model's 4-byte gradients against the shard a stack without one
+  // clears.
+  Software shard = core;
+  shard.zero_whole_grad_buffer = false;
+  const double all = parameter_count(m);
+  EXPECT_NEAR(with.s[kOptimizer] - times(shard, table).s[kOptimizer],
+              4 * all / stream - 4 * all / 64 / stream, 1e-9);
+  EXPECT_FALSE(software_preset("torchtitan").zero_whole_grad_buffer);
+  EXPECT_FALSE(software_preset("megatron-lm-2021").zero_whole_grad_buffer);
+}
+
 }  // namespace
 }  // namespace shardcost

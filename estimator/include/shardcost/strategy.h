@@ -192,6 +192,11 @@ struct Software {
   bool context_parallel = true;     // cp>1 (Megatron-core, 2024)
   bool expert_parallel = true;      // ep>1 (Megatron-core MoE)
   bool ep_overlap = true;           // ep_overlap=true (Megatron-core, 2025 on)
+  // Each step starts by zeroing the whole gradient buffer, not the data-parallel shard
+  // (Megatron's contiguous buffers: DistributedDataParallel.zero_grad_buffer() clears every
+  // bucket even under the distributed optimizer). Stacks that drop gradients (PyTorch's
+  // zero_grad(set_to_none=True)) or keep them sharded zero their shard at most.
+  bool zero_whole_grad_buffer = true;
   // SMs an expert-parallel dispatch or combine kernel takes while it runs: HybridEP's
   // moe_hybridep_num_sms (32 in Megatron-Bridge's performance recipes); 0: NCCL's channels.
   int ep_comm_sms = 0;
