@@ -24,15 +24,32 @@ void add_validate_command(CLI::App& app) {
     EstimateOptions base;
     base.costs = costs->source();
     const ValidationReport r = validate(base);
-    const char* tables[] = {
-        "korthikanti2022",         "megatron2021",         "megatron2021_fixed_rule",
-        "megatron_core_h100_2024", "nemo_2407_h100_fp8",   "deepseek_v3_h800_2024",
-        "megatron_bridge_h100",    "megatron_bridge_b200", "megatron_bridge_b300",
-        "megatron_bridge_gb200",   "megatron_bridge_gb300"};
-    constexpr int kTables = sizeof(tables) / sizeof(tables[0]);
+    // Each table with the title its text output gives it.
+    const std::pair<const char*, const char*> tables[] = {
+        {"korthikanti2022", "Korthikanti et al. 2022, Table 5 (DGX A100, given strategies)"},
+        {"megatron2021",
+         "Narayanan et al. 2021, Table 1 (DGX A100; tp, pp, dp given, mbs/vpp/zero searched)"},
+        {"megatron2021_fixed_rule",
+         "Narayanan et al. 2021, Table 1 under a fixed rule (mbs=1, no interleaving, as the "
+         "example scripts ran)"},
+        {"megatron_core_h100_2024",
+         "Megatron-core r0.8 weak scaling, DGX H100, BF16 (TFLOP/s per GPU as Megatron counts "
+         "them; tp, pp, dp given, mbs/vpp/recompute searched)"},
+        {"nemo_2407_h100_fp8",
+         "NeMo 24.07, DGX H100, FP8 (tokens/s per GPU; every size given, recompute searched)"},
+        {"deepseek_v3_h800_2024",
+         "DeepSeek-V3 technical report, 2,048 H800, FP8, DualPipe (GPU-hours per trillion "
+         "tokens; strategy, schedule and recomputation as published)"},
+        {"megatron_bridge_h100",
+         "Megatron-Bridge 25.09-26.08, DGX H100 (tokens/s per GPU; every size given, recompute "
+         "searched)"},
+        {"megatron_bridge_b200", "Megatron-Bridge 25.09-26.08, DGX B200 (the same)"},
+        {"megatron_bridge_b300", "Megatron-Bridge 25.09-26.08, DGX B300 (the same)"},
+        {"megatron_bridge_gb200", "Megatron-Bridge 25.09-26.08, GB200 NVL72 (the same)"},
+        {"megatron_bridge_gb300", "Megatron-Bridge 25.09-26.08, GB300 NVL72 (the same)"}};
     if (f == Format::json) {
       nlohmann::json j;
-      for (const char* t : tables) {
+      for (const auto& [t, title] : tables) {
         nlohmann::json rows = nlohmann::json::array();
         for (const auto& row : r.rows) {
           if (row.table != t) continue;
@@ -75,34 +92,17 @@ void add_validate_command(CLI::App& app) {
                    row.predicted_s, row.error(), csv_escape(to_string(row.strategy)));
       return;
     }
-    const char* titles[] = {
-        "Korthikanti et al. 2022, Table 5 (DGX A100, given strategies)",
-        "Narayanan et al. 2021, Table 1 (DGX A100; tp, pp, dp given, mbs/vpp/zero searched)",
-        "Narayanan et al. 2021, Table 1 under a fixed rule (mbs=1, no interleaving, as the example "
-        "scripts ran)",
-        "Megatron-core r0.8 weak scaling, DGX H100, BF16 (TFLOP/s per GPU as Megatron counts "
-        "them; tp, pp, dp given, mbs/vpp/recompute searched)",
-        "NeMo 24.07, DGX H100, FP8 (tokens/s per GPU; every size given, recompute searched)",
-        "DeepSeek-V3 technical report, 2,048 H800, FP8, DualPipe (GPU-hours per trillion tokens; "
-        "strategy, schedule and recomputation as published)",
-        "Megatron-Bridge 25.09-26.08, DGX H100 (tokens/s per GPU; every size given, recompute "
-        "searched)",
-        "Megatron-Bridge 25.09-26.08, DGX B200 (the same)",
-        "Megatron-Bridge 25.09-26.08, DGX B300 (the same)",
-        "Megatron-Bridge 25.09-26.08, GB200 NVL72 (the same)",
-        "Megatron-Bridge 25.09-26.08, GB300 NVL72 (the same)"};
-    static_assert(sizeof(titles) / sizeof(titles[0]) == kTables);
-    for (int i = 0; i < kTables; ++i) {
+    for (const auto& [table, title] : tables) {
       Table t({"row", "published s", "predicted s", "error", "strategy"},
               {false, true, true, true, false});
       for (const auto& row : r.rows) {
-        if (row.table != tables[i]) continue;
+        if (row.table != table) continue;
         t.add({row.fits ? row.label : row.label + " (does not fit)",
                fmt::format("{:.2f}", row.published_s), fmt::format("{:.2f}", row.predicted_s),
                fmt::format("{:+.1f} %", 100 * row.error()), to_string(row.strategy)});
       }
-      fmt::print("{}\n{}mean absolute error {:.2f} %, worst {:.2f} %\n\n", titles[i], t.render(2),
-                 100 * r.mean_abs_error(tables[i]), 100 * r.max_abs_error(tables[i]));
+      fmt::print("{}\n{}mean absolute error {:.2f} %, worst {:.2f} %\n\n", title, t.render(2),
+                 100 * r.mean_abs_error(table), 100 * r.max_abs_error(table));
     }
     Table counts({"model", "checkpoint", "computed", "error", "activated", "computed", "error"},
                  {false, true, true, true, true, true, true});

@@ -106,11 +106,10 @@ Priced Pricer::gemm(const GemmShape& s, DType dtype) const {
 std::optional<double> attention_rate(const Device& d, const AttentionShape& a, bool backward) {
   const AttentionKernels& k = d.attention_kernels;
   if (a.kernel == FusedAttention::best || a.seq_len <= 0 || k.seq_len.empty()) return std::nullopt;
-  const std::string_view name = to_string(a.kernel);
   const AttentionCurve* best = nullptr;
   double best_gap = 0;
   for (const AttentionCurve& c : k.curves) {
-    if (c.kernel != name) continue;
+    if (c.kernel != a.kernel) continue;
     const double gap = a.head_dim > 0 ? std::abs(std::log(c.head_dim / a.head_dim)) : 0;
     if (!best || gap < best_gap) best = &c, best_gap = gap;
   }

@@ -58,8 +58,9 @@ AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::str
   for (size_t i = 0; i < curves->size(); ++i) {
     JsonFields c((*curves)[i], fmt::format("{} curves[{}]", where, i));
     AttentionCurve curve;
-    curve.kernel = std::string(to_string(parse_fused_attention(c.required_string("kernel"))));
-    if (curve.kernel == "best") c.fail("kernel", "must name a kernel: fa2, cudnn or fa3");
+    curve.kernel = parse_fused_attention(c.required_string("kernel"));
+    if (curve.kernel == FusedAttention::best)
+      c.fail("kernel", "must name a kernel: fa2, cudnn or fa3");
     curve.head_dim = c.required_number("head_dim", 1);
     curve.forward_causal = numbers(c, "forward_causal", 1e12);
     curve.forward = numbers(c, "forward", 1e12);

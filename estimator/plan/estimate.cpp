@@ -110,7 +110,7 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   e.mfu = e.model_flops / e.step_time_s / peak16;
   e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
   e.memory_near_limit = std::abs(e.memory_per_gpu_bytes - e.memory_capacity_bytes) <=
-                        MemoryModel::kUncertainty * e.memory_capacity_bytes;
+                        kMemoryVerdictUncertainty * e.memory_capacity_bytes;
   if (!e.feasible) {
     e.reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", e.memory_per_gpu_bytes / units::kGiB,
                            e.memory_capacity_bytes / units::kGiB);

@@ -105,11 +105,6 @@ struct MemoryModel {
   static double allowance(const Software& sw, double modelled) {
     return sw.memory_fixed_bytes + sw.memory_fragmentation * modelled;
   }
-  // How far from the limit a verdict is within the model: the state and activation model
-  // against Megatron's own measured peaks is within 1-2.4 % (issue 32's review of NVIDIA's
-  // Llama 3.1 405B runs), and the allowance is an estimate; a need within this share of the
-  // capacity is reported as near the limit, either way.
-  static constexpr double kUncertainty = kMemoryVerdictUncertainty;
 };
 
 }  // namespace shardcost

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <optional>
 #include <sstream>
@@ -156,11 +155,17 @@ std::optional<std::string> bridge_precision(const std::string& p) {
 void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) {
   EstimateOptions opt = base;
   opt.software = software_preset("nemo");
-  const std::pair<const char*, const char*> systems[] = {{"H100", "dgx-h100"},
-                                                         {"B200", "dgx-b200"},
-                                                         {"B300", "dgx-b300"},
-                                                         {"GB200", "gb200-nvl72"},
-                                                         {"GB300", "gb300-nvl72"}};
+  // Each GPU family's system and validation table.
+  struct Family {
+    const char* gpu;
+    const char* system;
+    const char* table;
+  };
+  const Family families[] = {{"H100", "dgx-h100", "megatron_bridge_h100"},
+                             {"B200", "dgx-b200", "megatron_bridge_b200"},
+                             {"B300", "dgx-b300", "megatron_bridge_b300"},
+                             {"GB200", "gb200-nvl72", "megatron_bridge_gb200"},
+                             {"GB300", "gb300-nvl72", "megatron_bridge_gb300"}};
   const std::pair<const char*, const char*> models[] = {{"Llama-3-8B", "llama3-8b"},
                                                         {"Llama-3-70B", "llama3-70b"},
                                                         {"Llama-3.1-405B", "llama3-405b"},
@@ -168,13 +173,13 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
   for (const Row& r : parse_csv(embedded::megatron_bridge_perf())) {
     const auto precision = bridge_precision(main_value(r, "precision"));
     if (!precision) continue;
-    const char* system = nullptr;
-    for (const auto& [gpu, name] : systems)
-      if (r.at("gpu") == gpu) system = name;
+    const Family* family = nullptr;
+    for (const Family& f : families)
+      if (r.at("gpu") == f.gpu) family = &f;
     const char* model = nullptr;
     for (const auto& [published, name] : models)
       if (r.at("model") == published) model = name;
-    if (!system || !model)
+    if (!family || !model)
       throw Error(fmt::format("Megatron-Bridge row {} {}: unknown GPU or model", r.at("gpu"),
                               r.at("model")));
     Model m = load_model(model);
@@ -183,7 +188,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     const int gpus = main_int(r, "num_gpus", 0);
     const int tp = main_int(r, "tp", 1), pp = main_int(r, "pp", 1), cp = main_int(r, "cp", 1);
     const int fsdp = main_int(r, "fsdp", 0);
-    Cluster c = load_cluster(system, gpus);
+    Cluster c = load_cluster(family->system, gpus);
     // On NVL72 racks Megatron-Bridge's launcher asks Slurm for a segment of the largest divisor
     // of the job's nodes that is at most 18 trays (scripts/performance/utils/executors.py: "add
     // --segment flag to sbatch if job uses GB200"): 256 GPUs run as 4 racks of 64, and a group
@@ -215,8 +220,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
         fmt::format("{} {} {} ({} GPUs)", r.at("release"), model, *precision, gpus);
     const RankResult rr = rank(m, c, ro);
     ValidationRow row;
-    row.table = fmt::format("megatron_bridge_{}", r.at("gpu"));
-    for (char& ch : row.table) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    row.table = family->table;
     row.label = label;
     if (!rr.best.empty()) {
       row.strategy = rr.best.front().strategy;

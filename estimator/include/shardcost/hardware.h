@@ -41,11 +41,20 @@ DType parse_dtype(std::string_view);  // throws InputError
 // A data type as the store holds it (bf16, bfloat16, half, float, e4m3, ...), or nullopt.
 std::optional<DType> parse_store_dtype(std::string_view);
 
+// Which fused attention kernel a stack runs (its rates by sequence length and head dimension
+// come from the device's measured curves, Device::attention_kernels): FlashAttention-2,
+// cuDNN's fused attention (Transformer Engine's FusedAttention, its choice on Hopper and
+// later), FlashAttention-3; `best`: the catalog's one figure for the device's best fused
+// kernel (efficiency.attention) at every length.
+enum class FusedAttention { best, fa2, cudnn, fa3 };
+std::string_view to_string(FusedAttention);
+FusedAttention parse_fused_attention(std::string_view);  // throws InputError
+
 // One fused attention kernel's measured rates on a device, per head dimension: FLOP/s at each
 // of AttentionKernels::seq_len (causal forward, non-causal forward, non-causal backward; causal
 // counted as half the square, backward as 2.5x forward, as FlashAttention's benchmarks count).
 struct AttentionCurve {
-  std::string kernel;  // fa2 | cudnn | fa3 (FusedAttention's names)
+  FusedAttention kernel = FusedAttention::cudnn;  // never `best`
   double head_dim = 0;
   std::vector<double> forward_causal, forward, backward;
 };

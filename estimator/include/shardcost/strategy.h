@@ -19,14 +19,6 @@ enum class ShardedCalls { per_layer, per_tensor };
 
 // Kernels a stack has for attention: fused (FlashAttention) or the unfused softmax path.
 enum class AttentionKernel { flash, standard };
-// Which fused attention kernel a stack runs (its rates by sequence length and head dimension
-// come from the device's measured curves, Device::attention_kernels): FlashAttention-2,
-// cuDNN's fused attention (Transformer Engine's FusedAttention, its choice on Hopper and
-// later), FlashAttention-3; `best`: the catalog's one figure for the device's best fused
-// kernel (efficiency.attention) at every length.
-enum class FusedAttention { best, fa2, cudnn, fa3 };
-std::string_view to_string(FusedAttention);
-FusedAttention parse_fused_attention(std::string_view);  // throws InputError
 
 enum class Recompute { none, selective, full };
 std::string_view to_string(Recompute);
