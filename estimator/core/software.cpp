@@ -119,6 +119,12 @@ Software software_preset(std::string_view name) {
     // recipes, whose FP8 recipe keeps FP8 primary weights (bf16_with_fp8_mixed sets
     // fp8_params=True, nemo/collections/llm/recipes/precision/mixed_precision.py).
     s.fp8_params = true;
+    // Gradients kept and reduced in bf16: NeMo's performance configurations turn
+    // grad_reduce_in_fp32 off (NeMo 2.0's scripts/performance set
+    // recipe.trainer.plugins.grad_reduce_in_fp32 = False; Megatron-Bridge's performance recipes
+    // set mixed_precision.grad_reduce_in_fp32 = ddp.grad_reduce_in_fp32 = False for Llama 3.1
+    // and DeepSeek-V3, scripts/performance/configs/*/*_llm_pretrain.py).
+    s.grad_bytes = 2;
     // NeMo's userbuffers configurations for H100 (NeMo-Framework-Launcher's
     // conf/training/tp_overlap/ub_cfg_h100_h8192_tp4_mbs1_seqlen8192.yaml, the same numbers as
     // nemo/collections/llm/recipes/tp_overlap_configs/userbuffers.py): proj_fprop pipelined on

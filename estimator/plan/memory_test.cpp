@@ -22,12 +22,18 @@ struct Stage {
   }
 };
 
-TEST(Memory, ZeroStagesShardOptimizerThenGradientsThenWeights) {
-  const Model m = paper_gpt();
+// tp 8 with sequence parallelism, pp 8, dp 8, 64 sequences: a 512-GPU GPT-3 175B plan.
+Strategy tp8_pp8_dp8() {
   Strategy s = tp(8, true);
   s.pp = 8;
   s.dp = 8;
   s.gbs = 64;
+  return s;
+}
+
+TEST(Memory, ZeroStagesShardOptimizerThenGradientsThenWeights) {
+  const Model m = paper_gpt();
+  Strategy s = tp8_pp8_dp8();
   const Software sw = software_preset("megatron-core");
   const Stage stage(m, s, sw);
   MemoryBreakdown z[4];
@@ -214,6 +220,25 @@ TEST(Memory, InterleavingHoldsWhatMegatronsWarmUpKeepsOnEveryStage) {
 // --memory-headroom gives; a need within 3 % of the capacity is reported as near the limit
 // (issue 32, item 9). Llama 3.1 405B as NVIDIA ran it in BF16 on 576 H100s (TP8 PP9 CP2 VP7)
 // is 81.9 GiB with the default allowance: over the 79.7, but within 3 %.
+// NeMo's and Megatron-Bridge's performance configurations keep and reduce gradients in bf16
+// (grad_reduce_in_fp32 = False): 2 bytes a parameter where Megatron-core's default keeps fp32
+// main gradients (4); weights and optimizer state are the same.
+TEST(Memory, NemoKeepsBf16GradientsWhereMegatronCoreKeepsFp32) {
+  const Model m = paper_gpt();
+  Strategy s = tp8_pp8_dp8();
+  s.zero = 1;
+  const Software core = software_preset("megatron-core");
+  const Software nemo = software_preset("nemo");
+  const MemoryBreakdown a = Stage(m, s, core).memory(m, s, core, 0);
+  const MemoryBreakdown b = Stage(m, s, nemo).memory(m, s, nemo, 0);
+  const double params =
+      stage_parameters(Stage(m, s, core).graph, StageLayout(m.layers, s.pp).span(0)).total();
+  EXPECT_DOUBLE_EQ(a.gradients, 4 * params);
+  EXPECT_DOUBLE_EQ(b.gradients, 2 * params);
+  EXPECT_DOUBLE_EQ(a.weights, b.weights);
+  EXPECT_DOUBLE_EQ(a.optimizer, b.optimizer);
+}
+
 TEST(Memory, TheAllowanceIsThePresetsOrTheHeadroomGivenAndVerdictsNearTheLimitSaySo) {
   const Model m = load_model("llama3-405b");
   const Cluster c = load_cluster("dgx-h100", 576);

@@ -33,7 +33,7 @@ struct Ranker {
   const RankOptions& opt;
   Strategy fixed;
   std::vector<std::string> pinned;
-  SearchTally tally{opt.top, opt.objective};
+  SearchTally tally;
   GraphCache graphs;
 
   // Whether it fits (a mixed cluster's: not said).
@@ -61,7 +61,8 @@ struct Ranker {
     }
     const Graph& graph = graphs.get(w, shape, sw.attention);
     const StageLayout layout(w.layers(), shape.pp);
-    const double capacity = c.groups.front().device.memory_bytes;
+    const double capacity = c.groups.front().device.memory_bytes *
+                            (opt.near_limit_fits ? 1 + kMemoryVerdictUncertainty : 1.0);
     // No mask beats the shape's compute (uniform ZeRO-3's step less its data-parallel
     // collectives and optimizer step, which are all a mask changes): a shape that cannot
     // reach the best K is not searched.
@@ -81,7 +82,7 @@ struct Ranker {
       Estimate e = estimate_graph(w, graph, c, m, layout, eopt);
       // Memory need not grow with every layer replicated (a sharded one adds to the gathered
       // working set): a count between two that fit may not.
-      if (!e.feasible) {
+      if (!tally.fits(e)) {
         tally.reject("exceeds device memory");
         return std::numeric_limits<double>::infinity();
       }
@@ -217,7 +218,7 @@ struct Ranker {
   }
 
   void keep_if_fits(Estimate e) {
-    if (!e.feasible) {
+    if (!tally.fits(e)) {
       tally.reject("exceeds device memory");
       return;
     }
@@ -472,7 +473,8 @@ RankResult rank(const Workload& w, const Cluster& c, const RankOptions& opt) {
     const Cluster reordered = c.groups.size() > 1 ? reorder(c, order) : c;
     // A mixed cluster keeps a few more than asked: the seeds of a TP degree per group.
     const int keep = c.groups.size() > 1 ? std::max(opt.top, Ranker::kSeeds) : opt.top;
-    Ranker r{w, reordered, opt, fixed, pinned, {keep, opt.objective}, {}, {}};
+    const double slack = opt.near_limit_fits ? kMemoryVerdictUncertainty : 0.0;
+    Ranker r{w, reordered, opt, fixed, pinned, {keep, opt.objective, slack}, {}, {}};
     r.run();
     EstimateOptions totals = opt.estimate;
     totals.breakdown = false;

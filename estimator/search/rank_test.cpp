@@ -61,6 +61,34 @@ TEST(Rank, NothingFitsIsAnEmptyResultNotAnError) {
   EXPECT_GT(r.evaluated, 0);
 }
 
+// A plan whose need is above the capacity by less than the memory model's uncertainty is
+// refused by default and kept when the run is known to have run (validate's
+// near_limit_fits); one above it by more is refused either way.
+TEST(Rank, ANeedWithinTheMemoryModelsUncertaintyFitsOnlyForARunThatRan) {
+  const Model m = load_model("llama3-8b");
+  RankOptions o;
+  o.global_batch = 64;
+  o.top = 1;
+  o.fixed = "tp=1,pp=1,dp=8,cp=1,mbs=1,vpp=1,recompute=none,sp=false,zero=1";
+  const Estimate e =
+      estimate(m, load_cluster("dgx-h100", 8), parse_strategy(o.fixed + ",gbs=64", 8));
+  for (const double over : {1.02, 1.04}) {
+    Cluster c = load_cluster("dgx-h100", 8);
+    c.groups.front().device.memory_bytes = e.memory_per_gpu_bytes / over;
+    EXPECT_TRUE(rank(m, c, o).best.empty()) << over;
+    o.near_limit_fits = true;
+    const RankResult r = rank(m, c, o);
+    o.near_limit_fits = false;
+    if (over < 1 + kMemoryVerdictUncertainty) {
+      ASSERT_EQ(r.best.size(), 1u);
+      EXPECT_NEAR(r.best.front().step_time_s, e.step_time_s, 1e-12);
+      EXPECT_TRUE(r.best.front().memory_near_limit);
+    } else {
+      EXPECT_TRUE(r.best.empty()) << over;
+    }
+  }
+}
+
 TEST(Rank, RanksMixtureOfExpertsOverExpertParallelism) {
   RankOptions o;
   o.global_batch = 256;

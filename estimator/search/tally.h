@@ -14,7 +14,16 @@ namespace shardcost {
 
 class SearchTally {
  public:
-  SearchTally(int top, Objective objective) : top_(top), objective_(objective) {}
+  // memory_slack: a need up to capacity x (1 + slack) fits (RankOptions::near_limit_fits).
+  SearchTally(int top, Objective objective, double memory_slack = 0)
+      : top_(top), objective_(objective), slack_(memory_slack) {}
+
+  bool fits(double need_bytes, double capacity_bytes) const {
+    return need_bytes <= capacity_bytes * (1 + slack_);
+  }
+  bool fits(const Estimate& e) const {
+    return fits(e.memory_per_gpu_bytes, e.memory_capacity_bytes);
+  }
 
   void reject(const std::string& reason, int64_t count = 1) {
     result_.evaluated += count;
@@ -26,8 +35,8 @@ class SearchTally {
   // Whether it fits.
   bool consider(const Workload& w, const Graph& graph, const Cluster& c, const Strategy& s,
                 const StageLayout& layout, const EstimateOptions& opt) {
-    if (peak_stage_memory(graph, s, opt.software, layout).total() >
-        c.groups.front().device.memory_bytes) {
+    if (!fits(peak_stage_memory(graph, s, opt.software, layout).total(),
+              c.groups.front().device.memory_bytes)) {
       reject("exceeds device memory");
       return false;
     }
@@ -77,6 +86,7 @@ class SearchTally {
  private:
   int top_;
   Objective objective_;
+  double slack_;
   RankResult result_;
   std::vector<Estimate> best_;
 };

@@ -216,6 +216,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
         main_int(r, "vp", 1), tp > 1 ? "true" : "false", fsdp > 1 ? 3 : 1, *precision,
         ep_overlap ? "true" : "false");
     ro.estimate = opt;
+    ro.near_limit_fits = true;  // the run ran
     const std::string label =
         fmt::format("{} {} {} ({} GPUs)", r.at("release"), model, *precision, gpus);
     const RankResult rr = rank(m, c, ro);
@@ -295,6 +296,7 @@ ValidationReport validate(const EstimateOptions& base) {
     ro.fixed = fmt::format("tp={},pp={},dp={},recompute=full,sp=false,zero=0", r.at("tp"),
                            r.at("pp"), r.at("dp"));
     ro.estimate = opt;
+    ro.near_limit_fits = true;  // the run ran
     const RankResult rr = rank(m, c, ro);
     if (rr.best.empty())
       throw Error(fmt::format("validation row {}B: no feasible strategy", r.at("params_b")));
@@ -328,6 +330,7 @@ ValidationReport validate(const EstimateOptions& base) {
     ro.fixed = fmt::format("tp={},pp={},dp={},cp=1,sp={},zero=1,precision=bf16", r.at("tp"),
                            r.at("pp"), r.at("dp"), as_int(r, "tp") > 1 ? "true" : "false");
     ro.estimate = opt;
+    ro.near_limit_fits = true;  // the run ran
     const RankResult rr = rank(m, c, ro);
     const Estimate& e = best_of(rr, r.at("model_size"));
     const double published = megatron_core_flops(m, ro.global_batch) /
@@ -352,6 +355,7 @@ ValidationReport validate(const EstimateOptions& base) {
                            pp, cp, gpus / (tp * pp * cp), r.at("micro_batch"), r.at("vpp"),
                            tp > 1 ? "true" : "false");
     ro.estimate = opt;
+    ro.near_limit_fits = true;  // the run ran
     const std::string label = fmt::format("{} ({} GPUs)", r.at("model"), gpus);
     const RankResult rr = rank(m, c, ro);
     const Estimate& e = best_of(rr, label);

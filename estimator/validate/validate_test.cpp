@@ -90,10 +90,15 @@ TEST(Validate, Nemo2407Fp8StaysWithinItsBound) {
     EXPECT_EQ(row.strategy.precision, DType::fp8) << row.label;
   }
   EXPECT_EQ(rows, 12);
-  EXPECT_LE(r.mean_abs_error("nemo_2407_h100_fp8"), 0.08);
-  // Nemotron-4-340B at dp = 2 is a memory decision: without recomputation it needs 90 GiB,
-  // so full recomputation (a third more compute) is priced; docs/validation.md.
-  EXPECT_LE(r.max_abs_error("nemo_2407_h100_fp8"), 0.26);
+  EXPECT_LE(r.mean_abs_error("nemo_2407_h100_fp8"), 0.05);
+  // Every row without full recomputation: NeMo keeps bf16 gradients, so Nemotron-4-340B at
+  // dp = 2 and GPT-3 20B fit as they ran (with fp32 gradients they needed full recomputation,
+  // a third more compute, +25 %); docs/validation.md.
+  for (const auto& row : r.rows)
+    if (row.table == "nemo_2407_h100_fp8") {
+      EXPECT_NE(row.strategy.recompute, Recompute::full) << row.label;
+    }
+  EXPECT_LE(r.max_abs_error("nemo_2407_h100_fp8"), 0.10);
 }
 
 // The accuracy gate (issue 32): no table's mean error may grow by more than one point over
@@ -103,10 +108,10 @@ TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const std::pair<const char*, double> recorded[] = {
       {"korthikanti2022", 0.0234},         {"megatron2021", 0.0428},
       {"megatron2021_fixed_rule", 0.1031}, {"megatron_core_h100_2024", 0.1531},
-      {"nemo_2407_h100_fp8", 0.0752},      {"deepseek_v3_h800_2024", 0.0006},
-      {"megatron_bridge_h100", 0.0636},    {"megatron_bridge_b200", 0.2707},
-      {"megatron_bridge_b300", 0.1181},    {"megatron_bridge_gb200", 0.1633},
-      {"megatron_bridge_gb300", 0.2349}};
+      {"nemo_2407_h100_fp8", 0.0443},      {"deepseek_v3_h800_2024", 0.0006},
+      {"megatron_bridge_h100", 0.0660},    {"megatron_bridge_b200", 0.1620},
+      {"megatron_bridge_b300", 0.0836},    {"megatron_bridge_gb200", 0.1496},
+      {"megatron_bridge_gb300", 0.1517}};
   for (const auto& [table, mean] : recorded) {
     EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
     EXPECT_LE(r.mean_abs_error(table), mean + 0.01) << table;

@@ -164,6 +164,11 @@ struct RankOptions {
   int top = 10;
   Objective objective = Objective::time;
   std::string fixed;  // strategy keys to pin, "tp=8,recompute=full"
+  // A plan whose memory need is above the capacity by no more than the memory model's
+  // uncertainty (kMemoryVerdictUncertainty) counts as fitting. For pricing a run that is known
+  // to have run (validate): the run settles what the model cannot tell. (The fixed-length
+  // search only: rank_varlen keeps what fits.)
+  bool near_limit_fits = false;
   EstimateOptions estimate;
 };
 
