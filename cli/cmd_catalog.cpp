@@ -39,6 +39,9 @@ nlohmann::json software_json() {
                    {"supports",
                     {{"sequence_parallel", sw.sequence_parallel},
                      {"selective_recompute", sw.selective_recompute},
+                     {"selective_recompute_modules",
+                      recompute_modules_text(sw.recompute_modules != 0 ? sw.recompute_modules
+                                                                       : kRecomputeCoreAttn)},
                      {"context_parallel", sw.context_parallel},
                      {"expert_parallel", sw.expert_parallel},
                      {"max_zero", sw.max_zero},
@@ -112,11 +115,14 @@ void print_catalog_text() {
       {false, false, false, false, false, false, false, false, true, true});
   for (const auto& sw : software_json()) {
     const auto& su = sw["supports"];
-    software.add({sw["name"], sw["precision"], sw["attention"], yes(su["sequence_parallel"]),
-                  yes(su["selective_recompute"]), yes(su["context_parallel"]),
-                  yes(su["expert_parallel"]), yes(su["fp8"]),
-                  fmt::format("{}", fmt::join(su["zero_stages"].get<std::vector<int>>(), ",")),
-                  fmt::format("{} B", sw["grad_bytes"].get<int>())});
+    software.add(
+        {sw["name"], sw["precision"], sw["attention"], yes(su["sequence_parallel"]),
+         su["selective_recompute"].get<bool>()
+             ? su["selective_recompute_modules"].get<std::string>() == "ops" ? "per op" : "yes"
+             : "-",
+         yes(su["context_parallel"]), yes(su["expert_parallel"]), yes(su["fp8"]),
+         fmt::format("{}", fmt::join(su["zero_stages"].get<std::vector<int>>(), ",")),
+         fmt::format("{} B", sw["grad_bytes"].get<int>())});
   }
   fmt::print("\nsoftware presets (what each stack can run; --software NAME)\n{}",
              software.render(2));

@@ -93,7 +93,11 @@ Software software_preset(std::string_view name) {
     s.overlap_p2p = false;
     s.expert_parallel = false;
     s.ep_overlap = false;
-    s.selective_recompute = false;
+    // Its default activation checkpointing: selective, per op (torchtitan/models/llama3/
+    // train_configs: [activation_checkpoint] mode = "selective", selective_ac_option = "op";
+    // the policy in torchtitan's activation_checkpoint.py saves matmul outputs alternately,
+    // attention's outputs and reduce-scatters).
+    s.recompute_modules = kRecomputeOps;
     s.fp8 = false;
     s.zero_stages = 0b1001;
     s.max_zero_with_pipeline = 3;
@@ -175,6 +179,17 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
     return fmt::format("{} has no sequence parallelism; use sp=false", sw.name);
   if (s.recompute == Recompute::selective && !sw.selective_recompute)
     return fmt::format("{} has no selective recomputation; use recompute=full or none", sw.name);
+  if (s.recompute == Recompute::selective && s.recompute_modules != 0 &&
+      (s.recompute_modules == kRecomputeOps) != (sw.recompute_modules == kRecomputeOps))
+    return sw.recompute_modules == kRecomputeOps
+               ? fmt::format(
+                     "{} recomputes selectively per op (its own policy); use "
+                     "recompute_modules=ops or leave it out",
+                     sw.name)
+               : fmt::format(
+                     "{} recomputes selectively by Megatron-core's modules, not per op; "
+                     "use recompute_modules from core_attn, layernorm, mla_up_proj, moe_act",
+                     sw.name);
   if (s.cp > 1 && !sw.context_parallel)
     return fmt::format("{} has no context parallelism; use cp=1", sw.name);
   if (s.ep > 1 && !sw.expert_parallel)

@@ -121,7 +121,7 @@ class GraphWorkload final : public Workload {
   std::vector<int> tp_candidates(int) const override { return {1}; }
   std::vector<int> cp_candidates(int) const override { return {1}; }
   std::vector<int> ep_candidates() const override { return {1}; }
-  bool has_selective_recompute(AttentionKernel) const override { return false; }
+  bool has_selective_recompute(AttentionKernel, unsigned) const override { return false; }
 
  private:
   OpGraph g_;

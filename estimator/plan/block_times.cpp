@@ -16,6 +16,7 @@ struct OpCost {
   bool is_comm = false;
   bool is_attention = false;
   bool selective = false;
+  double selective_share = 1;
 };
 
 // The experts' tensor-parallel traffic counts as tensor-parallel communication.
@@ -26,6 +27,7 @@ Part comm_part(Axis a) {
 OpCost price(const Op& op, const Pricer& pr, const Placement& place, FusedAttention kernel) {
   OpCost c;
   c.selective = op.selective;
+  c.selective_share = op.selective_share;
   const GroupPlacement& group = place.of(op.axis);
   switch (op.kind) {
     case OpKind::gemm: {
@@ -169,6 +171,8 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
       t.add_backward_comm(c.comm_part, regather);
       t.add_backward_comm(c.comm_part, bwd);
       if (recompute == Recompute::full) t.add_backward_comm(c.comm_part, fwd);
+      if (recompute == Recompute::selective && c.selective)
+        t.add_backward_comm(c.comm_part, {fwd.seconds * c.selective_share, fwd.origin});
     } else {
       t.add(kComputeForward, c.fwd);
       if (c.gemm) {
@@ -176,8 +180,10 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
         t.wgrad += std::max(0.0, c.wgrad.seconds);
       } else
         t.add(kComputeBackward, c.bwd);
-      if (recompute == Recompute::full || (recompute == Recompute::selective && c.selective))
+      if (recompute == Recompute::full)
         t.add(kComputeRecompute, c.fwd);
+      else if (recompute == Recompute::selective && c.selective)
+        t.add(kComputeRecompute, c.fwd, c.selective_share);
       if (c.is_attention) {
         attn_fwd += c.fwd.seconds;
         attn_bwd += c.bwd.seconds;

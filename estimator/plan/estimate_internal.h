@@ -43,6 +43,7 @@ Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Str
 
 // The strategy with its precision resolved for the cluster's device (the preset's default
 // where it names none); throws InputError when the device has no peak for it.
+// (and, under recompute=selective without recompute_modules, the preset's modules)
 Strategy with_precision(const Strategy&, const Software&, const Cluster&);
 
 // The strategy with every stage at one tensor-parallel degree: a replica of degree tp (no

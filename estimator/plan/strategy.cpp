@@ -66,7 +66,8 @@ void for_each_item(std::string_view value, F&& f) {
 constexpr std::pair<const char*, unsigned> kModules[] = {{"core_attn", kRecomputeCoreAttn},
                                                          {"layernorm", kRecomputeLayernorm},
                                                          {"mla_up_proj", kRecomputeMlaUpProj},
-                                                         {"moe_act", kRecomputeMoeAct}};
+                                                         {"moe_act", kRecomputeMoeAct},
+                                                         {"ops", kRecomputeOps}};
 
 unsigned parse_recompute_modules(std::string_view value) {
   unsigned out = 0;
@@ -77,7 +78,7 @@ unsigned parse_recompute_modules(std::string_view value) {
     if (!known)
       throw InputError(fmt::format(
           "strategy key 'recompute_modules' needs modules from core_attn, layernorm, mla_up_proj "
-          "and moe_act, joined by / (got '{}')",
+          "and moe_act, joined by /, or ops alone (torchtitan's per-op policy) (got '{}')",
           value));
   });
   return out;
@@ -422,6 +423,8 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
         fmt::format("strategy {} cannot run: the cluster's devices share no "
                     "precision its software trains in; give precision=",
                     to_string(s)));
+  if (out.recompute == Recompute::selective && out.recompute_modules == 0)
+    out.recompute_modules = sw.recompute_modules;
   return out;
 }
 
@@ -481,6 +484,9 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
   if (s.vpp > 1 && s.pp == 1) return "vpp>1 needs pp>1 (interleaving is a pipeline schedule)";
   if (s.recompute_modules != 0 && s.recompute != Recompute::selective)
     return "recompute_modules needs recompute=selective (they name what it recomputes)";
+  if ((s.recompute_modules & kRecomputeOps) && s.recompute_modules != kRecomputeOps)
+    return "recompute_modules=ops is a policy of its own (torchtitan's per-op checkpointing); "
+           "give it alone";
   if (s.schedule == PipeSchedule::dualpipe) {
     // DualPipe pairs stage i with stage pp-1-i and feeds micro-batches from both ends.
     if (s.pp < 2 || s.pp % 2 != 0)

@@ -280,9 +280,12 @@ struct Ranker {
     }());
     // Where nothing is marked for selective recomputation (fused attention) it prices
     // exactly as none, so the search skips it.
+    // What selective recomputes: the pinned modules, or the preset's.
+    const unsigned modules =
+        fixed.recompute_modules != 0 ? fixed.recompute_modules : sw.recompute_modules;
     const auto recomputes =
         contains(pinned, "recompute") ? std::vector<Recompute>{fixed.recompute}
-        : !sw.selective_recompute || !w.has_selective_recompute(sw.attention)
+        : !sw.selective_recompute || !w.has_selective_recompute(sw.attention, modules)
             ? std::vector<Recompute>{Recompute::none, Recompute::full}
             : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
     // Per-layer sharding masks: searched unless the stage is pinned, on one node group, with
@@ -363,6 +366,7 @@ struct Ranker {
                         s.etp = etp;
                         s.schedule = schedule;
                         s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
+                        if (rc == Recompute::selective) s.recompute_modules = modules;
                         // DualPipe's micro-batches: an even count of at least pp; other counts
                         // are not DualPipe candidates (1F1B prices them).
                         if (schedule == PipeSchedule::dualpipe &&

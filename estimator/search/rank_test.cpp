@@ -89,6 +89,25 @@ TEST(Rank, ANeedWithinTheMemoryModelsUncertaintyFitsOnlyForARunThatRan) {
   }
 }
 
+// Selective recomputation is priced with the pinned modules, or the preset's (torchtitan's
+// per-op policy), not attention's core whatever was asked.
+TEST(Rank, SelectiveRecomputationRecomputesThePinnedOrThePresetsModules) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-a100", 8);
+  RankOptions o;
+  o.global_batch = 16;
+  o.top = 1;
+  o.fixed = "recompute=selective,recompute_modules=layernorm";
+  RankResult r = rank(m, c, o);
+  ASSERT_EQ(r.best.size(), 1u);
+  EXPECT_EQ(r.best.front().strategy.recompute_modules, kRecomputeLayernorm);
+  o.fixed = "recompute=selective";
+  o.estimate.software = software_preset("torchtitan");
+  r = rank(m, c, o);
+  ASSERT_EQ(r.best.size(), 1u);
+  EXPECT_EQ(r.best.front().strategy.recompute_modules, kRecomputeOps);
+}
+
 TEST(Rank, RanksMixtureOfExpertsOverExpertParallelism) {
   RankOptions o;
   o.global_batch = 256;

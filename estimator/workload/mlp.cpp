@@ -109,7 +109,7 @@ class Mlp final : public Workload {
   }
   std::vector<int> cp_candidates(int) const override { return {1}; }
   std::vector<int> ep_candidates() const override { return {1}; }
-  bool has_selective_recompute(AttentionKernel) const override { return false; }
+  bool has_selective_recompute(AttentionKernel, unsigned) const override { return false; }
 
  private:
   static Op gemm(const char* name, double m, double n, double k, DType dtype) {

@@ -65,6 +65,9 @@ class Transformer final : public Workload {
             "rank do not divide by cp",
             s.cp, heads, groups);
     }
+    if ((s.recompute_modules & kRecomputeOps) && (m_.is_moe() || m_.is_mla() || mamba_))
+      return "recompute_modules=ops (torchtitan's per-op policy) is modelled for dense attention "
+             "layers; this model has experts, latent attention or Mamba layers";
     if (!m_.is_moe() && s.ep != 1) return "ep>1 needs a mixture-of-experts model";
     if (!m_.is_moe() && s.etp > 0 && s.etp != s.tp)
       return "etp (expert tensor parallelism) needs a mixture-of-experts model";
@@ -186,9 +189,11 @@ class Transformer final : public Workload {
   std::vector<int> ep_candidates() const override {
     return m_.is_moe() ? divisors(m_.moe.experts, m_.moe.experts) : std::vector<int>{1};
   }
-  // With fused attention nothing is left for selective recomputation to drop.
-  bool has_selective_recompute(AttentionKernel kernel) const override {
-    return attention_ && kernel == AttentionKernel::standard;
+  // With fused attention attention's core leaves nothing to drop; other modules do.
+  bool has_selective_recompute(AttentionKernel kernel, unsigned modules) const override {
+    if (modules == 0 || modules == kRecomputeCoreAttn)
+      return attention_ && kernel == AttentionKernel::standard;
+    return true;
   }
 
  private:
@@ -318,6 +323,22 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
                                                        : static_cast<unsigned>(kRecomputeCoreAttn);
   auto dropped = [&](unsigned module) { return (modules & module) != 0; };
   const double norm_out = dropped(kRecomputeLayernorm) ? 0.0 : 1.0;
+
+  if (dropped(kRecomputeOps) && kind.mixer == Mixer::attention && kind.ffn == Ffn::dense &&
+      !m.is_mla()) {
+    // torchtitan's per-op policy keeps what it does not recompute: the layer's input (the
+    // checkpoint's), the outputs of wq and wv, of attention (and its softmax statistics), of
+    // w1 and, gated, of w2 (the partial sums before the reduce-scatter), and the
+    // reduce-scatters' outputs; everything else is recomputed from them.
+    const double hd = m.head_dim();
+    const double q = heads * hd;
+    const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
+    const double f = static_cast<double>(m.ffn_hidden) / t;
+    const bool gated = m.activation == Activation::swiglu;
+    const double scattered = st.sp && t > 1 ? 2 * e * T * h / t : 0.0;
+    return e * T * h / sp_div + e * T * (q + kv) + e * T * q + 4 * heads * T + e * T * f +
+           (gated ? e * T * h : 0.0) + scattered;
+  }
 
   double bytes = 0;
   if (kind.mixer == Mixer::attention && m.is_mla()) {

@@ -18,6 +18,9 @@ struct Dims {
   // marked selective.
   unsigned modules = kRecomputeCoreAttn;
   bool recomputes(unsigned module) const { return (modules & module) != 0; }
+  // torchtitan's per-op policy (kRecomputeOps): elementwise ops, the sequence-parallel
+  // all-gathers and every second matrix multiply of a layer are recomputed.
+  bool per_op() const { return recomputes(kRecomputeOps); }
 };
 
 Dims dims(const Model& m, const Strategy& st, const MicroBatch& mb) {
@@ -50,6 +53,15 @@ Op gemm(const char* name, DType dtype, double m, double n, double k, double batc
   op.dtype = dtype;
   auto dim = [](double x) { return std::max<int64_t>(1, static_cast<int64_t>(x)); };
   op.gemm = {dim(m), dim(n), dim(k), dim(batch)};
+  return op;
+}
+
+// Marks an op recomputed (a share of it) under selective recomputation.
+Op& recomputed(Op& op, bool yes, double share = 1) {
+  if (yes && share > 0) {
+    op.selective = true;
+    op.selective_share = share;
+  }
   return op;
 }
 
@@ -94,6 +106,7 @@ void tp_enter(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quan
   op.before_column_parallel = true;
   op.backward_regather = st.sp;
   op.userbuffers = st.sp;
+  recomputed(op, st.sp && d.per_op());  // the gathered input is not kept
   out.push_back(op);
 }
 
@@ -168,7 +181,10 @@ void mlp_ops(const char* const names[4], const Dims& d, double ffn, Activation a
   const bool swiglu = act == Activation::swiglu;
   const double f_local = ffn / d.t;
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
+  // Per op: w1 kept and w3 recomputed (SwiGLU's fused fc1 is w1 and w3), w2 kept; a plain
+  // MLP's w1 kept, w2 recomputed (matrix multiplies 5 and 6 of a layer).
   out.push_back(gemm(names[0], d.num.linear, d.tokens, fc1_out, d.h));
+  recomputed(out.back(), d.per_op(), swiglu ? 0.5 : 0);
   if (fp8)
     out.push_back(
         fp8_casts(d.num.q, names[2], d.tokens * d.h, d.tokens * fc1_out, input_from_norm));
@@ -178,7 +194,9 @@ void mlp_ops(const char* const names[4], const Dims& d, double ffn, Activation a
                 : act == Activation::relu2
                     ? pass("squared_relu", d.tokens * f_local, 4 * d.w, 6 * d.w)
                     : pass("bias_gelu", d.tokens * f_local, 4 * d.w, 6 * d.w));
+  recomputed(out.back(), d.per_op());
   out.push_back(gemm(names[1], d.num.linear, d.tokens, d.h, f_local));
+  recomputed(out.back(), d.per_op(), swiglu ? 0 : 1);
   if (fp8) out.push_back(fp8_casts(d.num.q, names[3], d.tokens * f_local, d.tokens * d.h, false));
 }
 
@@ -298,11 +316,15 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   const bool fp8 = d.num.quantized();
   const double qkv_out = (d.q_local + 2 * d.kv_local) * d.hd;
   out.push_back(gemm("qkv", d.num.linear, d.tokens, qkv_out, d.h));
+  // Per op: wq and wv kept, wk recomputed (matrix multiplies 1-3 of a layer, fused here).
+  recomputed(out.back(), d.per_op(), d.kv_local * d.hd / qkv_out);
   if (fp8)
     out.push_back(fp8_casts(d.num.q, "qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out, true));
   // Per-head query and key norms (Qwen3): read and write Q and K.
-  if (m.qk_norm)
+  if (m.qk_norm) {
     out.push_back(pass("qk_norm", d.tokens * (d.q_local + d.kv_local) * d.hd, 4 * d.w, 10 * d.w));
+    recomputed(out.back(), d.per_op());
+  }
   // Ulysses: Q, K and V all-to-all'd from a sequence split to a head split (K and V heads
   // replicated up to cp where there are fewer); backward, their gradients back.
   const bool ulysses = st.cp > 1 && st.cp_kind == CpKind::ulysses;
@@ -327,6 +349,7 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
                        CollectiveOp::all_to_all, CollectiveOp::all_to_all,
                        d.e * d.tokens * d.q_local * d.hd));
   out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * d.hd));
+  recomputed(out.back(), d.per_op());  // wo, the layer's fourth matrix multiply
   if (fp8)
     out.push_back(fp8_casts(d.num.q, "attention_proj_fp8_casts", d.tokens * d.q_local * d.hd,
                             d.tokens * d.h, false));
@@ -451,7 +474,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   const bool fp8 = d.num.quantized();
   if (kind.mixer != Mixer::none) {
     out.push_back(norm("input_norm", d, fp8));
-    out.back().selective = d.recomputes(kRecomputeLayernorm);
+    out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
     if (kind.mixer == Mixer::mamba) {
       tp_enter(d, st, out, fp8);
       mamba_ops(m, st, d, out);
@@ -464,12 +487,13 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
     tp_exit(d, st, out);
     out.push_back(
         residual(kind.mixer == Mixer::mamba ? "mamba_residual" : "attention_residual", d, dropout));
+    recomputed(out.back(), d.per_op());
   }
   if (kind.ffn == Ffn::none) return;
   const bool moe_layer = kind.ffn == Ffn::moe;
   const bool dispatcher = moe_layer && moe_dispatcher(st);
   out.push_back(norm("mlp_norm", d, fp8 && !moe_layer));
-  out.back().selective = d.recomputes(kRecomputeLayernorm);
+  out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
   // Under the dispatcher the experts move their tokens over TP themselves (moe_ops).
   if (!dispatcher) tp_enter(d, st, out, fp8 && !moe_layer);
   if (!moe_layer) {
@@ -481,6 +505,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   }
   if (!dispatcher) tp_exit(d, st, out);
   out.push_back(residual("mlp_residual", d, dropout));
+  recomputed(out.back(), d.per_op());
   if (m.bias) {
     // Bias gradients: a reduction over the tokens of every biased linear's output gradient.
     const bool swiglu = m.activation == Activation::swiglu;

@@ -55,6 +55,69 @@ TEST(TransformerActivations, FullRecomputationKeepsOnlyTheLayerInput) {
       2 * s * b * h / 8);
 }
 
+// torchtitan's per-op policy (recompute_modules=ops) on Llama 3 8B, one sequence of 8192, no
+// tensor parallelism: it keeps the layer's input, wq's and wv's outputs, attention's output
+// and softmax statistics, w1's and w2's outputs (by hand: T x (h + q + kv + q + f + h) 16-bit
+// elements and 32 fp32 statistics a token), and recomputes wk, wo, w3 and every
+// elementwise op.
+TEST(TransformerActivations, TorchtitansPerOpPolicyKeepsAlternateMatmulOutputs) {
+  const Model m = load_model("llama3-8b");
+  Strategy s = tp(1, false);
+  s.recompute = Recompute::selective;
+  s.recompute_modules = kRecomputeOps;
+  const double T = 8192, h = 4096, q = 4096, kv = 1024, f = 14336;
+  const double kept = layer_activation_bytes(m, s, AttentionKernel::flash, Recompute::selective);
+  EXPECT_DOUBLE_EQ(kept, 2 * T * (h + q + kv + q + f + h) + 4 * 32 * T);
+  EXPECT_LT(kept, layer_activation_bytes(m, s, AttentionKernel::flash, Recompute::none));
+  EXPECT_GT(kept, layer_activation_bytes(m, s, AttentionKernel::flash, Recompute::full));
+
+  Graph g;
+  transformer_workload(m)->graph(s, AttentionKernel::flash, g);
+  std::map<std::string, std::pair<bool, double>> marked;
+  for (const Block& b : g.blocks)
+    if (std::string(b.name) == "layer")
+      for (const Op& op : b.ops) marked[op.name] = {op.selective, op.selective_share};
+  EXPECT_EQ(marked.at("qkv"), std::make_pair(true, kv / (q + 2 * kv)));  // wk of wq wk wv
+  EXPECT_EQ(marked.at("attention_proj"), std::make_pair(true, 1.0));     // wo
+  EXPECT_EQ(marked.at("mlp_fc1"), std::make_pair(true, 0.5));            // w3 of w1 w3
+  EXPECT_FALSE(marked.at("mlp_fc2").first);                              // w2 kept
+  EXPECT_FALSE(marked.at("flash_attention").first);                      // attention kept
+  EXPECT_TRUE(marked.at("input_norm").first);
+  EXPECT_TRUE(marked.at("swiglu").first);
+}
+
+// The policy is torchtitan's: other stacks refuse it, torchtitan refuses Megatron's modules,
+// it stands alone, and only dense attention layers are modelled.
+TEST(TransformerActivations, ThePerOpPolicyIsTorchtitansAndDenseOnly) {
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-a100", 8);
+  EstimateOptions titan;
+  titan.software = software_preset("torchtitan");
+  const Strategy per_op = parse_strategy("tp=1,mbs=1,gbs=8,recompute=selective", 8);
+  EXPECT_EQ(estimate(m, c, per_op, titan).strategy.recompute_modules, kRecomputeOps);
+  EXPECT_THROW((void)estimate(m, c,
+                              parse_strategy("mbs=1,gbs=8,recompute=selective,"
+                                             "recompute_modules=ops",
+                                             8)),
+               InputError);
+  EXPECT_THROW((void)estimate(m, c,
+                              parse_strategy("mbs=1,gbs=8,recompute=selective,"
+                                             "recompute_modules=core_attn",
+                                             8),
+                              titan),
+               InputError);
+  EXPECT_TRUE(check_strategy(m, c,
+                             parse_strategy("tp=1,mbs=1,gbs=8,recompute=selective,"
+                                            "recompute_modules=ops/layernorm",
+                                            8))
+                  .has_value());
+  EXPECT_TRUE(check_strategy(load_model("mixtral-8x7b"), load_cluster("dgx-h100", 8),
+                             parse_strategy("tp=1,ep=8,mbs=1,gbs=8,recompute=selective,"
+                                            "recompute_modules=ops",
+                                            8))
+                  .has_value());
+}
+
 TEST(TransformerActivations, ContextParallelismSplitsTheSequence) {
   const Model m = paper_gpt();
   Strategy one = tp(8, true), four = tp(8, true);

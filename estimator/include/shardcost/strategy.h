@@ -30,6 +30,11 @@ enum RecomputeModule : unsigned {
   kRecomputeLayernorm = 2,
   kRecomputeMlaUpProj = 4,
   kRecomputeMoeAct = 8,
+  // torchtitan's per-op policy (activation_checkpoint mode "selective", option "op", its
+  // default): every op's output is recomputed except matrix multiplies (every second one of a
+  // layer's recomputed: wk, wo, w3 of wq wk wv wo w1 w3 w2), attention's outputs and the
+  // reduce-scatters. Alone, on dense attention layers.
+  kRecomputeOps = 16,
 };
 
 // How the sequences of a variable-length global batch are spread over the data-parallel
@@ -153,6 +158,9 @@ struct Software {
   // The fused kernel, where attention is fused: Transformer Engine's default on Hopper, cuDNN
   // (transformer_engine/pytorch/attention.py, v1.6 on: "Select FusedAttention on sm90").
   FusedAttention fused_attention = FusedAttention::cudnn;
+  // What recompute=selective recomputes where the strategy names no recompute_modules
+  // (RecomputeModule bits; 0: attention's core, Megatron's default).
+  unsigned recompute_modules = 0;
   bool overlap_grad_reduce = true;   // DP gradient reduction overlapped with backward
   bool overlap_param_gather = true;  // ZeRO parameter all-gathers overlapped with compute
   // Gradients kept, accumulated and reduced in this many bytes: 4 = fp32 main gradients

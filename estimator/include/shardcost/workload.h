@@ -44,6 +44,9 @@ struct Op {
   std::optional<CollectiveOp> backward_op;  // backward collective (none: identity)
   Axis axis = Axis::tp;
   bool selective = false;  // recomputed under selective recomputation (its module's)
+  // The share of its forward that selective recomputation repeats (a fused QKV GEMM of which
+  // torchtitan's per-op policy recomputes only wk's columns).
+  double selective_share = 1;
   // Unfused attention's core (scores, softmax, dropout, values): what ring attention's K/V
   // exchange hides behind.
   bool core_attention = false;
@@ -157,7 +160,7 @@ class Workload {
   virtual std::vector<int> cp_candidates(int max_cp) const = 0;
   virtual std::vector<int> ep_candidates() const = 0;
   // Whether selective recomputation differs from none with this attention kernel.
-  virtual bool has_selective_recompute(AttentionKernel) const = 0;
+  virtual bool has_selective_recompute(AttentionKernel, unsigned modules) const = 0;
 };
 
 // What a strategy's precision computes in: its linear GEMMs, everything else (attention, the
