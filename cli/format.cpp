@@ -73,6 +73,7 @@ nlohmann::json to_json(const Strategy& s) {
   if (!s.stage_tp.empty()) j["stage_tp"] = s.stage_tp;
   if (s.precision) j["precision"] = std::string(to_string(*s.precision));
   if (s.etp > 0) j["etp"] = s.etp;
+  if (s.offload > 0) j["offload"] = s.offload;
   if (s.schedule != PipeSchedule::one_f_one_b) j["schedule"] = std::string(to_string(s.schedule));
   if (s.recompute_modules != 0)
     j["recompute_modules"] = recompute_modules_text(s.recompute_modules);

@@ -161,6 +161,15 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
     recomputed_peak = std::max(recomputed_peak, b.kept_bytes[0]);
   });
   if (s.recompute != Recompute::none) mem.activations += recomputed_peak;
+  // Offloaded layers (the first s.offload of the one stage) keep nothing on the GPU at the
+  // peak, the end of the forward: each layer's copy leaves during the next layer's forward
+  // and comes back during the backward of the layer after it.
+  int offloaded = s.offload;
+  for_each_body(g, span, [&](const Block& b, int copies) {
+    const int n = std::min(offloaded, copies);
+    offloaded -= n;
+    mem.activations -= b.kept_bytes[mode] * n * in_flight;
+  });
   for_each_pinned(g, span, [&](const Block& b) {
     mem.activations += in_flight * b.kept_bytes[0] + b.working_bytes;
   });

@@ -84,6 +84,30 @@ struct Step {
     return hop;
   }
 
+  // Activation offloading (Strategy::offload): each offloaded layer's kept activations go to
+  // the host over its link (copy_d2h, measured where the store has it) while the next layer's
+  // forward runs, and come back (copy_h2d) while the backward of the layer after it runs; the
+  // copy engines take no SMs. What a copy outlasts its window by, the compute stream waits
+  // (booked as forward or backward compute).
+  template <class TimesOf>
+  void add_offload(Times& t, const StageSpan& span, const ReplicaPricing& u,
+                   const TimesOf& times_of) const {
+    int left = s.offload;
+    const auto mode = static_cast<size_t>(s.recompute);
+    for_each_body(*u.graph, span, [&](const Block& b, int copies) {
+      const int n = std::min(left, copies);
+      left -= n;
+      if (n <= 0) return;
+      const Times& layer = times_of(b);
+      const double fwd = layer.s[kComputeForward];
+      const double bwd = layer.s[kComputeBackward] + layer.s[kComputeRecompute];
+      const Priced to_host = u.pricer->memory("copy_d2h", b.kept_bytes[mode]);
+      const Priced back = u.pricer->memory("copy_h2d", b.kept_bytes[mode]);
+      t.add(kComputeForward, {std::max(0.0, to_host.seconds - fwd), to_host.origin}, n);
+      t.add(kComputeBackward, {std::max(0.0, back.seconds - bwd), back.origin}, n);
+    });
+  }
+
   // DualPipe runs a forward chunk of one micro-batch beside a backward chunk of another, so the
   // expert-parallel all-to-alls and the pipeline sends of each run behind the other's compute
   // (DeepSeek-V3, Sec. 3.2.1: "both all-to-all and PP communication can be fully hidden"):
@@ -213,6 +237,7 @@ struct Step {
         return blocks[static_cast<size_t>(&b - ug.blocks.data())];
       };
       for_each_body(ug, span, [&](const Block& b, int copies) { t.add(times_of(b), copies); });
+      if (s.offload > 0) add_offload(t, span, u, times_of);
       for_each_pinned(ug, span, [&](const Block& b) { t.add(times_of(b), 1); });
       add_p2p(t);
       if (!sw.fused_grad_accumulation)

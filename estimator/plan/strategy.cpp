@@ -24,6 +24,7 @@ std::string to_string(const Strategy& s) {
   if (s.max_tokens > 0) out += fmt::format(",max_tokens={}", s.max_tokens);
   if (s.cp_kind != CpKind::ring) out += fmt::format(",cp_kind={}", to_string(s.cp_kind));
   if (s.etp > 0) out += fmt::format(",etp={}", s.etp);
+  if (s.offload > 0) out += fmt::format(",offload={}", s.offload);
   if (s.schedule != PipeSchedule::one_f_one_b)
     out += fmt::format(",schedule={}", to_string(s.schedule));
   if (s.ep_overlap) out += ",ep_overlap=true";
@@ -224,6 +225,8 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       s.ep = parse_int_value(key, value);
     else if (key == "etp")
       s.etp = parse_int_value(key, value);
+    else if (key == "offload")
+      s.offload = parse_int_value(key, value);
     else if (key == "mbs")
       s.mbs = parse_int_value(key, value);
     else if (key == "gbs")
@@ -284,6 +287,7 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     } else
       throw InputError(fmt::format(
           "unknown strategy key '{}'; use tp, pp, dp, cp, ep, etp, ep_overlap, mbs, gbs, schedule, "
+          "offload, "
           "recompute_modules, "
           "vpp, recompute, sp, zero, zero_layers, cp_kind, layers, stage_tp, precision (and "
           "balance, "
@@ -500,6 +504,17 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
     if (s.vpp > 1) return "schedule=local has no interleaving; use vpp=1";
   }
   if (s.sp && s.tp == 1) return "sp=true needs tp>1";
+  if (s.offload > 0) {
+    if (s.pp > 1 || !s.stage_layers.empty())
+      return "offload=N needs pp=1: Megatron-core offloads activations only without pipeline "
+             "parallelism";
+    if (s.recompute != Recompute::none)
+      return "offload=N needs recompute=none: Megatron-core does not offload activations under "
+             "recomputation";
+    if (s.offload >= layers)
+      return fmt::format("offload={} must be below the {} layers (the last layer stays)", s.offload,
+                         layers);
+  }
   if (s.ep_overlap && s.ep == 1)
     return "ep_overlap=true needs ep>1 (it overlaps the experts' all-to-alls)";
   if (s.ep_overlap && s.schedule != PipeSchedule::one_f_one_b)

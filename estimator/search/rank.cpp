@@ -367,6 +367,7 @@ struct Ranker {
                         s.schedule = schedule;
                         s.gbs = gbs, s.vpp = vpp, s.recompute = rc, s.sp = sp != 0, s.zero = zero;
                         if (rc == Recompute::selective) s.recompute_modules = modules;
+                        s.offload = fixed.offload;
                         // DualPipe's micro-batches: an even count of at least pp; other counts
                         // are not DualPipe candidates (1F1B prices them).
                         if (schedule == PipeSchedule::dualpipe &&

@@ -17,6 +17,7 @@ std::string_view megatron_core_h100_2024();
 std::string_view nemo_2407_h100_fp8();
 std::string_view deepseek_v3_h800_2024();
 std::string_view megatron_bridge_perf();
+std::string_view megatron_bridge_recipes();
 std::string_view released_checkpoints();
 std::string_view published_flops();
 }  // namespace shardcost::embedded
@@ -209,12 +210,22 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     // MXFP8 recipe too; the earlier deepseek_workload_base_configs.py set moe_a2a_overlap for
     // the MXFP8 variants only).
     const bool ep_overlap = std::string(model) == "deepseek-v3" && *precision == "mxfp8";
+    // A recipe's memory settings where the row's GPU, model, precision and sizes are its
+    // (megatron_bridge_recipes.csv): activations offloaded to the host, no recomputation.
+    std::string recipe;
+    for (const Row& k : parse_csv(embedded::megatron_bridge_recipes()))
+      if (k.at("gpu") == r.at("gpu") && k.at("model") == r.at("model") &&
+          k.at("precision") == *precision && as_int(k, "tp") == tp && as_int(k, "pp") == pp &&
+          as_int(k, "cp") == cp && as_int(k, "vp") == main_int(r, "vp", 1) &&
+          as_int(k, "mbs") == main_int(r, "mbs", 1) && (k.at("fsdp") == "true") == (fsdp > 1))
+        recipe = fmt::format(",offload={},recompute=none", k.at("offload"));
     ro.fixed = fmt::format(
         "tp={},pp={},cp={},dp={},ep={},mbs={},vpp={},sp={},zero={},schedule=1f1b,precision={},"
         "ep_overlap={}",
         tp, pp, cp, gpus / (tp * pp * cp), main_int(r, "ep", 1), main_int(r, "mbs", 1),
         main_int(r, "vp", 1), tp > 1 ? "true" : "false", fsdp > 1 ? 3 : 1, *precision,
         ep_overlap ? "true" : "false");
+    ro.fixed += recipe;
     ro.estimate = opt;
     ro.near_limit_fits = true;  // the run ran
     const std::string label =

@@ -76,6 +76,11 @@ struct Strategy {
   // Ranks that hold the same experts: a stage's ranks over ep*etp.
   int expert_dp() const { return tp * cp * dp / std::max(1, ep * expert_tp()); }
   Recompute recompute = Recompute::none;
+  // offload=N: the activations of the first N layers go to host memory after their forward
+  // and come back before their backward (Megatron-core's --cpu-offloading-num-layers,
+  // Transformer Engine's CPU offload context); Megatron runs it without pipelining or
+  // recomputation, and for fewer layers than the model has.
+  int offload = 0;
   bool sp = false;
   int zero = 0;
   // zero_layers=...: per-layer sharding (OSDP, Jiang et al., IJCAI'23), one mark per parameter
