@@ -31,6 +31,13 @@ struct GemmModel {
   // for rings on 8-GPU NVSwitch nodes (NCCL_DEBUG=INFO prints "16 coll channels"). While an
   // overlapped collective runs, those SMs do no compute.
   static constexpr double kNcclChannels = 16;
+  // Compute slows down while an NCCL collective runs beside it: by 18.9 % on average over GPT
+  // and Llama training on A100, H100, MI250 and MI210 (Lee et al., "Characterizing Compute-
+  // Communication Overlap in GPU-Accelerated Distributed Deep Learning", arXiv 2507.03114,
+  // 2025; SMs, memory bandwidth and power shared; up to 40 %). What a collective hidden behind
+  // compute costs, as a share of its own time, where the stack leaves SMs to NCCL: more than
+  // the kNcclChannels SMs alone take (16/132 on H100).
+  static constexpr double kOverlapSlowdown = 0.189;
   // FP8 GEMMs reach this fraction of the efficiency bf16 GEMMs of the same shape reach (each
   // against its own peak): the median over the 675 shapes with m, n, k >= 4096 of
   // aiconfigurator's measured tables, 0.806 on B200 and 0.806 on L40S (../shared/data/
@@ -103,6 +110,9 @@ class Pricer {
 
   // Share of the SMs an overlapped collective occupies (one thread block per NCCL channel).
   double nccl_sm_share() const { return GemmModel::kNcclChannels / device_.sms; }
+  // What an NCCL collective hidden behind compute costs, as a share of its time: the measured
+  // slowdown of the compute beside it, at least the SMs its channels take.
+  double overlap_slowdown() const { return std::max(GemmModel::kOverlapSlowdown, nccl_sm_share()); }
 
   FabricLevel level(GroupPlacement group) const;
   // Members of the group that share a node.

@@ -26,6 +26,16 @@ struct PricingFixture : ::testing::Test {
   Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, nullptr};
 };
 
+// A collective hidden behind compute costs the measured 18.9 % slowdown of that compute (Lee et
+// al. 2025), or the SMs its 16 channels hold where that is more (a part with few SMs).
+TEST_F(PricingFixture, AHiddenCollectiveCostsTheMeasuredSlowdownOrItsChannelsSms) {
+  EXPECT_DOUBLE_EQ(pr.overlap_slowdown(), 0.189);  // A100: 16 of 108 SMs is 0.148
+  Device small = g.device;
+  small.sms = 40;
+  const Pricer few{small, g.intra_node, c.inter_node, g.gpus_per_node, nullptr};
+  EXPECT_DOUBLE_EQ(few.overlap_slowdown(), 16.0 / 40);
+}
+
 TEST_F(PricingFixture, WithoutASweepACollectiveIsLatencyPlusBusBytesOverBandwidth) {
   Fabric plain = g.intra_node;
   plain.busbw_curves = {};

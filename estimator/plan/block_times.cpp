@@ -133,7 +133,7 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
       Priced fwd = c.fwd;
       Priced bwd = c.bwd;
       Priced regather = c.regather;
-      const double sms = pr.nccl_sm_share();
+      const double sms = pr.overlap_slowdown();
       if (async_tp_backward && op.before_column_parallel && i + 1 < ops.size() &&
           ops[i + 1].kind == OpKind::gemm) {
         // The re-gather runs behind the input-gradient GEMM, the input gradient's
@@ -162,7 +162,8 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
             fwd = pipelined(fwd, gemm + slower, 0);
             fwd.seconds += slower;
           } else {
-            fwd = pipelined(fwd, costs[*j].fwd.seconds, sms);
+            // Transformer Engine's pipelined kernels on their 16 SMs (not NCCL's).
+            fwd = pipelined(fwd, costs[*j].fwd.seconds, pr.nccl_sm_share());
           }
           bwd = ring_exchange(bwd, costs[*j].dgrad.seconds, tp, pr.device().sms);
         }
@@ -192,10 +193,10 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
   }
   // Ring attention hides the K/V exchange behind the attention of the block in hand, less
   // the SMs its communication kernels take from that attention.
-  const Priced ring_fwd = behind(cp_fwd, attn_fwd, pr.nccl_sm_share());
+  const Priced ring_fwd = behind(cp_fwd, attn_fwd, pr.overlap_slowdown());
   t.add(kCpComm, ring_fwd);
   if (recompute == Recompute::full) t.add_backward_comm(kCpComm, ring_fwd);
-  t.add_backward_comm(kCpComm, behind(cp_bwd, attn_bwd, pr.nccl_sm_share()));
+  t.add_backward_comm(kCpComm, behind(cp_bwd, attn_bwd, pr.overlap_slowdown()));
   return t;
 }
 

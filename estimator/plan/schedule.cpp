@@ -137,7 +137,7 @@ struct Step {
     const double hidden = std::min(comm, compute);
     const double share = sw.ep_comm_sms > 0
                              ? std::min(1.0, static_cast<double>(sw.ep_comm_sms) / on.device().sms)
-                             : on.nccl_sm_share();
+                             : on.overlap_slowdown();
     const double f = (comm - hidden + hidden * share) / comm;
     t.backward_comm -= (1 - f) * std::min(t.backward_comm, comm);
     t.scale(kEpComm, f);
@@ -218,8 +218,8 @@ struct Step {
       }
       const double fwd = t.s[kComputeForward] / s.vpp;
       const double bwd = (t.s[kComputeBackward] + t.s[kComputeRecompute]) / s.vpp;
-      t.add(hop_part, behind(hop, fwd, pr.nccl_sm_share()), s.vpp);
-      t.add(hop_part, behind(hop, bwd, pr.nccl_sm_share()), s.vpp);
+      t.add(hop_part, behind(hop, fwd, pr.overlap_slowdown()), s.vpp);
+      t.add(hop_part, behind(hop, bwd, pr.overlap_slowdown()), s.vpp);
     };
 
     // One stage's work per micro-batch on one group's devices. Without fused gradient
@@ -446,7 +446,7 @@ struct Step {
     // what outlasts the window is exposed, and the hidden part still costs the compute that
     // the NCCL kernels' SMs would have done.
     DataParallelComm c;
-    c.sm_share = on.nccl_sm_share();
+    c.sm_share = on.overlap_slowdown();
     auto add = [](DataParallelComm::Window& w, const Cost& comm, bool overlapped) {
       Cost& slot = overlapped ? w.hidden : w.exposed;
       slot = combined(slot, comm);

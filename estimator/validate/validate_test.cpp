@@ -106,12 +106,12 @@ TEST(Validate, Nemo2407Fp8StaysWithinItsBound) {
 TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const ValidationReport r = validate();
   const std::pair<const char*, double> recorded[] = {
-      {"korthikanti2022", 0.0234},         {"megatron2021", 0.0428},
-      {"megatron2021_fixed_rule", 0.1031}, {"megatron_core_h100_2024", 0.1531},
-      {"nemo_2407_h100_fp8", 0.0443},      {"deepseek_v3_h800_2024", 0.0006},
-      {"megatron_bridge_h100", 0.0660},    {"megatron_bridge_b200", 0.1620},
-      {"megatron_bridge_b300", 0.0836},    {"megatron_bridge_gb200", 0.1339},
-      {"megatron_bridge_gb300", 0.1099}};
+      {"korthikanti2022", 0.0236},         {"megatron2021", 0.0428},
+      {"megatron2021_fixed_rule", 0.1031}, {"megatron_core_h100_2024", 0.1354},
+      {"nemo_2407_h100_fp8", 0.0403},      {"deepseek_v3_h800_2024", 0.0010},
+      {"megatron_bridge_h100", 0.0672},    {"megatron_bridge_b200", 0.1609},
+      {"megatron_bridge_b300", 0.0833},    {"megatron_bridge_gb200", 0.1246},
+      {"megatron_bridge_gb300", 0.1112}};
   for (const auto& [table, mean] : recorded) {
     EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
     EXPECT_LE(r.mean_abs_error(table), mean + 0.01) << table;
