@@ -211,14 +211,21 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     // the MXFP8 variants only).
     const bool ep_overlap = std::string(model) == "deepseek-v3" && *precision == "mxfp8";
     // A recipe's memory settings where the row's GPU, model, precision and sizes are its
-    // (megatron_bridge_recipes.csv): activations offloaded to the host, no recomputation.
+    // (megatron_bridge_recipes.csv): activations offloaded to the host, what it recomputes.
     std::string recipe;
-    for (const Row& k : parse_csv(embedded::megatron_bridge_recipes()))
-      if (k.at("gpu") == r.at("gpu") && k.at("model") == r.at("model") &&
-          k.at("precision") == *precision && as_int(k, "tp") == tp && as_int(k, "pp") == pp &&
-          as_int(k, "cp") == cp && as_int(k, "vp") == main_int(r, "vp", 1) &&
-          as_int(k, "mbs") == main_int(r, "mbs", 1) && (k.at("fsdp") == "true") == (fsdp > 1))
-        recipe = fmt::format(",offload={},recompute=none", k.at("offload"));
+    for (const Row& k : parse_csv(embedded::megatron_bridge_recipes())) {
+      if (k.at("gpu") != r.at("gpu") || k.at("model") != r.at("model") ||
+          k.at("precision") != *precision || as_int(k, "tp") != tp || as_int(k, "pp") != pp ||
+          as_int(k, "cp") != cp || as_int(k, "vp") != main_int(r, "vp", 1) ||
+          as_int(k, "ep") != main_int(r, "ep", 1) || as_int(k, "mbs") != main_int(r, "mbs", 1) ||
+          (k.at("fsdp") == "true") != (fsdp > 1))
+        continue;
+      const auto modules = k.find("recompute_modules");
+      const bool recomputes = modules != k.end() && !modules->second.empty();
+      recipe = recomputes ? ",recompute=selective,recompute_modules=" + modules->second
+                          : std::string(",recompute=none");
+      if (as_int(k, "offload") > 0) recipe += ",offload=" + k.at("offload");
+    }
     ro.fixed = fmt::format(
         "tp={},pp={},cp={},dp={},ep={},mbs={},vpp={},sp={},zero={},schedule=1f1b,precision={},"
         "ep_overlap={}",
