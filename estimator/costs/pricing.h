@@ -87,6 +87,9 @@ struct AttentionShape {
 // non-causal backward-to-forward ratio at that length (no causal backward was published).
 // nullopt where the device has no curve for the kernel, or the shape gives no length.
 std::optional<double> attention_rate(const Device&, const AttentionShape&, bool backward);
+// What a tensor-core kernel benchmarked in short runs keeps at the power limit: the GEMMs'
+// sustained over burst fraction (1 where either is unknown).
+double sustained_over_burst(const Device&);
 
 class Pricer {
  public:

@@ -36,6 +36,24 @@ TEST_F(PricingFixture, AHiddenCollectiveCostsTheMeasuredSlowdownOrItsChannelsSms
   EXPECT_DOUBLE_EQ(few.overlap_slowdown(), 16.0 / 40);
 }
 
+// Attention's measured rates are short benchmarks' (the FlashAttention-3 paper's, Azure's FA2
+// run); in a step at the power limit they run at the GEMMs' sustained-over-burst ratio: on H100
+// 0.716 / 0.803, on a part with no burst figure unchanged.
+TEST(Pricing, AttentionRunsAtTheSustainedOverBurstRatioOfItsBenchmarks) {
+  const Cluster h = load_cluster("dgx-h100", 8);
+  const NodeGroup& g = h.groups.front();
+  const Pricer pr{g.device, g.intra_node, h.inter_node, g.gpus_per_node, nullptr};
+  EXPECT_NEAR(sustained_over_burst(g.device), 0.716 / 0.803, 1e-12);
+  const AttentionShape shape{FusedAttention::cudnn, 4096, 128};
+  const double flops = 1e12;
+  const double rate = *attention_rate(g.device, shape, false);
+  EXPECT_NEAR(pr.fused_attention(flops, DType::bf16, shape).seconds,
+              flops / (rate * 0.716 / 0.803) + GemmModel::kKernelGap_s, 1e-12);
+  Device unknown = g.device;
+  unknown.gemm_burst_efficiency = 0;
+  EXPECT_DOUBLE_EQ(sustained_over_burst(unknown), 1.0);
+}
+
 TEST_F(PricingFixture, WithoutASweepACollectiveIsLatencyPlusBusBytesOverBandwidth) {
   Fabric plain = g.intra_node;
   plain.busbw_curves = {};
@@ -262,9 +280,12 @@ TEST(Pricing, FusedAttentionRunsAtItsKernelsMeasuredRateByLengthAndHeadDim) {
   const Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, nullptr};
   const double flops = 1e12;
   const AttentionShape cudnn{FusedAttention::cudnn, 4096, 128};
-  EXPECT_NEAR(pr.fused_attention(flops, DType::bf16, cudnn).seconds, flops / 518e12 + 2e-6, 1e-12);
+  // At the power limit, at the GEMMs' sustained-over-burst ratio of the benchmarks' rates.
+  const double power = 0.716 / 0.803;
+  EXPECT_NEAR(pr.fused_attention(flops, DType::bf16, cudnn).seconds,
+              flops / (518e12 * power) + 2e-6, 1e-12);
   EXPECT_NEAR(pr.fused_attention(flops, DType::bf16, cudnn, true).seconds,
-              flops / (518e12 * 499 / 609) + 2e-6, 1e-12);
+              flops / (518e12 * 499 / 609 * power) + 2e-6, 1e-12);
   // FP8 training keeps attention in bf16: the same kernel.
   EXPECT_DOUBLE_EQ(pr.fused_attention(flops, DType::fp8, cudnn).seconds,
                    pr.fused_attention(flops, DType::bf16, cudnn).seconds);
@@ -282,13 +303,13 @@ TEST(Pricing, FusedAttentionRunsAtItsKernelsMeasuredRateByLengthAndHeadDim) {
   EXPECT_LT(fa2, *attention_rate(g.device, {FusedAttention::cudnn, 8192, 128}, true));
   EXPECT_LT(*attention_rate(g.device, {FusedAttention::cudnn, 8192, 128}, true), fa3);
   // `best`, a length of 0 (Mamba's scan) and fp32 keep the catalog's one figure.
-  const double one = flops / (989.5e12 * 0.59) + 2e-6;
+  const double one = flops / (989.5e12 * 0.59 * power) + 2e-6;
   EXPECT_FALSE(attention_rate(g.device, {FusedAttention::best, 4096, 128}, false));
   EXPECT_NEAR(pr.fused_attention(flops, DType::bf16, {}).seconds, one, 1e-12);
   EXPECT_NEAR(pr.fused_attention(flops, DType::bf16, {FusedAttention::cudnn, 0, 128}).seconds, one,
               1e-12);
-  EXPECT_NEAR(pr.fused_attention(flops, DType::fp32, cudnn).seconds, flops / (67e12 * 0.59) + 2e-6,
-              1e-12);
+  EXPECT_NEAR(pr.fused_attention(flops, DType::fp32, cudnn).seconds,
+              flops / (67e12 * 0.59 * power) + 2e-6, 1e-12);
   // A part with no measured curves (A100) keeps its figure for every kernel.
   const Device a100 = load_cluster("dgx-a100", 8).groups.front().device;
   EXPECT_FALSE(attention_rate(a100, cudnn, false));

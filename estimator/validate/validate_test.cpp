@@ -107,11 +107,11 @@ TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const ValidationReport r = validate();
   const std::pair<const char*, double> recorded[] = {
       {"korthikanti2022", 0.0236},         {"megatron2021", 0.0428},
-      {"megatron2021_fixed_rule", 0.1031}, {"megatron_core_h100_2024", 0.1354},
-      {"nemo_2407_h100_fp8", 0.0403},      {"deepseek_v3_h800_2024", 0.0010},
-      {"megatron_bridge_h100", 0.0672},    {"megatron_bridge_b200", 0.1609},
-      {"megatron_bridge_b300", 0.0910},    {"megatron_bridge_gb200", 0.1204},
-      {"megatron_bridge_gb300", 0.1112}};
+      {"megatron2021_fixed_rule", 0.1031}, {"megatron_core_h100_2024", 0.1293},
+      {"nemo_2407_h100_fp8", 0.0340},      {"deepseek_v3_h800_2024", 0.0032},
+      {"megatron_bridge_h100", 0.0752},    {"megatron_bridge_b200", 0.1700},
+      {"megatron_bridge_b300", 0.0935},    {"megatron_bridge_gb200", 0.1090},
+      {"megatron_bridge_gb300", 0.1157}};
   for (const auto& [table, mean] : recorded) {
     EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
     EXPECT_LE(r.mean_abs_error(table), mean + 0.01) << table;
