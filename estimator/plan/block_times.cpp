@@ -191,8 +191,8 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
       }
     }
   }
-  // Ring attention hides the K/V exchange behind the attention of the block in hand, less
-  // the SMs its communication kernels take from that attention.
+  // Ring attention hides the K/V exchange behind the attention of the block in hand, which
+  // runs slower meanwhile (Pricer::overlap_slowdown).
   const Priced ring_fwd = behind(cp_fwd, attn_fwd, pr.overlap_slowdown());
   t.add(kCpComm, ring_fwd);
   if (recompute == Recompute::full) t.add_backward_comm(kCpComm, ring_fwd);

@@ -42,8 +42,8 @@ Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Str
                         const std::vector<ReplicaPlacement>* placed = nullptr);
 
 // The strategy with its precision resolved for the cluster's device (the preset's default
-// where it names none); throws InputError when the device has no peak for it.
-// (and, under recompute=selective without recompute_modules, the preset's modules)
+// where it names none), and under recompute=selective without recompute_modules the preset's
+// modules; throws InputError when the device has no peak for the precision.
 Strategy with_precision(const Strategy&, const Software&, const Cluster&);
 
 // The strategy with every stage at one tensor-parallel degree: a replica of degree tp (no
