@@ -164,10 +164,7 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   // Offloaded layers (the first s.offload of the one stage) keep nothing on the GPU at the
   // peak, the end of the forward: each layer's copy leaves during the next layer's forward
   // and comes back during the backward of the layer after it.
-  int offloaded = s.offload;
-  for_each_body(g, span, [&](const Block& b, int copies) {
-    const int n = std::min(offloaded, copies);
-    offloaded -= n;
+  for_each_leading_body(g, span, s.offload, [&](const Block& b, int n) {
     mem.activations -= b.kept_bytes[mode] * n * in_flight;
   });
   for_each_pinned(g, span, [&](const Block& b) {

@@ -92,12 +92,8 @@ struct Step {
   template <class TimesOf>
   void add_offload(Times& t, const StageSpan& span, const ReplicaPricing& u,
                    const TimesOf& times_of) const {
-    int left = s.offload;
     const auto mode = static_cast<size_t>(s.recompute);
-    for_each_body(*u.graph, span, [&](const Block& b, int copies) {
-      const int n = std::min(left, copies);
-      left -= n;
-      if (n <= 0) return;
+    for_each_leading_body(*u.graph, span, s.offload, [&](const Block& b, int n) {
       const Times& layer = times_of(b);
       const double fwd = layer.s[kComputeForward];
       const double bwd = layer.s[kComputeBackward] + layer.s[kComputeRecompute];

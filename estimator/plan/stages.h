@@ -63,6 +63,17 @@ void for_each_body(const Graph& g, const StageSpan& span, F&& f) {
   }
 }
 
+// Calls f(block, copies) for the span's first `units` body units (Strategy::offload's layers),
+// in order, each block with the copies of it among them.
+template <class F>
+void for_each_leading_body(const Graph& g, const StageSpan& span, int units, F&& f) {
+  for_each_body(g, span, [&](const Block& b, int copies) {
+    const int n = std::min(units, copies);
+    units -= n;
+    if (n > 0) f(b, n);
+  });
+}
+
 // Calls f(block) for the first- and last-stage blocks the span's stage holds, in order (the
 // last stage's as an auxiliary head too).
 template <class F>

@@ -61,8 +61,7 @@ struct Ranker {
     }
     const Graph& graph = graphs.get(w, shape, sw.attention);
     const StageLayout layout(w.layers(), shape.pp);
-    const double capacity = c.groups.front().device.memory_bytes *
-                            (opt.near_limit_fits ? 1 + kMemoryVerdictUncertainty : 1.0);
+    const double capacity = tally.usable(c.groups.front().device.memory_bytes);
     // No mask beats the shape's compute (uniform ZeRO-3's step less its data-parallel
     // collectives and optimizer step, which are all a mask changes): a shape that cannot
     // reach the best K is not searched.

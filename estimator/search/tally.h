@@ -18,8 +18,10 @@ class SearchTally {
   SearchTally(int top, Objective objective, double memory_slack = 0)
       : top_(top), objective_(objective), slack_(memory_slack) {}
 
+  // What a device of this capacity can take under the slack.
+  double usable(double capacity_bytes) const { return capacity_bytes * (1 + slack_); }
   bool fits(double need_bytes, double capacity_bytes) const {
-    return need_bytes <= capacity_bytes * (1 + slack_);
+    return need_bytes <= usable(capacity_bytes);
   }
   bool fits(const Estimate& e) const {
     return fits(e.memory_per_gpu_bytes, e.memory_capacity_bytes);

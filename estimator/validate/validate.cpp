@@ -171,6 +171,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
                                                         {"Llama-3-70B", "llama3-70b"},
                                                         {"Llama-3.1-405B", "llama3-405b"},
                                                         {"DeepSeek-V3", "deepseek-v3"}};
+  const std::vector<Row> recipes = parse_csv(embedded::megatron_bridge_recipes());
   for (const Row& r : parse_csv(embedded::megatron_bridge_perf())) {
     const auto precision = bridge_precision(main_value(r, "precision"));
     if (!precision) continue;
@@ -213,7 +214,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     // A recipe's memory settings where the row's GPU, model, precision and sizes are its
     // (megatron_bridge_recipes.csv): activations offloaded to the host, what it recomputes.
     std::string recipe;
-    for (const Row& k : parse_csv(embedded::megatron_bridge_recipes())) {
+    for (const Row& k : recipes) {
       if (k.at("gpu") != r.at("gpu") || k.at("model") != r.at("model") ||
           k.at("precision") != *precision || as_int(k, "tp") != tp || as_int(k, "pp") != pp ||
           as_int(k, "cp") != cp || as_int(k, "vp") != main_int(r, "vp", 1) ||
