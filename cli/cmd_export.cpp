@@ -17,10 +17,13 @@ void add_export_command(CLI::App& app) {
     db::TableFilter filter;
   };
   auto a = std::make_shared<Args>();
-  auto* cmd = app.add_subcommand(
-      "export", "Write a cost table (gemm, memory, collective, kernels, runs) as CSV or JSON");
+  auto* cmd = app.add_subcommand("export",
+                                 "Write a cost table (gemm, memory, collective, embedding, "
+                                 "kernels, measured, runs) as CSV or JSON");
   cmd->add_option("--db", a->db, "store file")->required();
-  cmd->add_option("--table", a->table, "gemm, memory, collective, kernels or runs")->required();
+  cmd->add_option("--table", a->table,
+                  "gemm, memory, collective, embedding, kernels, measured (training runs) or runs")
+      ->required();
   cmd->add_option("--format", a->format, "csv (default) or json");
   cmd->add_option("--device", a->filter.device, "only devices whose name contains this (any case)");
   cmd->add_option("--op", a->filter.op,

@@ -29,6 +29,10 @@ std::string describe(const db::Measurements& m) {
   if (!m.gemms.empty()) parts.push_back(fmt::format("{} gemm rows", m.gemms.size()));
   if (!m.memory.empty()) parts.push_back(fmt::format("{} memory rows", m.memory.size()));
   if (!m.kernels.empty()) parts.push_back(fmt::format("{} kernel events", m.kernels.size()));
+  if (m.measured)
+    return parts.empty() ? fmt::format("a measured run, {} on {} {}", m.measured->model_name,
+                                       m.measured->gpus, m.measured->device)
+                         : fmt::format("{}, and its measured step", fmt::join(parts, ", "));
   return fmt::format("{}, {} device{}", fmt::join(parts, ", "), m.devices.size(),
                      m.devices.size() == 1 ? "" : "s");
 }

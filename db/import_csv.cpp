@@ -109,12 +109,13 @@ const std::map<std::string, std::vector<std::string>>& required_columns() {
       {"gemm", {"device", "dtype", "m", "n", "k", "time_ns"}},
       {"memory", {"device", "kind", "bytes", "time_ns"}},
       {"embedding", {"device", "pass", "rows", "dim", "pooling", "batch", "time_ns"}},
+      {"measured", {"model_json", "cluster", "gpus", "strategy", "software", "step_time_ns"}},
   };
   return r;
 }
 
 std::string which_table(const std::map<std::string, size_t>& index, std::string_view source) {
-  for (const char* name : {"kernels", "collective", "gemm", "embedding", "memory"}) {
+  for (const char* name : {"measured", "kernels", "collective", "gemm", "embedding", "memory"}) {
     bool all = true;
     for (const auto& col : required_columns().at(name)) all = all && index.count(col);
     if (all) return name;
@@ -124,7 +125,9 @@ std::string which_table(const std::map<std::string, size_t>& index, std::string_
                    "dtype, m, n, k, time_ns; collective needs device, op, bytes, ranks, time_ns; "
                    "memory needs device, kind, bytes, time_ns; embedding needs device, pass, "
                    "rows, dim, pooling, batch, time_ns; kernels needs device, kind, name, "
-                   "start_ns, duration_ns); write it with 'shardcost export --format csv'");
+                   "start_ns, duration_ns; measured needs model_json, cluster, gpus, strategy, "
+                   "software, step_time_ns); write it with 'shardcost export --format csv' (a "
+                   "table of measured runs by hand: 'shardcost import runs')");
 }
 
 EventKind event_kind(const Row& row) {
@@ -137,6 +140,44 @@ EventKind event_kind(const Row& row) {
       fmt::format("{}: kind '{}' is not kernel, memcpy, memset or sync", row.where(), k));
 }
 
+// A measured run as `export --table measured` writes it: already resolved and canonical, so
+// it is taken as it stands (import runs reads tables written by hand).
+MeasuredStepRecord measured(const Row& row) {
+  MeasuredStepRecord r;
+  r.label = row.str("label");
+  r.model_json = row.str("model_json");
+  r.model_name = row.str("model_name");
+  r.cluster = row.str("cluster");
+  r.gpus = row.integer("gpus");
+  r.strategy = row.str("strategy");
+  r.software = row.str("software");
+  r.device = row.str("device");
+  r.precision = row.str("precision");
+  r.seq_len = row.integer("seq_len", 0);
+  r.step_time_ns = row.integer("step_time_ns");
+  r.step_time_p10_ns = row.opt_int("step_time_p10_ns");
+  r.step_time_p90_ns = row.opt_int("step_time_p90_ns");
+  r.steps = row.integer("steps", 0);
+  if (row.has("tokens_per_s")) {
+    const double v = row.real("tokens_per_s");
+    if (!(v > 0))
+      throw InputError(fmt::format("{}: tokens_per_s is {}; give a positive rate or leave it empty",
+                                   row.where(), v));
+    r.tokens_per_s = v;
+  }
+  r.peak_memory_bytes = row.opt_int("peak_memory_bytes");
+  r.source_kind = row.str("source_kind", "csv");
+  r.content_hash = row.str("content_hash");
+  if (r.model_json.empty() || r.cluster.empty() || r.strategy.empty() || r.software.empty())
+    throw InputError(fmt::format(
+        "{}: model_json, cluster, strategy and software must not be empty; export the table "
+        "again, or import a table of runs by hand with 'shardcost import runs'",
+        row.where()));
+  if (r.gpus < 1 || r.step_time_ns < 1)
+    throw InputError(fmt::format("{}: gpus and step_time_ns must be positive", row.where()));
+  return r;
+}
+
 // One run's rows as they are read: its devices by name, host and (kernels) ordinal, so two
 // GPUs of one model on one host stay two, and its interned kernel names.
 struct RunRows {
@@ -145,6 +186,13 @@ struct RunRows {
   std::unordered_map<std::string, int32_t> names;
 
   void add(const Row& row, const std::string& table) {
+    if (table == "measured") {
+      if (m.measured)
+        throw InputError(fmt::format("{}: run {} holds a measured step already; a run holds one",
+                                     row.where(), row.str("run_uuid")));
+      m.measured = measured(row);
+      return;
+    }
     const auto key = std::make_tuple(row.str("device"), row.str("host"), row.str("device_index"));
     auto [it, added] = devices.emplace(key, static_cast<int>(m.devices.size()));
     if (added) {
@@ -244,7 +292,13 @@ std::vector<Measurements> import_cost_csv_runs(std::string_view text, std::strin
   std::unordered_map<std::string, size_t> by_uuid;
   for (size_t r = 0; r < csv.rows.size(); ++r) {
     const Row row{csv, index, r, source};
-    const std::string uuid = row.str("run_uuid");
+    std::string uuid = row.str("run_uuid");
+    // A measured run is one row: a row that names no run is its own, named by its content.
+    if (uuid.empty() && table == "measured") {
+      std::string cells;
+      for (const auto& cell : csv.rows[r]) cells += cell + '\x1f';
+      uuid = content_uuid("measured", cells);
+    }
     auto [it, fresh] = by_uuid.emplace(uuid, runs.size());
     if (fresh) runs.emplace_back(uuid, RunRows{});
     runs[it->second].second.add(row, table);
@@ -256,7 +310,7 @@ std::vector<Measurements> import_cost_csv_runs(std::string_view text, std::strin
     m.run.tool = "csv";
     m.run.source = std::string(source);
     m.run.uuid = uuid.empty() ? content_uuid("csv", text) : uuid;
-    m.adds_to_run = !uuid.empty();
+    m.adds_to_run = !uuid.empty() && table != "measured";
     out.push_back(std::move(m));
   }
   return out;

@@ -243,12 +243,40 @@ CREATE TABLE embedding (
 );
 )sql";
 
+// Version 8: measured training runs (import runs, and the log importers), one per run, with
+// the whole configuration the estimator prices them from and what was measured; fit --table
+// step calibrates the estimator on them. Times in ns, memory in bytes; tokens/s is what the
+// log printed (REAL). The configuration is JSON or strategy text, read by the estimator.
+constexpr std::string_view kVersion8 = R"sql(
+CREATE TABLE measured_step (
+  run_id            INTEGER PRIMARY KEY REFERENCES run(id),
+  label             TEXT NOT NULL DEFAULT '',
+  model_json        TEXT NOT NULL,                -- the model, as a model file holds it
+  model_name        TEXT NOT NULL,
+  cluster           TEXT NOT NULL,                -- catalog system name or cluster JSON
+  gpus              INTEGER NOT NULL CHECK (gpus > 0),
+  strategy          TEXT NOT NULL,                -- canonical strategy string
+  software          TEXT NOT NULL,                -- preset[:key=value,...]
+  device            TEXT NOT NULL,                -- catalog device of the GPUs
+  precision         TEXT NOT NULL,
+  seq_len           INTEGER NOT NULL,
+  step_time_ns      INTEGER NOT NULL CHECK (step_time_ns > 0),  -- median
+  step_time_p10_ns  INTEGER,
+  step_time_p90_ns  INTEGER,
+  steps             INTEGER NOT NULL,             -- steps the median is over; 0: not known
+  tokens_per_s      REAL,
+  peak_memory_bytes INTEGER,                      -- per GPU, the most loaded; NULL: not logged
+  source_kind       TEXT NOT NULL,                -- csv | megatron-log | torchtitan-log | ...
+  content_hash      TEXT NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<std::string_view>& migrations() {
   static const std::vector<std::string_view> all = {kVersion1, kVersion2, kVersion3, kVersion4,
-                                                    kVersion5, kVersion6, kVersion7};
-  static_assert(kSchemaVersion == 7, "add the migration for the new version above");
+                                                    kVersion5, kVersion6, kVersion7, kVersion8};
+  static_assert(kSchemaVersion == 8, "add the migration for the new version above");
   return all;
 }
 

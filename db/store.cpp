@@ -28,7 +28,8 @@ bool holds_rows_of(const Connection& c, int64_t run_id, const Measurements& m) {
                                                  {"embedding", !m.embeddings.empty()},
                                                  {"kernel_event", !m.kernels.empty()},
                                                  {"step", !m.steps.empty()},
-                                                 {"job_schedule", m.schedule.has_value()}};
+                                                 {"job_schedule", m.schedule.has_value()},
+                                                 {"measured_step", m.measured.has_value()}};
   for (const auto& [table, brings] : tables) {
     if (!brings) continue;
     // Table names come from the list above, never from input.
@@ -194,7 +195,7 @@ int64_t Store::remove_run(int64_t id) {
   const Connection& c = *conn_;
   int64_t rows = 0;
   for (const char* table : {"gemm", "memory", "collective", "embedding", "kernel_event", "step",
-                            "scheduled_job", "job_schedule", "run_device"}) {
+                            "scheduled_job", "job_schedule", "measured_step", "run_device"}) {
     Statement del = c.prepare(std::string("DELETE FROM ") + table + " WHERE run_id = ?");
     del.bind(1, id).run();
     rows += c.changes();
@@ -386,6 +387,10 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
       row_done();
     }
   }
+  if (m.measured) {
+    write_measured_step(c, result.run_id, *m.measured);
+    row_done();
+  }
   Statement done = c.prepare(
       "UPDATE run SET status = 'completed', end_time_ns = coalesce(end_time_ns, ?) WHERE id = ?");
   done.bind(1, nonzero(run.end_time_ns)).bind(2, result.run_id).run();
@@ -402,9 +407,9 @@ StoreInfo Store::info() const {
   while (runs.step()) info.runs.push_back(read_run(runs));
   Statement devices = conn_->prepare(std::string(kDeviceSelect) + " ORDER BY id");
   while (devices.step()) info.devices.push_back(read_device(devices));
-  for (const char* table :
-       {"run", "device", "string", "gemm", "memory", "collective", "embedding", "kernel_event",
-        "launch_config", "step", "fitted_model", "job_schedule", "scheduled_job"}) {
+  for (const char* table : {"run", "device", "string", "gemm", "memory", "collective", "embedding",
+                            "kernel_event", "launch_config", "step", "fitted_model", "job_schedule",
+                            "scheduled_job", "measured_step"}) {
     // Table names come from the list above, never from input.
     Statement count = conn_->prepare(std::string("SELECT count(*) FROM ") + table);
     count.step();
@@ -425,10 +430,10 @@ CheckResult Store::check() const {
     r.problems.push_back("foreign key: row " + fk.text(1) + " of " + fk.text(0) +
                          " refers to a missing " + fk.text(2));
   const std::vector<std::string> expected = {
-      "meta",     "run",          "device",          "run_device",   "string",
-      "gemm",     "memory",       "collective",      "kernel_event", "launch_config",
-      "step",     "fitted_model", "collective_rate", "job_schedule", "scheduled_job",
-      "embedding"};
+      "meta",      "run",          "device",          "run_device",   "string",
+      "gemm",      "memory",       "collective",      "kernel_event", "launch_config",
+      "step",      "fitted_model", "collective_rate", "job_schedule", "scheduled_job",
+      "embedding", "measured_step"};
   Statement has = conn_->prepare("SELECT count(*) FROM sqlite_schema WHERE name = ?");
   for (const auto& name : expected) {
     has.bind(1, name);

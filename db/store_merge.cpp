@@ -104,6 +104,13 @@ MergeResult Store::merge_from(const std::string& other_path) {
         "source_runs, created_ns) SELECT x.kind, md.id, x.key, x.parameters_json, "
         "x.source_runs, x.created_ns FROM src.fitted_model x" +
         std::string(kDeviceMap));
+    // Models of no one device (pooled ones, step calibrations): UNIQUE never matches a NULL
+    // device, so the one already there is kept by hand.
+    c.exec(
+        "INSERT INTO main.fitted_model (kind, device_id, key, parameters_json, source_runs, "
+        "created_ns) SELECT x.kind, NULL, x.key, x.parameters_json, x.source_runs, x.created_ns "
+        "FROM src.fitted_model x WHERE x.device_id IS NULL AND NOT EXISTS (SELECT 1 FROM "
+        "main.fitted_model f WHERE f.kind = x.kind AND f.key = x.key AND f.device_id IS NULL)");
     t.commit();
   }
 
@@ -144,6 +151,16 @@ MergeResult Store::merge_from(const std::string& other_path) {
       "strategy) SELECT ?1, x.name, x.model, x.gbs, x.steps, x.gpus, x.start_ns, x.end_ns, "
       "x.strategy FROM src.scheduled_job x WHERE x.run_id = ?2 " +
       std::string(kNoRowsYet) + "scheduled_job WHERE run_id = ?1) ORDER BY x.rowid"));
+  // A measured run's one row.
+  copy_rows.push_back(c.prepare(
+      "INSERT INTO main.measured_step (run_id, label, model_json, model_name, cluster, gpus, "
+      "strategy, software, device, precision, seq_len, step_time_ns, step_time_p10_ns, "
+      "step_time_p90_ns, steps, tokens_per_s, peak_memory_bytes, source_kind, content_hash) "
+      "SELECT ?1, x.label, x.model_json, x.model_name, x.cluster, x.gpus, x.strategy, "
+      "x.software, x.device, x.precision, x.seq_len, x.step_time_ns, x.step_time_p10_ns, "
+      "x.step_time_p90_ns, x.steps, x.tokens_per_s, x.peak_memory_bytes, x.source_kind, "
+      "x.content_hash FROM src.measured_step x WHERE x.run_id = ?2 " +
+      std::string(kNoRowsYet) + "measured_step WHERE run_id = ?1)"));
   // Launch configurations map by their six values, as strings by their text.
   copy_rows.push_back(c.prepare(
       "INSERT INTO main.kernel_event (run_id, device_id, stream, kind, name_id, start_ns, "

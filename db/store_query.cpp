@@ -71,6 +71,14 @@ constexpr TableQuery kQueries[] = {
      "WHEN 'memset' THEN 2 WHEN 'sync' THEN 3 ELSE -1 END) "
      "ORDER BY k.rowid",
      true},
+    {"measured",
+     "SELECT r.id AS run_id, r.uuid AS run_uuid, m.label, m.model_name, m.device, m.gpus, "
+     "m.precision, m.seq_len, m.strategy, m.software, m.step_time_ns, m.step_time_p10_ns, "
+     "m.step_time_p90_ns, m.steps, m.tokens_per_s, m.peak_memory_bytes, m.source_kind, "
+     "m.content_hash, m.cluster, m.model_json "
+     "FROM measured_step m JOIN run r ON r.id = m.run_id "
+     "WHERE (?1 = '' OR m.device LIKE '%' || ?1 || '%') AND ?2 = '' ORDER BY m.run_id",
+     false},
     {"runs",
      "SELECT id AS run_id, uuid AS run_uuid, tool, tool_version, git_revision, host, command_line, "
      "start_time_ns, "

@@ -25,6 +25,9 @@ DeviceRecord read_device(const Statement&);
 std::string device_fingerprint(const DeviceRecord&);
 int64_t upsert_device(const Connection&, const DeviceRecord&);
 
+// A measured run's row (schema 8), in the caller's transaction.
+void write_measured_step(const Connection&, int64_t run_id, const MeasuredStepRecord&);
+
 class RowWriter {
  public:
   RowWriter(const Connection&, int64_t run_id);

@@ -462,3 +462,104 @@ TEST_F(StoreTest, EmbeddingPassesAreKeptWithTheirRun) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+Measurements measured_run(const std::string& uuid, int64_t step_ns) {
+  Measurements m;
+  m.run.tool = "test";
+  m.run.uuid = uuid;
+  MeasuredStepRecord r;
+  r.label = "llama 8b, 8 GPUs";
+  r.model_json = R"({"name":"m","layers":2,"hidden":64,"heads":4,"kv_heads":4})";
+  r.model_name = "m";
+  r.cluster = "dgx-h100";
+  r.gpus = 8;
+  r.strategy = "tp=1,pp=1,dp=8";
+  r.software = "nemo:tp_comm_overlap=false";
+  r.device = "h100-sxm5-80gb";
+  r.precision = "bf16";
+  r.seq_len = 8192;
+  r.step_time_ns = step_ns;
+  r.step_time_p90_ns = step_ns + 10;
+  r.steps = 40;
+  r.tokens_per_s = 12345.5;
+  r.peak_memory_bytes = 60LL << 30;
+  r.source_kind = "csv";
+  r.content_hash = "abc";
+  m.measured = r;
+  return m;
+}
+
+// Measured training runs (schema 8): one row per run, written, read back whole, exported
+// and imported again as the same run, merged once, removed with their run.
+TEST_F(StoreTest, MeasuredRunsRoundTrip) {
+  Store a = Store::open(file("a.db"), Store::Mode::read_write);
+  a.write(measured_run("m-1", 1'500'000'000));
+  Measurements bare = measured_run("m-2", 2'000'000'000);
+  bare.measured->tokens_per_s.reset();
+  bare.measured->peak_memory_bytes.reset();
+  bare.measured->step_time_p90_ns.reset();
+  a.write(bare);
+  const auto runs = a.measured_steps();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].run_uuid, "m-1");
+  EXPECT_EQ(runs[0].record.software, "nemo:tp_comm_overlap=false");
+  EXPECT_EQ(runs[0].record.step_time_ns, 1'500'000'000);
+  EXPECT_EQ(runs[0].record.step_time_p90_ns, 1'500'000'010);
+  EXPECT_FALSE(runs[0].record.step_time_p10_ns);
+  EXPECT_DOUBLE_EQ(*runs[0].record.tokens_per_s, 12345.5);
+  EXPECT_EQ(*runs[0].record.peak_memory_bytes, 60LL << 30);
+  EXPECT_FALSE(runs[1].record.tokens_per_s);
+  EXPECT_FALSE(runs[1].record.peak_memory_bytes);
+  EXPECT_EQ(a.table("measured", {"h100", ""}).rows.size(), 2u);
+  EXPECT_EQ(a.table("measured", {"b200", ""}).rows.size(), 0u);
+
+  // Export, then import into a fresh store: the same runs, the same figures.
+  const std::string csv = to_csv(a.table("measured"));
+  const auto imported = import_cost_csv_runs(csv, "measured.csv");
+  ASSERT_EQ(imported.size(), 2u);
+  Store b = Store::open(file("b.db"), Store::Mode::read_write);
+  for (const auto& m : imported) EXPECT_FALSE(b.write(m).duplicate);
+  for (const auto& m : imported) EXPECT_TRUE(b.write(m).duplicate);
+  const auto back = b.measured_steps();
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].run_uuid, "m-1");
+  EXPECT_EQ(back[0].record.model_json, runs[0].record.model_json);
+  EXPECT_EQ(back[0].record.peak_memory_bytes, runs[0].record.peak_memory_bytes);
+  EXPECT_EQ(back[1].record.tokens_per_s, std::nullopt);
+
+  Store c = Store::open(file("c.db"), Store::Mode::read_write);
+  c.merge_from(a.path());
+  c.merge_from(a.path());
+  EXPECT_EQ(c.measured_steps().size(), 2u);
+  EXPECT_EQ(c.delete_run("m-1"), 1);
+  EXPECT_EQ(c.measured_steps().size(), 1u);
+  EXPECT_TRUE(c.check().ok);
+
+  // Rows without a run of their own are a run each, named by their content.
+  const std::string header = "model_json,cluster,gpus,strategy,software,step_time_ns\n";
+  const auto loose = import_cost_csv_runs(
+      header + "\"{}\",dgx-h100,8,tp=8,nemo,100\n\"{}\",dgx-h100,8,tp=4,nemo,100\n", "m.csv");
+  ASSERT_EQ(loose.size(), 2u);
+  EXPECT_NE(loose[0].run.uuid, loose[1].run.uuid);
+  EXPECT_THROW((void)import_cost_csv_runs(header + "\"{}\",dgx-h100,0,tp=8,nemo,100\n", "m.csv"),
+               InputError);
+  EXPECT_THROW((void)import_cost_csv_runs(header + "\"{}\",dgx-h100,8,tp=8,nemo,-5\n", "m.csv"),
+               InputError);
+}
+
+// Fitted models of no one device (step calibrations) merge too, and only once.
+TEST_F(StoreTest, DevicelessFittedModelsMergeOnce) {
+  Store a = Store::open(file("a.db"), Store::Mode::read_write);
+  a.put_fitted_model({"step_calibration", "", "h100-sxm5-80gb nemo", "{}", "", 1});
+  Store b = Store::open(file("b.db"), Store::Mode::read_write);
+  b.merge_from(a.path());
+  b.merge_from(a.path());
+  ASSERT_EQ(b.fitted_models().size(), 1u);
+  EXPECT_EQ(b.fitted_models()[0].key, "h100-sxm5-80gb nemo");
+}
+
+}  // namespace
+}  // namespace shardcost::db

@@ -13,7 +13,7 @@
 
 namespace shardcost::db {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // One benchmark, trace or import: where the figures came from.
 struct Run {
@@ -180,6 +180,32 @@ struct JobScheduleRecord {
   std::string run_uuid;  // filled when read back
 };
 
+// One measured training run (schema 8): its whole configuration as the estimator reads it, and
+// the step times and memory its log or table gave. The configuration is text the estimator
+// parses (the store stays below it): the model as a model file's JSON, the cluster as a
+// catalog system name or a cluster file's JSON, the canonical strategy string, the software
+// as a preset name with its overrides ("nemo:tp_comm_overlap=false").
+struct MeasuredStepRecord {
+  std::string label;       // the user's name for the run; may be empty
+  std::string model_json;  // the model, as a model file holds it
+  std::string model_name;  // its name (a catalog name, or the file's "name"): what
+                           // leave-one-model-out cross-validation groups by
+  std::string cluster;     // catalog system name, or a cluster file's JSON
+  int64_t gpus = 0;
+  std::string strategy;  // canonical: every key, as `estimate` prints it
+  std::string software;  // preset[:key=value,...]
+  std::string device;    // the catalog device its GPUs are (the cluster's first group)
+  std::string precision;
+  int64_t seq_len = 0;
+  int64_t step_time_ns = 0;  // median over the steps kept
+  std::optional<int64_t> step_time_p10_ns, step_time_p90_ns;
+  int64_t steps = 0;  // steps the median is over (after the warm-up); 0: not known
+  std::optional<double> tokens_per_s;
+  std::optional<int64_t> peak_memory_bytes;  // per GPU, the most loaded; none: not logged
+  std::string source_kind;   // csv | megatron-log | torchtitan-log | nemo-log | kineto | table
+  std::string content_hash;  // of the content it was read from
+};
+
 struct Measurements {
   Run run;
   std::vector<DeviceRecord> devices;
@@ -190,7 +216,8 @@ struct Measurements {
   std::vector<std::string> names;
   std::vector<KernelEvent> kernels;
   std::vector<StepSpan> steps;
-  std::optional<JobScheduleRecord> schedule;  // at most one per run
+  std::optional<JobScheduleRecord> schedule;   // at most one per run
+  std::optional<MeasuredStepRecord> measured;  // at most one per run
   // What an importer stored but flags (results its source marked wrong): said, not stored.
   std::vector<std::string> warnings;
   // The rows belong to run.uuid, which may be in the store already (an export of one of its
@@ -202,7 +229,7 @@ struct Measurements {
   int trace_rank = -1;
   size_t rows() const {
     return gemms.size() + memory.size() + collectives.size() + embeddings.size() + kernels.size() +
-           steps.size() + (schedule ? 1 + schedule->jobs.size() : 0);
+           steps.size() + (schedule ? 1 + schedule->jobs.size() : 0) + (measured ? 1 : 0);
   }
 };
 
@@ -226,7 +253,7 @@ struct TableFilter {
   std::string device;  // substring of the device name, case-insensitive; empty = all
   std::string op;      // collective op or memory kind; empty = all
 };
-// gemm | memory | collective | kernels | runs
+// gemm | memory | collective | embedding | kernels | measured | runs
 std::vector<std::string> table_names();
 
 struct WriteResult {
@@ -354,6 +381,13 @@ class Store {
   std::vector<MemoryPoint> memory_points() const;
   std::vector<EmbeddingPoint> embedding_points() const;
   std::vector<StepPoint> step_points() const;
+  // Every measured training run, oldest first, with the uuid of the run that holds it
+  // (MeasuredStep::run_uuid).
+  struct MeasuredStep {
+    std::string run_uuid;
+    MeasuredStepRecord record;
+  };
+  std::vector<MeasuredStep> measured_steps() const;
   // Every stored job schedule, oldest run first, its jobs by start time.
   std::vector<JobScheduleRecord> job_schedules() const;
   std::vector<KernelPoint> kernel_points() const;
