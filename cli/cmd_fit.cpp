@@ -5,9 +5,12 @@
 #include <optional>
 
 #include "commands.h"
+#include "cost_sources.h"
 #include "format.h"
+#include "shardcost/calibration.h"
 #include "shardcost/error.h"
 #include "shardcost/learned.h"
+#include "shardcost/units.h"
 
 namespace shardcost::cli {
 namespace {
@@ -23,8 +26,78 @@ std::string percent(double x) {
   return fmt::format("{:.1f} %", 100 * x);
 }
 
+// One calibration as lines a reader can check: what the estimate alone missed by, what the
+// calibration misses by held out, and each factor in words.
+std::string describe(const StepCalibration& c) {
+  std::string out =
+      fmt::format("{}, {}: {} run{} of {} model{}, up to {} GPUs\n",
+                  c.device.empty() ? "every device (pooled)" : c.device, c.software, c.runs,
+                  c.runs == 1 ? "" : "s", c.models, c.models == 1 ? "" : "s", c.max_gpus);
+  out += fmt::format("  step error     analytic {}, calibrated {} fitted",
+                     percent(c.analytic_error), percent(c.fitted_error));
+  if (c.configuration_cv_error)
+    out += fmt::format(", {} a configuration held out", percent(*c.configuration_cv_error));
+  if (c.model_cv_error) out += fmt::format(", {} a model held out", percent(*c.model_cv_error));
+  out += "\n";
+  for (const auto& f : c.factors)
+    out += fmt::format("  {:<15}x {:.3f} of the estimate's time ({} run{})\n", f.part, f.value,
+                       f.runs, f.runs == 1 ? "" : "s");
+  out += fmt::format("  {:<15}{:.3f} s a step\n", "overhead", c.overhead_s);
+  if (c.memory_allowance_bytes)
+    out += fmt::format(
+        "  {:<15}{:.2f} GiB a GPU beyond the modelled state and activations "
+        "({} run{} with a logged peak)\n",
+        "memory", *c.memory_allowance_bytes / units::kGiB, c.memory_runs,
+        c.memory_runs == 1 ? "" : "s");
+  for (const auto& n : c.notes) out += fmt::format("  note: {}\n", n);
+  return out;
+}
+
+void run_fit_steps(const FitArgs& a, Format format) {
+  if (!a.device.empty())
+    throw InputError("--device does not apply to --table step: it fits every device's runs");
+  const auto costs = load_costs(a.db);
+  std::vector<std::string> skipped;
+  const auto fits = fit_step_calibrations(a.db, costs->source(), &skipped);
+  if (format == Format::json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& c : fits) {
+      nlohmann::json m = {{"device", c.device},
+                          {"software", c.software},
+                          {"runs", c.runs},
+                          {"models", c.models},
+                          {"max_gpus", c.max_gpus},
+                          {"analytic_error", c.analytic_error},
+                          {"fitted_error", c.fitted_error},
+                          {"overhead_s", c.overhead_s},
+                          {"lambda", c.lambda},
+                          {"notes", c.notes}};
+      if (c.configuration_cv_error) m["configuration_cv_error"] = *c.configuration_cv_error;
+      if (c.model_cv_error) m["model_cv_error"] = *c.model_cv_error;
+      if (c.memory_allowance_bytes) m["memory_allowance_bytes"] = *c.memory_allowance_bytes;
+      for (const auto& f : c.factors)
+        m["factors"].push_back({{"part", f.part}, {"value", f.value}, {"runs", f.runs}});
+      j.push_back(m);
+    }
+    fmt::print("{}\n", json_text(nlohmann::json{{"store", a.db}, {"calibrations", j}}));
+  } else {
+    fmt::print("{} step calibration{} fitted in {}\n", fits.size(), fits.size() == 1 ? "" : "s",
+               a.db);
+    for (const auto& c : fits) fmt::print("\n{}", describe(c));
+  }
+  for (const auto& s : skipped) fmt::print(stderr, "shardcost: run skipped: {}\n", s);
+  if (fits.empty()) {
+    fmt::print(stderr,
+               "shardcost: {} holds no device and stack with 4 or more measured runs to calibrate "
+               "on; import runs with 'shardcost import runs'\n",
+               a.db);
+    throw ExitStatus{1};
+  }
+}
+
 void run_fit(const FitArgs& a) {
   const Format format = parse_format(a.format, {Format::text, Format::json});
+  if (a.table == "step") return run_fit_steps(a, format);
   const auto reports =
       fit_store(a.db, a.table, a.device.empty() ? std::nullopt : std::optional(a.device));
   int fitted = 0;
@@ -83,7 +156,9 @@ void add_fit_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("fit", "Fit cost models on the store's measurements and save them there");
   cmd->add_option("--db", a->db, "cost store (read, and written: fitted_model)")->required();
-  cmd->add_option("--table", a->table, "gemm, collective, memory, kernels or all (default)");
+  cmd->add_option("--table", a->table,
+                  "gemm, collective, memory, kernels, embedding, all (default: those), or step "
+                  "(a calibration of whole steps on the store's measured runs)");
   cmd->add_option("--device", a->device, "only this catalog device's rows");
   cmd->add_option("--format", a->format, "text (default) or json");
   cmd->callback([a] { run_fit(*a); });

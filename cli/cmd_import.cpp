@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "shardcost/calibration.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
 #include "shardcost/importers.h"
@@ -108,6 +109,12 @@ void add_import_command(CLI::App& app, const std::string& recorded_by) {
   add_kind(imp, "kineto", "PyTorch profiler / Kineto Chrome-trace JSON (GPU kernels, copies, sets)",
            recorded_by, [](const ImportArgs&, const std::string& file) {
              return std::vector<db::Measurements>{db::import_kineto_file(file)};
+           });
+  add_kind(imp, "runs",
+           "measured training runs: a CSV or JSON table of model, cluster, gpus, strategy, "
+           "software, step_time_s (docs/calibration.md)",
+           recorded_by, [](const ImportArgs&, const std::string& file) {
+             return import_runs_table(db::read_input_file(file), file);
            });
   add_kind(imp, "csv", "a cost table written by 'shardcost export --format csv'", recorded_by,
            [](const ImportArgs&, const std::string& file) {

@@ -10,6 +10,7 @@
 #include "cost_sources.h"
 #include "format.h"
 #include "graph_plan.h"
+#include "shardcost/calibration.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/learned.h"
@@ -82,7 +83,7 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
 
 // The preset, with the attention kernel --attention names.
 Software software_of(const PlanArgs& a) {
-  Software sw = software_preset(a.software);
+  Software sw = parse_software(a.software);
   if (!a.attention.empty()) sw.fused_attention = parse_fused_attention(a.attention);
   if (a.memory_headroom_gib) {
     const double gib = *a.memory_headroom_gib;
@@ -154,8 +155,31 @@ std::string tp_text(const Strategy& s) {
   return s.stage_tp.empty() ? std::to_string(s.tp) : join_layers(s.stage_tp);
 }
 
+// A calibration's verdict on the step, in one line.
+std::string calibration_line(const CalibratedStep& k, const Estimate& e) {
+  const std::string on =
+      fmt::format("{} run{} of {} under {}", k.by.runs, k.by.runs == 1 ? "" : "s",
+                  k.by.device.empty() ? "every device (pooled)" : k.by.device, k.by.software);
+  if (!k.applied)
+    return fmt::format(
+        "calibrated      not applied: {} (the calibration on {}); the analytic "
+        "step stands\n",
+        k.why_not, on);
+  std::string out = fmt::format(
+      "calibrated      {:.3f} s (analytic {:.3f} s), calibrated on {}, cross-validated error "
+      "{:.1f} %\n",
+      k.step_s, e.step_time_s, on, 100 * k.uncertainty);
+  if (k.memory_per_gpu_bytes)
+    out += fmt::format(
+        "                memory {:.1f} GiB of {:.1f} GiB with the fitted allowance "
+        "({})\n",
+        *k.memory_per_gpu_bytes / kGiB, e.memory_capacity_bytes / kGiB,
+        *k.fits ? "fits" : "does not fit");
+  return out;
+}
+
 void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, const Plan& plan,
-                         const Estimate& e) {
+                         const Estimate& e, const std::optional<CalibratedStep>& k) {
   fmt::print("{} ({:.1f}B parameters) on {} ({}), software {}\n", m.name, e.parameters / 1e9,
              c.name, cluster_line(c), a.software);
   fmt::print("strategy        {}\n", to_string(e.strategy));
@@ -163,15 +187,18 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
     fmt::print("stage layers    {}\n", join_layers(plan.stage_layers));
   if (const std::string tps = stage_tps(plan); !tps.empty())
     fmt::print("stage tp        {}\n", tps);
-  fmt::print("\n{}\n", summary_text(e));
+  fmt::print("\n{}{}\n", summary_text(e), k ? calibration_line(*k, e) : "");
   // With a store: how much of each part its measurements (and models fitted on them) priced.
   const bool store = !a.db.empty();
+  const bool calibrated = k && k->applied;
   std::vector<std::string> header{"time per step", "seconds", "share", "source"};
   std::vector<bool> right{false, true, true, false};
   if (store) header.emplace_back("store"), right.push_back(true);
+  if (calibrated) header.emplace_back("calibrated"), right.push_back(true);
   Table time(header, right);
   double store_seconds = 0;
-  for (const auto& p : e.time) {
+  for (size_t i = 0; i < e.time.size(); ++i) {
+    const TimePart& p = e.time[i];
     std::vector<std::string> row{p.name, fmt::format("{:.3f}", p.seconds),
                                  fmt::format("{:.1f} %", 100 * p.seconds / e.step_time_s),
                                  p.seconds > 0 ? std::string(to_string(p.origin)) : "-"};
@@ -182,10 +209,18 @@ void print_estimate_text(const Model& m, const Cluster& c, const PlanArgs& a, co
       store_seconds += from_store;
       row.push_back(p.seconds > 0 ? fmt::format("{:.1f} %", 100 * from_store / p.seconds) : "-");
     }
+    if (calibrated) row.push_back(fmt::format("{:.3f}", k->time[i].seconds));
+    time.add(row);
+  }
+  if (calibrated) {
+    std::vector<std::string> row{"overhead", "-", "-", "-"};
+    if (store) row.emplace_back("-");
+    row.push_back(fmt::format("{:.3f}", k->time.back().seconds));
     time.add(row);
   }
   std::vector<std::string> total{"total", fmt::format("{:.3f}", e.step_time_s), "100.0 %", ""};
   if (store) total.push_back(fmt::format("{:.1f} %", 100 * store_seconds / e.step_time_s));
+  if (calibrated) total.push_back(fmt::format("{:.3f}", k->step_s));
   time.add(total);
   Table memory({"memory per GPU", "GiB", "share"}, {false, true, true});
   for (const auto& p : e.memory) {
@@ -263,6 +298,25 @@ GraphArgs graph_args(const PlanArgs& a, int global_batch, const CostSource* cost
   return g;
 }
 
+nlohmann::json calibrated_json(const CalibratedStep& k) {
+  nlohmann::json j = {{"applied", k.applied},
+                      {"device", k.by.device},
+                      {"software", k.by.software},
+                      {"runs", k.by.runs},
+                      {"cross_validated_error", k.uncertainty}};
+  if (!k.applied) {
+    j["why_not"] = k.why_not;
+    return j;
+  }
+  j["step_time_s"] = k.step_s;
+  for (const TimePart& p : k.time) j["time"].push_back({{"name", p.name}, {"seconds", p.seconds}});
+  if (k.memory_per_gpu_bytes) {
+    j["memory_per_gpu_gib"] = *k.memory_per_gpu_bytes / kGiB;
+    j["fits"] = *k.fits;
+  }
+  return j;
+}
+
 void run_estimate(const PlanArgs& given, const std::string& strategy_text,
                   const std::optional<std::string>& plan_path, const VarlenArgs& va) {
   const PlanArgs a = resolved(given);
@@ -303,6 +357,11 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
     v = estimate_varlen(*workload, c, st, *vo, opt);
   }
   const Estimate e = v ? v->estimate : estimate(*workload, c, plan, opt);
+  // A store's step calibration, where it holds one for this device and stack (fixed-length
+  // plans: the runs it was fitted on were).
+  std::optional<CalibratedStep> calibrated;
+  if (!a.db.empty() && !v && !has_bandwidth_traces(c))
+    calibrated = calibrate(e, c, opt.software, load_step_calibrations(a.db));
   std::optional<TraceEstimate> trace;
   if (has_bandwidth_traces(c)) {
     if (v) throw InputError("bandwidth traces are priced at fixed length; leave out --seq-*");
@@ -339,17 +398,25 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
     j["cluster"] = c.name;
     j["gpus"] = c.total_gpus();
     j["software"] = a.software;
+    if (calibrated) j["calibrated"] = calibrated_json(*calibrated);
     if (!plan.stage_layers.empty()) j["stage_layers"] = plan.stage_layers;
     if (const std::string tps = stage_tps(plan); !tps.empty()) j["stage_tp"] = tps;
     fmt::print("{}\n", json_text(j));
   } else {
-    print_estimate_text(m, c, a, plan, e);
+    print_estimate_text(m, c, a, plan, e, calibrated);
     if (v) fmt::print("\n{}", varlen_text(*v, *vo, st));
     if (trace) fmt::print("\n{}", trace_table(*trace));
     if (end_to_end) fmt::print("\n{}", local_text(e, *end_to_end));
   }
-  // A plan that does not fit is a result, printed whole; the exit code says it (1).
-  if (!e.feasible) {
+  // A plan that does not fit is a result, printed whole; the exit code says it (1). A
+  // calibration's memory allowance, where it applies, has the last word.
+  const bool calibrated_verdict = calibrated && calibrated->applied && calibrated->fits;
+  if (calibrated_verdict && !*calibrated->fits) {
+    std::fflush(stdout);
+    fmt::print(stderr, "shardcost: the strategy does not fit with the calibrated allowance\n");
+    throw ExitStatus{1};
+  }
+  if (!e.feasible && !calibrated_verdict) {
     std::fflush(stdout);
     fmt::print(stderr, "shardcost: the strategy does not fit: {}\n", e.reason);
     throw ExitStatus{1};

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "cost_sources.h"
 #include "format.h"
+#include "shardcost/calibration.h"
 #include "shardcost/estimator.h"
 
 namespace shardcost::cli {
@@ -14,16 +15,37 @@ void add_validate_command(CLI::App& app) {
       "validate", "Reproduce published training results and print the error row by row");
   auto format = std::make_shared<std::string>("text");
   auto db = std::make_shared<std::string>();
-  cmd->add_option("--format", *format, "text, json or csv");
+  cmd->add_option("--format", *format,
+                  "text, json, csv, or runs: every published row as a measured run, the table "
+                  "'shardcost import runs' reads (docs/calibration.md)");
   cmd->add_option("--db", *db,
                   "price every table from this cost store's measurements (and models fitted on "
                   "it) where it has them, the catalog elsewhere");
   cmd->callback([format, db] {
-    const Format f = parse_format(*format, {Format::text, Format::json, Format::csv});
+    const bool runs = *format == "runs";
+    const Format f =
+        runs ? Format::csv : parse_format(*format, {Format::text, Format::json, Format::csv});
     const auto costs = load_costs(*db);
     EstimateOptions base;
     base.costs = costs->source();
     const ValidationReport r = validate(base);
+    if (runs) {
+      // Each published run once, with the plan it was priced as (the fixed rule's rows are the
+      // same runs as Narayanan's searched ones).
+      std::vector<db::MeasuredStepRecord> records;
+      for (const auto& row : r.rows) {
+        if (row.table == "megatron2021_fixed_rule") continue;
+        MeasuredFigures figures;
+        figures.step_s = row.published_s;
+        const Cluster c = row.cluster.find('{') == std::string::npos
+                              ? load_cluster(row.cluster, row.gpus)
+                              : parse_cluster_json(row.cluster, row.table, row.gpus);
+        records.push_back(measured_record(row.model, row.cluster, c, row.strategy, row.software,
+                                          figures, row.table + ": " + row.label));
+      }
+      fmt::print("{}", runs_table_csv(records));
+      return;
+    }
     // Each table with the title its text output gives it.
     const std::pair<const char*, const char*> tables[] = {
         {"korthikanti2022", "Korthikanti et al. 2022, Table 5 (DGX A100, given strategies)"},

@@ -27,6 +27,7 @@ ALLOWED = {
     "search": {"core", "inputs", "workload", "costs", "plan", "sequences"},
     "entry": {"core", "inputs", "workload", "costs", "plan", "search", "learned", "sequences"},
     "validate": {"core", "inputs", "workload", "costs", "plan", "search", "entry"},
+    "calibration": {"core", "inputs", "workload", "costs", "plan", "search", "entry"},
     "jobs": {"core", "inputs", "workload", "costs", "plan", "search", "sequences", "mip"},
     "embeddings": {"core", "inputs", "costs"},
 }
@@ -46,7 +47,8 @@ PUBLIC = {
     "compare": {"compare.h"},
     "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",
                   "workload.h", "store_costs.h", "predict.h", "learned.h", "varlen.h", "jobs.h", "embeddings.h",
-                  "opgraph.h", "layerwise.h", "split_learning.h", "device_placement.h"},
+                  "opgraph.h", "layerwise.h", "split_learning.h", "device_placement.h",
+                  "calibration.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # One door per C API: only these files call it (the fakes and tests drive the doors).

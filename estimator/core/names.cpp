@@ -120,6 +120,8 @@ std::string_view to_string(CostOrigin o) {
       return "learned";
     case CostOrigin::extrapolated:
       return "extrapolated";
+    case CostOrigin::calibrated:
+      return "calibrated";
   }
   return "?";
 }

@@ -2,6 +2,7 @@
 
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
+#include "shardcost/units.h"
 
 namespace shardcost {
 namespace {
@@ -301,6 +302,76 @@ TEST(Inputs, NvlinkDomainsJoinWholeNodes) {
       bad.find("c.json: field 'nvlink_domain_gpus' (6) must be a whole number of 4-GPU nodes"),
       std::string::npos)
       << bad;
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// A model written as JSON reads back as the same model: every catalog model (dense, GQA, MLA,
+// MoE, MTP, hybrid Mamba, sliding and chunked windows), with the fields a run changes.
+TEST(Inputs, ModelJsonRoundTrips) {
+  for (const auto& name : catalog_names("models")) {
+    Model m = load_model(name);
+    m.seq_len = 2 * m.seq_len;
+    const std::string text = model_json(m);
+    const Model back = parse_model_json(text, "round trip");
+    EXPECT_EQ(model_json(back), text) << name;
+    EXPECT_EQ(back.name, m.name) << name;
+    EXPECT_EQ(back.seq_len, m.seq_len) << name;
+    EXPECT_EQ(back.pattern.size(), m.pattern.size()) << name;
+    EXPECT_EQ(back.windows.size(), m.windows.size()) << name;
+    EXPECT_EQ(back.moe.load_factor(), m.moe.load_factor()) << name;
+    EXPECT_DOUBLE_EQ(parameter_count(back), parameter_count(m)) << name;
+    EXPECT_DOUBLE_EQ(active_parameter_count(back), active_parameter_count(m)) << name;
+    EXPECT_DOUBLE_EQ(mtp_parameter_count(back), mtp_parameter_count(m)) << name;
+    EXPECT_DOUBLE_EQ(model_flops_per_step(back, 8), model_flops_per_step(m, 8)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+using units::kGiB;
+
+// A stack as text reads back as the same stack; a bad key or value is one line naming it.
+TEST(Inputs, SoftwareTextRoundTrips) {
+  for (const auto& name : software_presets()) {
+    EXPECT_EQ(software_text(software_preset(name)), name);
+    EXPECT_EQ(parse_software(name).name, name);
+  }
+  Software s = software_preset("nemo");
+  s.tp_comm_overlap = false;
+  s.overlap_param_gather = false;
+  s.fused_attention = FusedAttention::fa3;
+  s.memory_fixed_bytes = 3 * kGiB;
+  s.memory_fragmentation = 0;
+  const std::string text = software_text(s);
+  EXPECT_EQ(text,
+            "nemo:overlap_param_gather=false,tp_comm_overlap=false,attention=fa3,"
+            "memory_headroom_gib=3");
+  const Software back = parse_software(text);
+  EXPECT_FALSE(back.tp_comm_overlap);
+  EXPECT_FALSE(back.overlap_param_gather);
+  EXPECT_TRUE(back.overlap_grad_reduce);
+  EXPECT_EQ(back.fused_attention, FusedAttention::fa3);
+  EXPECT_DOUBLE_EQ(back.memory_fixed_bytes, 3 * kGiB);
+  EXPECT_EQ(software_text(back), text);
+  EXPECT_NE(
+      input_error([] { parse_software("nemo:tp_comm_overlap=maybe"); }).find("give true or false"),
+      std::string::npos);
+  EXPECT_NE(input_error([] { parse_software("nemo:warp_speed=true"); }).find("unknown key"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { parse_software("nemo:tp_comm_overlap"); }).find("key=value"),
+            std::string::npos);
+  EXPECT_NE(input_error([] { parse_software("nemo:memory_headroom_gib=-1"); }).find("0 to 1024"),
+            std::string::npos);
+  EXPECT_THROW(parse_software("no-such-stack"), InputError);
 }
 
 }  // namespace

@@ -13,15 +13,43 @@
 namespace shardcost {
 namespace {
 
-std::vector<std::string> split_csv_line(const std::string& line) {
+// Cells split at commas, each trimmed; a cell in double quotes (RFC 4180) keeps its commas,
+// and "" inside it is one quote (a strategy "tp=8,pp=2", a model's JSON).
+std::vector<std::string> split_csv_line(const std::string& line, const std::string& where) {
   std::vector<std::string> out;
-  std::string cell;
-  std::istringstream in(line);
-  while (std::getline(in, cell, ',')) {
-    const size_t a = cell.find_first_not_of(" \t\r"), b = cell.find_last_not_of(" \t\r");
-    out.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+  size_t i = 0;
+  while (true) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    std::string cell;
+    if (i < line.size() && line[i] == '"') {
+      ++i;
+      while (true) {
+        if (i >= line.size())
+          throw InputError(fmt::format("{}: a quoted cell is not closed; end it with \"", where));
+        if (line[i] == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+          cell += '"';
+          i += 2;
+        } else if (line[i] == '"') {
+          ++i;
+          break;
+        } else {
+          cell += line[i++];
+        }
+      }
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+      if (i < line.size() && line[i] != ',')
+        throw InputError(fmt::format("{}: text after a quoted cell; quote the whole cell", where));
+    } else {
+      const size_t end = std::min(line.find(',', i), line.size());
+      cell = line.substr(i, end - i);
+      const size_t b = cell.find_last_not_of(" \t\r");
+      cell = b == std::string::npos ? "" : cell.substr(0, b + 1);
+      i = end;
+    }
+    out.push_back(cell);
+    if (i >= line.size()) break;
+    ++i;  // the comma
   }
-  if (!line.empty() && line.back() == ',') out.emplace_back();
   return out;
 }
 
@@ -68,7 +96,7 @@ void read_records(std::string_view text, std::string_view origin, const char* ke
       ++line_no;
       const size_t text_at = line.find_first_not_of(" \t\r");
       if (text_at == std::string::npos || line[text_at] == '#') continue;
-      const auto cells = split_csv_line(line);
+      const auto cells = split_csv_line(line, fmt::format("{} line {}", where, line_no));
       if (header.empty()) {
         header = cells;
         for (size_t i = 0; i < header.size(); ++i)

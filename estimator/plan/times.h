@@ -25,7 +25,9 @@ enum Part {
 };
 extern const char* const kPartNames[kPartCount];
 
-inline constexpr size_t kOriginCount = 5;  // CostOrigin's values
+// CostOrigin's values a kernel or collective can be priced from (calibrated applies to whole
+// parts of a finished estimate, never inside pricing).
+inline constexpr size_t kOriginCount = 5;
 
 // Seconds with the share each cost origin priced: what combining prices keeps, so that a
 // part priced half from measurements says so instead of taking its weakest origin's name.

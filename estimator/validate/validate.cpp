@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
+#include "inputs/catalog.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 
@@ -117,6 +119,28 @@ Model nemo_model(const Row& r) {
   return m;
 }
 
+// A row of a table; priced_as says which run it is.
+ValidationRow make_row(std::string table, std::string label, Strategy strategy, double published,
+                       double predicted) {
+  ValidationRow row;
+  row.table = std::move(table);
+  row.label = std::move(label);
+  row.strategy = std::move(strategy);
+  row.published_s = published;
+  row.predicted_s = predicted;
+  return row;
+}
+
+// The run the last row is: its model, cluster, GPUs and stack as priced.
+void priced_as(ValidationReport& report, const Model& m, std::string cluster, int gpus,
+               const Software& sw) {
+  ValidationRow& row = report.rows.back();
+  row.model = m;
+  row.cluster = std::move(cluster);
+  row.gpus = gpus;
+  row.software = sw;
+}
+
 // The fastest plan that fits among the table's fixed keys and the rest searched.
 const Estimate& best_of(const RankResult& rr, const std::string& label) {
   if (rr.best.empty()) throw Error(fmt::format("validation row {}: no feasible strategy", label));
@@ -190,19 +214,28 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     const int gpus = main_int(r, "num_gpus", 0);
     const int tp = main_int(r, "tp", 1), pp = main_int(r, "pp", 1), cp = main_int(r, "cp", 1);
     const int fsdp = main_int(r, "fsdp", 0);
-    Cluster c = load_cluster(family->system, gpus);
     // On NVL72 racks Megatron-Bridge's launcher asks Slurm for a segment of the largest divisor
     // of the job's nodes that is at most 18 trays (scripts/performance/utils/executors.py: "add
     // --segment flag to sbatch if job uses GB200"): 256 GPUs run as 4 racks of 64, and a group
-    // of 64 sits in one NVLink domain.
-    for (NodeGroup& g : c.groups) {
-      if (g.nvlink_domain_gpus <= g.gpus_per_node) continue;
-      const int trays = g.nvlink_domain_gpus / g.gpus_per_node;
-      int segment = 1;
-      for (int k = 1; k <= std::min(trays, g.nodes); ++k)
-        if (g.nodes % k == 0) segment = k;
-      g.nvlink_domain_gpus = segment * g.gpus_per_node;
+    // of 64 sits in one NVLink domain. The cluster is the catalog system's file with that
+    // domain, so that the run it is reads back as priced.
+    std::string cluster_text = family->system;
+    {
+      const Cluster whole = load_cluster(family->system, gpus);
+      const NodeGroup& g = whole.groups.front();
+      if (g.nvlink_domain_gpus > g.gpus_per_node) {
+        const int trays = g.nvlink_domain_gpus / g.gpus_per_node;
+        int segment = 1;
+        for (int k = 1; k <= std::min(trays, g.nodes); ++k)
+          if (g.nodes % k == 0) segment = k;
+        nlohmann::json system = *catalog::find("systems", family->system);
+        system["nvlink_domain_gpus"] = segment * g.gpus_per_node;
+        cluster_text = system.dump();
+      }
     }
+    const Cluster c = cluster_text == family->system
+                          ? load_cluster(family->system, gpus)
+                          : parse_cluster_json(cluster_text, family->system, gpus);
     RankOptions ro;
     ro.global_batch = main_int(r, "gbs", 0);
     ro.top = 1;
@@ -264,6 +297,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     row.published_s = static_cast<double>(ro.global_batch) * m.seq_len /
                       (gpus * std::stod(main_value(r, "tokens_per_sec_per_gpu")));
     report.rows.push_back(std::move(row));
+    priced_as(report, m, cluster_text, gpus, row_opt.software);
   }
 }
 
@@ -306,9 +340,10 @@ ValidationReport validate(const EstimateOptions& base) {
     s.recompute = r.at("recompute") == "full" ? Recompute::full : Recompute::selective;
     const Cluster c = load_cluster("dgx-a100", as_int(r, "gpus"));
     const Estimate e = estimate(m, c, s, opt);
-    report.rows.push_back({"korthikanti2022",
-                           fmt::format("{} {}", r.at("model"), r.at("recompute")), e.strategy,
-                           as_double(r, "step_time_s"), e.step_time_s});
+    report.rows.push_back(make_row("korthikanti2022",
+                                   fmt::format("{} {}", r.at("model"), r.at("recompute")),
+                                   e.strategy, as_double(r, "step_time_s"), e.step_time_s));
+    priced_as(report, m, "dgx-a100", as_int(r, "gpus"), opt.software);
   }
 
   for (const Row& r : parse_csv(embedded::megatron2021_table1())) {
@@ -328,9 +363,10 @@ ValidationReport validate(const EstimateOptions& base) {
     const RankResult rr = rank(m, c, ro);
     if (rr.best.empty())
       throw Error(fmt::format("validation row {}B: no feasible strategy", r.at("params_b")));
-    report.rows.push_back({"megatron2021", fmt::format("{}B", r.at("params_b")),
-                           rr.best.front().strategy, as_double(r, "implied_step_time_s"),
-                           rr.best.front().step_time_s});
+    report.rows.push_back(make_row("megatron2021", fmt::format("{}B", r.at("params_b")),
+                                   rr.best.front().strategy, as_double(r, "implied_step_time_s"),
+                                   rr.best.front().step_time_s));
+    priced_as(report, m, "dgx-a100", as_int(r, "gpus"), opt.software);
     // The same row under a fixed rule instead of the search: a micro-batch of 1 and no
     // interleaving, as Megatron-LM's example scripts of the time ran.
     Strategy fixed;
@@ -342,8 +378,9 @@ ValidationReport validate(const EstimateOptions& base) {
     fixed.vpp = 1;
     fixed.recompute = Recompute::full;
     const Estimate e = estimate(m, c, fixed, opt);
-    report.rows.push_back({"megatron2021_fixed_rule", fmt::format("{}B", r.at("params_b")),
-                           e.strategy, as_double(r, "implied_step_time_s"), e.step_time_s});
+    report.rows.push_back(make_row("megatron2021_fixed_rule", fmt::format("{}B", r.at("params_b")),
+                                   e.strategy, as_double(r, "implied_step_time_s"), e.step_time_s));
+    priced_as(report, m, "dgx-a100", as_int(r, "gpus"), opt.software);
   }
   // Megatron-core r0.8 on H100, BF16 (the MFU column is TFLOP/s over 989): tp, pp, dp given;
   // sequence parallelism with tp (Megatron's performance runs), the distributed optimizer
@@ -363,8 +400,9 @@ ValidationReport validate(const EstimateOptions& base) {
     const Estimate& e = best_of(rr, r.at("model_size"));
     const double published = megatron_core_flops(m, ro.global_batch) /
                              (as_int(r, "gpus") * as_double(r, "tflops_per_gpu") * 1e12);
-    report.rows.push_back(
-        {"megatron_core_h100_2024", r.at("model_size"), e.strategy, published, e.step_time_s});
+    report.rows.push_back(make_row("megatron_core_h100_2024", r.at("model_size"), e.strategy,
+                                   published, e.step_time_s));
+    priced_as(report, m, "dgx-h100", as_int(r, "gpus"), opt.software);
   }
 
   // NeMo 24.07 on DGX-H100, FP8: every parallel size, mbs and vpp given; sequence parallelism
@@ -389,7 +427,9 @@ ValidationReport validate(const EstimateOptions& base) {
     const Estimate& e = best_of(rr, label);
     const double published = static_cast<double>(ro.global_batch) * m.seq_len /
                              (gpus * as_double(r, "tokens_per_s_per_gpu"));
-    report.rows.push_back({"nemo_2407_h100_fp8", label, e.strategy, published, e.step_time_s});
+    report.rows.push_back(
+        make_row("nemo_2407_h100_fp8", label, e.strategy, published, e.step_time_s));
+    priced_as(report, m, "dgx-h100", gpus, opt.software);
   }
 
   // DeepSeek-V3 on 2,048 H800s: the published strategy, schedule and recomputation, priced as
@@ -413,8 +453,10 @@ ValidationReport validate(const EstimateOptions& base) {
     const double tokens = static_cast<double>(s.gbs) * m.seq_len;
     const double published =
         as_double(r, "gpu_hours_per_trillion_tokens") * 3600 * tokens / 1e12 / gpus;
-    report.rows.push_back({"deepseek_v3_h800_2024", fmt::format("{} ({} GPUs)", m.name, gpus),
-                           e.strategy, published, e.step_time_s});
+    report.rows.push_back(make_row("deepseek_v3_h800_2024",
+                                   fmt::format("{} ({} GPUs)", m.name, gpus), e.strategy, published,
+                                   e.step_time_s));
+    priced_as(report, m, r.at("system"), gpus, opt.software);
   }
 
   add_megatron_bridge(report, base);

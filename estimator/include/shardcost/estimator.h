@@ -80,6 +80,9 @@ struct Estimate {
 // A catalog name or a path to a JSON file; throws InputError naming the field and the fix.
 Model load_model(std::string_view name_or_path);
 Model parse_model_json(std::string_view json_text, std::string_view origin);
+// The model as a model file's JSON: parse_model_json reads it back into the same model (what
+// the store keeps of a measured run's model).
+std::string model_json(const Model&);
 // gpus (optional) sets the cluster's size: whole nodes, or part of one node.
 Cluster load_cluster(std::string_view name_or_path, std::optional<int> gpus = std::nullopt);
 Cluster parse_cluster_json(std::string_view json_text, std::string_view origin,
@@ -224,6 +227,12 @@ struct ValidationRow {
   double predicted_s = 0;
   bool fits = true;  // false: no plan of the row's keys fits; priced as given, without recompute
   double error() const { return (predicted_s - published_s) / published_s; }
+  // The measured run the row is, as it was priced (validate --runs-csv): the model, the
+  // cluster as a catalog system name or a cluster file's JSON, its GPUs, the stack.
+  Model model;
+  std::string cluster;
+  int gpus = 0;
+  Software software;
 };
 // A catalog model's parameters against its released checkpoint's: every stored weight (the
 // main model, multi-token-prediction modules and the copies a checkpoint keeps of shared

@@ -208,8 +208,9 @@ struct Cluster {
 // Where a price came from: the catalog (datasheets times measured efficiencies), the store
 // (an exact measurement, or interpolated between measurements), or a model fitted on the
 // store (learned inside the domain it was validated on, extrapolated outside it or for a
-// device it has no rows of).
-enum class CostOrigin { catalog, interpolated, measured, learned, extrapolated };
+// device it has no rows of). calibrated: a whole part of a step scaled by a calibration fitted
+// on measured training runs (shardcost/calibration.h); never the origin of one kernel's price.
+enum class CostOrigin { catalog, interpolated, measured, learned, extrapolated, calibrated };
 std::string_view to_string(CostOrigin);
 
 struct GemmShape {

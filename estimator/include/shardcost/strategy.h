@@ -247,6 +247,12 @@ struct Software {
   bool fsdp_pipeline_once = false;
 };
 Software software_preset(std::string_view name);  // software_presets()
+// A stack as text: a preset, then the overrides that set it apart after a colon
+// ("nemo:tp_comm_overlap=false,attention=fa3"; the overlaps, attention, memory_headroom_gib).
+// Throws InputError naming the key and the fix. software_text writes what parse_software
+// reads back into the same stack (the preset's name alone where nothing differs).
+Software parse_software(std::string_view text);
+std::string software_text(const Software&);
 // Why the stack cannot run s ("megatron-lm-2021 has no sequence parallelism ..."), or nothing.
 std::optional<std::string> unsupported(const Software&, const Strategy&);
 std::vector<std::string> software_presets();

@@ -1,0 +1,214 @@
+// Measured runs in, step calibrations fitted on them and applied: on runs whose "measured" step
+// is the estimate distorted in a known way, the fit must find the distortion, hold it under
+// cross-validation, and refuse what it never saw.
+#include "shardcost/calibration.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "../db/temp_dir_test.h"
+#include "calibration/parts.h"
+#include "shardcost/error.h"
+#include "shardcost/units.h"
+
+namespace shardcost {
+namespace {
+
+std::string input_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
+
+// A fresh scratch folder per test (the store's own fixture).
+using Calibration = db::TempDirTest;
+
+const char* kHeader = "label,model,cluster,gpus,strategy,software,step_time_s,peak_memory_gib\n";
+
+// A table's rows are checked and made canonical: the model as JSON, every strategy key.
+TEST_F(Calibration, RunsTableIsReadStrictly) {
+  const std::string table = std::string(kHeader) +
+                            "a,llama3-8b,dgx-h100,8,\"tp=2,mbs=1,gbs=64\",megatron-core,1.25,61\n"
+                            "b,llama3-8b,dgx-h100,16,\"tp=1,pp=2,gbs=64\",nemo:tp_comm_overlap="
+                            "false,0.9,\n";
+  const auto runs = import_runs_table(table, "runs.csv");
+  ASSERT_EQ(runs.size(), 2u);
+  const auto& a = *runs[0].measured;
+  EXPECT_EQ(a.model_name, "llama3-8b");
+  EXPECT_EQ(parse_model_json(a.model_json, "x").layers, 32);
+  EXPECT_EQ(a.device, "h100-sxm5-80gb");
+  EXPECT_EQ(a.strategy.rfind("tp=2,pp=1,dp=4,", 0), 0u) << a.strategy;
+  EXPECT_EQ(a.step_time_ns, 1'250'000'000);
+  EXPECT_EQ(*a.peak_memory_bytes, static_cast<int64_t>(61 * units::kGiB));
+  EXPECT_EQ(a.precision, "bf16");
+  EXPECT_EQ(runs[1].measured->software, "nemo:tp_comm_overlap=false");
+  EXPECT_FALSE(runs[1].measured->peak_memory_bytes);
+  EXPECT_NE(runs[0].run.uuid, runs[1].run.uuid);
+  EXPECT_EQ(import_runs_table(table, "again.csv")[0].run.uuid, runs[0].run.uuid);
+  // The same runs as JSON.
+  const auto json = import_runs_table(
+      R"([{"model": "llama3-8b", "cluster": "dgx-h100", "gpus": 8, "strategy": "tp=2,gbs=64",
+           "software": "megatron-core", "step_time_s": 1.25}])",
+      "runs.json");
+  EXPECT_EQ(json[0].measured->strategy, a.strategy);
+  // What the table's text round-trips through.
+  std::vector<db::MeasuredStepRecord> records = {a, *runs[1].measured};
+  const auto back = import_runs_table(runs_table_csv(records), "back.csv");
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].measured->model_json, a.model_json);
+  EXPECT_EQ(back[0].measured->strategy, a.strategy);
+  EXPECT_EQ(back[0].measured->peak_memory_bytes, a.peak_memory_bytes);
+  EXPECT_EQ(back[1].measured->software, runs[1].measured->software);
+
+  // Each fault is one line naming the file and the line.
+  const std::string h = kHeader;
+  const std::pair<std::string, const char*> faults[] = {
+      {h + "a,llama3-8b,dgx-h100,8,tp=2,megatron-core,soon,\n",
+       "r.csv line 2: step_time_s 'soon' is not a number"},
+      {h + "a,llama3-8b,dgx-h100,8,tp=3,megatron-core,1,\n", "r.csv line 2:"},
+      {h + "a,llama9,dgx-h100,8,tp=2,megatron-core,1,\n", "unknown model 'llama9'"},
+      {h + "a,llama3-8b,dgx-h100,8,tp=2,megatron-core,-1,\n", "give a positive figure"},
+      {"model,cluster,gpus,strategy,software,step_time_s,color\n", "unknown column 'color'"},
+      {"model,cluster,gpus,strategy,software\n", "no 'step_time_s' column"},
+      {h + "a,llama3-8b,dgx-h100,8,\"tp=2,megatron-core,1,\n", "not closed"},
+  };
+  for (const auto& [text, says] : faults)
+    EXPECT_NE(input_error([&] { import_runs_table(text, "r.csv"); }).find(says), std::string::npos)
+        << says;
+}
+
+// Runs "measured" as the estimate with compute 20 % slower and 60 ms a step of overhead,
+// priced over several models, sizes and plans.
+std::vector<db::Measurements> distorted_runs(double compute_factor, double overhead_s) {
+  struct Case {
+    const char* model;
+    int gpus;
+    const char* strategy;
+  };
+  const Case cases[] = {
+      {"llama3-8b", 8, "tp=1,pp=1,mbs=1,gbs=64"},     {"llama3-8b", 16, "tp=2,pp=1,mbs=1,gbs=64"},
+      {"llama3-8b", 32, "tp=2,pp=2,mbs=1,gbs=128"},   {"llama2-13b", 16, "tp=2,pp=1,mbs=1,gbs=64"},
+      {"llama2-13b", 32, "tp=4,pp=2,mbs=1,gbs=128"},  {"gpt3-13b", 16, "tp=4,pp=1,mbs=2,gbs=128"},
+      {"gpt3-13b", 64, "tp=4,pp=2,mbs=1,gbs=256"},    {"llama3-70b", 64, "tp=8,pp=4,mbs=1,gbs=128"},
+      {"llama3-70b", 128, "tp=8,pp=4,mbs=1,gbs=256"}, {"gpt3-6.7b", 8, "tp=2,pp=1,mbs=2,gbs=64"},
+  };
+  std::vector<db::Measurements> out;
+  EstimateOptions opt;
+  opt.software = software_preset("megatron-core");
+  for (const Case& c : cases) {
+    const Model m = load_model(c.model);
+    const Cluster cl = load_cluster("dgx-h100", c.gpus);
+    const Strategy s = parse_strategy(c.strategy, c.gpus);
+    const Estimate e = estimate(m, cl, s, opt);
+    double step = overhead_s;
+    for (const auto& [part, seconds] : calibration_parts(e, "bf16"))
+      step += seconds * (part == "compute_bf16" ? compute_factor : 1.0);
+    MeasuredFigures f;
+    f.step_s = step;
+    // Logged peaks 3 GiB above the modelled state and activations.
+    f.peak_memory_bytes = e.memory_per_gpu_bytes - memory_part(e, "buffers") + 3 * units::kGiB;
+    db::Measurements run;
+    run.run.tool = "test";
+    run.run.uuid = std::string(c.model) + "/" + c.strategy + "/" + std::to_string(c.gpus);
+    run.measured = measured_record(m, "dgx-h100", cl, s, opt.software, f, run.run.uuid);
+    out.push_back(run);
+  }
+  return out;
+}
+
+TEST_F(Calibration, FitFindsTheDistortionAndHoldsItOutOfSample) {
+  db::Store store = db::Store::open(file("s.db"), db::Store::Mode::read_write);
+  for (const auto& r : distorted_runs(1.2, 0.06)) store.write(r);
+  std::vector<std::string> skipped;
+  const auto fits = fit_step_calibrations(store.path(), nullptr, &skipped);
+  EXPECT_TRUE(skipped.empty());
+  ASSERT_EQ(fits.size(), 1u);
+  const StepCalibration& c = fits.front();
+  EXPECT_EQ(c.device, "h100-sxm5-80gb");
+  EXPECT_EQ(c.software, "megatron-core");
+  EXPECT_EQ(c.runs, 10);
+  EXPECT_EQ(c.models, 5);
+  EXPECT_EQ(c.max_gpus, 128);
+  EXPECT_NEAR(c.factor("compute_bf16"), 1.2, 0.03);
+  EXPECT_NEAR(c.overhead_s, 0.06, 0.03);
+  EXPECT_GT(c.analytic_error, 0.10);  // the estimate alone: about 16 % too fast
+  EXPECT_LT(c.fitted_error, 0.01);
+  ASSERT_TRUE(c.model_cv_error && c.configuration_cv_error);
+  EXPECT_LT(*c.model_cv_error, 0.02);
+  EXPECT_LT(*c.configuration_cv_error, 0.02);
+  EXPECT_EQ(c.held_out.size(), 10u);
+  ASSERT_TRUE(c.memory_allowance_bytes);
+  EXPECT_NEAR(*c.memory_allowance_bytes / units::kGiB, 3.0, 1e-6);
+
+  // Saved, and read back the same.
+  const auto loaded = load_step_calibrations(store.path());
+  ASSERT_EQ(loaded.size(), 1u);
+  EXPECT_DOUBLE_EQ(loaded[0].factor("compute_bf16"), c.factor("compute_bf16"));
+  EXPECT_DOUBLE_EQ(loaded[0].uncertainty(), *c.model_cv_error);
+
+  // Applied to a plan of a model it never saw: the distorted step within a point.
+  EstimateOptions opt;
+  opt.software = software_preset("megatron-core");
+  const Model m = load_model("llama2-70b");
+  const Cluster cl = load_cluster("dgx-h100", 64);
+  const Strategy s = parse_strategy("tp=8,pp=4,mbs=1,gbs=128,sp=true", 64);
+  const Estimate e = estimate(m, cl, s, opt);
+  double truth = 0.06;
+  for (const auto& [part, seconds] : calibration_parts(e, "bf16"))
+    truth += seconds * (part == "compute_bf16" ? 1.2 : 1.0);
+  const auto cal = calibrate(e, cl, opt.software, loaded);
+  ASSERT_TRUE(cal);
+  ASSERT_TRUE(cal->applied) << cal->why_not;
+  EXPECT_NEAR(cal->step_s / truth, 1.0, 0.01);
+  EXPECT_GT(std::abs(e.step_time_s / truth - 1), 0.10);
+  double sum = 0;
+  for (const auto& p : cal->time) {
+    sum += p.seconds;
+    if (p.seconds > 0) {
+      EXPECT_EQ(p.origin, CostOrigin::calibrated) << p.name;
+    }
+  }
+  EXPECT_NEAR(sum, cal->step_s, 1e-9);
+  ASSERT_TRUE(cal->memory_per_gpu_bytes);
+  EXPECT_NEAR(*cal->memory_per_gpu_bytes - (e.memory_per_gpu_bytes - memory_part(e, "buffers")),
+              3 * units::kGiB, 1);
+
+  // Outside what it saw: another stack (none), another device (none), a part it never priced,
+  // a scale far beyond its runs.
+  EstimateOptions nemo;
+  nemo.software = software_preset("nemo");
+  EXPECT_FALSE(calibrate(estimate(m, cl, s, nemo), cl, nemo.software, loaded));
+  const Cluster a100 = load_cluster("dgx-a100", 64);
+  EXPECT_FALSE(calibrate(estimate(m, a100, s, opt), a100, opt.software, loaded));
+  const Strategy cp = parse_strategy("tp=8,pp=1,cp=2,mbs=1,gbs=128,sp=true", 64);
+  const auto unseen = calibrate(estimate(m, cl, cp, opt), cl, opt.software, loaded);
+  ASSERT_TRUE(unseen);
+  EXPECT_FALSE(unseen->applied);
+  EXPECT_NE(unseen->why_not.find("cp_comm"), std::string::npos) << unseen->why_not;
+  const Cluster big = load_cluster("dgx-h100", 1024);
+  const Strategy wide = parse_strategy("tp=8,pp=2,mbs=1,gbs=1024,sp=true", 1024);
+  const auto far = calibrate(estimate(m, big, wide, opt), big, opt.software, loaded);
+  ASSERT_TRUE(far);
+  EXPECT_FALSE(far->applied);
+  EXPECT_NE(far->why_not.find("more than 4 times"), std::string::npos) << far->why_not;
+}
+
+// Undistorted runs leave the factors at 1 and the overhead at 0: the fit adds nothing the runs
+// do not show.
+TEST_F(Calibration, RunsTheEstimateGetsRightLeaveItAlone) {
+  db::Store store = db::Store::open(file("s.db"), db::Store::Mode::read_write);
+  for (const auto& r : distorted_runs(1.0, 0.0)) store.write(r);
+  const auto fits = fit_step_calibrations(store.path(), nullptr, nullptr);
+  ASSERT_EQ(fits.size(), 1u);
+  for (const auto& f : fits[0].factors) EXPECT_NEAR(f.value, 1.0, 1e-3) << f.part;
+  EXPECT_NEAR(fits[0].overhead_s, 0.0, 1e-3);
+  EXPECT_LT(fits[0].analytic_error, 1e-6);
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -1,0 +1,104 @@
+// A software stack as text, "preset[:key=value,...]": what a measured run stores of the stack
+// it ran on, read back into the same Software.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "shardcost/error.h"
+#include "shardcost/strategy.h"
+#include "shardcost/units.h"
+
+namespace shardcost {
+namespace {
+
+using units::kGiB;
+
+// The overlaps a user or a recipe turns off (or on) against the preset.
+struct BoolKey {
+  const char* name;
+  bool Software::*field;
+};
+constexpr BoolKey kBoolKeys[] = {
+    {"overlap_grad_reduce", &Software::overlap_grad_reduce},
+    {"overlap_param_gather", &Software::overlap_param_gather},
+    {"tp_comm_overlap", &Software::tp_comm_overlap},
+    {"async_tp_backward", &Software::async_tp_backward},
+    {"overlap_p2p", &Software::overlap_p2p},
+};
+
+std::string known_keys() {
+  std::string out;
+  for (const auto& k : kBoolKeys) out += std::string(k.name) + ", ";
+  return out + "attention, memory_headroom_gib";
+}
+
+}  // namespace
+
+Software parse_software(std::string_view text) {
+  const size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  Software s = software_preset(name);
+  if (colon == std::string_view::npos) return s;
+  std::string_view rest = text.substr(colon + 1);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw InputError(
+          fmt::format("software '{}': '{}' is not key=value; write e.g. "
+                      "nemo:tp_comm_overlap=false",
+                      text, item));
+    const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+    bool done = false;
+    for (const auto& k : kBoolKeys) {
+      if (key != k.name) continue;
+      if (value != "true" && value != "false")
+        throw InputError(
+            fmt::format("software '{}': {} is '{}'; give true or false", text, key, value));
+      s.*k.field = value == "true";
+      done = true;
+    }
+    if (key == "attention") {
+      s.fused_attention = parse_fused_attention(value);
+      done = true;
+    } else if (key == "memory_headroom_gib") {
+      double gib = -1;
+      try {
+        size_t used = 0;
+        gib = std::stod(std::string(value), &used);
+        if (used != value.size()) gib = -1;
+      } catch (const std::exception&) {
+        gib = -1;
+      }
+      if (!(gib >= 0 && gib <= 1024))
+        throw InputError(fmt::format(
+            "software '{}': memory_headroom_gib is '{}'; give GiB from 0 to 1024", text, value));
+      s.memory_fixed_bytes = gib * kGiB;
+      s.memory_fragmentation = 0;
+      done = true;
+    }
+    if (!done)
+      throw InputError(
+          fmt::format("software '{}': unknown key '{}'; the keys are {}", text, key, known_keys()));
+  }
+  return s;
+}
+
+std::string software_text(const Software& s) {
+  const Software preset = software_preset(s.name);
+  std::string out;
+  auto add = [&](const std::string& item) { out += (out.empty() ? ":" : ",") + item; };
+  for (const auto& k : kBoolKeys)
+    if (s.*k.field != preset.*k.field)
+      add(fmt::format("{}={}", k.name, s.*k.field ? "true" : "false"));
+  if (s.fused_attention != preset.fused_attention)
+    add(fmt::format("attention={}", to_string(s.fused_attention)));
+  if (s.memory_fixed_bytes != preset.memory_fixed_bytes ||
+      s.memory_fragmentation != preset.memory_fragmentation)
+    add(fmt::format("memory_headroom_gib={}", s.memory_fixed_bytes / kGiB));
+  return s.name + out;
+}
+
+}  // namespace shardcost

@@ -1,0 +1,118 @@
+#pragma once
+// Learning from measured training steps (docs/calibration.md): measured runs read into the
+// store with their configuration, a calibration of the estimate's own parts fitted on them per
+// device and software stack, and estimates that apply it where it covers them.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "shardcost/db.h"
+#include "shardcost/estimator.h"
+
+namespace shardcost {
+
+// ---------------------------------------------------------------- measured runs
+// A stored run's configuration as the estimator prices it.
+struct MeasuredRun {
+  std::string run_uuid;
+  db::MeasuredStepRecord record;
+  Model model;
+  Cluster cluster;
+  Strategy strategy;
+  Software software;
+};
+// Throws InputError naming the run when its configuration no longer reads.
+MeasuredRun resolve_measured(const db::MeasuredStepRecord&, std::string_view run_uuid);
+
+// The record of one measured run from its parts: the model as JSON, the cluster as given
+// (a catalog name or a cluster file's JSON), the canonical strategy and stack text, the
+// device of the cluster's first group. Times in seconds, memory in bytes.
+struct MeasuredFigures {
+  double step_s = 0;
+  std::optional<double> step_p10_s, step_p90_s;
+  int64_t steps = 0;
+  std::optional<double> tokens_per_s;
+  std::optional<double> peak_memory_bytes;
+};
+db::MeasuredStepRecord measured_record(const Model&, std::string_view cluster_text, const Cluster&,
+                                       const Strategy&, const Software&, const MeasuredFigures&,
+                                       std::string_view label);
+
+// `import runs`: a table of measured runs (CSV with a header, or a JSON array of objects)
+// with the columns label, model (a catalog name, a model file, or the model's JSON),
+// cluster (a catalog system, a cluster file, or its JSON), gpus, strategy, software,
+// step_time_s, and optionally step_time_p10_s, step_time_p90_s, steps, tokens_per_s,
+// peak_memory_gib. Every row is checked (its configuration must price) before any is
+// returned; one Measurements per row, named by its content (importing twice adds nothing).
+std::vector<db::Measurements> import_runs_table(std::string_view text, std::string_view source);
+// The same table's text for records (validate --runs-csv writes the published tables so).
+std::string runs_table_csv(const std::vector<db::MeasuredStepRecord>&);
+
+// ---------------------------------------------------------------- calibration
+// measured step ~ sum_k factor_k x part_k + overhead, over the estimate's own parts: compute
+// by the run's precision, exposed communication by axis, the pipeline's sends and bubble,
+// the optimizer; factors and overhead not negative, pulled toward 1 and 0.
+struct StepCalibration {
+  std::string device;    // catalog device; empty: pooled over every device of the stack
+  std::string software;  // the preset's name
+  struct Factor {
+    std::string part;  // compute_bf16, tp_comm, ...
+    double value = 1;
+    int runs = 0;  // runs where the part was priced above zero: 0, never seen (left at 1)
+  };
+  std::vector<Factor> factors;
+  double overhead_s = 0;  // per step
+  int runs = 0, models = 0;
+  int max_gpus = 0;
+  double lambda = 0;  // the pull toward 1 and 0, chosen by cross-validation
+  // Mean |relative error| on its runs: the estimate alone, the calibration fitted on all of
+  // them, held out one configuration at a time, one model at a time (0 runs: not possible).
+  double analytic_error = 0, fitted_error = 0;
+  std::optional<double> configuration_cv_error, model_cv_error;
+  // The memory allowance fitted beside it: bytes per GPU on top of the modelled state and
+  // activations (from logged peaks; bounded so that every run that ran fits).
+  std::optional<double> memory_allowance_bytes;
+  int memory_runs = 0;  // runs with a logged peak
+  std::vector<std::string> notes;
+  // Each run held out one model at a time (one configuration at a time where the runs are of
+  // one model): its label, measured, analytic and calibrated seconds.
+  struct HeldOut {
+    std::string label, model;
+    double measured_s = 0, analytic_s = 0, calibrated_s = 0;
+  };
+  std::vector<HeldOut> held_out;
+  // The uncertainty a calibrated step carries: the model-held-out error, else the
+  // configuration-held-out one, else the fitted one.
+  double uncertainty() const;
+  double factor(std::string_view part) const;  // 1 when it has none of that name
+};
+
+// Fits one calibration per device and stack the store's measured runs cover (and one pooled
+// over devices per stack, for devices with too few runs of their own), prices them with
+// `costs` (the store's, as estimate --db prices), and saves them in the store's fitted_model
+// (kind step_calibration), replacing the old ones. Runs whose configuration no longer reads or
+// does not price are skipped and said in `skipped`.
+std::vector<StepCalibration> fit_step_calibrations(const std::string& store_path,
+                                                   const CostSource* costs,
+                                                   std::vector<std::string>* skipped);
+// The calibrations a store holds.
+std::vector<StepCalibration> load_step_calibrations(const std::string& store_path);
+
+// An estimate with a calibration applied, or why none applies.
+struct CalibratedStep {
+  bool applied = false;
+  std::string why_not;         // a calibration exists but does not cover this estimate
+  StepCalibration by;          // the one applied (or the nearest that did not cover it)
+  double step_s = 0;           // calibrated step; the analytic one where not applied
+  double uncertainty = 0;      // relative, the calibration's cross-validated error
+  std::vector<TimePart> time;  // the estimate's parts times their factors, and the overhead
+  std::optional<double> memory_per_gpu_bytes;  // with the fitted allowance
+  std::optional<bool> fits;                    // the verdict with the fitted allowance
+};
+// nullopt: no calibration for this device and stack, pooled or not.
+std::optional<CalibratedStep> calibrate(const Estimate&, const Cluster&, const Software&,
+                                        const std::vector<StepCalibration>&);
+
+}  // namespace shardcost
