@@ -7,6 +7,12 @@ expect_exit 0 "$BIN" validate --format runs -o "$SCRATCH/runs.csv"
 [ "$(($(wc -l <"$SCRATCH/runs.csv") - 1))" = 141 ] || fail "141 published runs: $(wc -l <"$SCRATCH/runs.csv")"
 expect_exit 0 "$BIN" import runs --db "$DB" "$SCRATCH/runs.csv"
 [ "$(grep -c 'a measured run' "$SCRATCH/out")" = 141 ] || fail "import runs: $OUT"
+[ "$(head -1 "$SCRATCH/out")" = "$SCRATCH/runs.csv: run 1: a measured run, 22B on 8 a100-sxm4-80gb" ] ||
+  fail "first run: $(head -1 "$SCRATCH/out")"
+# The script the docs give writes the same table.
+expect_exit 0 env SHARDCOST="$BIN" "$SRC/scripts/validation-runs.sh" "$SCRATCH/script.csv"
+[ "$OUT" = "validation-runs: 141 measured runs in $SCRATCH/script.csv" ] || fail "script: $OUT"
+cmp -s "$SCRATCH/script.csv" "$SCRATCH/runs.csv" || fail "the script's table differs"
 expect_exit 0 "$BIN" import runs --db "$DB" "$SCRATCH/runs.csv"
 [ "$(grep -c 'already imported' "$SCRATCH/out")" = 141 ] || fail "imported twice: $OUT"
 
@@ -68,4 +74,9 @@ diff <(tail -n +2 "$SCRATCH/out") <(tail -n +2 "$GOLDEN/calibration_fit.txt") >/
 expect_exit 0 "$BIN" import csv --db "$SCRATCH/empty.db" "$SRC/tests/fixtures/measured/gemm_a100_sample.csv"
 expect_exit 1 "$BIN" fit --db "$SCRATCH/empty.db" --table step
 case "$ERR" in *"no device and stack with 4 or more measured runs"*) ;; *) fail "empty: $ERR";; esac
+# docs/calibration.md shows this output: every line of the estimate, and the H100 block of fit.
+doc=$SRC/docs/calibration.md
+while IFS= read -r line; do
+  [ -z "$line" ] || grep -qxF -- "$line" "$doc" || fail "docs/calibration.md lacks: $line"
+done < <(cat "$GOLDEN/calibration_estimate.txt"; sed -n '/^h100-sxm5-80gb, megatron-core/,/^$/p' "$GOLDEN/calibration_fit.txt")
 echo ok
