@@ -18,6 +18,8 @@ struct ImportArgs {
   std::string db = "shardcost.db";
   std::vector<std::string> files;
   std::string op;
+  std::string cluster;                     // logs: the system they ran on
+  std::string software = "megatron-core";  // logs: the stack
   int64_t batch_rows = 50000;
   bool one_run = false;  // kineto: the files are the ranks of one job
   int threads = 0;       // kineto --one-run: files read at once; 0 = one per core
@@ -68,6 +70,13 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
   if (name == "nccl-tests")
     cmd->add_option("--op", a->op,
                     "collective, when neither the file nor its name says (all_reduce, ...)");
+  if (name == "megatron-log") {
+    cmd->add_option("--cluster", a->cluster,
+                    "catalog system or cluster JSON file the run ran on (the log names no GPUs)")
+        ->required();
+    cmd->add_option("--software", a->software,
+                    "the stack, preset[:key=value,...] (default megatron-core)");
+  }
   if (name == "kineto") {
     cmd->add_flag("--one-run", a->one_run,
                   "the files are the ranks of one job (a trace per rank): read in parallel, "
@@ -115,6 +124,12 @@ void add_import_command(CLI::App& app, const std::string& recorded_by) {
            "software, step_time_s (docs/calibration.md)",
            recorded_by, [](const ImportArgs&, const std::string& file) {
              return import_runs_table(db::read_input_file(file), file);
+           });
+  add_kind(imp, "megatron-log",
+           "a Megatron-LM / Megatron-core training log: its arguments dump and iteration times "
+           "as measured runs (docs/calibration.md)",
+           recorded_by, [](const ImportArgs& a, const std::string& file) {
+             return import_megatron_log(db::read_input_file(file), file, a.cluster, a.software);
            });
   add_kind(imp, "csv", "a cost table written by 'shardcost export --format csv'", recorded_by,
            [](const ImportArgs&, const std::string& file) {

@@ -43,6 +43,12 @@ TEST(FuzzCorpus, JobsFile) {
 TEST(FuzzCorpus, TablesFile) {
   replay("tables", shardcost::fuzz::tables_file);
 }
+TEST(FuzzCorpus, RunsTable) {
+  replay("runs_table", shardcost::fuzz::runs_table);
+}
+TEST(FuzzCorpus, MegatronLog) {
+  replay("megatron_log", shardcost::fuzz::megatron_log);
+}
 TEST(FuzzCorpus, JobInstance) {
   replay("job_instance", shardcost::fuzz::job_instance);
 }

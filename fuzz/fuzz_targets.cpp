@@ -11,6 +11,7 @@
 #include "learned/embedding_model.h"
 #include "learned/gemm_model.h"
 #include "learned/kernel_model.h"
+#include "shardcost/calibration.h"
 #include "shardcost/embeddings.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -181,6 +182,30 @@ void tables_file(const uint8_t* data, size_t size) {
       if (t.rows < 1 || t.dim < 1 || !(t.pooling > 0) || !std::isfinite(t.pooling) ||
           !(t.zipf >= 0) || (t.dtype_bytes != 2 && t.dtype_bytes != 4))
         throw std::logic_error("a table parsed without rows, dim or pooling factor");
+  } catch (const InputError&) {
+  }
+}
+
+namespace {
+void check_runs(const std::vector<db::Measurements>& runs) {
+  for (const auto& m : runs) {
+    if (!m.measured || m.measured->gpus < 1 || m.measured->step_time_ns < 1)
+      throw std::logic_error("a measured run parsed without GPUs or a step");
+    (void)resolve_measured(*m.measured, m.run.uuid);
+  }
+}
+}  // namespace
+
+void runs_table(const uint8_t* data, size_t size) {
+  try {
+    check_runs(import_runs_table(text(data, size), "fuzz"));
+  } catch (const InputError&) {
+  }
+}
+
+void megatron_log(const uint8_t* data, size_t size) {
+  try {
+    check_runs(import_megatron_log(text(data, size), "fuzz", "dgx-h100", "megatron-core"));
   } catch (const InputError&) {
   }
 }

@@ -23,4 +23,8 @@ void job_instance(const uint8_t* data, size_t size);
 void onnx_model(const uint8_t* data, size_t size);
 // Embedding tables files (shard-tables): what parses has rows, dims and pooling factors.
 void tables_file(const uint8_t* data, size_t size);
+// Measured runs: import runs' tables and Megatron-LM logs. What parses is a run with GPUs and a
+// positive step, whose configuration reads back.
+void runs_table(const uint8_t* data, size_t size);
+void megatron_log(const uint8_t* data, size_t size);
 }  // namespace shardcost::fuzz

@@ -11,6 +11,7 @@
 #include "../db/temp_dir_test.h"
 #include "calibration/parts.h"
 #include "shardcost/error.h"
+#include "shardcost/importers.h"
 #include "shardcost/units.h"
 
 namespace shardcost {
@@ -208,6 +209,91 @@ TEST_F(Calibration, RunsTheEstimateGetsRightLeaveItAlone) {
   for (const auto& f : fits[0].factors) EXPECT_NEAR(f.value, 1.0, 1e-3) << f.part;
   EXPECT_NEAR(fits[0].overhead_s, 0.0, 1e-3);
   EXPECT_LT(fits[0].analytic_error, 1e-6);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+std::string fixture(const std::string& name) {
+  return db::read_input_file(std::string(SHARDCOST_SOURCE_DIR) + "/tests/fixtures/logs/" + name);
+}
+
+// A Megatron-LM log: the model and plan from its arguments dump, the step the median of the
+// intervals past the warm-up, the peak the largest reserved peak any rank reported.
+TEST(MegatronLog, ArgumentsAndIterationsMakeARun) {
+  const auto runs =
+      import_megatron_log(fixture("megatron_llama3_8b.log"), "m.log", "dgx-h100", "megatron-core");
+  ASSERT_EQ(runs.size(), 1u);
+  const auto& r = *runs[0].measured;
+  const Model m = parse_model_json(r.model_json, "x");
+  const Model llama = load_model("llama3-8b");
+  EXPECT_DOUBLE_EQ(parameter_count(m), parameter_count(llama));
+  EXPECT_EQ(m.seq_len, 8192);
+  EXPECT_EQ(r.gpus, 8);
+  EXPECT_EQ(r.strategy.rfind("tp=1,pp=1,dp=8,cp=1,ep=1,mbs=1,gbs=128,vpp=1,recompute=none,sp=false,"
+                             "zero=1",
+                             0),
+            0u)
+      << r.strategy;
+  EXPECT_EQ(r.precision, "bf16");
+  // The first interval (to iteration 10, 2210.4 ms) is left out; those ending at 20..100 start
+  // at 11 or later and are kept. Their median of 1461.2, 1452.9, 1449.1, 1455.6, 1447.3,
+  // 1450.8, 1453.0, 1448.5, 1451.7 ms, over iterations 11-100:
+  EXPECT_EQ(r.step_time_ns, 1'451'700'000);
+  EXPECT_EQ(r.steps, 90);
+  EXPECT_EQ(*r.peak_memory_bytes, static_cast<int64_t>((61440.0 + 70) * 1024 * 1024));
+  EXPECT_EQ(r.source_kind, "megatron-log");
+  EXPECT_NEAR(*r.tokens_per_s, 128.0 * 8192 / 1.4517, 1);
+}
+
+// Two runs in one file, with srun's and torchrun's rank prefixes, a restart from a checkpoint
+// (its first interval left out again), and the log cut off mid-line.
+TEST(MegatronLog, TwoRunsRestartsRanksAndACutOffEnd) {
+  const auto runs =
+      import_megatron_log(fixture("megatron_two_runs.log"), "two.log", "dgx-h100", "megatron-core");
+  ASSERT_EQ(runs.size(), 2u);
+  const auto& a = *runs[0].measured;
+  // Kept: 1470 (11-20), 1466 (21-30); the restart's first interval (2500 ms, to 30) is left
+  // out, then 1468 (31-40), 1472 (41-50), 1465 (51-60): the median 1468 over 50 iterations.
+  EXPECT_EQ(a.step_time_ns, 1'468'000'000);
+  EXPECT_EQ(a.steps, 50);
+  EXPECT_EQ(*a.peak_memory_bytes, static_cast<int64_t>(60000.0 * 1024 * 1024));
+  const auto& b = *runs[1].measured;
+  EXPECT_EQ(b.gpus, 16);
+  EXPECT_EQ(b.strategy.rfind("tp=2,pp=1,dp=8,", 0), 0u) << b.strategy;
+  // 1500 (11-20), 1490, 1495; the cut-off line at 50 is left out.
+  EXPECT_EQ(b.step_time_ns, 1'495'000'000);
+  EXPECT_EQ(b.steps, 30);
+  EXPECT_NE(runs[0].run.uuid, runs[1].run.uuid);
+  EXPECT_FALSE(b.peak_memory_bytes);
+}
+
+TEST(MegatronLog, FaultsNameTheLine) {
+  const std::string log = fixture("megatron_llama3_8b.log");
+  EXPECT_NE(input_error([&] {
+              import_megatron_log("iteration 10\n", "x.log", "dgx-h100", "megatron-core");
+            }).find("no Megatron-LM arguments dump"),
+            std::string::npos);
+  std::string bad = log;
+  bad.replace(bad.find("elapsed time per iteration (ms): 1461.2"), 39,
+              "elapsed time per iteration (ms): fast");
+  EXPECT_NE(input_error([&] {
+              import_megatron_log(bad, "x.log", "dgx-h100", "megatron-core");
+            }).find("x.log:"),
+            std::string::npos);
+  std::string short_log = log.substr(0, log.find(" [2026-11-20 10:00:20]"));
+  EXPECT_NE(input_error([&] {
+              import_megatron_log(short_log, "x.log", "dgx-h100", "megatron-core");
+            }).find("past its warm-up"),
+            std::string::npos);
+  // What does not price names the run's arguments dump (line 2).
+  EXPECT_NE(input_error([&] {
+              import_megatron_log(log, "x.log", "no-such-system", "megatron-core");
+            }).find("x.log:2: unknown cluster"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -70,6 +70,16 @@ expect_exit 0 "$BIN" fit --db "$SCRATCH/copy.db" --table step
 diff <(tail -n +2 "$SCRATCH/out") <(tail -n +2 "$GOLDEN/calibration_fit.txt") >/dev/null ||
   fail "the exported runs calibrate differently"
 
+# A Megatron-LM log: its runs, importing twice adds nothing, a log without --cluster is refused.
+L=$SRC/tests/fixtures/logs
+expect_exit 0 "$BIN" import megatron-log --db "$SCRATCH/logs.db" --cluster dgx-h100 "$L/megatron_llama3_8b.log" "$L/megatron_two_runs.log"
+[ "$(grep -c 'a measured run, megatron 32x4096 on' "$SCRATCH/out")" = 3 ] || fail "megatron-log: $OUT"
+expect_exit 0 "$BIN" import megatron-log --db "$SCRATCH/logs.db" --cluster dgx-h100 "$L/megatron_llama3_8b.log"
+grep -q "already imported" "$SCRATCH/out" || fail "megatron-log twice: $OUT"
+[ "$(sqlite3 "$SCRATCH/logs.db" "SELECT step_time_ns, steps, source_kind FROM measured_step ORDER BY run_id LIMIT 1")" = "1451700000|90|megatron-log" ] ||
+  fail "megatron-log figures"
+expect_exit 2 "$BIN" import megatron-log --db "$SCRATCH/logs.db" "$L/megatron_llama3_8b.log"
+
 # A store without measured runs: one line, exit 1.
 expect_exit 0 "$BIN" import csv --db "$SCRATCH/empty.db" "$SRC/tests/fixtures/measured/gemm_a100_sample.csv"
 expect_exit 1 "$BIN" fit --db "$SCRATCH/empty.db" --table step

@@ -47,6 +47,15 @@ db::MeasuredStepRecord measured_record(const Model&, std::string_view cluster_te
 // peak_memory_gib. Every row is checked (its configuration must price) before any is
 // returned; one Measurements per row, named by its content (importing twice adds nothing).
 std::vector<db::Measurements> import_runs_table(std::string_view text, std::string_view source);
+// A Megatron-LM / Megatron-core training log (rank prefixes of srun -l and torchrun allowed):
+// one measured run per arguments dump, its model and plan from the dump, its step the median
+// of the logged iteration times past the warm-up (the first interval logged after a start or
+// a restart, and any interval with one of the first 10 iterations, are left out), its peak
+// memory the largest 'max reserved' any rank reported. The log names no GPUs: `cluster` does
+// (a catalog system or a cluster file), with the dump's world_size; `software` the stack.
+std::vector<db::Measurements> import_megatron_log(std::string_view text, std::string_view source,
+                                                  std::string_view cluster,
+                                                  std::string_view software);
 // The same table's text for records (validate --runs-csv writes the published tables so).
 std::string runs_table_csv(const std::vector<db::MeasuredStepRecord>&);
 
