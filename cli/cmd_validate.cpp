@@ -37,11 +37,9 @@ void add_validate_command(CLI::App& app) {
         if (row.table == "megatron2021_fixed_rule") continue;
         MeasuredFigures figures;
         figures.step_s = row.published_s;
-        const Cluster c = row.cluster.find('{') == std::string::npos
-                              ? load_cluster(row.cluster, row.gpus)
-                              : parse_cluster_json(row.cluster, row.table, row.gpus);
-        records.push_back(measured_record(row.model, row.cluster, c, row.strategy, row.software,
-                                          figures, row.table + ": " + row.label));
+        records.push_back(measured_record(row.model, row.cluster,
+                                          run_cluster(row.cluster, row.gpus), row.strategy,
+                                          row.software, figures, row.table + ": " + row.label));
       }
       fmt::print("{}", runs_table_csv(records));
       return;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "shardcost/db.h"
@@ -265,7 +266,12 @@ void Store::put_fitted_model(const FittedModelRow& m) {
       "INSERT INTO fitted_model (kind, device_id, key, parameters_json, source_runs, created_ns) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   ins.bind(1, m.kind).bind(2, device_id).bind(3, m.key).bind(4, m.parameters_json);
-  ins.bind(5, m.source_runs).bind(6, m.created_ns);
+  const int64_t created = m.created_ns != 0
+                              ? m.created_ns
+                              : std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+  ins.bind(5, m.source_runs).bind(6, created);
   ins.run();
   tx.commit();
 }

@@ -559,6 +559,10 @@ TEST_F(StoreTest, DevicelessFittedModelsMergeOnce) {
   b.merge_from(a.path());
   ASSERT_EQ(b.fitted_models().size(), 1u);
   EXPECT_EQ(b.fitted_models()[0].key, "h100-sxm5-80gb nemo");
+  EXPECT_EQ(b.fitted_models()[0].created_ns, 1);  // a given time is kept
+  // No time given: the store stamps when it was saved.
+  a.put_fitted_model({"step_calibration", "", "b200 nemo", "{}", "", 0});
+  EXPECT_GT(a.fitted_models().back().created_ns, int64_t{1'700'000'000} * 1'000'000'000);
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 
 #include "calibration/parts.h"
 #include "shardcost/calibration.h"
-#include "shardcost/units.h"
 
 namespace shardcost {
 namespace {
@@ -36,10 +35,9 @@ std::optional<CalibratedStep> calibrate(const Estimate& e, const Cluster& c, con
     out.why_not = std::move(why);
     return out;
   };
-  if (c.groups.size() > 1)
-    for (const NodeGroup& g : c.groups)
-      if (g.device.name != device)
-        return refuse("a calibration is per device, and this cluster mixes devices");
+  for (const NodeGroup& g : c.groups)
+    if (g.device.name != device)
+      return refuse("a calibration is per device, and this cluster mixes devices");
   // A plan over its memory is still priced (the calibrated verdict below may differ).
   if (!(e.step_time_s > 0)) return refuse("the estimate prices no step (" + e.reason + ")");
   std::string why;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -13,6 +12,7 @@
 #include "calibration/parts.h"
 #include "shardcost/calibration.h"
 #include "shardcost/error.h"
+#include "shardcost/quantiles.h"
 
 namespace shardcost {
 namespace {
@@ -273,12 +273,7 @@ StepCalibration fit_group(const std::vector<const Row*>& rows, const std::string
     bound = bound ? std::min(*bound, room) : room;
   }
   c.memory_runs = static_cast<int>(over.size());
-  if (!over.empty()) {
-    std::sort(over.begin(), over.end());
-    double median = over[over.size() / 2];
-    if (over.size() % 2 == 0) median = (median + over[over.size() / 2 - 1]) / 2;
-    c.memory_allowance_bytes = std::max(0.0, median);
-  }
+  if (!over.empty()) c.memory_allowance_bytes = std::max(0.0, percentile(over, 0.5));
   if (bound) {
     const double preset = software_preset(software).memory_fixed_bytes;
     const double want = c.memory_allowance_bytes.value_or(preset);
@@ -427,12 +422,9 @@ std::vector<StepCalibration> fit_step_calibrations(const std::string& store_path
       c.notes.push_back(fmt::format("pulled toward {}'s calibration over every device ({} runs)",
                                     software, pull->size()));
     if (!note.empty()) c.notes.insert(c.notes.begin(), note);
-    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
     store.put_fitted_model({kKind, "",
                             fmt::format("{} {}", device.empty() ? "*" : device, software),
-                            to_json(c).dump(), sources, now});
+                            to_json(c).dump(), sources, 0});
     out.push_back(std::move(c));
   };
   for (const auto& [key, at] : by_device) {

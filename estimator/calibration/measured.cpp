@@ -19,11 +19,6 @@ bool is_json(std::string_view text) {
   return first != std::string_view::npos && text[first] == '{';
 }
 
-Cluster cluster_of(std::string_view text, int gpus) {
-  return is_json(text) ? parse_cluster_json(text, "the run's cluster", gpus)
-                       : load_cluster(text, gpus);
-}
-
 int64_t ns(double s) {
   return static_cast<int64_t>(std::llround(s * 1e9));
 }
@@ -83,7 +78,7 @@ db::Measurements read_row(const std::map<std::string, std::string>& cells, const
     const Model m =
         is_json(model_text) ? parse_model_json(model_text, "the model") : load_model(model_text);
     const std::string cluster_text = text("cluster");
-    const Cluster c = cluster_of(cluster_text, gpus);
+    const Cluster c = run_cluster(cluster_text, gpus);
     const Strategy s = parse_strategy(text("strategy"), c.total_gpus());
     const Software sw = parse_software(text("software"));
     if (const auto why = check_strategy(m, c, s)) throw InputError(*why);
@@ -121,13 +116,18 @@ std::string csv_cell(const std::string& v) {
 
 }  // namespace
 
+Cluster run_cluster(std::string_view text, int gpus) {
+  return is_json(text) ? parse_cluster_json(text, "the run's cluster", gpus)
+                       : load_cluster(text, gpus);
+}
+
 MeasuredRun resolve_measured(const db::MeasuredStepRecord& r, std::string_view run_uuid) {
   try {
     MeasuredRun out;
     out.run_uuid = std::string(run_uuid);
     out.record = r;
     out.model = parse_model_json(r.model_json, "the run's model");
-    out.cluster = cluster_of(r.cluster, static_cast<int>(r.gpus));
+    out.cluster = run_cluster(r.cluster, static_cast<int>(r.gpus));
     out.strategy = parse_strategy(r.strategy, out.cluster.total_gpus());
     out.software = parse_software(r.software);
     return out;

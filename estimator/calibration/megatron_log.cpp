@@ -12,6 +12,7 @@
 #include "shardcost/calibration.h"
 #include "shardcost/error.h"
 #include "shardcost/importers.h"
+#include "shardcost/quantiles.h"
 
 namespace shardcost {
 namespace {
@@ -110,14 +111,6 @@ bool bool_arg(const RunText& r, const std::string& key, bool fallback) {
   return v ? *v == "True" : fallback;
 }
 
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(at));
-  const size_t hi = std::min(v.size() - 1, lo + 1);
-  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
-}
-
 db::Measurements to_run(const RunText& r, std::string_view source, std::string_view cluster,
                         std::string_view software, std::string_view whole_text) {
   const std::string where = fmt::format("{}:{}", source, r.args_line);
@@ -199,10 +192,10 @@ db::Measurements to_run(const RunText& r, std::string_view source, std::string_v
         "first {} iterations are left out); log more iterations",
         where, kWarmupIterations));
   MeasuredFigures f;
-  f.step_s = quantile(ms, 0.5) / 1e3;
+  f.step_s = percentile(ms, 0.5) / 1e3;
   if (ms.size() >= 3) {
-    f.step_p10_s = quantile(ms, 0.1) / 1e3;
-    f.step_p90_s = quantile(ms, 0.9) / 1e3;
+    f.step_p10_s = percentile(ms, 0.1) / 1e3;
+    f.step_p90_s = percentile(ms, 0.9) / 1e3;
   }
   f.steps = steps;
   if (r.peak_mb) f.peak_memory_bytes = *r.peak_mb * 1024 * 1024;

@@ -3,7 +3,6 @@
 // traced kernels, saved in fitted_model.
 #include <fmt/format.h>
 
-#include <chrono>
 #include <map>
 
 #include "curve_model.h"
@@ -23,12 +22,6 @@ namespace shardcost {
 using namespace learned;  // the record kinds and the fitters
 
 namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // What every model of one stored device starts from: its catalog device, or why not.
 struct Target {
@@ -80,7 +73,7 @@ void fit_gemms(db::Store& store, const std::optional<std::string>& device,
       for (const auto& [shape, sum] : shapes) data.push_back({shape, sum.first / sum.second});
       const GemmFit fit = fit_gemm(*t.catalog, *dtype, data);
       r.cross_validation = validations(fit.cv);
-      store.put_fitted_model({kGemmKind, stored, r.key, fit.to_json(), "", now_ns()});
+      store.put_fitted_model({kGemmKind, stored, r.key, fit.to_json(), "", 0});
       pooled[*dtype].push_back({*t.catalog, std::move(data)});
     }
     out.push_back(std::move(r));
@@ -89,8 +82,7 @@ void fit_gemms(db::Store& store, const std::optional<std::string>& device,
   if (device) return;
   for (const auto& [dtype, data] : pooled) {
     const PooledGemmPrior p = fit_pooled_gemm_prior(dtype, data);
-    store.put_fitted_model(
-        {kPooledKind, "", std::string(to_string(dtype)), p.to_json(), "", now_ns()});
+    store.put_fitted_model({kPooledKind, "", std::string(to_string(dtype)), p.to_json(), "", 0});
     out.push_back({kPooledKind,
                    joined(p.devices),
                    std::string(to_string(dtype)),
@@ -133,8 +125,7 @@ void fit_collectives(db::Store& store, const std::optional<std::string>& device,
         t.report.rows = fit.rows;
         t.report.cross_validation = validations(fit.cv);
         t.report.notes = fit.dropped;
-        store.put_fitted_model(
-            {kCollectiveKind, stored, t.report.key, fit.to_json(), "", now_ns()});
+        store.put_fitted_model({kCollectiveKind, stored, t.report.key, fit.to_json(), "", 0});
       } catch (const InputError& e) {
         t.report.skipped = e.what();
       }
@@ -158,7 +149,7 @@ void fit_memory_kinds(db::Store& store, const std::optional<std::string>& device
       const MemoryFit fit = fit_memory(t.report.device, kind, points);
       t.report.rows = fit.rows;
       t.report.cross_validation = validations(fit.cv);
-      store.put_fitted_model({kMemoryKind, stored, kind, fit.to_json(), "", now_ns()});
+      store.put_fitted_model({kMemoryKind, stored, kind, fit.to_json(), "", 0});
     } catch (const InputError& e) {
       t.report.skipped = e.what();
     }
@@ -184,7 +175,7 @@ void fit_kernel_classes(db::Store& store, const std::optional<std::string>& devi
       t.report.rows = fit.rows;
       t.report.cross_validation = validations(fit.cv);
       t.report.notes.push_back(fmt::format("{} kernel classes", fit.classes.size()));
-      store.put_fitted_model({kKernelKind, stored, kKernelKey, fit.to_json(), "", now_ns()});
+      store.put_fitted_model({kKernelKind, stored, kKernelKey, fit.to_json(), "", 0});
     } catch (const InputError& e) {
       t.report.skipped = e.what();
     }
@@ -235,7 +226,7 @@ void fit_embeddings(db::Store& store, const std::optional<std::string>& device,
     try {
       const EmbeddingFit fit = fit_embedding(t.report.device, backward, dtype, optimizer, data);
       t.report.cross_validation = validations(fit.cv);
-      store.put_fitted_model({kEmbeddingKind, stored, t.report.key, fit.to_json(), "", now_ns()});
+      store.put_fitted_model({kEmbeddingKind, stored, t.report.key, fit.to_json(), "", 0});
     } catch (const InputError& e) {
       t.report.skipped = e.what();
     }

@@ -325,7 +325,7 @@ struct FittedModelRow {
   std::string key;
   std::string parameters_json;
   std::string source_runs;  // uuids of the runs fitted on
-  int64_t created_ns = 0;
+  int64_t created_ns = 0;   // Unix epoch; 0: put_fitted_model stamps the time it is saved
 };
 // A run's training steps (as a trace marked them), with the run they came from.
 struct StepPoint {

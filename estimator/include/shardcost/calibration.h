@@ -23,6 +23,9 @@ struct MeasuredRun {
   Strategy strategy;
   Software software;
 };
+// A run's cluster as the store keeps it: a catalog system, a cluster file, or a cluster file's
+// JSON, with its GPUs.
+Cluster run_cluster(std::string_view text, int gpus);
 // Throws InputError naming the run when its configuration no longer reads.
 MeasuredRun resolve_measured(const db::MeasuredStepRecord&, std::string_view run_uuid);
 
