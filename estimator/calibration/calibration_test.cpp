@@ -211,6 +211,84 @@ TEST_F(Calibration, RunsTheEstimateGetsRightLeaveItAlone) {
   EXPECT_LT(fits[0].analytic_error, 1e-6);
 }
 
+// Plans the uncertainty cannot order: those within it of the best, the best counted.
+TEST(Uncertainty, PlansWithinItOfTheBestAreIndistinguishable) {
+  EXPECT_EQ(indistinguishable_from_best({}, 0.1), 0);
+  EXPECT_EQ(indistinguishable_from_best({1.0}, 0.1), 1);
+  EXPECT_EQ(indistinguishable_from_best({1.0, 1.05, 1.1, 1.11, 1.0}, 0.1), 3);
+  EXPECT_EQ(indistinguishable_from_best({1.0, 1.05}, 0.0), 1);
+}
+
+// validate's rows nearest the estimate: the device and precision, else the device, else all.
+TEST(Uncertainty, PublishedRowsNearestTheDeviceAndPrecision) {
+  ValidationReport r;
+  const auto row = [&](std::string table, const char* cluster, const char* strategy, double err) {
+    ValidationRow v;
+    v.table = std::move(table);
+    v.cluster = cluster;
+    v.gpus = 8;
+    v.software = software_preset("megatron-core");
+    v.strategy = parse_strategy(strategy, 8);
+    v.published_s = 1;
+    v.predicted_s = 1 + err;
+    r.rows.push_back(v);
+  };
+  row("h", "dgx-h100", "tp=8", 0.10);
+  row("h", "dgx-h100", "tp=8", -0.20);
+  row("h", "dgx-h100", "tp=8", 0.30);
+  row("h", "dgx-h100", "tp=8,precision=fp8", 0.02);
+  row("megatron2021_fixed_rule", "dgx-h100", "tp=8", 0.90);  // the same runs again: left out
+  row("a", "dgx-a100", "tp=8", 0.04);
+  const auto h100 = published_uncertainty(r, "h100-sxm5-80gb", "bf16");
+  EXPECT_NEAR(h100.relative, 0.2, 1e-12);
+  EXPECT_EQ(h100.runs, 3);
+  EXPECT_NE(h100.basis.find("3 published h100-sxm5-80gb bf16 runs"), std::string::npos)
+      << h100.basis;
+  const auto fp8 = published_uncertainty(r, "h100-sxm5-80gb", "fp8");  // 1 row: the device's
+  EXPECT_NEAR(fp8.relative, 0.155, 1e-12);
+  EXPECT_EQ(fp8.runs, 4);
+  const auto b200 = published_uncertainty(r, "b200", "bf16");  // none: every row
+  EXPECT_NEAR(b200.relative, 0.66 / 5, 1e-12);
+  EXPECT_NE(b200.basis.find("none on b200"), std::string::npos) << b200.basis;
+}
+
+// rank re-ordered by the calibrated step only where the calibration covers every plan; the
+// search's order kept (and why said) where it leaves one out.
+TEST_F(Calibration, RankingIsReorderedOnlyWhereTheCalibrationCoversEveryPlan) {
+  db::Store store = db::Store::open(file("s.db"), db::Store::Mode::read_write);
+  for (const auto& r : distorted_runs(1.2, 0.06)) store.write(r);
+  const auto fits = fit_step_calibrations(store.path(), nullptr, nullptr);
+  ASSERT_EQ(fits.size(), 1u);
+  const Model m = load_model("llama2-70b");
+  const Cluster cl = load_cluster("dgx-h100", 64);
+  RankOptions ro;
+  ro.global_batch = 128;
+  ro.top = 30;
+  ro.estimate.software = software_preset("megatron-core");
+  ro.fixed = "cp=1";
+  const RankResult r = rank(m, cl, ro);
+  ASSERT_GE(r.best.size(), 10u);
+  const ValidationReport none;
+  const TrustedRanking t = trusted_ranking(r, cl, ro.estimate.software, fits, none, 5);
+  ASSERT_EQ(t.best.size(), 5u);
+  EXPECT_EQ(t.priced, static_cast<int>(r.best.size()));
+  EXPECT_TRUE(t.not_covered.empty()) << t.not_covered;
+  for (size_t i = 1; i < t.best.size(); ++i)
+    EXPECT_LE(t.calibrated_steps[i - 1]->step_s, t.calibrated_steps[i]->step_s);
+  EXPECT_DOUBLE_EQ(t.uncertainty.relative, fits[0].uncertainty());
+  EXPECT_GE(t.indistinguishable, 1);
+
+  // With context parallelism searched, plans it never saw keep the analytic order.
+  ro.fixed = "cp=2";
+  const RankResult cp = rank(m, cl, ro);
+  const TrustedRanking u = trusted_ranking(cp, cl, ro.estimate.software, fits, none, 5);
+  EXPECT_EQ(u.calibrated, 0);
+  EXPECT_NE(u.not_covered.find("cp_comm"), std::string::npos) << u.not_covered;
+  for (size_t i = 0; i < u.best.size(); ++i)
+    EXPECT_EQ(to_string(u.best[i].strategy), to_string(cp.best[i].strategy));
+  EXPECT_FALSE(u.reordered);
+}
+
 }  // namespace
 }  // namespace shardcost
 

@@ -62,6 +62,29 @@ expect_exit 0 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 64 \
   --strategy tp=8,pp=4,cp=2,mbs=1,gbs=128,sp=true,zero=1 --db "$DB"
 grep -q "cp_comm is .* and was in none of the 9 runs" "$SCRATCH/out" || fail "cp unseen: $OUT"
 
+# rank applies it to every plan the search priced and orders them by it where it covers them
+# all; where it leaves one out, the analytic order stands and the reason is said.
+expect_exit 0 "$BIN" rank --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 128 --top 5 \
+  --fix cp=1 --db "$DB"
+golden calibration_rank.txt
+expect_exit 0 "$BIN" rank --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 128 --top 5 \
+  --fix cp=1 --db "$DB" --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+steps = [s["calibrated"]["step_time_s"] for s in j["strategies"]]
+assert steps == sorted(steps), steps
+n = j["indistinguishable"]
+assert 1 <= n <= len(steps) and j["uncertainty"]["relative"] < 0.05, j["uncertainty"]
+assert [s["within_uncertainty_of_best"] for s in j["strategies"]] == [i < n for i in range(len(steps))]
+assert all(s <= steps[0] * (1 + j["uncertainty"]["relative"]) for s in steps[:n])
+PY
+expect_exit 0 "$BIN" rank --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 128 --top 5 \
+  --fix cp=2 --db "$DB"
+grep -q "^calibrated      not applied: cp_comm is" "$SCRATCH/out" || fail "rank cp unseen: $OUT"
+grep -q "^uncertainty     +/-12.9 %: the estimate's mean error on the 9 published h100-sxm5-80gb bf16 runs" \
+  "$SCRATCH/out" || fail "rank uncertainty without a calibration: $OUT"
+
 # Exported and imported as every other table: the same runs in another store.
 expect_exit 0 "$BIN" export --db "$DB" --table measured -o "$SCRATCH/measured.csv"
 expect_exit 0 "$BIN" import csv --db "$SCRATCH/copy.db" "$SCRATCH/measured.csv"
@@ -84,9 +107,10 @@ expect_exit 2 "$BIN" import megatron-log --db "$SCRATCH/logs.db" "$L/megatron_ll
 expect_exit 0 "$BIN" import csv --db "$SCRATCH/empty.db" "$SRC/tests/fixtures/measured/gemm_a100_sample.csv"
 expect_exit 1 "$BIN" fit --db "$SCRATCH/empty.db" --table step
 case "$ERR" in *"no device and stack with 4 or more measured runs"*) ;; *) fail "empty: $ERR";; esac
-# docs/calibration.md shows this output: every line of the estimate, and the H100 block of fit.
+# docs/calibration.md shows this output: every line of the estimate and the ranking, and the
+# H100 block of fit.
 doc=$SRC/docs/calibration.md
 while IFS= read -r line; do
   [ -z "$line" ] || grep -qxF -- "$line" "$doc" || fail "docs/calibration.md lacks: $line"
-done < <(cat "$GOLDEN/calibration_estimate.txt"; sed -n '/^h100-sxm5-80gb, megatron-core/,/^$/p' "$GOLDEN/calibration_fit.txt")
+done < <(cat "$GOLDEN/calibration_estimate.txt" "$GOLDEN/calibration_rank.txt"; sed -n '/^h100-sxm5-80gb, megatron-core/,/^$/p' "$GOLDEN/calibration_fit.txt")
 echo ok

@@ -127,4 +127,43 @@ struct CalibratedStep {
 std::optional<CalibratedStep> calibrate(const Estimate&, const Cluster&, const Software&,
                                         const std::vector<StepCalibration>&);
 
+// ---------------------------------------------------------------- uncertainty
+// How far to trust a step: its expected |relative error| and what that figure rests on.
+struct StepUncertainty {
+  double relative = 0;
+  std::string basis;  // "the calibration's model-held-out error on its 24 runs", ...
+  int runs = 0;       // the runs it rests on
+};
+// The estimate's mean |error| on the published runs nearest a device and precision: validate's
+// rows of both (at least 3), else of the device, else every row (the fixed rule's rows, the same
+// runs again, left out).
+StepUncertainty published_uncertainty(const ValidationReport&, const std::string& device,
+                                      const std::string& precision);
+// A step's: the calibration's held-out error where `k` applied, the published runs' otherwise.
+StepUncertainty step_uncertainty(const Estimate&, const Cluster&, const Software&,
+                                 const std::optional<CalibratedStep>& k, const ValidationReport&);
+// Steps sorted fastest first: how many (the best included) lie within `uncertainty` (relative)
+// of the best, s <= best x (1 + uncertainty), where the estimate cannot order them.
+int indistinguishable_from_best(const std::vector<double>& steps, double uncertainty);
+
+// rank's best plans with the trust the evidence gives them: the store's calibration applied to
+// each where it covers it (plans it says no longer fit left out) and, where it covers every
+// one, the plans ordered by the calibrated step (else the search's order stands), cut to `top`;
+// the best's uncertainty, and how many plans lie within it of the best.
+struct TrustedRanking {
+  std::vector<Estimate> best;
+  std::vector<std::optional<CalibratedStep>> calibrated_steps;  // beside best
+  int priced = 0;                  // the search's plans it priced (before the cut)
+  int calibrated = 0;              // of them, the calibration applied to
+  int over_calibrated_memory = 0;  // plans left out: over memory with the fitted allowance
+  std::string not_covered;         // why the calibration left a plan out (the order stands)
+  bool reordered = false;          // the calibration changed the search's order
+  StepUncertainty uncertainty;     // the best plan's
+  int indistinguishable = 0;       // best included
+  double next_gap = 0;  // the first plan past them: how much slower than the best (relative)
+};
+TrustedRanking trusted_ranking(const RankResult&, const Cluster&, const Software&,
+                               const std::vector<StepCalibration>&, const ValidationReport&,
+                               int top);
+
 }  // namespace shardcost

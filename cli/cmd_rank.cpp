@@ -1,0 +1,462 @@
+// rank: search the space of strategies and print the best, as far as the evidence orders them.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "cost_sources.h"
+#include "format.h"
+#include "plan_args.h"
+#include "shardcost/calibration.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "shardcost/opgraph.h"
+#include "shardcost/varlen.h"
+#include "varlen_print.h"
+
+namespace shardcost::cli {
+namespace {
+
+// With a calibration, rank prices this many times --top (at least this many tens) of the
+// search's best and keeps the calibrated best.
+constexpr int kCalibratedPool = 4;
+
+// Where the calibration applied, how far the best can be trusted, and which plans it cannot
+// tell apart.
+std::string trust_text(const TrustedRanking& t, size_t listed) {
+  std::string out;
+  for (const auto& k : t.calibrated_steps) {
+    if (!k) continue;
+    const std::string on =
+        fmt::format("{} run{} of {} under {}", k->by.runs, k->by.runs == 1 ? "" : "s",
+                    k->by.device.empty() ? "every device (pooled)" : k->by.device, k->by.software);
+    if (t.calibrated == 0)
+      out +=
+          fmt::format("calibrated      not applied: {} (the calibration on {})\n", k->why_not, on);
+    else if (!t.not_covered.empty())
+      out += fmt::format(
+          "calibrated      on {}: applied to {} of the search's {} best, not to every one ({}); "
+          "their analytic order stands\n",
+          on, t.calibrated, t.priced, t.not_covered);
+    else
+      out += fmt::format("calibrated      on {}: applied to the search's {} best, {}{}\n", on,
+                         t.priced,
+                         t.reordered ? "ordered by the calibrated step" : "in the same order",
+                         t.over_calibrated_memory > 0
+                             ? fmt::format("; {} left out, over memory with its allowance",
+                                           t.over_calibrated_memory)
+                             : "");
+    break;
+  }
+  out += uncertainty_line(t.uncertainty);
+  if (listed > 1 && t.indistinguishable >= static_cast<int>(listed))
+    out += fmt::format(
+        "within it       every plan listed (more past --top may be too): the estimate cannot "
+        "order them\n");
+  else if (t.indistinguishable > 1)
+    out += fmt::format(
+        "within it       plans 1-{}: the estimate cannot order them; plan {} is {:.1f} % slower "
+        "than the best\n",
+        t.indistinguishable, t.indistinguishable + 1, 100 * t.next_gap);
+  else if (listed > 1)
+    out += fmt::format(
+        "within it       none: the best is ahead of plan 2 by {:.1f} %, more than the "
+        "uncertainty\n",
+        100 * t.next_gap);
+  return out;
+}
+
+// What every rank JSON starts with: the inputs.
+nlohmann::json rank_json(const PlanArgs& a, const Model& m, const Cluster& c) {
+  return {
+      {"model", m.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"software", a.software}};
+}
+
+// rank's per-layer sharding: the fastest mixture beside its shape's uniform ZeRO stages.
+void print_sharding(const RankResult::Sharding& sh) {
+  const Estimate& m = sh.mixture;
+  Strategy shape = m.strategy;
+  shape.zero_layers.clear();
+  fmt::print("\nper-layer sharding (zero_layers: s sharded, r replicated under zero={})\n",
+             m.strategy.zero);
+  fmt::print("  shape {}\n", to_string(shape));
+  Table t({"zero", "step s", "GiB", ""}, {false, true, true, false});
+  const Estimate* best_uniform = nullptr;
+  for (const Estimate& u : sh.uniform) {
+    t.add({fmt::format("{}", u.strategy.zero), fmt::format("{:.3f}", u.step_time_s),
+           fmt::format("{:.1f}", u.memory_per_gpu_bytes / kGiB), u.feasible ? "" : "does not fit"});
+    if (u.feasible && (!best_uniform || u.step_time_s < best_uniform->step_time_s))
+      best_uniform = &u;
+  }
+  const bool mixed = m.strategy.zero_layers_mixed();
+  if (mixed)
+    t.add({zero_layers_text(m.strategy.zero_layers), fmt::format("{:.3f}", m.step_time_s),
+           fmt::format("{:.1f}", m.memory_per_gpu_bytes / kGiB),
+           best_uniform ? fmt::format("{:+.1f} % against zero={}",
+                                      100 * (m.step_time_s / best_uniform->step_time_s - 1),
+                                      best_uniform->strategy.zero)
+                        : std::string()});
+  fmt::print("{}", t.render(2));
+  if (!mixed)
+    fmt::print("  no mix of sharded and replicated layers is faster than a uniform stage\n");
+}
+
+// rank on variable-length data: the best plans with their step spread and imbalance.
+void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, const RankOptions& ro,
+                       const VarlenOptions& vo, const VarlenRank& r, Format format) {
+  if (format == Format::json) {
+    nlohmann::json j = rank_json(a, m, c);
+    j["fixed_length_evaluated"] = r.fixed_evaluated;
+    j["evaluated"] = r.evaluated;
+    j["elapsed_s"] = r.elapsed_s;
+    j["strategies"] = nlohmann::json::array();
+    for (const auto& v : r.best) {
+      nlohmann::json e = to_json(v.estimate);
+      add_varlen_json(e, v, vo);
+      j["strategies"].push_back(e);
+    }
+    fmt::print("{}\n", json_text(j));
+    return;
+  }
+  if (format == Format::csv) throw InputError("rank on variable-length data prints text or json");
+  fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c),
+             ro.global_batch, a.software);
+  fmt::print("variable-length data: {}, {} batches (seed {})\n", vo.lengths.describe(), vo.batches,
+             vo.seed);
+  fmt::print(
+      "{} fixed-length candidates searched; {} variable-length plans priced on the batches\n\n",
+      thousands(static_cast<double>(r.fixed_evaluated)),
+      thousands(static_cast<double>(r.evaluated)));
+  std::vector<std::string> header{
+      "#",  "step s", "p10", "p90", "imbalance",  "tokens/s", "MFU",       "GiB", "tp",
+      "pp", "dp",     "cp",  "mbs", "max_tokens", "balance",  "recompute", "zero"};
+  std::vector<bool> right{true, true, true,  true, true, true,  true,  true, true,
+                          true, true, false, true, true, false, false, true};
+  // A mixed cluster: each plan's layers per stage and the order its stages take the groups.
+  const bool mixed = c.groups.size() > 1;
+  if (mixed) {
+    header.insert(header.end(), {"layers", "groups"});
+    right.insert(right.end(), {false, false});
+  }
+  std::vector<std::string> file_order;
+  for (const auto& g : c.groups) file_order.push_back(g.name);
+  Table t(header, right);
+  int i = 0;
+  for (const auto& v : r.best) {
+    const Estimate& e = v.estimate;
+    const Strategy& s = e.strategy;
+    std::vector<std::string> row{
+        fmt::format("{}", ++i),
+        fmt::format("{:.3f}", e.step_time_s),
+        fmt::format("{:.3f}", v.step_time_p10_s),
+        fmt::format("{:.3f}", v.step_time_p90_s),
+        fmt::format("{:.3f}", v.imbalance),
+        thousands(e.tokens_per_s),
+        fmt::format("{:.1f}%", 100 * e.mfu),
+        fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB),
+        tp_text(s),
+        fmt::format("{}", s.pp),
+        fmt::format("{}", s.dp),
+        s.cp_per_sequence()
+            ? fmt::format("{}<={}", s.cp_mode == CpMode::flex ? "flex" : "dyn", s.cp)
+            : fmt::format("{}", s.cp),
+        fmt::format("{}", s.mbs),
+        fmt::format("{}", s.max_tokens),
+        std::string(to_string(s.balance)),
+        std::string(to_string(s.recompute)),
+        fmt::format("{}", s.zero)};
+    if (mixed) {
+      row.push_back(s.stage_layers.empty() ? "even" : join_layers(s.stage_layers));
+      row.push_back(
+          fmt::format("{}", fmt::join(e.group_order.empty() ? file_order : e.group_order, ",")));
+    }
+    t.add(row);
+  }
+  fmt::print("{}", t.render());
+  fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
+}
+
+// Nothing feasible: says so and what would fit (the fewest GPUs, doubling, up to 65,536, that
+// hold a plan; one-group clusters only), and the exit status is 1.
+[[noreturn]] void say_what_fits(const PlanArgs& a, const Model& m, const Cluster& c,
+                                const RankOptions& ro) {
+  std::string hint;
+  if (c.groups.size() == 1) {
+    RankOptions one = ro;
+    one.top = 1;
+    for (int gpus = c.total_gpus() * 2; gpus <= (1 << 16); gpus *= 2) {
+      const RankResult bigger = rank(m, load_cluster(a.cluster, gpus), one);
+      if (bigger.feasible > 0) {
+        hint =
+            fmt::format("; the fewest GPUs (doubling) that hold it: {}, e.g. {} (rank --gpus {})",
+                        gpus, to_string(bigger.best.front().strategy), gpus);
+        break;
+      }
+    }
+  }
+  fmt::print(stderr, "shardcost: no strategy fits {} on {} GPUs{}\n", m.name, c.total_gpus(), hint);
+  throw ExitStatus{1};
+}
+
+void print_replan(const PlanArgs& a, const Model& m, const Cluster& c, const ReplanResult& r,
+                  Format format) {
+  if (format == Format::json) {
+    nlohmann::json j = rank_json(a, m, c);
+    nlohmann::json segs = nlohmann::json::array();
+    for (size_t i = 0; i < r.best.size(); ++i)
+      segs.push_back({{"start_s", r.best[i].start_s},
+                      {"end_s", r.best[i].end_s},
+                      {"bandwidths", r.best[i].bandwidths},
+                      {"best", to_json(r.best[i].estimate)},
+                      {"single_step_time_s", r.single_step_s[i]}});
+    j["segments"] = segs;
+    j["single"] = to_json(r.single);
+    j["duration_s"] = r.duration_s;
+    j["replan_steps"] = r.replan_steps;
+    j["single_steps"] = r.single_steps;
+    j["switches_s"] = r.switches_s;
+    fmt::print("{}\n", json_text(j));
+    return;
+  }
+  fmt::print("{} on {} ({}), software {}: the best plan of each segment of the network trace\n\n",
+             m.name, c.name, cluster_line(c), a.software);
+  Table t({"from s", "to s", "bandwidths", "best plan", "step s", "single plan's step s"},
+          {true, true, false, false, true, true});
+  for (size_t i = 0; i < r.best.size(); ++i)
+    t.add({fmt::format("{:.0f}", r.best[i].start_s), fmt::format("{:.0f}", r.best[i].end_s),
+           r.best[i].bandwidths, to_string(r.best[i].estimate.strategy),
+           fmt::format("{:.3f}", r.best[i].estimate.step_time_s),
+           r.single_step_s[i] > 0 ? fmt::format("{:.3f}", r.single_step_s[i]) : "does not fit"});
+  fmt::print("{}\nbest single plan: {}\n", t.render(), to_string(r.single));
+  std::string switches;
+  for (double s : r.switches_s)
+    switches += fmt::format("{}{:.0f} s", switches.empty() ? "" : ", ", s);
+  fmt::print("replanning switches at {}\n",
+             switches.empty() ? "no point (one plan is best throughout)" : switches);
+  const double gain = r.single_steps > 0 ? r.replan_steps / r.single_steps - 1 : 0;
+  fmt::print(
+      "over {:.0f} s: {:.0f} steps replanned against {:.0f} with the single plan ({:+.1f} %), "
+      "{:.0f} s saved for the single plan's steps (switching itself not priced)\n",
+      r.duration_s, r.replan_steps, r.single_steps, 100 * gain,
+      r.replan_steps > 0 ? r.duration_s * (1 - r.single_steps / r.replan_steps) : 0);
+}
+
+void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objective,
+              const VarlenArgs& va) {
+  const PlanArgs a = resolved(given);
+  if (is_onnx_path(a.model)) {
+    if (va.given() || objective != "time")
+      throw InputError("operator graphs (.onnx) rank by time on fixed-size samples");
+    if (a.replan || !a.network_trace.empty())
+      throw InputError(
+          "--replan and --network-trace apply to transformer models; operator "
+          "graphs are priced at the cluster's bandwidths");
+    const auto costs = load_costs(a.db);
+    run_graph_rank(graph_args(a, ro.global_batch, costs->source()), ro.fixed, ro.top);
+    return;
+  }
+  const Format format = parse_format(a.format, {Format::text, Format::json, Format::csv});
+  if (objective == "time")
+    ro.objective = Objective::time;
+  else if (objective == "memory")
+    ro.objective = Objective::memory;
+  else
+    throw InputError(fmt::format("unknown --objective '{}'; use time or memory", objective));
+  const Model m = load_model(a.model);
+  const Cluster c = cluster_of(a);
+  ro.estimate.software = software_of(a);
+  const auto costs = load_costs(a.db);
+  ro.estimate.costs = costs->source();
+  if (a.replan) {
+    if (va.given()) throw InputError("--replan prices fixed-length data; leave out --seq-*");
+    print_replan(a, m, c, replan(m, c, ro), format);
+    return;
+  }
+  if (va.given()) {
+    const VarlenOptions vo = va.options();
+    print_varlen_rank(a, m, c, ro, vo, rank_varlen(m, c, ro, vo), format);
+    return;
+  }
+  for (const char* key : {"balance=", "max_tokens=", "cp=dynamic", "cp=flex", "cp_max="})
+    if (ro.fixed.find(key) != std::string::npos)
+      throw InputError(
+          fmt::format("--fix {}: {} applies to variable-length data; give --seq-lengths FILE or "
+                      "--seq-dist",
+                      ro.fixed, std::string(key).substr(0, std::string(key).find('='))));
+  // The store's step calibration re-orders the search's best: more of them are priced, the
+  // calibrated best kept.
+  const std::vector<StepCalibration> calibrations = a.db.empty() || has_bandwidth_traces(c)
+                                                        ? std::vector<StepCalibration>{}
+                                                        : load_step_calibrations(a.db);
+  const int top = ro.top;
+  if (!calibrations.empty() && ro.objective == Objective::time)
+    ro.top = std::max(ro.top * kCalibratedPool, kCalibratedPool * 10);
+  RankResult r = rank(m, c, ro);
+  std::optional<TrustedRanking> trusted;
+  if (ro.objective == Objective::time) {
+    EstimateOptions published;
+    published.costs = ro.estimate.costs;
+    trusted = trusted_ranking(r, c, ro.estimate.software, calibrations, validate(published), top);
+    r.best = trusted->best;
+  }
+  // The calibrated step beside a plan, where the calibration applied to it.
+  const auto calibrated_step = [&](size_t i) -> std::optional<double> {
+    if (!trusted || !trusted->calibrated_steps[i] || !trusted->calibrated_steps[i]->applied)
+      return std::nullopt;
+    return trusted->calibrated_steps[i]->step_s;
+  };
+  const bool any_calibrated = trusted && trusted->calibrated > 0;
+  const auto print = [&] {
+    if (format == Format::json) {
+      nlohmann::json j = rank_json(a, m, c);
+      j["evaluated"] = r.evaluated;
+      j["feasible"] = r.feasible;
+      j["elapsed_s"] = r.elapsed_s;
+      j["rejected"] = r.rejected;
+      j["strategies"] = nlohmann::json::array();
+      for (size_t i = 0; i < r.best.size(); ++i) {
+        nlohmann::json e = to_json(r.best[i]);
+        if (trusted && trusted->calibrated_steps[i])
+          e["calibrated"] = calibrated_json(*trusted->calibrated_steps[i]);
+        if (trusted)
+          e["within_uncertainty_of_best"] = static_cast<int>(i) < trusted->indistinguishable;
+        j["strategies"].push_back(e);
+      }
+      if (trusted && !r.best.empty()) {
+        j["uncertainty"] = uncertainty_json(trusted->uncertainty);
+        j["indistinguishable"] = trusted->indistinguishable;
+        j["calibrated"] = trusted->calibrated;
+        j["left_out_over_calibrated_memory"] = trusted->over_calibrated_memory;
+      }
+      if (r.sharding) {
+        nlohmann::json uniform = nlohmann::json::array();
+        for (const Estimate& u : r.sharding->uniform) uniform.push_back(to_json(u));
+        j["sharding"] = {{"mixture", to_json(r.sharding->mixture)}, {"uniform", uniform}};
+      }
+      fmt::print("{}\n", json_text(j));
+      return;
+    }
+    if (format == Format::csv) {
+      fmt::print(
+          "rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
+          "ep,mbs,gbs,vpp,recompute,sp,zero,etp,schedule,zero_layers,calibrated_step_time_s,"
+          "within_uncertainty\n");
+      for (size_t i = 0; i < r.best.size(); ++i) {
+        const Estimate& e = r.best[i];
+        const Strategy& s = e.strategy;
+        const auto k = calibrated_step(i);
+        fmt::print(
+            "{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}"
+            "\n",
+            i + 1, e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
+            e.memory_per_gpu_bytes / kGiB, tp_text(s), s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs, s.vpp,
+            to_string(s.recompute), s.sp, s.zero, s.expert_tp(), to_string(s.schedule),
+            zero_layers_text(s.zero_layers), k ? fmt::format("{:.6g}", *k) : "",
+            trusted ? (static_cast<int>(i) < trusted->indistinguishable ? "true" : "false") : "");
+      }
+      return;
+    }
+    fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c),
+               ro.global_batch, a.software);
+    fmt::print("{} candidates evaluated, {} feasible\n\n",
+               thousands(static_cast<double>(r.evaluated)),
+               thousands(static_cast<double>(r.feasible)));
+    // Layers per stage where a plan sets its own split (a mixed cluster's balanced ones).
+    const bool split = std::any_of(r.best.begin(), r.best.end(), [](const Estimate& e) {
+      return !e.strategy.stage_layers.empty();
+    });
+    std::vector<std::string> header{"#",   "step s",    "tokens/s", "TFLOP/s", "MFU", "GiB",
+                                    "tp",  "pp",        "dp",       "cp",      "ep",  "mbs",
+                                    "vpp", "recompute", "sp",       "zero"};
+    std::vector<bool> right{true, true, true, true, true, true,  true,  true,
+                            true, true, true, true, true, false, false, true};
+    if (any_calibrated) header.insert(header.begin() + 2, "calibrated"), right.push_back(true);
+    if (split) header.emplace_back("layers"), right.push_back(false);
+    // The experts' own TP degree where a plan folds them (MoE parallel folding).
+    const bool folded = std::any_of(r.best.begin(), r.best.end(),
+                                    [](const Estimate& e) { return e.strategy.etp > 0; });
+    if (folded) header.emplace_back("etp"), right.push_back(true);
+    const bool dualpipe = std::any_of(r.best.begin(), r.best.end(), [](const Estimate& e) {
+      return e.strategy.schedule != PipeSchedule::one_f_one_b;
+    });
+    if (dualpipe) header.emplace_back("schedule"), right.push_back(false);
+    // Per-layer sharding where a plan mixes sharded and replicated layers.
+    const bool masked = std::any_of(r.best.begin(), r.best.end(), [](const Estimate& e) {
+      return !e.strategy.zero_layers.empty();
+    });
+    if (masked) header.emplace_back("zero_layers"), right.push_back(false);
+    // A mixed cluster: the order its groups take the stages in (the file's, or another).
+    const bool mixed = c.groups.size() > 1;
+    if (mixed) header.emplace_back("groups"), right.push_back(false);
+    std::vector<std::string> file_order;
+    for (const auto& g : c.groups) file_order.push_back(g.name);
+    Table t(header, right);
+    for (size_t i = 0; i < r.best.size(); ++i) {
+      const Estimate& e = r.best[i];
+      const Strategy& s = e.strategy;
+      std::vector<std::string> row{fmt::format("{}", i + 1),
+                                   fmt::format("{:.3f}", e.step_time_s),
+                                   thousands(e.tokens_per_s),
+                                   fmt::format("{:.1f}", e.tflops_per_gpu),
+                                   fmt::format("{:.1f}%", 100 * e.mfu),
+                                   fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB),
+                                   tp_text(s),
+                                   fmt::format("{}", s.pp),
+                                   fmt::format("{}", s.dp),
+                                   fmt::format("{}", s.cp),
+                                   fmt::format("{}", s.ep),
+                                   fmt::format("{}", s.mbs),
+                                   fmt::format("{}", s.vpp),
+                                   std::string(to_string(s.recompute)),
+                                   s.sp ? "yes" : "no",
+                                   fmt::format("{}", s.zero)};
+      if (any_calibrated) {
+        const auto k = calibrated_step(i);
+        row.insert(row.begin() + 2, k ? fmt::format("{:.3f}", *k) : "-");
+      }
+      if (split) row.push_back(s.stage_layers.empty() ? "even" : join_layers(s.stage_layers));
+      if (folded) row.push_back(fmt::format("{}", s.expert_tp()));
+      if (dualpipe) row.emplace_back(to_string(s.schedule));
+      if (masked) row.push_back(s.zero_layers.empty() ? "-" : zero_layers_text(s.zero_layers));
+      if (mixed)
+        row.push_back(
+            fmt::format("{}", fmt::join(e.group_order.empty() ? file_order : e.group_order, ",")));
+      t.add(row);
+    }
+    fmt::print("{}", t.render());
+    if (trusted && !r.best.empty()) fmt::print("\n{}", trust_text(*trusted, r.best.size()));
+    if (r.sharding) print_sharding(*r.sharding);
+    if (!r.rejected.empty()) {
+      fmt::print("\nrejected\n");
+      for (const auto& [reason, count] : r.rejected)
+        fmt::print("  {:>10}  {}\n", thousands(static_cast<double>(count)), reason);
+    }
+    fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
+  };
+  print();
+  if (r.feasible == 0) say_what_fits(a, m, c, ro);
+}
+
+}  // namespace
+
+void add_rank_command(CLI::App& app) {
+  auto rank_args = std::make_shared<PlanArgs>();
+  auto ro = std::make_shared<RankOptions>();
+  auto objective = std::make_shared<std::string>("time");
+  auto* rk = app.add_subcommand("rank", "Search every strategy and print the best");
+  add_plan_options(rk, *rank_args);
+  rk->add_option("--gbs", ro->global_batch, "global batch size in sequences")->required();
+  rk->add_option("--top", ro->top, "how many strategies to print (default 10)");
+  rk->add_option("--fix", ro->fixed, "pin strategy keys, e.g. \"tp=8,recompute=full\"");
+  rk->add_option("--objective", *objective, "time (default) or memory");
+  rk->add_option("--format", rank_args->format, "text, json or csv");
+  rk->add_flag("--replan", rank_args->replan,
+               "with a bandwidth trace: the best plan of each segment, where it changes, and "
+               "the steps gained over the best single plan");
+  auto rva = std::make_shared<VarlenArgs>();
+  add_varlen_options(rk, *rva);
+  rk->callback([rank_args, ro, objective, rva] { run_rank(*rank_args, *ro, *objective, *rva); });
+}
+
+}  // namespace shardcost::cli

@@ -1,0 +1,85 @@
+// How far to trust a step: the calibration's held-out error where one applies, else the
+// estimate's own error on the published runs nearest it (validate's rows on the same device and
+// precision); and which of a ranking's plans that error cannot tell apart from the best.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "shardcost/calibration.h"
+
+namespace shardcost {
+namespace {
+
+// Fewer rows than this on a device (or a device and precision) say too little to stand for it.
+constexpr int kMinRows = 3;
+
+struct Near {
+  double sum = 0;
+  int rows = 0;
+  void add(double error) { sum += std::abs(error), ++rows; }
+  double mean() const { return rows > 0 ? sum / rows : 0; }
+};
+
+}  // namespace
+
+StepUncertainty published_uncertainty(const ValidationReport& report, const std::string& device,
+                                      const std::string& precision) {
+  Near both, same_device, every;
+  for (const ValidationRow& row : report.rows) {
+    // The fixed rule's rows are Narayanan's runs again, priced under another rule.
+    if (row.table == "megatron2021_fixed_rule" || row.gpus <= 0 || !(row.published_s > 0)) continue;
+    const Device& d = run_cluster(row.cluster, row.gpus).groups.front().device;
+    std::string why;
+    const auto p = resolved_precision(row.strategy, row.software, d, &why);
+    const std::string prec = p ? std::string(to_string(*p)) : "";
+    every.add(row.error());
+    if (d.name != device) continue;
+    same_device.add(row.error());
+    if (prec == precision) both.add(row.error());
+  }
+  StepUncertainty u;
+  const auto said = [&](const Near& n, std::string what) {
+    u.relative = n.mean();
+    u.runs = n.rows;
+    u.basis = fmt::format("the estimate's mean error on the {} published {} runs (validate)",
+                          n.rows, what);
+    return u;
+  };
+  if (both.rows >= kMinRows) return said(both, device + " " + precision);
+  if (same_device.rows >= kMinRows) return said(same_device, device);
+  u.relative = every.mean();
+  u.runs = every.rows;
+  u.basis =
+      fmt::format("the estimate's mean error on every published run ({}, validate; none on {})",
+                  every.rows, device);
+  return u;
+}
+
+StepUncertainty step_uncertainty(const Estimate& e, const Cluster& c, const Software& sw,
+                                 const std::optional<CalibratedStep>& k,
+                                 const ValidationReport& report) {
+  if (k && k->applied) {
+    StepUncertainty u;
+    u.relative = k->uncertainty;
+    u.runs = k->by.runs;
+    u.basis = fmt::format("the calibration's {} error on its {} runs",
+                          k->by.model_cv_error           ? "model-held-out"
+                          : k->by.configuration_cv_error ? "configuration-held-out"
+                                                         : "fitted",
+                          k->by.runs);
+    return u;
+  }
+  const Device& d = c.groups.front().device;
+  std::string why;
+  const auto p = resolved_precision(e.strategy, sw, d, &why);
+  return published_uncertainty(report, d.name, p ? std::string(to_string(*p)) : "");
+}
+
+int indistinguishable_from_best(const std::vector<double>& steps, double uncertainty) {
+  if (steps.empty()) return 0;
+  int n = 1;
+  while (n < static_cast<int>(steps.size()) && steps[n] <= steps.front() * (1 + uncertainty)) ++n;
+  return n;
+}
+
+}  // namespace shardcost
