@@ -1,4 +1,5 @@
-// import nccl-tests | kineto | csv: bring in results people already have.
+// import nccl-tests | kineto | runs | megatron-log | torchtitan-log | nemo-log | csv: bring in
+// results people already have.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -18,11 +19,12 @@ struct ImportArgs {
   std::string db = "shardcost.db";
   std::vector<std::string> files;
   std::string op;
-  std::string cluster;                     // logs: the system they ran on
-  std::string software = "megatron-core";  // logs: the stack
+  // Measured runs (logs, traces): what the file does not say of its run.
+  LogImport run;
   int64_t batch_rows = 50000;
   bool one_run = false;  // kineto: the files are the ranks of one job
   int threads = 0;       // kineto --one-run: files read at once; 0 = one per core
+  std::string config;    // torchtitan-log: the job config file
 };
 
 std::string describe(const db::Measurements& m) {
@@ -38,6 +40,11 @@ std::string describe(const db::Measurements& m) {
                          : fmt::format("{}, and its measured step", fmt::join(parts, ", "));
   return fmt::format("{}, {} device{}", fmt::join(parts, ", "), m.devices.size(),
                      m.devices.size() == 1 ? "" : "s");
+}
+
+// kineto: a configuration given makes the traced run a measured run.
+bool traced(const LogImport& run) {
+  return !run.model.empty() || !run.strategy.empty() || run.gpus || !run.cluster.empty();
 }
 
 // Writes one run and says what became of it, under `what` (the file, or "N rank traces").
@@ -70,13 +77,30 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
   if (name == "nccl-tests")
     cmd->add_option("--op", a->op,
                     "collective, when neither the file nor its name says (all_reduce, ...)");
-  if (name == "megatron-log") {
-    cmd->add_option("--cluster", a->cluster,
-                    "catalog system or cluster JSON file the run ran on (the log names no GPUs)")
-        ->required();
-    cmd->add_option("--software", a->software,
-                    "the stack, preset[:key=value,...] (default megatron-core)");
+  const bool log = name == "megatron-log" || name == "torchtitan-log" || name == "nemo-log";
+  if (log || name == "kineto") {
+    auto* cluster = cmd->add_option("--cluster", a->run.cluster,
+                                    "catalog system or cluster JSON file the run ran on");
+    if (log) cluster->required();
+    a->run.software = name == "torchtitan-log" ? "torchtitan"
+                      : name == "nemo-log"     ? "nemo"
+                                               : "megatron-core";
+    cmd->add_option("--software", a->run.software,
+                    fmt::format("the stack, preset[:key=value,...] (default {})", a->run.software));
   }
+  if (name == "torchtitan-log" || name == "nemo-log" || name == "kineto") {
+    cmd->add_option("--gpus", a->run.gpus, "the GPUs the run used")->check(CLI::Range(1, 1 << 20));
+    cmd->add_option("--model", a->run.model,
+                    name == "torchtitan-log"
+                        ? "catalog model or model file, where the config's name and flavor are "
+                          "not a catalog model"
+                        : "catalog model or model file the run trained");
+  }
+  if (name == "nemo-log" || name == "kineto")
+    cmd->add_option("--strategy", a->run.strategy,
+                    "the run's plan, as estimate --strategy takes it");
+  if (name == "torchtitan-log")
+    cmd->add_option("--config", a->config, "the run's torchtitan job config (TOML)")->required();
   if (name == "kineto") {
     cmd->add_flag("--one-run", a->one_run,
                   "the files are the ranks of one job (a trace per rank): read in parallel, "
@@ -92,6 +116,7 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
       const int threads =
           a->threads > 0 ? a->threads : static_cast<int>(std::thread::hardware_concurrency());
       db::Measurements m = db::import_kineto_ranks(a->files, threads);
+      if (traced(a->run)) add_traced_run(m, a->files.front(), a->run);
       store_run(store, m, *a, recorded_by, fmt::format("{} rank traces", a->files.size()));
       return;
     }
@@ -116,8 +141,11 @@ void add_import_command(CLI::App& app, const std::string& recorded_by) {
            });
   // Streamed: a trace of gigabytes never sits in memory.
   add_kind(imp, "kineto", "PyTorch profiler / Kineto Chrome-trace JSON (GPU kernels, copies, sets)",
-           recorded_by, [](const ImportArgs&, const std::string& file) {
-             return std::vector<db::Measurements>{db::import_kineto_file(file)};
+           recorded_by, [](const ImportArgs& a, const std::string& file) {
+             db::Measurements m = db::import_kineto_file(file);
+             // With its configuration, the traced run is a measured run too.
+             if (traced(a.run)) add_traced_run(m, file, a.run);
+             return std::vector<db::Measurements>{std::move(m)};
            });
   add_kind(imp, "runs",
            "measured training runs: a CSV or JSON table of model, cluster, gpus, strategy, "
@@ -129,7 +157,23 @@ void add_import_command(CLI::App& app, const std::string& recorded_by) {
            "a Megatron-LM / Megatron-core training log: its arguments dump and iteration times "
            "as measured runs (docs/calibration.md)",
            recorded_by, [](const ImportArgs& a, const std::string& file) {
-             return import_megatron_log(db::read_input_file(file), file, a.cluster, a.software);
+             return import_megatron_log(db::read_input_file(file), file, a.run.cluster,
+                                        a.run.software);
+           });
+  add_kind(imp, "torchtitan-log",
+           "a torchtitan training log with its job config (--config): the steps and peak memory "
+           "of its metric lines as measured runs (docs/calibration.md)",
+           recorded_by, [](const ImportArgs& a, const std::string& file) {
+             LogImport run = a.run;
+             run.config_text = db::read_input_file(a.config);
+             run.config_source = a.config;
+             return import_torchtitan_log(db::read_input_file(file), file, run);
+           });
+  add_kind(imp, "nemo-log",
+           "a NeMo 2 / Megatron-Bridge training log: its train_step_timing lines as measured "
+           "runs of the recipe given (--model, --gpus, --strategy; docs/calibration.md)",
+           recorded_by, [](const ImportArgs& a, const std::string& file) {
+             return import_nemo_log(db::read_input_file(file), file, a.run);
            });
   add_kind(imp, "csv", "a cost table written by 'shardcost export --format csv'", recorded_by,
            [](const ImportArgs&, const std::string& file) {

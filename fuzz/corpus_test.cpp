@@ -49,6 +49,12 @@ TEST(FuzzCorpus, RunsTable) {
 TEST(FuzzCorpus, MegatronLog) {
   replay("megatron_log", shardcost::fuzz::megatron_log);
 }
+TEST(FuzzCorpus, TorchtitanLog) {
+  replay("torchtitan_log", shardcost::fuzz::torchtitan_log);
+}
+TEST(FuzzCorpus, NemoLog) {
+  replay("nemo_log", shardcost::fuzz::nemo_log);
+}
 TEST(FuzzCorpus, JobInstance) {
   replay("job_instance", shardcost::fuzz::job_instance);
 }

@@ -210,6 +210,41 @@ void megatron_log(const uint8_t* data, size_t size) {
   }
 }
 
+void torchtitan_log(const uint8_t* data, size_t size) {
+  // The job config, a line "%%", then the log; without the line, all of it is the log of a
+  // default config (which has no GPUs of its own: --gpus 8).
+  const std::string all(text(data, size));
+  LogImport o;
+  o.cluster = "dgx-h100";
+  o.software = "torchtitan";
+  o.config_source = "fuzz.toml";
+  std::string log = all;
+  if (const size_t at = all.find("\n%%\n"); at != std::string::npos) {
+    o.config_text = all.substr(0, at);
+    log = all.substr(at + 4);
+  } else {
+    o.config_text = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+    o.gpus = 8;
+  }
+  try {
+    check_runs(import_torchtitan_log(log, "fuzz", o));
+  } catch (const InputError&) {
+  }
+}
+
+void nemo_log(const uint8_t* data, size_t size) {
+  LogImport o;
+  o.cluster = "dgx-h100";
+  o.software = "nemo";
+  o.model = "llama3-8b";
+  o.gpus = 8;
+  o.strategy = "tp=1,mbs=1,gbs=128,zero=1";
+  try {
+    check_runs(import_nemo_log(text(data, size), "fuzz", o));
+  } catch (const InputError&) {
+  }
+}
+
 void job_instance(const uint8_t* data, size_t size) {
   // Bytes: the pool (1-16 GPUs), then per job a mode count (1-3) and per mode its GPUs and
   // a duration (1-255 s); at most 5 jobs, so brute force stays small.

@@ -27,4 +27,6 @@ void tables_file(const uint8_t* data, size_t size);
 // positive step, whose configuration reads back.
 void runs_table(const uint8_t* data, size_t size);
 void megatron_log(const uint8_t* data, size_t size);
+void torchtitan_log(const uint8_t* data, size_t size);
+void nemo_log(const uint8_t* data, size_t size);
 }  // namespace shardcost::fuzz

@@ -11,6 +11,7 @@ packages=(
   build-essential cmake ninja-build git python3
   libcli11-dev libfmt-dev nlohmann-json3-dev libsqlite3-dev sqlite3 zlib1g-dev
   libsimdjson-dev                   # streaming trace imports
+  libtomlplusplus-dev               # torchtitan job configs (TOML)
   libopenblas-dev libopenmpi-dev openmpi-bin   # host GEMM and MPI collectives
   libxgboost-dev                    # learned cost models (fit)
   libglpk-dev                       # the exact job scheduler (schedule), an MILP

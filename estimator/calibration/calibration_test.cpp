@@ -374,5 +374,140 @@ TEST(MegatronLog, FaultsNameTheLine) {
             std::string::npos);
 }
 
+LogImport titan(std::string config = fixture("torchtitan_llama3_8b.toml")) {
+  LogImport o;
+  o.cluster = "dgx-h100";
+  o.software = "torchtitan";
+  o.config_text = std::move(config);
+  o.config_source = "job.toml";
+  return o;
+}
+
+// A torchtitan log with its config: the plan from the config, the GPUs from the device mesh,
+// the step from tps past the warm-up (a resume mid-log restarts the count), the peak over ranks;
+// colour codes and rank prefixes read through, a cut-off last line left out.
+TEST(TorchtitanLog, ConfigAndMetricLinesMakeARun) {
+  const auto runs = import_torchtitan_log(fixture("torchtitan_llama3_8b.log"), "t.log", titan());
+  ASSERT_EQ(runs.size(), 1u);
+  const db::MeasuredStepRecord& r = *runs[0].measured;
+  EXPECT_EQ(r.strategy,
+            "tp=1,pp=1,dp=8,cp=1,ep=1,mbs=2,gbs=16,vpp=1,recompute=selective,sp=false,zero=3,"
+            "recompute_modules=ops,precision=bf16");
+  EXPECT_EQ(r.gpus, 8);
+  EXPECT_EQ(r.seq_len, 8192);
+  EXPECT_EQ(r.model_name, "llama3-8b");
+  EXPECT_EQ(r.software, "torchtitan");
+  EXPECT_EQ(r.source_kind, "torchtitan-log");
+  // Kept: steps 20 and 30, then 50-80 after the resume at 31 (40 is its first interval); the
+  // median of 16384 / tps over tps 7476-7530.
+  EXPECT_EQ(r.steps, 60);
+  EXPECT_NEAR(r.step_time_ns / 1e9, (16384.0 / 7495 + 16384.0 / 7502) / 2, 1e-6);
+  ASSERT_TRUE(r.peak_memory_bytes);
+  EXPECT_NEAR(*r.peak_memory_bytes / units::kGiB, 61.25 + 0.83, 1e-6);  // rank 1's
+}
+
+TEST(TorchtitanLog, TwoRunsAndWhatFixesTheGpus) {
+  const std::string log = fixture("torchtitan_two_runs.log");
+  // No device mesh line and data_parallel_shard_degree -1: the GPUs must be given.
+  EXPECT_NE(input_error([&] { import_torchtitan_log(log, "t.log", titan()); }).find("give --gpus"),
+            std::string::npos);
+  LogImport o = titan();
+  o.gpus = 8;
+  const auto runs = import_torchtitan_log(log, "t.log", o);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].measured->steps, 30);
+  EXPECT_NE(runs[0].run.uuid, runs[1].run.uuid);
+  EXPECT_NEAR(runs[1].measured->step_time_ns / 1e9, 16384.0 / 7460, 1e-6);  // tps 7440-7476
+  // --gpus that the mesh contradicts.
+  o.gpus = 16;
+  EXPECT_NE(input_error([&] {
+              import_torchtitan_log(fixture("torchtitan_llama3_8b.log"), "t.log", o);
+            }).find("--gpus 16 but the run used 8 GPUs"),
+            std::string::npos);
+}
+
+TEST(TorchtitanLog, WhatIsNotModelledIsRefusedNamingTheFile) {
+  const std::string log = fixture("torchtitan_llama3_8b.log");
+  const std::string config = fixture("torchtitan_llama3_8b.toml");
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string c = config;
+    c.replace(c.find(from), from.size(), to);
+    return input_error([&] { import_torchtitan_log(log, "t.log", titan(c)); });
+  };
+  EXPECT_NE(with("data_parallel_replicate_degree = 1", "data_parallel_replicate_degree = 2")
+                .find("job.toml: HSDP"),
+            std::string::npos);
+  EXPECT_NE(with("selective_ac_option = \"op\"", "selective_ac_option = \"2\"")
+                .find("every 2th layer checkpointed whole) is not modelled"),
+            std::string::npos);
+  EXPECT_NE(with("flavor = \"8B\"", "flavor = \"debugmodel\"").find("give it with --model"),
+            std::string::npos);
+  EXPECT_NE(with("seq_len = 8192", "seq_len = \"long\"").find("[training] seq_len is not an"),
+            std::string::npos);
+  EXPECT_NE(with("[training]", "[training").find("job.toml:"), std::string::npos);
+  // A bad metrics line mid-log names its line.
+  std::string bad = log;
+  bad.replace(bad.find("tps: 7,502"), 10, "tps: fast");
+  EXPECT_NE(input_error([&] { import_torchtitan_log(bad, "t.log", titan()); }).find("t.log:"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] {
+              import_torchtitan_log("hello\n", "t.log", titan());
+            }).find("no torchtitan metrics line"),
+            std::string::npos);
+}
+
+LogImport nemo() {
+  LogImport o;
+  o.cluster = "dgx-h100";
+  o.software = "nemo";
+  o.model = "llama3-8b";
+  o.gpus = 8;
+  o.strategy = "tp=1,pp=1,mbs=1,gbs=128,zero=1";
+  return o;
+}
+
+// A NeMo log: two jobs from scratch (the second in the progress bar's form), each its run;
+// the last line cut off.
+TEST(NemoLog, StepTimingLinesMakeRuns) {
+  const auto runs = import_nemo_log(fixture("nemo_llama3_8b.log"), "n.log", nemo());
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].measured->steps, 9);  // steps 11-19
+  EXPECT_NEAR(runs[0].measured->step_time_ns / 1e9, 3.399, 1e-9);
+  EXPECT_EQ(runs[1].measured->steps, 5);  // steps 11-15
+  EXPECT_NEAR(runs[1].measured->step_time_ns / 1e9, 3.44, 1e-9);
+  EXPECT_EQ(runs[0].measured->source_kind, "nemo-log");
+  LogImport wrong = nemo();
+  wrong.strategy = "tp=1,pp=1,mbs=1,gbs=256,zero=1";
+  EXPECT_NE(input_error([&] {
+              import_nemo_log(fixture("nemo_llama3_8b.log"), "n.log", wrong);
+            }).find("n.log:4: the run's global_batch_size is 128"),
+            std::string::npos);
+  LogImport none = nemo();
+  none.model.clear();
+  EXPECT_NE(input_error([&] { import_nemo_log("x", "n.log", none); }).find("give --model"),
+            std::string::npos);
+}
+
+// A trace with its configuration: a measured run whose step is the median profiler step.
+TEST(TracedRun, ProfilerStepsMakeTheStep) {
+  db::Measurements m;
+  m.run.uuid = "trace";
+  for (int i = 0; i < 5; ++i)
+    m.steps.push_back({i, i * 2'000'000'000LL, (1000 + 10 * i) * 1'000'000LL});
+  LogImport o = nemo();
+  o.software = "megatron-core";
+  add_traced_run(m, "t.json", o);
+  ASSERT_TRUE(m.measured);
+  EXPECT_EQ(m.measured->steps, 5);
+  EXPECT_NEAR(m.measured->step_time_ns / 1e9, 1.02, 1e-9);
+  EXPECT_EQ(m.measured->source_kind, "kineto");
+  db::Measurements empty;
+  EXPECT_NE(input_error([&] { add_traced_run(empty, "t.json", o); }).find("no training step"),
+            std::string::npos);
+  o.gpus.reset();
+  EXPECT_NE(input_error([&] { add_traced_run(m, "t.json", o); }).find("give --model, --cluster"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardcost

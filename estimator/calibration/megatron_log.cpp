@@ -9,10 +9,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "calibration/log_lines.h"
 #include "shardcost/calibration.h"
 #include "shardcost/error.h"
 #include "shardcost/importers.h"
-#include "shardcost/quantiles.h"
 
 namespace shardcost {
 namespace {
@@ -20,62 +20,11 @@ namespace {
 constexpr std::string_view kArgsBegin =
     "------------------------ arguments ------------------------";
 constexpr std::string_view kArgsEnd = "-------------------- end of arguments ---------------------";
-// Iterations the warm-up takes: no interval that includes one of these is kept, nor the first
-// interval logged after a start or a restart (it holds the allocator's and NCCL's first work).
-constexpr int64_t kWarmupIterations = 10;
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
-// What launchers put before a rank's line: srun -l's "12: ", torchrun's "[default3]:" or
-// "[rank3]:".
-std::string_view strip_rank_prefix(std::string_view line) {
-  std::string_view s = line;
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  size_t i = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-  if (i > 0 && i < s.size() && s[i] == ':') return s.substr(i + 1);
-  if (s.rfind("[default", 0) == 0 || s.rfind("[rank", 0) == 0) {
-    const size_t close = s.find("]:");
-    if (close != std::string_view::npos) return s.substr(close + 2);
-  }
-  return line;
-}
-
-std::optional<double> number_after(std::string_view line, std::string_view key) {
-  const size_t at = line.find(key);
-  if (at == std::string_view::npos) return std::nullopt;
-  std::string_view rest = trim(line.substr(at + key.size()));
-  size_t end = 0;
-  while (end < rest.size() &&
-         (std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '.' ||
-          rest[end] == 'e' || rest[end] == 'E' || rest[end] == '+' || rest[end] == '-'))
-    ++end;
-  try {
-    size_t used = 0;
-    const double v = std::stod(std::string(rest.substr(0, end)), &used);
-    if (used == 0 || !std::isfinite(v)) return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-struct Interval {
-  int64_t iteration = 0;  // the last iteration of the interval
-  double ms = 0;          // the mean per iteration over it
-  int line = 0;
-};
 
 struct RunText {
   int args_line = 0;
   std::map<std::string, std::string> args;
-  std::vector<Interval> intervals;
+  std::vector<logs::Interval> intervals;
   std::optional<double> peak_mb;
 };
 
@@ -171,52 +120,17 @@ db::Measurements to_run(const RunText& r, std::string_view source, std::string_v
       bool_arg(r, "sequence_parallel", false) ? "true" : "false",
       bool_arg(r, "use_distributed_optimizer", false) ? 1 : 0,
       recompute ? (*recompute == "full" ? "full" : "selective") : "none", precision);
-  // The step: the intervals past the warm-up.
-  std::vector<double> ms;
-  int64_t steps = 0, previous = -1;
-  bool first = true;
-  for (const Interval& i : r.intervals) {
-    const bool restart = previous >= 0 && i.iteration <= previous;
-    if (restart) first = true;
-    const int64_t covered = first || restart ? 0 : i.iteration - previous;
-    if (!first && i.iteration - covered >= kWarmupIterations) {
-      ms.push_back(i.ms);
-      steps += covered;
-    }
-    first = false;
-    previous = i.iteration;
-  }
-  if (ms.empty())
-    throw InputError(fmt::format(
-        "{}: the run logs no iteration past its warm-up (the first interval logged and the "
-        "first {} iterations are left out); log more iterations",
-        where, kWarmupIterations));
-  MeasuredFigures f;
-  f.step_s = percentile(ms, 0.5) / 1e3;
-  if (ms.size() >= 3) {
-    f.step_p10_s = percentile(ms, 0.1) / 1e3;
-    f.step_p90_s = percentile(ms, 0.9) / 1e3;
-  }
-  f.steps = steps;
-  if (r.peak_mb) f.peak_memory_bytes = *r.peak_mb * 1024 * 1024;
-  try {
-    const Cluster c = load_cluster(cluster, gpus);
-    const Strategy s = parse_strategy(strategy, c.total_gpus());
-    const Software sw = parse_software(software);
-    if (const auto why = check_strategy(model, c, s)) throw InputError(*why);
-    f.tokens_per_s = static_cast<double>(s.gbs) * model.seq_len / f.step_s;
-    db::Measurements out;
-    out.measured = measured_record(model, cluster, c, s, sw, f,
-                                   fmt::format("{} (line {})", source, r.args_line));
-    out.measured->source_kind = "megatron-log";
-    out.measured->content_hash = db::content_uuid("megatron-log", whole_text);
-    out.run.tool = "megatron-log";
-    out.run.source = std::string(source);
-    out.run.uuid = db::content_uuid(fmt::format("megatron-log-{}", r.args_line), whole_text);
-    return out;
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("{}: {}", where, e.what()));
-  }
+  logs::LogRun run;
+  run.model = model;
+  run.cluster = std::string(cluster);
+  run.gpus = gpus;
+  run.strategy = strategy;
+  run.software = std::string(software);
+  run.kept = logs::past_warmup(r.intervals);
+  if (r.peak_mb) run.peak_memory_bytes = *r.peak_mb * 1024 * 1024;
+  run.label = fmt::format("{} (line {})", source, r.args_line);
+  return logs::measured_run(run, where, "megatron-log", source, std::to_string(r.args_line),
+                            whole_text);
 }
 
 }  // namespace
@@ -226,61 +140,59 @@ std::vector<db::Measurements> import_megatron_log(std::string_view text, std::st
                                                   std::string_view software) {
   std::vector<RunText> runs;
   bool in_args = false;
-  int line_no = 0;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    const bool last = end == std::string_view::npos;
-    if (last) end = text.size();
-    const std::string_view raw = text.substr(start, end - start);
-    start = end + 1;
-    ++line_no;
-    const std::string_view line = trim(strip_rank_prefix(raw));
+  bool stop = false;
+  logs::for_each_line(text, [&](int line_no, std::string_view raw, bool last) {
+    if (stop) return;
+    const std::string cleaned = logs::clean_line(raw);
+    const std::string_view line = cleaned;
     const std::string where = fmt::format("{}:{}", source, line_no);
     if (line == kArgsBegin) {
       runs.emplace_back();
       runs.back().args_line = line_no;
       in_args = true;
-      continue;
+      return;
     }
     if (line == kArgsEnd) {
       in_args = false;
-      continue;
+      return;
     }
     if (in_args) {
       // "name ........ value": the dots pad the name to one column.
       const size_t dots = line.find(" ..");
-      if (dots == std::string_view::npos) continue;
+      if (dots == std::string_view::npos) return;
       const size_t value = line.find_first_not_of('.', dots + 1);
-      if (value == std::string_view::npos) continue;
-      runs.back().args[std::string(trim(line.substr(0, dots)))] =
-          std::string(trim(line.substr(value)));
-      continue;
+      if (value == std::string_view::npos) return;
+      runs.back().args[std::string(logs::trim(line.substr(0, dots)))] =
+          std::string(logs::trim(line.substr(value)));
+      return;
     }
-    if (runs.empty()) continue;
+    if (runs.empty()) return;
     if (line.find(" iteration ") != std::string_view::npos || line.rfind("iteration ", 0) == 0) {
-      const auto it = number_after(line, "iteration ");
-      const auto ms = number_after(line, "elapsed time per iteration (ms):");
+      const auto it = logs::number_after(line, "iteration ");
+      const auto ms = logs::number_after(line, "elapsed time per iteration (ms):");
       if (!it || !ms || *ms <= 0) {
         // A log cut off mid-line (a killed job) ends with a part of a line: left out.
-        if (last) break;
-        if (line.find("elapsed time per iteration") == std::string_view::npos) continue;
+        if (last) {
+          stop = true;
+          return;
+        }
+        if (line.find("elapsed time per iteration") == std::string_view::npos) return;
         throw InputError(
             fmt::format("{}: an iteration line without its iteration number and elapsed time per "
                         "iteration (ms); fix or remove the line",
                         where));
       }
-      runs.back().intervals.push_back({static_cast<int64_t>(*it), *ms, line_no});
-      continue;
+      runs.back().intervals.push_back({static_cast<int64_t>(*it), *ms / 1e3, line_no});
+      return;
     }
     if (line.find("memory (MB)") != std::string_view::npos) {
       // Every reporting rank's peak: the most loaded GPU's is the run's. The caching
       // allocator's reserved peak is what the GPU held.
-      auto peak = number_after(line, "max reserved:");
-      if (!peak) peak = number_after(line, "max allocated:");
+      auto peak = logs::number_after(line, "max reserved:");
+      if (!peak) peak = logs::number_after(line, "max allocated:");
       if (peak) runs.back().peak_mb = std::max(runs.back().peak_mb.value_or(0), *peak);
     }
-  }
+  });
   if (runs.empty())
     throw InputError(
         fmt::format("{}: no Megatron-LM arguments dump ('{}'); the log must hold "

@@ -103,6 +103,26 @@ grep -q "already imported" "$SCRATCH/out" || fail "megatron-log twice: $OUT"
   fail "megatron-log figures"
 expect_exit 2 "$BIN" import megatron-log --db "$SCRATCH/logs.db" "$L/megatron_llama3_8b.log"
 
+# A torchtitan log with its job config, a NeMo log with its recipe, a profiler trace with its
+# configuration: measured runs each.
+expect_exit 0 "$BIN" import torchtitan-log --db "$SCRATCH/logs.db" --cluster dgx-h100 \
+  --config "$L/torchtitan_llama3_8b.toml" "$L/torchtitan_llama3_8b.log"
+[ "$OUT" = "$L/torchtitan_llama3_8b.log: run 4: a measured run, llama3-8b on 8 h100-sxm5-80gb" ] || fail "torchtitan: $OUT"
+expect_exit 2 "$BIN" import torchtitan-log --db "$SCRATCH/logs.db" --cluster dgx-h100 \
+  --config "$L/torchtitan_llama3_8b.toml" "$L/torchtitan_two_runs.log"
+one_line_error
+case "$ERR" in *"give --gpus"*) ;; *) fail "torchtitan without GPUs: $ERR";; esac
+expect_exit 0 "$BIN" import nemo-log --db "$SCRATCH/logs.db" --cluster dgx-h100 --gpus 8 \
+  --model llama3-8b --strategy tp=1,mbs=1,gbs=128,zero=1 "$L/nemo_llama3_8b.log"
+[ "$(grep -c 'a measured run, llama3-8b on 8' "$SCRATCH/out")" = 2 ] || fail "nemo-log: $OUT"
+expect_exit 0 "$BIN" import kineto --db "$SCRATCH/logs.db" --model llama3-8b --cluster dgx-h100 \
+  --gpus 8 --strategy tp=1,mbs=1,gbs=8 "$SRC/tests/fixtures/kineto/profiler_steps.json"
+grep -q "kernel events, and its measured step" "$SCRATCH/out" || fail "kineto measured: $OUT"
+[ "$(sqlite3 "$SCRATCH/logs.db" "SELECT source_kind, COUNT(*) FROM measured_step GROUP BY source_kind ORDER BY 1" | tr '\n' ' ')" = \
+  "kineto|1 megatron-log|3 nemo-log|2 torchtitan-log|1 " ] || fail "measured runs by kind"
+expect_exit 2 "$BIN" import kineto --db "$SCRATCH/logs.db" --model llama3-8b "$SRC/tests/fixtures/kineto/profiler_steps.json"
+one_line_error
+
 # A store without measured runs: one line, exit 1.
 expect_exit 0 "$BIN" import csv --db "$SCRATCH/empty.db" "$SRC/tests/fixtures/measured/gemm_a100_sample.csv"
 expect_exit 1 "$BIN" fit --db "$SCRATCH/empty.db" --table step

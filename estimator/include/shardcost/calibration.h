@@ -59,6 +59,36 @@ std::vector<db::Measurements> import_runs_table(std::string_view text, std::stri
 std::vector<db::Measurements> import_megatron_log(std::string_view text, std::string_view source,
                                                   std::string_view cluster,
                                                   std::string_view software);
+// What a training log does not say of its run, given beside it.
+struct LogImport {
+  std::string cluster;        // a catalog system or a cluster file
+  std::string software;       // the stack, preset[:key=value,...]
+  std::optional<int> gpus;    // where the log does not fix them
+  std::string model;          // torchtitan: instead of the config's; NeMo: required
+  std::string strategy;       // NeMo: the recipe's plan (required)
+  std::string config_text;    // torchtitan: the job config (TOML)
+  std::string config_source;  // its file name, for errors
+};
+// A torchtitan log with its job config: the model (its name and flavor where they are a
+// catalog model, else --model) with the config's seq_len, the plan from [parallelism]
+// (data_parallel_shard_degree > 1 or -1: FSDP, zero=3; replicate alone: DDP; HSDP refused),
+// [training] local/global batch, [activation_checkpoint] (per op: recompute_modules=ops; every
+// nth layer: refused), float8/mx converters; the step from each metrics line's tps (tokens per
+// second per device over the interval: global_batch x seq_len / (tps x GPUs)), past the warm-up;
+// the peak the largest 'memory' (reserved) any rank printed. One run per start at step 1; a
+// resume continues its run. The GPUs from the log's device mesh line, else the degrees, else
+// opt.gpus.
+std::vector<db::Measurements> import_torchtitan_log(std::string_view log, std::string_view source,
+                                                    const LogImport&);
+// A NeMo 2 / Megatron-Bridge log: the steps from its 'train_step_timing in s' lines (their
+// global_batch_size must be the strategy's), the model, GPUs and plan given (the log does not
+// print the recipe). One run per start from scratch.
+std::vector<db::Measurements> import_nemo_log(std::string_view log, std::string_view source,
+                                              const LogImport&);
+// A PyTorch profiler trace imported (its kernels and step spans) made a measured run too: the
+// step the median of its ProfilerStep spans, the configuration the one given (model, cluster,
+// GPUs, strategy, software, all required).
+void add_traced_run(db::Measurements&, std::string_view source, const LogImport&);
 // The same table's text for records (validate --runs-csv writes the published tables so).
 std::string runs_table_csv(const std::vector<db::MeasuredStepRecord>&);
 
