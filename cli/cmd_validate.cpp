@@ -6,6 +6,7 @@
 #include "cost_sources.h"
 #include "format.h"
 #include "shardcost/calibration.h"
+#include "shardcost/db.h"
 #include "shardcost/estimator.h"
 
 namespace shardcost::cli {
@@ -20,7 +21,8 @@ void add_validate_command(CLI::App& app) {
                   "'shardcost import runs' reads (docs/calibration.md)");
   cmd->add_option("--db", *db,
                   "price every table from this cost store's measurements (and models fitted on "
-                  "it) where it has them, the catalog elsewhere");
+                  "it) where it has them, the catalog elsewhere; with its step calibrations "
+                  "(fit --table step), each row calibrated where one covers it");
   cmd->callback([format, db] {
     const bool runs = *format == "runs";
     const Format f =
@@ -29,6 +31,33 @@ void add_validate_command(CLI::App& app) {
     EstimateOptions base;
     base.costs = costs->source();
     const ValidationReport r = validate(base);
+    // A store's step calibrations, applied to every row they cover (validate --db).
+    std::vector<CalibratedRow> calibrated;
+    if (!db->empty() && !runs) {
+      const auto calibrations = load_step_calibrations(*db);
+      if (!calibrations.empty()) {
+        std::vector<db::MeasuredStepRecord> store_runs;
+        for (auto& m : db::Store::open(*db, db::Store::Mode::read_only).measured_steps())
+          store_runs.push_back(std::move(m.record));
+        calibrated = calibrate_rows(r, calibrations, store_runs, costs->source());
+      }
+    }
+    // A table's calibrated rows: their mean |error|, how many, how many in-sample.
+    struct CalibratedSummary {
+      double error = 0;
+      int rows = 0, in_sample = 0;
+    };
+    const auto summary = [&](std::string_view table) {
+      CalibratedSummary out;
+      for (size_t i = 0; i < calibrated.size(); ++i) {
+        if (r.rows[i].table != table || !calibrated[i].step_s) continue;
+        out.error += std::abs(*calibrated[i].step_s / r.rows[i].published_s - 1);
+        ++out.rows;
+        out.in_sample += calibrated[i].in_sample;
+      }
+      if (out.rows > 0) out.error /= out.rows;
+      return out;
+    };
     if (runs) {
       // Each published run once, with the plan it was priced as (the fixed rule's rows are the
       // same runs as Narayanan's searched ones).
@@ -71,18 +100,28 @@ void add_validate_command(CLI::App& app) {
       nlohmann::json j;
       for (const auto& [t, title] : tables) {
         nlohmann::json rows = nlohmann::json::array();
-        for (const auto& row : r.rows) {
+        for (size_t i = 0; i < r.rows.size(); ++i) {
+          const auto& row = r.rows[i];
           if (row.table != t) continue;
-          rows.push_back({{"label", row.label},
-                          {"strategy", to_json(row.strategy)},
-                          {"published_s", row.published_s},
-                          {"predicted_s", std::round(row.predicted_s * 1000) / 1000},
-                          {"fits", row.fits},
-                          {"error", std::round(row.error() * 10000) / 10000}});
+          nlohmann::json o = {{"label", row.label},
+                              {"strategy", to_json(row.strategy)},
+                              {"published_s", row.published_s},
+                              {"predicted_s", std::round(row.predicted_s * 1000) / 1000},
+                              {"fits", row.fits},
+                              {"error", std::round(row.error() * 10000) / 10000}};
+          if (!calibrated.empty() && calibrated[i].step_s) {
+            o["calibrated_s"] = std::round(*calibrated[i].step_s * 1000) / 1000;
+            o["in_sample"] = calibrated[i].in_sample;
+          }
+          rows.push_back(o);
         }
         j[t] = {{"rows", rows},
                 {"mean_abs_error", std::round(r.mean_abs_error(t) * 10000) / 10000},
                 {"max_abs_error", std::round(r.max_abs_error(t) * 10000) / 10000}};
+        if (const CalibratedSummary c = summary(t); c.rows > 0)
+          j[t]["calibrated"] = {{"mean_abs_error", std::round(c.error * 10000) / 10000},
+                                {"rows", c.rows},
+                                {"in_sample_rows", c.in_sample}};
       }
       nlohmann::json counts = nlohmann::json::array();
       for (const auto& c : r.counts)
@@ -112,17 +151,48 @@ void add_validate_command(CLI::App& app) {
                    row.predicted_s, row.error(), csv_escape(to_string(row.strategy)));
       return;
     }
+    const bool with_calibration = !calibrated.empty();
     for (const auto& [table, title] : tables) {
-      Table t({"row", "published s", "predicted s", "error", "strategy"},
-              {false, true, true, true, false});
-      for (const auto& row : r.rows) {
-        if (row.table != table) continue;
-        t.add({row.fits ? row.label : row.label + " (does not fit)",
-               fmt::format("{:.2f}", row.published_s), fmt::format("{:.2f}", row.predicted_s),
-               fmt::format("{:+.1f} %", 100 * row.error()), to_string(row.strategy)});
+      std::vector<std::string> header{"row", "published s", "predicted s", "error"};
+      std::vector<bool> right{false, true, true, true};
+      if (with_calibration) {
+        header.insert(header.end(), {"calibrated s", "error", "fitted on"});
+        right.insert(right.end(), {true, true, false});
       }
-      fmt::print("{}\n{}mean absolute error {:.2f} %, worst {:.2f} %\n\n", title, t.render(2),
+      header.emplace_back("strategy");
+      right.push_back(false);
+      Table t(header, right);
+      for (size_t i = 0; i < r.rows.size(); ++i) {
+        const auto& row = r.rows[i];
+        if (row.table != table) continue;
+        std::vector<std::string> cells{row.fits ? row.label : row.label + " (does not fit)",
+                                       fmt::format("{:.2f}", row.published_s),
+                                       fmt::format("{:.2f}", row.predicted_s),
+                                       fmt::format("{:+.1f} %", 100 * row.error())};
+        if (with_calibration) {
+          const auto& k = calibrated[i];
+          cells.push_back(k.step_s ? fmt::format("{:.2f}", *k.step_s) : "-");
+          cells.push_back(
+              k.step_s ? fmt::format("{:+.1f} %", 100 * (*k.step_s / row.published_s - 1)) : "-");
+          cells.emplace_back(k.step_s && k.in_sample ? "in-sample" : "");
+        }
+        cells.push_back(to_string(row.strategy));
+        t.add(cells);
+      }
+      fmt::print("{}\n{}mean absolute error {:.2f} %, worst {:.2f} %\n", title, t.render(2),
                  100 * r.mean_abs_error(table), 100 * r.max_abs_error(table));
+      if (with_calibration) {
+        const CalibratedSummary c = summary(table);
+        if (c.rows > 0)
+          fmt::print(
+              "calibrated: mean absolute error {:.2f} % on the {} row{} a calibration covers, "
+              "{} of them among the runs it was fitted on (in-sample: how well it fits, not how "
+              "it predicts; fit --table step gives the held-out error)\n",
+              100 * c.error, c.rows, c.rows == 1 ? "" : "s", c.in_sample);
+        else
+          fmt::print("calibrated: no calibration in the store covers these rows\n");
+      }
+      fmt::print("\n");
     }
     Table counts({"model", "checkpoint", "computed", "error", "activated", "computed", "error"},
                  {false, true, true, true, true, true, true});

@@ -85,6 +85,21 @@ grep -q "^calibrated      not applied: cp_comm is" "$SCRATCH/out" || fail "rank 
 grep -q "^uncertainty     +/-12.9 %: the estimate's mean error on the 9 published h100-sxm5-80gb bf16 runs" \
   "$SCRATCH/out" || fail "rank uncertainty without a calibration: $OUT"
 
+# validate --db applies the calibrations too, and says which rows they were fitted on.
+expect_exit 0 "$BIN" validate --db "$DB" --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+h = j["megatron_core_h100_2024"]
+assert h["calibrated"]["rows"] == 9 and h["calibrated"]["in_sample_rows"] == 9, h["calibrated"]
+assert h["calibrated"]["mean_abs_error"] < h["mean_abs_error"] / 2, h
+assert all(r["in_sample"] for r in h["rows"])
+assert "calibrated" not in j["nemo_2407_h100_fp8"]  # held out no better than the estimate
+PY
+expect_exit 0 "$BIN" validate --db "$DB"
+grep -q "^calibrated: mean absolute error .* on the 9 rows a calibration covers, 9 of them among the runs it was fitted on" \
+  "$SCRATCH/out" || fail "validate --db: $OUT"
+
 # Exported and imported as every other table: the same runs in another store.
 expect_exit 0 "$BIN" export --db "$DB" --table measured -o "$SCRATCH/measured.csv"
 expect_exit 0 "$BIN" import csv --db "$SCRATCH/copy.db" "$SCRATCH/measured.csv"

@@ -157,6 +157,19 @@ struct CalibratedStep {
 std::optional<CalibratedStep> calibrate(const Estimate&, const Cluster&, const Software&,
                                         const std::vector<StepCalibration>&);
 
+// validate's rows with a store's calibrations applied: the calibrated step where one covers
+// the row, and whether the row's run is among the store's measured runs (in-sample: the
+// calibration was fitted on it; its error there says how well it fits, not how it predicts).
+struct CalibratedRow {
+  std::optional<double> step_s;
+  std::string why_not;  // a calibration exists and does not cover the row
+  bool in_sample = false;
+};
+std::vector<CalibratedRow> calibrate_rows(const ValidationReport&,
+                                          const std::vector<StepCalibration>&,
+                                          const std::vector<db::MeasuredStepRecord>& store_runs,
+                                          const CostSource* costs);
+
 // ---------------------------------------------------------------- uncertainty
 // How far to trust a step: its expected |relative error| and what that figure rests on.
 struct StepUncertainty {
