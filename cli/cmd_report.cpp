@@ -152,6 +152,7 @@ void add_report_command(CLI::App& app) {
     in.kernels = store.table("kernels");
     in.steps = store.step_points();
     in.schedules = store.job_schedules();
+    in.calibrations = load_step_calibrations(a->db);
     // Each fitted model against the rows it was fitted on (predicted by the model, not looked
     // up: the store's own sources would answer with the measurement).
     std::vector<std::string> problems;

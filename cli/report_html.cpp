@@ -450,6 +450,9 @@ std::string report_html(const ReportInputs& in) {
        steps_section(in.steps, in.predicted) + "</div>\n";
   o += "<h2 id=\"models\">Fitted models</h2>\n<div class=\"grid\">" + models_section(in.models) +
        "</div>\n";
+  if (!in.calibrations.empty())
+    o += "<h2 id=\"calibration\">Measured training steps</h2>\n<div class=\"grid\">" +
+         calibrations_section(in.calibrations) + "</div>\n";
   if (in.plans) o += "<h2 id=\"strategies\">Ranked strategies</h2>\n" + plans_section(*in.plans);
   if (!in.schedules.empty())
     o += "<h2 id=\"schedules\">Job schedules</h2>\n" + schedules_section(in.schedules);

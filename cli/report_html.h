@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "shardcost/calibration.h"
 #include "shardcost/db.h"
 #include "shardcost/estimator.h"
 #include "shardcost/learned.h"
@@ -39,11 +40,16 @@ struct ReportInputs {
   std::vector<FittedModelPlot> models;
   std::optional<RankedPlans> plans;
   std::vector<db::JobScheduleRecord> schedules;  // schedule --db
+  std::vector<StepCalibration> calibrations;     // fit --table step
 };
 
 std::string report_html(const ReportInputs&);
 // The job schedules' section: a Gantt chart per schedule (report_schedule.cpp).
 std::string schedules_section(const std::vector<db::JobScheduleRecord>&);
+
+// The measured training steps' section: each step calibration's runs, measured against the
+// estimate alone and the calibration held out (report_calibration.cpp).
+std::string calibrations_section(const std::vector<StepCalibration>&);
 
 // The catalog device a stored device name is (e.g. "NVIDIA H100 80GB HBM3" -> h100-sxm5-80gb):
 // the same normalized name, or the same model token and memory size where both are named.

@@ -100,6 +100,13 @@ expect_exit 0 "$BIN" validate --db "$DB"
 grep -q "^calibrated: mean absolute error .* on the 9 rows a calibration covers, 9 of them among the runs it was fitted on" \
   "$SCRATCH/out" || fail "validate --db: $OUT"
 
+# report draws each calibration's runs: measured against the estimate alone and held out.
+expect_exit 0 "$BIN" report --db "$DB" -o "$SCRATCH/report.html"
+grep -q '<h2 id="calibration">Measured training steps</h2>' "$SCRATCH/report.html" || fail "report section"
+grep -q "h100-sxm5-80gb under megatron-core: 9 measured runs of 9 models" "$SCRATCH/report.html" || fail "report H100 plot"
+grep -q "calibrated, its model held out: 3.5 % mean error" "$SCRATCH/report.html" || fail "report held-out figure"
+grep -q "calibrated, its configuration held out:" "$SCRATCH/report.html" || fail "report one-model plot"
+
 # Exported and imported as every other table: the same runs in another store.
 expect_exit 0 "$BIN" export --db "$DB" --table measured -o "$SCRATCH/measured.csv"
 expect_exit 0 "$BIN" import csv --db "$SCRATCH/copy.db" "$SCRATCH/measured.csv"
