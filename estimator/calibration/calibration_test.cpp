@@ -287,6 +287,8 @@ TEST_F(Calibration, RankingIsReorderedOnlyWhereTheCalibrationCoversEveryPlan) {
   for (size_t i = 0; i < u.best.size(); ++i)
     EXPECT_EQ(to_string(u.best[i].strategy), to_string(cp.best[i].strategy));
   EXPECT_FALSE(u.reordered);
+  // The steps it compares are analytic: so is the uncertainty it marks plans by.
+  EXPECT_EQ(u.uncertainty.basis.find("calibration"), std::string::npos) << u.uncertainty.basis;
 }
 
 }  // namespace

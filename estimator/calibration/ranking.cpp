@@ -2,7 +2,6 @@
 // (re-ordering them by the calibrated step where it applies), and the plans the step's
 // uncertainty cannot tell from the best.
 #include <algorithm>
-#include <numeric>
 
 #include "shardcost/calibration.h"
 
@@ -35,7 +34,8 @@ TrustedRanking trusted_ranking(const RankResult& r, const Cluster& c, const Soft
   }
   // Calibrated steps are ordered against calibrated steps only: where the calibration leaves a
   // plan out, the search's (analytic) order stands.
-  if (out.calibrated > 0 && out.not_covered.empty())
+  const bool by_calibration = out.calibrated > 0 && out.not_covered.empty();
+  if (by_calibration)
     std::stable_sort(plans.begin(), plans.end(),
                      [](const Ranked& a, const Ranked& b) { return a.step_s < b.step_s; });
   else
@@ -49,8 +49,10 @@ TrustedRanking trusted_ranking(const RankResult& r, const Cluster& c, const Soft
     steps.push_back(plans[i].step_s);
   }
   if (plans.empty()) return out;
+  // The steps compared are analytic where the order stands: so is their uncertainty.
   out.uncertainty =
-      step_uncertainty(*plans.front().estimate, c, sw, plans.front().calibrated, report);
+      step_uncertainty(*plans.front().estimate, c, sw,
+                       by_calibration ? plans.front().calibrated : std::nullopt, report);
   out.indistinguishable = indistinguishable_from_best(steps, out.uncertainty.relative);
   if (out.indistinguishable < static_cast<int>(steps.size()))
     out.next_gap = steps[out.indistinguishable] / steps.front() - 1;
