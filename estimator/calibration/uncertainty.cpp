@@ -28,7 +28,8 @@ StepUncertainty published_uncertainty(const ValidationReport& report, const std:
   for (const ValidationRow& row : report.rows) {
     // The fixed rule's rows are Narayanan's runs again, priced under another rule.
     if (row.table == "megatron2021_fixed_rule" || row.gpus <= 0 || !(row.published_s > 0)) continue;
-    const Device& d = run_cluster(row.cluster, row.gpus).groups.front().device;
+    const Cluster cluster = run_cluster(row.cluster, row.gpus);
+    const Device& d = cluster.groups.front().device;
     std::string why;
     const auto p = resolved_precision(row.strategy, row.software, d, &why);
     const std::string prec = p ? std::string(to_string(*p)) : "";
