@@ -126,8 +126,6 @@ std::string local_text(const Estimate& local, const Estimate& ref) {
       kLocalConvergence);
 }
 
-// No plan file: price the strategy text ("" for every default).
-
 std::string trace_table(const TraceEstimate& t) {
   Table table({"from s", "to s", "bandwidths", "step s", "steps"}, {true, true, false, true, true});
   for (const TraceSegmentEstimate& s : t.segments)
@@ -192,7 +190,7 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
   EstimateOptions published;
   published.costs = opt.costs;
   const StepUncertainty uncertainty =
-      step_uncertainty(e, c, opt.software, calibrated, validate(published));
+      step_uncertainty(e, c, opt.software, calibrated, [&] { return validate(published); });
   std::optional<TraceEstimate> trace;
   if (has_bandwidth_traces(c)) {
     if (v) throw InputError("bandwidth traces are priced at fixed length; leave out --seq-*");

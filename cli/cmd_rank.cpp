@@ -297,7 +297,8 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
   if (ro.objective == Objective::time) {
     EstimateOptions published;
     published.costs = ro.estimate.costs;
-    trusted = trusted_ranking(r, c, ro.estimate.software, calibrations, validate(published), top);
+    trusted = trusted_ranking(
+        r, c, ro.estimate.software, calibrations, [&] { return validate(published); }, top);
     r.best = trusted->best;
   }
   // The calibrated step beside a plan, where the calibration applied to it.

@@ -268,8 +268,8 @@ TEST_F(Calibration, RankingIsReorderedOnlyWhereTheCalibrationCoversEveryPlan) {
   ro.fixed = "cp=1";
   const RankResult r = rank(m, cl, ro);
   ASSERT_GE(r.best.size(), 10u);
-  const ValidationReport none;
-  const TrustedRanking t = trusted_ranking(r, cl, ro.estimate.software, fits, none, 5);
+  const PublishedErrors published = [] { return ValidationReport{}; };
+  const TrustedRanking t = trusted_ranking(r, cl, ro.estimate.software, fits, published, 5);
   ASSERT_EQ(t.best.size(), 5u);
   EXPECT_EQ(t.priced, static_cast<int>(r.best.size()));
   EXPECT_TRUE(t.not_covered.empty()) << t.not_covered;
@@ -281,7 +281,7 @@ TEST_F(Calibration, RankingIsReorderedOnlyWhereTheCalibrationCoversEveryPlan) {
   // With context parallelism searched, plans it never saw keep the analytic order.
   ro.fixed = "cp=2";
   const RankResult cp = rank(m, cl, ro);
-  const TrustedRanking u = trusted_ranking(cp, cl, ro.estimate.software, fits, none, 5);
+  const TrustedRanking u = trusted_ranking(cp, cl, ro.estimate.software, fits, published, 5);
   EXPECT_EQ(u.calibrated, 0);
   EXPECT_NE(u.not_covered.find("cp_comm"), std::string::npos) << u.not_covered;
   for (size_t i = 0; i < u.best.size(); ++i)

@@ -9,7 +9,7 @@ namespace shardcost {
 
 TrustedRanking trusted_ranking(const RankResult& r, const Cluster& c, const Software& sw,
                                const std::vector<StepCalibration>& calibrations,
-                               const ValidationReport& report, int top) {
+                               const PublishedErrors& published, int top) {
   struct Ranked {
     const Estimate* estimate;
     std::optional<CalibratedStep> calibrated;
@@ -52,7 +52,7 @@ TrustedRanking trusted_ranking(const RankResult& r, const Cluster& c, const Soft
   // The steps compared are analytic where the order stands: so is their uncertainty.
   out.uncertainty =
       step_uncertainty(*plans.front().estimate, c, sw,
-                       by_calibration ? plans.front().calibrated : std::nullopt, report);
+                       by_calibration ? plans.front().calibrated : std::nullopt, published);
   out.indistinguishable = indistinguishable_from_best(steps, out.uncertainty.relative);
   if (out.indistinguishable < static_cast<int>(steps.size()))
     out.next_gap = steps[out.indistinguishable] / steps.front() - 1;

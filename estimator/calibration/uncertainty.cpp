@@ -58,7 +58,7 @@ StepUncertainty published_uncertainty(const ValidationReport& report, const std:
 
 StepUncertainty step_uncertainty(const Estimate& e, const Cluster& c, const Software& sw,
                                  const std::optional<CalibratedStep>& k,
-                                 const ValidationReport& report) {
+                                 const PublishedErrors& published) {
   if (k && k->applied) {
     StepUncertainty u;
     u.relative = k->uncertainty;
@@ -73,7 +73,7 @@ StepUncertainty step_uncertainty(const Estimate& e, const Cluster& c, const Soft
   const Device& d = c.groups.front().device;
   std::string why;
   const auto p = resolved_precision(e.strategy, sw, d, &why);
-  return published_uncertainty(report, d.name, p ? std::string(to_string(*p)) : "");
+  return published_uncertainty(published(), d.name, p ? std::string(to_string(*p)) : "");
 }
 
 int indistinguishable_from_best(const std::vector<double>& steps, double uncertainty) {

@@ -2,6 +2,7 @@
 // Learning from measured training steps (docs/calibration.md): measured runs read into the
 // store with their configuration, a calibration of the estimate's own parts fitted on them per
 // device and software stack, and estimates that apply it where it covers them.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -182,9 +183,12 @@ struct StepUncertainty {
 // runs again, left out).
 StepUncertainty published_uncertainty(const ValidationReport&, const std::string& device,
                                       const std::string& precision);
+// The published runs' errors, asked for only where no calibration applies (validate prices
+// every published table: about 50 ms).
+using PublishedErrors = std::function<ValidationReport()>;
 // A step's: the calibration's held-out error where `k` applied, the published runs' otherwise.
 StepUncertainty step_uncertainty(const Estimate&, const Cluster&, const Software&,
-                                 const std::optional<CalibratedStep>& k, const ValidationReport&);
+                                 const std::optional<CalibratedStep>& k, const PublishedErrors&);
 // Steps sorted fastest first: how many (the best included) lie within `uncertainty` (relative)
 // of the best, s <= best x (1 + uncertainty), where the estimate cannot order them.
 int indistinguishable_from_best(const std::vector<double>& steps, double uncertainty);
@@ -206,7 +210,7 @@ struct TrustedRanking {
   double next_gap = 0;  // the first plan past them: how much slower than the best (relative)
 };
 TrustedRanking trusted_ranking(const RankResult&, const Cluster&, const Software&,
-                               const std::vector<StepCalibration>&, const ValidationReport&,
+                               const std::vector<StepCalibration>&, const PublishedErrors&,
                                int top);
 
 }  // namespace shardcost
