@@ -51,7 +51,8 @@ nlohmann::json software_json() {
                      {"fp8", sw.fp8}}},
                    {"zero3_gathers",
                     sw.zero3_gathers == ShardedCalls::per_layer ? "per_layer" : "per_tensor"},
-                   {"fp8_params", sw.fp8_params}});
+                   {"fp8_params", sw.fp8_params},
+                   {"ep_dispatcher", to_string(sw.ep_dispatcher)}});
   }
   return out;
 }

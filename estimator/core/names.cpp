@@ -104,6 +104,19 @@ FusedAttention parse_fused_attention(std::string_view name) {
       name));
 }
 
+std::string_view to_string(EpDispatcher d) {
+  return d == EpDispatcher::flex ? "flex" : "alltoall";
+}
+
+EpDispatcher parse_ep_dispatcher(std::string_view name) {
+  for (EpDispatcher d : {EpDispatcher::alltoall, EpDispatcher::flex})
+    if (name == to_string(d)) return d;
+  throw InputError(fmt::format(
+      "unknown expert-parallel dispatcher '{}'; use alltoall (one copy per token and expert) "
+      "or flex (DeepEP's and HybridEP's: one copy per destination node and GPU)",
+      name));
+}
+
 std::string_view to_string(CpMode m) {
   return m == CpMode::dynamic ? "dynamic" : m == CpMode::flex ? "flex" : "fixed";
 }

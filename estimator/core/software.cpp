@@ -117,6 +117,12 @@ Software software_preset(std::string_view name) {
     s.precision = DType::fp8;
     // Its attention kernels are not published: the catalog's best fused kernel stands in.
     s.fused_attention = FusedAttention::best;
+    // DeepEP (Sec. 3.2.2): each token goes over InfiniBand once to every node holding one of
+    // its experts (at most 4, node-limited routing), then over NVLink to the GPUs there.
+    s.ep_dispatcher = EpDispatcher::flex;
+    // "only 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink" (Sec.
+    // 3.2.2): what the overlapped dispatch and combine take from the compute beside them.
+    s.ep_comm_sms = 20;
   }
   if (name == "nemo") {
     // NeMo 2.0 (containers 24.07 on): Megatron-core and Transformer Engine under NeMo's
@@ -138,6 +144,12 @@ Software software_preset(std::string_view name) {
     // Megatron-Bridge's DeepSeek recipes dispatch through HybridEP on 32 SMs
     // (perf_recipes' _benchmark_common: moe_hybridep_num_sms = 32).
     s.ep_comm_sms = 32;
+    // ... through Megatron-core's flex dispatcher (moe_token_dispatcher_type = "flex", the
+    // backend hybridep or deepep: DEEPSEEK_V3_PRETRAIN_CONFIG_B200_V1 and its siblings in
+    // scripts/performance/configs/deepseek/deepseek_workload_base_configs.py), which sends a
+    // token once per destination node and GPU (DeepEP's internode kernels: one RDMA copy per
+    // node carrying the mask of its GPUs there).
+    s.ep_dispatcher = EpDispatcher::flex;
   }
   if (name == "pytorch-ddp" || name == "chainermn") {
     // Plain data-parallel stacks of the CNN papers (docs/operator-graphs.md), in fp32 unless

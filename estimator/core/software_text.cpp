@@ -29,7 +29,7 @@ constexpr BoolKey kBoolKeys[] = {
 std::string known_keys() {
   std::string out;
   for (const auto& k : kBoolKeys) out += std::string(k.name) + ", ";
-  return out + "attention, memory_headroom_gib";
+  return out + "attention, ep_dispatcher, memory_headroom_gib";
 }
 
 }  // namespace
@@ -63,6 +63,9 @@ Software parse_software(std::string_view text) {
     if (key == "attention") {
       s.fused_attention = parse_fused_attention(value);
       done = true;
+    } else if (key == "ep_dispatcher") {
+      s.ep_dispatcher = parse_ep_dispatcher(value);
+      done = true;
     } else if (key == "memory_headroom_gib") {
       double gib = -1;
       try {
@@ -95,6 +98,8 @@ std::string software_text(const Software& s) {
       add(fmt::format("{}={}", k.name, s.*k.field ? "true" : "false"));
   if (s.fused_attention != preset.fused_attention)
     add(fmt::format("attention={}", to_string(s.fused_attention)));
+  if (s.ep_dispatcher != preset.ep_dispatcher)
+    add(fmt::format("ep_dispatcher={}", to_string(s.ep_dispatcher)));
   if (s.memory_fixed_bytes != preset.memory_fixed_bytes ||
       s.memory_fragmentation != preset.memory_fragmentation)
     add(fmt::format("memory_headroom_gib={}", s.memory_fixed_bytes / kGiB));

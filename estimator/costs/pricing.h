@@ -91,6 +91,10 @@ std::optional<double> attention_rate(const Device&, const AttentionShape&, bool 
 // sustained over burst fraction (1 where either is unknown).
 double sustained_over_burst(const Device&);
 
+// The expected number of `units` (the GPUs, or the nodes, of an expert-parallel group over
+// which the experts are spread evenly) that one token's top_k routed experts reach.
+double expected_units_hit(const Routing& routing, int units);
+
 class Pricer {
  public:
   Pricer(const Device& device, const Fabric& intra, const Fabric& inter, int gpus_per_node,
@@ -105,6 +109,10 @@ class Pricer {
                          bool backward = false) const;
   Priced memory_pass(double bytes) const;
   Priced collective(CollectiveOp op, double bytes, GroupPlacement group) const;
+  // An expert-parallel dispatch or combine of `bytes` (top_k copies of each token) through a
+  // deduplicating dispatcher (EpDispatcher::flex): each token crosses the network once per
+  // remote node its experts sit on, and NVLink once per GPU (costs/routed.cpp).
+  Priced routed_all_to_all(double bytes, const Routing& routing, GroupPlacement group) const;
   // One point-to-point transfer between neighbours of `group` (a ring's step, a pipeline's
   // stage boundary; a pair is a group of 2), over the group's slowest hop: where the group
   // spans nodes some hop crosses them, and a ring step, like a pipeline's steady state, waits

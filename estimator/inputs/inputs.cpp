@@ -439,8 +439,8 @@ void parse_moe(const nlohmann::json& moe, const std::string& where, Model& m) {
   JsonFields mf(moe, where);
   mf.reject_unknown({"experts", "n_routed_experts", "num_experts", "num_local_experts", "top_k",
                      "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
-                     "first_k_dense_replace", "topk_method", "imbalance", "capacity_factor",
-                     "sources"});
+                     "first_k_dense_replace", "topk_method", "n_group", "topk_group", "imbalance",
+                     "capacity_factor", "sources"});
   Moe& e = m.moe;
   const char* experts =
       one_of(mf, moe, {"experts", "n_routed_experts", "num_experts", "num_local_experts"});
@@ -467,6 +467,16 @@ void parse_moe(const nlohmann::json& moe, const std::string& where, Model& m) {
           fmt::format("must be greedy, group_limited_greedy or noaux_tc (got \"{}\")", *method));
     e.expert_bias = *method == "noaux_tc";  // auxiliary-loss-free balancing: a bias per expert
   }
+  e.groups = mf.optional_int("n_group", 1, e.experts).value_or(0);
+  e.group_top_k = mf.optional_int("topk_group", 1, std::max(1, e.groups)).value_or(0);
+  if ((e.groups > 0) != (e.group_top_k > 0))
+    mf.fail(e.groups > 0 ? "topk_group" : "n_group",
+            "is missing; group-limited routing needs both n_group (the expert groups) and "
+            "topk_group (the groups a token may use)");
+  if (e.groups > 0 && e.experts % e.groups != 0)
+    mf.fail("n_group", fmt::format("({}) does not divide the {} experts into equal groups",
+                                   e.groups, e.experts));
+  if (e.groups == 1) e.groups = e.group_top_k = 0;  // one group: no limit
   e.imbalance = mf.optional_number("imbalance", 1).value_or(1);
   if (e.imbalance > e.experts)
     mf.fail("imbalance", fmt::format("({}) is above the {} experts: the busiest expert cannot "

@@ -105,7 +105,7 @@ TEST(Inputs, PublishedConfigNamesForMlaMoeAndMtp) {
         "qk_rope_head_dim": 8, "v_head_dim": 16, "num_nextn_predict_layers": 1,
         "moe": {"n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
                 "n_shared_experts": 1, "first_k_dense_replace": 1, "topk_method": "noaux_tc",
-                "imbalance": 1.5, "capacity_factor": 1.25})"),
+                "n_group": 4, "topk_group": 2, "imbalance": 1.5, "capacity_factor": 1.25})"),
                        "m.json");
   EXPECT_TRUE(m.is_mla());
   EXPECT_EQ(m.mla.q_lora_rank, 16);
@@ -118,7 +118,16 @@ TEST(Inputs, PublishedConfigNamesForMlaMoeAndMtp) {
   EXPECT_FALSE(m.moe_layer(0));
   EXPECT_TRUE(m.moe_layer(1));
   EXPECT_DOUBLE_EQ(m.moe.load_factor(), 1.25);  // dropped beyond capacity
+  EXPECT_EQ(m.moe.groups, 4);                   // group-limited routing
+  EXPECT_EQ(m.moe.group_top_k, 2);
   EXPECT_EQ(m.mtp_layers, 1);
+  // And written back as read (the catalog's DeepSeek-V3 has its published 8 and 4).
+  const Model v3 = load_model("deepseek-v3");
+  EXPECT_EQ(v3.moe.groups, 8);
+  EXPECT_EQ(v3.moe.group_top_k, 4);
+  const Model again = parse_model_json(model_json(v3), "again.json");
+  EXPECT_EQ(again.moe.groups, 8);
+  EXPECT_EQ(again.moe.group_top_k, 4);
 }
 
 TEST(Inputs, BadFamilyFieldsNameTheField) {
@@ -136,6 +145,12 @@ TEST(Inputs, BadFamilyFieldsNameTheField) {
             std::string::npos);
   EXPECT_NE(error(R"("moe": {"experts": 8, "top_k": 2, "first_k_dense_replace": 4})")
                 .find("field 'first_k_dense_replace' (4) leaves none of the 4 layers"),
+            std::string::npos);
+  EXPECT_NE(error(R"("moe": {"experts": 8, "top_k": 2, "n_group": 3, "topk_group": 1})")
+                .find("field 'n_group' (3) does not divide the 8 experts"),
+            std::string::npos);
+  EXPECT_NE(error(R"("moe": {"experts": 8, "top_k": 2, "n_group": 4})")
+                .find("field 'topk_group' is missing"),
             std::string::npos);
   EXPECT_NE(error(R"("moe": {"experts": 8, "top_k": 2, "imbalance": 9})")
                 .find("field 'imbalance' (9) is above the 8 experts"),
@@ -349,17 +364,23 @@ TEST(Inputs, SoftwareTextRoundTrips) {
   s.tp_comm_overlap = false;
   s.overlap_param_gather = false;
   s.fused_attention = FusedAttention::fa3;
+  s.ep_dispatcher = EpDispatcher::alltoall;
   s.memory_fixed_bytes = 3 * kGiB;
   s.memory_fragmentation = 0;
   const std::string text = software_text(s);
   EXPECT_EQ(text,
             "nemo:overlap_param_gather=false,tp_comm_overlap=false,attention=fa3,"
-            "memory_headroom_gib=3");
+            "ep_dispatcher=alltoall,memory_headroom_gib=3");
   const Software back = parse_software(text);
   EXPECT_FALSE(back.tp_comm_overlap);
   EXPECT_FALSE(back.overlap_param_gather);
   EXPECT_TRUE(back.overlap_grad_reduce);
   EXPECT_EQ(back.fused_attention, FusedAttention::fa3);
+  EXPECT_EQ(back.ep_dispatcher, EpDispatcher::alltoall);
+  EXPECT_EQ(software_preset("nemo").ep_dispatcher, EpDispatcher::flex);
+  EXPECT_EQ(software_preset("megatron-core").ep_dispatcher, EpDispatcher::alltoall);
+  EXPECT_NE(input_error([] { parse_software("nemo:ep_dispatcher=deepep2"); }).find("use alltoall"),
+            std::string::npos);
   EXPECT_DOUBLE_EQ(back.memory_fixed_bytes, 3 * kGiB);
   EXPECT_EQ(software_text(back), text);
   EXPECT_NE(

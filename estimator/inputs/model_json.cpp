@@ -73,6 +73,10 @@ std::string model_json(const Model& m) {
     e["n_shared_experts"] = m.moe.shared_experts;
     if (m.pattern.empty()) e["first_k_dense_replace"] = m.moe.first_dense_layers;
     if (m.moe.expert_bias) e["topk_method"] = "noaux_tc";
+    if (m.moe.groups > 0) {
+      e["n_group"] = m.moe.groups;
+      e["topk_group"] = m.moe.group_top_k;
+    }
     e["imbalance"] = m.moe.imbalance;
     if (m.moe.capacity_factor > 0) e["capacity_factor"] = m.moe.capacity_factor;
     j["moe"] = e;

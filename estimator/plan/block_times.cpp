@@ -24,7 +24,8 @@ Part comm_part(Axis a) {
   return a == Axis::tp || a == Axis::etp ? kTpComm : a == Axis::cp ? kCpComm : kEpComm;
 }
 
-OpCost price(const Op& op, const Pricer& pr, const Placement& place, FusedAttention kernel) {
+OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Software& sw) {
+  const FusedAttention kernel = sw.fused_attention;
   OpCost c;
   c.selective = op.selective;
   c.selective_share = op.selective_share;
@@ -54,6 +55,15 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, FusedAttent
       c.is_attention = op.core_attention;
       break;
     case OpKind::collective:
+      if (op.routing.top_k > 0 && sw.ep_dispatcher == EpDispatcher::flex) {
+        // Dispatch and combine, each the other's backward, through DeepEP or HybridEP.
+        c.fwd = pr.routed_all_to_all(op.bytes, op.routing, group);
+        c.bwd = pr.routed_all_to_all(op.backward_bytes > 0 ? op.backward_bytes : op.bytes,
+                                     op.routing, group);
+        c.is_comm = true;
+        c.comm_part = comm_part(op.axis);
+        break;
+      }
       if (op.op) c.fwd = pr.collective(*op.op, op.bytes, group);
       if (op.backward_op)
         c.bwd = pr.collective(*op.backward_op, op.backward_bytes > 0 ? op.backward_bytes : op.bytes,
@@ -116,7 +126,7 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
   // Each op priced once: an async TP collective also needs the next GEMM's weight gradient.
   thread_local std::vector<OpCost> costs;
   costs.clear();
-  for (const Op& op : ops) costs.push_back(price(op, pr, place, sw.fused_attention));
+  for (const Op& op : ops) costs.push_back(price(op, pr, place, sw));
   Times t;
   if (track_origins) t.track();
   Priced cp_fwd, cp_bwd;

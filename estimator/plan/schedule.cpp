@@ -108,13 +108,17 @@ struct Step {
   // expert-parallel all-to-alls and the pipeline sends of each run behind the other's compute
   // (DeepSeek-V3, Sec. 3.2.1: "both all-to-all and PP communication can be fully hidden"):
   // what outlasts the stage's compute stays exposed, and the hidden part costs the SMs its
-  // kernels take from that compute, as every overlap here does.
-  static void dualpipe_overlap(Times& t, const Pricer& pr) {
+  // kernels take from that compute, as every overlap here does (the stack's communication SMs,
+  // Software::ep_comm_sms: DeepSeek's 20, Sec. 3.2.2; else NCCL's channels).
+  void dualpipe_overlap(Times& t, const Pricer& on) const {
     const double comm = t.s[kEpComm] + t.s[kPpComm];
     if (comm <= 0) return;
     const double compute = t.s[kComputeForward] + t.s[kComputeBackward] + t.s[kComputeRecompute];
     const double hidden = std::min(comm, compute);
-    const double f = (comm - hidden + hidden * pr.nccl_sm_share()) / comm;
+    const double share = sw.ep_comm_sms > 0
+                             ? std::min(1.0, static_cast<double>(sw.ep_comm_sms) / on.device().sms)
+                             : on.nccl_sm_share();
+    const double f = (comm - hidden + hidden * share) / comm;
     // The backward's share of them shrinks alike (what data-parallel reductions hide behind).
     t.backward_comm -= (1 - f) * std::min(t.backward_comm, comm);
     t.scale(kEpComm, f);

@@ -231,8 +231,15 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
     if (own_tp) tp_exit(d, st, out);
   }
   out.push_back(gemm("moe_router", d.num.other, local, m.moe.experts, d.h));
+  // The router's scores in fp32 (Megatron-core's moe_router_dtype fp32 in the performance
+  // recipes): softmax or sigmoid, the top-k (within the best groups), the probabilities
+  // gathered: the logits read, the scores written and read back, forward; backward alike.
+  out.push_back(pass("moe_router_topk", local * m.moe.experts, 12, 12));
+  // Where the copies go, for a dispatcher that sends each token once per node and GPU.
+  const Routing routing{m.moe.experts, m.moe.top_k, m.moe.groups, m.moe.group_top_k};
   out.push_back(comm("ep_dispatch", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
                      CollectiveOp::all_to_all, d.e * routed_local * load * d.h));
+  out.back().routing = routing;
   const bool gather = dispatcher && etp > 1;
   if (gather) {
     Op g = comm("moe_tp_all_gather", OpKind::collective, Axis::etp, CollectiveOp::all_gather,
@@ -241,6 +248,10 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
     g.backward_regather = true;
     out.push_back(g);
   }
+  // The copies that arrived, sorted into expert order for the grouped GEMMs (Megatron-core's
+  // permute, fused or not: read and write each copy); backward, the gradient un-sorted alike.
+  // In 16-bit units (d.w) per routed element: 2 bytes read, 2 written.
+  out.push_back(pass("moe_permute", routed * d.h, 4 * d.w, 4 * d.w));
   const double local_experts = static_cast<double>(m.moe.experts) / st.ep;
   const double tokens_per_expert = routed * st.ep / m.moe.experts;
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
@@ -258,8 +269,16 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
   if (gather)
     out.push_back(comm("moe_tp_reduce_scatter", OpKind::collective, Axis::etp,
                        CollectiveOp::reduce_scatter, CollectiveOp::all_gather, d.e * routed * d.h));
+  // The experts' outputs un-sorted back into token order, scaled by their routing
+  // probabilities and summed per token (unpermute: each copy read, each token written, 1/k of
+  // a copy); backward, the token's gradient read, each copy's gradient written, and each
+  // probability's gradient a dot product with the output it scaled (read once more).
+  const double per_token = 1.0 / m.moe.top_k;
+  out.push_back(
+      pass("moe_unpermute", routed * d.h, 2 * d.w * (1 + per_token), 2 * d.w * (2 + per_token)));
   out.push_back(comm("ep_combine", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
                      CollectiveOp::all_to_all, d.e * routed_local * load * d.h));
+  out.back().routing = routing;
 }
 
 // Attention's core over the local heads: `qk` and `v` dims per head (MLA's differ).

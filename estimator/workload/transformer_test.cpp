@@ -229,3 +229,40 @@ TEST(TransformerMoe, ExpertParallelTrafficIsEachTensorRanksOwnTokens) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// What a MoE layer does around its experts' GEMMs besides the all-to-alls (issue 32, item 3):
+// the router's fp32 scores and top-k, the arrived copies sorted into expert order (permute)
+// and back (unpermute, each token summing its k copies). Mixtral 8x7B, seq 4096, mbs 1, tp 1,
+// ep 4, bf16: 4096 tokens x 8 experts of scores, 12 bytes each way; 4096 x 2 copies x h 4096 of
+// permute, 2 bytes read and 2 written each way; unpermute reads each copy and writes 1/2 of a
+// token per copy (k = 2) forward, reads that, writes the copy's gradient and reads the output
+// again backward.
+TEST(TransformerMoe, RouterAndPermutePassesMoveWhatTheyTouch) {
+  const Model m = load_model("mixtral-8x7b");
+  const auto w = transformer_workload(m);
+  Graph g;
+  w->graph(parse_strategy("tp=1,ep=4,mbs=1,gbs=64", 64), AttentionKernel::flash, g);
+  std::map<std::string, std::pair<double, double>> passes;
+  for (const Op& op : g.blocks[1].ops)
+    if (op.kind == OpKind::memory) passes[op.name] = {op.bytes, op.backward_bytes};
+  const double copies = 4096.0 * 2, h = 4096;
+  EXPECT_DOUBLE_EQ(passes["moe_router_topk"].first, 4096.0 * 8 * 12);
+  EXPECT_DOUBLE_EQ(passes["moe_router_topk"].second, 4096.0 * 8 * 12);
+  EXPECT_DOUBLE_EQ(passes["moe_permute"].first, copies * h * 4);
+  EXPECT_DOUBLE_EQ(passes["moe_permute"].second, copies * h * 4);
+  EXPECT_DOUBLE_EQ(passes["moe_unpermute"].first, copies * h * (2 + 2 * 0.5));
+  EXPECT_DOUBLE_EQ(passes["moe_unpermute"].second, copies * h * (4 + 2 * 0.5));
+  // The dispatch and combine say where their copies go.
+  for (const Op& op : g.blocks[1].ops) {
+    if (op.axis != Axis::ep) continue;
+    EXPECT_EQ(op.routing.experts, 8) << op.name;
+    EXPECT_EQ(op.routing.top_k, 2) << op.name;
+    EXPECT_EQ(op.routing.groups, 0) << op.name;
+  }
+}
+
+}  // namespace
+}  // namespace shardcost

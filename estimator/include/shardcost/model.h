@@ -50,12 +50,23 @@ struct Mamba {
 // dense (DeepSeek's first_k_dense_replace). Routing as priced: the busiest expert receives
 // `imbalance` times the mean (max/mean tokens per expert, 1: balanced), at most
 // `capacity_factor` times it when tokens beyond capacity are dropped (0: dropless).
+// Where a MoE layer's routed copies go: `top_k` of `experts` per token, the experts spread
+// evenly over the expert-parallel group, group-limited where `groups` > 0 (Moe's fields). A
+// dispatch or combine op carries it so that a deduplicating dispatcher can be priced.
+struct Routing {
+  int experts = 0, top_k = 0, groups = 0, group_top_k = 0;
+};
+
 struct Moe {
   int experts = 0, top_k = 0;
   int expert_ffn_hidden = 0;  // moe_intermediate_size; 0: the model's ffn_hidden
   int shared_experts = 0;
   int first_dense_layers = 0;
   bool expert_bias = false;  // a per-expert routing bias (DeepSeek-V3's noaux_tc)
+  // Group-limited routing (n_group, topk_group): experts in `groups` equal groups of
+  // consecutive experts, each token routed within its best `group_top_k` of them (DeepSeek-
+  // V3: 8 and 4, at most 4 nodes when a node holds a group). 0: routing over all experts.
+  int groups = 0, group_top_k = 0;
   double imbalance = 1;
   double capacity_factor = 0;
   // The busiest expert's tokens over the mean: imbalance, capped by the capacity.

@@ -20,6 +20,15 @@ enum class ShardedCalls { per_layer, per_tensor };
 // Kernels a stack has for attention: fused (FlashAttention) or the unfused softmax path.
 enum class AttentionKernel { flash, standard };
 
+// How a stack moves routed tokens to their experts. alltoall: one copy per (token, expert)
+// through an all-to-all (Megatron-core's alltoall dispatcher, NCCL). flex: DeepEP's and
+// HybridEP's hierarchical dispatch (Megatron-core's flex dispatcher): a token crosses the
+// network once per destination node and NVLink once per destination GPU, whatever number of
+// its experts sit there; combine returns the same way, reduced per node.
+enum class EpDispatcher { alltoall, flex };
+std::string_view to_string(EpDispatcher);
+EpDispatcher parse_ep_dispatcher(std::string_view);  // throws InputError
+
 enum class Recompute { none, selective, full };
 std::string_view to_string(Recompute);
 // What recompute=selective recomputes (Megatron-core's --recompute-modules): attention's core
@@ -203,8 +212,10 @@ struct Software {
   // zero_grad(set_to_none=True)) or keep them sharded zero their shard at most.
   bool zero_whole_grad_buffer = true;
   // SMs an expert-parallel dispatch or combine kernel takes while it runs: HybridEP's
-  // moe_hybridep_num_sms (32 in Megatron-Bridge's performance recipes); 0: NCCL's channels.
+  // moe_hybridep_num_sms (32 in Megatron-Bridge's performance recipes), DeepEP's 20 under
+  // DeepSeek-V3's DualPipe; 0: NCCL's channels.
   int ep_comm_sms = 0;
+  EpDispatcher ep_dispatcher = EpDispatcher::alltoall;
   int max_zero = 3;  // ZeRO stages: 1 = distributed optimizer, 2-3 = FSDP
   // With pipeline parallelism: sharded gradients (ZeRO-2/3) would be reduce-scattered, and
   // ZeRO-3's weights re-gathered, every micro-batch; DeepSpeed refuses the combination and

@@ -60,6 +60,8 @@ struct Op {
   // row-parallel one: what Transformer Engine's userbuffers can overlap with that linear's
   // GEMMs (Software::tp_comm_overlap).
   bool userbuffers = false;
+  // The expert-parallel dispatch and combine: where their copies go (top_k 0: not routed).
+  Routing routing;
 
   // Forward FLOPs (GEMMs and attention; memory passes and communication count none).
   double forward_flops() const;
