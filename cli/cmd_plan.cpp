@@ -157,7 +157,7 @@ void run_estimate(const PlanArgs& given, const std::string& strategy_text,
     return;
   }
   const Format format = parse_format(a.format, {Format::text, Format::json});
-  const Model m = load_model(a.model);
+  const Model m = model_of(a);
   const Cluster c = cluster_of(a);
   const auto workload = transformer_workload(m);
   const Plan plan = plan_path ? load_plan(*plan_path, c, workload->layers())

@@ -263,7 +263,7 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
     ro.objective = Objective::memory;
   else
     throw InputError(fmt::format("unknown --objective '{}'; use time or memory", objective));
-  const Model m = load_model(a.model);
+  const Model m = model_of(a);
   const Cluster c = cluster_of(a);
   ro.estimate.software = software_of(a);
   const auto costs = load_costs(a.db);

@@ -18,10 +18,10 @@ PlanArgs resolved(const PlanArgs& a) {
   if (!is_onnx_path(a.model) && (a.epoch_samples != 0 || a.optimizer != "sgd"))
     throw InputError(
         "--epoch-samples and --optimizer apply to operator graphs (--model FILE.onnx)");
-  if (is_onnx_path(a.model) && (!a.attention.empty() || a.memory_headroom_gib))
+  if (is_onnx_path(a.model) && (!a.attention.empty() || a.memory_headroom_gib || a.seq_len))
     throw InputError(
-        "--attention and --memory-headroom apply to transformer models, not operator graphs "
-        "(.onnx)");
+        "--attention, --memory-headroom and --seq-len apply to transformer models, not operator "
+        "graphs (.onnx)");
   PlanArgs r = a;
   if (r.software.empty()) r.software = is_onnx_path(a.model) ? "pytorch-ddp" : "megatron-core";
   return r;
@@ -44,6 +44,9 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
                   "GiB a GPU holds beyond the modelled state and activations (CUDA context, NCCL "
                   "buffers, workspaces, fragmentation); default: the preset's allowance, 2 GiB + "
                   "5 %");
+  cmd->add_option("--seq-len", a.seq_len,
+                  "tokens per sequence the run trains at; default: the model's (a Hugging Face "
+                  "config.json's max_position_embeddings)");
   cmd->add_option("--network-trace", a.network_trace,
                   "CSV of seconds,bandwidth_GBps: the cluster network's bandwidth over time "
                   "(cluster files may give links[].trace too)");
@@ -110,6 +113,18 @@ std::string join_layers(const std::vector<int>& layers) {
 // The tp column: the degree, or each stage's ("8/8/4/4").
 std::string tp_text(const Strategy& s) {
   return s.stage_tp.empty() ? std::to_string(s.tp) : join_layers(s.stage_tp);
+}
+
+Model model_of(const PlanArgs& a) {
+  Model m = load_model(a.model);
+  if (a.seq_len) {
+    constexpr int kMaxSeqLen = 1 << 27;  // a model file's bound (inputs.cpp)
+    if (*a.seq_len < 1 || *a.seq_len > kMaxSeqLen)
+      throw InputError(fmt::format("--seq-len {} is not a sequence length; give 1 to {} tokens",
+                                   *a.seq_len, kMaxSeqLen));
+    m.seq_len = *a.seq_len;
+  }
+  return m;
 }
 
 // The cluster, with the network trace the command names.

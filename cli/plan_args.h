@@ -19,6 +19,7 @@ struct PlanArgs {
   std::string software;   // empty: megatron-core (pytorch-ddp for operator graphs)
   std::string attention;  // the fused attention kernel; empty: the preset's
   std::optional<double> memory_headroom_gib;  // replaces the preset's memory allowance
+  std::optional<int> seq_len;  // replaces the model's sequence length (a config's maximum)
   std::string format = "text";
   std::string db;             // cost store to price from; empty: catalog only
   std::string network_trace;  // seconds,bandwidth_GBps CSV for the cluster's network
@@ -36,6 +37,8 @@ void add_plan_options(CLI::App*, PlanArgs&);
 Software software_of(const PlanArgs&);
 // The cluster, with the network trace the command names.
 Cluster cluster_of(const PlanArgs&);
+// The model, at the sequence length --seq-len names.
+Model model_of(const PlanArgs&);
 GraphArgs graph_args(const PlanArgs&, int global_batch, const CostSource* costs);
 
 std::string cluster_line(const Cluster&);

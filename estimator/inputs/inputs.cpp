@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "catalog.h"
+#include "hf_config.h"
 #include "json_fields.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -598,6 +599,9 @@ void parse_windows(const JsonFields& f, const nlohmann::json& j, Model& m) {
 
 Model parse_model_json(std::string_view text, std::string_view origin) {
   const auto j = parse_json_text(text, origin);
+  // A published Hugging Face config.json: its fields read as a model file's (hf_config.cpp).
+  if (is_hf_config(j))
+    return parse_model_json(model_file_of_hf_config(j, std::string(origin)).dump(), origin);
   JsonFields f(j, std::string(origin));
   f.reject_unknown({"name",
                     "description",
@@ -618,6 +622,9 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
                     "moe",
                     "head_dim",
                     "qk_norm",
+                    "qkv_bias",
+                    "post_norms",
+                    "final_logit_softcapping",
                     "q_lora_rank",
                     "kv_lora_rank",
                     "qk_nope_head_dim",
@@ -655,6 +662,9 @@ Model parse_model_json(std::string_view text, std::string_view origin) {
   if (m.heads % m.kv_heads != 0)
     f.fail("kv_heads", fmt::format("({}) must divide heads ({})", m.kv_heads, m.heads));
   m.qk_norm = f.optional_bool("qk_norm").value_or(false);
+  m.qkv_bias = f.optional_bool("qkv_bias").value_or(false);
+  m.post_norms = f.optional_bool("post_norms").value_or(false);
+  m.logit_softcap = f.optional_number("final_logit_softcapping", 0).value_or(0);
   m.mtp_layers = f.optional_int("num_nextn_predict_layers", 0, kMaxLayers).value_or(0);
   const auto act = f.optional_string("activation").value_or("gelu");
   if (act == "gelu") {

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <functional>
+
+#include "json_fields.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/units.h"
@@ -393,6 +397,115 @@ TEST(Inputs, SoftwareTextRoundTrips) {
   EXPECT_NE(input_error([] { parse_software("nemo:memory_headroom_gib=-1"); }).find("0 to 1024"),
             std::string::npos);
   EXPECT_THROW(parse_software("no-such-stack"), InputError);
+}
+
+}  // namespace
+}  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+std::string hf_fixture(const std::string& name) {
+  return SHARDCOST_SOURCE_DIR "/tests/fixtures/hf/" + name;
+}
+bool is_file(const std::string& path) {
+  return std::ifstream(path).good();
+}
+
+// Published Hugging Face config.json files load as they are (issue 34, item 1): their
+// parameter counts are the released checkpoints' (the model cards' and the safetensors index's
+// totals), every field either read or known not to change the cost.
+TEST(HfConfig, PublishedConfigsCountTheirCheckpointsParameters) {
+  const std::pair<const char*, double> published[] = {
+      {"llama-3.1-8b.json", 8030261248.0},  {"mistral-7b.json", 7241732096.0},
+      {"mixtral-8x7b.json", 46702792704.0}, {"qwen2.5-7b.json", 7615616512.0},
+      {"qwen3-8b.json", 8190735360.0},      {"gemma-2-2b.json", 2614341888.0},
+      {"phi-3-mini.json", 3821079552.0}};
+  for (const auto& [file, params] : published) {
+    if (!is_file(hf_fixture(file))) {
+      ADD_FAILURE() << file << " missing";
+      continue;
+    }
+    const Model m = load_model(hf_fixture(file));
+    EXPECT_DOUBLE_EQ(parameter_count(m), params) << file;
+  }
+}
+
+// What each model_type brings that a llama does not: Qwen2's biases on q, k and v only, Qwen3's
+// per-head norms, Gemma-2's four norms a layer, alternating windows, tied embeddings, GeGLU and
+// capped logits, Mixtral's experts, Mistral's window on every layer.
+TEST(HfConfig, EachModelTypesOwnFeaturesAreRead) {
+  const Model llama = load_model(hf_fixture("llama-3.1-8b.json"));
+  EXPECT_EQ(llama.seq_len, 131072);  // max_position_embeddings: --seq-len says what a run uses
+  EXPECT_EQ(llama.kv_heads, 8);
+  EXPECT_EQ(llama.activation, Activation::swiglu);
+  EXPECT_TRUE(llama.rmsnorm);
+  EXPECT_FALSE(llama.learned_positions);
+  EXPECT_FALSE(llama.bias);
+  EXPECT_FALSE(llama.tied_embeddings);
+  const Model qwen2 = load_model(hf_fixture("qwen2.5-7b.json"));
+  EXPECT_TRUE(qwen2.qkv_bias);
+  EXPECT_FALSE(qwen2.bias);
+  EXPECT_TRUE(qwen2.windows.empty());  // use_sliding_window false
+  EXPECT_TRUE(load_model(hf_fixture("qwen3-8b.json")).qk_norm);
+  const Model gemma = load_model(hf_fixture("gemma-2-2b.json"));
+  EXPECT_TRUE(gemma.post_norms);
+  EXPECT_TRUE(gemma.tied_embeddings);
+  EXPECT_EQ(gemma.head_dim(), 256);
+  EXPECT_EQ(gemma.sliding_window, 4096);
+  ASSERT_EQ(gemma.windows.size(), 26u);
+  EXPECT_EQ(gemma.windows[0], Window::sliding);
+  EXPECT_EQ(gemma.windows[1], Window::full);
+  EXPECT_DOUBLE_EQ(gemma.logit_softcap, 30.0);
+  const Model mixtral = load_model(hf_fixture("mixtral-8x7b.json"));
+  EXPECT_EQ(mixtral.moe.experts, 8);
+  EXPECT_EQ(mixtral.moe.top_k, 2);
+  EXPECT_EQ(load_model(hf_fixture("mistral-7b.json")).sliding_window, 4096);
+}
+
+// DeepSeek-V3's config reads as the catalog's model, which was written from it by hand.
+TEST(HfConfig, DeepSeekV3ReadsAsTheCatalogsModel) {
+  const Model hf = load_model(hf_fixture("deepseek-v3.json"));
+  const Model catalog = load_model("deepseek-v3");
+  EXPECT_DOUBLE_EQ(parameter_count(hf), parameter_count(catalog));
+  EXPECT_DOUBLE_EQ(mtp_parameter_count(hf), mtp_parameter_count(catalog));
+  EXPECT_EQ(hf.moe.groups, 8);
+  EXPECT_EQ(hf.moe.group_top_k, 4);
+  EXPECT_EQ(hf.moe.first_dense_layers, 3);
+  EXPECT_TRUE(hf.moe.expert_bias);
+  EXPECT_EQ(hf.mla.kv_lora_rank, 512);
+}
+
+// What would change the cost and is not modelled is refused by name; so is a field nobody has
+// judged, and a model_type not read.
+TEST(HfConfig, WhatIsNotModelledIsRefusedByName) {
+  const auto llama = nlohmann::json::parse(read_text_file(hf_fixture("llama-3.1-8b.json"), "t"));
+  auto error = [&](const std::function<void(nlohmann::json&)>& change) {
+    nlohmann::json j = llama;
+    change(j);
+    return input_error([&] { parse_model_json(j.dump(), "config.json"); });
+  };
+  EXPECT_NE(error([](auto& j) {
+              j["attention_bias"] = true;
+            }).find("field 'attention_bias' is set without the other"),
+            std::string::npos);
+  EXPECT_NE(error([](auto& j) {
+              j["frobnication"] = 3;
+            }).find("field 'frobnication' of a llama config.json is not read"),
+            std::string::npos);
+  EXPECT_NE(error([](auto& j) { j["model_type"] = "gpt2"; }).find("model_type 'gpt2' is not read"),
+            std::string::npos);
+  EXPECT_NE(error([](auto& j) { j.erase("hidden_size"); }).find("field 'hidden_size' is missing"),
+            std::string::npos);
+  EXPECT_NE(error([](auto& j) { j["hidden_act"] = "relu"; }).find("field 'hidden_act' is \"relu\""),
+            std::string::npos);
+  nlohmann::json qwen =
+      nlohmann::json::parse(read_text_file(hf_fixture("qwen3-30b-a3b.json"), "t"));
+  qwen["decoder_sparse_step"] = 2;
+  EXPECT_NE(input_error([&] {
+              parse_model_json(qwen.dump(), "config.json");
+            }).find("field 'decoder_sparse_step' is not 1"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -57,6 +57,9 @@ std::string model_json(const Model& m) {
   j["tied_embeddings"] = m.tied_embeddings;
   j["dropout"] = m.dropout;
   if (m.qk_norm) j["qk_norm"] = true;
+  if (m.qkv_bias) j["qkv_bias"] = true;
+  if (m.post_norms) j["post_norms"] = true;
+  if (m.logit_softcap > 0) j["final_logit_softcapping"] = m.logit_softcap;
   if (m.is_mla()) {
     j["q_lora_rank"] = m.mla.q_lora_rank;
     j["kv_lora_rank"] = m.mla.kv_lora_rank;

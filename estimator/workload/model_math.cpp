@@ -141,7 +141,8 @@ LayerParameters layer_parameters(const Model& m, LayerKind kind) {
     const double hd = m.head_dim();
     const double q = static_cast<double>(m.heads) * hd;
     const double kv = static_cast<double>(m.kv_heads) * hd;
-    p.attention = h * (q + 2 * kv) + b * (q + 2 * kv) + q * h + b * h;
+    const double qkv_b = m.qkv_bias ? 1.0 : b;
+    p.attention = h * (q + 2 * kv) + qkv_b * (q + 2 * kv) + q * h + b * h;
     if (m.qk_norm) p.replicated = 2 * norm_parameters(m, hd);
   } else if (kind.mixer == Mixer::mamba) {
     // in_proj, the convolution's weights and biases, dt_bias, A_log and D per head, the gated
@@ -160,7 +161,7 @@ LayerParameters layer_parameters(const Model& m, LayerKind kind) {
     p.mlp = mlp_parameters(m, m.ffn_hidden);
   }
   const int parts = (kind.mixer != Mixer::none ? 1 : 0) + (kind.ffn != Ffn::none ? 1 : 0);
-  p.norms = parts * norm_parameters(m, h);
+  p.norms = parts * (m.post_norms ? 2 : 1) * norm_parameters(m, h);
   return p;
 }
 

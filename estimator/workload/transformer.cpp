@@ -242,11 +242,13 @@ class Transformer final : public Workload {
     if (kind.mixer == Mixer::attention)
       mixer_tensors = m_.is_mla() ? per_linear * (m_.mla.q_lora_rank > 0 ? 4 : 3) +
                                         norm_tensors * (m_.mla.q_lora_rank > 0 ? 2 : 1)
-                                  : per_linear * 2 + (m_.qk_norm ? 2 * norm_tensors : 0);
+                                  : per_linear * 2 + (m_.qk_norm ? 2 * norm_tensors : 0) +
+                                        (m_.qkv_bias && !m_.bias ? 1 : 0);
     if (kind.mixer == Mixer::mamba) mixer_tensors = 8;
     const int mlps = kind.ffn == Ffn::none ? 0 : moe ? m_.moe.experts / s.ep : 1;
     const int parts = (kind.mixer != Mixer::none ? 1 : 0) + (kind.ffn != Ffn::none ? 1 : 0);
-    layer.param_tensors = mixer_tensors + per_linear * 2 * mlps + parts * norm_tensors +
+    layer.param_tensors = mixer_tensors + per_linear * 2 * mlps +
+                          parts * norm_tensors * (m_.post_norms ? 2 : 1) +
                           (moe ? 1 + (m_.moe.expert_bias ? 1 : 0) : 0) +
                           (moe && m_.moe.shared_experts > 0 ? per_linear * 2 : 0);
     const double f =
@@ -371,6 +373,8 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
             e * T * s.conv_dim() / t + e * T * s.inner() / t + li * T * s.inner() / t +
             mask * T * h / sp_div;
   }
+  // A post-sublayer norm (Gemma-2) keeps its input, the sublayer's output.
+  if (m.post_norms && kind.mixer != Mixer::none) bytes += e * T * h / sp_div;
   if (kind.mixer == Mixer::attention) {
     // Attention core. Unfused: softmax output, dropout mask and dropout output, a*s^2 each;
     // selective recomputation drops exactly these. Fused: only the softmax statistics (fp32).
@@ -385,6 +389,7 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   // MLP block: norm input and output (fc1 input), activation input(s), fc2 input, mask.
   const double gate = m.activation == Activation::swiglu ? 2 : 1;
   bytes += e * T * h / sp_div + mask * T * h / sp_div;
+  if (m.post_norms) bytes += e * T * h / sp_div;
   if (kind.ffn == Ffn::dense) {
     const double f = static_cast<double>(m.ffn_hidden) / t;
     bytes += norm_out * li * T * h / sp_div + e * T * gate * f + li * T * f;

@@ -504,6 +504,10 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
       gqa_ops(m, st, kernel, d, kind.window, out);
     }
     tp_exit(d, st, out);
+    if (m.post_norms) {
+      out.push_back(norm("post_attention_norm", d));
+      out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
+    }
     out.push_back(
         residual(kind.mixer == Mixer::mamba ? "mamba_residual" : "attention_residual", d, dropout));
     recomputed(out.back(), d.per_op());
@@ -523,6 +527,10 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
     moe_ops(m, st, d, out);
   }
   if (!dispatcher) tp_exit(d, st, out);
+  if (m.post_norms) {
+    out.push_back(norm("post_mlp_norm", d));
+    out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
+  }
   out.push_back(residual("mlp_residual", d, dropout));
   recomputed(out.back(), d.per_op());
   if (m.bias) {
@@ -537,6 +545,9 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
     const double outputs =
         attention_out + (swiglu ? 2 : 1) * f_local * (moe_layer ? m.moe.top_k : 1) + d.h;
     out.push_back(pass("bias_grads", d.tokens * outputs, 0, d.e));
+  } else if (m.qkv_bias && kind.mixer == Mixer::attention && !m.is_mla()) {
+    // Biases on the query, key and value projections only (Qwen2): their gradient's reduction.
+    out.push_back(pass("qkv_bias_grads", d.tokens * (d.q_local + 2 * d.kv_local) * d.hd, 0, d.e));
   }
 }
 
@@ -565,6 +576,10 @@ void head_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vec
   // Vocab-parallel cross entropy in fp32, as Megatron's passes run: .float() (read 2, write
   // 4), max (4), sub_ (8), exp (8), sum (4), div_ (8); backward: softmax minus one-hot in
   // place (8) and the cast back to 16 bits (6).
+  // A soft cap on the logits (Gemma-2): cap * tanh(logits / cap) in fp32 before the loss, read
+  // and written forward (4 + 4), its gradient scaled by 1 - tanh^2 backward (read the capped
+  // logits and the gradient, write it: 12).
+  if (m.logit_softcap > 0) out.push_back(pass("logit_softcap", d.tokens * v_local, 8, 12));
   out.push_back(pass("cross_entropy", d.tokens * v_local, 38, 14));
 }
 

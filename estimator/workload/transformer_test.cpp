@@ -266,3 +266,38 @@ TEST(TransformerMoe, RouterAndPermutePassesMoveWhatTheyTouch) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// Gemma-2's and Qwen2's own passes (issue 34): a norm on each sublayer's output before its
+// residual add (2 bytes read and written per element forward, as every norm), the biases' on
+// q, k and v gradient reduction, and a cap on the logits before the loss (an fp32 pass over
+// them: 8 bytes forward, 12 backward per logit).
+TEST(TransformerOps, PostNormsQkvBiasesAndCappedLogitsArePriced) {
+  Model m = load_model("llama3-8b");
+  const Strategy s = parse_strategy("tp=1,mbs=1,gbs=8", 8);
+  auto names = [&](const Model& model) {
+    Graph g;
+    transformer_workload(model)->graph(s, AttentionKernel::flash, g);
+    std::map<std::string, double> bytes;
+    for (const Block& b : g.blocks)
+      for (const Op& op : b.ops)
+        if (op.kind == OpKind::memory) bytes[op.name] = op.bytes + op.backward_bytes;
+    return bytes;
+  };
+  const auto plain = names(m);
+  EXPECT_EQ(plain.count("post_attention_norm"), 0u);
+  m.post_norms = true;
+  m.qkv_bias = true;
+  m.logit_softcap = 30;
+  const auto gemma = names(m);
+  const double tokens = 8192, h = 4096;
+  EXPECT_DOUBLE_EQ(gemma.at("post_attention_norm"), plain.at("input_norm"));
+  EXPECT_DOUBLE_EQ(gemma.at("post_mlp_norm"), tokens * h * (4 + 10));
+  EXPECT_DOUBLE_EQ(gemma.at("qkv_bias_grads"), tokens * (4096 + 2 * 1024) * 2);
+  EXPECT_DOUBLE_EQ(gemma.at("logit_softcap"), tokens * 128256 * (8 + 12));
+}
+
+}  // namespace
+}  // namespace shardcost

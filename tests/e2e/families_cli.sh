@@ -82,4 +82,29 @@ expect_exit 2 "$BIN" estimate --model deepseek-v3 --cluster dgx-h100 --gpus 1024
   --strategy tp=1,pp=4,ep=64,mbs=1,gbs=1024,zero=1,schedule=dualpipe
 one_line_error
 case "$ERR" in *"megatron-core has no DualPipe schedule"*) ;; *) fail "wrong error: $ERR";; esac
+
+# A published Hugging Face config.json as it is (issue 34): Llama 3.1 8B's, at the 8,192 tokens
+# Llama 3 pre-trained at, prices as the catalog's llama3-8b (the same architecture).
+S=tp=1,pp=1,dp=8,mbs=1,gbs=64,recompute=full,zero=1
+expect_exit 0 "$BIN" estimate --model "$SRC/tests/fixtures/hf/llama-3.1-8b.json" --seq-len 8192 \
+  --cluster dgx-h100 --gpus 8 --strategy $S --format json
+HF_STEP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step_time_s"])' "$SCRATCH/out")
+expect_exit 0 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy $S --format json
+CAT_STEP=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["step_time_s"])' "$SCRATCH/out")
+[ "$HF_STEP" = "$CAT_STEP" ] || fail "config.json prices $HF_STEP s, llama3-8b $CAT_STEP s"
+# Without --seq-len, its maximum (131,072) is the length; a bad --seq-len is one line.
+expect_exit 0 "$BIN" rank --model "$SRC/tests/fixtures/hf/qwen3-8b.json" --seq-len 4096 \
+  --cluster dgx-h100 --gpus 8 --gbs 64 --top 1
+expect_exit 2 "$BIN" estimate --model "$SRC/tests/fixtures/hf/llama-3.1-8b.json" --seq-len 0 \
+  --cluster dgx-h100 --gpus 8 --strategy $S
+one_line_error
+# A field nobody judged is refused by name.
+python3 - "$SRC/tests/fixtures/hf/llama-3.1-8b.json" "$SCRATCH/odd.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); j["frobnication"] = 1
+json.dump(j, open(sys.argv[2], "w"))
+PY
+expect_exit 2 "$BIN" estimate --model "$SCRATCH/odd.json" --cluster dgx-h100 --gpus 8 --strategy $S
+one_line_error
+case "$ERR" in *"field 'frobnication' of a llama config.json is not read"*) ;; *) fail "$ERR";; esac
 echo "families_cli: ok"

@@ -85,7 +85,14 @@ struct Model {
   bool tied_embeddings = true;    // LM head shares the input embedding
   bool learned_positions = true;  // learned position embedding (GPT) or rotary (Llama)
   bool rmsnorm = false;
-  bool qk_norm = false;            // a norm over each query and key head (Qwen3)
+  bool qk_norm = false;   // a norm over each query and key head (Qwen3)
+  bool qkv_bias = false;  // biases on the query, key and value projections only (Qwen2)
+  // A second norm on each sublayer's output before its residual add (Gemma-2's
+  // post_attention_layernorm and post_feedforward_layernorm): four norms a layer, not two.
+  bool post_norms = false;
+  // The logits capped as cap * tanh(logits / cap) before the loss (Gemma-2's
+  // final_logit_softcapping); 0: none.
+  double logit_softcap = 0;
   double dropout = 0;              // hidden and attention dropout probability
   Mla mla;                         // multi-head latent attention when kv_lora_rank > 0
   Moe moe;                         // MoE when moe.experts > 0
