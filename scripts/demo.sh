@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh >/dev/null
+SHARDCOST_TARGET=shardcost scripts/build.sh >/dev/null
 ./build/shardcost rank --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 512 --top 10

@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh -DSHARDCOST_WERROR=ON
+scripts/build.sh
 ctest --test-dir build --output-on-failure --parallel "$(nproc)"
