@@ -4,6 +4,7 @@
 // and timestamp variants, whose extra columns are skipped.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 
@@ -92,30 +93,89 @@ bool starts_program(std::string_view line) {
   return body.rfind("nccl-tests version", 0) == 0 || body.rfind("nThread", 0) == 0;
 }
 
+// NCCL's own log lines ("10.0.0.1:2345:2345 [0] NCCL INFO ...", from hosts named by address)
+// start with a digit too, and are never results.
 bool is_row(std::string_view line) {
   line = trim(line);
-  return !line.empty() && line.front() >= '0' && line.front() <= '9';
+  return !line.empty() && line.front() >= '0' && line.front() <= '9' &&
+         line.find(" NCCL INFO") == std::string_view::npos &&
+         line.find(" NCCL WARN") == std::string_view::npos;
+}
+
+// The collective a program line names: a token such as "./build/all_gather_perf" or
+// "all_reduce_perf_mpi" on a line that is not nccl-tests' own ("$ mpirun ... ./all_gather_perf
+// -b 8", as logs of several programs hold them); "" where none.
+std::string program_op(std::string_view line) {
+  line = trim(line);
+  if (line.empty() || line.front() == '#') return "";
+  for (std::string_view token : split_ws(line)) {
+    if (token.find("_perf") == std::string_view::npos) continue;
+    const size_t slash = token.find_last_of('/');
+    if (slash != std::string_view::npos) token = token.substr(slash + 1);
+    if (std::string op = nccl_op_name(token); !op.empty()) return op;
+  }
+  return "";
+}
+
+// mpirun --tag-output prefixes each line with "[job,rank]<stdout>:" (or <stderr>:); the same
+// text without them, line for line.
+std::string untagged(std::string_view text) {
+  static const std::regex tag(R"(^\[\d+,\d+\]<std(?:out|err)>:)");
+  std::string out;
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    std::match_results<std::string_view::const_iterator> m;
+    if (!line.empty() && line.front() == '[' && std::regex_search(line.begin(), line.end(), m, tag))
+      line.remove_prefix(static_cast<size_t>(m.length(0)));
+    out.append(line);
+    if (end < text.size()) out += '\n';
+    pos = end + 1;
+  }
+  return out;
+}
+
+bool tagged(std::string_view text) {
+  return text.find("]<stdout>:") != std::string_view::npos ||
+         text.find("]<stderr>:") != std::string_view::npos;
+}
+
+// A section holds a results table: a '#' line with the size and time columns.
+bool has_results_header(std::string_view text) {
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = trim(text.substr(pos, end - pos));
+    if (!line.empty() && line.front() == '#' && read_header(split_ws(trim(line.substr(1)))).ok())
+      return true;
+    pos = end + 1;
+  }
+  return false;
 }
 
 }  // namespace
 
 namespace {
 
-// first_line: the section's first line's number in the file, for errors.
+// first_line: the section's first line's number in the file, for errors. op_from_flag: set
+// when the collective came from --op, the file saying none.
 Measurements import_text_section(std::string_view text, std::string_view source,
-                                 std::string_view op, int first_line);
+                                 std::string_view op, int first_line, bool* op_from_flag = nullptr);
 
 }  // namespace
 
 Measurements import_nccl_tests_text(std::string_view text, std::string_view source,
                                     std::string_view op) {
+  if (tagged(text)) return import_text_section(untagged(text), source, op, 1);
   return import_text_section(text, source, op, 1);
 }
 
 namespace {
 
 Measurements import_text_section(std::string_view text, std::string_view source,
-                                 std::string_view op, int first_line) {
+                                 std::string_view op, int first_line, bool* op_from_flag) {
   static const std::regex rank_re(
       R"(Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*\S))");
   Measurements m;
@@ -128,6 +188,8 @@ Measurements import_text_section(std::string_view text, std::string_view source,
   int line_no = first_line - 1;
   int skipped = 0, first_skipped = 0;  // row-like lines that are not rows
   bool summary = false;                // nccl-tests' closing "# Avg bus bandwidth" line
+  std::string named;                   // the collective a program line names
+  int64_t out_of_bounds = 0;           // "# Out of bounds values : N FAILED"
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t end = text.find('\n', pos);
@@ -137,10 +199,14 @@ Measurements import_text_section(std::string_view text, std::string_view source,
     ++line_no;
     if (line.empty()) continue;
     const std::string where = fmt::format("{}:{}", source, line_no);
+    if (named.empty() && run.rows.empty()) named = program_op(line);
     if (line.front() == '#') {
       const std::string_view body = trim(line.substr(1));
       const auto tokens = split_ws(body);
       summary = summary || body.rfind("Avg bus bandwidth", 0) == 0;
+      if (body.rfind("Out of bounds values", 0) == 0 && body.find("FAILED") != std::string::npos)
+        for (const auto tok : tokens)
+          if (const auto n = parse_int(tok)) out_of_bounds = std::max(out_of_bounds, *n);
       std::match_results<std::string_view::const_iterator> mr;
       if (body.rfind("nccl-tests version", 0) == 0 && tokens.size() >= 3) {
         m.run.tool_version = std::string(tokens[2]);
@@ -173,6 +239,7 @@ Measurements import_text_section(std::string_view text, std::string_view source,
                                   mr[4].str(), mr[5].str()});
       } else if (Columns c = read_header(tokens); c.ok() && c.time[0] >= 0) {
         cols = c;
+        summary = false;  // a new table: its rows are results again
       }
       continue;
     }
@@ -184,7 +251,8 @@ Measurements import_text_section(std::string_view text, std::string_view source,
     // Under the header, a line that starts like a row but cannot be one (too few columns: a
     // file cut short; a size that is not a decimal number) is skipped and counted, never
     // silently. Anything else (NCCL INFO lines, warnings) is not ours to read.
-    if (!cols.ok() || !is_row(line)) continue;
+    // After the closing summary, a digit-led line ("3 jobs finished") is the log's, not a result.
+    if (!cols.ok() || !is_row(line) || summary) continue;
     if (!parse_int(t[0]) || t.size() < static_cast<size_t>(cols.time[0]) + 1) {
       if (skipped++ == 0) first_skipped = line_no;
       continue;
@@ -211,9 +279,13 @@ Measurements import_text_section(std::string_view text, std::string_view source,
                      ": no nccl-tests result rows found (expected a "
                      "'# size count type ... time algbw busbw' header and rows under it); is this "
                      "nccl-tests output?");
-  // The file's own op first, then its name, then --op.
+  // The file's own op first, then the program line's, then its name, then --op.
+  if (run.op.empty()) run.op = named;
   if (run.op.empty()) run.op = nccl_op_from_path(source);
-  if (run.op.empty()) run.op = fallback_op(op);
+  if (run.op.empty()) {
+    run.op = fallback_op(op);
+    if (op_from_flag) *op_from_flag = !run.op.empty();
+  }
   if (run.rank_lines.empty()) run.ranks = gpus_per_process;
   nccl_records(run, source, m);
   if (skipped > 0)
@@ -222,6 +294,11 @@ Measurements import_text_section(std::string_view text, std::string_view source,
         "or a size that is not a number) and {} skipped; is the file complete?",
         source, first_skipped, skipped, skipped == 1 ? "" : "s", skipped == 1 ? "is" : "are",
         skipped == 1 ? "was" : "were"));
+  if (out_of_bounds > 0)
+    m.warnings.push_back(fmt::format(
+        "{}: nccl-tests found {} out-of-bounds value{} ('Out of bounds values ... FAILED'): the "
+        "results were stored, but a run that writes past its buffers is not one to trust",
+        source, out_of_bounds, out_of_bounds == 1 ? "" : "s"));
   if (!summary)
     m.warnings.push_back(fmt::format(
         "{}: no closing '# Avg bus bandwidth' line: the output may have been cut short ({} "
@@ -232,14 +309,19 @@ Measurements import_text_section(std::string_view text, std::string_view source,
 
 }  // namespace
 
-std::vector<Measurements> import_nccl_tests_runs(std::string_view text, std::string_view source,
+std::vector<Measurements> import_nccl_tests_runs(std::string_view whole, std::string_view source,
                                                  std::string_view op) {
-  const std::string_view body = trim(text);
-  if (!body.empty() && body.front() == '{') return {import_nccl_tests_json(text, source, op)};
+  const std::string_view body = trim(whole);
+  if (!body.empty() && body.front() == '{') return {import_nccl_tests_json(whole, source, op)};
+  std::string cleaned;
+  if (tagged(whole)) cleaned = untagged(whole);
+  const std::string_view text = tagged(whole) ? std::string_view(cleaned) : whole;
   // A new run starts after a program's "Collective test concluded" line, or where a program's
   // header comes after result rows (a log cut without its closing line).
+  // A program line ("$ ./all_gather_perf -b 8 ...") after a run's rows opens the next run.
   std::vector<std::pair<size_t, int>> starts{{0, 1}};  // byte offset, line number
   bool rows = false, concluded = false;
+  std::pair<size_t, int> program{std::string_view::npos, 0};
   int line_no = 0;
   for (size_t pos = 0; pos < text.size();) {
     size_t end = text.find('\n', pos);
@@ -247,9 +329,13 @@ std::vector<Measurements> import_nccl_tests_runs(std::string_view text, std::str
     const std::string_view line = text.substr(pos, end - pos);
     ++line_no;
     if ((concluded || (starts_program(line) && rows)) && !trim(line).empty()) {
-      starts.push_back({pos, line_no});
+      starts.push_back(program.first != std::string_view::npos && !concluded
+                           ? program
+                           : std::pair<size_t, int>{pos, line_no});
       rows = concluded = false;
+      program = {std::string_view::npos, 0};
     }
+    if (rows && !program_op(line).empty()) program = {pos, line_no};
     rows = rows || is_row(line);
     const std::string_view t = trim(line);
     concluded = concluded || (t.rfind("#", 0) == 0 &&
@@ -258,12 +344,33 @@ std::vector<Measurements> import_nccl_tests_runs(std::string_view text, std::str
   }
   // Lines after the last program's end that hold no results (trailing log lines) are no run.
   if (starts.size() > 1 && !rows) starts.pop_back();
-  std::vector<Measurements> out;
+  // A stretch with no results table (log lines before the first program, a numbered list
+  // after the last) is no run, where another stretch is one.
+  std::vector<std::pair<std::string_view, int>> sections;
   for (size_t i = 0; i < starts.size(); ++i) {
     const size_t from = starts[i].first;
     const size_t to = i + 1 < starts.size() ? starts[i + 1].first : text.size();
-    out.push_back(import_text_section(text.substr(from, to - from), source, op, starts[i].second));
+    sections.push_back({text.substr(from, to - from), starts[i].second});
   }
+  if (std::any_of(sections.begin(), sections.end(),
+                  [](const auto& s) { return has_results_header(s.first); }))
+    sections.erase(std::remove_if(sections.begin(), sections.end(),
+                                  [](const auto& s) { return !has_results_header(s.first); }),
+                   sections.end());
+  std::vector<Measurements> out;
+  int from_flag = 0;
+  for (const auto& [section, first_line] : sections) {
+    bool flagged = false;
+    out.push_back(import_text_section(section, source, op, first_line, &flagged));
+    from_flag += flagged ? 1 : 0;
+  }
+  // One --op cannot name the collectives of several programs.
+  if (from_flag > 0 && out.size() > 1)
+    throw InputError(fmt::format(
+        "{}: --op {} would label {} of its {} runs, but a log of several programs need not be of "
+        "one collective; import each program's output on its own with its --op, or keep the "
+        "command lines (./all_gather_perf ...) or 'Collective test starting' lines in the log",
+        source, op, from_flag, out.size()));
   return out;
 }
 

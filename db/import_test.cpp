@@ -490,3 +490,59 @@ TEST_F(KinetoRanks, TwoTracesOfOneRankOrABadFileAreErrors) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+// A cluster job's log of two nccl-tests programs (issue 34, item 4), written from the
+// documented formats: mpirun --tag-output's "[1,0]<stdout>:" prefixes, the MPI builds'
+// *_perf_mpi command lines naming each program, no "Collective test starting" lines (before
+// nccl-tests 2.12), NCCL INFO lines from hosts named by address, a numbered list before the
+// results and a job summary after them, and an "Out of bounds values ... FAILED" line.
+TEST(NcclTests, AJobLogOfTwoTaggedProgramsIsTwoRunsEachWithItsOp) {
+  const std::string log = fixture("nccl/two_programs_tagged.log");
+  const auto runs = import_nccl_tests_runs(log, "job.log");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].collectives.size(), 8u);
+  EXPECT_EQ(runs[1].collectives.size(), 8u);
+  for (const auto& c : runs[0].collectives) EXPECT_EQ(c.op, "all_reduce");
+  for (const auto& c : runs[1].collectives) EXPECT_EQ(c.op, "all_gather");
+  EXPECT_EQ(runs[0].collectives.front().ranks, 16);
+  EXPECT_EQ(runs[0].collectives.front().bytes, 1024);
+  EXPECT_DOUBLE_EQ(static_cast<double>(runs[0].collectives.front().time_ns), 30120);
+  // No warning for the log's own lines; one for the out-of-bounds values.
+  EXPECT_TRUE(runs[0].warnings.empty());
+  ASSERT_EQ(runs[1].warnings.size(), 1u);
+  EXPECT_NE(runs[1].warnings[0].find("3 out-of-bounds values"), std::string::npos);
+  // The file's own ops win over --op.
+  EXPECT_EQ(import_nccl_tests_runs(log, "job.log", "broadcast")[1].collectives[0].op, "all_gather");
+}
+
+// Without the command lines the runs do not say their collective: one --op cannot name both.
+TEST(NcclTests, OneOpForSeveralUnnamedRunsIsRefused) {
+  std::string log = fixture("nccl/two_programs_tagged.log");
+  for (size_t at; (at = log.find("$ mpirun")) != std::string::npos;)
+    log.erase(at, log.find('\n', at) + 1 - at);
+  try {
+    import_nccl_tests_runs(log, "job.log", "all_reduce");
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--op all_reduce would label 2 of its 2 runs"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(import_nccl_tests_runs(log, "job.log"), InputError);
+  // One program's output, unnamed, still takes --op.
+  const std::string one = log.substr(0, log.find("10.0.0.2:5128"));
+  EXPECT_EQ(import_nccl_tests_runs(one, "one.log", "all_reduce").at(0).collectives.at(0).op,
+            "all_reduce");
+}
+
+TEST(NcclTests, MpiProgramNamesAreTheirCollectives) {
+  EXPECT_EQ(nccl_op_name("all_reduce_perf_mpi"), "all_reduce");
+  EXPECT_EQ(nccl_op_name("alltoall_perf_mpi"), "all_to_all");
+  EXPECT_EQ(nccl_op_name("sendrecv_perf"), "send_recv");
+}
+
+}  // namespace
+}  // namespace shardcost::db

@@ -87,6 +87,8 @@ std::string squeeze(std::string_view s) {
 
 std::string nccl_op_name(std::string_view name) {
   std::string s = squeeze(name);
+  // The programs: all_reduce_perf, and all_reduce_perf_mpi as the MPI build names it.
+  if (s.size() > 7 && s.substr(s.size() - 7) == "perfmpi") s.resize(s.size() - 7);
   if (s.size() > 4 && s.substr(s.size() - 4) == "perf") s.resize(s.size() - 4);
   for (const auto& [key, op] : kOps)
     if (s == key) return std::string(op);
