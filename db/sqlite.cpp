@@ -94,6 +94,10 @@ void set_lock_wait_notice(std::function<void(const std::string&)> f) {
   lock_notice() = std::move(f);
 }
 
+const std::function<void(const std::string&)>& lock_wait_notice() {
+  return lock_notice();
+}
+
 void Connection::tell_lock_wait() const {
   if (told_wait_) return;
   told_wait_ = true;

@@ -3,6 +3,7 @@
 // move-only. Every return code is checked; errors carry the SQL and the file.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -103,5 +104,8 @@ class Transaction {
   const Connection& conn_;
   bool open_ = true;
 };
+
+// What set_lock_wait_notice set (empty: nothing to tell), for waits outside SQLite's.
+const std::function<void(const std::string&)>& lock_wait_notice();
 
 }  // namespace shardcost::db

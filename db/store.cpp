@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "import_lock.h"
 #include "schema.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
@@ -237,6 +238,10 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
   batch_rows = std::max<int64_t>(batch_rows, 1);
   const Connection& c = *conn_;
   Run run = m.run;
+  // Content with a content-derived uuid: another process writing the same content goes first,
+  // and this one then finds its run completed, not a leftover to replace (issue 37, item 1).
+  std::optional<ImportLock> lock;
+  if (!run.uuid.empty() && path_ != ":memory:") lock.emplace(path_, run.uuid, lock_wait_notice());
   if (run.uuid.empty()) run.uuid = new_run_uuid();
   WriteResult result;
 

@@ -62,6 +62,25 @@ gen_trace() {  # gen_trace FILE EVENTS
 }
 gen_trace "$SCRATCH/big.json" 400000
 
+# Imports of the same files started together (issue 37, item 1): each file stored once, every
+# importer done, the store whole. Four importers of one 400,000-event Kineto trace (committing
+# every 5,000 rows, so that they interleave: before the fix they stored 1,090,000 events for a
+# 300,000-event trace) and three of one nccl-tests log, into one store at once.
+pids=()
+for i in 1 2 3 4; do
+  "$BIN" import kineto --db "$SCRATCH/together.db" --batch-rows 5000 "$SCRATCH/big.json" \
+    >"$SCRATCH/together.$i.out" 2>&1 & pids+=($!)
+done
+for i in 1 2 3; do
+  "$BIN" import nccl-tests --db "$SCRATCH/together.db" "$F/nccl/broadcast_root.txt" \
+    >"$SCRATCH/together.n$i.out" 2>&1 & pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "a concurrent import failed: $(cat "$SCRATCH"/together.*.out)"; done
+expect_exit 0 "$BIN" db info "$SCRATCH/together.db"
+grep -q "rows     run 2,.* collective 14,.* kernel_event 400000," <<<"$OUT" ||
+  fail "concurrent imports stored a file more than once: $(head -3 <<<"$OUT")"
+expect_exit 0 "$BIN" db check "$SCRATCH/together.db"
+
 # A truncated store: half of a real one.
 "$BIN" import kineto --db "$SCRATCH/full.db" --batch-rows 5000 "$SCRATCH/big.json" >/dev/null
 sqlite3 "$SCRATCH/full.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null 2>&1 || true
