@@ -20,6 +20,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "gz_file.h"
 #include "import_util.h"
 #include "kineto.h"
 #include "shardcost/error.h"
@@ -33,6 +34,33 @@ namespace od = simdjson::ondemand;
 // A value read as an integer when it is one; `out` untouched otherwise.
 bool int_of(od::value v, int64_t& out) {
   return v.get_int64().get(out) == simdjson::SUCCESS;
+}
+
+// A JSON number of microseconds, written "123456" or "123456.789" (no sign, no exponent), to
+// the nanosecond: the integer and fraction digits read apart (rounded at the fourth decimal);
+// nullopt for any other form (the double then stands).
+std::optional<int64_t> exact_ns(std::string_view raw) {
+  while (!raw.empty() &&
+         (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\t' || raw.back() == '\r'))
+    raw.remove_suffix(1);
+  const size_t dot = raw.find('.');
+  const std::string_view whole = raw.substr(0, dot);
+  const std::string_view frac = dot == std::string_view::npos ? "" : raw.substr(dot + 1);
+  if (whole.empty() || whole.size() > 16) return std::nullopt;
+  int64_t us = 0;
+  for (char c : whole) {
+    if (c < '0' || c > '9') return std::nullopt;
+    us = us * 10 + (c - '0');
+  }
+  int64_t ns = 0;
+  for (size_t i = 0; i < frac.size(); ++i) {
+    const char c = frac[i];
+    if (c < '0' || c > '9') return std::nullopt;
+    if (i < 3) ns = ns * 10 + (c - '0');
+    if (i == 3 && c >= '5') ++ns;
+  }
+  for (size_t i = frac.size(); i < 3; ++i) ns *= 10;
+  return us * 1000 + ns;
 }
 
 std::optional<EventKind> gpu_kind(std::string_view cat) {
@@ -103,19 +131,25 @@ class KinetoStream {
       }
       switch (c) {
         case '"':
-          if (depth_ == 2 && in_events_) not_an_event();
+          if (depth_ == events_depth_ && in_events_) not_an_event();
           in_string_ = true;
           if (depth_ == 1 && expect_key_) key_capture_ = true, key_.clear();
           break;
         case '{':
         case '[':
           if (depth_ == 0) {
-            if (c != '{' || done_) fail("not a JSON object");
-            expect_key_ = true;
-          } else if (depth_ == 1 && current_key_ == "traceEvents") {
+            if (done_) fail("not a JSON object");
+            if (c == '[') {
+              // PyTorch before 1.9 wrote the events as the document itself: one list.
+              events_depth_ = 1;
+              in_events_ = saw_events_ = true;
+            } else {
+              expect_key_ = true;
+            }
+          } else if (depth_ == 1 && events_depth_ == 2 && current_key_ == "traceEvents") {
             if (c != '[') fail("'traceEvents' is not a list");
             in_events_ = saw_events_ = true;
-          } else if (depth_ == 2 && in_events_) {
+          } else if (depth_ == events_depth_ && in_events_) {
             if (c != '{') not_an_event();
             in_event_ = true;
             event_from = i;
@@ -126,7 +160,7 @@ class KinetoStream {
         case ']':
           if (depth_ == 0) fail("unbalanced brackets");
           --depth_;
-          if (depth_ == 2 && in_event_) {
+          if (depth_ == events_depth_ && in_event_) {
             if (event_buf_.empty() && capacity - (i + 1) >= simdjson::SIMDJSON_PADDING) {
               event(p + event_from, i + 1 - event_from, capacity - event_from);
             } else {
@@ -136,15 +170,16 @@ class KinetoStream {
               event_buf_.clear();
             }
             in_event_ = false;
-          } else if (depth_ == 1 && in_events_) {
+          } else if (depth_ == events_depth_ - 1 && in_events_) {
             in_events_ = false;
+            done_ = done_ || depth_ == 0;  // the document's own list closed
           } else if (depth_ == 0) {
             end_value(p, value_from, i);
             done_ = true;
           }
           break;
         case ',':
-          if (depth_ == 1) {
+          if (depth_ == 1 && events_depth_ == 2) {
             end_value(p, value_from, i);
             expect_key_ = true;
           }
@@ -165,7 +200,7 @@ class KinetoStream {
           break;
         default:
           if (depth_ == 0) fail(done_ ? "text after the trace's object" : "not a JSON object");
-          if (depth_ == 2 && in_events_) not_an_event();
+          if (depth_ == events_depth_ && in_events_) not_an_event();
           break;
       }
     }
@@ -296,6 +331,12 @@ class KinetoStream {
     return std::llround(*us * 1000.0);
   }
 
+  // ts as validated by time_ns, the exact nanoseconds its digits give.
+  int64_t check_ts(std::optional<double> us, int64_t index, int64_t exact) const {
+    (void)time_ns(us, "ts", kMaxTimestampUs, index);
+    return exact;
+  }
+
   void event(const char* text, size_t length, size_t capacity) {
     const int64_t index = event_index_++;
     auto doc = parser_.iterate(text, length, capacity);
@@ -309,6 +350,7 @@ class KinetoStream {
     std::string_view ph, cat, name;
     bool has_name = false;
     std::optional<double> ts, dur;
+    std::optional<int64_t> ts_ns;  // ts to the nanosecond, where its digits say it
     int64_t dev = 0, stream = 0, tid = 0, bytes = 0;
     bool has_stream = false;
     int32_t dims[6] = {};
@@ -326,8 +368,14 @@ class KinetoStream {
       } else if (key == "name") {
         if (!v.get_string().get(str)) name = str, has_name = true;
       } else if (key == "ts") {
+        // Microseconds since the epoch have 16 digits before the point: as a double they are
+        // off by up to a quarter of a microsecond, so the digits are read as written too.
+        const std::string_view raw = v.raw_json_token();
         double d;
-        if (!v.get_double().get(d)) ts = d;
+        if (!v.get_double().get(d)) {
+          ts = d;
+          ts_ns = exact_ns(raw);
+        }
       } else if (key == "dur") {
         double d;
         if (!v.get_double().get(d)) dur = d;
@@ -377,7 +425,8 @@ class KinetoStream {
         const auto number = step_number(name, kStep);
         if (!number || !dur) return;
         const int64_t d = time_ns(dur, "dur", kMaxDurationUs, index);
-        const int64_t start = time_ns(ts, "ts", kMaxTimestampUs, index);
+        const int64_t start =
+            ts_ns ? check_ts(ts, index, *ts_ns) : time_ns(ts, "ts", kMaxTimestampUs, index);
         if (d > 0) m_.steps.push_back({*number, start, d});
         return;
       }
@@ -389,7 +438,7 @@ class KinetoStream {
            " has no 'name' (a GPU event or step needs ts, dur and name)");
     KernelEvent k;
     k.kind = *kind;
-    k.start_ns = time_ns(ts, "ts", kMaxTimestampUs, index);
+    k.start_ns = ts_ns ? check_ts(ts, index, *ts_ns) : time_ns(ts, "ts", kMaxTimestampUs, index);
     k.duration_ns = time_ns(dur, "dur", kMaxDurationUs, index);
     k.device = device(dev);
     k.stream = has_stream ? stream : tid;
@@ -413,6 +462,7 @@ class KinetoStream {
   StreamHash hash_;
   // The scanner.
   int depth_ = 0;
+  int events_depth_ = 2;  // where the events sit: in traceEvents (2) or the document's list (1)
   bool in_string_ = false, escape_ = false, expect_key_ = false, key_capture_ = false;
   bool done_ = false, saw_events_ = false, in_events_ = false, in_event_ = false;
   std::string key_, current_key_, capture_, event_buf_, value_buf_;
@@ -445,21 +495,14 @@ Measurements import_kineto_chunks(std::string_view text, std::string_view source
   return s.finish();
 }
 
+// Plain or gzip-compressed (.json.gz), read through one door.
 Measurements import_kineto_file(const std::string& path) {
   check_input_file(path);
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) throw InputError("cannot read " + path + ": " + std::strerror(errno));
+  GzFile f(path);
   KinetoStream s(path);
   constexpr size_t kChunk = 4 << 20;
   std::vector<char> chunk(kChunk + simdjson::SIMDJSON_PADDING);
-  while (true) {
-    const size_t n = std::fread(chunk.data(), 1, kChunk, f.get());
-    if (n > 0) s.feed(chunk.data(), n, chunk.size());
-    if (n < kChunk) {
-      if (std::ferror(f.get())) throw InputError("cannot read " + path + " (a read error)");
-      break;
-    }
-  }
+  while (const size_t n = f.read(chunk.data(), kChunk)) s.feed(chunk.data(), n, chunk.size());
   return s.finish();
 }
 

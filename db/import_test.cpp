@@ -1,5 +1,6 @@
 // Importers on hand-written fixtures (tests/fixtures) and inline snippets.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <fstream>
 #include <sstream>
@@ -542,6 +543,56 @@ TEST(NcclTests, MpiProgramNamesAreTheirCollectives) {
   EXPECT_EQ(nccl_op_name("all_reduce_perf_mpi"), "all_reduce");
   EXPECT_EQ(nccl_op_name("alltoall_perf_mpi"), "all_to_all");
   EXPECT_EQ(nccl_op_name("sendrecv_perf"), "send_recv");
+}
+
+}  // namespace
+}  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+using KinetoFiles = TempDirTest;
+
+// PyTorch profiler traces as they are shipped (issue 34, item 5): gzip-compressed (.json.gz,
+// as Holistic Trace Analysis and Kineto's own test data keep them) read as the plain file;
+// the JSON-array form of PyTorch before 1.9 (the events as the document) read as the object
+// form; timestamps of 16 integer digits read to the nanosecond (a double is off by up to
+// 0.25 µs there).
+TEST_F(KinetoFiles, GzipArrayFormAndExactTimestamps) {
+  const std::string event =
+      "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, "
+      "\"ts\": 1712345678901234.567, \"dur\": 3.25, \"args\": {\"device\": 0, \"stream\": 7}}";
+  const std::string object = "{\"traceEvents\": [" + event + ", " + event + "]}";
+  const Measurements plain = import_kineto(object, "t.json");
+  ASSERT_EQ(plain.kernels.size(), 2u);
+  EXPECT_EQ(plain.kernels[0].start_ns, 1712345678901234567);
+  EXPECT_EQ(plain.kernels[0].duration_ns, 3250);
+  // The array form: the same events.
+  const Measurements array = import_kineto("[" + event + ",\n" + event + "]\n", "old.json");
+  ASSERT_EQ(array.kernels.size(), 2u);
+  EXPECT_EQ(array.kernels[1].start_ns, 1712345678901234567);
+  EXPECT_THROW(import_kineto("[" + event + "] []", "two.json"), InputError);
+  EXPECT_THROW(import_kineto("[" + event, "cut.json"), InputError);
+  // Compressed: the file's events, read through zlib.
+  gzFile gz = gzopen(file("t.json.gz").c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  ASSERT_EQ(gzwrite(gz, object.data(), static_cast<unsigned>(object.size())),
+            static_cast<int>(object.size()));
+  ASSERT_EQ(gzclose(gz), Z_OK);
+  std::ofstream(file("t.json")) << object;
+  const Measurements unzipped = import_kineto_file(file("t.json.gz"));
+  EXPECT_EQ(unzipped.kernels.size(), 2u);
+  EXPECT_EQ(unzipped.kernels[0].start_ns, 1712345678901234567);
+  EXPECT_EQ(unzipped.run.uuid, import_kineto_file(file("t.json")).run.uuid);
+  // Damaged compressed data is one error naming the file.
+  std::string bytes;
+  {
+    std::ifstream in(file("t.json.gz"), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes.resize(bytes.size() / 2);
+  std::ofstream(file("cut.json.gz"), std::ios::binary) << bytes;
+  EXPECT_THROW(import_kineto_file(file("cut.json.gz")), InputError);
 }
 
 }  // namespace

@@ -38,6 +38,7 @@ constexpr std::array kRules = {
     Rule{"xmma", KernelClass::gemm},
     Rule{"wgmma", KernelClass::gemm},
     Rule{"matmul", KernelClass::gemm},
+    Rule{"cijk_", KernelClass::gemm},  // AMD rocBLAS/hipBLASLt Tensile: "Cijk_Alik_Bljk_..."
     // Normalisation (softmax normalises a row, so it counts here).
     Rule{"layer_norm", KernelClass::normalization},
     Rule{"layernorm", KernelClass::normalization},
@@ -107,6 +108,15 @@ constexpr std::array kTypes = {
     Token{"u64", "u64"},       Token{"uint64", "u64"},    Token{"f8e4m3", "f8e4m3"},
     Token{"f8e5m2", "f8e5m2"},
 };
+
+// The name without the words that name a library rather than what the kernel does: FBGEMM
+// ("fbgemm_gpu::split_embedding_codegen_forward_...", in a kernel's namespace or its template
+// arguments) holds embedding, quantisation and sparse kernels, which are no GEMMs; its GEMMs
+// say so in their own names ("f8f8bf16_rowwise_gemm").
+std::string without_library_names(std::string s) {
+  for (size_t at; (at = s.find("fbgemm")) != std::string::npos;) s.erase(at, 6);
+  return s;
+}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -191,8 +201,9 @@ Classification classify(std::string_view name, db::EventKind kind) {
       break;
   }
   const std::string lowered = lower(name);
+  const std::string own = without_library_names(lowered);
   for (const auto& rule : kRules) {
-    if (lowered.find(rule.needle) == std::string::npos) continue;
+    if (own.find(rule.needle) == std::string::npos) continue;
     c.cls = rule.cls;
     break;
   }

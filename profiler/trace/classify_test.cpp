@@ -19,6 +19,15 @@ TEST(Classify, TableOfRealKernelNames) {
       {"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>",
        KernelClass::gemm},
       {"void cublasLt::splitKreduce_kernel<32, 16, int, float>", KernelClass::gemm},
+      // FBGEMM's embedding kernels are no GEMMs (issue 34: 88.8 of 156.8 ms "GEMM" in a
+      // recommendation model's trace); its GEMMs say so in their own names. AMD's Tensile GEMMs.
+      {"void fbgemm_gpu::(anonymous namespace)::split_embedding_codegen_forward_unweighted_"
+       "kernel<float, float, int64_t, 512>(at::PackedTensorAccessor64<float, 1>)",
+       KernelClass::other},
+      {"void fbgemm_gpu::batch_index_select_dim0_codegen_forward_kernel<float, float, long>",
+       KernelClass::other},
+      {"void fbgemm_gpu::f8f8bf16_rowwise_gemm_kernel<128, 128>", KernelClass::gemm},
+      {"Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0_APM1_ABV0", KernelClass::gemm},
       {"void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4, 4>", KernelClass::gemm},
       {"void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4>>", KernelClass::attention},
       {"fmha_cutlassF_bf16_aligned_64x64_rf_sm80", KernelClass::attention},
