@@ -140,6 +140,13 @@ void Connection::fail(int rc, std::string_view what, std::string_view sql) const
     case SQLITE_IOERR:
       throw InputError(path_ + ": cannot read or write the file (" + detail + ", " + where +
                        "); check the path, its folder and the disk");
+    case SQLITE_ERROR:
+      // A table or column the schema has is missing: a damaged or hand-edited store, not a
+      // failed run (compare would read exit 1 as a regression).
+      if (detail.rfind("no such table", 0) == 0 || detail.rfind("no such column", 0) == 0)
+        throw InputError(path_ + " is not a whole shardcost store (" + detail + ", " + where +
+                         "); run 'shardcost db check' on it, and restore it from a copy");
+      throw Error(path_ + ": sqlite error " + std::to_string(rc) + " (" + detail + ") " + where);
     default:
       throw Error(path_ + ": sqlite error " + std::to_string(rc) + " (" + detail + ") " + where);
   }

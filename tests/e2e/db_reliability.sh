@@ -53,6 +53,16 @@ chmod 644 "$SCRATCH/ro/s.db"
 expect_exit 2 "$BIN" db check "$SCRATCH/missing.db"
 one_line_error
 
+# A store missing one of its tables (issue 37, item 6): bad input, exit 2, one line (not the
+# exit 1 that compare means as "regressed").
+"$BIN" import nccl-tests --db "$SCRATCH/holed.db" "$F/nccl/broadcast_root.txt" >/dev/null
+sqlite3 "$SCRATCH/holed.db" "DROP TABLE gemm" 2>/dev/null || python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("DROP TABLE gemm"); c.commit()' "$SCRATCH/holed.db"
+for cmd in "compare $SCRATCH/holed.db $SCRATCH/holed.db" "export --db $SCRATCH/holed.db --table gemm"; do
+  expect_exit 2 "$BIN" $cmd
+  one_line_error
+  case "$ERR" in *"is not a whole shardcost store (no such table: gemm"*) ;; *) fail "$cmd: $ERR";; esac
+done
+
 # A generated trace: one Kineto file with many GPU events.
 gen_trace() {  # gen_trace FILE EVENTS
   awk -v n="$2" 'BEGIN {
