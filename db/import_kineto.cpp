@@ -36,6 +36,9 @@ bool int_of(od::value v, int64_t& out) {
   return v.get_int64().get(out) == simdjson::SUCCESS;
 }
 
+// The most microseconds whose nanoseconds fit in int64 (with room for the fraction).
+constexpr int64_t kMaxExactUs = 9'200'000'000'000'000;
+
 // A JSON number of microseconds, written "123456" or "123456.789" (no sign, no exponent), to
 // the nanosecond: the integer and fraction digits read apart (rounded at the fourth decimal);
 // nullopt for any other form (the double then stands).
@@ -60,6 +63,7 @@ std::optional<int64_t> exact_ns(std::string_view raw) {
     if (i == 3 && c >= '5') ++ns;
   }
   for (size_t i = frac.size(); i < 3; ++i) ns *= 10;
+  if (us > kMaxExactUs) return std::nullopt;  // past int64 nanoseconds: time_ns refuses it
   return us * 1000 + ns;
 }
 

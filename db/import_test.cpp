@@ -573,6 +573,10 @@ TEST_F(KinetoFiles, GzipArrayFormAndExactTimestamps) {
   EXPECT_EQ(array.kernels[1].start_ns, 1712345678901234567);
   EXPECT_THROW(import_kineto("[" + event + "] []", "two.json"), InputError);
   EXPECT_THROW(import_kineto("[" + event, "cut.json"), InputError);
+  // 16 digits past int64 nanoseconds: refused as a time, not wrapped around.
+  std::string late = event;
+  late.replace(late.find("1712345678901234.567"), 20, "9999999999999999.999");
+  EXPECT_THROW(import_kineto("[" + late + "]", "late.json"), InputError);
   // Compressed: the file's events, read through zlib.
   gzFile gz = gzopen(file("t.json.gz").c_str(), "wb");
   ASSERT_NE(gz, nullptr);
