@@ -33,6 +33,8 @@ std::string operators_text(const std::vector<std::string>& ops) {
 void run(const Args& a) {
   const Format format = parse_format(a.format, {Format::text, Format::json});
   const OpGraph g = load_onnx(a.model);
+  for (const std::string& note : g.notes)
+    fmt::print(stderr, "shardcost: note: {}: {}\n", g.source, note);
   const Cluster c = load_cluster(a.cluster, a.gpus);
   PlacementOptions o;
   o.micro_batch = a.micro_batch;

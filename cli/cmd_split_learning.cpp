@@ -56,6 +56,8 @@ nlohmann::json round_json(const SplitRound& r) {
 void run(const Args& a) {
   const Format format = parse_format(a.format, {Format::text, Format::json});
   const OpGraph g = load_onnx(a.model);
+  for (const std::string& note : g.notes)
+    fmt::print(stderr, "shardcost: note: {}: {}\n", g.source, note);
   const SplitSetup setup = load_split_devices(a.devices);
   const Device server = find_device(a.server);
   SplitOptions o;

@@ -90,6 +90,7 @@ std::string header(const OpGraph& g, const Cluster& c, const GraphArgs& a,
                      grp.device.name, o.global_batch, to_string(o.precision), a.software);
   for (const auto& [op, n] : g.unknown_ops())
     out += fmt::format("note: {} x {} not known to shardcost, priced as memory passes\n", n, op);
+  for (const std::string& note : g.notes) out += fmt::format("note: {}\n", note);
   return out;
 }
 
@@ -171,6 +172,7 @@ nlohmann::json inputs_json(const OpGraph& g, const Cluster& c, const GraphArgs& 
   nlohmann::json unknown = nlohmann::json::object();
   for (const auto& [op, n] : g.unknown_ops()) unknown[op] = n;
   return {{"model", g.name},
+          {"notes", g.notes},
           {"file", g.source},
           {"parameters", g.parameters()},
           {"flops_per_sample", g.flops_per_sample()},

@@ -213,11 +213,129 @@ def odd_shapes():
     return b.model([inp], x, ["N", 4, 32])
 
 
+def small_cnn(batch, baked=False):
+    # A CNN as torch.onnx.export writes it: with a dynamic batch ("N"), or with the example
+    # input's batch fixed (the exporter's default) and every intermediate tensor's shape stored
+    # as value_info at that batch; `baked` flattens through a Reshape whose target holds the
+    # batch as a constant, as constant folding writes x.view(x.size(0), -1).
+    from onnx import shape_inference
+    b = Builder("small-cnn")
+    x = b.op("Relu", [b.bn(b.conv("input", 3, 16, 3), 16)])
+    x = b.op("MaxPool", [x], "pool", kernel_shape=[2, 2], strides=[2, 2])
+    x = b.op("Relu", [b.conv(x, 16, 32, 3, stride=2, bias=True)])
+    x = b.op("GlobalAveragePool", [x], "gap")
+    if baked:
+        x = b.op("Reshape", [x, b.ints("shape", [batch, -1])])
+    else:
+        x = b.op("Flatten", [x], axis=1)
+    x = b.op("Gemm", [x, b.weight("fc_w", [10, 32]), b.weight("fc_b", [10])], "fc", transB=1)
+    inp = helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, 32, 32])
+    m = b.model([inp], x, [batch, 10])
+    return m if batch == "N" else shape_inference.infer_shapes(m)
+
+
+def vit_tiny(static=None):
+    # A vision transformer as PyTorch's TorchScript exporter writes it in training mode: the
+    # batch read back with Shape -> Gather -> Unsqueeze -> Concat into Reshape and Expand
+    # targets (one through an integer Div, which ONNX's own data propagation does not follow),
+    # Linear weights behind a Transpose (constant folding is off in training mode), one behind
+    # an Identity and one behind a Cast to fp16, the class token concatenated before the
+    # patches, a LayerScale gamma multiplied in, and GELU written out with scalar constants.
+    # 32x32 images, 8x8 patches (16 of them), width 64, 4 heads, one block, 10 classes.
+    b = Builder("vit-tiny")
+    width, heads, patches, mlp = 64, 4, 16, 128
+
+    def scalar(stem, value):
+        t = helper.make_tensor(b.fresh(stem), TensorProto.FLOAT, [], [value])
+        b.inits.append(t)
+        return t.name
+
+    def index(i):  # a scalar int64, as the exporter writes x.size(i)'s index
+        t = helper.make_tensor(b.fresh("i"), TensorProto.INT64, [], [i])
+        b.inits.append(t)
+        return t.name
+
+    def size(x, i):
+        return b.op("Gather", [b.op("Shape", [x]), index(i)], axis=0)
+
+    def linear(x, fin, fout, via="Transpose"):
+        w = b.weight("w", [fout, fin])
+        if via == "Transpose":
+            wt = b.op("Transpose", [w], perm=[1, 0])
+        elif via == "Identity":
+            wt = b.op("Transpose", [b.op("Identity", [w])], perm=[1, 0])
+        else:
+            wt = b.op("Transpose", [b.op("Cast", [w], to=TensorProto.FLOAT16)], perm=[1, 0])
+            x = b.op("Cast", [x], to=TensorProto.FLOAT16)
+        y = b.op("Add", [b.op("MatMul", [x, wt], "mm"), b.weight("b", [fout])])
+        if via == "Cast":
+            y = b.op("Cast", [y], to=TensorProto.FLOAT)
+        return y
+
+    def norm(x):
+        return b.op("LayerNormalization", [x, b.weight("ln_w", [width]),
+                                           b.weight("ln_b", [width])], "ln", axis=-1)
+
+    def gelu(x):
+        inner = b.op("Erf", [b.op("Div", [x, scalar("sqrt2", 1.4142135)])])
+        return b.op("Mul", [b.op("Mul", [x, scalar("half", 0.5)]),
+                            b.op("Add", [inner, scalar("one", 1.0)])])
+
+    x = b.conv("input", 3, width, 8, stride=8, pad=0, bias=True)
+    n1 = b.op("Unsqueeze", [size(x, 0), b.ints("axes", [0])])
+    target = b.op("Concat", [n1, b.ints("c", [width, -1])], axis=0)
+    x = b.op("Transpose", [b.op("Reshape", [x, target])], perm=[0, 2, 1])
+    token_shape = b.op("Concat", [n1, b.ints("one_d", [1, 1])], axis=0)
+    token = b.op("Expand", [b.weight("class_token", [1, 1, width]), token_shape])
+    x = b.op("Concat", [token, x], axis=1)
+    x = b.op("Add", [x, b.weight("pos", [1, patches + 1, width])])
+    h = norm(x)
+    n = b.op("Unsqueeze", [size(h, 0), b.ints("axes", [0])])
+    seq = b.op("Unsqueeze", [size(h, 1), b.ints("axes", [0])])
+    chan = b.op("Unsqueeze", [size(h, 2), b.ints("axes", [0])])
+    head_dim = b.op("Div", [chan, b.ints("heads", [heads])])
+    split = b.op("Concat", [n, seq, b.ints("heads", [heads]), head_dim], axis=0)
+
+    def heads_of(x):
+        return b.op("Transpose", [b.op("Reshape", [x, split])], perm=[0, 2, 1, 3])
+
+    q = heads_of(linear(h, width, width))
+    k = heads_of(linear(h, width, width, via="Identity"))
+    v = heads_of(linear(h, width, width))
+    scores = b.op("MatMul", [q, b.op("Transpose", [k], perm=[0, 1, 3, 2])], "scores")
+    probs = b.op("Softmax", [b.op("Div", [scores, scalar("scale", 4.0)])], axis=-1)
+    ctx = b.op("Transpose", [b.op("MatMul", [probs, v], "context")], perm=[0, 2, 1, 3])
+    merged = b.op("Concat", [n, seq, chan], axis=0)
+    ctx = b.op("Reshape", [ctx, merged])
+    x = b.op("Add", [x, b.op("Mul", [linear(ctx, width, width), b.weight("gamma", [width])])])
+    y = linear(gelu(linear(norm(x), width, mlp, via="Cast")), mlp, width)
+    x = b.op("Add", [x, b.op("Mul", [y, b.weight("gamma", [width])])])
+    cls = b.op("Gather", [norm(x), index(0)], axis=1)
+    x = b.op("Gemm", [cls, b.weight("head_w", [10, width]), b.weight("head_b", [10])], "head",
+             transB=1)
+    batch = "batch_size" if static is None else static
+    inp = helper.make_tensor_value_info("input", TensorProto.FLOAT, [batch, 3, 32, 32])
+    return b.model([inp], x, [batch, 10])
+
+
+def computed_weight():
+    # A weight computed in the graph (scaled before use), which the loader cannot follow to an
+    # initializer: priced, and said.
+    b = Builder("computed-weight")
+    w = b.op("Mul", [b.weight("w", [8, 4]), b.weight("scale", [1])])
+    x = b.op("MatMul", ["input", w], "mm")
+    inp = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 8])
+    return b.model([inp], x, ["N", 4])
+
+
 def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--test-cases":
         out = sys.argv[2]
         models = [("custom-op", custom_op), ("no-shape", lambda: custom_op(False)),
-                  ("symbolic-dim", lambda: custom_op(True, True)), ("odd-shapes", odd_shapes)]
+                  ("symbolic-dim", lambda: custom_op(True, True)), ("odd-shapes", odd_shapes),
+                  ("cnn-dynamic", lambda: small_cnn("N")), ("cnn-static1", lambda: small_cnn(1)),
+                  ("cnn-static8", lambda: small_cnn(8, baked=True)), ("vit-tiny", vit_tiny),
+                  ("computed-weight", computed_weight)]
     else:
         out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
             os.path.dirname(os.path.abspath(__file__)), "..", "data", "onnx")

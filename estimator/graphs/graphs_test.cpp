@@ -124,6 +124,62 @@ TEST(OnnxImport, OddShapesReadRight) {
   EXPECT_EQ(readers, 2);
 }
 
+// torch.onnx.export's default fixes the example input's batch and stores every intermediate
+// shape at it; a static file prices as its dynamic twin, per sample, and says it was static.
+TEST(OnnxImport, StaticBatchExportsPriceAsTheirDynamicTwin) {
+  const OpGraph dynamic = load_onnx(path("tests/data/onnx/cnn-dynamic.onnx"));
+  EXPECT_TRUE(dynamic.notes.empty());
+  // conv 3->16 (432) + BN (32) + conv 16->32 with bias (4,640) + fc 32->10 (330).
+  EXPECT_EQ(dynamic.parameters(), 432 + 32 + 4640 + 330);
+  for (const char* file :
+       {"tests/data/onnx/cnn-static1.onnx", "tests/data/onnx/cnn-static8.onnx"}) {
+    SCOPED_TRACE(file);
+    const OpGraph g = load_onnx(path(file));
+    EXPECT_EQ(g.parameters(), dynamic.parameters());
+    EXPECT_EQ(g.flops_per_sample(), dynamic.flops_per_sample());
+    EXPECT_EQ(g.input, (Dims{3, 32, 32}));
+    ASSERT_EQ(g.nodes.size(), dynamic.nodes.size());
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      EXPECT_EQ(g.nodes[i].out, dynamic.nodes[i].out) << g.nodes[i].name;
+      EXPECT_EQ(g.nodes[i].in_elements, dynamic.nodes[i].in_elements) << g.nodes[i].name;
+      EXPECT_EQ(g.nodes[i].m, dynamic.nodes[i].m) << g.nodes[i].name;
+    }
+    ASSERT_FALSE(g.notes.empty());
+    EXPECT_NE(g.notes[0].find("fixed batch of"), std::string::npos) << g.notes[0];
+  }
+}
+
+// A ViT as the TorchScript exporter writes it in training mode: reshape targets built from
+// Shape -> Gather -> Unsqueeze -> Concat with an integer Div (folded at the batch), weights
+// behind Transpose, Identity and Cast, the class token through Expand into a Concat, scalar
+// constants of a written-out GELU.
+TEST(OnnxImport, VitShapeChainsAndWeightsBehindTransposeCount) {
+  const OpGraph g = load_onnx(path("tests/data/onnx/vit-tiny.onnx"));
+  const double patch = 64 * 3 * 8 * 8 + 64, tokens = 64 + 17 * 64, norms = 3 * 128,
+               attention = 4 * (64 * 64 + 64), mlp = (64 * 128 + 128) + (128 * 64 + 64),
+               scales = 2 * 64, head = 64 * 10 + 10;
+  EXPECT_EQ(g.parameters(), patch + tokens + norms + attention + mlp + scales + head);
+  const double flops = 2.0 * 64 * 3 * 64 * 16 + 2.0 * 17 * 64 * 64 * 4 +
+                       2 * 2.0 * 4 * 17 * 17 * 16 + 2 * 2.0 * 17 * 64 * 128 + 2.0 * 64 * 10;
+  EXPECT_EQ(g.flops_per_sample(), flops);
+  EXPECT_TRUE(g.notes.empty());
+  int weighted = 0;
+  for (const GraphNode& n : g.nodes) weighted += n.kind == NodeKind::matmul && n.weight;
+  EXPECT_EQ(weighted, 7);  // q, k, v, out, two MLP layers, the head
+}
+
+TEST(OnnxImport, AWeightItCannotFollowIsSaid) {
+  const OpGraph g = load_onnx(path("tests/data/onnx/computed-weight.onnx"));
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].k, 8);
+  EXPECT_EQ(g.nodes[0].n, 4);
+  EXPECT_EQ(g.parameters(), 0);
+  ASSERT_EQ(g.notes.size(), 1u);
+  EXPECT_NE(g.notes[0].find("1 weight operand (first: node 'mm_4') is computed in the graph"),
+            std::string::npos)
+      << g.notes[0];
+}
+
 void expect_error(const std::string& bytes, const char* needle) {
   try {
     parse_onnx(bytes, "x.onnx");

@@ -101,6 +101,13 @@ const std::set<std::string_view> kViewOps = {"Reshape", "Flatten", "Squeeze", "U
 const std::set<std::string_view> kMetaOps = {"Shape",           "Size",  "Constant",
                                              "ConstantOfShape", "Range", "EyeLike"};
 
+// Operators a weight passes through on its way to the operator that uses it (a training-mode
+// export keeps Linear's weight behind a Transpose; autocast writes a Cast to fp16; a class
+// token is expanded to the batch): the parameters are the initializer's.
+const std::set<std::string_view> kWeightPaths = {"Transpose", "Identity", "Cast",
+                                                 "Expand",    "Reshape",  "Unsqueeze",
+                                                 "Squeeze",   "Flatten",  "Tile"};
+
 constexpr double kMaxElements = 1e12;
 
 class Builder {
@@ -126,7 +133,13 @@ class Builder {
       std::vector<std::string> acts;
       for (const std::string& in : n.inputs)
         if (active_.count(in)) acts.push_back(in);
-      if (acts.empty() || kMetaOps.count(n.op_type)) continue;  // shape arithmetic, constants
+      if (acts.empty() || kMetaOps.count(n.op_type)) {  // shape arithmetic, constants, weights
+        if (kWeightPaths.count(n.op_type) && !n.inputs.empty() && n.outputs.size() == 1) {
+          const std::string root = weight_root(n.inputs[0]);
+          if (r_.float_initializers.count(root)) weight_of_[n.outputs[0]] = root;
+        }
+        continue;
+      }
       if (n.outputs.empty() || n.outputs[0].empty()) fail(n, "has no output");
       GraphNode node = make(n, acts);
       const int index = static_cast<int>(g.nodes.size());
@@ -145,6 +158,13 @@ class Builder {
     if (g.nodes.empty())
       throw InputError(fmt::format("{}: no operator of the graph computes on its input '{}'",
                                    origin_, r_.input));
+    g.notes = r_.notes;
+    if (!uncounted_.empty())
+      g.notes.push_back(fmt::format(
+          "{} weight operand{} (first: node '{}') {} computed in the graph and not followed to "
+          "an initializer: {} parameters are not counted",
+          uncounted_.size(), uncounted_.size() == 1 ? "" : "s", uncounted_.front(),
+          uncounted_.size() == 1 ? "is" : "are", uncounted_.size() == 1 ? "its" : "their"));
     return g;
   }
 
@@ -153,18 +173,34 @@ class Builder {
     throw InputError(fmt::format("{}: node '{}' ({}) {}", origin_, n.name, n.op_type, what));
   }
 
-  // A tensor's shape per sample: its batch-1 shape without the dimension that doubles at batch
-  // 2 (left whole where the batch is folded into another dimension); nullopt when unknown.
+  // A tensor's shape per sample, from its shape at the records' batch B (1 unless a static
+  // export fixed it) and at 2B: the dimension that is B and doubles is left out; in a static
+  // export, else a first dimension of B (a constant in the graph may hold the batch, so 2B
+  // can double another dimension or not infer at all); else a dimension that doubles is
+  // divided by B (the batch folded into it); in a static export, else the first dimension is
+  // divided by B. A dynamic file's tensor that none of these finds stays whole. nullopt when
+  // unknown.
   std::optional<Dims> per_sample(const std::string& t) const {
     auto a = r_.one.find(t), b = r_.two.find(t);
     if (a == r_.one.end()) return std::nullopt;
     Dims d = a->second;
-    if (b != r_.two.end() && b->second.size() == d.size())
+    const int64_t batch = r_.batch;
+    const bool both = b != r_.two.end() && b->second.size() == d.size();
+    auto take = [&](size_t i) {
+      if (d[i] == batch)
+        d.erase(d.begin() + static_cast<long>(i));
+      else
+        d[i] /= batch;
+      return d;
+    };
+    if (both)
       for (size_t i = 0; i < d.size(); ++i)
-        if (d[i] == 1 && b->second[i] == 2) {
-          d.erase(d.begin() + static_cast<long>(i));
-          break;
-        }
+        if (d[i] == batch && b->second[i] == 2 * batch) return take(i);
+    if (r_.static_batch && !d.empty() && d[0] == batch) return take(0);
+    if (both)
+      for (size_t i = 0; i < d.size(); ++i)
+        if (b->second[i] == 2 * d[i] && d[i] % batch == 0) return take(i);
+    if (r_.static_batch && !d.empty() && d[0] % batch == 0) return take(0);
     return d;
   }
   // A tensor's shape per sample, checked as full() checks it (the batch's 1 changes neither
@@ -178,7 +214,8 @@ class Builder {
     auto it = r_.one.find(t);
     if (it == r_.one.end())
       fail(n, fmt::format("has a tensor '{}' whose shape ONNX shape inference could not work "
-                          "out; export with static shapes (or add value_info for it)",
+                          "out (an operator ONNX does not define, or shape arithmetic shardcost "
+                          "does not fold); add value_info for it to the file",
                           t));
     sane(n, t, it->second);
     return it->second;
@@ -208,27 +245,42 @@ class Builder {
     auto it = n.ints.find(key);
     return it == n.ints.end() || it->second.empty() ? fallback : it->second[0];
   }
+  // The initializer a tensor is (or reaches through kWeightPaths), else the tensor itself.
+  std::string weight_root(const std::string& t) const {
+    auto it = weight_of_.find(t);
+    return it == weight_of_.end() ? t : it->second;
+  }
   // Trainable weights among the node's inputs (the given positions), each initializer counted
-  // once in the graph.
-  double take_params(const OnnxNode& n, std::initializer_list<size_t> positions) {
+  // once in the graph; `least`: the fewest elements a weight has (scalar constants of a
+  // written-out GELU or a scale are not trained).
+  double take_params(const OnnxNode& n, std::initializer_list<size_t> positions, double least = 1) {
     double p = 0;
     for (size_t i : positions) {
-      if (i >= n.inputs.size()) continue;
-      const std::string& t = n.inputs[i];
-      if (!r_.float_initializers.count(t) || !counted_.insert(t).second) continue;
+      if (i >= n.inputs.size() || n.inputs[i].empty()) continue;
+      const std::string t = weight_root(n.inputs[i]);
+      if (!r_.float_initializers.count(t)) continue;
       sane(n, t, r_.one.at(t));
-      p += product(r_.one.at(t));
+      const double elements = product(r_.one.at(t));
+      if (elements < least || !counted_.insert(t).second) continue;
+      p += elements;
     }
     return p;
   }
   // Which inputs of a memory-bound operator are trained: a norm's scale and bias, an
-  // embedding's table, a learned bias, position table or slope added or multiplied in.
-  // Constants (a division's scale, Resize's scales, Clip's bounds) are not.
+  // embedding's table, a learned bias, position table, slope or LayerScale added or multiplied
+  // in, a class token concatenated. Constants (a division's scale, Resize's scales, Clip's
+  // bounds, the scalars of a written-out GELU) are not.
   double memory_params(const OnnxNode& n) {
     const std::string& op = n.op_type;
     if (op.find("Normalization") != std::string::npos) return take_params(n, {1, 2});
     if (op == "Gather") return take_params(n, {0});
-    if (op == "Add" || op == "Sub" || op == "Mul" || op == "PRelu") return take_params(n, {0, 1});
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "PRelu")
+      return take_params(n, {0, 1}, 2);
+    if (op == "Concat") {
+      double p = 0;
+      for (size_t i = 0; i < n.inputs.size(); ++i) p += take_params(n, {i}, 2);
+      return p;
+    }
     return 0;
   }
 
@@ -300,6 +352,7 @@ class Builder {
     for (size_t d = 0; d < node.kernel.size(); ++d)
       if (node.stride[d] < 1 || node.dilation[d] < 1) fail(n, "has a stride or dilation below 1");
     node.params = take_params(n, {1, 2});
+    if (!r_.float_initializers.count(weight_root(n.inputs[1]))) uncounted_.push_back(n.name);
   }
 
   void matmul(const OnnxNode& n, GraphNode& node, const std::vector<std::string>& acts) {
@@ -341,13 +394,16 @@ class Builder {
                           "its weight's {} inputs",
                           product(shape(n, acts[0])), node.k));
     node.params = gemm ? take_params(n, {wi, 2}) : take_params(n, {wi});
+    if (!r_.float_initializers.count(weight_root(n.inputs[wi]))) uncounted_.push_back(n.name);
   }
 
   const OnnxRecords& r_;
   std::string_view origin_;
-  std::set<std::string> active_;         // tensors that carry the batch
-  std::map<std::string, int> producer_;  // activation -> its node (-1: the model's input)
-  std::set<std::string> counted_;        // initializers counted as parameters
+  std::set<std::string> active_;                  // tensors that carry the batch
+  std::map<std::string, int> producer_;           // activation -> its node (-1: the model's input)
+  std::set<std::string> counted_;                 // initializers counted as parameters
+  std::map<std::string, std::string> weight_of_;  // a weight's view -> its initializer
+  std::vector<std::string> uncounted_;  // weight-operand nodes whose weight is not followed
 };
 
 }  // namespace

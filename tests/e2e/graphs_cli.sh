@@ -37,6 +37,20 @@ expect_exit 1 "$BIN" estimate --model data/onnx/vgg16.onnx --cluster abci-v100 -
 expect_exit 0 "$BIN" rank --model tests/data/onnx/custom-op.onnx --cluster abci-v100 --gpus 4 --gbs 64
 case "$OUT" in *"1 x FancyNorm not known to shardcost"*) ;; *) fail "unknown op not listed: $OUT";; esac
 
+# A static-batch export (torch.onnx.export's default) prices as its dynamic twin, and says so;
+# a weight the loader cannot follow to an initializer is said too.
+expect_exit 0 "$BIN" rank --model tests/data/onnx/cnn-static8.onnx --cluster abci-v100 --gpus 4 --gbs 64
+static_out=$OUT
+case "$static_out" in *"note: input 'input' has a fixed batch of 8 (a static export)"*) ;;
+  *) fail "no static-batch note: $static_out";; esac
+expect_exit 0 "$BIN" rank --model tests/data/onnx/cnn-dynamic.onnx --cluster abci-v100 --gpus 4 --gbs 64
+# (node names differ: the static file's Reshape takes a number)
+same() { echo "$1" | grep -v -e '^note:' -e '^small-cnn' | sed -E 's/_[0-9]+//g'; }
+[ "$(same "$static_out")" = "$(same "$OUT")" ] || fail "static and dynamic plans differ"
+expect_exit 0 "$BIN" rank --model tests/data/onnx/computed-weight.onnx --cluster abci-v100 \
+  --gpus 4 --gbs 64
+case "$OUT" in *"note: 1 weight operand (first: node"*) ;; *) fail "no weight note: $OUT";; esac
+
 # Bad input: one line, exit 2.
 head -c 3000 data/onnx/resnet50.onnx >"$SCRATCH/cut.onnx"
 for args in "--model $SCRATCH/cut.onnx --gbs 64" \
@@ -66,7 +80,8 @@ if /usr/bin/python3 -c "import onnx" 2>/dev/null; then
   for f in resnet50 resnet152 vgg16 unet3d gpt-small; do
     cmp "$SCRATCH/onnx/$f.onnx" "data/onnx/$f.onnx" || fail "data/onnx/$f.onnx differs from scripts/make-onnx.py's"
   done
-  for f in custom-op no-shape symbolic-dim odd-shapes; do
+  for f in custom-op no-shape symbolic-dim odd-shapes cnn-dynamic cnn-static1 cnn-static8 \
+           vit-tiny computed-weight; do
     cmp "$SCRATCH/cases/$f.onnx" "tests/data/onnx/$f.onnx" || fail "tests/data/onnx/$f.onnx differs"
   done
 else

@@ -59,6 +59,9 @@ struct OpGraph {
   std::vector<GraphNode> nodes;  // topological order, as the file lists them
   Dims input;                    // the first graph input's shape per sample
   std::string source;            // the file it came from
+  // What the reader noticed that the user should know: a batch fixed by a static export, a
+  // weight operand it could not follow to an initializer (printed as notes).
+  std::vector<std::string> notes;
   double parameters() const;
   double flops_per_sample() const;  // forward
   // Operator types priced as memory passes because shardcost does not know them, with counts.
