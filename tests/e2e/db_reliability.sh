@@ -30,24 +30,32 @@ wait $holder
 case "$ERR" in *"waiting for $SCRATCH/locked.db (locked by another writer"*) ;; *) fail "no lock-wait notice: $ERR";; esac
 grep -q "run 2: 50 collective rows" <<<"$OUT" || fail "the waiting import did not finish: $OUT"
 
-# A store in a folder this user cannot write is read (as root, through another user).
-mkdir -p "$SCRATCH/ro"
-"$BIN" import nccl-tests --db "$SCRATCH/ro/s.db" "$F/nccl/broadcast_root.txt" >/dev/null
-chmod 555 "$SCRATCH/ro"
-chmod 444 "$SCRATCH/ro/s.db"
+# A store in a folder this user cannot write is read (as root, through another user). The
+# folder and a copy of the binary sit in a world-readable scratch folder of their own, so the
+# test runs wherever the clone is (a clone under /root is out of other users' reach).
+ro_top=$(mktemp -d "${TMPDIR:-/tmp}/shardcost-ro.XXXXXX")
+trap 'chmod -R u+w "$ro_top" 2>/dev/null; rm -rf "$ro_top"' EXIT
+chmod 755 "$ro_top"
+cp "$BIN" "$ro_top/shardcost"
+chmod 755 "$ro_top/shardcost"
+mkdir -p "$ro_top/ro"
+"$BIN" import nccl-tests --db "$ro_top/ro/s.db" "$F/nccl/broadcast_root.txt" >/dev/null
+chmod 555 "$ro_top/ro"
+chmod 444 "$ro_top/ro/s.db"
 as_reader=()
 [ "$(id -u)" = 0 ] && as_reader=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-if "${as_reader[@]}" "$BIN" --version >/dev/null 2>&1 && ! "${as_reader[@]}" test -w "$SCRATCH/ro"; then
-  expect_exit 0 "${as_reader[@]}" "$BIN" db info "$SCRATCH/ro/s.db"
-  grep -q "collective 14" <<<"$OUT" || fail "read-only folder store: $OUT"
-  expect_exit 0 "${as_reader[@]}" "$BIN" export --db "$SCRATCH/ro/s.db" --table runs
-  expect_exit 2 "${as_reader[@]}" "$BIN" import nccl-tests --db "$SCRATCH/ro/s.db" "$F/nccl/all_reduce_8gpu_v2.13.txt"
-  one_line_error
-else
+if ! "${as_reader[@]}" "$ro_top/shardcost" --version >/dev/null 2>&1; then
   echo "skipped: no other user to read a read-only folder as (setpriv, nobody)"
+elif ! "${as_reader[@]}" test -r "$ro_top/ro/s.db" || "${as_reader[@]}" test -w "$ro_top/ro"; then
+  echo "skipped: $ro_top is not read-only and readable to the reader (a mount option?)"
+else
+  BIN_RO=$ro_top/shardcost
+  expect_exit 0 "${as_reader[@]}" "$BIN_RO" db info "$ro_top/ro/s.db"
+  grep -q "collective 14" <<<"$OUT" || fail "read-only folder store: $OUT"
+  expect_exit 0 "${as_reader[@]}" "$BIN_RO" export --db "$ro_top/ro/s.db" --table runs
+  expect_exit 2 "${as_reader[@]}" "$BIN_RO" import nccl-tests --db "$ro_top/ro/s.db" "$F/nccl/all_reduce_8gpu_v2.13.txt"
+  one_line_error
 fi
-chmod 755 "$SCRATCH/ro"
-chmod 644 "$SCRATCH/ro/s.db"
 
 # A missing file.
 expect_exit 2 "$BIN" db check "$SCRATCH/missing.db"
