@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <csignal>
 #include <fstream>
@@ -53,6 +54,13 @@ std::vector<bench::GemmShapeSpec> gemm_shapes_of(const BenchArgs& a) {
   std::vector<bench::GemmShapeSpec> shapes;
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;
   auto add = [&](bench::GemmShapeSpec s) {
+    // BLAS (cuBLAS, OpenBLAS) takes 32-bit sizes and leading dimensions.
+    for (const auto& [dim, v] : {std::pair{"M", s.m}, {"N", s.n}, {"K", s.k}, {"batch", s.batch}})
+      if (v > INT32_MAX)
+        throw InputError(
+            fmt::format("GEMM shape '{}': {} = {} is past 2^31 - 1, the largest size "
+                        "BLAS takes; use smaller sizes",
+                        s.name, dim, v));
     if (seen.insert({s.m, s.n, s.k, s.batch}).second) shapes.push_back(std::move(s));
   };
   for (const auto& spec : a.shapes) {
@@ -73,7 +81,16 @@ std::vector<bench::GemmShapeSpec> gemm_shapes_of(const BenchArgs& a) {
         const int t = static_cast<int>(positive_int(tp, "--tp"));
         const Strategy s =
             parse_strategy(fmt::format("tp={},mbs={}", t, positive_int(mbs, "--mbs")), t);
-        for (const auto& g : gemm_shapes(model, s))
+        std::vector<NamedGemm> named;
+        try {
+          named = gemm_shapes(model, s);
+        } catch (const InputError& e) {
+          throw InputError(
+              fmt::format("--shapes-from {} --tp {} --mbs {}: {}; use sizes the model "
+                          "splits into",
+                          a.shapes_from, tp, mbs, e.what()));
+        }
+        for (const auto& g : named)
           add({fmt::format("{} tp={} mbs={}", g.name, tp, mbs), g.shape.m, g.shape.n, g.shape.k,
                g.shape.batch});
       }

@@ -311,6 +311,7 @@ Measurements import_text_section(std::string_view text, std::string_view source,
 
 std::vector<Measurements> import_nccl_tests_runs(std::string_view whole, std::string_view source,
                                                  std::string_view op) {
+  fallback_op(op);  // a --op that is not a collective is refused whatever the file says
   const std::string_view body = trim(whole);
   if (!body.empty() && body.front() == '{') return {import_nccl_tests_json(whole, source, op)};
   std::string cleaned;

@@ -1,6 +1,7 @@
 #include "host_buffers.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,14 +47,61 @@ int rotation_sets(int64_t set_bytes) {
   return static_cast<int>(std::clamp<int64_t>(sets, 1, 16));
 }
 
+namespace {
+
+// A number from the first line of a file, or -1 ("max", missing, unreadable).
+int64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word)) return -1;
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(word, &used);
+    return used == word.size() && v >= 0 ? v : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// What this process may still map under its own limits: ulimit -v (RLIMIT_AS) less what it
+// has mapped, and its cgroup's memory limit less what the cgroup uses (v2, then v1).
+int64_t process_room_bytes() {
+  int64_t room = INT64_MAX / 2;
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    int64_t mapped = 0;
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("VmSize:", 0) == 0) mapped = std::atoll(line.c_str() + 7) * 1024;
+    room = std::min(room, std::max<int64_t>(0, static_cast<int64_t>(as.rlim_cur) - mapped));
+  }
+  const std::pair<const char*, const char*> cgroups[] = {
+      {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+      {"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+       "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
+  for (const auto& [limit_path, usage_path] : cgroups) {
+    const int64_t limit = read_number(limit_path), usage = read_number(usage_path);
+    if (limit < 0 || limit >= (int64_t{1} << 60)) continue;  // "max" or v1's "unlimited"
+    room = std::min(room, std::max<int64_t>(0, limit - std::max<int64_t>(usage, 0)));
+    break;
+  }
+  return room;
+}
+
+}  // namespace
+
 int64_t host_available_bytes() {
+  int64_t available = INT64_MAX / 2;
   std::ifstream in("/proc/meminfo");
   std::string key;
   int64_t kib = 0;
   std::string unit;
   while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return INT64_MAX / 2;
+    if (key == "MemAvailable:") {
+      available = kib * 1024;
+      break;
+    }
+  return std::min(available, process_room_bytes());
 }
 
 void check_room(int64_t needed, int64_t available, const std::string& what, const char* where) {

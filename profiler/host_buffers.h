@@ -19,8 +19,9 @@ int64_t last_level_cache_bytes();  // 32 MiB when the system does not say
 // and never more than 2 GiB in all.
 int rotation_sets(int64_t set_bytes);
 
-// The host memory available now (MemAvailable of /proc/meminfo; a very large number when the
-// system does not say).
+// The host memory available now to this process: MemAvailable of /proc/meminfo, less where
+// the process's own limits leave less (ulimit -v less what it maps, its cgroup's memory.max
+// less its usage); a very large number when nothing says.
 int64_t host_available_bytes();
 // A benchmark's buffers checked before they are allocated: an InputError with the numbers when
 // `needed` bytes exceed `available` ("GEMM 65536x65536x65536 needs 48.0 GiB of device memory;

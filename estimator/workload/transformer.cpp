@@ -8,6 +8,7 @@
 
 #include "model_math.h"
 #include "shardcost/divisors.h"
+#include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "transformer_ops.h"
 
@@ -416,6 +417,8 @@ std::unique_ptr<Workload> transformer_workload(const Model& m) {
 }
 
 std::vector<NamedGemm> gemm_shapes(const Workload& w, const Strategy& s, AttentionKernel kernel) {
+  // A split the model cannot take (tp=3 of 32 heads) has no shapes of its own to invent.
+  if (auto why = w.check(s)) throw InputError(*why);
   Graph g;
   w.graph(s, kernel, g);
   std::vector<NamedGemm> out;

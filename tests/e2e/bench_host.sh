@@ -84,4 +84,19 @@ expect_exit 2 "$BIN" bench gemm --device tpu --shape 8x8x8; one_line_error
 expect_exit 2 "$BIN" bench gemm --shape 8x8; one_line_error
 expect_exit 2 "$BIN" bench memory --op flush; one_line_error
 expect_exit 2 "$BIN" bench gemm --shapes-from no-such-model; one_line_error
+# Issue 37, item 3: sizes BLAS cannot take, shapes for a split the model cannot take, and a
+# benchmark past the process's own memory limit are refused before anything is allocated.
+expect_exit 2 "$BIN" bench gemm --shape 2147483648x1x1 --db "$SCRATCH/never.db"; one_line_error
+case "$ERR" in *"M = 2147483648 is past 2^31 - 1"*) ;; *) fail "no BLAS size refusal: $ERR";; esac
+expect_exit 2 "$BIN" bench gemm --shapes-from llama3-70b --tp 3 --db "$SCRATCH/never.db"
+one_line_error
+case "$ERR" in *"tp=3 does not divide the 64 heads"*) ;; *) fail "tp=3 ran: $ERR";; esac
+expect_exit 2 bash -c "ulimit -v 1500000; exec \"\$0\" bench gemm --shape 40000x1x20000 --db \"\$1\"" \
+  "$BIN" "$SCRATCH/never.db"
+one_line_error
+case "$ERR" in *"needs 3.0 GiB of host memory"*) ;; *) fail "ulimit -v ignored: $ERR";; esac
+[ ! -e "$SCRATCH/never.db" ] || fail "a refused benchmark created its store"
+expect_exit 2 "$BIN" import nccl-tests --db "$SCRATCH/never.db" --op frobnicate \
+  "$SRC/tests/fixtures/nccl/broadcast_root.txt"
+one_line_error
 echo "bench_host: ok"

@@ -141,6 +141,7 @@ Estimate estimate(const Workload&, const Cluster&, const Plan&, const EstimateOp
 
 // The distinct GEMM shapes (forward, input-gradient and weight-gradient) one GPU runs for the
 // strategy: what `bench gemm --shapes-from` measures so that estimates price from the store.
+// Throws InputError for a strategy the model cannot take (tp=3 of 32 heads).
 struct NamedGemm {
   std::string name;  // "qkv", "qkv.dgrad", "mlp_fc1.wgrad", ...
   GemmShape shape;
