@@ -177,17 +177,22 @@ int run_trace(const TraceArgs& a, const std::string& recorded_by) {
   return code;
 }
 
-// --run: an id or a uuid; default the newest traced run.
+// --run: an id or a uuid; default the newest traced run: recorded by `shardcost trace`, or an
+// imported trace (a PyTorch profiler trace, an Nsight Systems export).
 db::Run pick_run(const db::StoreInfo& info, const std::string& wanted) {
+  auto traced = [](const db::Run& r) {
+    return r.command_line.starts_with(kTraceCommandPrefix) || r.tool == "kineto" ||
+           r.tool == "nsys";
+  };
   for (auto it = info.runs.rbegin(); it != info.runs.rend(); ++it) {
-    if (wanted.empty() ? it->command_line.starts_with(kTraceCommandPrefix)
-                       : (std::to_string(it->id) == wanted || it->uuid == wanted))
+    if (wanted.empty() ? traced(*it) : (std::to_string(it->id) == wanted || it->uuid == wanted))
       return *it;
   }
   if (wanted.empty())
-    throw InputError(
-        fmt::format("{} holds no traced run; record one with 'shardcost trace --db {} -- CMD'",
-                    info.path, info.path));
+    throw InputError(fmt::format(
+        "{} holds no traced run; record one with 'shardcost trace --db {} -- CMD', or import a "
+        "trace (import kineto, import nsys)",
+        info.path, info.path));
   throw InputError(fmt::format("{} has no run '{}'; 'shardcost db info {}' lists them", info.path,
                                wanted, info.path));
 }
@@ -209,9 +214,12 @@ std::string shorten(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
+// A device by its CUDA ordinal where the trace gave one (a rank's trace of GPU 3 says 3), else
+// its place in the run's device list.
 std::string device_label(const db::Measurements& m, int d) {
   if (d < 0 || static_cast<size_t>(d) >= m.devices.size()) return "?";
-  return fmt::format("{} {}", d, m.devices[static_cast<size_t>(d)].name);
+  const db::DeviceRecord& r = m.devices[static_cast<size_t>(d)];
+  return fmt::format("{} {}", r.index >= 0 ? r.index : d, r.name);
 }
 
 void print_summary_text(const db::Measurements& m, const trace::Summary& s) {

@@ -72,6 +72,13 @@ python3 -c "import json,sys; s=json.loads(sys.argv[1]); assert len(s['devices'])
 expect_exit 0 "$BIN" import kineto --one-run --db "$SCRATCH/ranks.db" "$SCRATCH/rank1.json" "$SCRATCH/rank0.json"
 grep -q "already imported as run 1; nothing added" <<<"$OUT" || fail "the same ranks imported twice: $OUT"
 
+# A store whose one trace was imported: trace summary summarises it without --run, and names
+# the GPU by the CUDA ordinal the trace gave (issue 34, item 5).
+sed 's/"device": *0/"device": 3/g; s/"id": *0/"id": 3/' "$F/kineto/profiler_steps.json" >"$SCRATCH/gpu3.json"
+expect_exit 0 "$BIN" import kineto --db "$SCRATCH/one_trace.db" "$SCRATCH/gpu3.json"
+expect_exit 0 "$BIN" trace summary --db "$SCRATCH/one_trace.db"
+grep -q "^  3 NVIDIA H100 80GB HBM3 " <<<"$OUT" || fail "device 3 not named by its ordinal: $OUT"
+
 # Wrong inputs: one line, exit 2.
 expect_exit 2 "$BIN" import nccl-tests --db "$DB" "$F/kineto/train_step.json"
 one_line_error
