@@ -1,5 +1,5 @@
-// import nccl-tests | kineto | runs | megatron-log | torchtitan-log | nemo-log | csv: bring in
-// results people already have.
+// import nccl-tests | kineto | nsys | runs | megatron-log | torchtitan-log | nemo-log | csv: bring
+// in results people already have.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -24,7 +24,8 @@ struct ImportArgs {
   int64_t batch_rows = 50000;
   bool one_run = false;  // kineto: the files are the ranks of one job
   int threads = 0;       // kineto --one-run: files read at once; 0 = one per core
-  std::string config;    // torchtitan-log: the job config file
+  std::string step_prefix = "ProfilerStep#";  // nsys: NVTX ranges that are steps
+  std::string config;                         // torchtitan-log: the job config file
 };
 
 std::string describe(const db::Measurements& m) {
@@ -77,8 +78,11 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
   if (name == "nccl-tests")
     cmd->add_option("--op", a->op,
                     "collective, when neither the file nor its name says (all_reduce, ...)");
+  if (name == "nsys")
+    cmd->add_option("--step-prefix", a->step_prefix,
+                    "NVTX ranges named PREFIX<number> are steps (default ProfilerStep#)");
   const bool log = name == "megatron-log" || name == "torchtitan-log" || name == "nemo-log";
-  if (log || name == "kineto") {
+  if (log || name == "kineto" || name == "nsys") {
     auto* cluster = cmd->add_option("--cluster", a->run.cluster,
                                     "catalog system or cluster JSON file the run ran on");
     if (log) cluster->required();
@@ -88,7 +92,7 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
     cmd->add_option("--software", a->run.software,
                     fmt::format("the stack, preset[:key=value,...] (default {})", a->run.software));
   }
-  if (name == "torchtitan-log" || name == "nemo-log" || name == "kineto") {
+  if (name == "torchtitan-log" || name == "nemo-log" || name == "kineto" || name == "nsys") {
     cmd->add_option("--gpus", a->run.gpus, "the GPUs the run used")->check(CLI::Range(1, 1 << 20));
     cmd->add_option("--model", a->run.model,
                     name == "torchtitan-log"
@@ -96,7 +100,7 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
                           "not a catalog model"
                         : "catalog model or model file the run trained");
   }
-  if (name == "nemo-log" || name == "kineto")
+  if (name == "nemo-log" || name == "kineto" || name == "nsys")
     cmd->add_option("--strategy", a->run.strategy,
                     "the run's plan, as estimate --strategy takes it");
   if (name == "torchtitan-log")
@@ -131,8 +135,9 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
 }  // namespace
 
 void add_import_command(CLI::App& app, const std::string& recorded_by) {
-  auto* imp = app.add_subcommand("import",
-                                 "Import nccl-tests output, Kineto traces or exported CSV tables");
+  auto* imp = app.add_subcommand(
+      "import",
+      "Import nccl-tests output, Kineto traces, Nsight Systems exports, logs or CSV tables");
   imp->require_subcommand(1);
   add_kind(imp, "nccl-tests",
            "nccl-tests stdout (any *_perf, old or new layout) or its -J JSON file", recorded_by,
@@ -144,6 +149,14 @@ void add_import_command(CLI::App& app, const std::string& recorded_by) {
            recorded_by, [](const ImportArgs& a, const std::string& file) {
              db::Measurements m = db::import_kineto_file(file);
              // With its configuration, the traced run is a measured run too.
+             if (traced(a.run)) add_traced_run(m, file, a.run);
+             return std::vector<db::Measurements>{std::move(m)};
+           });
+  add_kind(imp, "nsys",
+           "an Nsight Systems report exported to SQLite (nsys export --type sqlite): GPU kernels, "
+           "copies, sets, NVTX step ranges",
+           recorded_by, [](const ImportArgs& a, const std::string& file) {
+             db::Measurements m = db::import_nsys_file(file, a.step_prefix);
              if (traced(a.run)) add_traced_run(m, file, a.run);
              return std::vector<db::Measurements>{std::move(m)};
            });

@@ -16,7 +16,8 @@ void add_traced_run(db::Measurements& m, std::string_view source, const LogImpor
         source));
   if (m.steps.empty())
     throw InputError(
-        fmt::format("{}: the trace marks no training step (ProfilerStep#N spans); profile with "
+        fmt::format("{}: the trace marks no training step (ProfilerStep#N spans, or NVTX ranges "
+                    "named so in an Nsight Systems export: --step-prefix); profile with "
                     "torch.profiler's schedule and prof.step() to store it as a measured run",
                     source));
   // The profiler's own schedule (wait, warmup, active) keeps warm-up steps out of the trace:
@@ -37,7 +38,8 @@ void add_traced_run(db::Measurements& m, std::string_view source, const LogImpor
   const std::string configuration = fmt::format("{}|{}|{}|{}|{}|{}", m.run.uuid, opt.model,
                                                 opt.cluster, *opt.gpus, opt.strategy, opt.software);
   db::Measurements run =
-      logs::measured_run(r, std::string(source), "kineto", source, "", configuration);
+      logs::measured_run(r, std::string(source), m.run.tool.empty() ? "kineto" : m.run.tool, source,
+                         "", configuration);
   m.measured = std::move(run.measured);
   m.run.uuid = run.run.uuid;
 }

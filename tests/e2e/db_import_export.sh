@@ -79,6 +79,34 @@ expect_exit 0 "$BIN" import kineto --db "$SCRATCH/one_trace.db" "$SCRATCH/gpu3.j
 expect_exit 0 "$BIN" trace summary --db "$SCRATCH/one_trace.db"
 grep -q "^  3 NVIDIA H100 80GB HBM3 " <<<"$OUT" || fail "device 3 not named by its ordinal: $OUT"
 
+# Nsight Systems exports (issue 34, item 6), made from the SQL fixtures: kernels, NCCL kernels,
+# copies and sets summarised; the same export twice is one run; with its configuration the
+# NVTX step ranges make a measured run; a report not exported is one line.
+for v in 2024 2021; do
+  python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[2]); c.executescript(open(sys.argv[1]).read()); c.commit()' \
+    "$F/nsys/report_$v.sql" "$SCRATCH/report_$v.sqlite"
+done
+expect_exit 0 "$BIN" import nsys --db "$SCRATCH/nsys.db" "$SCRATCH/report_2024.sqlite" "$SCRATCH/report_2021.sqlite"
+grep -q "report_2024.sqlite: run 1: 8 kernel events, 1 device$" <<<"$OUT" || fail "nsys 2024: $OUT"
+grep -q "report_2021.sqlite: run 2: 5 kernel events, 2 devices$" <<<"$OUT" || fail "nsys 2021: $OUT"
+expect_exit 0 "$BIN" trace summary --db "$SCRATCH/nsys.db" --run 1 --format json
+python3 - "$OUT" <<'PY' || fail "nsys summary: $OUT"
+import json, sys
+s = json.loads(sys.argv[1])
+by = {c["class"]: c for c in s["classes"]}
+assert by["communication"]["count"] == 2 and by["communication"]["time_ns"] == 1700000, by
+assert by["gemm"]["count"] == 3 and by["copy"]["count"] == 1, by
+assert [d["device"] for d in s["devices"]] == ["1 NVIDIA H100 80GB HBM3"], s["devices"]
+PY
+expect_exit 0 "$BIN" import nsys --db "$SCRATCH/nsys.db" "$SCRATCH/report_2024.sqlite"
+grep -q "already imported as run 1; nothing added" <<<"$OUT" || fail "nsys twice: $OUT"
+expect_exit 0 "$BIN" import nsys --db "$SCRATCH/nsys_run.db" --model gpt3-1.3b --cluster dgx-a100 \
+  --gpus 8 --strategy "tp=8,gbs=64" "$SCRATCH/report_2024.sqlite"
+grep -q "and its measured step" <<<"$OUT" || fail "nsys measured run: $OUT"
+expect_exit 2 "$BIN" import nsys --db "$SCRATCH/nsys.db" "$F/kineto/train_step.json"
+one_line_error
+case "$ERR" in *"not an SQLite file; export the report first"*) ;; *) fail "nsys non-sqlite: $ERR";; esac
+
 # Wrong inputs: one line, exit 2.
 expect_exit 2 "$BIN" import nccl-tests --db "$DB" "$F/kineto/train_step.json"
 one_line_error

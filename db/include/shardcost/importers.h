@@ -36,6 +36,13 @@ Measurements import_kineto_file(const std::string& path);
 // files of one rank are an error; so is any bad file (nothing is returned).
 Measurements import_kineto_ranks(const std::vector<std::string>& paths, int threads);
 
+// An Nsight Systems report exported to SQLite (nsys export --type sqlite): its GPU kernels
+// (NCCL's among them), copies and sets with their devices and streams, each CUDA device with
+// TARGET_INFO_GPU's properties, and NVTX ranges named <step_prefix><number> as steps. Tables
+// and columns are looked up, so the layouts of nsys 2021 and later read alike.
+Measurements import_nsys_file(const std::string& path,
+                              std::string_view step_prefix = "ProfilerStep#");
+
 // A table written by `shardcost export --format csv` (gemm, memory, collective or kernels):
 // one Measurements per run_uuid the rows name, each adds_to_run (it joins that run when the
 // store holds it); rows without a run_uuid are one run named by the file's content.
