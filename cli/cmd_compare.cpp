@@ -36,8 +36,9 @@ Side parse_side(const std::string& arg, const char* which) {
                   which, arg));
 }
 
-// The relative change that matters: "5%" and "0.5%" are percentages; a bare number below 1 is
-// a fraction ("0.05" = 5 %), 1 or more a percentage ("5" = 5 %), so 5%, 0.05 and 5 agree.
+// The relative change that matters, in percent with its unit: "5%", "0.5%". A bare number is
+// refused: 0.5 read as a fraction is 50 %, a gate that can never fail, and read as a
+// percentage is what the user may not have meant either.
 double parse_threshold(const std::string& text) {
   std::string t = text;
   const bool percent = !t.empty() && t.back() == '%';
@@ -46,8 +47,12 @@ double parse_threshold(const std::string& text) {
   const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v <= 0 || v >= 1000)
     throw InputError(fmt::format(
-        "--threshold '{}' is not a relative change; write e.g. 5% (or 0.05, or 5)", text));
-  return percent || v >= 1 ? v / 100 : v;
+        "--threshold '{}' is not a relative change; write it in percent, e.g. 5%", text));
+  if (!percent)
+    throw InputError(fmt::format(
+        "--threshold {} has no unit; write it in percent: {}% (or {:g}% if {} was a fraction)",
+        text, text, v * 100, text));
+  return v / 100;
 }
 
 std::vector<std::string> parse_tables(const std::string& text) {
@@ -87,6 +92,7 @@ void add_compare_command(CLI::App& app) {
   struct Args {
     std::string base, next, threshold = "5%", table = "all", format = "text";
     double alpha = 0.01;
+    bool repeats = false;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = app.add_subcommand(
@@ -96,8 +102,11 @@ void add_compare_command(CLI::App& app) {
       ->required();
   cmd->add_option("NEW", a->next, "candidate: store FILE, or FILE:RUN")->required();
   cmd->add_option("--threshold", a->threshold,
-                  "smallest change of the median that counts: 5% (default), 0.05 or 5 alike");
+                  "smallest change of the median that counts, in percent: 5% (default)");
   cmd->add_option("--alpha", a->alpha, "false-alarm rate over all pairs (Holm), default 0.01");
+  cmd->add_flag("--repeats", a->repeats,
+                "every run in a side's store measured the same build: the runs' own spread is "
+                "the run-to-run noise (else the newest run of each row is compared)");
   cmd->add_option("--table", a->table,
                   "gemm, memory, collective, embedding, kernels, a comma list, or all (default)");
   cmd->add_option("--format", a->format, "text (default), md, json or junit");
@@ -111,6 +120,7 @@ void add_compare_command(CLI::App& app) {
     regress::CompareOptions options;
     options.threshold = parse_threshold(a->threshold);
     options.alpha = a->alpha;
+    options.repeats = a->repeats;
     const auto tables = parse_tables(a->table);
     const Side base = parse_side(a->base, "BASE"), next = parse_side(a->next, "NEW");
     const regress::Comparison c =
@@ -132,12 +142,26 @@ void add_compare_command(CLI::App& app) {
       text = compare_text(c, sides);
     fmt::print("{}", text);
     std::fflush(stdout);
-    // Exit 1 says a regression; stderr says how many, whatever the format.
-    if (const auto n = c.count(regress::Verdict::regressed); n > 0) {
+    // Exit 1 says a regression, or a slowdown the noise leaves undecided; stderr says how
+    // many, whatever the format.
+    const auto n = c.count(regress::Verdict::regressed);
+    const auto unsure = c.inconclusive_slower();
+    if (n > 0)
       fmt::print(stderr, "shardcost: {} of {} compared measurements regressed\n", n,
                  c.pairs.size());
-      throw ExitStatus{1};
+    if (unsure > 0) {
+      std::vector<double> noise;
+      for (const auto& p : c.pairs)
+        if (p.verdict == regress::Verdict::inconclusive && p.change > 0) noise.push_back(p.noise);
+      fmt::print(stderr,
+                 "shardcost: inconclusive: noise ±{:.1f}% (median of {} slower measurements) "
+                 "exceeds the threshold {:g}%; {}\n",
+                 regress::stats::median_of(noise) * 100, unsure, options.threshold * 100,
+                 options.repeats ? "measure each side more times, or raise --threshold"
+                                 : "measure each side several times into its store and pass "
+                                   "--repeats, or raise --threshold");
     }
+    if (n > 0 || unsure > 0) throw ExitStatus{1};
   });
 }
 

@@ -62,9 +62,37 @@ std::string spread_text(const Measure& m) {
 }
 
 std::string summary_line(const Comparison& c) {
-  return fmt::format("{} regressed, {} improved, {} unchanged; {} only in BASE, {} only in NEW",
-                     c.count(Verdict::regressed), c.count(Verdict::improved),
-                     c.count(Verdict::unchanged), c.only_base.size(), c.only_next.size());
+  return fmt::format(
+      "{} regressed, {} improved, {} inconclusive, {} unchanged; {} only in BASE, {} only in NEW",
+      c.count(Verdict::regressed), c.count(Verdict::improved), c.count(Verdict::inconclusive),
+      c.count(Verdict::unchanged), c.only_base.size(), c.only_next.size());
+}
+
+// What compare saw of the run-to-run noise, one line per device.
+std::string noise_lines(const Comparison& c) {
+  std::string out;
+  for (const auto& n : c.noise) {
+    const std::string where = n.device.empty() ? "" : n.device + ": ";
+    if (!n.estimated) {
+      out += fmt::format(
+          "noise: {}{} rows, one run a side: too few rows to see run-to-run noise; judged by "
+          "within-run spread alone\n",
+          where, n.pairs);
+      continue;
+    }
+    const std::string runs =
+        n.base_runs > 1 || n.next_runs > 1
+            ? fmt::format("from the runs themselves ({} BASE, {} NEW)", n.base_runs, n.next_runs)
+            : "from the rows' scatter around their common shift (one run a side)";
+    out += fmt::format(
+        "noise: {}{} rows moved {} together; run-to-run noise of one row ±{:.1f}% (1 sigma) {}\n",
+        where, n.pairs, percent(n.shift), std::expm1(n.scatter) * 100, runs);
+  }
+  return out;
+}
+
+std::string noise_text(const PairResult& p) {
+  return p.noise > 0 ? fmt::format("±{:.1f}%", p.noise * 100) : "-";
 }
 
 // Unchanged pairs that moved past the threshold but not past their noise.
@@ -116,15 +144,23 @@ std::string compare_text(const Comparison& c, const CompareSides& s) {
   const std::string one_device = single_device(c);
   std::string out = fmt::format("BASE {}\nNEW  {}\n", s.base, s.next);
   if (!one_device.empty()) out += fmt::format("device {}\n", one_device);
-  out += fmt::format("tables {}, threshold {:g}%, alpha {:g} (Holm over {} pairs)\n\n", s.table,
+  out += fmt::format("tables {}, threshold {:g}%, alpha {:g} (Holm over {} pairs)\n", s.table,
                      c.options.threshold * 100, c.options.alpha, c.pairs.size());
-  for (const Verdict v : {Verdict::regressed, Verdict::improved}) {
+  out += noise_lines(c) + "\n";
+  for (const Verdict v : {Verdict::regressed, Verdict::improved, Verdict::inconclusive}) {
     const int64_t n = c.count(v);
-    out += fmt::format("{} ({})\n", v == Verdict::regressed ? "REGRESSED" : "IMPROVED", n);
+    if (v == Verdict::inconclusive && n == 0) continue;
+    out += fmt::format("{} ({})\n",
+                       v == Verdict::regressed  ? "REGRESSED"
+                       : v == Verdict::improved ? "IMPROVED"
+                                                : "INCONCLUSIVE: moved past the threshold, "
+                                                  "within a noise wider than it",
+                       n);
     if (n == 0) continue;
-    std::vector<std::string> header = {"table",          "device", "identity", "base [p10..p90]",
-                                       "new [p10..p90]", "change", "p (adj)",  "method"};
-    std::vector<bool> right = {false, false, false, true, true, true, true, false};
+    std::vector<std::string> header = {"table",           "device",         "identity",
+                                       "base [p10..p90]", "new [p10..p90]", "change",
+                                       "noise",           "p (adj)",        "method"};
+    std::vector<bool> right = {false, false, false, true, true, true, true, true, false};
     if (!one_device.empty()) header.erase(header.begin() + 1), right.erase(right.begin() + 1);
     Table t(header, right);
     for (const auto& p : c.pairs) {
@@ -135,6 +171,7 @@ std::string compare_text(const Comparison& c, const CompareSides& s) {
                                       duration_text(p.base.median_ns) + spread_text(p.base),
                                       duration_text(p.next.median_ns) + spread_text(p.next),
                                       percent(p.change),
+                                      noise_text(p),
                                       p_text(p),
                                       std::string(to_string(p.method))};
       if (!one_device.empty()) row.erase(row.begin() + 1);
@@ -173,23 +210,26 @@ std::string compare_markdown(const Comparison& c, const CompareSides& s) {
       "`{}` → `{}` · tables {} · threshold {:g}% · alpha {:g} (Holm over {} pairs)\n\n", s.base,
       s.next, s.table, c.options.threshold * 100, c.options.alpha, c.pairs.size());
   out += fmt::format(
-      "| regressed | improved | unchanged | only in base | only in new "
-      "|\n|---:|---:|---:|---:|---:|\n"
-      "| {} | {} | {} | {} | {} |\n",
-      regressed, c.count(Verdict::improved), c.count(Verdict::unchanged), c.only_base.size(),
-      c.only_next.size());
-  for (const Verdict v : {Verdict::regressed, Verdict::improved}) {
+      "| regressed | improved | inconclusive | unchanged | only in base | only in new "
+      "|\n|---:|---:|---:|---:|---:|---:|\n"
+      "| {} | {} | {} | {} | {} | {} |\n",
+      regressed, c.count(Verdict::improved), c.count(Verdict::inconclusive),
+      c.count(Verdict::unchanged), c.only_base.size(), c.only_next.size());
+  if (const std::string noise = noise_lines(c); !noise.empty()) out += "\n" + noise;
+  for (const Verdict v : {Verdict::regressed, Verdict::improved, Verdict::inconclusive}) {
     if (c.count(v) == 0) continue;
     out += fmt::format(
-        "\n#### {}\n\n| table | device | identity | base | new | change | p (adj) | method |\n"
-        "|---|---|---|---:|---:|---:|---:|---|\n",
-        v == Verdict::regressed ? "Regressed" : "Improved");
+        "\n#### {}\n\n| table | device | identity | base | new | change | noise | p (adj) | "
+        "method |\n|---|---|---|---:|---:|---:|---:|---:|---|\n",
+        v == Verdict::regressed  ? "Regressed"
+        : v == Verdict::improved ? "Improved"
+                                 : "Inconclusive");
     for (const auto& p : c.pairs) {
       if (p.verdict != v) continue;
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", p.base.table,
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", p.base.table,
                          md_cell(device_of(p.base)), md_cell(what(p.base)),
                          duration_text(p.base.median_ns), duration_text(p.next.median_ns),
-                         percent(p.change), p_text(p), to_string(p.method));
+                         percent(p.change), noise_text(p), p_text(p), to_string(p.method));
     }
   }
   if (!c.only_base.empty() || !c.only_next.empty()) {
@@ -213,10 +253,24 @@ std::string compare_json(const Comparison& c, const CompareSides& s) {
   j["tables"] = s.table;
   j["threshold"] = c.options.threshold;
   j["alpha"] = c.options.alpha;
-  j["summary"] = {
-      {"regressed", c.count(Verdict::regressed)}, {"improved", c.count(Verdict::improved)},
-      {"unchanged", c.count(Verdict::unchanged)}, {"only_base", c.only_base.size()},
-      {"only_new", c.only_next.size()},           {"superseded", c.superseded}};
+  j["summary"] = {{"regressed", c.count(Verdict::regressed)},
+                  {"improved", c.count(Verdict::improved)},
+                  {"inconclusive", c.count(Verdict::inconclusive)},
+                  {"unchanged", c.count(Verdict::unchanged)},
+                  {"only_base", c.only_base.size()},
+                  {"only_new", c.only_next.size()},
+                  {"superseded", c.superseded}};
+  j["repeats"] = c.options.repeats;
+  nlohmann::json noise = nlohmann::json::array();
+  for (const auto& n : c.noise)
+    noise.push_back(
+        {{"device", n.device},
+         {"pairs", n.pairs},
+         {"shift", n.shift},
+         {"scatter", n.estimated ? nlohmann::json(std::expm1(n.scatter)) : nlohmann::json()},
+         {"base_runs", n.base_runs},
+         {"new_runs", n.next_runs}});
+  j["noise"] = std::move(noise);
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto& p : c.pairs) {
     nlohmann::json e = {
@@ -225,6 +279,9 @@ std::string compare_json(const Comparison& c, const CompareSides& s) {
         {"change", std::isfinite(p.change) ? nlohmann::json(p.change) : nlohmann::json()},
         {"method", std::string(to_string(p.method))},
         {"significant", p.significant},
+        {"noise", p.noise > 0 ? nlohmann::json(p.noise) : nlohmann::json()},
+        {"base_runs", p.base_runs},
+        {"new_runs", p.next_runs},
         {"base", measure_json(p.base)},
         {"new", measure_json(p.next)}};
     e["key"] = e["base"]["key"];
@@ -244,11 +301,12 @@ std::string compare_json(const Comparison& c, const CompareSides& s) {
 std::string compare_junit(const Comparison& c, const CompareSides& s) {
   const size_t tests = c.pairs.size() + c.only_base.size() + c.only_next.size();
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  const int64_t failures = c.count(Verdict::regressed) + c.inconclusive_slower();
   out += fmt::format("<testsuites name=\"shardcost compare\" tests=\"{}\" failures=\"{}\">\n",
-                     tests, c.count(Verdict::regressed));
+                     tests, failures);
   out +=
       fmt::format("  <testsuite name=\"{} vs {}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\">\n",
-                  svg::escape(s.base), svg::escape(s.next), tests, c.count(Verdict::regressed),
+                  svg::escape(s.base), svg::escape(s.next), tests, failures,
                   c.only_base.size() + c.only_next.size());
   out += fmt::format(
       "    <properties><property name=\"threshold\" value=\"{:g}\"/><property name=\"alpha\" "
@@ -265,6 +323,11 @@ std::string compare_junit(const Comparison& c, const CompareSides& s) {
           ">\n      <failure type=\"regression\" message=\"{} slower\">{}</failure>\n    "
           "</testcase>\n",
           percent(p.change), svg::escape(pair_detail(p)));
+    } else if (p.verdict == Verdict::inconclusive && p.change > 0) {
+      out += fmt::format(
+          ">\n      <failure type=\"inconclusive\" message=\"{} slower within noise {}\">{}"
+          "</failure>\n    </testcase>\n",
+          percent(p.change), noise_text(p), svg::escape(pair_detail(p)));
     } else {
       out += fmt::format(">\n      <system-out>{}: {}</system-out>\n    </testcase>\n",
                          to_string(p.verdict), svg::escape(pair_detail(p)));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 
 namespace shardcost::regress {
 namespace {
@@ -89,6 +90,8 @@ std::string_view to_string(Verdict v) {
       return "improved";
     case Verdict::unchanged:
       return "unchanged";
+    case Verdict::inconclusive:
+      return "inconclusive";
   }
   return "unchanged";
 }
@@ -101,6 +104,8 @@ std::string_view to_string(Method m) {
       return "median-z";
     case Method::threshold:
       return "threshold-only";
+    case Method::runs_t:
+      return "runs-t";
   }
   return "threshold-only";
 }
@@ -110,30 +115,196 @@ int64_t Comparison::count(Verdict v) const {
                        [v](const PairResult& p) { return p.verdict == v; });
 }
 
+int64_t Comparison::inconclusive_slower() const {
+  return std::count_if(pairs.begin(), pairs.end(), [](const PairResult& p) {
+    return p.verdict == Verdict::inconclusive && p.change > 0;
+  });
+}
+
+namespace {
+
+// A side's runs of one identity, in run order (the newest row of a run wins).
+using Runs = std::map<Identity, std::vector<Measure>, IdentityLess>;
+Runs by_run(std::vector<Measure> side, int64_t& superseded) {
+  Runs out;
+  for (auto& m : side) {
+    auto& list = out[Identity{m.table, m.key}];
+    if (!list.empty() && list.back().run_id == m.run_id) {
+      ++superseded;
+      list.back() = std::move(m);
+    } else {
+      list.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+// One Measure standing for a side's runs: the newest row, its median the runs' geometric
+// mean, its p10..p90 the lowest and highest run median.
+Measure summary_of(const std::vector<Measure>& runs) {
+  Measure m = runs.back();
+  double logs = 0, lo = runs.front().median_ns, hi = lo;
+  for (const auto& r : runs) {
+    logs += std::log(std::max(r.median_ns, 1e-9));
+    lo = std::min(lo, r.median_ns);
+    hi = std::max(hi, r.median_ns);
+  }
+  m.median_ns = std::exp(logs / static_cast<double>(runs.size()));
+  if (runs.size() > 1) {
+    m.p10_ns = lo;
+    m.p90_ns = hi;
+  }
+  return m;
+}
+
+// z (two-sided) at alpha: the normal limit of Student's t.
+double z_at(double alpha) {
+  return stats::student_t_critical(alpha, 1e7);
+}
+
+// Student's t on the log medians of each side's runs (pooled variance). False when the runs
+// are too few (one a side).
+bool runs_test(const std::vector<Measure>& a, const std::vector<Measure>& b,
+               const CompareOptions& o, PairResult& p, double& sd) {
+  const size_t na = a.size(), nb = b.size();
+  if (na + nb < 3) return false;
+  auto logs = [](const std::vector<Measure>& runs) {
+    std::vector<double> out;
+    for (const auto& r : runs) out.push_back(std::log(std::max(r.median_ns, 1e-9)));
+    return out;
+  };
+  const auto x = logs(a), y = logs(b);
+  auto mean = [](const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  };
+  const double mx = mean(x), my = mean(y);
+  double ss = 0;
+  for (double v : x) ss += (v - mx) * (v - mx);
+  for (double v : y) ss += (v - my) * (v - my);
+  const double df = static_cast<double>(na + nb - 2);
+  sd = std::sqrt(ss / df);
+  const double se = sd * std::sqrt(1.0 / static_cast<double>(na) + 1.0 / static_cast<double>(nb));
+  p.method = Method::runs_t;
+  p.change = std::exp(my - mx) - 1;
+  if (se > 0) {
+    p.p_value = stats::student_t_p((my - mx) / se, df);
+    p.noise = std::exp(stats::student_t_critical(o.alpha, df) * se) - 1;
+  } else {
+    p.p_value = my == mx ? 1.0 : 0.0;
+    p.noise = 0;
+  }
+  return true;
+}
+
+// The smallest relative change one run's within-run spread resolves at alpha (0: no spread).
+double within_noise(const PairResult& p, double alpha) {
+  auto relative_se = [](const Measure& m) -> double {
+    if (m.samples_ns.size() >= kMinSamples) {
+      std::vector<double> logs;
+      for (int64_t v : m.samples_ns) logs.push_back(std::log(std::max<double>(v, 1)));
+      return 1.2533 * stats::robust_scatter(logs) /
+             std::sqrt(static_cast<double>(m.samples_ns.size()));
+    }
+    if (auto s = spread(m))
+      return 1.2533 * *s / 2.5631 / std::max(m.median_ns, 1.0) /
+             std::sqrt(static_cast<double>(std::max<int64_t>(m.iterations, 1)));
+    return 0;
+  };
+  const double se = std::hypot(relative_se(p.base), relative_se(p.next));
+  return se > 0 ? std::exp(z_at(alpha) * se) - 1 : 0;
+}
+
+constexpr size_t kMinScatterRows = 6;  // rows of a device that estimate its scatter
+
+}  // namespace
+
 Comparison compare(std::vector<Measure> base, std::vector<Measure> next,
                    const CompareOptions& options) {
   Comparison out;
   out.options = options;
-  auto b = newest(std::move(base), out.superseded);
-  auto n = newest(std::move(next), out.superseded);
-  for (auto& [id, m] : b) {
+  // Each side's runs of every identity: with repeats all of them, else the newest.
+  Runs b, n;
+  if (options.repeats) {
+    b = by_run(std::move(base), out.superseded);
+    n = by_run(std::move(next), out.superseded);
+  } else {
+    for (auto& [id, m] : newest(std::move(base), out.superseded)) b[id] = {std::move(m)};
+    for (auto& [id, m] : newest(std::move(next), out.superseded)) n[id] = {std::move(m)};
+  }
+  std::map<std::string, std::vector<double>> run_sd;  // device -> each pair's run deviation
+  for (auto& [id, runs] : b) {
     auto it = n.find(id);
     if (it == n.end()) {
-      out.only_base.push_back(std::move(m));
+      out.only_base.push_back(runs.back());
       continue;
     }
     PairResult p;
-    p.base = std::move(m);
-    p.next = std::move(it->second);
+    p.base = summary_of(runs);
+    p.next = summary_of(it->second);
+    p.base_runs = static_cast<int64_t>(runs.size());
+    p.next_runs = static_cast<int64_t>(it->second.size());
+    double sd = 0;
+    if (!(options.repeats && runs_test(runs, it->second, options, p, sd))) {
+      if (p.base.median_ns > 0)
+        p.change = p.next.median_ns / p.base.median_ns - 1;
+      else
+        p.change = p.next.median_ns > 0 ? std::numeric_limits<double>::infinity() : 0;
+      p.p_value = test(p.base, p.next, p.method);
+      p.noise = within_noise(p, options.alpha);
+    } else {
+      run_sd[p.base.key.empty() ? "" : p.base.key.front().second].push_back(sd);
+    }
+    p.excess = p.change;
     n.erase(it);
-    if (p.base.median_ns > 0)
-      p.change = p.next.median_ns / p.base.median_ns - 1;
-    else
-      p.change = p.next.median_ns > 0 ? std::numeric_limits<double>::infinity() : 0;
-    p.p_value = test(p.base, p.next, p.method);
     out.pairs.push_back(std::move(p));
   }
-  for (auto& [id, m] : n) out.only_next.push_back(std::move(m));
+  for (auto& [id, runs] : n) out.only_next.push_back(runs.back());
+
+  // Per device: the rows' common shift and their scatter around it.
+  std::map<std::string, std::vector<size_t>> by_device;
+  for (size_t i = 0; i < out.pairs.size(); ++i) {
+    const auto& p = out.pairs[i];
+    by_device[p.base.key.empty() ? "" : p.base.key.front().second].push_back(i);
+  }
+  for (const auto& [device, rows] : by_device) {
+    NoiseNote note;
+    note.device = device;
+    note.pairs = static_cast<int64_t>(rows.size());
+    std::vector<double> logs;
+    for (size_t i : rows) {
+      const auto& p = out.pairs[i];
+      note.base_runs = std::max(note.base_runs, p.base_runs);
+      note.next_runs = std::max(note.next_runs, p.next_runs);
+      if (std::isfinite(p.change) && p.change > -1) logs.push_back(std::log1p(p.change));
+    }
+    const double shift = stats::median_of(logs);
+    note.shift = logs.empty() ? 0 : std::expm1(shift);
+    if (auto it = run_sd.find(device); it != run_sd.end()) {
+      // Repeats: the noise the runs themselves show.
+      note.scatter = stats::median_of(it->second);
+      note.estimated = true;
+    } else if (logs.size() >= kMinScatterRows) {
+      // One run a side: a row must stand out of the others' scatter around their shift.
+      note.scatter = stats::robust_scatter(logs);
+      note.estimated = true;
+      // The whole run moved past the threshold: with one run a side, a machine that ran
+      // slower and a build that did cannot be told apart, so the shift is noise too.
+      const double band = std::exp(z_at(options.alpha) * note.scatter) - 1 +
+                          (std::abs(note.shift) > options.threshold ? std::abs(note.shift) : 0);
+      for (size_t i : rows) {
+        auto& p = out.pairs[i];
+        if (p.method == Method::runs_t || !std::isfinite(p.change) || p.change <= -1) continue;
+        const double r = std::log1p(p.change) - shift;
+        const double cross = note.scatter > 0
+                                 ? 2 * (1 - stats::normal_cdf(std::abs(r) / note.scatter))
+                                 : (r == 0 ? 1.0 : 0.0);
+        p.p_value = p.p_value ? std::max(*p.p_value, cross) : cross;
+        p.noise = std::max(p.noise, band);
+        p.excess = std::expm1(r);
+      }
+    }
+    out.noise.push_back(note);
+  }
 
   std::vector<double> raw;
   for (const auto& p : out.pairs)
@@ -147,8 +318,12 @@ Comparison compare(std::vector<Measure> base, std::vector<Measure> next,
     } else {
       p.significant = true;  // nothing to test against: the threshold decides
     }
-    if (p.significant && std::abs(p.change) > options.threshold)
-      p.verdict = p.change > 0 ? Verdict::regressed : Verdict::improved;
+    if (std::abs(p.change) > options.threshold) {
+      if (p.significant && std::abs(p.excess) > options.threshold && p.excess * p.change > 0)
+        p.verdict = p.change > 0 ? Verdict::regressed : Verdict::improved;
+      else if (p.noise > options.threshold)
+        p.verdict = Verdict::inconclusive;
+    }
   }
   return out;
 }

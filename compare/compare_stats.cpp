@@ -1,5 +1,6 @@
 // The statistics compare judges a pair with: Mann-Whitney U on samples, a z-test on medians
-// from summaries, and Holm's correction over the pairs.
+// from summaries, Student's t on the medians of repeated runs, a robust scatter (MAD) of
+// changes across rows, and Holm's correction over the pairs.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -56,6 +57,74 @@ std::optional<double> median_z_p(double median_a, double spread_a, int64_t n_a, 
   if (!(s > 0)) return std::nullopt;
   const double z = std::abs(median_b - median_a) / s;
   return std::min(1.0, 2 * (1 - normal_cdf(z)));
+}
+
+namespace {
+// The regularized incomplete beta function I_x(a, b) by Lentz's continued fraction (the form
+// of Numerical Recipes' betacf), for Student's t distribution.
+double beta_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300, kEps = 1e-15;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+  double h = d;
+  for (int m = 1; m <= 500; ++m) {
+    const double dm = m, m2 = 2 * dm;
+    double aa = dm * (b - dm) * x / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    c = 1 + aa / c;
+    d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+    c = std::abs(c) < kTiny ? kTiny : c;
+    h *= d * c;
+    aa = -(a + dm) * (a + b + dm) * x / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    c = 1 + aa / c;
+    d = 1 / (std::abs(d) < kTiny ? kTiny : d);
+    c = std::abs(c) < kTiny ? kTiny : c;
+    const double step = d * c;
+    h *= step;
+    if (std::abs(step - 1) < kEps) break;
+  }
+  return h;
+}
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_fraction(a, b, x) / a;
+  return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+}  // namespace
+
+double student_t_p(double t, double df) {
+  if (!(df > 0) || !std::isfinite(t)) return std::isfinite(t) ? 1 : 0;
+  return std::min(1.0, incomplete_beta(df / 2, 0.5, df / (df + t * t)));
+}
+
+double student_t_critical(double alpha, double df) {
+  // Bisection on the two-sided p: monotone in |t|.
+  double lo = 0, hi = 1e6;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = (lo + hi) / 2;
+    (student_t_p(mid, df) > alpha ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+double robust_scatter(std::vector<double> x) {
+  if (x.size() < 2) return 0;
+  const double mid = median_of(x);
+  for (double& v : x) v = std::abs(v - mid);
+  return 1.4826 * median_of(x);
+}
+
+double median_of(std::vector<double> x) {
+  if (x.empty()) return 0;
+  const size_t h = x.size() / 2;
+  std::nth_element(x.begin(), x.begin() + static_cast<long>(h), x.end());
+  const double upper = x[h];
+  if (x.size() % 2) return upper;
+  return (*std::max_element(x.begin(), x.begin() + static_cast<long>(h)) + upper) / 2;
 }
 
 std::vector<double> holm(const std::vector<double>& p) {

@@ -115,6 +115,103 @@ TEST(Compare, NoiseBiggerThanTheThresholdIsNotARegression) {
   EXPECT_GT(beyond_threshold, 5);  // a threshold alone would fail this CI run
   EXPECT_EQ(c.count(Verdict::regressed), 0);
   EXPECT_EQ(c.count(Verdict::improved), 0);
+  // Said as such: the rows past the threshold sit in a noise wider than it.
+  EXPECT_GT(c.count(Verdict::inconclusive), 0);
+  for (const auto& p : c.pairs) {
+    if (p.verdict == Verdict::inconclusive) {
+      EXPECT_GT(p.noise, 0.05);
+    }
+  }
+}
+
+TEST(CompareStats, StudentTMatchesScipy) {
+  // scipy.stats.t.sf(|t|, df) * 2 and t.ppf(1 - alpha / 2, df).
+  EXPECT_NEAR(stats::student_t_p(2.0, 5), 0.101939, 1e-6);
+  EXPECT_NEAR(stats::student_t_p(3.0, 10), 0.0133437, 1e-6);
+  EXPECT_NEAR(stats::student_t_p(-1.0, 1), 0.5, 1e-9);
+  EXPECT_NEAR(stats::student_t_critical(0.05, 10), 2.228139, 1e-5);
+  EXPECT_NEAR(stats::student_t_critical(0.01, 4), 4.604095, 1e-5);
+  EXPECT_NEAR(stats::student_t_critical(0.01, 1e7), 2.575829, 1e-5);
+  EXPECT_NEAR(stats::robust_scatter({1, 2, 3, 4, 100}), 1.4826, 1e-12);
+  EXPECT_DOUBLE_EQ(stats::median_of({4, 1, 3, 2}), 2.5);
+}
+
+// Rows of one run a side whose changes scatter by about 2 % (the run-to-run noise they show),
+// deterministic per seed; `slow` rows changed by `factor`.
+std::pair<std::vector<Measure>, std::vector<Measure>> scattered(int rows, double scatter,
+                                                                double factor, int slow,
+                                                                unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0, scatter);
+  std::vector<Measure> base, next;
+  for (int i = 0; i < rows; ++i) {
+    base.push_back(gemm(i, 1000));
+    next.push_back(gemm(i, 1000 * std::exp(noise(rng)) * (i < slow ? factor : 1.0), 2));
+  }
+  return {base, next};
+}
+
+TEST(Compare, OneRunASideARowMustStandOutOfTheOthersScatter) {
+  // Threshold-only rows (no within-run spread): 30 rows with 2 % scatter, one 30 % slower.
+  auto [base, next] = scattered(30, 0.02, 1.3, 1, 7);
+  Comparison c = compare(base, next, {});
+  ASSERT_EQ(c.noise.size(), 1u);
+  EXPECT_TRUE(c.noise[0].estimated);
+  EXPECT_NEAR(c.noise[0].scatter, 0.02, 0.01);
+  EXPECT_EQ(c.count(Verdict::regressed), 1);
+  EXPECT_EQ(c.pairs[0].verdict, Verdict::regressed);  // m=0
+  // Scatter of 10 %: a 12 % row is inside it; the noise is wider than the threshold.
+  auto [wb, wn] = scattered(30, 0.10, 1.12, 1, 7);
+  c = compare(wb, wn, {});
+  EXPECT_EQ(c.count(Verdict::regressed), 0);
+  EXPECT_GT(c.count(Verdict::inconclusive), 0);
+  // Every row 8 % slower together: a slower machine or a slower build; one run a side cannot
+  // tell them apart, so nothing is called regressed and nothing passes either.
+  auto [ub, un] = scattered(30, 0.01, 1.08, 30, 9);
+  c = compare(ub, un, {});
+  EXPECT_NEAR(c.noise[0].shift, 0.08, 0.01);
+  EXPECT_EQ(c.count(Verdict::regressed), 0);
+  EXPECT_GT(c.inconclusive_slower(), 20);
+  // Few rows: no scatter to estimate; the threshold decides as before.
+  auto [fb, fn] = scattered(4, 0.02, 1.3, 1, 7);
+  c = compare(fb, fn, {});
+  EXPECT_FALSE(c.noise[0].estimated);
+  EXPECT_EQ(c.count(Verdict::regressed), 1);
+}
+
+// Repeats: each side's runs of one build; their own spread is the noise.
+TEST(Compare, RepeatedRunsJudgeEachRowByItsRunToRunSpread) {
+  std::mt19937 rng(3);
+  std::normal_distribution<double> jitter(0, 0.02);
+  auto runs = [&](double factor, int64_t first_run) {
+    std::vector<Measure> out;
+    for (int64_t r = 0; r < 4; ++r)
+      for (int i = 0; i < 10; ++i)
+        out.push_back(
+            gemm(i, 1000 * std::exp(jitter(rng)) * (i == 3 ? factor : 1.0), first_run + r));
+    return out;
+  };
+  CompareOptions o;
+  o.repeats = true;
+  Comparison c = compare(runs(1.0, 1), runs(1.15, 10), o);
+  ASSERT_EQ(c.pairs.size(), 10u);
+  for (const auto& p : c.pairs) {
+    EXPECT_EQ(p.method, Method::runs_t);
+    EXPECT_EQ(p.base_runs, 4);
+    EXPECT_EQ(p.next_runs, 4);
+    EXPECT_EQ(p.verdict, p.base.key[2].second == "3" ? Verdict::regressed : Verdict::unchanged)
+        << p.base.label() << " " << p.change;
+  }
+  EXPECT_EQ(c.noise[0].base_runs, 4);
+  EXPECT_NEAR(c.noise[0].scatter, 0.02, 0.01);
+  // The same build on both sides: nothing regressed.
+  c = compare(runs(1.0, 1), runs(1.0, 10), o);
+  EXPECT_EQ(c.count(Verdict::regressed), 0);
+  EXPECT_EQ(c.count(Verdict::improved), 0);
+  // Without --repeats the newest run of each row is compared, as before.
+  c = compare(runs(1.0, 1), runs(1.0, 10), {});
+  EXPECT_EQ(c.pairs[0].method, Method::threshold);
+  EXPECT_EQ(c.superseded, 60);
 }
 
 TEST(Compare, SummariesUseTheSpreadAndIterations) {
@@ -124,12 +221,14 @@ TEST(Compare, SummariesUseTheSpreadAndIterations) {
   Comparison c = compare({a}, {b}, {});
   EXPECT_EQ(c.pairs[0].method, Method::median_z);
   EXPECT_EQ(c.pairs[0].verdict, Verdict::regressed);
-  // The same change with a wide spread over few iterations is noise.
+  // The same change with a wide spread over few iterations is within a noise wider than the
+  // threshold: inconclusive, not a regression.
   a.p10_ns = 600, a.p90_ns = 1400, a.iterations = 5;
   b.p10_ns = 700, b.p90_ns = 1500, b.iterations = 5;
   c = compare({a}, {b}, {});
-  EXPECT_EQ(c.pairs[0].verdict, Verdict::unchanged);
+  EXPECT_EQ(c.pairs[0].verdict, Verdict::inconclusive);
   EXPECT_FALSE(c.pairs[0].significant);
+  EXPECT_GT(c.pairs[0].noise, 0.1);
 }
 
 TEST(Compare, OneSideWithoutSpreadBorrowsTheOther) {
