@@ -78,8 +78,11 @@ bool read_only_folder(const std::string& path) {
 void check_version(const Connection& c, Store::Mode mode) {
   int version = schema_version(c);
   // Another process creating the same file commits its tables and version together; a read
-  // between our two looks can see the tables but the old version: look again.
-  if (version == 0 && !is_empty(c)) version = schema_version(c);
+  // between our two looks can see the tables but the old version: look again. Emptiness is
+  // looked at once: a second look could see the other process's tables where the version
+  // read before them said 0, and take a store being created for a foreign file.
+  const bool empty = is_empty(c);
+  if (version == 0 && !empty) version = schema_version(c);
   const std::string& path = c.path();
   if (version > kSchemaVersion) {
     throw InputError(path + " has schema version " + std::to_string(version) +
@@ -87,7 +90,7 @@ void check_version(const Connection& c, Store::Mode mode) {
                      std::to_string(kSchemaVersion) + "; use a newer shardcost to read it");
   }
   if (version == 0) {
-    if (!is_empty(c))
+    if (!empty)
       throw InputError(path +
                        " is an SQLite file but not a shardcost store (no schema version); "
                        "check the path");
