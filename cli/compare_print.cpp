@@ -88,7 +88,17 @@ std::string noise_lines(const Comparison& c) {
         "noise: {}{} rows moved {} together; run-to-run noise of one row ±{:.1f}% (1 sigma) {}\n",
         where, n.pairs, percent(n.shift), std::expm1(n.scatter) * 100, runs);
   }
+  for (const auto& t : c.tables)
+    out += fmt::format(
+        "noise: table {}{}: its {} rows moved {} together over {} + {} runs (Student's t on the "
+        "runs' means, p={:.2g}): {}\n",
+        t.table, t.device.empty() ? "" : " on " + t.device, t.rows, percent(t.change), t.base_runs,
+        t.next_runs, t.p_value, t.significant ? "a shift of the table" : "within the runs' spread");
   return out;
+}
+
+std::string method_text(const PairResult& p) {
+  return std::string(to_string(p.method)) + (p.by_table ? " (table)" : "");
 }
 
 std::string noise_text(const PairResult& p) {
@@ -173,7 +183,7 @@ std::string compare_text(const Comparison& c, const CompareSides& s) {
                                       percent(p.change),
                                       noise_text(p),
                                       p_text(p),
-                                      std::string(to_string(p.method))};
+                                      method_text(p)};
       if (!one_device.empty()) row.erase(row.begin() + 1);
       t.add(row);
     }
@@ -229,7 +239,7 @@ std::string compare_markdown(const Comparison& c, const CompareSides& s) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", p.base.table,
                          md_cell(device_of(p.base)), md_cell(what(p.base)),
                          duration_text(p.base.median_ns), duration_text(p.next.median_ns),
-                         percent(p.change), noise_text(p), p_text(p), to_string(p.method));
+                         percent(p.change), noise_text(p), p_text(p), method_text(p));
     }
   }
   if (!c.only_base.empty() || !c.only_next.empty()) {
@@ -271,6 +281,17 @@ std::string compare_json(const Comparison& c, const CompareSides& s) {
          {"base_runs", n.base_runs},
          {"new_runs", n.next_runs}});
   j["noise"] = std::move(noise);
+  nlohmann::json tables = nlohmann::json::array();
+  for (const auto& t : c.tables)
+    tables.push_back({{"table", t.table},
+                      {"device", t.device},
+                      {"rows", t.rows},
+                      {"base_runs", t.base_runs},
+                      {"new_runs", t.next_runs},
+                      {"change", t.change},
+                      {"p_value", t.p_value},
+                      {"significant", t.significant}});
+  j["table_shifts"] = std::move(tables);
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto& p : c.pairs) {
     nlohmann::json e = {
@@ -279,6 +300,7 @@ std::string compare_json(const Comparison& c, const CompareSides& s) {
         {"change", std::isfinite(p.change) ? nlohmann::json(p.change) : nlohmann::json()},
         {"method", std::string(to_string(p.method))},
         {"significant", p.significant},
+        {"by_table", p.by_table},
         {"noise", p.noise > 0 ? nlohmann::json(p.noise) : nlohmann::json()},
         {"base_runs", p.base_runs},
         {"new_runs", p.next_runs},

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 
 namespace shardcost::regress {
 namespace {
@@ -162,12 +163,14 @@ double z_at(double alpha) {
   return stats::student_t_critical(alpha, 1e7);
 }
 
-// Student's t on the log medians of each side's runs (pooled variance). False when the runs
-// are too few (one a side).
-bool runs_test(const std::vector<Measure>& a, const std::vector<Measure>& b,
-               const CompareOptions& o, PairResult& p, double& sd) {
+// A row's repeated runs: the difference of the sides' mean log medians, its within-row sum of
+// squares and degrees of freedom, and 1/na + 1/nb. nullopt with one run a side.
+struct RunStats {
+  double diff = 0, ss = 0, df = 0, inv_n = 0;
+};
+std::optional<RunStats> run_stats(const std::vector<Measure>& a, const std::vector<Measure>& b) {
   const size_t na = a.size(), nb = b.size();
-  if (na + nb < 3) return false;
+  if (na + nb < 3) return std::nullopt;
   auto logs = [](const std::vector<Measure>& runs) {
     std::vector<double> out;
     for (const auto& r : runs) out.push_back(std::log(std::max(r.median_ns, 1e-9)));
@@ -178,22 +181,31 @@ bool runs_test(const std::vector<Measure>& a, const std::vector<Measure>& b,
     return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   };
   const double mx = mean(x), my = mean(y);
-  double ss = 0;
-  for (double v : x) ss += (v - mx) * (v - mx);
-  for (double v : y) ss += (v - my) * (v - my);
-  const double df = static_cast<double>(na + nb - 2);
-  sd = std::sqrt(ss / df);
-  const double se = sd * std::sqrt(1.0 / static_cast<double>(na) + 1.0 / static_cast<double>(nb));
+  RunStats r;
+  for (double v : x) r.ss += (v - mx) * (v - mx);
+  for (double v : y) r.ss += (v - my) * (v - my);
+  r.diff = my - mx;
+  r.df = static_cast<double>(na + nb - 2);
+  r.inv_n = 1.0 / static_cast<double>(na) + 1.0 / static_cast<double>(nb);
+  return r;
+}
+
+// Student's t on a row's runs with its variance moderated toward its device's (the median of
+// the rows' variances), each weighted by the row's own degrees of freedom: a few runs give a
+// noisy variance, and one lucky row of three near-equal runs must not look precise (Smyth's
+// moderated t, with the prior worth as much as the row's own runs).
+void runs_test(const RunStats& r, double device_var, const CompareOptions& o, PairResult& p) {
+  const double var = (r.ss / r.df + device_var) / 2, df = 2 * r.df;
+  const double se = std::sqrt(var * r.inv_n);
   p.method = Method::runs_t;
-  p.change = std::exp(my - mx) - 1;
+  p.change = std::expm1(r.diff);
   if (se > 0) {
-    p.p_value = stats::student_t_p((my - mx) / se, df);
+    p.p_value = stats::student_t_p(r.diff / se, df);
     p.noise = std::exp(stats::student_t_critical(o.alpha, df) * se) - 1;
   } else {
-    p.p_value = my == mx ? 1.0 : 0.0;
+    p.p_value = r.diff == 0 ? 1.0 : 0.0;
     p.noise = 0;
   }
-  return true;
 }
 
 // The smallest relative change one run's within-run spread resolves at alpha (0: no spread).
@@ -216,6 +228,75 @@ double within_noise(const PairResult& p, double alpha) {
 
 constexpr size_t kMinScatterRows = 6;  // rows of a device that estimate its scatter
 
+// Each table's (and device's) rows, one mean log median per run, over the rows every run of
+// both sides holds; Student's t on the two sides' run means.
+std::vector<TableShift> table_shifts(const Runs& b, const Runs& n, const CompareOptions& o) {
+  struct RunsOfRows {
+    std::map<int64_t, std::map<std::string, double>> by_run;  // run -> row label -> log median
+  };
+  std::map<std::pair<std::string, std::string>, std::pair<RunsOfRows, RunsOfRows>> groups;
+  for (const auto& [id, runs] : b) {
+    auto it = n.find(id);
+    if (it == n.end() || runs.empty()) continue;
+    const Measure& first = runs.front();
+    auto& g = groups[{first.table, first.key.empty() ? "" : first.key.front().second}];
+    const std::string row = first.label();
+    for (const auto& m : runs)
+      g.first.by_run[m.run_id][row] = std::log(std::max(m.median_ns, 1e-9));
+    for (const auto& m : it->second)
+      g.second.by_run[m.run_id][row] = std::log(std::max(m.median_ns, 1e-9));
+  }
+  std::vector<TableShift> out;
+  for (const auto& [key, sides] : groups) {
+    // The rows every run of both sides holds.
+    std::map<std::string, int> seen;
+    size_t total_runs = 0;
+    for (const RunsOfRows* side : {&sides.first, &sides.second})
+      for (const auto& [run, rows] : side->by_run) {
+        ++total_runs;
+        for (const auto& [row, v] : rows) ++seen[row];
+      }
+    std::vector<std::string> common;
+    for (const auto& [row, count] : seen)
+      if (static_cast<size_t>(count) == total_runs) common.push_back(row);
+    if (common.size() < 3) continue;
+    auto means = [&](const RunsOfRows& side) {
+      std::vector<double> per_run;
+      for (const auto& [run, rows] : side.by_run) {
+        double sum = 0;
+        for (const auto& row : common) sum += rows.at(row);
+        per_run.push_back(sum / static_cast<double>(common.size()));
+      }
+      return per_run;
+    };
+    const auto x = means(sides.first), y = means(sides.second);
+    if (x.size() + y.size() < 3) continue;
+    auto mean = [](const std::vector<double>& v) {
+      return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+    };
+    const double mx = mean(x), my = mean(y);
+    double ss = 0;
+    for (double v : x) ss += (v - mx) * (v - mx);
+    for (double v : y) ss += (v - my) * (v - my);
+    const double df = static_cast<double>(x.size() + y.size() - 2);
+    const double se = std::sqrt(
+        ss / df * (1.0 / static_cast<double>(x.size()) + 1.0 / static_cast<double>(y.size())));
+    TableShift t;
+    t.table = key.first;
+    t.device = key.second;
+    t.rows = static_cast<int64_t>(common.size());
+    t.base_runs = static_cast<int64_t>(x.size());
+    t.next_runs = static_cast<int64_t>(y.size());
+    t.change = std::expm1(my - mx);
+    t.p_value = se > 0 ? stats::student_t_p((my - mx) / se, df) : (my == mx ? 1.0 : 0.0);
+    out.push_back(t);
+  }
+  for (auto& t : out)
+    t.significant =
+        t.p_value < o.alpha / static_cast<double>(out.size()) && std::abs(t.change) > o.threshold;
+  return out;
+}
+
 }  // namespace
 
 Comparison compare(std::vector<Measure> base, std::vector<Measure> next,
@@ -231,7 +312,9 @@ Comparison compare(std::vector<Measure> base, std::vector<Measure> next,
     for (auto& [id, m] : newest(std::move(base), out.superseded)) b[id] = {std::move(m)};
     for (auto& [id, m] : newest(std::move(next), out.superseded)) n[id] = {std::move(m)};
   }
-  std::map<std::string, std::vector<double>> run_sd;  // device -> each pair's run deviation
+  if (options.repeats) out.tables = table_shifts(b, n, options);  // before pairs take n
+  std::vector<std::optional<RunStats>> stats_of;                  // per pair, with repeats
+  std::map<std::string, std::vector<double>> run_var;  // device -> its rows' run variances
   for (auto& [id, runs] : b) {
     auto it = n.find(id);
     if (it == n.end()) {
@@ -243,21 +326,32 @@ Comparison compare(std::vector<Measure> base, std::vector<Measure> next,
     p.next = summary_of(it->second);
     p.base_runs = static_cast<int64_t>(runs.size());
     p.next_runs = static_cast<int64_t>(it->second.size());
-    double sd = 0;
-    if (!(options.repeats && runs_test(runs, it->second, options, p, sd))) {
+    std::optional<RunStats> rs;
+    if (options.repeats) rs = run_stats(runs, it->second);
+    if (rs) {
+      run_var[p.base.key.empty() ? "" : p.base.key.front().second].push_back(rs->ss / rs->df);
+      p.method = Method::runs_t;
+      p.change = std::expm1(rs->diff);
+    } else {
       if (p.base.median_ns > 0)
         p.change = p.next.median_ns / p.base.median_ns - 1;
       else
         p.change = p.next.median_ns > 0 ? std::numeric_limits<double>::infinity() : 0;
       p.p_value = test(p.base, p.next, p.method);
       p.noise = within_noise(p, options.alpha);
-    } else {
-      run_sd[p.base.key.empty() ? "" : p.base.key.front().second].push_back(sd);
     }
     p.excess = p.change;
     n.erase(it);
     out.pairs.push_back(std::move(p));
+    stats_of.push_back(rs);
   }
+  for (size_t i = 0; i < out.pairs.size(); ++i)
+    if (stats_of[i]) {
+      auto& p = out.pairs[i];
+      runs_test(*stats_of[i],
+                stats::median_of(run_var[p.base.key.empty() ? "" : p.base.key.front().second]),
+                options, p);
+    }
   for (auto& [id, runs] : n) out.only_next.push_back(runs.back());
 
   // Per device: the rows' common shift and their scatter around it.
@@ -279,9 +373,9 @@ Comparison compare(std::vector<Measure> base, std::vector<Measure> next,
     }
     const double shift = stats::median_of(logs);
     note.shift = logs.empty() ? 0 : std::expm1(shift);
-    if (auto it = run_sd.find(device); it != run_sd.end()) {
+    if (auto it = run_var.find(device); it != run_var.end()) {
       // Repeats: the noise the runs themselves show.
-      note.scatter = stats::median_of(it->second);
+      note.scatter = std::sqrt(stats::median_of(it->second));
       note.estimated = true;
     } else if (logs.size() >= kMinScatterRows) {
       // One run a side: a row must stand out of the others' scatter around their shift.
@@ -324,6 +418,16 @@ Comparison compare(std::vector<Measure> base, std::vector<Measure> next,
       else if (p.noise > options.threshold)
         p.verdict = Verdict::inconclusive;
     }
+    // A row past the threshold in a table that moved, significantly, the same way.
+    if (p.verdict != Verdict::regressed && p.verdict != Verdict::improved &&
+        std::abs(p.change) > options.threshold)
+      for (const auto& t : out.tables)
+        if (t.significant && t.table == p.base.table &&
+            t.device == (p.base.key.empty() ? "" : p.base.key.front().second) &&
+            t.change * p.change > 0) {
+          p.verdict = p.change > 0 ? Verdict::regressed : Verdict::improved;
+          p.by_table = true;
+        }
   }
   return out;
 }

@@ -64,6 +64,18 @@ struct NoiseNote {
   bool estimated = false;                // enough rows (or runs) to estimate it
 };
 
+// With repeats: a table's rows of one device moving together. Each run's mean log median over
+// the table's rows is one value; the sides' runs are compared with Student's t (rows whose
+// run-to-run noise is their own, such as one bimodal size, average out; a machine that runs
+// slower in one run moves every row and stays in the runs' spread).
+struct TableShift {
+  std::string table, device;
+  int64_t rows = 0, base_runs = 0, next_runs = 0;
+  double change = 0;  // relative, the runs' means
+  double p_value = 1;
+  bool significant = false;  // at alpha over all tables (Bonferroni) and past the threshold
+};
+
 struct PairResult {
   Measure base, next;
   double change = 0;  // next median / base median - 1 (+: slower)
@@ -71,6 +83,7 @@ struct PairResult {
   std::optional<double> p_value;     // raw two-sided p; nullopt with Method::threshold
   std::optional<double> p_adjusted;  // Holm-adjusted
   bool significant = false;          // against the noise (always true for Method::threshold)
+  bool by_table = false;             // called with its table's shift (TableShift), not alone
   // The smallest change this pair's noise lets the comparison resolve at alpha (relative);
   // 0: unknown. Past the threshold, an insignificant change is inconclusive.
   double noise = 0;
@@ -88,6 +101,7 @@ struct Comparison {
   std::vector<Measure> only_next;  // no match in base
   int64_t superseded = 0;          // older duplicates of an identity, replaced by the newest
   std::vector<NoiseNote> noise;    // by device
+  std::vector<TableShift> tables;  // with repeats
   int64_t count(Verdict) const;
   // Inconclusive pairs on the slow side: what fails a gate besides regressions.
   int64_t inconclusive_slower() const;
