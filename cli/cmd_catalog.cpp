@@ -37,7 +37,8 @@ nlohmann::json software_json() {
                    {"fused_grad_accumulation", sw.fused_grad_accumulation},
                    {"async_tp_backward", sw.async_tp_backward},
                    {"supports",
-                    {{"sequence_parallel", sw.sequence_parallel},
+                    {{"tensor_parallel", sw.tensor_parallel},
+                     {"sequence_parallel", sw.sequence_parallel},
                      {"selective_recompute", sw.selective_recompute},
                      {"selective_recompute_modules",
                       recompute_modules_text(sw.recompute_modules != 0 ? sw.recompute_modules
@@ -111,13 +112,14 @@ void print_catalog_text() {
              devices.render(2));
   fmt::print("systems (bandwidth per GPU, one direction)\n{}\n", systems.render(2));
   fmt::print("models\n{}", models.render(2));
-  Table software(
-      {"software", "precision", "attention", "sp", "selective", "cp", "ep", "fp8", "zero", "grads"},
-      {false, false, false, false, false, false, false, false, true, true});
+  Table software({"software", "precision", "attention", "tp", "sp", "selective", "cp", "ep", "fp8",
+                  "zero", "grads"},
+                 {false, false, false, false, false, false, false, false, false, true, true});
   for (const auto& sw : software_json()) {
     const auto& su = sw["supports"];
     software.add(
-        {sw["name"], sw["precision"], sw["attention"], yes(su["sequence_parallel"]),
+        {sw["name"], sw["precision"], sw["attention"], yes(su["tensor_parallel"]),
+         yes(su["sequence_parallel"]),
          su["selective_recompute"].get<bool>()
              ? su["selective_recompute_modules"].get<std::string>() == "ops" ? "per op" : "yes"
              : "-",

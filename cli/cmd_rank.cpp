@@ -186,7 +186,13 @@ void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, cons
     RankOptions one = ro;
     one.top = 1;
     for (int gpus = c.total_gpus() * 2; gpus <= (1 << 16); gpus *= 2) {
-      const RankResult bigger = rank(m, load_cluster(a.cluster, gpus), one);
+      Cluster larger;
+      try {
+        larger = load_cluster(a.cluster, gpus);
+      } catch (const InputError&) {
+        continue;  // not a whole number of the system's nodes: the next doubling may be
+      }
+      const RankResult bigger = rank(m, larger, one);
       if (bigger.feasible > 0) {
         hint =
             fmt::format("; the fewest GPUs (doubling) that hold it: {}, e.g. {} (rank --gpus {})",
@@ -293,6 +299,22 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
   if (!calibrations.empty() && ro.objective == Objective::time)
     ro.top = std::max(ro.top * kCalibratedPool, kCalibratedPool * 10);
   RankResult r = rank(m, c, ro);
+  // Pinned keys that no plan of these GPUs can take: not "nothing fits" (a bigger cluster would
+  // not help) but a bad --fix, said with the reason.
+  if (r.evaluated == 0 && !ro.fixed.empty()) {
+    std::string why;
+    try {
+      const Strategy s =
+          parse_strategy(fmt::format("{},gbs={}", ro.fixed, ro.global_batch), c.total_gpus());
+      if (auto w = check_strategy(m, c, s)) why = *w;
+    } catch (const InputError& e) {
+      why = e.what();
+    }
+    throw InputError(
+        fmt::format("--fix {}: no plan of {} GPUs can take it{}; change the pinned "
+                    "keys",
+                    ro.fixed, c.total_gpus(), why.empty() ? "" : " (" + why + ")"));
+  }
   std::optional<TrustedRanking> trusted;
   if (ro.objective == Objective::time) {
     EstimateOptions published;
@@ -436,6 +458,18 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
     fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
   };
   print();
+  // Every candidate turned away for how it splits the model, none for memory: more GPUs
+  // would not help; with pinned keys it is a bad --fix (exit 2), said with the reasons.
+  int64_t rejected = 0;
+  for (const auto& [reason, count] : r.rejected) rejected += count;
+  if (r.feasible == 0 && !ro.fixed.empty() && rejected == r.evaluated) {
+    std::vector<std::string> reasons;
+    for (const auto& [reason, count] : r.rejected) reasons.push_back(reason);
+    throw InputError(
+        fmt::format("--fix {}: every plan of {} GPUs that takes it is turned away "
+                    "({}); change the pinned keys",
+                    ro.fixed, c.total_gpus(), fmt::join(reasons, "; ")));
+  }
   if (r.feasible == 0) say_what_fits(a, m, c, ro);
 }
 

@@ -166,6 +166,7 @@ Software software_preset(std::string_view name) {
     s.overlap_param_gather = false;
     s.sequence_parallel = false;
     s.selective_recompute = false;
+    s.tensor_parallel = false;
     s.context_parallel = false;
     s.expert_parallel = false;
     s.ep_overlap = false;
@@ -202,6 +203,11 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
                      "{} recomputes selectively by Megatron-core's modules, not per op; "
                      "use recompute_modules from core_attn, layernorm, mla_up_proj, moe_act",
                      sw.name);
+  if ((s.tp > 1 || !s.stage_tp.empty()) && !sw.tensor_parallel)
+    return fmt::format(
+        "{} has no tensor parallelism (a plain data-parallel stack); use tp=1, or "
+        "--software megatron-core",
+        sw.name);
   if (s.cp > 1 && !sw.context_parallel)
     return fmt::format("{} has no context parallelism; use cp=1", sw.name);
   if (s.ep > 1 && !sw.expert_parallel)

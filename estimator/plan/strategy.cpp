@@ -503,6 +503,23 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
              "training is end to end)";
     if (s.vpp > 1) return "schedule=local has no interleaving; use vpp=1";
   }
+  if (s.vpp > 1) {
+    // Each of a stage's vpp chunks holds at least one layer (Megatron's virtual stages), the
+    // embedding and the head counting as one where they sit (its
+    // account_for_embedding/loss_in_pipeline_split, as Llama 3 405B ran 126 layers on 16
+    // stages of 8 chunks); a stage of no layers (the embedding's or the head's alone) has
+    // nothing to interleave.
+    const std::vector<int> split =
+        s.stage_layers.empty() ? default_stage_layers(layers, s.pp) : s.stage_layers;
+    for (size_t st = 0; st < split.size(); ++st) {
+      const int units = split[st] + (st == 0) + (st + 1 == split.size());
+      if (split[st] > 0 && units < s.vpp)
+        return fmt::format(
+            "vpp={} needs {} layers on each stage (the embedding and the head counting as one), "
+            "and stage {} has {}; use a smaller vpp or pp",
+            s.vpp, s.vpp, st, units);
+    }
+  }
   if (s.sp && s.tp == 1) return "sp=true needs tp>1";
   if (s.offload > 0) {
     if (s.pp > 1 || !s.stage_layers.empty())

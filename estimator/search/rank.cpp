@@ -260,15 +260,15 @@ struct Ranker {
     eopt.breakdown = false;
     const int layers = w.layers();
 
+    // Only what the software stack can run is searched (Software's supports).
+    const Software& sw = eopt.software;
     // Tensor-parallel sizes within a node that the model admits.
     const auto tps = choices(contains(pinned, "tp"), fixed.tp, [&] {
       std::vector<int> v;
       for (int t : w.tp_candidates(per_node))
-        if (gpus % t == 0) v.push_back(t);
+        if (gpus % t == 0 && (t == 1 || sw.tensor_parallel)) v.push_back(t);
       return v;
     }());
-    // Only what the software stack can run is searched (Software's supports).
-    const Software& sw = eopt.software;
     const auto cps = choices(contains(pinned, "cp"), fixed.cp,
                              sw.context_parallel ? w.cp_candidates(gpus) : std::vector<int>{1});
     // Every pipeline depth up to the layer count; uneven splits price their longest stage.

@@ -203,6 +203,7 @@ struct Software {
   // What the stack can run at all: estimate refuses, and rank never proposes, the rest.
   bool sequence_parallel = true;    // sp=true (Megatron-LM since 2022)
   bool selective_recompute = true;  // recompute=selective (Megatron-LM since 2022)
+  bool tensor_parallel = true;      // tp>1 (Megatron's; not plain data-parallel stacks)
   bool context_parallel = true;     // cp>1 (Megatron-core, 2024)
   bool expert_parallel = true;      // ep>1 (Megatron-core MoE)
   bool ep_overlap = true;           // ep_overlap=true (Megatron-core, 2025 on)
