@@ -91,20 +91,32 @@ void OutputFile::commit() {
   temp_.clear();
 }
 
+// A failed write: the machine's (a full disk, a quota, an I/O error: exit 1, as a full disk is
+// everywhere else) or the path's (a missing folder, no permission: bad input, exit 2).
+[[noreturn]] void write_failed(const std::string& path, int err) {
+  if (err == ENOSPC || err == EDQUOT || err == EIO || err == EFBIG)
+    throw Error(
+        fmt::format("cannot write {}: {}; free some space and retry", path, std::strerror(err)));
+  throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(err)));
+}
+
 void write_whole(const std::string& path, std::string_view text) {
   const WholeWrite w = whole_write(path);
   std::FILE* f = std::fopen(w.file.c_str(), "wb");
-  if (f == nullptr)
-    throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  if (f == nullptr) write_failed(path, errno);
+  errno = 0;
   const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  int err = errno;
   const bool closed = std::fclose(f) == 0;
+  if (!closed && err == 0) err = errno;
   if (!written || !closed) {
     if (w.renamed()) std::remove(w.file.c_str());
-    throw InputError(fmt::format("cannot write {}; check the disk", path));
+    write_failed(path, err != 0 ? err : EIO);
   }
   if (w.renamed() && std::rename(w.file.c_str(), w.target.c_str()) != 0) {
+    const int e = errno;
     std::remove(w.file.c_str());
-    throw InputError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    write_failed(path, e);
   }
 }
 

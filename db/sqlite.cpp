@@ -4,6 +4,8 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -137,9 +139,16 @@ void Connection::fail(int rc, std::string_view what, std::string_view sql) const
     case SQLITE_FULL:
       throw Error(path_ + ": the disk is full (" + where + "); free some space and retry");
     case SQLITE_CANTOPEN:
-    case SQLITE_IOERR:
+    case SQLITE_IOERR: {
+      // The operating system's reason: a full disk or quota is the machine's trouble (exit 1,
+      // as SQLITE_FULL), not a bad path.
+      const int err = db_ ? sqlite3_system_errno(db_) : 0;
+      if (err == ENOSPC || err == EDQUOT)
+        throw Error(path_ + ": the disk is full (" + std::strerror(err) + ", " + where +
+                    "); free some space and retry");
       throw InputError(path_ + ": cannot read or write the file (" + detail + ", " + where +
                        "); check the path, its folder and the disk");
+    }
     case SQLITE_ERROR:
       // A table or column the schema has is missing: a damaged or hand-edited store, not a
       // failed run (compare would read exit 1 as a regression).
