@@ -43,6 +43,21 @@ struct Row {
                                    where(), col, *v));
     return v;
   }
+  // A measured time and its percentiles: positive (0 ns is no measurement: a bandwidth of
+  // infinity), and p10 <= time <= p90 where they are given.
+  int64_t time_ns() const {
+    const int64_t t = integer("time_ns");
+    if (t < 1)
+      throw InputError(
+          fmt::format("{}: time_ns is {}, not a measured time; fix the value", where(), t));
+    const auto p10 = opt_int("time_p10_ns"), p90 = opt_int("time_p90_ns");
+    if ((p10 && *p10 > t) || (p90 && *p90 < t) || (p10 && p90 && *p10 > *p90))
+      throw InputError(fmt::format(
+          "{}: time_p10_ns {}, time_ns {} and time_p90_ns {} are not in order (p10 <= median "
+          "<= p90); fix the values",
+          where(), p10 ? std::to_string(*p10) : "-", t, p90 ? std::to_string(*p90) : "-"));
+    return t;
+  }
   // samples_ns: per-iteration times, separated by spaces or semicolons; empty when absent.
   std::vector<int64_t> samples() const {
     std::vector<int64_t> out;
@@ -205,11 +220,11 @@ struct RunRows {
     const int device = it->second;
     if (table == "gemm") {
       m.gemms.push_back({device, row.str("dtype"), row.integer("m"), row.integer("n"),
-                         row.integer("k"), row.integer("batch", 1), row.integer("time_ns"),
+                         row.integer("k"), row.integer("batch", 1), row.time_ns(),
                          row.opt_int("time_p10_ns"), row.opt_int("time_p90_ns"),
                          row.integer("iterations", 0), row.samples()});
     } else if (table == "memory") {
-      m.memory.push_back({device, row.str("kind"), row.integer("bytes"), row.integer("time_ns"),
+      m.memory.push_back({device, row.str("kind"), row.integer("bytes"), row.time_ns(),
                           row.opt_int("time_p10_ns"), row.opt_int("time_p90_ns"),
                           row.integer("iterations", 0), row.samples()});
     } else if (table == "collective") {
@@ -228,7 +243,7 @@ struct RunRows {
         throw InputError(fmt::format("{}: fabric_level '{}' is not intra_node or inter_node",
                                      row.where(), c.fabric_level));
       c.in_place = row.integer("in_place", 0) != 0;
-      c.time_ns = row.integer("time_ns");
+      c.time_ns = row.time_ns();
       c.time_p10_ns = row.opt_int("time_p10_ns");
       c.time_p90_ns = row.opt_int("time_p90_ns");
       c.wrong_elements = row.opt_int("wrong_elements");
@@ -254,7 +269,7 @@ struct RunRows {
         throw InputError(fmt::format(
             "{}: rows, dim and batch must be positive, pooling positive and zipf not negative",
             row.where()));
-      e.time_ns = row.integer("time_ns");
+      e.time_ns = row.time_ns();
       e.time_p10_ns = row.opt_int("time_p10_ns");
       e.time_p90_ns = row.opt_int("time_p90_ns");
       e.iterations = row.integer("iterations", 0);
@@ -283,7 +298,12 @@ struct RunRows {
 std::vector<Measurements> import_cost_csv_runs(std::string_view text, std::string_view source) {
   const CsvText csv = parse_csv(text, source);
   std::map<std::string, size_t> index;
-  for (size_t i = 0; i < csv.header.size(); ++i) index[std::string(trim(csv.header[i]))] = i;
+  for (size_t i = 0; i < csv.header.size(); ++i)
+    if (!index.emplace(std::string(trim(csv.header[i])), i).second)
+      throw InputError(fmt::format(
+          "{}: column '{}' appears twice in the header; which one holds the values is not "
+          "knowable: keep one",
+          source, trim(csv.header[i])));
   const std::string table = which_table(index, source);
 
   // Rows are grouped by run_uuid, in the order first seen; rows that name none (a table

@@ -21,11 +21,16 @@ std::optional<NcclHalf> half(const json& j, const std::string& where) {
   const json* time = j.contains("time")       ? &j["time"]
                      : j.contains("cpu_time") ? &j["cpu_time"]
                                               : nullptr;
-  if (!time || !time->is_number()) return std::nullopt;
+  if (!time || time->is_null()) return std::nullopt;  // not measured
+  // A time given as text ("24.1") or anything but a number is refused, not dropped.
+  if (!time->is_number())
+    throw InputError(
+        fmt::format("{}: time {} is not a number of microseconds", where, time->dump()));
   NcclHalf h;
   h.time_us = time->get<double>();
   if (!is_duration_us(h.time_us))
     throw InputError(fmt::format("{}: time {} is not a time in microseconds", where, h.time_us));
+  if (h.time_us == 0) throw InputError(fmt::format("{}: time 0 us is not a measurement", where));
   if (j.contains("nwrong") && j["nwrong"].is_number()) {
     const double n = j["nwrong"].get<double>();
     if (!(n >= 0) || n != std::floor(n) || n > 9e18)

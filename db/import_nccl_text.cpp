@@ -16,6 +16,9 @@
 namespace shardcost::db {
 namespace {
 
+// The largest message a row may name: 256 TiB, past any GPU's memory.
+constexpr int64_t kMaxCollectiveBytes = int64_t{1} << 48;
+
 struct Columns {
   int size = -1, count = -1, type = -1, redop = -1, root = -1;
   int time[2] = {-1, -1}, check[2] = {-1, -1};
@@ -64,6 +67,10 @@ std::optional<NcclHalf> read_half(const std::vector<std::string_view>& t, const 
   if (!is_duration_us(*time))
     throw InputError(fmt::format("{}: time '{}' is not a time in microseconds", where,
                                  t[static_cast<size_t>(ti)]));
+  if (*time == 0)
+    throw InputError(fmt::format(
+        "{}: time 0 us is not a measurement (nccl-tests prints at least its timer's resolution)",
+        where));
   NcclHalf half;
   half.time_us = *time;
   const int ci = c.check[h];
@@ -97,6 +104,9 @@ bool starts_program(std::string_view line) {
 // start with a digit too, and are never results.
 bool is_row(std::string_view line) {
   line = trim(line);
+  // A leading minus is a (negative) size, refused below, not a line to pass over.
+  if (line.size() > 1 && line.front() == '-' && line[1] >= '0' && line[1] <= '9')
+    line.remove_prefix(1);
   return !line.empty() && line.front() >= '0' && line.front() <= '9' &&
          line.find(" NCCL INFO") == std::string_view::npos &&
          line.find(" NCCL WARN") == std::string_view::npos;
@@ -257,6 +267,15 @@ Measurements import_text_section(std::string_view text, std::string_view source,
       if (skipped++ == 0) first_skipped = line_no;
       continue;
     }
+    // A row holds a value under every column of its header: fewer is a row cut short, more a
+    // header that does not name the rows' columns (one without '#wrong' over rows with it would
+    // read the in-place time from the wrong column).
+    if (t.size() != cols.tokens)
+      throw InputError(fmt::format(
+          "{}: {} values under a header of {} columns ({}); is the file complete and its header "
+          "the one nccl-tests printed for these rows?",
+          where, t.size(), cols.tokens,
+          t.size() < cols.tokens ? "a row cut short" : "more values than the header names"));
     NcclRow row;
     auto token = [&](int i) {
       return i >= 0 && static_cast<size_t>(i) < t.size() ? t[static_cast<size_t>(i)]
@@ -264,6 +283,9 @@ Measurements import_text_section(std::string_view text, std::string_view source,
     };
     row.bytes = *parse_int(token(cols.size));
     if (row.bytes < 0) throw InputError(fmt::format("{}: size {} is negative", where, row.bytes));
+    if (row.bytes > kMaxCollectiveBytes)
+      throw InputError(fmt::format("{}: size {} bytes is beyond any GPU's buffers (at most 2^48)",
+                                   where, row.bytes));
     row.elements = parse_int(token(cols.count)).value_or(0);
     if (row.elements < 0)
       throw InputError(fmt::format("{}: count {} is negative", where, row.elements));
@@ -312,6 +334,10 @@ Measurements import_text_section(std::string_view text, std::string_view source,
 std::vector<Measurements> import_nccl_tests_runs(std::string_view whole, std::string_view source,
                                                  std::string_view op) {
   fallback_op(op);  // a --op that is not a collective is refused whatever the file says
+  if (const size_t nul = whole.find('\0'); nul != std::string_view::npos)
+    throw InputError(fmt::format(
+        "{}:{}: a NUL byte (binary data); nccl-tests writes text: is this the log?", source,
+        1 + std::count(whole.begin(), whole.begin() + static_cast<long>(nul), '\n')));
   const std::string_view body = trim(whole);
   if (!body.empty() && body.front() == '{') return {import_nccl_tests_json(whole, source, op)};
   std::string cleaned;
