@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <ctime>
+#include <filesystem>
 
 #include "commands.h"
 #include "format.h"
@@ -164,9 +165,17 @@ void add_db_commands(CLI::App& app) {
   del->add_option("FILE", *delete_file, "store file")->required();
   del->add_option("RUN", *delete_run, "run id or uuid ('db info FILE' lists them)")->required();
   del->callback([delete_file, delete_run] {
+    // A store that is not there has no run to delete: said, and not made empty.
+    if (!std::filesystem::exists(*delete_file))
+      throw InputError(fmt::format("store {} does not exist; check the path", *delete_file));
     Store store = Store::open(*delete_file, Store::Mode::read_write);
-    const int64_t rows = store.delete_run(*delete_run);
-    fmt::print("{}: run {} removed ({} rows)\n", *delete_file, *delete_run, rows);
+    int64_t models = 0;
+    const int64_t rows = store.delete_run(*delete_run, &models);
+    fmt::print("{}: run {} removed ({} rows{})\n", *delete_file, *delete_run, rows,
+               models ? fmt::format("; {} fitted model{} built on it removed too: run 'shardcost "
+                                    "fit' again",
+                                    models, models == 1 ? "" : "s")
+                      : "");
   });
 
   auto check_file = std::make_shared<std::string>();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -115,19 +116,25 @@ void add_kind(CLI::App* parent, const std::string& name, const std::string& help
   }
   cmd->add_option("FILE", a->files, "files to import")->required();
   cmd->callback([a, parse, recorded_by] {
-    db::Store store = db::Store::open(a->db, db::Store::Mode::read_write);
+    // The store is opened (and made, where it is new) once there is something to write: a
+    // file refused at the door leaves no empty store behind.
+    std::optional<db::Store> store;
+    auto opened = [&]() -> db::Store& {
+      if (!store) store.emplace(db::Store::open(a->db, db::Store::Mode::read_write));
+      return *store;
+    };
     if (a->one_run) {
       const int threads =
           a->threads > 0 ? a->threads : static_cast<int>(std::thread::hardware_concurrency());
       db::Measurements m = db::import_kineto_ranks(a->files, threads);
       if (traced(a->run)) add_traced_run(m, a->files.front(), a->run);
-      store_run(store, m, *a, recorded_by, fmt::format("{} rank traces", a->files.size()));
+      store_run(opened(), m, *a, recorded_by, fmt::format("{} rank traces", a->files.size()));
       return;
     }
     for (const auto& file : a->files) {
       // Every run of a file is read before any is written: a bad one stores nothing.
       std::vector<db::Measurements> runs = parse(*a, file);
-      for (auto& m : runs) store_run(store, m, *a, recorded_by, file);
+      for (auto& m : runs) store_run(opened(), m, *a, recorded_by, file);
     }
   });
 }

@@ -209,7 +209,7 @@ int64_t Store::remove_run(int64_t id) {
   return rows;
 }
 
-int64_t Store::delete_run(std::string_view id_or_uuid) {
+int64_t Store::delete_run(std::string_view id_or_uuid, int64_t* fitted_models_removed) {
   std::optional<Run> run = find_run(id_or_uuid);
   if (!run) {
     int64_t id = 0;
@@ -226,6 +226,11 @@ int64_t Store::delete_run(std::string_view id_or_uuid) {
                                  id_or_uuid, path_));
   Transaction t(*conn_);
   const int64_t rows = remove_run(run->id);
+  // Models fitted on the run are fitted on data the store no longer holds: they go with it
+  // (fit again on what is left).
+  Statement del = conn_->prepare("DELETE FROM fitted_model WHERE instr(source_runs, ?) > 0");
+  del.bind(1, run->uuid).run();
+  if (fitted_models_removed) *fitted_models_removed = conn_->changes();
   t.commit();
   return rows;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <string>
 
 #include "shardcost/db.h"
@@ -245,6 +246,24 @@ std::vector<KernelPoint> Store::kernel_points() const {
 }  // namespace shardcost::db
 
 namespace shardcost::db {
+
+std::string Store::source_runs(std::string_view table, std::string_view device) const {
+  static const std::set<std::string_view> tables = {"gemm", "memory", "collective", "embedding",
+                                                    "kernel_event"};
+  if (!tables.count(table))
+    throw Error(fmt::format("internal: no table '{}' holds rows a model is fitted on", table));
+  Statement s = conn_->prepare(
+      fmt::format("SELECT DISTINCT r.uuid FROM {} x JOIN run r ON r.id = x.run_id JOIN device d ON "
+                  "d.id = x.device_id WHERE (? = '' OR d.name = ?) ORDER BY r.uuid",
+                  table));
+  s.bind(1, device).bind(2, device);
+  std::string out;
+  while (s.step()) {
+    if (!out.empty()) out += ' ';
+    out += s.text(0);
+  }
+  return out;
+}
 
 void Store::put_fitted_model(const FittedModelRow& m) {
   Transaction tx(*conn_);

@@ -73,7 +73,8 @@ void fit_gemms(db::Store& store, const std::optional<std::string>& device,
       for (const auto& [shape, sum] : shapes) data.push_back({shape, sum.first / sum.second});
       const GemmFit fit = fit_gemm(*t.catalog, *dtype, data);
       r.cross_validation = validations(fit.cv);
-      store.put_fitted_model({kGemmKind, stored, r.key, fit.to_json(), "", 0});
+      store.put_fitted_model(
+          {kGemmKind, stored, r.key, fit.to_json(), store.source_runs("gemm", stored), 0});
       pooled[*dtype].push_back({*t.catalog, std::move(data)});
     }
     out.push_back(std::move(r));
@@ -82,7 +83,8 @@ void fit_gemms(db::Store& store, const std::optional<std::string>& device,
   if (device) return;
   for (const auto& [dtype, data] : pooled) {
     const PooledGemmPrior p = fit_pooled_gemm_prior(dtype, data);
-    store.put_fitted_model({kPooledKind, "", std::string(to_string(dtype)), p.to_json(), "", 0});
+    store.put_fitted_model({kPooledKind, "", std::string(to_string(dtype)), p.to_json(),
+                            store.source_runs("gemm", ""), 0});
     out.push_back({kPooledKind,
                    joined(p.devices),
                    std::string(to_string(dtype)),
@@ -125,7 +127,8 @@ void fit_collectives(db::Store& store, const std::optional<std::string>& device,
         t.report.rows = fit.rows;
         t.report.cross_validation = validations(fit.cv);
         t.report.notes = fit.dropped;
-        store.put_fitted_model({kCollectiveKind, stored, t.report.key, fit.to_json(), "", 0});
+        store.put_fitted_model({kCollectiveKind, stored, t.report.key, fit.to_json(),
+                                store.source_runs("collective", stored), 0});
       } catch (const InputError& e) {
         t.report.skipped = e.what();
       }
@@ -149,7 +152,8 @@ void fit_memory_kinds(db::Store& store, const std::optional<std::string>& device
       const MemoryFit fit = fit_memory(t.report.device, kind, points);
       t.report.rows = fit.rows;
       t.report.cross_validation = validations(fit.cv);
-      store.put_fitted_model({kMemoryKind, stored, kind, fit.to_json(), "", 0});
+      store.put_fitted_model(
+          {kMemoryKind, stored, kind, fit.to_json(), store.source_runs("memory", stored), 0});
     } catch (const InputError& e) {
       t.report.skipped = e.what();
     }
@@ -175,7 +179,8 @@ void fit_kernel_classes(db::Store& store, const std::optional<std::string>& devi
       t.report.rows = fit.rows;
       t.report.cross_validation = validations(fit.cv);
       t.report.notes.push_back(fmt::format("{} kernel classes", fit.classes.size()));
-      store.put_fitted_model({kKernelKind, stored, kKernelKey, fit.to_json(), "", 0});
+      store.put_fitted_model({kKernelKind, stored, kKernelKey, fit.to_json(),
+                              store.source_runs("kernel_event", stored), 0});
     } catch (const InputError& e) {
       t.report.skipped = e.what();
     }
@@ -226,7 +231,8 @@ void fit_embeddings(db::Store& store, const std::optional<std::string>& device,
     try {
       const EmbeddingFit fit = fit_embedding(t.report.device, backward, dtype, optimizer, data);
       t.report.cross_validation = validations(fit.cv);
-      store.put_fitted_model({kEmbeddingKind, stored, t.report.key, fit.to_json(), "", 0});
+      store.put_fitted_model({kEmbeddingKind, stored, t.report.key, fit.to_json(),
+                              store.source_runs("embedding", stored), 0});
     } catch (const InputError& e) {
       t.report.skipped = e.what();
     }

@@ -156,3 +156,13 @@ assert cv["each launch configuration held out"]["rows"] == 12, cv
 PY
 expect_exit 0 "$BIN" report --db "$SCRATCH/k.db" -o "$SCRATCH/k.html"
 grep -q 'kernel_classes · h100-sxm5-80gb · by class' "$SCRATCH/k.html" || fail "report: no kernel model"
+
+# Deleting a run the models were fitted on takes them with it (issue 37, item 5): a model must
+# not keep pricing from data the store no longer holds.
+cp "$DB" "$SCRATCH/gone.db"
+before=$(sqlite3 "$SCRATCH/gone.db" 'SELECT COUNT(*) FROM fitted_model')
+expect_exit 0 "$BIN" db delete-run "$SCRATCH/gone.db" 1
+grep -q "fitted models\? built on it removed too: run 'shardcost fit' again" <<<"$OUT" || fail "delete-run: $OUT"
+after=$(sqlite3 "$SCRATCH/gone.db" 'SELECT COUNT(*) FROM fitted_model')
+[ "$after" -lt "$before" ] || fail "fitted models kept after their run was deleted ($before -> $after)"
+[ "$(sqlite3 "$SCRATCH/gone.db" "SELECT COUNT(*) FROM fitted_model f JOIN run r ON instr(f.source_runs, r.uuid) > 0 WHERE r.id = 1")" = 0 ] || fail "a model names the deleted run"

@@ -22,8 +22,11 @@ for case in "neg:size -8 is negative" "cut:7 values under a header of 13 columns
   one_line_error
   case "$ERR" in *"$name.txt:"*"$want"*) ;; *) fail "$name: $ERR";; esac
 done
-[ ! -e "$SCRATCH/never.db" ] || [ "$("$BIN" export --db "$SCRATCH/never.db" --table collective | wc -l)" -le 1 ] \
-  || fail "a refused file stored rows"
+# A file refused at the door leaves no store behind (an empty one was made before).
+[ ! -e "$SCRATCH/never.db" ] || fail "a refused import made $SCRATCH/never.db"
+expect_exit 2 "$BIN" db delete-run "$SCRATCH/nowhere.db" 1
+one_line_error
+[ ! -e "$SCRATCH/nowhere.db" ] || fail "db delete-run made an empty store"
 
 python3 - "$N/reduce_scatter_2node.json" "$SCRATCH" <<'PY'
 import json, sys
@@ -63,4 +66,5 @@ case "$ERR" in *"zero.csv:2: time_ns is 0, not a measured time"*) ;; *) fail "cs
 expect_exit 2 "$BIN" import csv --db "$SCRATCH/never2.db" "$SCRATCH/order.csv"
 case "$ERR" in *"order.csv:2: time_p10_ns 900, time_ns 24100 and time_p90_ns 100 are not in order"*) ;; *) fail "order: $ERR";; esac
 expect_exit 0 "$BIN" import csv --db "$SCRATCH/again.db" "$SCRATCH/c.csv"
+[ ! -e "$SCRATCH/never.db" ] && [ ! -e "$SCRATCH/never2.db" ] || fail "a refused import made a store"
 echo "import_garbage: ok"

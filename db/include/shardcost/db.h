@@ -366,9 +366,10 @@ class Store {
   // Writes one run and its rows in transactions of batch_rows rows; every committed batch
   // survives a crash. The run is marked completed at the end.
   WriteResult write(const Measurements&, int64_t batch_rows = 50000);
-  // Removes a run (by id or uuid) and every row it holds; returns the rows removed. An
+  // Removes a run (by id or uuid) and every row it holds, and the fitted models whose
+  // source runs name it (their count in *fitted_models_removed); returns the rows removed. An
   // InputError when there is no such run.
-  int64_t delete_run(std::string_view id_or_uuid);
+  int64_t delete_run(std::string_view id_or_uuid, int64_t* fitted_models_removed = nullptr);
 
   StoreInfo info() const;
   CheckResult check() const;
@@ -393,6 +394,10 @@ class Store {
   std::vector<KernelPoint> kernel_points() const;
   // Saves a fitted model in place of the one of the same kind, device and key.
   void put_fitted_model(const FittedModelRow&);
+  // The uuids of the runs holding rows of `table` (gemm, memory, collective, embedding,
+  // kernel_event) on the stored device named `device` (empty: any device), sorted and joined
+  // by spaces: what a model fitted on those rows was fitted on (FittedModelRow::source_runs).
+  std::string source_runs(std::string_view table, std::string_view device) const;
   std::vector<FittedModelRow> fitted_models() const;
   std::optional<Run> find_run(std::string_view uuid) const;
   // One run's traced events in the order they were written, with the devices they ran on as
