@@ -147,6 +147,7 @@ int run_trace(const TraceArgs& a, const std::string& recorded_by) {
   check_kinds(a.kinds);
   // Checked before the program runs: a training run is not lost to a mistyped output path.
   if (!a.perfetto.empty()) check_output_path(a.perfetto, "--perfetto");
+  if (!a.db.empty()) check_output_path(a.db, "--db");
   if (a.command.empty())
     throw InputError("no command to trace; put it after '--': shardcost trace -- CMD ARGS");
   const std::string library = find_injection_library();

@@ -32,4 +32,9 @@ check "cannot run '/nonexistent/prog'" trace --db "$DB" -- /nonexistent/prog
 check "unknown --kinds entry 'kernels'" trace --kinds kernels -- true
 check "no command to trace" trace --db "$DB"
 check "does not exist" trace summary --db "$SCRATCH/missing.db"
+# A store in a folder that is not there is refused before the program runs (issue 37, item 9):
+# a training run is not lost to a mistyped --db.
+check "--db $SCRATCH/no/such/t.db: the folder $SCRATCH/no/such does not exist" \
+  trace --db "$SCRATCH/no/such/t.db" -- sh -c "touch '$SCRATCH/ran'"
+[ ! -e "$SCRATCH/ran" ] || fail "the program ran although --db could not be written"
 echo "trace_plain: ok"
