@@ -33,7 +33,24 @@ Table::Table(std::vector<std::string> header, std::vector<bool> right_aligned)
   right_.resize(header_.size(), false);
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += ch;
+  }
+  return out;
+}
+
 void Table::add(std::vector<std::string> row) {
+  for (auto& cell : row)
+    if (std::any_of(cell.begin(), cell.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+      cell = printable(cell);
   row.resize(header_.size());
   rows_.push_back(std::move(row));
 }

@@ -2,6 +2,7 @@
 // Turning records into text: aligned tables, JSON objects, CSV rows.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shardcost/estimator.h"
@@ -36,6 +37,9 @@ nlohmann::json to_json(const Estimate&);
 std::string csv_escape(const std::string&);
 // "1,234,567"
 std::string thousands(double value);
+// Text from files (kernel names, values in error messages) as the terminal may show it: each
+// control character (a newline, an escape sequence's ESC, DEL) spelled \xNN; UTF-8 kept.
+std::string printable(std::string_view text);
 
 // An output file checked before a long command starts: its folder exists and can be written,
 // and the path is not a folder; one line naming `option` otherwise.

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "format.h"
 #include "output_file.h"
 #include "shardcost/closest.h"
 #include "shardcost/db.h"
@@ -108,7 +109,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "shardcost: %s (see --help)\n", e.what());
     return 2;
   } catch (const shardcost::Error& e) {
-    std::fprintf(stderr, "shardcost: %s\n", e.what());
+    // One line, whatever the file it quotes holds.
+    std::fprintf(stderr, "shardcost: %s\n", shardcost::cli::printable(e.what()).c_str());
     return e.exit_code();
   } catch (const std::system_error& e) {
     // fmt::print's write failing (a full disk, a closed pipe): the output is incomplete.

@@ -37,4 +37,11 @@ check "does not exist" trace summary --db "$SCRATCH/missing.db"
 check "--db $SCRATCH/no/such/t.db: the folder $SCRATCH/no/such does not exist" \
   trace --db "$SCRATCH/no/such/t.db" -- sh -c "touch '$SCRATCH/ran'"
 [ ! -e "$SCRATCH/ran" ] || fail "the program ran although --db could not be written"
+# A kernel name holding a terminal escape sequence is shown spelled out, not obeyed (issue 37,
+# item 9).
+printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"evil\\u001b[31mRED","pid":0,"tid":7,"ts":1,"dur":2,"args":{"device":0,"stream":7}}]}' >"$SCRATCH/evil.json"
+"$BIN" import kineto --db "$SCRATCH/evil.db" "$SCRATCH/evil.json" >/dev/null
+expect_exit 0 "$BIN" trace summary --db "$SCRATCH/evil.db"
+grep -q 'evil\\x1b\[31mRED' <<<"$OUT" || fail "escape not spelled out: $OUT"
+LC_ALL=C grep -q $'\x1b' <<<"$OUT" && fail "a raw ESC reached the terminal"
 echo "trace_plain: ok"
