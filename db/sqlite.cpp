@@ -131,9 +131,9 @@ void Connection::fail(int rc, std::string_view what, std::string_view sql) const
                        "); run 'shardcost db check' on it and restore it from a copy");
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      throw Error(path_ + " is locked by another writer for longer than " +
-                  std::to_string(kBusyTimeoutMs / 1000) + " s (" + where +
-                  "); retry when the other process has finished");
+      throw BusyError(path_ + " is locked by another writer for longer than " +
+                      std::to_string(kBusyTimeoutMs / 1000) + " s (" + where +
+                      "); retry when the other process has finished");
     case SQLITE_READONLY:
       throw InputError(path_ + " is read-only (" + where + "); check its permissions");
     case SQLITE_FULL:

@@ -10,11 +10,19 @@
 #include <string_view>
 
 #include "shardcost/db.h"
+#include "shardcost/error.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 namespace shardcost::db {
+
+// Another writer held the file for longer than the busy timeout (SQLITE_BUSY, SQLITE_LOCKED):
+// the one failure worth waiting out and retrying.
+class BusyError : public Error {
+ public:
+  using Error::Error;
+};
 
 class Connection;
 

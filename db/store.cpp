@@ -48,15 +48,14 @@ std::optional<int64_t> nonzero(int64_t v) {
 
 // Switching to WAL needs a moment alone with the file, and SQLite does not wait for it on its
 // own when another process is creating the same file: retry for the busy timeout.
-// A file that is not a store (InputError) is said at once; only a lock is waited for.
+// A file that is not a store (InputError) or a full disk is said at once; only a lock is
+// waited for.
 void set_wal(const Connection& c) {
   for (int attempt = 0;; ++attempt) {
     try {
       c.exec("PRAGMA journal_mode = WAL");
       return;
-    } catch (const InputError&) {
-      throw;
-    } catch (const Error&) {
+    } catch (const BusyError&) {
       if (attempt >= 3000) throw;
       c.tell_lock_wait();
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
