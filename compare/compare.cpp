@@ -168,15 +168,11 @@ double z_at(double alpha) {
 struct RunStats {
   double diff = 0, ss = 0, df = 0, inv_n = 0;
 };
-std::optional<RunStats> run_stats(const std::vector<Measure>& a, const std::vector<Measure>& b) {
-  const size_t na = a.size(), nb = b.size();
-  if (na + nb < 3) return std::nullopt;
-  auto logs = [](const std::vector<Measure>& runs) {
-    std::vector<double> out;
-    for (const auto& r : runs) out.push_back(std::log(std::max(r.median_ns, 1e-9)));
-    return out;
-  };
-  const auto x = logs(a), y = logs(b);
+// Two samples for a pooled-variance t-test: the difference of their means (y - x), their
+// sums of squares about their own means, the degrees of freedom and 1/nx + 1/ny. nullopt
+// with fewer than three values in all (no degree of freedom).
+std::optional<RunStats> two_samples(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.empty() || y.empty() || x.size() + y.size() < 3) return std::nullopt;
   auto mean = [](const std::vector<double>& v) {
     return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   };
@@ -185,9 +181,18 @@ std::optional<RunStats> run_stats(const std::vector<Measure>& a, const std::vect
   for (double v : x) r.ss += (v - mx) * (v - mx);
   for (double v : y) r.ss += (v - my) * (v - my);
   r.diff = my - mx;
-  r.df = static_cast<double>(na + nb - 2);
-  r.inv_n = 1.0 / static_cast<double>(na) + 1.0 / static_cast<double>(nb);
+  r.df = static_cast<double>(x.size() + y.size() - 2);
+  r.inv_n = 1.0 / static_cast<double>(x.size()) + 1.0 / static_cast<double>(y.size());
   return r;
+}
+// A row's runs on each side, as log medians.
+std::optional<RunStats> run_stats(const std::vector<Measure>& a, const std::vector<Measure>& b) {
+  auto logs = [](const std::vector<Measure>& runs) {
+    std::vector<double> out;
+    for (const auto& r : runs) out.push_back(std::log(std::max(r.median_ns, 1e-9)));
+    return out;
+  };
+  return two_samples(logs(a), logs(b));
 }
 
 // Student's t on a row's runs with its variance moderated toward its device's (the median of
@@ -270,25 +275,17 @@ std::vector<TableShift> table_shifts(const Runs& b, const Runs& n, const Compare
       return per_run;
     };
     const auto x = means(sides.first), y = means(sides.second);
-    if (x.size() + y.size() < 3) continue;
-    auto mean = [](const std::vector<double>& v) {
-      return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-    };
-    const double mx = mean(x), my = mean(y);
-    double ss = 0;
-    for (double v : x) ss += (v - mx) * (v - mx);
-    for (double v : y) ss += (v - my) * (v - my);
-    const double df = static_cast<double>(x.size() + y.size() - 2);
-    const double se = std::sqrt(
-        ss / df * (1.0 / static_cast<double>(x.size()) + 1.0 / static_cast<double>(y.size())));
+    const auto r = two_samples(x, y);
+    if (!r) continue;
+    const double se = std::sqrt(r->ss / r->df * r->inv_n);
     TableShift t;
     t.table = key.first;
     t.device = key.second;
     t.rows = static_cast<int64_t>(common.size());
     t.base_runs = static_cast<int64_t>(x.size());
     t.next_runs = static_cast<int64_t>(y.size());
-    t.change = std::expm1(my - mx);
-    t.p_value = se > 0 ? stats::student_t_p((my - mx) / se, df) : (my == mx ? 1.0 : 0.0);
+    t.change = std::expm1(r->diff);
+    t.p_value = se > 0 ? stats::student_t_p(r->diff / se, r->df) : (r->diff == 0 ? 1.0 : 0.0);
     out.push_back(t);
   }
   for (auto& t : out)

@@ -43,7 +43,7 @@ void check_sqlite_file(const std::string& path) {
 }
 
 // The file's content hash, read in chunks: the run's identity (one export, one run).
-std::string content_uuid(const std::string& path) {
+std::string file_uuid(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   StreamHash hash;
   std::vector<char> buf(1 << 20);
@@ -310,7 +310,7 @@ Measurements import_nsys_file(const std::string& path, std::string_view step_pre
   check_input_file(path);
   check_sqlite_file(path);
   Measurements m = NsysReader(path, step_prefix).read();
-  m.run.uuid = content_uuid(path);
+  m.run.uuid = file_uuid(path);
   return m;
 }
 

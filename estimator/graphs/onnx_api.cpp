@@ -97,9 +97,7 @@ onnx::TensorProto tensor_of(const std::string& name, const ConstTensor& c) {
     if (c.floating)
       t.add_float_data(static_cast<float>(v));
     else
-      t.add_int64_data(v >= 9.2e18    ? INT64_MAX
-                       : v <= -9.2e18 ? INT64_MIN
-                                      : static_cast<int64_t>(v));
+      t.add_int64_data(saturated_int(v));
   return t;
 }
 

@@ -8,6 +8,14 @@
 #include <optional>
 
 namespace shardcost {
+
+int64_t saturated_int(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2e18) return INT64_MAX;
+  if (v <= -9.2e18) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
 namespace {
 
 using Result = std::optional<ConstTensor>;
@@ -23,16 +31,9 @@ int64_t attr(const OnnxNode& n, const char* key, int64_t fallback) {
   auto it = n.ints.find(key);
   return it == n.ints.end() || it->second.empty() ? fallback : it->second[0];
 }
-// A value as an integer, saturated (INT64_MAX, Slice's "to the end", is 2^63 as a double).
-int64_t to_int(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= 9.2e18) return INT64_MAX;
-  if (v <= -9.2e18) return INT64_MIN;
-  return static_cast<int64_t>(v);
-}
 std::vector<int64_t> ints_of(const ConstTensor& t) {
   std::vector<int64_t> out;
-  for (double v : t.values) out.push_back(to_int(v));
+  for (double v : t.values) out.push_back(saturated_int(v));
   return out;
 }
 // An axis list from the attribute (older opsets) or from input `at` (opset 13 on).
@@ -111,7 +112,7 @@ Result gather(const OnnxNode& n, const ConstTensor& data, const ConstTensor& idx
   ConstTensor out{idx.dims, {}, data.floating};
   const auto size = static_cast<int64_t>(data.values.size());
   for (double i : idx.values) {
-    int64_t at = to_int(i);
+    int64_t at = saturated_int(i);
     if (!wrap(at, size)) return std::nullopt;
     out.values.push_back(data.values[static_cast<size_t>(at)]);
   }
@@ -155,7 +156,7 @@ Result reshape(const OnnxNode& n, ConstTensor data, const ConstTensor& target) {
   int64_t infer_at = -1;
   double known = 1;
   for (size_t i = 0; i < target.values.size(); ++i) {
-    int64_t v = to_int(target.values[i]);
+    int64_t v = saturated_int(target.values[i]);
     if (v == 0 && attr(n, "allowzero", 0) == 0) {
       if (i >= data.dims.size()) return std::nullopt;
       v = data.dims[i];
@@ -230,7 +231,7 @@ Result evaluate(const OnnxNode& n, const std::map<std::string, Dims>& shapes, co
     return unary(n, a);
   if (op == "ConstantOfShape") {
     ConstTensor out{{}, {}, false};
-    for (double v : a.values) out.dims.push_back(to_int(v));
+    for (double v : a.values) out.dims.push_back(saturated_int(v));
     for (int64_t x : out.dims)
       if (x < 0) return std::nullopt;
     if (count(out.dims) > kMaxFoldElements) return std::nullopt;

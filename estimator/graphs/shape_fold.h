@@ -14,6 +14,10 @@ namespace shardcost {
 
 using ConstMap = std::map<std::string, ConstTensor>;
 
+// A folded value as an integer: NaN is 0, and past int64 saturates (INT64_MAX, Slice's "to the
+// end", is 2^63 as a double, which a plain cast would overflow).
+int64_t saturated_int(double v);
+
 // The largest constant folded (elements): shape arithmetic is a few numbers per tensor.
 inline constexpr size_t kMaxFoldElements = 4096;
 
