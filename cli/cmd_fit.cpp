@@ -5,11 +5,11 @@
 #include <optional>
 
 #include "commands.h"
-#include "cost_sources.h"
 #include "format.h"
 #include "shardcost/calibration.h"
 #include "shardcost/error.h"
 #include "shardcost/learned.h"
+#include "shardcost/request.h"
 #include "shardcost/units.h"
 
 namespace shardcost::cli {
@@ -56,7 +56,8 @@ std::string describe(const StepCalibration& c) {
 void run_fit_steps(const FitArgs& a, Format format) {
   if (!a.device.empty())
     throw InputError("--device does not apply to --table step: it fits every device's runs");
-  const auto costs = load_costs(a.db);
+  const auto costs = load_cost_sources(a.db);
+  say_warnings(costs->warnings);
   std::vector<std::string> skipped;
   const auto fits = fit_step_calibrations(a.db, costs->source(), &skipped);
   if (format == Format::json) {

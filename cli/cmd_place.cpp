@@ -6,12 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "cost_sources.h"
 #include "format.h"
 #include "shardcost/device_placement.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/layerwise.h"
+#include "shardcost/request.h"
 
 namespace shardcost::cli {
 namespace {
@@ -61,7 +61,8 @@ void run(const Args& a) {
           fmt::format("--precision {}: {} has no such peak; use fp32, tf32, fp16 or "
                       "bf16 where every device has one",
                       a.precision, grp.device.name));
-  const auto costs = load_costs(a.db);
+  const auto costs = load_cost_sources(a.db);
+  say_warnings(costs->warnings);
   o.costs = costs->source();
   const DevicePlacement p = place_graph(g, c, o);
   // The layer-wise search on the same GPUs and global batch, where they are of one kind.

@@ -5,22 +5,16 @@
 #include <algorithm>
 #include <memory>
 
-#include "cost_sources.h"
 #include "format.h"
+#include "graph_plan.h"
 #include "plan_args.h"
-#include "shardcost/calibration.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
-#include "shardcost/opgraph.h"
-#include "shardcost/varlen.h"
+#include "shardcost/request.h"
 #include "varlen_print.h"
 
 namespace shardcost::cli {
 namespace {
-
-// With a calibration, rank prices this many times --top (at least this many tens) of the
-// search's best and keeps the calibrated best.
-constexpr int kCalibratedPool = 4;
 
 // Where the calibration applied, how far the best can be trusted, and which plans it cannot
 // tell apart.
@@ -67,12 +61,6 @@ std::string trust_text(const TrustedRanking& t, size_t listed) {
   return out;
 }
 
-// What every rank JSON starts with: the inputs.
-nlohmann::json rank_json(const PlanArgs& a, const Model& m, const Cluster& c) {
-  return {
-      {"model", m.name}, {"cluster", c.name}, {"gpus", c.total_gpus()}, {"software", a.software}};
-}
-
 // rank's per-layer sharding: the fastest mixture beside its shape's uniform ZeRO stages.
 void print_sharding(const RankResult::Sharding& sh) {
   const Estimate& m = sh.mixture;
@@ -103,25 +91,13 @@ void print_sharding(const RankResult::Sharding& sh) {
 }
 
 // rank on variable-length data: the best plans with their step spread and imbalance.
-void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, const RankOptions& ro,
-                       const VarlenOptions& vo, const VarlenRank& r, Format format) {
-  if (format == Format::json) {
-    nlohmann::json j = rank_json(a, m, c);
-    j["fixed_length_evaluated"] = r.fixed_evaluated;
-    j["evaluated"] = r.evaluated;
-    j["elapsed_s"] = r.elapsed_s;
-    j["strategies"] = nlohmann::json::array();
-    for (const auto& v : r.best) {
-      nlohmann::json e = to_json(v.estimate);
-      add_varlen_json(e, v, vo);
-      j["strategies"].push_back(e);
-    }
-    fmt::print("{}\n", json_text(j));
-    return;
-  }
-  if (format == Format::csv) throw InputError("rank on variable-length data prints text or json");
+void print_varlen_rank(const RankReport& rep) {
+  const Model& m = rep.model;
+  const Cluster& c = rep.cluster;
+  const VarlenOptions& vo = *rep.varlen_options;
+  const VarlenRank& r = *rep.varlen;
   fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c),
-             ro.global_batch, a.software);
+             rep.request.gbs, rep.request.software);
   fmt::print("variable-length data: {}, {} batches (seed {})\n", vo.lengths.describe(), vo.batches,
              vo.seed);
   fmt::print(
@@ -177,56 +153,12 @@ void print_varlen_rank(const PlanArgs& a, const Model& m, const Cluster& c, cons
   fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
 }
 
-// Nothing feasible: says so and what would fit (the fewest GPUs, doubling, up to 65,536, that
-// hold a plan; one-group clusters only), and the exit status is 1.
-[[noreturn]] void say_what_fits(const PlanArgs& a, const Model& m, const Cluster& c,
-                                const RankOptions& ro) {
-  std::string hint;
-  if (c.groups.size() == 1) {
-    RankOptions one = ro;
-    one.top = 1;
-    for (int gpus = c.total_gpus() * 2; gpus <= (1 << 16); gpus *= 2) {
-      Cluster larger;
-      try {
-        larger = load_cluster(a.cluster, gpus);
-      } catch (const InputError&) {
-        continue;  // not a whole number of the system's nodes: the next doubling may be
-      }
-      const RankResult bigger = rank(m, larger, one);
-      if (bigger.feasible > 0) {
-        hint =
-            fmt::format("; the fewest GPUs (doubling) that hold it: {}, e.g. {} (rank --gpus {})",
-                        gpus, to_string(bigger.best.front().strategy), gpus);
-        break;
-      }
-    }
-  }
-  fmt::print(stderr, "shardcost: no strategy fits {} on {} GPUs{}\n", m.name, c.total_gpus(), hint);
-  throw ExitStatus{1};
-}
-
-void print_replan(const PlanArgs& a, const Model& m, const Cluster& c, const ReplanResult& r,
-                  Format format) {
-  if (format == Format::json) {
-    nlohmann::json j = rank_json(a, m, c);
-    nlohmann::json segs = nlohmann::json::array();
-    for (size_t i = 0; i < r.best.size(); ++i)
-      segs.push_back({{"start_s", r.best[i].start_s},
-                      {"end_s", r.best[i].end_s},
-                      {"bandwidths", r.best[i].bandwidths},
-                      {"best", to_json(r.best[i].estimate)},
-                      {"single_step_time_s", r.single_step_s[i]}});
-    j["segments"] = segs;
-    j["single"] = to_json(r.single);
-    j["duration_s"] = r.duration_s;
-    j["replan_steps"] = r.replan_steps;
-    j["single_steps"] = r.single_steps;
-    j["switches_s"] = r.switches_s;
-    fmt::print("{}\n", json_text(j));
-    return;
-  }
+void print_replan(const RankReport& rep) {
+  const ReplanResult& r = *rep.replanned;
+  const Model& m = rep.model;
+  const Cluster& c = rep.cluster;
   fmt::print("{} on {} ({}), software {}: the best plan of each segment of the network trace\n\n",
-             m.name, c.name, cluster_line(c), a.software);
+             m.name, c.name, cluster_line(c), rep.request.software);
   Table t({"from s", "to s", "bandwidths", "best plan", "step s", "single plan's step s"},
           {true, true, false, false, true, true});
   for (size_t i = 0; i < r.best.size(); ++i)
@@ -248,81 +180,11 @@ void print_replan(const PlanArgs& a, const Model& m, const Cluster& c, const Rep
       r.replan_steps > 0 ? r.duration_s * (1 - r.single_steps / r.replan_steps) : 0);
 }
 
-void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objective,
-              const VarlenArgs& va) {
-  const PlanArgs a = resolved(given);
-  if (is_onnx_path(a.model)) {
-    if (va.given() || objective != "time")
-      throw InputError("operator graphs (.onnx) rank by time on fixed-size samples");
-    if (a.replan || !a.network_trace.empty())
-      throw InputError(
-          "--replan and --network-trace apply to transformer models; operator "
-          "graphs are priced at the cluster's bandwidths");
-    const auto costs = load_costs(a.db);
-    run_graph_rank(graph_args(a, ro.global_batch, costs->source()), ro.fixed, ro.top);
-    return;
-  }
-  const Format format = parse_format(a.format, {Format::text, Format::json, Format::csv});
-  if (objective == "time")
-    ro.objective = Objective::time;
-  else if (objective == "memory")
-    ro.objective = Objective::memory;
-  else
-    throw InputError(fmt::format("unknown --objective '{}'; use time or memory", objective));
-  const Model m = model_of(a);
-  const Cluster c = cluster_of(a);
-  ro.estimate.software = software_of(a);
-  const auto costs = load_costs(a.db);
-  ro.estimate.costs = costs->source();
-  if (a.replan) {
-    if (va.given()) throw InputError("--replan prices fixed-length data; leave out --seq-*");
-    print_replan(a, m, c, replan(m, c, ro), format);
-    return;
-  }
-  if (va.given()) {
-    const VarlenOptions vo = va.options();
-    print_varlen_rank(a, m, c, ro, vo, rank_varlen(m, c, ro, vo), format);
-    return;
-  }
-  for (const char* key : {"balance=", "max_tokens=", "cp=dynamic", "cp=flex", "cp_max="})
-    if (ro.fixed.find(key) != std::string::npos)
-      throw InputError(
-          fmt::format("--fix {}: {} applies to variable-length data; give --seq-lengths FILE or "
-                      "--seq-dist",
-                      ro.fixed, std::string(key).substr(0, std::string(key).find('='))));
-  // The store's step calibration re-orders the search's best: more of them are priced, the
-  // calibrated best kept.
-  const std::vector<StepCalibration> calibrations = a.db.empty() || has_bandwidth_traces(c)
-                                                        ? std::vector<StepCalibration>{}
-                                                        : load_step_calibrations(a.db);
-  const int top = ro.top;
-  if (!calibrations.empty() && ro.objective == Objective::time)
-    ro.top = std::max(ro.top * kCalibratedPool, kCalibratedPool * 10);
-  RankResult r = rank(m, c, ro);
-  // Pinned keys that no plan of these GPUs can take: not "nothing fits" (a bigger cluster would
-  // not help) but a bad --fix, said with the reason.
-  if (r.evaluated == 0 && !ro.fixed.empty()) {
-    std::string why;
-    try {
-      const Strategy s =
-          parse_strategy(fmt::format("{},gbs={}", ro.fixed, ro.global_batch), c.total_gpus());
-      if (auto w = check_strategy(m, c, s)) why = *w;
-    } catch (const InputError& e) {
-      why = e.what();
-    }
-    throw InputError(
-        fmt::format("--fix {}: no plan of {} GPUs can take it{}; change the pinned "
-                    "keys",
-                    ro.fixed, c.total_gpus(), why.empty() ? "" : " (" + why + ")"));
-  }
-  std::optional<TrustedRanking> trusted;
-  if (ro.objective == Objective::time) {
-    EstimateOptions published;
-    published.costs = ro.estimate.costs;
-    trusted = trusted_ranking(
-        r, c, ro.estimate.software, calibrations, [&] { return validate(published); }, top);
-    r.best = trusted->best;
-  }
+void print_fixed_rank(const RankReport& rep, Format format) {
+  const Model& m = rep.model;
+  const Cluster& c = rep.cluster;
+  const RankResult& r = *rep.fixed;
+  const std::optional<TrustedRanking>& trusted = rep.trusted;
   // The calibrated step beside a plan, where the calibration applied to it.
   const auto calibrated_step = [&](size_t i) -> std::optional<double> {
     if (!trusted || !trusted->calibrated_steps[i] || !trusted->calibrated_steps[i]->applied)
@@ -331,35 +193,6 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
   };
   const bool any_calibrated = trusted && trusted->calibrated > 0;
   const auto print = [&] {
-    if (format == Format::json) {
-      nlohmann::json j = rank_json(a, m, c);
-      j["evaluated"] = r.evaluated;
-      j["feasible"] = r.feasible;
-      j["elapsed_s"] = r.elapsed_s;
-      j["rejected"] = r.rejected;
-      j["strategies"] = nlohmann::json::array();
-      for (size_t i = 0; i < r.best.size(); ++i) {
-        nlohmann::json e = to_json(r.best[i]);
-        if (trusted && trusted->calibrated_steps[i])
-          e["calibrated"] = calibrated_json(*trusted->calibrated_steps[i]);
-        if (trusted)
-          e["within_uncertainty_of_best"] = static_cast<int>(i) < trusted->indistinguishable;
-        j["strategies"].push_back(e);
-      }
-      if (trusted && !r.best.empty()) {
-        j["uncertainty"] = uncertainty_json(trusted->uncertainty);
-        j["indistinguishable"] = trusted->indistinguishable;
-        j["calibrated"] = trusted->calibrated;
-        j["left_out_over_calibrated_memory"] = trusted->over_calibrated_memory;
-      }
-      if (r.sharding) {
-        nlohmann::json uniform = nlohmann::json::array();
-        for (const Estimate& u : r.sharding->uniform) uniform.push_back(to_json(u));
-        j["sharding"] = {{"mixture", to_json(r.sharding->mixture)}, {"uniform", uniform}};
-      }
-      fmt::print("{}\n", json_text(j));
-      return;
-    }
     if (format == Format::csv) {
       fmt::print(
           "rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
@@ -381,7 +214,7 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
       return;
     }
     fmt::print("{} on {} ({}), global batch {}, software {}\n", m.name, c.name, cluster_line(c),
-               ro.global_batch, a.software);
+               rep.request.gbs, rep.request.software);
     fmt::print("{} candidates evaluated, {} feasible\n\n",
                thousands(static_cast<double>(r.evaluated)),
                thousands(static_cast<double>(r.feasible)));
@@ -458,40 +291,55 @@ void run_rank(const PlanArgs& given, RankOptions ro, const std::string& objectiv
     fmt::print(stderr, "ranked in {:.2f} s\n", r.elapsed_s);
   };
   print();
-  // Every candidate turned away for how it splits the model, none for memory: more GPUs
-  // would not help; with pinned keys it is a bad --fix (exit 2), said with the reasons.
-  int64_t rejected = 0;
-  for (const auto& [reason, count] : r.rejected) rejected += count;
-  if (r.feasible == 0 && !ro.fixed.empty() && rejected == r.evaluated) {
-    std::vector<std::string> reasons;
-    for (const auto& [reason, count] : r.rejected) reasons.push_back(reason);
-    throw InputError(
-        fmt::format("--fix {}: every plan of {} GPUs that takes it is turned away "
-                    "({}); change the pinned keys",
-                    ro.fixed, c.total_gpus(), fmt::join(reasons, "; ")));
+}
+
+void render_rank(const RankReport& r, Format format) {
+  say_warnings(r.warnings);
+  if (format == Format::json) {
+    fmt::print("{}\n", json_text(to_json(r)));
+  } else if (r.graph) {
+    fmt::print("{}", graph_rank_text(*r.graph, r.cluster, r.request.software));
+  } else if (r.replanned) {
+    print_replan(r);
+  } else if (r.varlen) {
+    print_varlen_rank(r);
+  } else {
+    print_fixed_rank(r, format);
   }
-  if (r.feasible == 0) say_what_fits(a, m, c, ro);
+  end_with(r.verdict);
 }
 
 }  // namespace
 
 void add_rank_command(CLI::App& app) {
-  auto rank_args = std::make_shared<PlanArgs>();
-  auto ro = std::make_shared<RankOptions>();
-  auto objective = std::make_shared<std::string>("time");
+  auto o = std::make_shared<PlanOptions>();
+  o->request.command = "rank";
   auto* rk = app.add_subcommand("rank", "Search every strategy and print the best");
-  add_plan_options(rk, *rank_args);
-  rk->add_option("--gbs", ro->global_batch, "global batch size in sequences")->required();
-  rk->add_option("--top", ro->top, "how many strategies to print (default 10)");
-  rk->add_option("--fix", ro->fixed, "pin strategy keys, e.g. \"tp=8,recompute=full\"");
-  rk->add_option("--objective", *objective, "time (default) or memory");
-  rk->add_option("--format", rank_args->format, "text, json or csv");
-  rk->add_flag("--replan", rank_args->replan,
+  add_plan_options(rk, *o);
+  PlanRequest& r = o->request;
+  rk->add_option("--gbs", r.gbs, "global batch size in sequences (required)");
+  rk->add_option("--top", r.top, "how many strategies to print (default 10)");
+  rk->add_option("--fix", r.fix, "pin strategy keys, e.g. \"tp=8,recompute=full\"");
+  rk->add_option("--objective", r.objective, "time (default) or memory");
+  rk->add_option("--format", o->format, "text, json or csv");
+  rk->add_flag("--replan", r.replan,
                "with a bandwidth trace: the best plan of each segment, where it changes, and "
                "the steps gained over the best single plan");
-  auto rva = std::make_shared<VarlenArgs>();
-  add_varlen_options(rk, *rva);
-  rk->callback([rank_args, ro, objective, rva] { run_rank(*rank_args, *ro, *objective, *rva); });
+  add_varlen_options(rk, r.varlen);
+  rk->callback([o, rk] {
+    const PlanRequest request = request_of(*rk, *o);
+    if (request.gbs == 0 && rk->count("--gbs") == 0)
+      throw InputError("--gbs is required: the global batch in sequences, e.g. --gbs 512");
+    const Format format = parse_format(o->format, {Format::text, Format::json, Format::csv});
+    // CSV rows are the fixed-length search's plans.
+    if (format == Format::csv && is_onnx_path(request.model))
+      throw InputError("rank of operator graphs (.onnx) prints text or json");
+    if (format == Format::csv && request.varlen.given())
+      throw InputError("rank on variable-length data prints text or json");
+    if (format == Format::csv && request.replan)
+      throw InputError("rank --replan prints text or json");
+    render_rank(run_rank(request), format);
+  });
 }
 
 }  // namespace shardcost::cli

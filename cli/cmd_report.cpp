@@ -110,7 +110,7 @@ void add_report_command(CLI::App& app) {
   struct Args {
     std::string db, out = "report.html", model, cluster, strategy;
     int gpus = 0, gbs = 0, top = 300;
-    VarlenArgs varlen;
+    VarlenRequest varlen;
   };
   auto a = std::make_shared<Args>();
   auto* cmd =

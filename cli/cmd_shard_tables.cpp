@@ -6,11 +6,11 @@
 #include <optional>
 
 #include "commands.h"
-#include "cost_sources.h"
 #include "format.h"
 #include "predict_inputs.h"
 #include "shardcost/embeddings.h"
 #include "shardcost/error.h"
+#include "shardcost/request.h"
 
 namespace shardcost::cli {
 namespace {
@@ -124,7 +124,8 @@ void add_shard_tables_command(CLI::App& app) {
     o.dense_dtype = parse_dtype(a->dense_precision);
     const auto tables = load_tables(a->tables);
     const Cluster c = load_cluster(a->cluster, a->gpus);
-    const auto costs = load_costs(a->db);
+    const auto costs = load_cost_sources(a->db);
+    say_warnings(costs->warnings);
     EstimateOptions eo;
     eo.costs = costs->source();
     const ShardingResult r = shard_tables(tables, c, o, eo);

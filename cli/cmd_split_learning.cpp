@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "cost_sources.h"
 #include "format.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
+#include "shardcost/request.h"
 #include "shardcost/split_learning.h"
 
 namespace shardcost::cli {
@@ -67,7 +67,8 @@ void run(const Args& a) {
         fmt::format("--precision {}: {} has no such peak; use fp32, tf32, fp16 or "
                     "bf16 where it has one",
                     a.precision, server.name));
-  const auto costs = load_costs(a.db);
+  const auto costs = load_cost_sources(a.db);
+  say_warnings(costs->warnings);
   o.costs = costs->source();
   const SplitResult r = plan_split_learning(g, server, setup, o);
   const bool shared = setup.shared_uplink_Bps > 0;

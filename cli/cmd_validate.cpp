@@ -3,11 +3,11 @@
 #include <cmath>
 
 #include "commands.h"
-#include "cost_sources.h"
 #include "format.h"
 #include "shardcost/calibration.h"
 #include "shardcost/db.h"
 #include "shardcost/estimator.h"
+#include "shardcost/request.h"
 
 namespace shardcost::cli {
 
@@ -27,7 +27,8 @@ void add_validate_command(CLI::App& app) {
     const bool runs = *format == "runs";
     const Format f =
         runs ? Format::csv : parse_format(*format, {Format::text, Format::json, Format::csv});
-    const auto costs = load_costs(*db);
+    const auto costs = load_cost_sources(*db);
+    say_warnings(costs->warnings);
     EstimateOptions base;
     base.costs = costs->source();
     const ValidationReport r = validate(base);

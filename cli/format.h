@@ -6,14 +6,13 @@
 #include <vector>
 
 #include "shardcost/estimator.h"
+#include "shardcost/request.h"  // json_text, to_json of estimates
+#include "shardcost/units.h"    // round6
 
 namespace shardcost::cli {
 
 enum class Format { text, json, csv };
 
-// JSON as every command prints it: indented by 2, and a byte that is not UTF-8 (a host name an
-// import stored as it came) written as U+FFFD rather than failing the output.
-std::string json_text(const nlohmann::json& j);
 Format parse_format(const std::string& s, const std::vector<Format>& allowed);
 
 class Table {
@@ -30,16 +29,15 @@ class Table {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-nlohmann::json to_json(const Strategy&);
-// Rounds to 6 significant digits so JSON output is stable and readable.
-double round6(double);
-nlohmann::json to_json(const Estimate&);
 std::string csv_escape(const std::string&);
 // "1,234,567"
 std::string thousands(double value);
 // Text from files (kernel names, values in error messages) as the terminal may show it: each
 // control character (a newline, an escape sequence's ESC, DEL) spelled \xNN; UTF-8 kept.
 std::string printable(std::string_view text);
+
+// Warnings of a report or a store's fitted models, one line each on stderr.
+void say_warnings(const std::vector<std::string>&);
 
 // An output file checked before a long command starts: its folder exists and can be written,
 // and the path is not a folder; one line naming `option` otherwise.

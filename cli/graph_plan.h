@@ -1,25 +1,13 @@
 #pragma once
-// estimate and rank of operator graphs (--model FILE.onnx): uniform strategies and the
-// layer-wise search of shardcost/layerwise.h.
-#include <optional>
+// estimate and rank of operator graphs (--model FILE.onnx) as text: uniform strategies and the
+// layer-wise search of shardcost/layerwise.h, from their report (shardcost/request.h).
 #include <string>
 
-#include "commands.h"
-#include "shardcost/costs.h"
+#include "shardcost/request.h"
 
 namespace shardcost::cli {
 
-struct GraphArgs {
-  std::string model, cluster, software, format, optimizer = "sgd";
-  std::optional<int> gpus;
-  int global_batch = 0;
-  double epoch_samples = 0;
-  const CostSource* costs = nullptr;
-};
-
-// strategy: "NAME,gbs=N[,precision=T]" (its gbs the global batch); fixed: "precision=T" or
-// empty (the global batch GraphArgs's).
-void run_graph_estimate(const GraphArgs&, const std::string& strategy);
-void run_graph_rank(const GraphArgs&, const std::string& fixed, int top);
+std::string graph_estimate_text(const GraphReport&, const Cluster&, const std::string& software);
+std::string graph_rank_text(const GraphReport&, const Cluster&, const std::string& software);
 
 }  // namespace shardcost::cli

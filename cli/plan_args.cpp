@@ -4,34 +4,21 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "commands.h"
 #include "format.h"
 #include "shardcost/error.h"
-#include "shardcost/opgraph.h"
 #include "shardcost/units.h"
 
 namespace shardcost::cli {
 
-// The preset a command runs under when --software names none.
-PlanArgs resolved(const PlanArgs& a) {
-  if (!is_onnx_path(a.model) && (a.epoch_samples != 0 || a.optimizer != "sgd"))
-    throw InputError(
-        "--epoch-samples and --optimizer apply to operator graphs (--model FILE.onnx)");
-  if (is_onnx_path(a.model) && (!a.attention.empty() || a.memory_headroom_gib || a.seq_len))
-    throw InputError(
-        "--attention, --memory-headroom and --seq-len apply to transformer models, not operator "
-        "graphs (.onnx)");
-  PlanArgs r = a;
-  if (r.software.empty()) r.software = is_onnx_path(a.model) ? "pytorch-ddp" : "megatron-core";
-  return r;
-}
-
-void add_plan_options(CLI::App* cmd, PlanArgs& a) {
+void add_plan_options(CLI::App* cmd, PlanOptions& o) {
+  PlanRequest& a = o.request;
   cmd->add_option("--model", a.model,
-                  "catalog model name, model JSON file, or operator graph FILE.onnx")
-      ->required();
-  cmd->add_option("--cluster", a.cluster, "catalog system name or cluster JSON file")->required();
+                  "catalog model name, model JSON file, or operator graph FILE.onnx");
+  cmd->add_option("--cluster", a.cluster, "catalog system name or cluster JSON file");
   cmd->add_option("--gpus", a.gpus, "GPU count (whole nodes, or part of one node)");
   static const std::string software_help = fmt::format(
       "software stack: {} (the first is the default; shardcost catalog lists what each runs)",
@@ -57,23 +44,52 @@ void add_plan_options(CLI::App* cmd, PlanArgs& a) {
                   "operator graphs: sgd (momentum, the default) or adam, for memory");
   cmd->add_option("--db", a.db,
                   "price from the measurements in this cost store (catalog elsewhere)");
+  cmd->add_option("--request", o.request_file,
+                  "run a saved request (JSON; or the output of --format json): options given "
+                  "beside it replace its keys (docs/python.md)");
 }
 
-// The preset, with the attention kernel --attention names.
-Software software_of(const PlanArgs& a) {
-  Software sw = parse_software(a.software);
-  if (!a.attention.empty()) sw.fused_attention = parse_fused_attention(a.attention);
-  if (a.memory_headroom_gib) {
-    const double gib = *a.memory_headroom_gib;
-    if (!(gib >= 0 && gib <= 1024))
-      throw InputError(fmt::format(
-          "--memory-headroom {} is not a size in GiB from 0 to 1024; give what a GPU holds "
-          "beyond the modelled state and activations, e.g. 3",
-          gib));
-    sw.memory_fixed_bytes = gib * kGiB;
-    sw.memory_fragmentation = 0;
+PlanRequest request_of(const CLI::App& cmd, const PlanOptions& o) {
+  if (o.request_file.empty()) {
+    if (o.request.model.empty())
+      throw InputError(
+          "--model is required: a catalog model name, a model JSON file or FILE.onnx (or "
+          "--request FILE)");
+    if (o.request.cluster.empty())
+      throw InputError(
+          "--cluster is required: a catalog system name or a cluster JSON file (or --request "
+          "FILE)");
+    return o.request;
   }
-  return sw;
+  // The file's keys, each option the command line gives over it (by its name: --seq-len is
+  // seq_len).
+  nlohmann::json j = to_json(load_plan_request(o.request_file), true);
+  const nlohmann::json given = to_json(o.request, true);
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->count() == 0) continue;
+    std::string key = opt->get_name();
+    if (key.rfind("--", 0) != 0) continue;
+    key = key.substr(2);
+    std::replace(key.begin(), key.end(), '-', '_');
+    if (!given.contains(key)) continue;  // --format, --request
+    j[key] = given.at(key);
+    // Keys that exclude each other: the one given replaces the other.
+    for (const auto& [one, other] : {std::pair{"strategy", "plan"}, {"seq_lengths", "seq_dist"}}) {
+      if (key == one) j.erase(other);
+      if (key == other) j.erase(one);
+    }
+  }
+  j["command"] = o.request.command;
+  return plan_request_from_json(
+      j, fmt::format("'{}' with the command line's options", o.request_file));
+}
+
+void end_with(const Verdict& v) {
+  if (v.exit_code == 0) return;
+  std::fflush(stdout);
+  if (v.exit_code == 2) throw InputError(v.message);
+  fmt::print(stderr, "shardcost: {}\n", v.message);
+  throw ExitStatus{v.exit_code};
 }
 
 std::string cluster_line(const Cluster& c) {
@@ -115,39 +131,6 @@ std::string tp_text(const Strategy& s) {
   return s.stage_tp.empty() ? std::to_string(s.tp) : join_layers(s.stage_tp);
 }
 
-Model model_of(const PlanArgs& a) {
-  Model m = load_model(a.model);
-  if (a.seq_len) {
-    constexpr int kMaxSeqLen = 1 << 27;  // a model file's bound (inputs.cpp)
-    if (*a.seq_len < 1 || *a.seq_len > kMaxSeqLen)
-      throw InputError(fmt::format("--seq-len {} is not a sequence length; give 1 to {} tokens",
-                                   *a.seq_len, kMaxSeqLen));
-    m.seq_len = *a.seq_len;
-  }
-  return m;
-}
-
-// The cluster, with the network trace the command names.
-Cluster cluster_of(const PlanArgs& a) {
-  Cluster c = load_cluster(a.cluster, a.gpus);
-  if (!a.network_trace.empty()) c.network_trace = load_network_trace(a.network_trace);
-  return c;
-}
-
-GraphArgs graph_args(const PlanArgs& a, int global_batch, const CostSource* costs) {
-  GraphArgs g;
-  g.model = a.model;
-  g.cluster = a.cluster;
-  g.gpus = a.gpus;
-  g.software = a.software;
-  g.format = a.format;
-  g.optimizer = a.optimizer;
-  g.epoch_samples = a.epoch_samples;
-  g.global_batch = global_batch;
-  g.costs = costs;
-  return g;
-}
-
 // A calibration's verdict on the step, in one line.
 std::string calibration_line(const CalibratedStep& k, const Estimate& e) {
   const std::string on =
@@ -171,32 +154,8 @@ std::string calibration_line(const CalibratedStep& k, const Estimate& e) {
   return out;
 }
 
-nlohmann::json calibrated_json(const CalibratedStep& k) {
-  nlohmann::json j = {{"applied", k.applied},
-                      {"device", k.by.device},
-                      {"software", k.by.software},
-                      {"runs", k.by.runs},
-                      {"cross_validated_error", k.uncertainty}};
-  if (!k.applied) {
-    j["why_not"] = k.why_not;
-    return j;
-  }
-  j["step_time_s"] = k.step_s;
-  for (const TimePart& p : k.time) j["time"].push_back({{"name", p.name}, {"seconds", p.seconds}});
-  if (k.memory_per_gpu_bytes) {
-    j["memory_per_gpu_gib"] = *k.memory_per_gpu_bytes / kGiB;
-    j["fits"] = *k.fits;
-  }
-  return j;
-}
-
 std::string uncertainty_line(const StepUncertainty& u) {
   return fmt::format("uncertainty     +/-{:.1f} %: {}\n", 100 * u.relative, u.basis);
-}
-
-nlohmann::json uncertainty_json(const StepUncertainty& u) {
-  return {
-      {"relative", std::round(u.relative * 10000) / 10000}, {"basis", u.basis}, {"runs", u.runs}};
 }
 
 }  // namespace shardcost::cli

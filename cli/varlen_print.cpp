@@ -7,28 +7,7 @@
 
 namespace shardcost::cli {
 
-VarlenOptions VarlenArgs::options() const {
-  VarlenOptions o;
-  o.lengths = !lengths_file.empty() ? LengthDistribution::load(lengths_file)
-                                    : LengthDistribution::parse(dist);
-  o.seed = seed;
-  o.batches = batches;
-  if (batch_tokens < 0)
-    throw InputError(fmt::format("--batch-tokens {}: give a positive token count", batch_tokens));
-  o.batch_tokens = batch_tokens;
-  if (pad_to < 0)
-    throw InputError(fmt::format("--pad-to {}: give a positive token multiple", pad_to));
-  o.pad_to = pad_to;
-  if (long_seqs == "drop")
-    o.long_sequences = LongSequences::drop;
-  else if (long_seqs == "truncate")
-    o.long_sequences = LongSequences::truncate;
-  else
-    throw InputError(fmt::format("--long-seqs '{}': use drop or truncate", long_seqs));
-  return o;
-}
-
-void add_varlen_options(CLI::App* cmd, VarlenArgs& va) {
+void add_varlen_options(CLI::App* cmd, VarlenRequest& va) {
   auto* lengths_opt =
       cmd->add_option("--seq-lengths", va.lengths_file,
                       "sequence lengths: one per line (.gz too), or CSV length,count; the model's "
@@ -103,29 +82,6 @@ std::string varlen_text(const VarlenEstimate& v, const VarlenOptions& o, const S
                        speedup(v.baseline_step_time_s, v.estimate.step_time_s));
   }
   return out;
-}
-
-void add_varlen_json(nlohmann::json& j, const VarlenEstimate& v, const VarlenOptions& o) {
-  j["step_time_p10_s"] = round6(v.step_time_p10_s);
-  j["step_time_p90_s"] = round6(v.step_time_p90_s);
-  j["imbalance"] = round6(v.imbalance);
-  j["baseline_step_time_s"] = round6(v.baseline_step_time_s);
-  j["baseline"] = v.baseline;
-  if (!v.cp_sequences.empty()) {
-    nlohmann::json sizes = nlohmann::json::object();
-    for (const auto& [k, n] : v.cp_sequences) sizes[std::to_string(k)] = n;
-    j["cp_sequences"] = sizes;
-  }
-  j["sequences"] = {{"distribution", o.lengths.describe()},
-                    {"batches", o.batches},
-                    {"batch_tokens", o.batch_tokens},
-                    {"seed", o.seed},
-                    {"drawn", v.drawn},
-                    {"dropped", v.dropped},
-                    {"truncated", v.truncated},
-                    {"longest", v.longest},
-                    {"tokens_per_step", round6(v.tokens_per_step)},
-                    {"max_micro_batches", v.max_micro_batches}};
 }
 
 }  // namespace shardcost::cli

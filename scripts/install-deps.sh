@@ -17,6 +17,8 @@ packages=(
   libglpk-dev                       # the exact job scheduler (schedule), an MILP
   libonnx-dev libprotobuf-dev python3-onnx   # operator graphs from ONNX files; their generator
   libgtest-dev libgmock-dev libbenchmark-dev
+  pybind11-dev python3-dev python3-venv   # the Python module (import shardcost; pip install .)
+  python3-pytest python3-pandas python3-matplotlib   # its tests; DataFrames; docs/python.md plots
   clang libclang-rt-14-dev          # libFuzzer targets (optional SHARDCOST_FUZZ build)
   clang-format-14                   # the style check (tests/e2e/format.sh)
   chromium fonts-dejavu-core        # the HTML report test renders a screenshot
