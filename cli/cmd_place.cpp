@@ -7,106 +7,28 @@
 
 #include "commands.h"
 #include "format.h"
-#include "shardcost/device_placement.h"
+#include "plan_args.h"  // end_with
 #include "shardcost/error.h"
-#include "shardcost/estimator.h"
-#include "shardcost/layerwise.h"
-#include "shardcost/request.h"
+#include "shardcost/planner_requests.h"
 
 namespace shardcost::cli {
 namespace {
-
-struct Args {
-  std::string model, cluster, precision = "fp32", optimizer = "sgd", format = "text", db;
-  std::string solver = "ideals";
-  std::optional<int> gpus;
-  int micro_batch = 1, micro_batches = 0;
-  int64_t max_ideals = 20000;
-  double solver_time_s = 10;
-};
 
 std::string operators_text(const std::vector<std::string>& ops) {
   if (ops.size() == 1) return ops[0];
   return fmt::format("{} .. {} ({})", ops.front(), ops.back(), ops.size());
 }
 
-void run(const Args& a) {
-  const Format format = parse_format(a.format, {Format::text, Format::json});
-  const OpGraph g = load_onnx(a.model);
+void render(const PlaceReport& r, Format format) {
+  const OpGraph& g = r.graph;
+  const Cluster& c = r.cluster;
+  const DevicePlacement& p = r.placement;
+  const PlaceRequest& a = r.request;
   for (const std::string& note : g.notes)
     fmt::print(stderr, "shardcost: note: {}: {}\n", g.source, note);
-  const Cluster c = load_cluster(a.cluster, a.gpus);
-  PlacementOptions o;
-  o.micro_batch = a.micro_batch;
-  o.micro_batches = a.micro_batches;
-  o.precision = parse_dtype(a.precision);
-  o.optimizer = a.optimizer;
-  if (a.micro_batches < 0)
-    throw InputError("--micro-batches: give a positive count (or 0: 4 x the GPUs)");
-  if (a.solver != "ideals" && a.solver != "mip")
-    throw InputError(
-        fmt::format("--solver {}: use ideals (the program over ideals, the integer program past "
-                    "--max-ideals) or mip (the integer program alone)",
-                    a.solver));
-  if (a.max_ideals < 1) throw InputError("--max-ideals: give at least 1");
-  if (!(a.solver_time_s > 0) || a.solver_time_s > 3600)
-    throw InputError("--solver-time: give seconds above 0, at most 3600");
-  o.solver =
-      a.solver == "mip" ? PlacementOptions::Solver::program : PlacementOptions::Solver::automatic;
-  o.max_ideals = a.max_ideals;
-  o.program_time_s = a.solver_time_s;
-  for (const NodeGroup& grp : c.groups)
-    if (is_quantized(o.precision) || grp.device.peak_flops[static_cast<int>(o.precision)] <= 0)
-      throw InputError(
-          fmt::format("--precision {}: {} has no such peak; use fp32, tf32, fp16 or "
-                      "bf16 where every device has one",
-                      a.precision, grp.device.name));
-  const auto costs = load_cost_sources(a.db);
-  say_warnings(costs->warnings);
-  o.costs = costs->source();
-  const DevicePlacement p = place_graph(g, c, o);
-  // The layer-wise search on the same GPUs and global batch, where they are of one kind.
-  std::optional<GraphPlan> layerwise;
-  const int global = a.micro_batch * (p.micro_batches > 0 ? p.micro_batches : 1);
-  if (c.groups.size() == 1 && p.feasible) {
-    LayerwiseOptions lo;
-    lo.global_batch = global;
-    lo.precision = o.precision;
-    lo.optimizer = o.optimizer;
-    lo.costs = o.costs;
-    try {
-      layerwise = plan_layerwise(g, c, lo).best;
-    } catch (const InputError&) {  // a batch no split of these GPUs divides: nothing to compare
-    }
-  }
+  say_warnings(r.warnings);
   if (format == Format::json) {
-    nlohmann::json stages = nlohmann::json::array();
-    for (const PlacedStage& s : p.stages)
-      stages.push_back({{"group", s.group},
-                        {"device", s.device},
-                        {"operators", s.operators},
-                        {"compute_s", s.compute_s},
-                        {"comm_s", s.comm_s},
-                        {"memory_bytes", s.memory_bytes},
-                        {"capacity_bytes", s.capacity_bytes}});
-    nlohmann::json j = {{"model", g.name},
-                        {"cluster", c.name},
-                        {"gpus", c.total_gpus()},
-                        {"micro_batch", a.micro_batch},
-                        {"micro_batches", p.micro_batches},
-                        {"precision", a.precision},
-                        {"feasible", p.feasible},
-                        {"exact", p.exact},
-                        {"ideals", p.ideals},
-                        {"integer_programs", p.programs},
-                        {"stage_s", p.stage_s},
-                        {"step_s", p.step_s},
-                        {"stages", stages}};
-    if (!p.note.empty()) j["note"] = p.note;
-    if (!p.reason.empty()) j["reason"] = p.reason;
-    if (layerwise && layerwise->feasible)
-      j["layerwise"] = {{"strategy", layerwise->strategy}, {"step_s", layerwise->step_s}};
-    fmt::print("{}\n", json_text(j));
+    fmt::print("{}\n", json_text(to_json(r)));
   } else {
     fmt::print("{} ({}) on {}: {} GPUs, micro-batch {}, {}\n", g.name, g.source, c.name,
                c.total_gpus(), a.micro_batch, a.precision);
@@ -130,26 +52,23 @@ void run(const Args& a) {
                fmt::format("{:.4f}", s.seconds()), fmt::format("{:.2f}", s.memory_bytes / kGiB),
                fmt::format("{:.1f}", s.capacity_bytes / kGiB)});
       fmt::print("{}", t.render());
-      if (layerwise && layerwise->feasible)
-        fmt::print("\nlayer-wise search, same GPUs, global batch {}: {} {:.4f} s a step\n", global,
-                   layerwise->strategy, layerwise->step_s);
+      if (r.layerwise && r.layerwise->feasible)
+        fmt::print("\nlayer-wise search, same GPUs, global batch {}: {} {:.4f} s a step\n",
+                   r.global_batch, r.layerwise->strategy, r.layerwise->step_s);
       else if (c.groups.size() > 1)
         fmt::print(
             "\n(layer-wise plans need one kind of device: none to compare on a mixed "
             "cluster)\n");
     }
   }
-  if (!p.feasible) {
-    std::fflush(stdout);
-    fmt::print(stderr, "shardcost: no placement fits: {}\n", p.reason);
-    throw ExitStatus{1};
-  }
+  end_with(r.verdict);
 }
 
 }  // namespace
 
 void add_place_command(CLI::App& app) {
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<PlaceRequest>();
+  auto format = std::make_shared<std::string>("text");
   auto* cmd = app.add_subcommand(
       "place", "Place an operator graph's operators on a cluster's devices for pipelined training");
   cmd->add_option("--model", a->model, "operator graph FILE.onnx")->required();
@@ -168,8 +87,11 @@ void add_place_command(CLI::App& app) {
   cmd->add_option("--max-ideals", a->max_ideals, "ideals the exact program takes (default 20000)");
   cmd->add_option("--solver-time", a->solver_time_s,
                   "seconds the integer program may take, all stage counts together (default 10)");
-  cmd->add_option("--format", a->format, "text or json");
-  cmd->callback([a] { run(*a); });
+  cmd->add_option("--format", *format, "text or json");
+  cmd->callback([a, format] {
+    const Format f = parse_format(*format, {Format::text, Format::json});
+    render(run_place(*a), f);
+  });
 }
 
 }  // namespace shardcost::cli

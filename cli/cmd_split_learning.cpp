@@ -3,21 +3,14 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "format.h"
 #include "shardcost/error.h"
-#include "shardcost/estimator.h"
-#include "shardcost/request.h"
-#include "shardcost/split_learning.h"
+#include "shardcost/planner_requests.h"
 
 namespace shardcost::cli {
 namespace {
-
-struct Args {
-  std::string model, devices, server, precision = "fp32", format = "text", db;
-};
 
 std::string round_table(const SplitRound& r, bool shared) {
   std::vector<std::string> h{"device",     "kind",     "cut",        "after",
@@ -34,59 +27,21 @@ std::string round_table(const SplitRound& r, bool shared) {
   return t.render();
 }
 
-nlohmann::json round_json(const SplitRound& r) {
-  nlohmann::json clients = nlohmann::json::array();
-  for (const ClientRound& c : r.clients)
-    clients.push_back({{"name", c.name},
-                       {"device", c.device},
-                       {"cut", c.cut},
-                       {"cut_after", c.cut_after},
-                       {"smashed_bytes", c.smashed_bytes},
-                       {"share", c.share},
-                       {"device_s", c.device_s},
-                       {"upload_s", c.upload_s},
-                       {"wait_s", c.wait_s},
-                       {"server_s", c.server_s},
-                       {"download_s", c.download_s},
-                       {"finish_s", c.finish_s},
-                       {"device_memory_bytes", c.device_memory_bytes}});
-  return {{"method", r.method}, {"round_s", r.round_s}, {"devices", clients}};
-}
-
-void run(const Args& a) {
-  const Format format = parse_format(a.format, {Format::text, Format::json});
-  const OpGraph g = load_onnx(a.model);
+void render(const SplitLearningReport& rep, Format format) {
+  const OpGraph& g = rep.graph;
+  const SplitSetup& setup = rep.setup;
+  const SplitResult& r = rep.result;
   for (const std::string& note : g.notes)
     fmt::print(stderr, "shardcost: note: {}: {}\n", g.source, note);
-  const SplitSetup setup = load_split_devices(a.devices);
-  const Device server = find_device(a.server);
-  SplitOptions o;
-  o.precision = parse_dtype(a.precision);
-  if (is_quantized(o.precision) || server.peak_flops[static_cast<int>(o.precision)] <= 0)
-    throw InputError(
-        fmt::format("--precision {}: {} has no such peak; use fp32, tf32, fp16 or "
-                    "bf16 where it has one",
-                    a.precision, server.name));
-  const auto costs = load_cost_sources(a.db);
-  say_warnings(costs->warnings);
-  o.costs = costs->source();
-  const SplitResult r = plan_split_learning(g, server, setup, o);
-  const bool shared = setup.shared_uplink_Bps > 0;
+  say_warnings(rep.warnings);
   if (format == Format::json) {
-    nlohmann::json j = {{"model", g.name},
-                        {"file", g.source},
-                        {"server", server.name},
-                        {"precision", a.precision},
-                        {"shared_uplink_Mbps", setup.shared_uplink_Bps * 8 / 1e6},
-                        {"cuts", r.cuts},
-                        {"best", round_json(r.best)},
-                        {"baseline", round_json(r.baseline)}};
-    fmt::print("{}\n", json_text(j));
+    fmt::print("{}\n", json_text(to_json(rep)));
     return;
   }
+  const bool shared = setup.shared_uplink_Bps > 0;
   fmt::print(
       "{} ({}): {} places to cut; {} devices, server {}, {}{}\n\n", g.name, g.source, r.cuts,
-      setup.clients.size(), server.name, a.precision,
+      setup.clients.size(), rep.server.name, rep.request.precision,
       shared ? fmt::format(", shared uplink {:.0f} Mb/s", setup.shared_uplink_Bps * 8 / 1e6) : "");
   fmt::print("{}: round {:.3f} s\n{}\n", r.best.method, r.best.round_s,
              round_table(r.best, shared));
@@ -98,7 +53,8 @@ void run(const Args& a) {
 }  // namespace
 
 void add_split_learning_command(CLI::App& app) {
-  auto a = std::make_shared<Args>();
+  auto a = std::make_shared<SplitLearningRequest>();
+  auto format = std::make_shared<std::string>("text");
   auto* cmd = app.add_subcommand(
       "split-learning",
       "Split an operator graph between edge devices and a server: each device's cut and "
@@ -111,8 +67,11 @@ void add_split_learning_command(CLI::App& app) {
   cmd->add_option("--server", a->server, "the server's catalog device (a GPU)")->required();
   cmd->add_option("--precision", a->precision, "fp32 (default), tf32, fp16 or bf16");
   cmd->add_option("--db", a->db, "price the server's GEMMs from this cost store");
-  cmd->add_option("--format", a->format, "text or json");
-  cmd->callback([a] { run(*a); });
+  cmd->add_option("--format", *format, "text or json");
+  cmd->callback([a, format] {
+    const Format f = parse_format(*format, {Format::text, Format::json});
+    render(run_split_learning(*a), f);
+  });
 }
 
 }  // namespace shardcost::cli

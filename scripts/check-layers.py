@@ -31,7 +31,8 @@ ALLOWED = {
     "jobs": {"core", "inputs", "workload", "costs", "plan", "search", "sequences", "mip"},
     "embeddings": {"core", "inputs", "costs"},
     "request": {"core", "inputs", "workload", "graphs", "layerwise", "costs", "learned",
-                "sequences", "plan", "search", "entry", "validate", "calibration"},
+                "sequences", "plan", "search", "entry", "validate", "calibration", "devplace",
+                "edge", "embeddings", "jobs", "mip"},
 }
 # Layers that consume graphs must not know which producer made one.
 PRODUCER_BLIND = ["plan", "costs", "search", "learned"]
@@ -51,7 +52,7 @@ PUBLIC = {
     "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",
                   "workload.h", "store_costs.h", "predict.h", "learned.h", "varlen.h", "jobs.h", "embeddings.h",
                   "opgraph.h", "layerwise.h", "split_learning.h", "device_placement.h",
-                  "calibration.h", "request.h"},
+                  "calibration.h", "request.h", "planner_requests.h"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # One door per C API: only these files call it (the fakes and tests drive the doors).
@@ -71,13 +72,15 @@ DOORS = {
     "Python C API (pybind11)": (re.compile(r"\bpy::\w+|\bPy[A-Z]\w*_\w+\s*\("),
                                 {"python/core_module.cpp"}),
 }
-# The command line parses and renders: the pricing paths of an estimate or a rank (which of
-# them runs, with what) are decided in estimator/request (shardcost/request.h), so no cli/ file
-# calls them. The commands not yet behind a request are listed with what they still call.
+# The command line parses and renders: the pricing paths of an estimate or a rank, and the
+# sibling planners (which of them runs, with what) are decided in estimator/request
+# (shardcost/request.h, planner_requests.h), so no cli/ file calls them. A command not yet
+# behind a request is listed.
 PRICING = re.compile(r"(?<![\w.:>])(estimate|rank|rank_varlen|estimate_varlen|replan|"
                      r"estimate_over_trace|trusted_ranking|calibrate|step_uncertainty|"
-                     r"plan_layerwise|price_uniform|price_splits)\s*\(")
-NOT_YET_REQUESTS = {"cli/cmd_report.cpp", "cli/cmd_place.cpp"}
+                     r"plan_layerwise|price_uniform|price_splits|place_graph|"
+                     r"plan_split_learning)\s*\(")
+NOT_YET_REQUESTS = {"cli/cmd_report.cpp"}
 
 
 def sources(folder):

@@ -1,0 +1,57 @@
+#pragma once
+// The sibling planners' requests and reports (beside shardcost/request.h's estimate and rank):
+// device placement, split learning, embedding tables, many jobs. Each command fills its
+// request, calls run_*, renders the report; which planners run, and with what, is decided here.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardcost/device_placement.h"
+#include "shardcost/embeddings.h"
+#include "shardcost/jobs.h"
+#include "shardcost/layerwise.h"
+#include "shardcost/request.h"
+#include "shardcost/split_learning.h"
+
+namespace shardcost {
+
+// place: an operator graph's operators on a cluster's devices for pipelined training.
+struct PlaceRequest {
+  std::string model, cluster, precision = "fp32", optimizer = "sgd", db;
+  std::string solver = "ideals";  // ideals or mip
+  std::optional<int> gpus;
+  int micro_batch = 1, micro_batches = 0;
+  int64_t max_ideals = 20000;
+  double solver_time_s = 10;
+};
+struct PlaceReport {
+  PlaceRequest request;
+  OpGraph graph;
+  Cluster cluster;
+  DevicePlacement placement;
+  // The layer-wise search on the same GPUs and global batch, where they are of one kind.
+  std::optional<GraphPlan> layerwise;
+  int global_batch = 0;
+  std::vector<std::string> warnings;
+  Verdict verdict;
+};
+PlaceReport run_place(const PlaceRequest&);
+nlohmann::json to_json(const PlaceReport&);
+
+// split-learning: each edge device's cut and uplink share.
+struct SplitLearningRequest {
+  std::string model, devices, server, precision = "fp32", db;
+};
+struct SplitLearningReport {
+  SplitLearningRequest request;
+  OpGraph graph;
+  SplitSetup setup;
+  Device server;
+  SplitResult result;
+  std::vector<std::string> warnings;
+};
+SplitLearningReport run_split_learning(const SplitLearningRequest&);
+nlohmann::json to_json(const SplitLearningReport&);
+
+}  // namespace shardcost
