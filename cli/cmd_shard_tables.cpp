@@ -8,58 +8,17 @@
 #include "commands.h"
 #include "format.h"
 #include "predict_inputs.h"
-#include "shardcost/embeddings.h"
 #include "shardcost/error.h"
-#include "shardcost/request.h"
+#include "shardcost/planner_requests.h"
 
 namespace shardcost::cli {
 namespace {
 
 struct ShardArgs {
-  std::string tables, cluster, optimizer = "rowwise_adagrad", format = "text";
-  std::string db;  // price from this store's measurements
-  std::optional<int> gpus;
-  int batch = 0, beam = 8;
-  std::vector<std::string> dense_mlps;
-  std::string dense_precision = "fp32";
+  ShardTablesRequest request;
+  std::vector<std::string> dense_mlps;  // "13,512,256,128" each
+  std::string format = "text";
 };
-
-nlohmann::json plan_json(const ShardingPlan& p, const std::vector<EmbeddingTable>& tables,
-                         const Cluster& c, int batch) {
-  nlohmann::json gpus = nlohmann::json::array(), placed = nlohmann::json::array();
-  for (const GpuLoad& g : p.gpus)
-    gpus.push_back({{"shards", g.shards},
-                    {"compute_s", round6(g.compute_s)},
-                    {"memory_gib", round6(g.memory_bytes / kGiB)},
-                    {"send_mib", round6(g.send_bytes / (1 << 20))}});
-  for (const TablePlacement& t : p.tables) {
-    // Each shard as the embedding-bag pass it runs: what bench embedding --plan measures.
-    const EmbeddingTable& table = tables[t.table];
-    nlohmann::json shards = nlohmann::json::array();
-    for (const ShardPass& s : shard_passes(t, table, c, batch))
-      shards.push_back({{"gpu", s.gpu},
-                        {"rows", round6(s.rows)},
-                        {"dim", s.dim},
-                        {"pooling", round6(s.pooling)},
-                        {"batch", round6(s.batch)},
-                        {"zipf", table.zipf},
-                        {"histogram", table.histogram},
-                        {"dtype_bytes", table.dtype_bytes}});
-    placed.push_back({{"table", table.name},
-                      {"sharding", to_string(t.type)},
-                      {"gpus", t.gpus},
-                      {"compute_s", round6(t.compute_s)},
-                      {"memory_gib", round6(t.memory_bytes / kGiB)},
-                      {"shards", shards}});
-  }
-  return {{"step_s", round6(p.step_s)},
-          {"slowest_compute_s", round6(p.slowest_compute_s)},
-          {"mean_compute_s", round6(p.mean_compute_s)},
-          {"balance", round6(p.balance())},
-          {"comm_s", round6(p.comm_s)},
-          {"gpus", gpus},
-          {"tables", placed}};
-}
 
 std::vector<std::string> plan_row(const std::string& name, const ShardingPlan& p) {
   std::vector<std::string> row{name,
@@ -81,72 +40,41 @@ void add_shard_tables_command(CLI::App& app) {
   auto a = std::make_shared<ShardArgs>();
   auto* cmd = app.add_subcommand(
       "shard-tables", "Shard embedding tables over a cluster's GPUs (TorchRec's sharding types)");
-  cmd->add_option("--tables", a->tables, "tables file: JSON or CSV (docs/embeddings.md)")
+  ShardTablesRequest& q = a->request;
+  cmd->add_option("--tables", q.tables, "tables file: JSON or CSV (docs/embeddings.md)")
       ->required();
-  cmd->add_option("--cluster", a->cluster, "catalog system name or cluster JSON file")->required();
-  cmd->add_option("--gpus", a->gpus, "GPU count of the cluster (whole nodes)");
-  cmd->add_option("--batch", a->batch, "global batch, samples")->required();
-  cmd->add_option("--optimizer", a->optimizer, "rowwise_adagrad (default), adam or sgd");
-  cmd->add_option("--beam", a->beam, "partial plans the search keeps (default 8)");
+  cmd->add_option("--cluster", q.cluster, "catalog system name or cluster JSON file")->required();
+  cmd->add_option("--gpus", q.gpus, "GPU count of the cluster (whole nodes)");
+  cmd->add_option("--batch", q.batch, "global batch, samples")->required();
+  cmd->add_option("--optimizer", q.optimizer, "rowwise_adagrad (default), adam or sgd");
+  cmd->add_option("--beam", q.beam, "partial plans the search keeps (default 8)");
   cmd->add_option("--dense-mlp", a->dense_mlps,
                   "a dense MLP on every GPU, its layer widths (DLRM's bottom 13,512,256,128, top "
                   "479,1024,1024,512,256,1); repeatable");
-  cmd->add_option("--dense-precision", a->dense_precision, "fp32 (default), tf32 or bf16");
+  cmd->add_option("--dense-precision", q.dense_precision, "fp32 (default), tf32 or bf16");
   cmd->add_option("--format", a->format, "text or json");
-  cmd->add_option("--db", a->db,
+  cmd->add_option("--db", q.db,
                   "price from this store's measurements and models: fitted embedding lookups (fit "
                   "--table embedding), else its memory read bandwidth; collectives");
   cmd->callback([a] {
     const Format format = parse_format(a->format, {Format::text, Format::json});
-    ShardingOptions o;
-    o.batch = a->batch;
-    if (a->beam < 1 || a->beam > 256) throw InputError("--beam must be from 1 to 256");
-    o.beam = a->beam;
-    if (a->optimizer == "rowwise_adagrad")
-      o.optimizer = EmbeddingOptimizer::rowwise_adagrad;
-    else if (a->optimizer == "adam")
-      o.optimizer = EmbeddingOptimizer::adam;
-    else if (a->optimizer == "sgd")
-      o.optimizer = EmbeddingOptimizer::sgd;
-    else
-      throw InputError(
-          fmt::format("--optimizer '{}': give rowwise_adagrad, adam or sgd", a->optimizer));
+    ShardTablesRequest request = a->request;
     for (const auto& spec : a->dense_mlps) {
       std::vector<int> widths;
       for (const auto& w : split_commas(spec))
         widths.push_back(static_cast<int>(positive_int(w, "--dense-mlp")));
-      o.dense_mlps.push_back(widths);
+      request.dense_mlps.push_back(widths);
     }
-    if (a->dense_precision != "fp32" && a->dense_precision != "tf32" &&
-        a->dense_precision != "bf16")
-      throw InputError(
-          fmt::format("--dense-precision {}: give fp32, tf32 or bf16", a->dense_precision));
-    o.dense_dtype = parse_dtype(a->dense_precision);
-    const auto tables = load_tables(a->tables);
-    const Cluster c = load_cluster(a->cluster, a->gpus);
-    const auto costs = load_cost_sources(a->db);
-    say_warnings(costs->warnings);
-    EstimateOptions eo;
-    eo.costs = costs->source();
-    const ShardingResult r = shard_tables(tables, c, o, eo);
+    const ShardTablesReport rep = run_shard_tables(request);
+    say_warnings(rep.warnings);
     if (format == Format::json) {
-      fmt::print("{}\n", json_text({{"cluster", c.name},
-                                    {"gpus", c.total_gpus()},
-                                    {"batch", a->batch},
-                                    {"evaluated", r.evaluated},
-                                    {"lookup_costs", r.lookup_costs},
-                                    {"dense",
-                                     {{"parameters", r.dense.parameters},
-                                      {"memory_gib", round6(r.dense.memory_bytes / kGiB)},
-                                      {"compute_s", round6(r.dense.compute_s)},
-                                      {"all_reduce_s", round6(r.dense.all_reduce_s)}}},
-                                    {"plan", plan_json(r.plan, tables, c, a->batch)},
-                                    {"greedy", r.greedy_failed.empty()
-                                                   ? plan_json(r.greedy, tables, c, a->batch)
-                                                   : nlohmann::json(nullptr)},
-                                    {"greedy_failed", r.greedy_failed}}));
+      fmt::print("{}\n", json_text(to_json(rep)));
       return;
     }
+    const ShardingResult& r = rep.result;
+    const ShardingOptions& o = rep.options;
+    const auto& tables = rep.tables;
+    const Cluster& c = rep.cluster;
     // Every table once (a data-parallel one is on every GPU).
     double bytes = 0;
     for (const TablePlacement& t : r.plan.tables)
@@ -154,7 +82,8 @@ void add_shard_tables_command(CLI::App& app) {
                    ? t.memory_bytes / static_cast<double>(t.gpus.size())
                    : t.memory_bytes;
     fmt::print("{} tables ({:.1f} GiB with optimizer state) on {} ({} GPUs), batch {}, {}\n",
-               tables.size(), bytes / kGiB, c.name, c.total_gpus(), a->batch, a->optimizer);
+               tables.size(), bytes / kGiB, c.name, c.total_gpus(), request.batch,
+               request.optimizer);
     fmt::print("search: beam {}, {} candidates; lookups priced by the {}\n\n", o.beam,
                thousands(static_cast<double>(r.evaluated)),
                r.lookup_costs == "catalog" ? "catalog's streaming rate"

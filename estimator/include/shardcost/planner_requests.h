@@ -54,4 +54,42 @@ struct SplitLearningReport {
 SplitLearningReport run_split_learning(const SplitLearningRequest&);
 nlohmann::json to_json(const SplitLearningReport&);
 
+// shard-tables: embedding tables over a cluster's GPUs, the search beside TorchRec's greedy.
+struct ShardTablesRequest {
+  std::string tables, cluster, optimizer = "rowwise_adagrad", db;
+  std::optional<int> gpus;
+  int batch = 0, beam = 8;
+  std::vector<std::vector<int>> dense_mlps;  // each MLP's layer widths
+  std::string dense_precision = "fp32";
+};
+struct ShardTablesReport {
+  ShardTablesRequest request;
+  std::vector<EmbeddingTable> tables;
+  Cluster cluster;
+  ShardingOptions options;
+  ShardingResult result;
+  std::vector<std::string> warnings;
+};
+ShardTablesReport run_shard_tables(const ShardTablesRequest&);
+nlohmann::json to_json(const ShardTablesReport&);
+
+// schedule: many jobs on one cluster, each at the GPU count and plan that minimise the
+// objective, against two baselines.
+struct ScheduleRequest {
+  std::string jobs, cluster, software = "megatron-core", objective = "makespan";
+  std::string solver = "auto";
+  std::optional<int> gpus;
+  double time_limit_s = 10;
+  bool spill = false;  // Hydra's model hopping for jobs that fit no single GPU
+};
+struct ScheduleReport {
+  ScheduleRequest request;
+  Cluster cluster;
+  std::vector<JobCurve> curves;
+  JobSchedule schedule;
+  Verdict verdict;  // jobs left out or late: 1
+};
+ScheduleReport run_schedule(const ScheduleRequest&);
+nlohmann::json to_json(const ScheduleReport&);
+
 }  // namespace shardcost
