@@ -11,6 +11,7 @@
 #include "shardcost/db.h"
 #include "shardcost/error.h"
 #include "shardcost/learned.h"
+#include "shardcost/request.h"
 #include "shardcost/store_costs.h"
 #include "shardcost/varlen.h"
 #include "varlen_print.h"
@@ -161,42 +162,39 @@ void add_report_command(CLI::App& app) {
     StorePoints points(store);
     for (const auto& m : learned.describe())
       if (auto plot = fitted_plot(m, learned, points)) in.models.push_back(std::move(*plot));
-    // With --model: the model, the cluster and the store's costs, read once for both plots.
-    std::optional<Model> model;
-    std::optional<Cluster> cluster;
-    std::optional<StoreCosts> costs;
-    CostChain chain;
-    if (!a->model.empty()) {
-      model = load_model(a->model);
-      cluster = load_cluster(a->cluster, a->gpus > 0 ? std::optional<int>(a->gpus) : std::nullopt);
-      costs = StoreCosts::load(a->db);
-      chain = CostChain{{&costs->measured(), &costs->interpolated(), &learned}};
-    }
+    // With --model: the plans ranked and the plan's steps predicted, as rank and estimate
+    // price them from the store.
+    PlanRequest request;
+    request.model = a->model;
+    request.cluster = a->cluster;
+    if (a->gpus > 0) request.gpus = a->gpus;
+    request.db = a->db;
     if (!a->strategy.empty()) {
-      const VarlenOptions vo = a->varlen.options();
-      const Strategy s = parse_strategy(a->strategy, cluster->total_gpus());
-      EstimateOptions eo;
-      eo.costs = &chain;
-      const VarlenEstimate v = estimate_varlen(*model, *cluster, s, vo, eo);
-      PredictedSteps p{fmt::format("{} on {}, {}", model->name, cluster->name, to_string(s)),
-                       v.step_times_s,
-                       {}};
-      std::mt19937_64 rng(vo.seed);
-      for (int i = 0; i < 100000; ++i) p.lengths.push_back(vo.lengths.draw(rng));
+      PlanRequest q = request;
+      q.strategy = a->strategy;
+      q.varlen = a->varlen;
+      const EstimateReport e = run_estimate(q);
+      PredictedSteps p{
+          fmt::format("{} on {}, {}", e.model.name, e.cluster.name, to_string(e.plan.strategy)),
+          e.varlen->step_times_s,
+          {}};
+      std::mt19937_64 rng(e.varlen_options->seed);
+      for (int i = 0; i < 100000; ++i) p.lengths.push_back(e.varlen_options->lengths.draw(rng));
       in.predicted = std::move(p);
     }
     if (!a->model.empty() && a->gbs > 0) {
+      PlanRequest q = request;
+      q.command = "rank";
+      q.gbs = a->gbs;
+      q.top = a->top;
+      const RankReport r = run_rank(q);
       RankedPlans p;
-      RankOptions ro;
-      ro.global_batch = a->gbs;
-      ro.top = a->top;
-      ro.estimate.costs = &chain;
-      p.model = model->name;
-      p.cluster = cluster->name;
-      p.gpus = cluster->total_gpus();
+      p.model = r.model.name;
+      p.cluster = r.cluster.name;
+      p.gpus = r.cluster.total_gpus();
       p.global_batch = a->gbs;
-      p.capacity_bytes = cluster->groups.front().device.memory_bytes;
-      p.result = rank(*model, *cluster, ro);
+      p.capacity_bytes = r.cluster.groups.front().device.memory_bytes;
+      p.result = *r.fixed;
       in.plans = std::move(p);
     }
     const std::string html = report_html(in);
