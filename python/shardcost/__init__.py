@@ -89,10 +89,12 @@ def _request(command: str, model: str, cluster: str, keys: Dict[str, Any]) -> Di
 
 
 def run(request: Union[Dict[str, Any], str, os.PathLike]) -> Report:
-    """Runs a request: a dict of request keys, or a file holding one (or holding the JSON an
-    estimate or rank printed, whose "request" is run again)."""
+    """Runs a request: a dict of request keys, a report (its request is run again), or a file
+    holding either (the JSON an estimate or rank printed)."""
     if not isinstance(request, dict):
         request = json.loads(_core.request_file(os.fspath(request)))
+    elif isinstance(request.get("request"), dict):  # a report: run its request again
+        request = request["request"]
     report = Report(_core.run(json.dumps(request)))
     for w in report.warnings:
         warnings.warn(w, RuntimeWarning, stacklevel=2)

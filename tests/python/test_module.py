@@ -113,6 +113,7 @@ def test_a_report_runs_again_from_python_and_from_the_command_line(tmp_path):
     r = shardcost.estimate("gpt3-13b", "dgx-a100", "tp=8,pp=2,mbs=1,gbs=256", gpus=32)
     again = shardcost.run(r.request)
     assert again.json == r.json
+    assert shardcost.run(r).json == r.json  # a report runs its request
     saved = tmp_path / "r.json"
     saved.write_text(r.json)
     assert shardcost.run(saved).json == r.json
