@@ -11,7 +11,9 @@
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/learned.h"
+#include "shardcost/predict.h"
 #include "shardcost/profiler.h"
+#include "shardcost/request.h"
 #include "shardcost/store_costs.h"
 
 namespace shardcost::cli {
@@ -44,24 +46,20 @@ struct Row {
 };
 
 // The sources of one command: the store's, measured before interpolated; the catalog last.
-struct Sources {
-  std::optional<StoreCosts> store;
-  std::optional<LearnedCosts> learned;
-  CostChain chain;
-};
-
-std::unique_ptr<Sources> load_sources(const PredictArgs& a) {
-  auto s = std::make_unique<Sources>();
-  if (!a.db.empty()) {
-    s->store = StoreCosts::load(a.db);
-    s->chain.add(s->store->measured());
-    s->chain.add(s->store->interpolated());
-    std::vector<std::string> problems;
-    s->learned = LearnedCosts::load(a.db, &problems);
-    for (const auto& p : problems) fmt::print(stderr, "shardcost: warning: {}\n", p);
-    s->chain.add(*s->learned);
-  }
+std::unique_ptr<CostSources> load_sources(const PredictArgs& a) {
+  auto s = load_cost_sources(a.db);
+  say_warnings(s->warnings);
   return s;
+}
+
+// The catalog's device, or with --db a device as the store names it (a host CPU).
+Predictor predictor_of(const PredictArgs& a, const CostSources& s) {
+  try {
+    return Predictor(find_device(a.device), std::nullopt, s.source());
+  } catch (const InputError&) {
+    if (a.db.empty()) throw;
+  }
+  return Predictor::store_device(a.device, s.source());
 }
 
 std::vector<int64_t> sizes_of(const PredictArgs& a) {
@@ -124,8 +122,7 @@ void print(const PredictArgs& a, const std::string& what, const std::vector<std:
 
 void run_gemm(const PredictArgs& a) {
   const auto sources = load_sources(a);
-  const Predictor p(find_device(a.device), std::nullopt,
-                    sources->chain.empty() ? nullptr : &sources->chain);
+  const Predictor p = predictor_of(a, *sources);
   const DType dtype = parse_dtype(a.dtype);
   std::vector<GemmShape> shapes;
   for (const auto& s : a.shapes) shapes.push_back(parse_shape(s));
@@ -158,8 +155,7 @@ void run_collective(const PredictArgs& a) {
                     "reduce_scatter, all_to_all, broadcast, reduce or send_recv",
                     a.op));
   const auto sources = load_sources(a);
-  const Predictor p(find_device(a.device), system_of(a),
-                    sources->chain.empty() ? nullptr : &sources->chain);
+  const Predictor p(find_device(a.device), system_of(a), sources->source());
   std::vector<Row> rows;
   for (const int64_t bytes : sizes_of(a)) {
     const Priced x = p.collective(*op, static_cast<double>(bytes), a.ranks, a.nodes);
@@ -172,8 +168,7 @@ void run_collective(const PredictArgs& a) {
 
 void run_memory(const PredictArgs& a) {
   const auto sources = load_sources(a);
-  const Predictor p(find_device(a.device), std::nullopt,
-                    sources->chain.empty() ? nullptr : &sources->chain);
+  const Predictor p = predictor_of(a, *sources);
   std::vector<Row> rows;
   for (const int64_t bytes : sizes_of(a)) {
     const Priced x = p.memory(a.op, static_cast<double>(bytes));
@@ -212,8 +207,7 @@ void run_embedding(const PredictArgs& a) {
   if (a.grid.tables.empty() && (a.grid.rows.empty() || a.grid.dim.empty()))
     throw InputError("give --rows and --dim (lists or ranges), or --tables FILE");
   std::optional<Predictor> p;
-  if (catalog)
-    p.emplace(*catalog, std::nullopt, sources->chain.empty() ? nullptr : &sources->chain);
+  if (catalog) p.emplace(*catalog, std::nullopt, sources->source());
   std::vector<Row> rows;
   for (const auto& s : embedding_grid(a.grid)) {
     for (bool backward : passes) {

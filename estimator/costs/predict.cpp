@@ -22,10 +22,30 @@ Predictor::Predictor(Device device, std::optional<Cluster> system, const CostSou
                                      g ? g->domain_gpus() : 1, sources);
 }
 
+Predictor Predictor::store_device(std::string name, const CostSource* sources) {
+  Device d;
+  d.name = std::move(name);
+  Predictor p(std::move(d), std::nullopt, sources);
+  p.store_only_ = true;
+  return p;
+}
+
+Priced Predictor::from_store(std::optional<Priced> priced, std::string_view what) const {
+  if (priced) return *priced;
+  throw InputError(fmt::format(
+      "'{}' is not a catalog device, and the store has no measurement or fitted model of it that "
+      "prices {}; measure it (bench ... --db) and fit, or use a catalog device (shardcost "
+      "catalog)",
+      device_.name, what));
+}
+
 Predictor::~Predictor() = default;
 Predictor::Predictor(Predictor&&) noexcept = default;
 
 Priced Predictor::gemm(const GemmShape& s, DType dtype) const {
+  if (store_only_)
+    return from_store(sources_ ? sources_->gemm(device_, dtype, s) : std::nullopt,
+                      fmt::format("{} GEMMs", to_string(dtype)));
   if (device_.peak_flops[static_cast<int>(dtype)] <= 0)
     throw InputError(
         fmt::format("device {} has no {} peak in the catalog; use a data type it "
@@ -65,6 +85,9 @@ Priced Predictor::collective(CollectiveOp op, double bytes, int ranks, int nodes
 
 Priced Predictor::memory(std::string_view kind, double bytes) const {
   if (bytes <= 0) throw InputError("memory sizes must be positive");
+  if (store_only_)
+    return from_store(sources_ ? sources_->memory(device_, kind, bytes) : std::nullopt,
+                      fmt::format("memory {}", kind));
   if (!catalog_prices_memory(kind))
     throw InputError(
         fmt::format("unknown memory operation '{}' for a GPU; use copy_d2d, "

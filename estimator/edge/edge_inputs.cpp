@@ -88,6 +88,12 @@ SplitSetup parse_split_devices_json(std::string_view text, std::string_view orig
     c.uplink_Bps = df.required_number("uplink_Mbps", 0.001) * 1e6 / 8;
     c.downlink_Bps = df.required_number("downlink_Mbps", 0.001) * 1e6 / 8;
     c.batch = df.required_int("batch", 1, 1 << 20);
+    for (size_t k = 0; k < s.clients.size(); ++k)  // at most 1,024 devices
+      if (s.clients[k].name == c.name)
+        throw InputError(
+            fmt::format("{}: name '{}' is already devices[{}]'s; give each device "
+                        "its own name",
+                        at, c.name, k));
     s.clients.push_back(std::move(c));
   }
   return s;

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include "inputs/json_fields.h"
 #include "inputs/records_text.h"
@@ -133,6 +134,14 @@ std::vector<EmbeddingTable> parse_tables(std::string_view text, std::string_view
                 },
                 [&](const std::map<std::string, std::string>& row, const std::string& at,
                     size_t i) { out.push_back(table_of_csv(row, at, i)); }});
+  // A name twice: the plans and `bench embedding --plan` name shards by their table.
+  std::unordered_map<std::string_view, size_t> seen;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (const auto [it, fresh] = seen.emplace(out[i].name, i); !fresh)
+      throw InputError(
+          fmt::format("{}: tables {} and {} are both named '{}'; give each table its "
+                      "own name",
+                      origin, it->second + 1, i + 1, out[i].name));
   return out;
 }
 

@@ -11,6 +11,23 @@
 namespace shardcost {
 namespace {
 
+TEST(JsonText, AKeyTwiceInOneObjectIsRefusedAtAnyDepth) {
+  auto refused = [](const char* text) {
+    try {
+      parse_json_text(text, "f.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refused(R"({"a": 1, "a": 2})").find("key 'a' is given twice"), std::string::npos);
+  EXPECT_NE(refused(R"({"g": [{"n": 1}, {"n": 2, "m": 3, "n": 4}]})").find("key 'n'"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"o": {"x": {"y": 1, "y": 1}}})").find("key 'y'"), std::string::npos);
+  // The same key in sibling or nested objects, and after its object closed, is no duplicate.
+  EXPECT_EQ(refused(R"({"n": {"n": 1}, "g": [{"n": 1}, {"n": 2}], "m": {"n": 3}})"), "accepted");
+}
+
 // The message of the InputError that f throws.
 template <typename F>
 std::string input_error(F&& f) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <unordered_set>
 #include <vector>
 
 #include "shardcost/error.h"
@@ -122,19 +123,40 @@ namespace {
 // anything walks the value recursively (printing it in a message overflowed the stack).
 constexpr int kMaxJsonDepth = 64;
 struct TooDeep {};
+struct DuplicateKey {
+  std::string key;
+};
 }  // namespace
 
 nlohmann::json parse_json_text(std::string_view text, std::string_view origin) {
+  // The keys of each object being read, innermost last: a key given twice is refused (the
+  // parser would keep the last silently, and the first may be the one meant).
+  std::vector<std::unordered_set<std::string>> keys;
+  using Event = nlohmann::json::parse_event_t;
   try {
     return nlohmann::json::parse(text.begin(), text.end(),
-                                 [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+                                 [&keys](int depth, Event event, nlohmann::json& parsed) {
                                    if (depth > kMaxJsonDepth) throw TooDeep{};
+                                   if (event == Event::object_start) {
+                                     keys.emplace_back();
+                                   } else if (event == Event::object_end) {
+                                     keys.pop_back();
+                                   } else if (event == Event::key && !keys.empty()) {
+                                     std::string key = parsed.get<std::string>();
+                                     if (!keys.back().insert(key).second)
+                                       throw DuplicateKey{std::move(key)};
+                                   }
                                    return true;
                                  });
   } catch (const TooDeep&) {
     throw InputError(
         fmt::format("{}: the JSON nests deeper than {} levels; no model, cluster or plan file does",
                     origin, kMaxJsonDepth));
+  } catch (const DuplicateKey& d) {
+    throw InputError(fmt::format(
+        "{}: key '{}' is given twice in one object; keep the one meant (JSON readers differ in "
+        "which they take)",
+        origin, d.key));
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the 1-based offset of the error; turn it into line:column.
     size_t line = 1, col = 1;

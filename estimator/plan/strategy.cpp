@@ -99,18 +99,17 @@ std::string recompute_modules_text(unsigned modules) {
 
 namespace {
 
-// "7/8/8/7": layers per stage, each a whole number of at least 0.
-std::vector<int> parse_stage_layers(std::string_view value) {
+// "7/8/8/7": a whole number of at least 0 per stage (key: layers, or stage_tp's degrees).
+std::vector<int> parse_per_stage(std::string_view key, std::string_view value) {
   std::vector<int> out;
   for_each_item(value, [&](std::string_view item) {
     int n = -1;
     const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), n);
     if (item.empty() || ec != std::errc() || p != item.data() + item.size() || n < 0 ||
         n > (1 << 20))
-      throw InputError(fmt::format(
-          "strategy key 'layers' needs layers per stage as whole numbers, a/b/c/... (got "
-          "'{}')",
-          value));
+      throw InputError(
+          fmt::format("strategy key '{}' needs {} per stage as whole numbers, a/b/c/... (got '{}')",
+                      key, key == "layers" ? "layers" : "a tensor-parallel degree", value));
     out.push_back(n);
   });
   return out;
@@ -246,11 +245,11 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     else if (key == "max_tokens")
       s.max_tokens = parse_int_value(key, value);
     else if (key == "layers")
-      s.stage_layers = parse_stage_layers(value);
+      s.stage_layers = parse_per_stage(key, value);
     else if (key == "zero_layers")
       s.zero_layers = parse_zero_layers(value);
     else if (key == "stage_tp") {
-      s.stage_tp = parse_stage_layers(value);
+      s.stage_tp = parse_per_stage(key, value);
       for (int t : s.stage_tp)
         if (t < 1)
           throw InputError(fmt::format(

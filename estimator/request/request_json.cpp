@@ -152,15 +152,8 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, std::string_view ori
 
 PlanRequest load_plan_request(std::string_view path) {
   const std::string text = read_text_file(path, "request file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(
-        fmt::format("request file '{}': not JSON ({}); give a request, or the "
-                    "output of estimate or rank --format json",
-                    path, e.what()));
-  }
+  // Strict as every input file: a key given twice, nesting past any request, refused.
+  const nlohmann::json j = parse_json_text(text, fmt::format("request file '{}'", path));
   // The JSON an estimate or rank printed holds the request that made it.
   if (j.is_object() && j.contains("request") && j.at("request").is_object())
     return plan_request_from_json(j.at("request"), fmt::format("'{}' (its \"request\")", path));

@@ -39,7 +39,7 @@ case "$ERR" in *"'topp'"*"top"*) ;; *) fail "misspelt key: $ERR";; esac
 printf '{"command": "rank", "model": ' > "$SCRATCH/cut.json"
 expect_exit 2 "$BIN" estimate --request "$SCRATCH/cut.json"
 one_line_error
-case "$ERR" in *"not JSON"*) ;; *) fail "cut file: $ERR";; esac
+case "$ERR" in *"malformed JSON"*) ;; *) fail "cut file: $ERR";; esac
 expect_exit 2 "$BIN" estimate --request "$SCRATCH/missing.json"
 one_line_error
 expect_exit 2 "$BIN" estimate --cluster dgx-a100 --strategy tp=8

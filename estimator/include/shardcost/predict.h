@@ -4,6 +4,7 @@
 // `shardcost predict` answers; each answer says which source gave it.
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "shardcost/costs.h"
@@ -18,6 +19,9 @@ class Predictor {
   // system: the cluster whose fabrics price collectives for the catalog (a catalog system of
   // this device, or a cluster file); without one, collectives are refused with the fix.
   Predictor(Device device, std::optional<Cluster> system, const CostSource* sources);
+  // A device only a store knows (a host CPU as `bench` and `fit` name it): priced from the
+  // store's measurements and models alone; what they do not answer is an InputError.
+  static Predictor store_device(std::string name, const CostSource* sources);
   ~Predictor();
   Predictor(Predictor&&) noexcept;
 
@@ -36,6 +40,8 @@ class Predictor {
   std::optional<Cluster> system_;
   std::unique_ptr<Pricer> pricer_;
   const CostSource* sources_ = nullptr;
+  bool store_only_ = false;
+  Priced from_store(std::optional<Priced>, std::string_view what) const;
 };
 
 }  // namespace shardcost
