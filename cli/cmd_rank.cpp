@@ -61,6 +61,16 @@ std::string trust_text(const TrustedRanking& t, size_t listed) {
   return out;
 }
 
+// The cp column: the degree (per sequence: dyn<=N or flex<=N), and the kind where it is not
+// ring attention, so that plans that differ only in it do not read as the same plan.
+std::string cp_text(const Strategy& s) {
+  std::string out = s.cp_per_sequence()
+                        ? fmt::format("{}<={}", s.cp_mode == CpMode::flex ? "flex" : "dyn", s.cp)
+                        : fmt::format("{}", s.cp);
+  if (s.cp > 1 && s.cp_kind != CpKind::ring) out += fmt::format("/{}", to_string(s.cp_kind));
+  return out;
+}
+
 // rank's per-layer sharding: the fastest mixture beside its shape's uniform ZeRO stages.
 void print_sharding(const RankResult::Sharding& sh) {
   const Estimate& m = sh.mixture;
@@ -122,26 +132,23 @@ void print_varlen_rank(const RankReport& rep) {
   for (const auto& v : r.best) {
     const Estimate& e = v.estimate;
     const Strategy& s = e.strategy;
-    std::vector<std::string> row{
-        fmt::format("{}", ++i),
-        fmt::format("{:.3f}", e.step_time_s),
-        fmt::format("{:.3f}", v.step_time_p10_s),
-        fmt::format("{:.3f}", v.step_time_p90_s),
-        fmt::format("{:.3f}", v.imbalance),
-        thousands(e.tokens_per_s),
-        fmt::format("{:.1f}%", 100 * e.mfu),
-        fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB),
-        tp_text(s),
-        fmt::format("{}", s.pp),
-        fmt::format("{}", s.dp),
-        s.cp_per_sequence()
-            ? fmt::format("{}<={}", s.cp_mode == CpMode::flex ? "flex" : "dyn", s.cp)
-            : fmt::format("{}", s.cp),
-        fmt::format("{}", s.mbs),
-        fmt::format("{}", s.max_tokens),
-        std::string(to_string(s.balance)),
-        std::string(to_string(s.recompute)),
-        fmt::format("{}", s.zero)};
+    std::vector<std::string> row{fmt::format("{}", ++i),
+                                 fmt::format("{:.3f}", e.step_time_s),
+                                 fmt::format("{:.3f}", v.step_time_p10_s),
+                                 fmt::format("{:.3f}", v.step_time_p90_s),
+                                 fmt::format("{:.3f}", v.imbalance),
+                                 thousands(e.tokens_per_s),
+                                 fmt::format("{:.1f}%", 100 * e.mfu),
+                                 fmt::format("{:.1f}", e.memory_per_gpu_bytes / kGiB),
+                                 tp_text(s),
+                                 fmt::format("{}", s.pp),
+                                 fmt::format("{}", s.dp),
+                                 cp_text(s),
+                                 fmt::format("{}", s.mbs),
+                                 fmt::format("{}", s.max_tokens),
+                                 std::string(to_string(s.balance)),
+                                 std::string(to_string(s.recompute)),
+                                 fmt::format("{}", s.zero)};
     if (mixed) {
       row.push_back(s.stage_layers.empty() ? "even" : join_layers(s.stage_layers));
       row.push_back(
@@ -260,7 +267,7 @@ void print_fixed_rank(const RankReport& rep, Format format) {
                                    tp_text(s),
                                    fmt::format("{}", s.pp),
                                    fmt::format("{}", s.dp),
-                                   fmt::format("{}", s.cp),
+                                   cp_text(s),
                                    fmt::format("{}", s.ep),
                                    fmt::format("{}", s.mbs),
                                    fmt::format("{}", s.vpp),

@@ -31,6 +31,15 @@ PlanRequest resolved(const PlanRequest& a) {
     throw InputError(
         "--attention, --memory-headroom and --seq-len apply to transformer models, not operator "
         "graphs (.onnx)");
+  // The sampling of variable-length data, without the data: nothing would read it.
+  const VarlenRequest& v = a.varlen;
+  const VarlenRequest none;
+  if (!v.given() &&
+      (v.seed != none.seed || v.batches != none.batches || v.long_seqs != none.long_seqs ||
+       v.pad_to != none.pad_to || v.batch_tokens != none.batch_tokens))
+    throw InputError(
+        "--seed, --batches, --long-seqs, --pad-to and --batch-tokens sample variable-length "
+        "data: give --seq-lengths FILE or --seq-dist too, or leave them out");
   PlanRequest r = a;
   if (r.software.empty()) r.software = is_onnx_path(a.model) ? "pytorch-ddp" : "megatron-core";
   return r;

@@ -64,10 +64,15 @@ VarlenRank rank_varlen(const Workload& w, const Cluster& c, const RankOptions& o
       }
     }
   }
-  std::stable_sort(out.best.begin(), out.best.end(),
-                   [](const VarlenEstimate& a, const VarlenEstimate& b) {
-                     return a.estimate.step_time_s < b.estimate.step_time_s;
-                   });
+  // Ordered as asked: by the mean step, or by memory (the step breaking ties).
+  const bool by_memory = opt.objective == Objective::memory;
+  std::stable_sort(
+      out.best.begin(), out.best.end(),
+      [by_memory](const VarlenEstimate& a, const VarlenEstimate& b) {
+        if (by_memory && a.estimate.memory_per_gpu_bytes != b.estimate.memory_per_gpu_bytes)
+          return a.estimate.memory_per_gpu_bytes < b.estimate.memory_per_gpu_bytes;
+        return a.estimate.step_time_s < b.estimate.step_time_s;
+      });
   if (out.best.size() > static_cast<size_t>(opt.top)) out.best.resize(static_cast<size_t>(opt.top));
   out.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Lower-severity input defects (issue 37, item 9): a JSON key given twice, two tables or edge
-# devices of one name, a stage_tp that is not numbers named as stage_tp, and predict on the host
-# CPU a store names (as bench and fit stored it).
+# devices of one name, a stage_tp that is not numbers named as stage_tp, sampling options without
+# variable-length data, rank --objective memory on variable-length data, and predict on the
+# host CPU a store names (as bench and fit stored it).
 source "$(dirname "$0")/../e2e_lib.sh"
 
 # A key twice in one JSON object: refused, naming it (readers differ in which they keep).
@@ -46,4 +47,15 @@ one_line_error
 case "$ERR" in *"is not a catalog device, and the store has no measurement or fitted model of it that prices bf16 GEMMs"*) ;; *) fail "host gemm: $ERR";; esac
 expect_exit 2 "$BIN" predict memory --device "$host" --op copy -b 4M -e 4M
 case "$ERR" in *"unknown device"*) ;; *) fail "host without --db: $ERR";; esac
-echo "inputs_twice: ok"
+# Sampling options with no variable-length data to sample: said, not ignored.
+for opt in "--seed 3" "--batches 5" "--long-seqs truncate" "--pad-to 64" "--batch-tokens 8192"; do
+  # shellcheck disable=SC2086
+  expect_exit 2 "$BIN" estimate --model gpt3-1.3b --cluster dgx-a100 --gpus 8 --strategy tp=1,gbs=64 $opt
+  one_line_error
+  case "$ERR" in *"sample variable-length data: give --seq-lengths FILE or --seq-dist too"*) ;; *) fail "$opt alone: $ERR";; esac
+done
+# rank --objective memory on variable-length data: ordered by memory.
+expect_exit 0 "$BIN" rank --model gpt3-1.3b --cluster dgx-a100 --gpus 8 --gbs 64 --objective memory --seq-dist fixed:1024 --batches 2 --top 6 --format json
+python3 -c 'import json,sys; m=[p["memory_per_gpu_gib"] for p in json.load(open(sys.argv[1]))["strategies"]]; assert m == sorted(m) and len(m) == 6, m' "$SCRATCH/out" \
+  || fail "rank --objective memory on variable-length data is not ordered by memory"
+echo "input_mistakes: ok"
