@@ -27,6 +27,26 @@ double number(const nlohmann::json& j, const char* field, const std::string& whe
   return j.at(field).get<double>();
 }
 
+// A field that must be a whole number from `min` to `max` (rows, dim, batch, the GPU).
+int64_t whole(const nlohmann::json& j, const char* field, const std::string& where, double min,
+              double max) {
+  const double v = number(j, field, where);
+  if (!(v >= min && v <= max) || v != std::floor(v))
+    throw InputError(fmt::format("{}: '{}' is {}; it must be a whole number from {} to {}", where,
+                                 field, v, min, max));
+  return static_cast<int64_t>(v);
+}
+
+// A field that must be a number from `min` to `max`.
+double bounded(const nlohmann::json& j, const char* field, const std::string& where, double min,
+               double max) {
+  const double v = number(j, field, where);
+  if (!(v >= min && v <= max))
+    throw InputError(
+        fmt::format("{}: '{}' is {}; it must be from {} to {}", where, field, v, min, max));
+  return v;
+}
+
 // The key a shard's measurement is found by: bench embedding measures each distinct one once.
 std::tuple<int64_t, int64_t, double, int64_t, double> key(const bench::EmbeddingShape& s) {
   return {s.rows, s.dim, s.pooling, s.batch, s.zipf};
@@ -50,6 +70,10 @@ std::vector<PlanShard> read_plan_shards(const std::string& path) {
     throw InputError(fmt::format(
         "--plan {}: no plan.tables; give the output of 'shardcost shard-tables --format json'",
         path));
+  // The plan's GPUs: every shard is on one of them.
+  const double gpus = j.contains("gpus") && j["gpus"].is_number_integer() && j["gpus"] > 0
+                          ? j["gpus"].get<double>()
+                          : double(1 << 20);
   std::vector<PlanShard> out;
   for (const auto& t : j["plan"]["tables"]) {
     if (!t.is_object())
@@ -67,27 +91,29 @@ std::vector<PlanShard> read_plan_shards(const std::string& path) {
     for (const auto& s : t["shards"]) {
       const std::string where = fmt::format("--plan {}: table '{}'", path, name);
       PlanShard p;
-      p.gpu = static_cast<int>(number(s, "gpu", where));
-      p.shape.rows = std::max<int64_t>(1, std::llround(number(s, "rows", where)));
-      p.shape.dim = static_cast<int64_t>(number(s, "dim", where));
-      p.shape.pooling = number(s, "pooling", where);
-      p.shape.batch = std::max<int64_t>(1, std::llround(number(s, "batch", where)));
-      p.shape.zipf = number(s, "zipf", where);
+      // As shard-tables writes them (rows and batch a shard's share, rounded), within what a
+      // tables file may hold.
+      p.gpu = static_cast<int>(whole(s, "gpu", where, 0, gpus - 1));
+      p.shape.rows = std::max<int64_t>(1, std::llround(bounded(s, "rows", where, 0, 1e12)));
+      p.shape.dim = whole(s, "dim", where, 1, 1 << 16);
+      p.shape.pooling = bounded(s, "pooling", where, 1e-6, 1e6);
+      p.shape.batch = std::max<int64_t>(1, std::llround(bounded(s, "batch", where, 0, 1e9)));
+      p.shape.zipf = bounded(s, "zipf", where, 0, 10);
       if (s.contains("histogram")) {
         const auto& h = s.at("histogram");
         if (!h.is_array())
           throw InputError(
               fmt::format("{}: 'histogram' is not a list of [rows, lookups] shares", where));
         for (const auto& b : h) {
-          if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number())
+          if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number() ||
+              !(b[0].get<double>() >= 0 && b[0].get<double>() <= 1) ||
+              !(b[1].get<double>() >= 0 && b[1].get<double>() <= 1))
             throw InputError(
                 fmt::format("{}: 'histogram' is not a list of [rows, lookups] shares", where));
           p.shape.histogram.emplace_back(b[0].get<double>(), b[1].get<double>());
         }
       }
-      p.dtype_bytes = static_cast<int>(number(s, "dtype_bytes", where));
-      if (p.gpu < 0 || p.gpu > 1 << 20)
-        throw InputError(fmt::format("{}: gpu {} is out of range", where, p.gpu));
+      p.dtype_bytes = static_cast<int>(whole(s, "dtype_bytes", where, 1, 8));
       out.push_back(p);
     }
   }

@@ -130,6 +130,19 @@ case "$ERR" in *"is not an object"*) ;; *) fail "a table that is not an object: 
 echo '{"plan": {"tables": [{"table": 7, "shards": [3]}]}}' >"$SCRATCH/badplan.json"
 expect_exit 2 "$BIN" bench embedding --plan "$SCRATCH/badplan.json"
 one_line_error
+# A shard no GPU or table could hold (issue 37, item 5): refused before anything runs.
+for bad in 'rows=-5' 'rows=1e300' 'dim=1e300' 'gpu=99' 'batch=-1' 'zipf=-2' 'dtype_bytes=0'; do
+  python3 - "$SCRATCH/plan.json" "$SCRATCH/badplan.json" "$bad" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+field, value = sys.argv[3].split("=")
+j["plan"]["tables"][0]["shards"][0][field] = float(value) if "e" in value else int(value)
+json.dump(j, open(sys.argv[2], "w"))
+PY
+  expect_exit 2 "$BIN" bench embedding --plan "$SCRATCH/badplan.json" --iters 1 --warmup 0
+  one_line_error
+  case "$ERR" in *"'${bad%%=*}' is"*"it must be"*) ;; *) fail "plan shard $bad: $ERR";; esac
+done
 expect_exit 2 "$BIN" predict embedding --device "no such cpu" --rows 1K --dim 8 --batch 16
 one_line_error
 expect_exit 2 "$BIN" predict embedding --device "no such cpu" --db "$DB" --rows 1K --dim 8 \
