@@ -131,9 +131,17 @@ void add_db_commands(CLI::App& app) {
   merge->add_option("OUT", *out, "store to merge into (created when missing)")->required();
   merge->add_option("IN", *inputs, "stores to read")->required();
   merge->callback([out, inputs] {
-    // Every input is checked before the output is touched: a failed merge leaves no new,
-    // empty store behind.
-    for (const auto& in : *inputs) (void)Store::open(in, Store::Mode::read_only);
+    // Every input is checked, whole, before the output is touched: a damaged input is said as
+    // its own (SQLite would name the store it reads into) and nothing is merged, so a failed
+    // merge leaves neither a new, empty store nor one holding some of the inputs.
+    for (const auto& in : *inputs) {
+      const db::CheckResult c = Store::open(in, Store::Mode::read_only).check();
+      if (!c.ok)
+        throw InputError(fmt::format(
+            "{} is damaged ({}); nothing was merged: run 'shardcost db check {}' and restore it "
+            "from a copy, or leave it out",
+            in, c.problems.front(), in));
+    }
     Store store = Store::open(*out, Store::Mode::read_write);
     for (const auto& in : *inputs) {
       const db::MergeResult r = store.merge_from(in);

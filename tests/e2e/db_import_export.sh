@@ -112,4 +112,23 @@ expect_exit 2 "$BIN" import nccl-tests --db "$DB" "$F/kineto/train_step.json"
 one_line_error
 expect_exit 2 "$BIN" export --db "$DB" --table nope
 one_line_error
+
+# A damaged input to db merge (issue 37, item 5): said as the input's, before anything is
+# merged; the output is neither created nor changed.
+"$BIN" import csv --db "$SCRATCH/big.db" "$SRC/tests/fixtures/measured/gemm_a100_sample.csv" >/dev/null
+python3 - "$SCRATCH/big.db" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:  # a table page's header and cells overwritten
+    f.seek(40960)
+    f.write(b"\x0d\x00\x00\x00\x05" + b"\xff" * 2000)
+PY
+"$BIN" import csv --db "$SCRATCH/whole.db" "$SRC/tests/fixtures/measured/gemm_a100_excerpt.csv" >/dev/null
+cp "$SCRATCH/whole.db" "$SCRATCH/whole.before"
+expect_exit 2 "$BIN" db merge "$SCRATCH/whole.db" "$SCRATCH/whole.before" "$SCRATCH/big.db"
+one_line_error
+case "$ERR" in *"big.db is damaged"*) ;; *) fail "damaged input blamed elsewhere: $ERR";; esac
+cmp -s "$SCRATCH/whole.db" "$SCRATCH/whole.before" || fail "db merge changed its output before refusing a damaged input"
+expect_exit 2 "$BIN" db merge "$SCRATCH/fresh.db" "$SCRATCH/whole.before" "$SCRATCH/big.db"
+[ ! -e "$SCRATCH/fresh.db" ] || fail "db merge left a store behind after refusing a damaged input"
+
 echo "ok"
