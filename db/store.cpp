@@ -42,6 +42,25 @@ bool holds_rows_of(const Connection& c, int64_t run_id, const Measurements& m) {
   return false;
 }
 
+// A table's rows as text, each without the store's own run id (its other cells, the run's
+// uuid among them, say what the row is); only the run `uuid`'s where given.
+std::vector<std::string> row_texts(const CostTable& t, const std::string& uuid) {
+  std::optional<size_t> run_id, run_uuid;
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (t.columns[i] == "run_id") run_id = i;
+    if (t.columns[i] == "run_uuid") run_uuid = i;
+  }
+  std::vector<std::string> out;
+  for (const auto& row : t.rows) {
+    if (!uuid.empty() && run_uuid && cell_text(row[*run_uuid]) != uuid) continue;
+    std::string text;
+    for (size_t i = 0; i < row.size(); ++i)
+      if (i != run_id) text += cell_text(row[i]) + '\x1f';
+    out.push_back(std::move(text));
+  }
+  return out;
+}
+
 std::optional<int64_t> nonzero(int64_t v) {
   return v ? std::optional<int64_t>(v) : std::nullopt;
 }
@@ -281,8 +300,19 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
               "'shardcost db delete-run {} {}' or import it whole first",
               path_, existing.id, existing.uuid, path_, existing.id));
         result.run_id = existing.id;
-        // A run's rows of one table come from one source: a table it holds already is there.
-        if (holds_rows_of(c, existing.id, m)) {
+        // The rows it brings: every one there already (the same file again), none (the run's
+        // other rows: a table it lacked, or the rest of one split over files), or some.
+        const auto [present, brought] = rows_present(existing.uuid, m);
+        if (brought > 0 && present == brought) {
+          result.duplicate = true;
+          return result;
+        }
+        if (present > 0)
+          throw InputError(fmt::format(
+              "{}: {} of these {} rows of run {} ({}) are in the store already and {} are not; "
+              "import only the rows it lacks (shardcost export --table ... shows what it holds)",
+              path_, present, brought, existing.id, existing.uuid, brought - present));
+        if (brought == 0 && holds_rows_of(c, existing.id, m)) {
           result.duplicate = true;
           return result;
         }
@@ -428,6 +458,27 @@ StoreInfo Store::info() const {
     info.counts.push_back({table, count.int64(0)});
   }
   return info;
+}
+
+std::pair<int64_t, int64_t> Store::rows_present(const std::string& uuid,
+                                                const Measurements& m) const {
+  int64_t present = 0, brought = 0;
+  const std::pair<const char*, bool> tables[] = {{"gemm", !m.gemms.empty()},
+                                                 {"memory", !m.memory.empty()},
+                                                 {"collective", !m.collectives.empty()},
+                                                 {"embedding", !m.embeddings.empty()},
+                                                 {"kernels", !m.kernels.empty()}};
+  for (const auto& [name, brings] : tables) {
+    if (!brings) continue;
+    std::unordered_map<std::string, int64_t> here;
+    for (auto& r : row_texts(table(name), uuid)) ++here[std::move(r)];
+    for (const std::string& r : row_texts(export_table(m, name), "")) {
+      ++brought;
+      auto it = here.find(r);
+      if (it != here.end() && it->second > 0) --it->second, ++present;
+    }
+  }
+  return {present, brought};
 }
 
 CheckResult Store::check() const {

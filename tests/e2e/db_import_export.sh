@@ -131,4 +131,24 @@ cmp -s "$SCRATCH/whole.db" "$SCRATCH/whole.before" || fail "db merge changed its
 expect_exit 2 "$BIN" db merge "$SCRATCH/fresh.db" "$SCRATCH/whole.before" "$SCRATCH/big.db"
 [ ! -e "$SCRATCH/fresh.db" ] || fail "db merge left a store behind after refusing a damaged input"
 
+
+# One run's rows split over two CSV files (issue 37, item 5): the second half joins the run
+# (it was dropped as "already holds these rows"); the same half again adds nothing; a file
+# holding some stored rows and some not is refused, saying how many of each.
+"$BIN" import csv --db "$SCRATCH/src.db" "$SRC/tests/fixtures/measured/gemm_a100_sample.csv" >/dev/null
+"$BIN" export --db "$SCRATCH/src.db" --table gemm --format csv > "$SCRATCH/all.csv"
+{ head -1 "$SCRATCH/all.csv"; sed -n 2,151p "$SCRATCH/all.csv"; } > "$SCRATCH/half1.csv"
+{ head -1 "$SCRATCH/all.csv"; sed -n 152,301p "$SCRATCH/all.csv"; } > "$SCRATCH/half2.csv"
+{ head -1 "$SCRATCH/all.csv"; sed -n 100,200p "$SCRATCH/all.csv"; } > "$SCRATCH/across.csv"
+expect_exit 0 "$BIN" import csv --db "$SCRATCH/halves.db" "$SCRATCH/half1.csv"
+expect_exit 2 "$BIN" import csv --db "$SCRATCH/halves.db" "$SCRATCH/across.csv"
+one_line_error
+case "$ERR" in *"52 of these 101 rows of run 1"*"in the store already and 49 are not"*) ;; *) fail "rows across halves: $ERR";; esac
+expect_exit 0 "$BIN" import csv --db "$SCRATCH/halves.db" "$SCRATCH/half2.csv"
+case "$OUT" in *"150 gemm rows, 1 device (added to the run)"*) ;; *) fail "second half: $OUT";; esac
+expect_exit 0 "$BIN" import csv --db "$SCRATCH/halves.db" "$SCRATCH/half2.csv"
+case "$OUT" in *"holds these rows already; nothing added"*) ;; *) fail "second half again: $OUT";; esac
+"$BIN" export --db "$SCRATCH/halves.db" --table gemm --format csv > "$SCRATCH/halves.csv"
+cmp -s "$SCRATCH/halves.csv" "$SCRATCH/all.csv" || fail "the halves do not export as the whole run"
+
 echo "ok"

@@ -408,6 +408,9 @@ class Store {
   const std::string& path() const { return path_; }
 
  private:
+  // Of the gemm, memory, collective, embedding and kernel rows m brings for the run `uuid`,
+  // how many this store holds already (as export writes them), and how many it brings.
+  std::pair<int64_t, int64_t> rows_present(const std::string& uuid, const Measurements& m) const;
   friend class StoreAccess;  // db/store_access.h: db's own files reach the connection
   Store(std::unique_ptr<Connection>, std::string path);
   int64_t remove_run(int64_t id);  // in the caller's transaction
