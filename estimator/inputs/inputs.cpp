@@ -826,13 +826,28 @@ std::vector<NetworkSegment> network_segments(const Cluster& c) {
   cuts.push_back(end);
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  // Counted before any is built: each segment is a copy of the cluster.
+  constexpr size_t kMaxSegments = 1000;
+  size_t segments = 0;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) segments += cuts[i] >= begin && cuts[i + 1] <= end;
+  if (segments > kMaxSegments)
+    throw InputError(fmt::format(
+        "cluster '{}': its traces make {} segments; shardcost prices up to 1,000: resample the "
+        "trace coarser (one point a minute covers 16 hours)",
+        c.name, segments));
+  // A segment's cluster has its bandwidths fixed, and no traces (copying them into every
+  // segment took memory quadratic in the points).
+  Cluster fixed = c;
+  fixed.network_trace.clear();
+  for (GroupLink& l : fixed.links) l.trace.clear();
   std::vector<NetworkSegment> out;
+  out.reserve(segments);
   for (size_t i = 0; i + 1 < cuts.size(); ++i) {
     if (cuts[i] < begin || cuts[i + 1] > end) continue;
     NetworkSegment seg;
     seg.start_s = cuts[i];
     seg.end_s = cuts[i + 1];
-    seg.cluster = c;
+    seg.cluster = fixed;
     std::string text;
     if (!c.network_trace.empty()) {
       const double bps = value_at(c.network_trace, seg.start_s);
@@ -841,21 +856,17 @@ std::vector<NetworkSegment> network_segments(const Cluster& c) {
         if (g.inter_node) set_bandwidth(*g.inter_node, bps);
       text = fmt::format("network {:.3g} GB/s", bps / kGB);
     }
-    for (GroupLink& l : seg.cluster.links)
-      if (!l.trace.empty()) {
-        const double bps = value_at(l.trace, seg.start_s);
-        set_bandwidth(l.fabric, bps);
-        text += fmt::format("{}{}-{} {:.3g} GB/s", text.empty() ? "" : ", ", c.groups[l.a].name,
-                            c.groups[l.b].name, bps / kGB);
-      }
+    for (size_t k = 0; k < c.links.size(); ++k) {
+      const GroupLink& l = c.links[k];
+      if (l.trace.empty()) continue;
+      const double bps = value_at(l.trace, seg.start_s);
+      set_bandwidth(seg.cluster.links[k].fabric, bps);
+      text += fmt::format("{}{}-{} {:.3g} GB/s", text.empty() ? "" : ", ", c.groups[l.a].name,
+                          c.groups[l.b].name, bps / kGB);
+    }
     seg.bandwidths = text;
     out.push_back(std::move(seg));
   }
-  if (out.size() > 1000)
-    throw InputError(
-        fmt::format("cluster '{}': its traces make {} segments; shardcost prices up "
-                    "to 1,000",
-                    c.name, out.size()));
   return out;
 }
 

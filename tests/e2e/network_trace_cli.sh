@@ -47,4 +47,12 @@ case "$ERR" in *"links[0] trace"*) ;; *) fail "error does not name the link: $ER
 
 expect_exit 2 "$BIN" rank --model llama3-8b --cluster dgx-h100 --gpus 64 --gbs 128 --replan
 one_line_error
+
+# A trace of 200,000 points (issue 37, item 2): refused at once with the bound, in little
+# memory (it took 16 GB, then bad_alloc: every segment copied the whole trace).
+python3 -c 'print("seconds,bandwidth_GBps"); [print(f"{i * 10},{5 + i % 7}") for i in range(200000)]' > "$SCRATCH/long.csv"
+expect_exit 2 prlimit --as=1073741824 "$BIN" rank --model gpt3-1.3b --cluster dgx-a100 --gpus 16 --gbs 64 --replan --network-trace "$SCRATCH/long.csv"
+one_line_error
+case "$ERR" in *"its traces make 199999 segments; shardcost prices up to 1,000"*) ;; *) fail "long trace: $ERR";; esac
+
 echo "network_trace_cli: ok"
