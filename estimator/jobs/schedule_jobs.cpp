@@ -39,6 +39,11 @@ JobSchedule schedule_jobs(const std::vector<JobCurve>& curves, int cluster_gpus,
   }
   if (in.jobs() == 0) return out;
 
+  if (opt.solver == ScheduleSolver::exact && static_cast<int>(in.jobs()) > kExactScheduleMaxJobs)
+    throw InputError(fmt::format(
+        "--solver exact schedules up to {} jobs (its program grows with every pair of jobs), "
+        "and {} can be scheduled; use --solver auto or heuristic",
+        kExactScheduleMaxJobs, in.jobs()));
   const int exact_max = opt.objective == ScheduleObjective::completion
                             ? std::min(opt.exact_max_jobs, 6)
                             : opt.exact_max_jobs;

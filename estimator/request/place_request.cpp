@@ -26,7 +26,14 @@ PlaceReport run_place(const PlaceRequest& a) {
         fmt::format("--solver {}: use ideals (the program over ideals, the integer program past "
                     "--max-ideals) or mip (the integer program alone)",
                     a.solver));
-  if (a.max_ideals < 1) throw InputError("--max-ideals: give at least 1");
+  // Each ideal is a set of the graph's operators, kept until the program ends: past a few
+  // million they are gigabytes (2^31-1 took 2.1 GB), and the integer program takes over.
+  constexpr int64_t kMaxIdeals = 5'000'000;
+  if (a.max_ideals < 1 || a.max_ideals > kMaxIdeals)
+    throw InputError(fmt::format(
+        "--max-ideals {}: give 1 to 5,000,000 (past it the integer program places the graph: "
+        "--solver mip)",
+        a.max_ideals));
   if (!(a.solver_time_s > 0) || a.solver_time_s > 3600)
     throw InputError("--solver-time: give seconds above 0, at most 3600");
   o.solver =

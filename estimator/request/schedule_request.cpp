@@ -32,6 +32,13 @@ ScheduleReport run_schedule(const ScheduleRequest& a) {
     throw InputError("--time-limit must be above 0 and at most 3600 seconds");
   opt.time_limit_s = a.time_limit_s;
   const std::vector<JobSpec> specs = load_jobs(a.jobs);
+  // Before any job's curve is priced (the exact program's bound, checked again on the jobs
+  // that can run).
+  if (opt.solver == ScheduleSolver::exact && specs.size() > kExactScheduleMaxJobs)
+    throw InputError(fmt::format(
+        "--solver exact schedules up to {} jobs (its program grows with every pair of jobs), "
+        "and the jobs file has {}; use --solver auto or heuristic",
+        kExactScheduleMaxJobs, specs.size()));
   r.cluster = load_cluster(a.cluster, a.gpus);
   EstimateOptions eo;
   eo.software = software_preset(a.software);

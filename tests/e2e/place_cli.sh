@@ -50,4 +50,9 @@ bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --micro-batch 0
 bad --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --micro-batches -1
 bad --model data/onnx/resnet50.onnx --cluster data/examples/a100-v100.json --precision bf16
 bad --model fuzz/corpus/onnx/conv-zero-stride.onnx --cluster dgx-a100 --gpus 8
+
+# Bounds before allocating (issue 37, item 2): --max-ideals 2^31-1 took 2.1 GB.
+expect_exit 2 "$BIN" place --model "$SRC/tests/data/onnx/cnn-dynamic.onnx" --cluster dgx-a100 --gpus 8 --max-ideals 2147483647
+one_line_error
+case "$ERR" in *"--max-ideals 2147483647: give 1 to 5,000,000"*) ;; *) fail "max ideals: $ERR";; esac
 echo "place_cli: ok"

@@ -60,4 +60,10 @@ expect_exit 0 "$BIN" schedule --jobs "$JOBS" --cluster dgx-h100 --gpus 64 --solv
 expect_exit 0 "$BIN" report --db "$SCRATCH/sched.db" -o "$SCRATCH/sched.html"
 grep -q 'class="plot gantt"' "$SCRATCH/sched.html" || fail "report draws the schedule"
 grep -q 'data-name="gpt13b"' "$SCRATCH/sched.html" || fail "report names the jobs"
+
+# --solver exact on 2,000 jobs (10 GB in 60 s): refused before any job is priced.
+python3 -c 'import json,sys; json.dump({"jobs": [{"name": f"j{i}", "model": "gpt3-1.3b", "gbs": 32, "tokens": 5e8} for i in range(2000)]}, open(sys.argv[1], "w"))' "$SCRATCH/many.json"
+expect_exit 2 prlimit --as=1073741824 --cpu=20 "$BIN" schedule --jobs "$SCRATCH/many.json" --cluster dgx-a100 --gpus 64 --solver exact
+one_line_error
+case "$ERR" in *"--solver exact schedules up to 64 jobs"*"has 2000"*) ;; *) fail "exact on 2,000 jobs: $ERR";; esac
 echo "schedule_cli: ok"

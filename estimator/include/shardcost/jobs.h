@@ -62,6 +62,10 @@ std::vector<JobCurve> job_curves(const std::vector<JobSpec>&, std::string_view c
 enum class ScheduleObjective { makespan, completion };
 enum class ScheduleSolver { automatic, exact, heuristic };
 
+// The most jobs --solver exact takes: its program has flow variables for every pair of jobs
+// (2,000 jobs made 4,000,000 of them, 10 GB), and past a few dozen GLPK cannot close it anyway.
+inline constexpr int kExactScheduleMaxJobs = 64;
+
 struct ScheduleOptions {
   ScheduleObjective objective = ScheduleObjective::makespan;
   ScheduleSolver solver = ScheduleSolver::automatic;
