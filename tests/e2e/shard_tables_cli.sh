@@ -56,4 +56,10 @@ echo '{"tables": [{"name": "huge", "rows": 4e9, "dim": 128, "pooling_factor": 1}
 expect_exit 2 "$BIN" shard-tables --tables "$SCRATCH/huge.json" --cluster dgx-a100 --batch 64
 one_line_error
 case "$ERR" in *"table 'huge'"*"fits no sharding"*) ;; *) fail "huge table: $ERR";; esac
+
+# 20,000 tables on 4,096 GPUs (6.5 GB in 60 s): refused at once with the bound.
+python3 -c 'print("name,rows,dim,pooling_factor"); [print(f"t{i},{1000 + i * 37},64,{1 + i % 5}") for i in range(20000)]' > "$SCRATCH/many.csv"
+expect_exit 2 prlimit --as=1073741824 "$BIN" shard-tables --tables "$SCRATCH/many.csv" --cluster dgx-a100 --gpus 4096 --batch 65536
+one_line_error
+case "$ERR" in *"20000 tables on 4096 GPUs: shard-tables plans up to 4,194,304 tables x GPUs"*) ;; *) fail "many tables: $ERR";; esac
 echo "shard_tables_cli: ok"
