@@ -55,4 +55,20 @@ bad --model fuzz/corpus/onnx/conv-zero-stride.onnx --cluster dgx-a100 --gpus 8
 expect_exit 2 "$BIN" place --model "$SRC/tests/data/onnx/cnn-dynamic.onnx" --cluster dgx-a100 --gpus 8 --max-ideals 2147483647
 one_line_error
 case "$ERR" in *"--max-ideals 2147483647: give 1 to 5,000,000"*) ;; *) fail "max ideals: $ERR";; esac
+# A chain of 5,000 operators (over a minute): refused at once, naming the bound.
+/usr/bin/python3 - "$SCRATCH/chain.onnx" <<'PY'
+import sys
+from onnx import TensorProto, helper, save
+nodes, weights, prev = [], [], "x"
+for i in range(5000):
+    weights.append(helper.make_tensor(f"w{i}", TensorProto.FLOAT, [8, 8], [0.0] * 64))
+    nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [f"h{i}"], name=f"mm{i}"))
+    prev = f"h{i}"
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])
+y = helper.make_tensor_value_info(prev, TensorProto.FLOAT, ["N", 8])
+save(helper.make_model(helper.make_graph(nodes, "chain", [x], [y], weights)), sys.argv[1])
+PY
+expect_exit 2 prlimit --as=2147483648 --cpu=20 "$BIN" place --model "$SCRATCH/chain.onnx" --cluster dgx-a100 --gpus 8
+one_line_error
+case "$ERR" in *"5000 operators; place takes graphs of up to 2,000"*) ;; *) fail "long chain: $ERR";; esac
 echo "place_cli: ok"
