@@ -165,4 +165,14 @@ expect_exit 0 "$BIN" db delete-run "$SCRATCH/gone.db" 1
 grep -q "fitted models\? built on it removed too: run 'shardcost fit' again" <<<"$OUT" || fail "delete-run: $OUT"
 after=$(sqlite3 "$SCRATCH/gone.db" 'SELECT COUNT(*) FROM fitted_model')
 [ "$after" -lt "$before" ] || fail "fitted models kept after their run was deleted ($before -> $after)"
+
+# One memory curve of 50,000 sizes (issue 37, item 2): the size-by-size hold-out was quadratic
+# (300,000 sizes ran past 600 s); past 1,000 interior sizes, 1,000 evenly spread are held out.
+python3 -c '
+print("device,host,kind,bytes,time_ns,time_p10_ns,time_p90_ns,iterations,bandwidth_gbps")
+for i in range(50000):
+    b = 4096 + i * 512; t = int(1000 + b / 10.0); print(f"CPU X,h,copy,{b},{t},{t},{t},3,{b / t:.4f}")' > "$SCRATCH/mem.csv"
+expect_exit 0 "$BIN" import csv --db "$SCRATCH/curve.db" "$SCRATCH/mem.csv"
+expect_exit 0 prlimit --cpu=60 "$BIN" fit --db "$SCRATCH/curve.db" --table memory
+case "$OUT" in *"sizes held out one at a time (1000 of 49998, evenly spread)"*) ;; *) fail "fit of a long curve: $OUT";; esac
 [ "$(sqlite3 "$SCRATCH/gone.db" "SELECT COUNT(*) FROM fitted_model f JOIN run r ON instr(f.source_runs, r.uuid) > 0 WHERE r.id = 1")" = 0 ] || fail "a model names the deleted run"
