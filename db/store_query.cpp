@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -97,7 +98,9 @@ std::vector<std::string> table_names() {
   return out;
 }
 
-CostTable Store::table(std::string_view name, const TableFilter& filter) const {
+void Store::each_row(std::string_view name, const TableFilter& filter,
+                     const std::function<void(const std::vector<std::string>&)>& columns,
+                     const std::function<void(const std::vector<Cell>&)>& row) const {
   for (const auto& q : kQueries) {
     if (q.name != name) continue;
     if (!q.has_op && !filter.op.empty())
@@ -107,20 +110,28 @@ CostTable Store::table(std::string_view name, const TableFilter& filter) const {
       throw InputError("--device does not apply to table runs");
     Statement s = conn_->prepare(q.sql);
     s.bind(1, filter.device).bind(2, filter.op);
-    CostTable t;
-    t.name = std::string(name);
-    for (int i = 0; i < s.columns(); ++i) t.columns.push_back(s.column_name(i));
+    std::vector<std::string> names;
+    for (int i = 0; i < s.columns(); ++i) names.push_back(s.column_name(i));
+    columns(names);
+    std::vector<Cell> cells(names.size());
     while (s.step()) {
-      std::vector<Cell> row;
-      row.reserve(t.columns.size());
-      for (int i = 0; i < s.columns(); ++i) row.push_back(s.cell(i));
-      t.rows.push_back(std::move(row));
+      for (int i = 0; i < s.columns(); ++i) cells[static_cast<size_t>(i)] = s.cell(i);
+      row(cells);
     }
-    return t;
+    return;
   }
   std::string known;
   for (const auto& n : table_names()) known += (known.empty() ? "" : ", ") + n;
   throw InputError("unknown table '" + std::string(name) + "'; use one of " + known);
+}
+
+CostTable Store::table(std::string_view name, const TableFilter& filter) const {
+  CostTable t;
+  t.name = std::string(name);
+  each_row(
+      name, filter, [&t](const std::vector<std::string>& c) { t.columns = c; },
+      [&t](const std::vector<Cell>& r) { t.rows.push_back(r); });
+  return t;
 }
 
 CostTable export_table(const Measurements& m, std::string_view table,

@@ -567,3 +567,26 @@ TEST_F(StoreTest, DevicelessFittedModelsMergeOnce) {
 
 }  // namespace
 }  // namespace shardcost::db
+
+namespace shardcost::db {
+namespace {
+
+// Export streams a row at a time (issue 37, item 2): the same text as the whole table's.
+TEST(TableText, RowByRowIsTheWholeTablesText) {
+  CostTable t;
+  t.columns = {"device", "bytes", "gbps", "note"};
+  t.rows.push_back({std::string("A100, \"SXM\""), int64_t{1} << 40, 9.88971, std::monostate{}});
+  t.rows.push_back({std::string("x"), int64_t{-3}, 1e-9, std::string("\xff")});
+  std::string csv = csv_header(t.columns), json;
+  for (const auto& r : t.rows) {
+    csv += csv_row(r);
+    json += (json.empty() ? "[\n" : ",\n") + json_row(t.columns, r);
+  }
+  EXPECT_EQ(csv, to_csv(t));
+  EXPECT_EQ(json + "\n]\n", to_json(t));
+  t.rows.clear();
+  EXPECT_EQ(to_json(t), "[]\n");
+}
+
+}  // namespace
+}  // namespace shardcost::db

@@ -32,40 +32,66 @@ std::string cell_text(const Cell& c) {
   return "";
 }
 
-std::string to_csv(const CostTable& t) {
+std::string csv_header(const std::vector<std::string>& columns) {
   std::string out;
-  for (size_t i = 0; i < t.columns.size(); ++i) {
+  for (size_t i = 0; i < columns.size(); ++i) {
     if (i) out += ',';
-    out += csv_field(t.columns[i]);
+    out += csv_field(columns[i]);
   }
-  out += '\n';
-  for (const auto& row : t.rows) {
-    for (size_t i = 0; i < row.size(); ++i) {
-      if (i) out += ',';
-      out += csv_field(cell_text(row[i]));
-    }
-    out += '\n';
+  return out + '\n';
+}
+
+std::string csv_row(const std::vector<Cell>& row) {
+  std::string out;
+  for (size_t i = 0; i < row.size(); ++i) {
+    if (i) out += ',';
+    out += csv_field(cell_text(row[i]));
+  }
+  return out + '\n';
+}
+
+std::string to_csv(const CostTable& t) {
+  std::string out = csv_header(t.columns);
+  for (const auto& row : t.rows) out += csv_row(row);
+  return out;
+}
+
+namespace {
+
+nlohmann::ordered_json row_json(const std::vector<std::string>& columns,
+                                const std::vector<Cell>& row) {
+  nlohmann::ordered_json o = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < row.size(); ++i) {
+    const Cell& c = row[i];
+    if (std::holds_alternative<int64_t>(c))
+      o[columns[i]] = std::get<int64_t>(c);
+    else if (std::holds_alternative<double>(c))
+      o[columns[i]] = std::stod(real_text(std::get<double>(c)));
+    else if (std::holds_alternative<std::string>(c))
+      o[columns[i]] = std::get<std::string>(c);
+    else
+      o[columns[i]] = nullptr;
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string json_row(const std::vector<std::string>& columns, const std::vector<Cell>& row) {
+  // An element of an array dumped with an indent of 2: every line two spaces further in.
+  const std::string text =
+      row_json(columns, row).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out = "  ";
+  for (char ch : text) {
+    out += ch;
+    if (ch == '\n') out += "  ";
   }
   return out;
 }
 
 std::string to_json(const CostTable& t) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const auto& row : t.rows) {
-    nlohmann::ordered_json o = nlohmann::ordered_json::object();
-    for (size_t i = 0; i < row.size(); ++i) {
-      const Cell& c = row[i];
-      if (std::holds_alternative<int64_t>(c))
-        o[t.columns[i]] = std::get<int64_t>(c);
-      else if (std::holds_alternative<double>(c))
-        o[t.columns[i]] = std::stod(real_text(std::get<double>(c)));
-      else if (std::holds_alternative<std::string>(c))
-        o[t.columns[i]] = std::get<std::string>(c);
-      else
-        o[t.columns[i]] = nullptr;
-    }
-    rows.push_back(std::move(o));
-  }
+  for (const auto& row : t.rows) rows.push_back(row_json(t.columns, row));
   return rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

@@ -248,6 +248,11 @@ CostTable export_table(const Measurements& m, std::string_view table,
 std::string to_csv(const CostTable&);
 std::string to_json(const CostTable&);  // array of objects, one per row
 std::string cell_text(const Cell&);
+// The same text a row at a time (export of any size in constant memory): the CSV header and
+// a row, each with its newline; a row as the JSON array's element, indented as to_json's.
+std::string csv_header(const std::vector<std::string>& columns);
+std::string csv_row(const std::vector<Cell>&);
+std::string json_row(const std::vector<std::string>& columns, const std::vector<Cell>&);
 
 struct TableFilter {
   std::string device;  // substring of the device name, case-insensitive; empty = all
@@ -377,6 +382,11 @@ class Store {
   int migrate();
   MergeResult merge_from(const std::string& other_path);
   CostTable table(std::string_view name, const TableFilter& = {}) const;
+  // The same rows one at a time, for tables too large to hold (export): `columns` once, then
+  // `row` for each, its cells valid for the call.
+  void each_row(std::string_view name, const TableFilter&,
+                const std::function<void(const std::vector<std::string>&)>& columns,
+                const std::function<void(const std::vector<Cell>&)>& row) const;
   std::vector<CollectivePoint> collective_points() const;
   std::vector<GemmPoint> gemm_points() const;
   std::vector<MemoryPoint> memory_points() const;
