@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "format.h"
 #include "plan_args.h"  // end_with
+#include "progress.h"
 #include "shardcost/error.h"
 #include "shardcost/planner_requests.h"
 
@@ -90,7 +91,9 @@ void add_place_command(CLI::App& app) {
   cmd->add_option("--format", *format, "text or json");
   cmd->callback([a, format] {
     const Format f = parse_format(*format, {Format::text, Format::json});
-    render(run_place(*a), f);
+    PlaceRequest request = *a;
+    request.progress = progress_lines("place");
+    render(run_place(request), f);
   });
 }
 

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "format.h"
 #include "plan_args.h"  // end_with
+#include "progress.h"
 #include "run_info.h"
 #include "shardcost/db.h"
 #include "shardcost/error.h"
@@ -145,7 +146,9 @@ void add_schedule_command(CLI::App& app, const std::string& recorded_by) {
   cmd->callback([a, recorded_by] {
     const int64_t start_ns = now_ns();
     const Format format = parse_format(a->format, {Format::text, Format::json});
-    const ScheduleReport r = run_schedule(a->request);
+    ScheduleRequest request = a->request;
+    request.progress = progress_lines("schedule");
+    const ScheduleReport r = run_schedule(request);
     if (!a->db.empty() && !r.schedule.jobs.empty()) save(a->db, r, start_ns, recorded_by);
     if (format == Format::json)
       fmt::print("{}\n", json_text(to_json(r)));

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "format.h"
 #include "predict_inputs.h"
+#include "progress.h"
 #include "shardcost/error.h"
 #include "shardcost/planner_requests.h"
 
@@ -65,6 +66,7 @@ void add_shard_tables_command(CLI::App& app) {
         widths.push_back(static_cast<int>(positive_int(w, "--dense-mlp")));
       request.dense_mlps.push_back(widths);
     }
+    request.progress = progress_lines("shard-tables");
     const ShardTablesReport rep = run_shard_tables(request);
     say_warnings(rep.warnings);
     if (format == Format::json) {

@@ -46,7 +46,7 @@ OUTSIDE = {
     "python": {"base", "db", "estimator"},
 }
 PUBLIC = {
-    "base": {"error.h", "units.h", "quantiles.h", "divisors.h"},
+    "base": {"error.h", "units.h", "quantiles.h", "divisors.h", "progress.h"},
     "db": {"db.h", "importers.h", "measures.h"},
     "compare": {"compare.h"},
     "estimator": {"estimator.h", "costs.h", "hardware.h", "model.h", "plan.h", "strategy.h",

@@ -73,7 +73,8 @@ struct Placed {
 // smallest slowest stage. per_p (when given): the best placement into each p stages (index p;
 // empty where none fits).
 Placed over_ideals(const StageCosts& sc, const Cluster& c, const std::vector<OpSet>& ideal,
-                   int micro_batches, std::vector<Stages>* per_p = nullptr) {
+                   int micro_batches, std::vector<Stages>* per_p = nullptr,
+                   const Progress& progress = {}) {
   const size_t groups = sc.groups();
   const size_t n = sc.operators();
   const size_t count = ideal.size();
@@ -84,7 +85,8 @@ Placed over_ideals(const StageCosts& sc, const Cluster& c, const std::vector<OpS
     double kept;
   };
   std::vector<std::vector<Pair>> next(count);
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = 0; i < count; ++i) {
+    tick(progress, "ideals' stages priced", static_cast<int64_t>(i), static_cast<int64_t>(count));
     for (size_t j = i + 1; j < count; ++j) {
       if (ideal[j].size() == ideal[i].size() || !ideal[i].within(ideal[j])) continue;
       const OpSet stage = minus(ideal[j], ideal[i]);
@@ -95,6 +97,8 @@ Placed over_ideals(const StageCosts& sc, const Cluster& c, const std::vector<OpS
       }
       next[i].push_back(std::move(p));
     }
+  }
+  tick(progress, "ideals' stages priced", static_cast<int64_t>(count), static_cast<int64_t>(count));
   // Devices used per group, as one mixed-radix number.
   std::vector<int> cap(groups);
   std::vector<size_t> radix(groups, 1);
@@ -125,6 +129,7 @@ Placed over_ideals(const StageCosts& sc, const Cluster& c, const std::vector<OpS
   const int most = std::min<int>(c.total_gpus(), static_cast<int>(n));
   if (per_p) per_p->assign(static_cast<size_t>(most) + 1, {});
   for (int p = 1; p <= most; ++p) {
+    tick(progress, "stage counts placed", p - 1, most);
     std::vector<double> value(count * combos, kInf);
     std::vector<size_t> parent(count * combos, 0), via(count * combos, 0);
     value[0] = 0;
@@ -162,6 +167,7 @@ Placed over_ideals(const StageCosts& sc, const Cluster& c, const std::vector<OpS
     }
     if (per_p && p_end != 0) (*per_p)[static_cast<size_t>(p)] = stages_to(p_end, parent, via);
   }
+  tick(progress, "stage counts placed", most, most);
   if (best == kInf) return out;
   out.found = true;
   out.step_s = best;
@@ -254,7 +260,7 @@ DevicePlacement place_graph(const OpGraph& g, const Cluster& c, const PlacementO
     std::vector<OpSet> ideal = ideals(sc, o.max_ideals);
     if (!ideal.empty()) {
       r.ideals = static_cast<int64_t>(ideal.size());
-      placed = over_ideals(sc, c, ideal, r.micro_batches);
+      placed = over_ideals(sc, c, ideal, r.micro_batches, nullptr, o.progress);
     } else {
       // Too many ideals: the program over prefixes of the file's order, then the integer
       // program over every placement, bounded and started by it.

@@ -337,6 +337,8 @@ ShardingResult shard_tables(const std::vector<EmbeddingTable>& tables, const Clu
   // `beam` partial plans kept.
   std::vector<State> beam{empty};
   for (size_t step = 0; step < order.size(); ++step) {
+    tick(opt.progress, "tables placed", static_cast<int64_t>(step),
+         static_cast<int64_t>(order.size()));
     const size_t i = order[step];
     std::vector<State> next;
     for (const State& s : beam)
@@ -356,6 +358,8 @@ ShardingResult shard_tables(const std::vector<EmbeddingTable>& tables, const Clu
     if (!scored_steps.empty()) next.push_back(scored_steps[step]);
     beam = std::move(next);
   }
+  tick(opt.progress, "tables placed", static_cast<int64_t>(order.size()),
+       static_cast<int64_t>(order.size()));
   const State& best = *std::min_element(
       beam.begin(), beam.end(), [](const State& a, const State& b) { return a.score < b.score; });
   r.plan = plan_of(best, m);

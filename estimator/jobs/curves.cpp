@@ -71,7 +71,8 @@ std::optional<JobOption> spilled(const Workload& w, const Cluster& one, const Jo
 }  // namespace
 
 std::vector<JobCurve> job_curves(const std::vector<JobSpec>& specs, std::string_view cluster,
-                                 std::optional<int> gpus, const EstimateOptions& opt, bool spill) {
+                                 std::optional<int> gpus, const EstimateOptions& opt, bool spill,
+                                 const Progress& progress) {
   const Cluster whole = load_cluster(cluster, gpus);
   if (whole.groups.size() > 1)
     throw InputError(
@@ -84,6 +85,8 @@ std::vector<JobCurve> job_curves(const std::vector<JobSpec>& specs, std::string_
   std::map<int, Cluster> clusters;
   std::vector<JobCurve> out;
   for (const JobSpec& spec : specs) {
+    tick(progress, "jobs' curves priced", static_cast<int64_t>(out.size()),
+         static_cast<int64_t>(specs.size()));
     const std::string who = fmt::format("job '{}'", spec.name);
     JobCurve curve;
     curve.spec = spec;
@@ -142,6 +145,8 @@ std::vector<JobCurve> job_curves(const std::vector<JobSpec>& specs, std::string_
                                    spec.model, spec.global_batch, fmt::join(counts, ", "));
     out.push_back(std::move(curve));
   }
+  tick(progress, "jobs' curves priced", static_cast<int64_t>(specs.size()),
+       static_cast<int64_t>(specs.size()));
   return out;
 }
 

@@ -40,6 +40,7 @@ PlaceReport run_place(const PlaceRequest& a) {
       a.solver == "mip" ? PlacementOptions::Solver::program : PlacementOptions::Solver::automatic;
   o.max_ideals = a.max_ideals;
   o.program_time_s = a.solver_time_s;
+  o.progress = a.progress;
   for (const NodeGroup& grp : c.groups)
     if (is_quantized(o.precision) || grp.device.peak_flops[static_cast<int>(o.precision)] <= 0)
       throw InputError(

@@ -43,7 +43,7 @@ ScheduleReport run_schedule(const ScheduleRequest& a) {
   EstimateOptions eo;
   eo.software = software_preset(a.software);
   eo.breakdown = false;
-  r.curves = job_curves(specs, a.cluster, a.gpus, eo, a.spill);
+  r.curves = job_curves(specs, a.cluster, a.gpus, eo, a.spill, a.progress);
   r.schedule = schedule_jobs(r.curves, r.cluster.total_gpus(), opt);
   const JobSchedule& s = r.schedule;
   if (!s.unschedulable.empty() || !s.late.empty())

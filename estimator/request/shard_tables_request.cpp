@@ -71,6 +71,7 @@ ShardTablesReport run_shard_tables(const ShardTablesRequest& a) {
     throw InputError(
         fmt::format("--dense-precision {}: give fp32, tf32 or bf16", a.dense_precision));
   o.dense_dtype = parse_dtype(a.dense_precision);
+  o.progress = a.progress;
   r.tables = load_tables(a.tables);
   r.cluster = load_cluster(a.cluster, a.gpus);
   const auto costs = load_cost_sources(a.db);

@@ -66,4 +66,8 @@ python3 -c 'import json,sys; json.dump({"jobs": [{"name": f"j{i}", "model": "gpt
 expect_exit 2 prlimit --as=1073741824 --cpu=20 "$BIN" schedule --jobs "$SCRATCH/many.json" --cluster dgx-a100 --gpus 64 --solver exact
 one_line_error
 case "$ERR" in *"--solver exact schedules up to 64 jobs"*"has 2000"*) ;; *) fail "exact on 2,000 jobs: $ERR";; esac
+
+# Progress on stderr as the jobs' curves are priced.
+SHARDCOST_PROGRESS_AFTER_S=0 expect_exit 0 "$BIN" schedule --jobs "$SRC/tests/fixtures/jobs/sweep.json" --cluster dgx-a100 --gpus 64
+case "$ERR" in *"shardcost: schedule: 0 of 6 jobs' curves priced"*"shardcost: schedule: 6 of 6 jobs' curves priced"*) ;; *) fail "progress: $ERR";; esac
 echo "schedule_cli: ok"

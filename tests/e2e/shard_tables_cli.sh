@@ -62,4 +62,12 @@ python3 -c 'print("name,rows,dim,pooling_factor"); [print(f"t{i},{1000 + i * 37}
 expect_exit 2 prlimit --as=1073741824 "$BIN" shard-tables --tables "$SCRATCH/many.csv" --cluster dgx-a100 --gpus 4096 --batch 65536
 one_line_error
 case "$ERR" in *"20000 tables on 4096 GPUs: shard-tables plans up to 4,194,304 tables x GPUs"*) ;; *) fail "many tables: $ERR";; esac
+
+# Progress on stderr (issue 37, item 2): lines as the search goes and when it ends; the plan on
+# stdout is the same with or without them.
+expect_exit 0 "$BIN" shard-tables --tables "$SRC/data/examples/criteo-kaggle-tables.csv" --cluster dgx-a100 --gpus 8 --batch 2048 --format json
+cp "$SCRATCH/out" "$SCRATCH/quiet.json"
+SHARDCOST_PROGRESS_AFTER_S=0 expect_exit 0 "$BIN" shard-tables --tables "$SRC/data/examples/criteo-kaggle-tables.csv" --cluster dgx-a100 --gpus 8 --batch 2048 --format json
+case "$ERR" in *"shardcost: shard-tables: 0 of 26 tables placed"*"shardcost: shard-tables: 26 of 26 tables placed"*) ;; *) fail "progress: $ERR";; esac
+cmp -s "$SCRATCH/out" "$SCRATCH/quiet.json" || fail "progress changed the plan"
 echo "shard_tables_cli: ok"

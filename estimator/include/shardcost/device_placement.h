@@ -1,4 +1,5 @@
 #pragma once
+#include "shardcost/progress.h"
 // Optimal placement of an operator graph's operators onto a cluster's devices for pipelined
 // training (Tarnawski et al., "Efficient Algorithms for Device Placement of DNN Graph
 // Operators", NeurIPS'20): every device runs one stage, a set of operators closed under
@@ -29,6 +30,7 @@ struct PlacementOptions {
   int64_t max_ideals = 20000;
   enum class Solver { automatic, program } solver = Solver::automatic;
   double program_time_s = 10;
+  Progress progress;  // stage counts placed, said as the program goes
 };
 
 struct PlacedStage {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "shardcost/estimator.h"
+#include "shardcost/progress.h"
 
 namespace shardcost {
 
@@ -47,6 +48,7 @@ struct ShardingOptions {
   // Of each GPU's memory, what the tables may take (the dense model, activations and
   // buffers take the rest).
   double memory_fraction = 0.7;
+  Progress progress;  // tables placed, said as the search goes
 };
 
 // One table's choice and where its shards went.

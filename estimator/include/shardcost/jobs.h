@@ -1,4 +1,5 @@
 #pragma once
+#include "shardcost/progress.h"
 // Many training jobs on one cluster (Hydra, SIGMOD'21; Saturn, its successor): each job's
 // speed-up curve from the estimator's best plan at each GPU count it may take, then a
 // schedule choosing each job's GPU count, plan and start time to minimise the makespan or the
@@ -57,7 +58,7 @@ std::vector<int> offered_gpu_counts(const Cluster&);
 // mode (JobOption::spilled_shards; docs/scheduling.md gives its price).
 std::vector<JobCurve> job_curves(const std::vector<JobSpec>&, std::string_view cluster,
                                  std::optional<int> gpus, const EstimateOptions&,
-                                 bool spill = false);
+                                 bool spill = false, const Progress& progress = {});
 
 enum class ScheduleObjective { makespan, completion };
 enum class ScheduleSolver { automatic, exact, heuristic };

@@ -24,6 +24,7 @@ struct PlaceRequest {
   int micro_batch = 1, micro_batches = 0;
   int64_t max_ideals = 20000;
   double solver_time_s = 10;
+  Progress progress;  // how far the program has got (the command line says it on stderr)
 };
 struct PlaceReport {
   PlaceRequest request;
@@ -61,6 +62,7 @@ struct ShardTablesRequest {
   int batch = 0, beam = 8;
   std::vector<std::vector<int>> dense_mlps;  // each MLP's layer widths
   std::string dense_precision = "fp32";
+  Progress progress;
 };
 struct ShardTablesReport {
   ShardTablesRequest request;
@@ -81,6 +83,7 @@ struct ScheduleRequest {
   std::optional<int> gpus;
   double time_limit_s = 10;
   bool spill = false;  // Hydra's model hopping for jobs that fit no single GPU
+  Progress progress;
 };
 struct ScheduleReport {
   ScheduleRequest request;
