@@ -12,7 +12,6 @@
 #include "shardcost/error.h"
 #include "shardcost/learned.h"
 #include "shardcost/request.h"
-#include "shardcost/store_costs.h"
 #include "shardcost/varlen.h"
 #include "varlen_print.h"
 
@@ -156,9 +155,11 @@ void add_report_command(CLI::App& app) {
     in.calibrations = load_step_calibrations(a->db);
     // Each fitted model against the rows it was fitted on (predicted by the model, not looked
     // up: the store's own sources would answer with the measurement).
-    std::vector<std::string> problems;
-    const LearnedCosts learned = LearnedCosts::load(a->db, &problems);
-    for (const auto& p : problems) fmt::print(stderr, "shardcost: warning: {}\n", p);
+    // The store's costs, read once: the fitted models' plots and the ranked and predicted plans
+    // below all price from them.
+    const auto costs = load_cost_sources(a->db);
+    say_warnings(costs->warnings);
+    const LearnedCosts& learned = *costs->learned;
     StorePoints points(store);
     for (const auto& m : learned.describe())
       if (auto plot = fitted_plot(m, learned, points)) in.models.push_back(std::move(*plot));
@@ -173,7 +174,7 @@ void add_report_command(CLI::App& app) {
       PlanRequest q = request;
       q.strategy = a->strategy;
       q.varlen = a->varlen;
-      const EstimateReport e = run_estimate(q);
+      const EstimateReport e = run_estimate(q, costs.get());
       PredictedSteps p{
           fmt::format("{} on {}, {}", e.model.name, e.cluster.name, to_string(e.plan.strategy)),
           e.varlen->step_times_s,
@@ -187,7 +188,7 @@ void add_report_command(CLI::App& app) {
       q.command = "rank";
       q.gbs = a->gbs;
       q.top = a->top;
-      const RankReport r = run_rank(q);
+      const RankReport r = run_rank(q, costs.get());
       RankedPlans p;
       p.model = r.model.name;
       p.cluster = r.cluster.name;

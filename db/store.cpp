@@ -468,11 +468,18 @@ std::pair<int64_t, int64_t> Store::rows_present(const std::string& uuid,
                                                  {"collective", !m.collectives.empty()},
                                                  {"embedding", !m.embeddings.empty()},
                                                  {"kernels", !m.kernels.empty()}};
+  // The rows m brings as export lays them out: m stored once, in memory, and read per table
+  // (row_texts leaves out the run id, the one cell where the two stores differ).
+  std::optional<Store> brought_rows;
   for (const auto& [name, brings] : tables) {
     if (!brings) continue;
+    if (!brought_rows) {
+      brought_rows = Store::in_memory();
+      brought_rows->write(m);
+    }
     std::unordered_map<std::string, int64_t> here;
     for (auto& r : row_texts(table(name), uuid)) ++here[std::move(r)];
-    for (const std::string& r : row_texts(export_table(m, name), "")) {
+    for (const std::string& r : row_texts(brought_rows->table(name), "")) {
       ++brought;
       auto it = here.find(r);
       if (it != here.end() && it->second > 0) --it->second, ++present;

@@ -51,18 +51,20 @@ std::string request_file(const std::string& path) {
   return json_text(to_json(load_plan_request(path)));
 }
 
-// validate: every published row priced, from a store's costs where one is named.
-std::vector<py::dict> validate_rows(const std::string& db) {
-  std::vector<std::string> warnings;
+// validate: every published row priced, from a store's costs where one is named; the store's
+// warnings beside the rows.
+py::tuple validate_rows(const std::string& db) {
   ValidationReport report;
+  std::vector<std::string> warnings;
   {
     py::gil_scoped_release unlocked;
     const auto costs = load_cost_sources(db);
+    warnings = costs->warnings;
     EstimateOptions base;
     base.costs = costs->source();
     report = validate(base);
   }
-  std::vector<py::dict> rows;
+  py::list rows;
   for (const ValidationRow& r : report.rows) {
     py::dict d;
     d["table"] = r.table;
@@ -75,9 +77,9 @@ std::vector<py::dict> validate_rows(const std::string& db) {
     d["predicted_s"] = r.predicted_s;
     d["error"] = r.error();
     d["fits"] = r.fits;
-    rows.push_back(std::move(d));
+    rows.append(std::move(d));
   }
-  return rows;
+  return py::make_tuple(rows, warnings);
 }
 
 py::object cell(const db::Cell& c) {
@@ -142,7 +144,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("request_file", &request_file, py::arg("path"),
         "A saved request or --format json output, as request JSON text");
   m.def("validate_rows", &validate_rows, py::arg("db") = "",
-        "Every published training row priced: table, label, model, ..., error");
+        "Every published training row priced (table, label, model, ..., error), and the store's "
+        "warnings");
   m.def("catalog_json", &catalog_json, "The built-in catalog: devices, systems, models");
   m.def("software_presets", &software_presets, "The software presets' names");
   m.def("store_table", &store_table, py::arg("path"), py::arg("table"), py::arg("device") = "",

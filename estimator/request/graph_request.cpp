@@ -77,24 +77,18 @@ LayerwiseOptions layerwise_options(const PlanRequest& a, const Cluster& c, int g
 
 }  // namespace
 
-GraphReport estimate_graph(const PlanRequest& a, Cluster* c, std::vector<std::string>* warnings) {
-  const auto costs = load_cost_sources(a.db);
-  *warnings = costs->warnings;
-  *c = load_cluster(a.cluster, a.gpus);
+GraphReport estimate_graph(const PlanRequest& a, const Cluster& c, const CostSource* costs) {
   const Keys keys = parse_keys(a.strategy, true);
   GraphReport r{load_onnx(a.model), {}, {}, {}, a.top};
-  r.options = layerwise_options(a, *c, keys.gbs, keys.precision, costs->source());
-  r.plan = price_uniform(r.graph, *c, r.options, keys.name);
+  r.options = layerwise_options(a, c, keys.gbs, keys.precision, costs);
+  r.plan = price_uniform(r.graph, c, r.options, keys.name);
   return r;
 }
 
-GraphReport rank_graph(const PlanRequest& a, Cluster* c, std::vector<std::string>* warnings) {
-  const auto costs = load_cost_sources(a.db);
-  *warnings = costs->warnings;
-  *c = load_cluster(a.cluster, a.gpus);
+GraphReport rank_graph(const PlanRequest& a, const Cluster& c, const CostSource* costs) {
   GraphReport r{load_onnx(a.model), {}, {}, {}, a.top};
-  r.options = layerwise_options(a, *c, a.gbs, parse_keys(a.fix, false).precision, costs->source());
-  r.search = plan_layerwise(r.graph, *c, r.options);
+  r.options = layerwise_options(a, c, a.gbs, parse_keys(a.fix, false).precision, costs);
+  r.search = plan_layerwise(r.graph, c, r.options);
   return r;
 }
 

@@ -23,6 +23,14 @@ std::unique_ptr<CostSources> load_cost_sources(const std::string& db) {
 
 namespace requests {
 
+std::shared_ptr<const CostSources> costs_for(const PlanRequest& a, const CostSources* given,
+                                             std::vector<std::string>* warnings) {
+  if (given) return {std::shared_ptr<const CostSources>(), given};  // the caller's
+  std::shared_ptr<const CostSources> read = load_cost_sources(a.db);
+  *warnings = read->warnings;
+  return read;
+}
+
 PlanRequest resolved(const PlanRequest& a) {
   if (!is_onnx_path(a.model) && (a.epoch_samples != 0 || a.optimizer != "sgd"))
     throw InputError(

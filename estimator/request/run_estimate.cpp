@@ -34,7 +34,7 @@ std::string stage_tps(const Plan& plan) {
   return differ ? out : "";
 }
 
-EstimateReport estimate_graph_request(EstimateReport r) {
+EstimateReport estimate_graph_request(EstimateReport r, const CostSources* given) {
   const PlanRequest& a = r.request;
   if (!a.network_trace.empty())
     throw InputError(
@@ -44,7 +44,9 @@ EstimateReport estimate_graph_request(EstimateReport r) {
     throw InputError(
         "operator graphs (.onnx) take --strategy NAME,gbs=N; not --plan files or "
         "variable-length data");
-  r.graph = requests::estimate_graph(a, &r.cluster, &r.warnings);
+  const auto costs = requests::costs_for(a, given, &r.warnings);
+  r.cluster = load_cluster(a.cluster, a.gpus);
+  r.graph = requests::estimate_graph(a, r.cluster, costs->source());
   if (!r.graph->plan->feasible)
     r.verdict = {1, fmt::format("the strategy does not fit: {}", r.graph->plan->reason)};
   return r;
@@ -52,12 +54,12 @@ EstimateReport estimate_graph_request(EstimateReport r) {
 
 }  // namespace
 
-EstimateReport run_estimate(const PlanRequest& given) {
+EstimateReport run_estimate(const PlanRequest& request, const CostSources* given) {
   EstimateReport r;
-  r.request = requests::resolved(given);
+  r.request = requests::resolved(request);
   r.request.command = "estimate";
   const PlanRequest& a = r.request;
-  if (is_onnx_path(a.model)) return estimate_graph_request(std::move(r));
+  if (is_onnx_path(a.model)) return estimate_graph_request(std::move(r), given);
   r.model = requests::model_of(a);
   r.cluster = requests::cluster_of(a);
   const Cluster& c = r.cluster;
@@ -66,8 +68,7 @@ EstimateReport run_estimate(const PlanRequest& given) {
                            : plan_of(parse_strategy(a.strategy, c.total_gpus()));
   EstimateOptions opt;
   opt.software = requests::software_of(a);
-  const auto costs = load_cost_sources(a.db);
-  r.warnings = costs->warnings;
+  const auto costs = requests::costs_for(a, given, &r.warnings);
   opt.costs = costs->source();
   const Strategy& st = r.plan.strategy;
   const bool varlen = a.varlen.given();

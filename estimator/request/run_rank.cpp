@@ -39,7 +39,7 @@ std::string what_fits(const PlanRequest& a, const Model& m, const Cluster& c,
   return fmt::format("no strategy fits {} on {} GPUs{}", m.name, c.total_gpus(), hint);
 }
 
-RankReport rank_graph_request(RankReport r) {
+RankReport rank_graph_request(RankReport r, const CostSources* given) {
   const PlanRequest& a = r.request;
   if (a.varlen.given() || a.objective != "time")
     throw InputError("operator graphs (.onnx) rank by time on fixed-size samples");
@@ -47,7 +47,9 @@ RankReport rank_graph_request(RankReport r) {
     throw InputError(
         "--replan and --network-trace apply to transformer models; operator "
         "graphs are priced at the cluster's bandwidths");
-  r.graph = requests::rank_graph(a, &r.cluster, &r.warnings);
+  const auto costs = requests::costs_for(a, given, &r.warnings);
+  r.cluster = load_cluster(a.cluster, a.gpus);
+  r.graph = requests::rank_graph(a, r.cluster, costs->source());
   const GraphPlan& best = r.graph->search->best;
   if (!best.feasible)
     r.verdict = {1, fmt::format("no plan fits {} on {} GPUs: {}", r.graph->graph.name,
@@ -116,12 +118,12 @@ void rank_fixed(RankReport& r, RankOptions ro) {
 
 }  // namespace
 
-RankReport run_rank(const PlanRequest& given) {
+RankReport run_rank(const PlanRequest& request, const CostSources* given) {
   RankReport r;
-  r.request = requests::resolved(given);
+  r.request = requests::resolved(request);
   r.request.command = "rank";
   const PlanRequest& a = r.request;
-  if (is_onnx_path(a.model)) return rank_graph_request(std::move(r));
+  if (is_onnx_path(a.model)) return rank_graph_request(std::move(r), given);
   RankOptions ro;
   ro.global_batch = a.gbs;
   ro.top = a.top;
@@ -135,8 +137,7 @@ RankReport run_rank(const PlanRequest& given) {
   r.model = requests::model_of(a);
   r.cluster = requests::cluster_of(a);
   ro.estimate.software = requests::software_of(a);
-  const auto costs = load_cost_sources(a.db);
-  r.warnings = costs->warnings;
+  const auto costs = requests::costs_for(a, given, &r.warnings);
   ro.estimate.costs = costs->source();
   if (a.replan) {
     if (a.varlen.given()) throw InputError("--replan prices fixed-length data; leave out --seq-*");

@@ -182,7 +182,10 @@ def _frame(rows: List[Dict[str, Any]]):
 def validate(db: Optional[str] = None):
     """Every published training row priced (validate): table, label, model, cluster, gpus,
     strategy, published_s, predicted_s, error, fits; a DataFrame with pandas."""
-    return _frame(_core.validate_rows(os.fspath(db) if db else ""))
+    rows, problems = _core.validate_rows(os.fspath(db) if db else "")
+    for w in problems:
+        warnings.warn(w, RuntimeWarning, stacklevel=2)
+    return _frame(rows)
 
 
 def catalog() -> Dict[str, Any]:

@@ -127,8 +127,10 @@ struct RankReport {
   Verdict verdict;
 };
 
-EstimateReport run_estimate(const PlanRequest&);
-RankReport run_rank(const PlanRequest&);
+// costs: the sources of the request's store, read once by a caller that runs several requests
+// on it (report); nullptr: read here from request.db, their warnings in the report's.
+EstimateReport run_estimate(const PlanRequest&, const CostSources* costs = nullptr);
+RankReport run_rank(const PlanRequest&, const CostSources* costs = nullptr);
 
 // The JSON `estimate --format json` and `rank --format json` print, the request included.
 nlohmann::json to_json(const EstimateReport&);
