@@ -11,6 +11,7 @@
 #include <set>
 
 #include "bench_print.h"
+#include "bench_store.h"
 #include "commands.h"
 #include "embedding_check.h"
 #include "predict_inputs.h"
@@ -126,35 +127,11 @@ bench::EmbeddingReport embedding_rounds(const bench::EmbeddingOptions& o, int ro
   return all;
 }
 
-// One file per rank when the path holds {rank}; otherwise rank 0 writes.
-// Where the run came from; its uuid is chosen here, so that the CSV printed names the run
-// the store holds.
-void describe_run(db::Run& run, int rank, int ranks, int64_t start_ns, const std::string& version,
-                  const std::string& revision) {
-  const HostInfo h = host_info();
-  run.uuid = db::new_run_uuid();
-  run.tool = "shardcost";
-  run.tool_version = version;
-  run.git_revision = revision;
-  run.host = h.hostname;
-  run.command_line =
-      command_line() + (ranks > 1 ? fmt::format(" (rank {} of {})", rank, ranks) : "");
-  run.start_time_ns = start_ns;
-  run.end_time_ns = now_ns();
-  run.recorded_by = fmt::format("shardcost {} ({})", version, revision);
-  run.library_versions = bench::library_versions();
-}
-
-// The run's id in the store it was written to; nothing when it was written nowhere (no --db,
-// or another rank's store).
-std::optional<int64_t> store(const BenchArgs& a, const db::Measurements& m, int rank) {
-  if (a.db.empty()) return std::nullopt;
-  std::string path = a.db;
-  const auto at = path.find("{rank}");
-  if (at != std::string::npos)
-    path.replace(at, 6, std::to_string(rank));
-  else if (rank != 0)
-    return std::nullopt;
+// The store once, at the end: bench embedding --plan reads what the store predicts before its
+// measurements join it.
+std::optional<int64_t> store(const BenchArgs& a, const db::Measurements& m) {
+  const std::string path = store_path(a.db, 0);
+  if (path.empty()) return std::nullopt;
   db::Store s = db::Store::open(path, db::Store::Mode::read_write);
   return s.write(m).run_id;
 }
@@ -182,14 +159,17 @@ extern "C" void on_stop_signal(int sig) {
   if (::write(STDERR_FILENO, kNote, sizeof kNote - 1) < 0) return;  // nothing to do about it
 }
 
+// After a benchmark: its measurements are in the store already (stored one by one as they
+// finished; an interrupted benchmark's too, and one that finished nothing stored nothing).
 template <typename Report>
-void finish(const BenchArgs& a, const Report& r, std::string_view table, Format f, int rank,
-            int ranks, int64_t start, const std::string& v, const std::string& rev) {
+void finish(const BenchArgs& a, const BenchStore& stored, const Report& r, std::string_view table,
+            Format f, int rank, int ranks, int64_t start, const std::string& v,
+            const std::string& rev) {
+  const std::optional<int64_t> run_id = stored.finish();
   db::Measurements m;
   bench::append(m, r);
   describe_run(m.run, rank, ranks, start, v, rev);
-  // An interrupted benchmark stores what it finished; one that finished nothing, nothing.
-  const std::optional<int64_t> run_id = r.results.empty() ? std::nullopt : store(a, m, rank);
+  if (!stored.uuid().empty()) m.run.uuid = stored.uuid();
   // CSV is the export's layout (it imports as one); text and JSON say more (spread, checks).
   if (rank == 0)
     fmt::print("{}",
@@ -289,8 +269,10 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     o.threads = a.threads;
     o.compare_baseline = a.compare_baseline;
     const int64_t start = now_ns();
+    BenchStore stored(a.db, start, version, revision);
+    o.checkpoint = stored.checkpoint();
     const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
-    finish(a, bench::bench_gemm(o, progress()), "gemm", f, 0, 1, start, version, revision);
+    finish(a, stored, bench::bench_gemm(o, progress()), "gemm", f, 0, 1, start, version, revision);
   });
 
   auto ma = std::make_shared<BenchArgs>();
@@ -319,8 +301,11 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     o.threads = a.threads;
     o.compare_baseline = a.compare_baseline;
     const int64_t start = now_ns();
+    BenchStore stored(a.db, start, version, revision);
+    o.checkpoint = stored.checkpoint();
     const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
-    finish(a, bench::bench_memory(o, progress()), "memory", f, 0, 1, start, version, revision);
+    finish(a, stored, bench::bench_memory(o, progress()), "memory", f, 0, 1, start, version,
+           revision);
   });
 
   auto ea = std::make_shared<BenchArgs>();
@@ -374,7 +359,10 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     if (a.plan.empty()) {
       o.shapes = embedding_grid({a.rows, a.dim, a.pooling, a.batch, a.zipf, a.tables, a.sample,
                                  static_cast<uint64_t>(a.seed)});
-      finish(a, embedding_rounds(o, a.rounds), "embedding", f, 0, 1, start, version, revision);
+      BenchStore stored(a.db, start, version, revision);
+      o.checkpoint = stored.checkpoint();
+      finish(a, stored, embedding_rounds(o, a.rounds), "embedding", f, 0, 1, start, version,
+             revision);
       return;
     }
     // A plan's shards: each distinct one measured once, both passes; what the store predicts
@@ -388,7 +376,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     db::Measurements m;
     bench::append(m, r);
     describe_run(m.run, 0, 1, start, version, revision);
-    if (!r.results.empty()) (void)store(a, m, 0);
+    if (!r.results.empty()) (void)store(a, m);
     fmt::print("{}", render(check, f == Format::json));
     int64_t bad = 0;
     for (const auto& x : r.results) bad += x.wrong > 0;
@@ -422,9 +410,11 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     bench::CollectiveOptions run = collective_options(a, ops);
     run.sizes = sizes_of(a, "1K", "16M");
     const int64_t start = now_ns();
+    BenchStore stored(a.db, start, version, revision);
+    run.checkpoint = stored.checkpoint();
     const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
     const bench::CollectiveReport r = bench::bench_collective(run, progress());
-    finish(a, r, "collective", f, r.rank, r.ranks, start, version, revision);
+    finish(a, stored, r, "collective", f, r.rank, r.ranks, start, version, revision);
   });
 
   auto pa = std::make_shared<BenchArgs>();
@@ -439,9 +429,11 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     bench::CollectiveOptions o = collective_options(a, {"send_recv"});
     o.sizes = sizes_of(a, "8", "16M");
     const int64_t start = now_ns();
+    BenchStore stored(a.db, start, version, revision);
+    o.checkpoint = stored.checkpoint();
     const ScopedSignals stop_on_signal(SIGINT, SIGTERM, on_stop_signal);
     const bench::P2pReport r = bench::bench_p2p(o, progress());
-    finish(a, r, "collective", f, r.rank, r.ranks, start, version, revision);
+    finish(a, stored, r, "collective", f, r.rank, r.ranks, start, version, revision);
   });
 }
 

@@ -273,7 +273,8 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
 
   // Rows that join a run already in the store go in one transaction: all or none, so a run
   // that was whole stays whole.
-  if (m.adds_to_run) batch_rows = std::numeric_limits<int64_t>::max();
+  const bool one_transaction = m.adds_to_run || m.appends;
+  if (one_transaction) batch_rows = std::numeric_limits<int64_t>::max();
 
   std::vector<int64_t> device_ids;
   std::optional<Transaction> t;
@@ -293,7 +294,10 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
     insert();
     if (c.changes() == 0) {
       const Run existing = *find_run(run.uuid);
-      if (m.adds_to_run) {
+      if (m.appends) {
+        result.run_id = existing.id;
+        result.extended = true;
+      } else if (m.adds_to_run) {
         if (existing.status != "completed")
           throw InputError(fmt::format(
               "{}: run {} ({}) is unfinished here, so its rows may be partial; remove it with "
@@ -335,7 +339,7 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
     Statement link =
         c.prepare("INSERT OR IGNORE INTO run_device (run_id, device_id) VALUES (?, ?)");
     for (int64_t id : device_ids) link.bind(1, result.run_id).bind(2, id).run();
-    if (!m.adds_to_run) {
+    if (!one_transaction) {
       t->commit();
       t.emplace(c);
     }
@@ -434,7 +438,10 @@ WriteResult Store::write(const Measurements& m, int64_t batch_rows) {
     row_done();
   }
   Statement done = c.prepare(
-      "UPDATE run SET status = 'completed', end_time_ns = coalesce(end_time_ns, ?) WHERE id = ?");
+      m.appends
+          ? "UPDATE run SET status = 'completed', end_time_ns = ? WHERE id = ?"
+          : "UPDATE run SET status = 'completed', end_time_ns = coalesce(end_time_ns, ?) WHERE "
+            "id = ?");
   done.bind(1, nonzero(run.end_time_ns)).bind(2, result.run_id).run();
   t->commit();
   return result;

@@ -167,6 +167,36 @@ TEST_F(StoreTest, CsvRowsAreGroupedByTheirRun) {
   EXPECT_EQ(plain.run.uuid.rfind("import-csv-", 0), 0u);
 }
 
+// A benchmark stores each measurement as it finishes: the first starts the run, the next join
+// it whole (even one equal to a row it holds: a second round of the same size), and the run's
+// end time follows the last.
+TEST_F(StoreTest, AppendsGrowARunOneMeasurementAtATime) {
+  Store s = Store::open(file("a.db"), Store::Mode::read_write);
+  Measurements one;
+  one.run.tool = "shardcost";
+  one.run.uuid = "bench-1";
+  one.run.start_time_ns = 100;
+  one.run.end_time_ns = 200;
+  one.appends = true;
+  one.devices.push_back(sample("x").devices.at(0));
+  one.gemms.push_back({0, "bf16", 64, 64, 64, 1, 700, 690, 720, 5, {}});
+  const WriteResult first = s.write(one);
+  EXPECT_FALSE(first.extended);
+  EXPECT_EQ(first.rows, 1);
+  one.run.end_time_ns = 300;
+  const WriteResult second = s.write(one);
+  EXPECT_TRUE(second.extended);
+  EXPECT_FALSE(second.duplicate);
+  EXPECT_EQ(second.run_id, first.run_id);
+  const StoreInfo info = s.info();
+  ASSERT_EQ(info.runs.size(), 1u);
+  EXPECT_EQ(info.runs[0].status, "completed");
+  EXPECT_EQ(info.runs[0].end_time_ns, 300);
+  EXPECT_EQ(count(info, "gemm"), 2);
+  EXPECT_EQ(info.devices.size(), 1u);
+  EXPECT_TRUE(s.check().ok);
+}
+
 // A run's tables split over two stores come together in a merge.
 TEST_F(StoreTest, MergeGivesAPresentRunTheTablesItLacks) {
   {

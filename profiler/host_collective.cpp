@@ -220,6 +220,7 @@ CollectiveReport mpi_bench_collective(const CollectiveOptions& o, const Progress
       dog.disarm();
       report.results.push_back(
           collective_result(o, op, bench.layout(), bench.in_place(), w.size, m));
+      checkpoint_last(o.checkpoint, report);
     }
   }
   return report;
@@ -269,6 +270,7 @@ P2pReport mpi_bench_p2p(const CollectiveOptions& o, const Progress& progress) {
       r.bandwidth_gbps =
           static_cast<double>(bytes) / static_cast<double>(std::max<int64_t>(1, r.stats.median_ns));
       report.results.push_back(r);
+      checkpoint_last(o.checkpoint, report);
     }
   }
   return report;

@@ -249,6 +249,7 @@ EmbeddingReport host_bench_embedding(const EmbeddingOptions& o, const Progress& 
       HostTimer timer;
       const Measured m = measure(bench, timer, o.timing);
       report.results.push_back(embedding_result(s, pass, o, m));
+      checkpoint_last(o.checkpoint, report);
     }
   }
   return report;

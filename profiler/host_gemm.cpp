@@ -163,6 +163,7 @@ GemmReport host_bench_gemm(const GemmOptions& opt, const Progress& progress) {
           flops / bench.baseline_seconds(static_cast<int>(m.stats.iterations)) / 1e12;
     }
     report.results.push_back(r);
+    checkpoint_last(opt.checkpoint, report);
   }
   return report;
 }

@@ -162,6 +162,7 @@ MemoryReport host_bench_memory(const MemoryOptions& opt, const Progress& progres
                           bench.baseline_seconds(static_cast<int>(m.stats.iterations)) / 1e9;
       }
       report.results.push_back(r);
+      checkpoint_last(opt.checkpoint, report);
     }
   }
   return report;

@@ -3,6 +3,7 @@
 // FLOP and bandwidth arithmetic lives in one place.
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "collective_check.h"
 #include "harness.h"
@@ -22,5 +23,25 @@ EmbeddingResult embedding_result(const EmbeddingShape&, const std::string& pass,
 CollectiveResult collective_result(const CollectiveOptions&, const std::string& op,
                                    const CollectiveLayout&, bool in_place, int ranks,
                                    const Measured&);
+
+// Hands the report's last result, alone, to the checkpoint (when there is one): called by every
+// benchmark right after it keeps a result. The report is left as it was, even on an exception.
+template <typename Report>
+void checkpoint_last(const Checkpoint& checkpoint, Report& report) {
+  if (!checkpoint || report.results.empty()) return;
+  auto all = std::move(report.results);
+  db::Measurements one;
+  try {
+    report.results.assign(1, all.back());
+    append(one, report);
+  } catch (...) {
+    report.results = std::move(all);
+    throw;
+  }
+  report.results = std::move(all);
+  int rank = 0, ranks = 1;
+  if constexpr (requires { report.ranks; }) rank = report.rank, ranks = report.ranks;
+  checkpoint(Finished{one, rank, ranks});
+}
 
 }  // namespace shardcost::bench

@@ -138,6 +138,7 @@ GemmReport cuda_bench_gemm(const GemmOptions& o, const Progress& progress) {
     cuda::EventTimer timer({{o.gpu, device.stream()}});
     const Measured m = measure(bench, timer, o.timing);
     report.results.push_back(gemm_result(s, o.dtype, m, bench.checked_elements()));
+    checkpoint_last(o.checkpoint, report);
   }
   return report;
 }
@@ -160,6 +161,7 @@ MemoryReport cuda_bench_memory(const MemoryOptions& o, const Progress& progress)
       cuda::EventTimer timer({{o.gpu, device.stream()}});
       const Measured m = measure(bench, timer, o.timing);
       report.results.push_back(memory_result(kind, bytes / 16 * 16, m));
+      checkpoint_last(o.checkpoint, report);
     }
   }
   return report;

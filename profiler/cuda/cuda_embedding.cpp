@@ -252,6 +252,7 @@ EmbeddingReport cuda_bench_embedding(const EmbeddingOptions& o, const Progress& 
       cuda::EventTimer timer({{o.gpu, bench.stream()}});
       const Measured m = measure(bench, timer, o.timing);
       report.results.push_back(embedding_result(s, pass, o, m));
+      checkpoint_last(o.checkpoint, report);
     }
   }
   return report;

@@ -197,6 +197,7 @@ CollectiveReport nccl_bench_collective(const CollectiveOptions& o, const Progres
       dog.disarm();
       report.results.push_back(
           collective_result(o, op, bench.layout(), bench.in_place(), ranks, m));
+      checkpoint_last(o.checkpoint, report);
     }
   }
   return report;

@@ -55,6 +55,28 @@ n=$(grep -o "interrupted: [0-9]*" "$SCRATCH/int.err" | grep -o "[0-9]*$")
 stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from collective').fetchone()[0])" "$SCRATCH/int.db" 2>/dev/null || echo 0)
 [ "$stored" = "$n" ] || fail "said $n stored, the store holds $stored"
 
+# The launcher signalling the whole group (Ctrl-C or SIGTERM to mpirun: every rank gets SIGTERM,
+# then SIGKILL a second later) loses nothing finished: each measurement is stored as it ends.
+rows_in() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from collective').fetchone()[0])" "$1" 2>/dev/null || echo 0; }
+for sig in TERM INT; do
+  rm -f "$SCRATCH/group.db"*
+  "${MPI[@]}" "$BIN" bench collective --backend mpi --op all_reduce -b 1K -e 256M -f 2 --iters 400 --warmup 1 --db "$SCRATCH/group.db" >"$SCRATCH/group.out" 2>"$SCRATCH/group.err" &
+  job=$!
+  for _ in $(seq 1 600); do
+    [ "$(rows_in "$SCRATCH/group.db")" -ge 3 ] && break
+    sleep 0.05
+  done
+  seen=$(rows_in "$SCRATCH/group.db")
+  [ "$seen" -ge 3 ] || fail "no measurement stored while running: $(cat "$SCRATCH/group.err")"
+  kill -$sig $job
+  set +e; wait $job; set -e
+  kept=$(rows_in "$SCRATCH/group.db")
+  [ "$kept" -ge "$seen" ] && [ "$kept" -lt 19 ] || fail "SIG$sig to mpirun: $seen stored before, $kept after"
+  expect_exit 0 "$BIN" db check "$SCRATCH/group.db"
+  expect_exit 0 "$BIN" db info "$SCRATCH/group.db"
+  grep -q "collective $kept," <<<"$OUT" && grep -q " completed " <<<"$OUT" || fail "SIG$sig: $OUT"
+done
+
 # One file per rank with {rank}.
 expect_exit 0 "${MPI[@]}" "$BIN" bench collective -b 1K --iters 2 --warmup 0 --db "$SCRATCH/r{rank}.db"
 [ -f "$SCRATCH/r0.db" ] && [ -f "$SCRATCH/r1.db" ] || fail "per-rank stores missing: $(ls "$SCRATCH")"

@@ -225,6 +225,11 @@ struct Measurements {
   // tables (then nothing is written: a duplicate). A run's rows of one table come from one
   // source. Otherwise the run is written as a new one.
   bool adds_to_run = false;
+  // The rows are the next ones of a run this process is measuring (a benchmark storing each
+  // measurement as it finishes): they join run.uuid when the store holds it, without looking
+  // for them there, or start it; all in one transaction, and the run's end time becomes
+  // run.end_time_ns.
+  bool appends = false;
   // The rank that recorded a trace (Kineto's distributedInfo.rank); -1: it names none.
   int trace_rank = -1;
   size_t rows() const {

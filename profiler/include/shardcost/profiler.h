@@ -70,6 +70,17 @@ struct Completion {
   bool interrupted = false;
   size_t planned = 0;  // measurements the benchmark would have made
 };
+// One finished measurement, as the store holds it (its device and its one row), with the rank
+// that made it (0 outside MPI) and the job's ranks.
+struct Finished {
+  const db::Measurements& rows;
+  int rank = 0, ranks = 1;
+};
+// Called after every finished measurement, between measurements (never while timing), so that
+// a caller can store each at once: a process killed later (a launcher's SIGKILL after its
+// SIGTERM, a lost node) has kept everything it finished. An exception it throws ends the
+// benchmark; a collective's caller should request_stop() instead, so all ranks stop together.
+using Checkpoint = std::function<void(const Finished&)>;
 // Called once, from a watchdog thread, when a collective hangs; the process aborts after it.
 using TimeoutHandler = std::function<void(const std::string&)>;
 
@@ -86,6 +97,7 @@ struct GemmOptions {
   Timing timing;
   int threads = 0;                // cpu: BLAS threads; 0 = all
   bool compare_baseline = false;  // also time a plain BLAS loop of the same shape
+  Checkpoint checkpoint;
 };
 struct GemmResult {
   GemmShapeSpec shape;
@@ -111,6 +123,7 @@ struct MemoryOptions {
   Timing timing;
   int threads = 0;
   bool compare_baseline = false;  // cpu copy: also time a plain multi-threaded memcpy loop
+  Checkpoint checkpoint;
 };
 struct MemoryResult {
   std::string kind;
@@ -152,6 +165,7 @@ struct EmbeddingOptions {
   Timing timing;
   int threads = 0;    // cpu: worker threads; 0 = all
   uint64_t seed = 1;  // the indices drawn
+  Checkpoint checkpoint;
 };
 struct EmbeddingResult {
   EmbeddingShape shape;
@@ -181,6 +195,7 @@ struct CollectiveOptions {
   double timeout_s = 300;     // one size point (warm-up + iterations) longer than this aborts
   int debug_stall_rank = -1;  // tests only: this rank sleeps past the timeout
   TimeoutHandler on_timeout;
+  Checkpoint checkpoint;
 };
 struct CollectiveResult {
   std::string op;  // all_reduce, all_to_all, send_recv, ... (collective_ops())
