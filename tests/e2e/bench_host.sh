@@ -96,6 +96,12 @@ expect_exit 2 bash -c "ulimit -v 1500000; exec \"\$0\" bench gemm --shape 40000x
 one_line_error
 case "$ERR" in *"needs 3.0 GiB of host memory"*) ;; *) fail "ulimit -v ignored: $ERR";; esac
 [ ! -e "$SCRATCH/never.db" ] || fail "a refused benchmark created its store"
+# Measurements are stored as they end: a store that cannot be written stops the benchmark at
+# its first measurement, one line, exit 2.
+echo "not a store" >"$SCRATCH/text.db"
+expect_exit 2 "$BIN" bench memory --op copy -b 1M -e 64M --iters 2 --warmup 0 --db "$SCRATCH/text.db"
+one_line_error
+case "$ERR" in *"text.db is not a shardcost store"*) ;; *) fail "unwritable store: $ERR";; esac
 expect_exit 2 "$BIN" import nccl-tests --db "$SCRATCH/never.db" --op frobnicate \
   "$SRC/tests/fixtures/nccl/broadcast_root.txt"
 one_line_error
