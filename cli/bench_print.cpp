@@ -117,22 +117,21 @@ std::string render(const bench::MemoryReport& r, Format f) {
     json j = {
         {"benchmark", "memory"}, {"device", device_json(r.device)}, {"results", json::array()}};
     for (const auto& m : r.results) {
-      json row = {{"kind", m.kind},
-                  {"bytes", m.bytes},
-                  {"bandwidth_gbps", m.bandwidth_gbps},
-                  {"wrong", m.wrong},
-                  {"stats", stats_json(m.stats)}};
+      json row = {{"kind", m.kind},   {"kernel", m.kernel},
+                  {"bytes", m.bytes}, {"bandwidth_gbps", m.bandwidth_gbps},
+                  {"wrong", m.wrong}, {"stats", stats_json(m.stats)}};
       if (m.baseline_gbps) row["baseline_gbps"] = *m.baseline_gbps;
       j["results"].push_back(row);
     }
     return json_text(j) + "\n";
   }
-  std::vector<std::string> head = {"memory", "bytes", "median us", "p10 us",
-                                   "p90 us", "cv",    "GB/s",      "check"};
-  if (base) head.insert(head.end(), {"memcpy GB/s", "vs memcpy"});
-  Table t(head, {false, true, true, true, true, true, true, false, true, true});
+  std::vector<std::string> head = {"memory", "kernel", "bytes", "median us", "p10 us",
+                                   "p90 us", "cv",     "GB/s",  "check"};
+  if (base) head.insert(head.end(), {"reference GB/s", "vs reference"});
+  Table t(head, {false, false, true, true, true, true, true, true, false, true, true});
   for (const auto& m : r.results) {
     std::vector<std::string> row = {m.kind,
+                                    m.kernel,
                                     fmt::format("{}", m.bytes),
                                     us(m.stats.median_ns),
                                     us(m.stats.p10_ns),

@@ -286,7 +286,8 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   mem->add_option("--threads", ma->threads, "cpu: threads, 1-1024 (default: all)")
       ->check(CLI::Range(1, 1024));
   mem->add_flag("--compare-baseline", ma->compare_baseline,
-                "cpu copy: also time a plain multi-threaded memcpy loop");
+                "cpu: also time a plain multi-threaded loop of each kind (copy: memcpy; "
+                "read: a running sum; write: a store loop)");
   add_sizes(mem, *ma);
   add_common(mem, *ma);
   mem->callback([ma, version, revision] {

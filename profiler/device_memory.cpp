@@ -27,6 +27,12 @@ DeviceMemory::DeviceMemory(MemoryDevice& dev, std::string kind, int64_t bytes)
   dev_.sync();
 }
 
+std::string device_memory_kernel(const std::string& kind) {
+  if (kind.rfind("copy_", 0) == 0) return "cudaMemcpyAsync";
+  if (kind == "memset") return "cudaMemsetAsync";
+  return kind == "read" ? "read_pass" : "write_pass";
+}
+
 void DeviceMemory::run(int iteration) {
   if (kind_ == "copy_d2d")
     dev_.copy(dev_b_.get(), dev_a_.get(), bytes_);

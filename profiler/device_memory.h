@@ -30,6 +30,11 @@ class MemoryDevice {
   virtual void download(void* host, const std::byte* src, int64_t bytes) = 0;
 };
 
+// What moves the bytes of a device memory benchmark of `kind`: cudaMemcpyAsync for the copies,
+// cudaMemsetAsync for memset, this library's read_pass and write_pass kernels (16-byte loads
+// and stores) for read and write.
+std::string device_memory_kernel(const std::string& kind);
+
 class DeviceMemory final : public Benchmark {
  public:
   // kind: copy_d2d copy_h2d copy_d2h memset read write; bytes rounded down to 16 (at least 16).

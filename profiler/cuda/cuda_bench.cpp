@@ -161,6 +161,7 @@ MemoryReport cuda_bench_memory(const MemoryOptions& o, const Progress& progress)
       cuda::EventTimer timer({{o.gpu, device.stream()}});
       const Measured m = measure(bench, timer, o.timing);
       report.results.push_back(memory_result(kind, bytes / 16 * 16, m));
+      report.results.back().kernel = device_memory_kernel(kind);
       checkpoint_last(o.checkpoint, report);
     }
   }

@@ -122,7 +122,7 @@ struct MemoryOptions {
   std::vector<int64_t> sizes;
   Timing timing;
   int threads = 0;
-  bool compare_baseline = false;  // cpu copy: also time a plain multi-threaded memcpy loop
+  bool compare_baseline = false;  // cpu: also time a plain multi-threaded loop of each kind
   Checkpoint checkpoint;
 };
 struct MemoryResult {
@@ -131,6 +131,11 @@ struct MemoryResult {
   Stats stats;
   double bandwidth_gbps = 0;  // bytes / median, 1e9 B/s
   int64_t wrong = 0;
+  // What moved the bytes: cpu copy "memcpy" or "stream" (streaming stores), write "memset" or
+  // "stream", read "sum4"; cuda "cudaMemcpyAsync", "cudaMemsetAsync", "read_pass", "write_pass".
+  std::string kernel;
+  // --compare-baseline: a plain multi-threaded loop of the same size (cpu copy: memcpy; read:
+  // one running sum; write: a store loop), GB/s.
   std::optional<double> baseline_gbps;
 };
 struct MemoryReport : Completion {
