@@ -112,8 +112,10 @@ TEST(HostMemory, CopyReadWriteAreCheckedAndLandInTheStoreRecords) {
 
 // Past the caches, each kind moves bytes at least as fast as the plain loop a user would write
 // (copy: memcpy; read: a running sum; write: a store loop) over the same threads and buffers,
-// within 5 %. A noisy machine gets five tries; one within 5 % passes.
-TEST(HostMemory, KeepsUpWithPlainLoopsPastTheCaches) {
+// within 5 %. Noise is met by repetition: up to seven rounds, each the benchmark then its loop,
+// and the best of each side so far compared after every round (a kernel slower by more than
+// 5 % never reaches it; a loop disturbed once does not decide). ctest runs it alone.
+TEST(HostMemoryBaseline, KeepsUpWithPlainLoopsPastTheCaches) {
   for (const std::string kind : {"copy", "read", "write"}) {
     MemoryOptions o;
     o.kinds = {kind};
@@ -121,17 +123,17 @@ TEST(HostMemory, KeepsUpWithPlainLoopsPastTheCaches) {
     o.timing.warmup = 2;
     o.timing.iterations = 10;
     o.compare_baseline = true;
-    double best = 0;
+    double ours = 0, loop = 0;
     std::string seen;
-    for (int attempt = 0; attempt < 5 && best < 0.95; ++attempt) {
+    for (int round = 0; round < 7 && !(round >= 2 && ours >= 0.95 * loop); ++round) {
       const MemoryReport r = bench_memory(o);
       ASSERT_EQ(r.results.size(), 1u);
       const MemoryResult& m = r.results[0];
-      const double ratio = m.bandwidth_gbps / *m.baseline_gbps;
-      best = std::max(best, ratio);
+      ours = std::max(ours, m.bandwidth_gbps);
+      loop = std::max(loop, *m.baseline_gbps);
       seen += fmt::format(" {} {:.1f}/{:.1f} GB/s;", m.kernel, m.bandwidth_gbps, *m.baseline_gbps);
     }
-    EXPECT_GE(best, 0.95) << kind << ":" << seen;
+    EXPECT_GE(ours, 0.95 * loop) << kind << ":" << seen;
   }
 }
 
