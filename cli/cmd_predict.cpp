@@ -2,6 +2,7 @@
 // store's measurements where it has them and the catalog elsewhere, each row with its source.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -43,7 +44,18 @@ struct Row {
   std::vector<std::string> inputs;  // as the header names them
   double seconds = 0;
   CostOrigin origin = CostOrigin::catalog;
+  std::optional<PriceBasis> basis;  // collectives: what the answer rests on
 };
+
+// A column's name as a CSV header or JSON key: "per node" is per_node.
+std::string key_of(std::string name) {
+  std::replace(name.begin(), name.end(), ' ', '_');
+  return name;
+}
+
+std::string percent(double v) {
+  return fmt::format("{:.1f}", v * 100);
+}
 
 // The sources of one command: the store's, measured before interpolated; the catalog last.
 std::unique_ptr<CostSources> load_sources(const PredictArgs& a) {
@@ -74,12 +86,22 @@ std::vector<int64_t> sizes_of(const PredictArgs& a) {
 void print(const PredictArgs& a, const std::string& what, const std::vector<std::string>& header,
            const std::vector<Row>& rows) {
   const Format format = parse_format(a.format, {Format::text, Format::csv, Format::json});
+  const bool bases = !rows.empty() && rows.front().basis;
   if (format == Format::csv) {
-    for (const auto& h : header) fmt::print("{},", h);
-    fmt::print("time_ns,source\n");
+    for (const auto& h : header) fmt::print("{},", key_of(h));
+    fmt::print("time_ns,source{}\n", bases ? ",basis,cv_split,cv_median,cv_p90" : "");
     for (const auto& r : rows) {
       for (const auto& v : r.inputs) fmt::print("{},", csv_escape(v));
-      fmt::print("{:.0f},{}\n", r.seconds * 1e9, to_string(r.origin));
+      fmt::print("{:.0f},{}", r.seconds * 1e9, to_string(r.origin));
+      if (bases) {
+        const PriceBasis& b = *r.basis;
+        fmt::print(",{},{}", csv_escape(b.how), csv_escape(b.split));
+        if (b.split.empty() || b.held_out == 0)
+          fmt::print(",,");
+        else
+          fmt::print(",{:.4f},{:.4f}", b.median, b.p90);
+      }
+      fmt::print("\n");
     }
     return;
   }
@@ -93,10 +115,18 @@ void print(const PredictArgs& a, const std::string& what, const std::vector<std:
       for (size_t i = 0; i < header.size(); ++i) {
         const std::string& v = r.inputs[i];
         const bool number = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
-        row[header[i]] = number ? nlohmann::json(std::stoll(v)) : nlohmann::json(v);
+        row[key_of(header[i])] = number ? nlohmann::json(std::stoll(v)) : nlohmann::json(v);
       }
       row["time_ns"] = r.seconds * 1e9;
       row["source"] = std::string(to_string(r.origin));
+      if (r.basis) {
+        row["basis"] = r.basis->how;
+        if (!r.basis->split.empty() && r.basis->held_out > 0)
+          row["cross_validation"] = {{"split", r.basis->split},
+                                     {"median", r.basis->median},
+                                     {"p90", r.basis->p90},
+                                     {"held_out", r.basis->held_out}};
+      }
       j["rows"].push_back(row);
     }
     fmt::print("{}\n", json_text(j));
@@ -110,14 +140,38 @@ void print(const PredictArgs& a, const std::string& what, const std::vector<std:
   std::vector<bool> right(header.size(), true);
   right.push_back(true);
   right.push_back(false);
+  // Collectives: each distinct basis once below the table, numbered; a row names its own and,
+  // for a learned answer, the cross-validated median / p90 error of its kind.
+  std::vector<std::string> notes;
+  if (bases) {
+    cols.push_back("cv error");
+    cols.push_back("basis");
+    right.push_back(true);
+    right.push_back(true);
+  }
   Table t(cols, right);
   for (const auto& r : rows) {
     auto cells = r.inputs;
     cells.push_back(fmt::format("{:.2f}", r.seconds * 1e6));
     cells.push_back(std::string(to_string(r.origin)));
+    if (bases) {
+      const PriceBasis& b = *r.basis;
+      cells.push_back(b.held_out > 0 ? fmt::format("{} / {} %", percent(b.median), percent(b.p90))
+                                     : "-");
+      std::string note = b.how;
+      if (!b.split.empty())
+        note += b.held_out > 0 ? fmt::format("; {}: {} % median, {} % p90 over {} points", b.split,
+                                             percent(b.median), percent(b.p90), b.held_out)
+                               : "; " + b.split;
+      auto at = std::find(notes.begin(), notes.end(), note);
+      if (at == notes.end()) at = notes.insert(notes.end(), note);
+      cells.push_back(fmt::format("[{}]", at - notes.begin() + 1));
+    }
     t.add(cells);
   }
   fmt::print("{}", t.render());
+  if (!notes.empty()) fmt::print("\n");
+  for (size_t i = 0; i < notes.size(); ++i) fmt::print("[{}] {}\n", i + 1, notes[i]);
 }
 
 void run_gemm(const PredictArgs& a) {
@@ -136,7 +190,8 @@ void run_gemm(const PredictArgs& a) {
     rows.push_back({{std::to_string(s.m), std::to_string(s.n), std::to_string(s.k),
                      std::to_string(s.batch), a.dtype},
                     x.seconds,
-                    x.origin});
+                    x.origin,
+                    std::nullopt});
   }
   print(a, "GEMM", {"m", "n", "k", "batch", "dtype"}, rows);
 }
@@ -158,12 +213,17 @@ void run_collective(const PredictArgs& a) {
   const Predictor p(find_device(a.device), system_of(a), sources->source());
   std::vector<Row> rows;
   for (const int64_t bytes : sizes_of(a)) {
-    const Priced x = p.collective(*op, static_cast<double>(bytes), a.ranks, a.nodes);
-    rows.push_back({{a.op, std::to_string(a.ranks), std::to_string(a.nodes), std::to_string(bytes)},
-                    x.seconds,
-                    x.origin});
+    const CollectiveAnswer x = p.collective(*op, static_cast<double>(bytes), a.ranks, a.nodes);
+    const std::string per_node = x.most_per_node == x.fewest_per_node
+                                     ? std::to_string(x.most_per_node)
+                                     : fmt::format("{}-{}", x.fewest_per_node, x.most_per_node);
+    rows.push_back(
+        {{a.op, std::to_string(a.ranks), std::to_string(a.nodes), per_node, std::to_string(bytes)},
+         x.priced.seconds,
+         x.priced.origin,
+         x.basis});
   }
-  print(a, "collective", {"op", "ranks", "nodes", "bytes"}, rows);
+  print(a, "collective", {"op", "ranks", "nodes", "per node", "bytes"}, rows);
 }
 
 void run_memory(const PredictArgs& a) {
@@ -172,7 +232,7 @@ void run_memory(const PredictArgs& a) {
   std::vector<Row> rows;
   for (const int64_t bytes : sizes_of(a)) {
     const Priced x = p.memory(a.op, static_cast<double>(bytes));
-    rows.push_back({{a.op, std::to_string(bytes)}, x.seconds, x.origin});
+    rows.push_back({{a.op, std::to_string(bytes)}, x.seconds, x.origin, std::nullopt});
   }
   print(a, "memory", {"op", "bytes"}, rows);
 }
@@ -236,7 +296,8 @@ void run_embedding(const PredictArgs& a) {
           {{backward ? "backward" : "forward", std::to_string(s.rows), std::to_string(s.dim),
             fmt::format("{:g}", s.pooling), std::to_string(s.batch), fmt::format("{:g}", s.zipf)},
            x.seconds,
-           x.origin});
+           x.origin,
+           std::nullopt});
     }
   }
   print(a, "embedding", {"pass", "rows", "dim", "pooling", "batch", "zipf"}, rows);

@@ -57,7 +57,7 @@ Priced Predictor::gemm(const GemmShape& s, DType dtype) const {
   return pricer_->gemm(s, dtype);
 }
 
-Priced Predictor::collective(CollectiveOp op, double bytes, int ranks, int nodes) const {
+CollectiveAnswer Predictor::collective(CollectiveOp op, double bytes, int ranks, int nodes) const {
   if (!system_)
     throw InputError(
         fmt::format("no system to price collectives of {} on: give --cluster (a "
@@ -65,22 +65,44 @@ Priced Predictor::collective(CollectiveOp op, double bytes, int ranks, int nodes
                     device_.name));
   const NodeGroup& g = system_->groups.front();
   if (ranks < 2) throw InputError(fmt::format("--ranks {}: a collective needs at least 2", ranks));
-  if (nodes < 1 || ranks % nodes != 0)
-    throw InputError(fmt::format("--nodes {} must divide --ranks {}", nodes, ranks));
-  const int per_node = ranks / nodes;
-  if (per_node > g.gpus_per_node || g.gpus_per_node % per_node != 0)
-    throw InputError(
-        fmt::format("{} ranks per node on {}-GPU nodes: use a number of ranks per "
-                    "node that divides {}",
-                    per_node, g.gpus_per_node, g.gpus_per_node));
+  if (nodes < 1 || nodes > ranks)
+    throw InputError(fmt::format(
+        "--nodes {} for {} ranks: every node of the collective holds a rank; use 1 to {} nodes",
+        nodes, ranks, ranks));
+  const int most = (ranks + nodes - 1) / nodes;
+  if (most > g.gpus_per_node)
+    throw InputError(fmt::format(
+        "{} ranks over {} node{} put {} on a node, and its nodes have {} GPUs; use at least {} "
+        "nodes",
+        ranks, nodes, nodes == 1 ? "" : "s", most, g.gpus_per_node,
+        (ranks + g.gpus_per_node - 1) / g.gpus_per_node));
   if (bytes <= 0) throw InputError("collective sizes must be positive");
-  // Members a node apart when each node holds one, else consecutive.
-  const int stride = nodes == 1 ? 1 : g.gpus_per_node / per_node;
-  if (op == CollectiveOp::send_recv) {
-    if (ranks != 2) throw InputError("send_recv is between 2 ranks; give --ranks 2");
-    return pricer_->send_recv(bytes, GroupPlacement{2, nodes == 1 ? 1 : g.gpus_per_node});
+  if (op == CollectiveOp::send_recv && ranks != 2)
+    throw InputError("send_recv is between 2 ranks; give --ranks 2");
+  CollectiveAnswer a;
+  a.most_per_node = most;
+  a.fewest_per_node = ranks / nodes;
+  // Nodes of one NVLink domain (a rack of NVL72) talk over NVLink: the group's nodes, taken
+  // in order, fill domains, and the domains are what the network joins.
+  const int nodes_per_domain = std::max(1, g.domain_gpus() / g.gpus_per_node);
+  const GroupPlacement placed{ranks, 1, (nodes + nodes_per_domain - 1) / nodes_per_domain};
+  a.priced = op == CollectiveOp::send_recv ? pricer_->send_recv(bytes, placed)
+                                           : pricer_->collective(op, bytes, placed);
+  if (auto b = op == CollectiveOp::send_recv ? std::nullopt
+                                             : pricer_->collective_basis(op, bytes, placed)) {
+    a.basis = std::move(*b);
+  } else if (a.priced.origin == CostOrigin::catalog) {
+    const bool between = placed.nodes > 1;
+    const Fabric& f = between ? system_->inter_node : g.intra_node;
+    const int nics = pricer_->ranks_per_node(placed);
+    a.basis.how = fmt::format(
+        "catalog: {} by {}, {}", between ? "the network" : "the node's links",
+        busbw_curve(f, op) ? "its published bus-bandwidth sweep" : "bandwidth x efficiency",
+        between ? fmt::format("{} NIC{} a node carrying it (the fewest ranks a node holds)", nics,
+                              nics == 1 ? "" : "s")
+                : fmt::format("{} of the node's {} GPUs", ranks, g.domain_gpus()));
   }
-  return pricer_->collective(op, bytes, {ranks, stride});
+  return a;
 }
 
 Priced Predictor::memory(std::string_view kind, double bytes) const {

@@ -43,18 +43,51 @@ TEST(Predict, CatalogGemmsScaleWithThePeakOfTheirType) {
   EXPECT_NEAR((fp32 - 2e-6) / (bf16 - 2e-6), 312.0 / 19.5 * (8192 + 6.0) / (8192 + 96.0), 1e-9);
 }
 
-TEST(Predict, CollectivesNeedASystemAndAWholeNodeLayout) {
+TEST(Predict, CollectivesAtEveryLayoutNcclRuns) {
   const Predictor none(find_device("a100-sxm4-80gb"), std::nullopt, nullptr);
   EXPECT_THROW(none.collective(CollectiveOp::all_reduce, 1 << 20, 8, 1), InputError);
   const Predictor p(find_device("a100-sxm4-80gb"), load_cluster("dgx-a100"), nullptr);
+  // What cannot run: one rank, a node with none, more ranks on a node than its 8 GPUs.
   EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 1, 1), InputError);
-  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 6, 2), InputError);   // 3 per node
-  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 16, 1), InputError);  // 16 per node
+  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 3, 4), InputError);
+  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 4, 0), InputError);
+  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 16, 1), InputError);
+  EXPECT_THROW(p.collective(CollectiveOp::all_reduce, 1 << 20, 17, 2), InputError);
   EXPECT_THROW(p.collective(CollectiveOp::send_recv, 1 << 20, 4, 1), InputError);
+  // Every rank count on one node, none refused: more ranks move more of the buffer (bus
+  // factor 2(n-1)/n), so the time grows with them.
+  double previous = 0;
+  for (int ranks = 2; ranks <= 8; ++ranks) {
+    const CollectiveAnswer a = p.collective(CollectiveOp::all_reduce, 1 << 28, ranks, 1);
+    EXPECT_EQ(a.priced.origin, CostOrigin::catalog);
+    EXPECT_EQ(a.most_per_node, ranks);
+    EXPECT_EQ(a.fewest_per_node, ranks);
+    EXPECT_EQ(a.basis.how.rfind("catalog: the node's links", 0), 0u) << a.basis.how;
+    EXPECT_GT(a.priced.seconds, previous) << ranks;
+    previous = a.priced.seconds;
+  }
+  // Between nodes: 3 a node over 2 nodes, 4 a node over 3, and 7 over 2 (4 and 3). The fewest
+  // a node holds set the NICs that carry it: 7 ranks (3 NICs) are slower than 8 (4 NICs).
+  const CollectiveAnswer six = p.collective(CollectiveOp::all_reduce, 1 << 28, 6, 2);
+  EXPECT_EQ(six.most_per_node, 3);
+  const CollectiveAnswer twelve = p.collective(CollectiveOp::all_reduce, 1 << 28, 12, 3);
+  EXPECT_EQ(twelve.fewest_per_node, 4);
+  const CollectiveAnswer seven = p.collective(CollectiveOp::all_reduce, 1 << 28, 7, 2);
+  EXPECT_EQ(seven.most_per_node, 4);
+  EXPECT_EQ(seven.fewest_per_node, 3);
+  EXPECT_NE(seven.basis.how.find("3 NICs a node"), std::string::npos) << seven.basis.how;
+  const double eight = p.collective(CollectiveOp::all_reduce, 1 << 28, 8, 2).priced.seconds;
+  EXPECT_GT(seven.priced.seconds, eight);
   // Two nodes are slower than one for the same 8 ranks' worth of data.
-  const double one = p.collective(CollectiveOp::all_reduce, 1 << 28, 8, 1).seconds;
-  const double two = p.collective(CollectiveOp::all_reduce, 1 << 28, 16, 2).seconds;
+  const double one = p.collective(CollectiveOp::all_reduce, 1 << 28, 8, 1).priced.seconds;
+  const double two = p.collective(CollectiveOp::all_reduce, 1 << 28, 16, 2).priced.seconds;
   EXPECT_GT(two, one);
+  EXPECT_GT(six.priced.seconds,
+            p.collective(CollectiveOp::all_reduce, 1 << 28, 6, 1).priced.seconds);
+  // Nodes of one NVLink domain (4-GPU trays of an NVL72 rack) talk over NVLink.
+  const Predictor rack(find_device("gb200"), load_cluster("gb200-nvl72"), nullptr);
+  const CollectiveAnswer trays = rack.collective(CollectiveOp::all_reduce, 1 << 28, 8, 2);
+  EXPECT_EQ(trays.basis.how.rfind("catalog: the node's links", 0), 0u) << trays.basis.how;
 }
 
 TEST(Predict, MemoryCopiesMoveTheirSizeTwiceThroughHbm) {

@@ -183,6 +183,8 @@ bool catalog_prices_memory(std::string_view kind) {
 }
 
 int Pricer::ranks_per_node(GroupPlacement g) const {
+  // Named nodes: the fewest ranks a node holds, which sets how many NICs carry the traffic.
+  if (g.nodes > 0) return std::max(1, g.ranks / g.nodes);
   if (g.stride >= gpus_per_node_) return 1;
   const int per = std::max(1, std::min(g.ranks, gpus_per_node_ / g.stride));
   // A group narrower than a node (an NVLink domain) that does not tile it: copies of it
@@ -194,18 +196,33 @@ int Pricer::ranks_per_node(GroupPlacement g) const {
 }
 
 FabricLevel Pricer::level(GroupPlacement g) const {
+  if (g.nodes > 0) return g.nodes > 1 ? FabricLevel::inter_node : FabricLevel::intra_node;
   return g.ranks > ranks_per_node(g) ? FabricLevel::inter_node : FabricLevel::intra_node;
+}
+
+int Pricer::nodes_spanned(GroupPlacement g) const {
+  if (g.nodes > 0) return g.nodes;
+  const int per_node = ranks_per_node(g);
+  return (g.ranks + per_node - 1) / per_node;
 }
 
 Priced Pricer::collective(CollectiveOp op, double bytes, GroupPlacement g) const {
   if (g.ranks <= 1 || bytes <= 0) return {0, CostOrigin::catalog};
   if (costs_) {
-    const int per_node = ranks_per_node(g);
-    if (auto p = costs_->collective(device_, op, bytes,
-                                    GroupShape{g.ranks, (g.ranks + per_node - 1) / per_node}))
+    if (auto p = costs_->collective(device_, op, bytes, GroupShape{g.ranks, nodes_spanned(g)}))
       return *p;
   }
   return catalog_collective(op, bytes, g);
+}
+
+std::optional<PriceBasis> Pricer::collective_basis(CollectiveOp op, double bytes,
+                                                   GroupPlacement g) const {
+  if (costs_ && g.ranks > 1 && bytes > 0) {
+    const GroupShape shape{g.ranks, nodes_spanned(g)};
+    if (costs_->collective(device_, op, bytes, shape))
+      return costs_->collective_basis(device_, op, bytes, shape);
+  }
+  return std::nullopt;
 }
 
 const std::vector<BusbwPoint>* busbw_curve(const Fabric& f, CollectiveOp op) {
@@ -259,7 +276,7 @@ double curve_seconds(const std::vector<BusbwPoint>& c, double bytes, double fact
 Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement g) const {
   const Fabric& fabric = level(g) == FabricLevel::intra_node ? intra_ : inter_;
   const int local = ranks_per_node(g);
-  const double growth = NcclLatency::growth_s(op, g.ranks, (g.ranks + local - 1) / local);
+  const double growth = NcclLatency::growth_s(op, g.ranks, nodes_spanned(g));
   if (const auto* curve = busbw_curve(fabric, op)) {
     return {
         curve_seconds(*curve, bytes, bus_bandwidth_factor(op, g.ranks), fabric.latency_s) + growth,
@@ -287,7 +304,7 @@ Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement 
 
 Priced Pricer::send_recv(double bytes, GroupPlacement group) const {
   if (bytes <= 0) return {0, CostOrigin::catalog};
-  const FabricLevel hop = level({std::max(2, group.ranks), group.stride});
+  const FabricLevel hop = level({std::max(2, group.ranks), group.stride, group.nodes});
   if (costs_) {
     if (auto p = costs_->collective(device_, CollectiveOp::send_recv, bytes,
                                     GroupShape{2, hop == FabricLevel::inter_node ? 2 : 1}))

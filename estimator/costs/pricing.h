@@ -70,6 +70,9 @@ struct NcclLatency {
 struct GroupPlacement {
   int ranks = 1;
   int stride = 1;
+  // > 0: the nodes the group spans, as a user names them (predict): its ranks spread over them
+  // as evenly as they go, whatever the stride. 0: placed by the stride.
+  int nodes = 0;
 };
 
 // What a fused attention kernel runs: which kernel, the sequence length a FlashAttention
@@ -109,6 +112,9 @@ class Pricer {
                          bool backward = false) const;
   Priced memory_pass(double bytes) const;
   Priced collective(CollectiveOp op, double bytes, GroupPlacement group) const;
+  // What collective() rests on where a cost source answered it; nullopt for the catalog.
+  std::optional<PriceBasis> collective_basis(CollectiveOp op, double bytes,
+                                             GroupPlacement group) const;
   // An expert-parallel dispatch or combine of `bytes` (top_k copies of each token) through a
   // deduplicating dispatcher (EpDispatcher::flex): each token crosses the network once per
   // remote node its experts sit on, and NVLink once per GPU (costs/routed.cpp).
@@ -126,8 +132,10 @@ class Pricer {
   double overlap_slowdown() const { return std::max(GemmModel::kOverlapSlowdown, nccl_sm_share()); }
 
   FabricLevel level(GroupPlacement group) const;
-  // Members of the group that share a node.
+  // Members of the group that share a node (the fewest a node holds, where nodes are named).
   int ranks_per_node(GroupPlacement group) const;
+  // Nodes the group spans.
+  int nodes_spanned(GroupPlacement group) const;
   const Device& device() const { return device_; }
   // Bytes per second a framework's memory-bound kernel moves.
   double kernel_bandwidth() const;

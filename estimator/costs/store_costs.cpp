@@ -1,5 +1,7 @@
 #include "shardcost/store_costs.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -183,6 +185,15 @@ class Measured final : public CostSource {
     if (hi != pts.end() && hi->bytes == bytes) return Priced{hi->seconds, CostOrigin::measured};
     return std::nullopt;
   }
+  std::optional<PriceBasis> collective_basis(const Device&, CollectiveOp, double,
+                                             GroupShape group) const override {
+    return PriceBasis{fmt::format("measured: this size at {} ranks over {} node{}", group.ranks,
+                                  group.nodes, group.nodes == 1 ? "" : "s"),
+                      {},
+                      0,
+                      0,
+                      0};
+  }
   std::optional<Priced> memory(const Device& device, std::string_view kind,
                                double bytes) const override {
     const auto* line = index_.memory_line(device, kind);
@@ -234,6 +245,18 @@ class Interpolated final : public CostSource {
     const double t =
         lo->seconds + (hi->seconds - lo->seconds) * (bytes - lo->bytes) / (hi->bytes - lo->bytes);
     return Priced{t, CostOrigin::interpolated};
+  }
+  std::optional<PriceBasis> collective_basis(const Device&, CollectiveOp, double,
+                                             GroupShape group) const override {
+    return PriceBasis{
+        fmt::format(
+            "interpolated: between two sizes measured at {} ranks over {} node{}, at most a factor "
+            "2 apart",
+            group.ranks, group.nodes, group.nodes == 1 ? "" : "s"),
+        {},
+        0,
+        0,
+        0};
   }
 
   std::optional<Priced> gemm(const Device& device, DType dtype, const GemmShape& s) const override {
@@ -376,6 +399,11 @@ std::optional<Priced> StoreCosts::gemm(const Device& d, DType t, const GemmShape
 std::optional<Priced> StoreCosts::collective(const Device& d, CollectiveOp op, double bytes,
                                              GroupShape group) const {
   return both_.collective(d, op, bytes, group);
+}
+
+std::optional<PriceBasis> StoreCosts::collective_basis(const Device& d, CollectiveOp op,
+                                                       double bytes, GroupShape group) const {
+  return both_.collective_basis(d, op, bytes, group);
 }
 
 std::optional<Priced> StoreCosts::memory(const Device& d, std::string_view kind,

@@ -173,6 +173,47 @@ std::optional<CurveAnswer> CollectiveFit::predict(double bytes, int ranks) const
   return CurveAnswer{std::max(t, std::min(ring, t_near)), false};
 }
 
+std::optional<CollectiveFit::Basis> CollectiveFit::basis(double bytes, int ranks) const {
+  if (!predict(bytes, ranks)) return std::nullopt;
+  const std::string layout = level == FabricLevel::inter_node
+                                 ? fmt::format(" ({} a node, between nodes)", per_node)
+                                 : std::string(" (one node)");
+  auto sizes_of = [&](const SizeCurve& c) -> std::optional<Basis> {
+    if (c.covers(bytes)) return std::nullopt;
+    const bool above = bytes > c.bytes.back();
+    return Basis{
+        fmt::format("{} ranks measured{}, {} the sizes measured ({:.0f} to {:.0f} bytes): "
+                    "the end stretch's line goes on",
+                    ranks, layout, above ? "above" : "below", c.bytes.front(), c.bytes.back()),
+        above ? "largest quarter of sizes held out" : "smallest quarter of sizes held out"};
+  };
+  for (const auto& [n, c] : curves) {
+    if (n != ranks) continue;
+    if (auto b = sizes_of(c)) return b;
+    return Basis{fmt::format("{} ranks measured{}: time linear in bytes between the measured "
+                             "sizes either side",
+                             ranks, layout),
+                 c.bytes.size() > 2 ? "each size held out" : ""};
+  }
+  // Another rank count: the curves either side, or the nearest two.
+  const auto above =
+      std::find_if(curves.begin(), curves.end(), [&](const auto& c) { return c.first > ranks; });
+  if (above != curves.begin() && above != curves.end())
+    return Basis{fmt::format("{} ranks between the {} and {} measured{}: time linear in the rank "
+                             "count at each size{}",
+                             ranks, (above - 1)->first, above->first, layout,
+                             (above - 1)->second.covers(bytes) && above->second.covers(bytes)
+                                 ? ""
+                                 : ", past the sizes measured"),
+                 "each rank count held out"};
+  const bool up = above == curves.end();
+  const int near = up ? curves.back().first : curves.front().first;
+  const int next = up ? curves[curves.size() - 2].first : curves[1].first;
+  return Basis{fmt::format("{} ranks, {} the {} and {} measured{}: their line goes on", ranks,
+                           up ? "above" : "below", next, near, layout),
+               up ? "largest rank count held out" : "smallest rank count held out"};
+}
+
 CollectiveFit fit_collective(
     const Device& d, CollectiveOp op, FabricLevel level,
     const std::vector<std::pair<int, std::vector<std::pair<double, double>>>>& by_ranks) {
@@ -214,6 +255,21 @@ CollectiveFit fit_collective(
     fit.cv.push_back(ranks.summary(
         fit.uniform ? "each rank count held out"
                     : "each rank count held out (not used: the node's links are not uniform)"));
+  // The end rank counts held out, each predicted from the two next to it as predict carries a
+  // curve past the measured rank counts: the error of that extrapolation.
+  if (fit.uniform && fit.curves.size() >= 3) {
+    for (const bool top : {true, false}) {
+      CollectiveFit rest = fit;
+      const size_t out = top ? fit.curves.size() - 1 : 0;
+      rest.curves.erase(rest.curves.begin() + static_cast<std::ptrdiff_t>(out));
+      HeldOut end;
+      for (const auto& [b, t] : kept[out])
+        if (const auto a = rest.predict(b, fit.curves[out].first)) end.add(a->seconds, t);
+      if (!end.empty())
+        fit.cv.push_back(end.summary(top ? "largest rank count held out (from the two below it)"
+                                         : "smallest rank count held out (from the two above it)"));
+    }
+  }
   return fit;
 }
 

@@ -54,6 +54,12 @@ struct CollectiveFit {
   std::vector<std::string> dropped;  // curves with too few sizes, said once by fit
   // nullopt: the model cannot say (an unmeasured rank count on a non-uniform fabric).
   std::optional<CurveAnswer> predict(double bytes, int ranks) const;
+  // What predict(bytes, ranks) rests on, in a sentence, and the start of the name of the cv
+  // split that measured that kind of answer (empty: none did).
+  struct Basis {
+    std::string how, split;
+  };
+  std::optional<Basis> basis(double bytes, int ranks) const;
   std::string to_json() const;
   static CollectiveFit from_json(const std::string&);  // throws InputError on a bad record
 };

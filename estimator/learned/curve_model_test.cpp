@@ -101,9 +101,20 @@ TEST(CollectiveFit, CrossValidationHoldsOutSizesRangesAndRankCounts) {
   }
   EXPECT_EQ(splits, (std::vector<std::string>{
                         "each size held out", "largest quarter of sizes held out",
-                        "smallest quarter of sizes held out", "each rank count held out"}));
+                        "smallest quarter of sizes held out", "each rank count held out",
+                        "largest rank count held out (from the two below it)",
+                        "smallest rank count held out (from the two above it)"}));
   EXPECT_EQ(fit.cv[0].rows, 3u * 19);  // the interior sizes of three curves
   EXPECT_EQ(fit.cv[3].rows, 21u);      // the 4-rank curve's sizes
+  EXPECT_EQ(fit.cv[4].rows, 21u);      // the 8-rank curve's, from 2 and 4
+  // Each answer says what it rests on and which split measured its kind.
+  EXPECT_EQ(fit.basis(1 << 20, 3)->split, "each rank count held out");
+  EXPECT_NE(fit.basis(1 << 20, 3)->how.find("between the 2 and 4 measured"), std::string::npos);
+  EXPECT_EQ(fit.basis(1 << 20, 4)->split, "each size held out");
+  EXPECT_EQ(fit.basis(1e12, 4)->split, "largest quarter of sizes held out");
+  EXPECT_EQ(fit.basis(1, 8)->split, "smallest quarter of sizes held out");
+  EXPECT_EQ(fit.basis(1 << 20, 12)->split, "largest rank count held out");
+  EXPECT_NE(fit.basis(1 << 20, 12)->how.find("above the 4 and 8 measured"), std::string::npos);
   // A curve that bends is missed by the held-out figures, and they say by how much.
   std::vector<std::pair<int, Points>> bent = {{8, alpha_beta(5e-6, 1e11)}};
   for (auto& [b, t] : bent[0].second)

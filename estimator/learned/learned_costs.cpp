@@ -156,10 +156,12 @@ std::optional<Priced> priced(const learned::CurveAnswer& a) {
 
 }  // namespace
 
-std::optional<Priced> LearnedCosts::collective(const Device& device, CollectiveOp op, double bytes,
-                                               GroupShape group) const {
+const learned::CollectiveFit* LearnedCosts::collective_fit(const Device& device, CollectiveOp op,
+                                                           GroupShape group) const {
   const FabricLevel level = group.level();
-  // Between nodes only a model of the same layout answers (ranks per node as measured).
+  // Between nodes only a model of the same layout answers (ranks per node as measured); a
+  // layout with more ranks on some nodes than on others, none.
+  if (level == FabricLevel::inter_node && group.ranks % group.nodes != 0) return nullptr;
   const int per_node = level == FabricLevel::inter_node ? group.ranks_per_node() : 0;
   std::lock_guard lock(impl_->mutex);
   auto [match, added] = impl_->collective_of.try_emplace({device.name, op, level, per_node}, -1);
@@ -169,10 +171,45 @@ std::optional<Priced> LearnedCosts::collective(const Device& device, CollectiveO
         (level == FabricLevel::intra_node || c.per_node == per_node))
       match->second = static_cast<int>(i);
   }
-  if (match->second < 0) return std::nullopt;
-  const auto answer =
-      impl_->collectives[static_cast<size_t>(match->second)].predict(bytes, group.ranks);
+  return match->second < 0 ? nullptr : &impl_->collectives[static_cast<size_t>(match->second)];
+}
+
+std::optional<Priced> LearnedCosts::collective(const Device& device, CollectiveOp op, double bytes,
+                                               GroupShape group) const {
+  const learned::CollectiveFit* fit = collective_fit(device, op, group);
+  if (!fit) return std::nullopt;
+  const auto answer = fit->predict(bytes, group.ranks);
   return answer ? priced(*answer) : std::nullopt;
+}
+
+std::optional<PriceBasis> LearnedCosts::collective_basis(const Device& device, CollectiveOp op,
+                                                         double bytes, GroupShape group) const {
+  const learned::CollectiveFit* fit = collective_fit(device, op, group);
+  if (!fit) return std::nullopt;
+  const auto b = fit->basis(bytes, group.ranks);
+  if (!b) return std::nullopt;
+  PriceBasis out{
+      fmt::format("{} model: {}", fit->level == FabricLevel::inter_node ? "between-node" : "fitted",
+                  b->how),
+      {},
+      0,
+      0,
+      0};
+  if (b->split.empty()) return out;
+  // "each size held out" is named by how many sizes were held out where there were many.
+  const bool sizes = b->split == "each size held out";
+  for (const auto& cv : fit->cv) {
+    if (cv.split.rfind(b->split, 0) == 0 ||
+        (sizes && cv.split.rfind("sizes held out one at a time", 0) == 0)) {
+      out.split = cv.split;
+      out.median = cv.median;
+      out.p90 = cv.p90;
+      out.held_out = cv.rows;
+      return out;
+    }
+  }
+  out.split = b->split + ": no figure (too few measured to hold one out)";
+  return out;
 }
 
 std::optional<Priced> LearnedCosts::memory(const Device& device, std::string_view kind,

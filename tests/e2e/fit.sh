@@ -30,7 +30,9 @@ assert gather["key"] == "all_gather intra_node" and reduce["key"] == "all_reduce
 assert gather["rows"] == 42 and reduce["rows"] == 63, (gather, reduce)
 splits = {c["split"]: c for c in reduce["cross_validation"]}
 assert set(splits) == {"each size held out", "largest quarter of sizes held out",
-                       "smallest quarter of sizes held out", "each rank count held out"}, splits
+                       "smallest quarter of sizes held out", "each rank count held out",
+                       "largest rank count held out (from the two below it)",
+                       "smallest rank count held out (from the two above it)"}, splits
 # The published A100 sweep: sizes a factor 4 apart in time linear in bytes, and 4 GPUs from 2
 # and 8 (docs/learned-models.md has every op's figures).
 assert splits["each size held out"]["median"] < 0.05, splits
@@ -46,14 +48,48 @@ cmp -s "$SCRATCH/out" "$SCRATCH/fit.json" || fail "refitting changed the figures
 # across rank counts (learned). Measured sizes come back measured, beyond them extrapolated.
 expect_exit 0 "$BIN" predict collective --device a100-sxm4-80gb --db "$DB" --op all_gather --ranks 4 \
   -b 16M -e 16M --format csv
-grep -q '^all_gather,4,1,16777216,[0-9]*,learned$' "$SCRATCH/out" || fail "learned collective: $OUT"
-t=$(tail -1 "$SCRATCH/out" | cut -d, -f5)
+grep -q '^all_gather,4,1,4,16777216,[0-9]*,learned,' "$SCRATCH/out" || fail "learned collective: $OUT"
+t=$(tail -1 "$SCRATCH/out" | cut -d, -f6)
 # Measured 118.5 us on 4 GPUs (left out of the fixture); 93.4 and 135.0 on 2 and 8.
 [ "$t" -gt 93440 ] && [ "$t" -lt 135000 ] || fail "4 GPUs between 2 and 8: $t"
 expect_exit 0 "$BIN" predict collective --device a100-sxm4-80gb --db "$DB" --op all_reduce --ranks 4 \
   -b 16M -e 2G -f 128 --format csv
-grep -q '^all_reduce,4,1,16777216,183500,measured$' "$SCRATCH/out" || fail "measured collective: $OUT"
-grep -q '^all_reduce,4,1,2147483648,[0-9]*,extrapolated$' "$SCRATCH/out" || fail "extrapolated collective: $OUT"
+grep -q '^all_reduce,4,1,4,16777216,183500,measured,' "$SCRATCH/out" || fail "measured collective: $OUT"
+grep -q '^all_reduce,4,1,4,2147483648,[0-9]*,extrapolated,.*,largest quarter of sizes held out,0\.[0-9]*,0\.[0-9]*$' \
+  "$SCRATCH/out" || fail "extrapolated collective: $OUT"
+
+# Issue 38, item 1: every layout NCCL runs is answered, with its source and, for a fitted
+# model's answer, the cross-validated error of its kind. 3, 5, 6 and 7 ranks on one NVSwitch
+# node: between the measured rank counts (2, 4, 8), priced by the rank-count line.
+for r in 3 5 6 7; do
+  expect_exit 0 "$BIN" predict collective --device a100-sxm4-80gb --db "$DB" --op all_reduce --ranks $r \
+    -b 16M -e 16M --format json
+  python3 - "$SCRATCH/out" "$r" <<'PY' || fail "$r ranks: $OUT"
+import json, sys
+row = json.load(open(sys.argv[1]))["rows"][0]
+r = int(sys.argv[2])
+assert row["ranks"] == r and row["per_node"] == r and row["source"] == "learned", row
+lo, hi = (2, 4) if r < 4 else (4, 8)
+assert f"between the {lo} and {hi} measured" in row["basis"], row
+cv = row["cross_validation"]
+assert cv["split"] == "each rank count held out" and 0 < cv["median"] <= cv["p90"] < 1, cv
+PY
+done
+# All-gather was measured at 2 and 8 only: the answer at 4 says it has no figure of its kind.
+expect_exit 0 "$BIN" predict collective --device a100-sxm4-80gb --db "$DB" --op all_gather --ranks 4 \
+  -b 16M -e 16M
+grep -q "each rank count held out: no figure (too few measured to hold one out)" "$SCRATCH/out" \
+  || fail "all_gather basis: $OUT"
+# Between nodes the store has nothing (one-node rows only): the catalog, said so, for a 2-node
+# and a 3-node layout and one with 4 and 3 ranks on its two nodes.
+for layout in "16 2" "12 3" "7 2"; do
+  set -- $layout
+  expect_exit 0 "$BIN" predict collective --device a100-sxm4-80gb --db "$DB" --op all_reduce --ranks $1 \
+    --nodes $2 -b 16M -e 16M --format csv
+  grep -q "^all_reduce,$1,$2,[0-9-]*,16777216,[0-9]*,catalog,\"catalog: the network" "$SCRATCH/out" \
+    || fail "$1 ranks over $2 nodes: $OUT"
+done
+grep -q "^all_reduce,7,2,3-4," "$SCRATCH/out" || fail "uneven layout: $OUT"
 
 # A shape the store did not measure is priced by the model, inside its domain.
 expect_exit 0 "$BIN" predict gemm --device a100-sxm4-80gb --db "$DB" --shape 3000x5000x7000 --format csv
@@ -96,7 +132,7 @@ case "$ERR" in *"warning"*"fitted model gemm_efficiency"*"skipped"*) ;; *) fail 
 # The collective model too: the 4-GPU all-gather it priced falls to the catalog, said so.
 expect_exit 0 "$BIN" predict collective --device a100-sxm4-80gb --db "$DB" --op all_gather --ranks 4 \
   -b 16M -e 16M --format csv
-grep -q '^all_gather,4,1,16777216,[0-9]*,catalog$' "$SCRATCH/out" || fail "collective fallback: $OUT"
+grep -q '^all_gather,4,1,4,16777216,[0-9]*,catalog,' "$SCRATCH/out" || fail "collective fallback: $OUT"
 case "$ERR" in *"fitted model collective_curves"*"skipped"*) ;; *) fail "no collective warning: $ERR";; esac
 
 # Too few rows: one line per model, nothing fitted, exit 1.

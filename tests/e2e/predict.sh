@@ -46,7 +46,8 @@ PY
 # Collectives: the store's all_to_all rows are priced as measured (16 MiB on 8 GPUs: 114.3 us).
 expect_exit 0 "$BIN" predict collective --device a100-sxm4-80gb --db "$DB" --op all_to_all \
   --ranks 8 -b 16M -e 16M --format csv
-grep -q '^all_to_all,8,1,16777216,114300,measured$' "$SCRATCH/out" || fail "all_to_all: $OUT"
+grep -q '^all_to_all,8,1,8,16777216,114300,measured,measured: this size at 8 ranks over 1 node,,,$' "$SCRATCH/out" \
+  || fail "all_to_all: $OUT"
 # Without a store, across two DGX A100 nodes: the catalog.
 expect_exit 0 "$BIN" predict collective --device a100-sxm4-80gb --op all_reduce --ranks 16 --nodes 2 -b 1M -e 4M
 grep -q 'catalog' "$SCRATCH/out" || fail "catalog collective: $OUT"
@@ -69,5 +70,7 @@ check "unknown data type 'bf17'" predict gemm --device a100-sxm4-80gb --shape 1x
 check "has no fp8 peak" predict gemm --device a100-sxm4-80gb --shape 64x64x64 --dtype fp8
 check "no GEMM shapes" predict gemm --device a100-sxm4-80gb
 check "unknown collective 'allreduce'" predict collective --device a100-sxm4-80gb --op allreduce --ranks 8
-check "3 ranks per node on 8-GPU nodes" predict collective --device a100-sxm4-80gb --op all_reduce --ranks 6 --nodes 2
+check "17 ranks over 2 nodes put 9 on a node, and its nodes have 8 GPUs; use at least 3 nodes" \
+  predict collective --device a100-sxm4-80gb --op all_reduce --ranks 17 --nodes 2
+check "every node of the collective holds a rank" predict collective --device a100-sxm4-80gb --op all_reduce --ranks 3 --nodes 4
 check "unknown memory operation 'copy'" predict memory --device a100-sxm4-80gb --op copy

@@ -13,6 +13,9 @@
 #include "shardcost/hardware.h"
 
 namespace shardcost {
+namespace learned {
+struct CollectiveFit;
+}
 
 // What fitting one model did: its rows and cross-validation, or why it was skipped.
 struct FitReport {
@@ -53,6 +56,8 @@ class LearnedCosts : public CostSource {
   std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override;
   std::optional<Priced> collective(const Device&, CollectiveOp, double bytes,
                                    GroupShape) const override;
+  std::optional<PriceBasis> collective_basis(const Device&, CollectiveOp, double bytes,
+                                             GroupShape) const override;
   std::optional<Priced> memory(const Device&, std::string_view kind, double bytes) const override;
   std::optional<EmbeddingPriced> embedding(const Device&, const EmbeddingPass&) const override;
   // An embedding-bag pass on a device as the store names it (a host CPU) or a catalog device.
@@ -67,6 +72,7 @@ class LearnedCosts : public CostSource {
   const std::vector<FitReport>& describe() const;
 
  private:
+  const learned::CollectiveFit* collective_fit(const Device&, CollectiveOp, GroupShape) const;
   struct Impl;
   explicit LearnedCosts(std::unique_ptr<Impl>);
   std::unique_ptr<Impl> impl_;

@@ -14,6 +14,15 @@ namespace shardcost {
 
 class Pricer;
 
+// A collective's price with what it rests on: the layout priced (the most and the fewest ranks
+// a node holds) and the basis of the answer (a store source's, with the cross-validated error
+// of a learned model's kind of answer; the catalog's otherwise).
+struct CollectiveAnswer {
+  Priced priced;
+  int most_per_node = 0, fewest_per_node = 0;
+  PriceBasis basis;
+};
+
 class Predictor {
  public:
   // system: the cluster whose fabrics price collectives for the catalog (a catalog system of
@@ -28,8 +37,10 @@ class Predictor {
   const Device& device() const { return device_; }
   // Throws InputError when the device has no peak for the data type.
   Priced gemm(const GemmShape&, DType) const;
-  // ranks over `nodes` nodes (ranks/nodes per node, at most a node's GPUs).
-  Priced collective(CollectiveOp, double bytes, int ranks, int nodes) const;
+  // Any layout NCCL runs: `ranks` over `nodes` nodes, spread as evenly as they go (7 over 2:
+  // 4 and 3), at most a node's GPUs on one. An InputError for what cannot run (fewer than 2
+  // ranks, a node with no rank, more ranks on a node than it has GPUs).
+  CollectiveAnswer collective(CollectiveOp, double bytes, int ranks, int nodes) const;
   Priced memory(std::string_view kind, double bytes) const;
   // An embedding-bag pass: a fitted lookup model where the sources have one, else the pass's
   // bytes at the streaming read rate (as shard-tables prices shards).

@@ -69,6 +69,8 @@ class StoreCosts : public CostSource {
   std::optional<Priced> gemm(const Device&, DType, const GemmShape&) const override;
   std::optional<Priced> collective(const Device&, CollectiveOp, double bytes,
                                    GroupShape) const override;
+  std::optional<PriceBasis> collective_basis(const Device&, CollectiveOp, double bytes,
+                                             GroupShape) const override;
   std::optional<Priced> memory(const Device&, std::string_view kind, double bytes) const override;
   size_t collective_curves() const;
   size_t gemm_shapes() const;
