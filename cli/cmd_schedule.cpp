@@ -1,6 +1,7 @@
 // schedule: many training jobs on one cluster, each at the GPU count and plan that minimise
 // the makespan (or the total completion time), against two baselines.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <memory>
@@ -21,7 +22,8 @@ namespace {
 
 struct ScheduleArgs {
   ScheduleRequest request;
-  std::string db;  // store to save the schedule in (report draws it)
+  std::string search;  // a hyperparameter search file instead of jobs
+  std::string db;      // store to save the schedule in (report draws it)
   std::string format = "text";
 };
 
@@ -81,6 +83,50 @@ void print_schedule(const ScheduleReport& r) {
                hours(*curves[i].spec.deadline_s));
 }
 
+// A search's times: hours, or minutes and seconds where they are shorter.
+std::string span(double seconds) {
+  if (seconds >= 3600) return fmt::format("{:.2f} h", seconds / 3600);
+  if (seconds >= 60) return fmt::format("{:.1f} min", seconds / 60);
+  return fmt::format("{:.1f} s", seconds);
+}
+
+void print_search(const SearchReport& r) {
+  const SearchSpec& s = r.spec;
+  fmt::print(
+      "search {}: {} trials{} on {} ({} GPUs){}\n", s.name, s.trials,
+      s.model.empty() ? std::string() : fmt::format(" of {} (gbs {})", s.model, s.global_batch),
+      r.cluster.name, r.cluster.total_gpus(),
+      s.model.empty() ? std::string(", step times as given") : ", software " + r.request.software);
+  const std::vector<int64_t> b = s.budgets();
+  std::vector<std::string> budgets;
+  for (int64_t x : b) budgets.push_back(std::to_string(x));
+  fmt::print("rungs: {} steps (reduction {}); promoted trials {}\n\n",
+             fmt::format("{}", fmt::join(budgets, ", ")), s.reduction,
+             s.resume ? "resume from their checkpoints" : "train again from the start");
+  Table t({"gpus/trial", "workers", "step s", "halving", "first full", "end", "GPU busy", "plan"},
+          {true, true, true, false, true, true, true, false});
+  for (const HalvingRun& h : r.runs) {
+    const auto p = r.plans.find(h.gpus_per_trial);
+    t.add({std::to_string(h.gpus_per_trial), std::to_string(h.workers),
+           fmt::format("{:.3f}", h.step_s), std::string(to_string(h.kind)), span(h.first_full_s),
+           span(h.makespan_s), fmt::format("{:.0f} %", 100 * h.gpu_busy_share),
+           p == r.plans.end() ? std::string("-") : to_string(p->second)});
+  }
+  fmt::print("{}\n", t.render());
+  if (!r.runs.empty()) {
+    const HalvingRun& f = r.runs[r.fastest];
+    fmt::print(
+        "fastest to a full-budget result: {} GPU{} per trial, {} halving: {} (one trial "
+        "trained to the full budget alone: {})\n",
+        f.gpus_per_trial, f.gpus_per_trial == 1 ? "" : "s", to_string(f.kind), span(f.first_full_s),
+        span(f.time_full_s));
+    std::vector<std::string> counts;
+    for (const RungCount& c : f.rungs) counts.push_back(std::to_string(c.trials));
+    fmt::print("trials per rung   {}\n", fmt::join(counts, ", "));
+  }
+  for (const std::string& why : r.left_out) fmt::print("left out          {}\n", why);
+}
+
 // The schedule as a run of the store, for report's Gantt chart.
 void save(const std::string& path, const ScheduleReport& rep, int64_t start_ns,
           const std::string& recorded_by) {
@@ -129,7 +175,13 @@ void add_schedule_command(CLI::App& app, const std::string& recorded_by) {
   ScheduleRequest& q = a->request;
   auto* cmd = app.add_subcommand(
       "schedule", "Schedule many training jobs on one cluster: GPU counts, plans, start times");
-  cmd->add_option("--jobs", q.jobs, "jobs file: JSON or CSV (docs/scheduling.md)")->required();
+  auto* jobs = cmd->add_option("--jobs", q.jobs, "jobs file: JSON or CSV (docs/scheduling.md)");
+  auto* search = cmd->add_option(
+      "--search", a->search,
+      "a hyperparameter search file: planned as synchronous successive halving and as ASHA at "
+      "each GPU count per trial (docs/scheduling.md)");
+  jobs->excludes(search);
+  search->excludes(jobs);
   cmd->add_option("--cluster", q.cluster, "catalog system name or cluster JSON file")->required();
   cmd->add_option("--gpus", q.gpus, "GPU count of the cluster (whole nodes)");
   cmd->add_option("--software", q.software, "software stack (as for estimate)");
@@ -146,6 +198,28 @@ void add_schedule_command(CLI::App& app, const std::string& recorded_by) {
   cmd->callback([a, recorded_by] {
     const int64_t start_ns = now_ns();
     const Format format = parse_format(a->format, {Format::text, Format::json});
+    if (a->request.jobs.empty() == a->search.empty())
+      throw InputError("give --jobs FILE (many jobs) or --search FILE (one hyperparameter search)");
+    if (!a->search.empty()) {
+      const ScheduleRequest& given = a->request;
+      if (!a->db.empty() || given.spill || given.objective != "makespan" || given.solver != "auto")
+        throw InputError(
+            "--search plans both kinds of halving itself; --db, --spill, --objective and "
+            "--solver go with --jobs");
+      SearchRequest request;
+      request.search = a->search;
+      request.cluster = given.cluster;
+      request.software = given.software;
+      request.gpus = given.gpus;
+      request.progress = progress_lines("schedule");
+      const SearchReport r = run_search(request);
+      if (format == Format::json)
+        fmt::print("{}\n", json_text(to_json(r)));
+      else
+        print_search(r);
+      end_with(r.verdict);
+      return;
+    }
     ScheduleRequest request = a->request;
     request.progress = progress_lines("schedule");
     const ScheduleReport r = run_schedule(request);

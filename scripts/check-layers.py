@@ -78,7 +78,7 @@ DOORS = {
 PRICING = re.compile(r"(?<![\w.:>])(estimate|rank|rank_varlen|estimate_varlen|replan|"
                      r"estimate_over_trace|trusted_ranking|calibrate|step_uncertainty|"
                      r"plan_layerwise|price_uniform|price_splits|place_graph|"
-                     r"plan_split_learning|shard_tables|job_curves|schedule_jobs)\s*\(")
+                     r"plan_split_learning|shard_tables|job_curves|schedule_jobs|simulate_halving)\s*\(")
 
 
 def sources(folder):

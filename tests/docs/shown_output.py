@@ -58,7 +58,7 @@ def main():
             if any(s in f" {cmd} " for s in STATEFUL) or ">" in cmd:
                 continue
             # The exact scheduler stops at a time limit: its best depends on the machine's speed.
-            if " schedule " in f" {cmd} " and "--solver heuristic" not in cmd:
+            if " schedule " in f" {cmd} " and "--solver heuristic" not in cmd and "--search" not in cmd:
                 continue
             # Data outside the repository (../shared) where this checkout has it.
             if any(a.startswith("../") and not os.path.exists(os.path.join(src, a))

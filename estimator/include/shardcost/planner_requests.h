@@ -12,6 +12,7 @@
 #include "shardcost/jobs.h"
 #include "shardcost/layerwise.h"
 #include "shardcost/request.h"
+#include "shardcost/search.h"
 #include "shardcost/split_learning.h"
 
 namespace shardcost {
@@ -94,5 +95,25 @@ struct ScheduleReport {
 };
 ScheduleReport run_schedule(const ScheduleRequest&);
 nlohmann::json to_json(const ScheduleReport&);
+
+// schedule --search: one hyperparameter search planned both ways at every GPU count per trial.
+struct SearchRequest {
+  std::string search, cluster, software = "megatron-core";
+  std::optional<int> gpus;
+  Progress progress;
+};
+struct SearchReport {
+  SearchRequest request;
+  SearchSpec spec;
+  Cluster cluster;
+  // Synchronous then asynchronous at each GPU count per trial, ascending.
+  std::vector<HalvingRun> runs;
+  std::map<int, Strategy> plans;      // the estimator's plan at each count (with a model)
+  std::vector<std::string> left_out;  // counts no trial can take, each with why
+  size_t fastest = 0;  // the run with the earliest full-budget result (then the earliest end)
+  Verdict verdict;     // no count a trial can take: 1
+};
+SearchReport run_search(const SearchRequest&);
+nlohmann::json to_json(const SearchReport&);
 
 }  // namespace shardcost
