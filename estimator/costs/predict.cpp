@@ -88,8 +88,7 @@ CollectiveAnswer Predictor::collective(CollectiveOp op, double bytes, int ranks,
   const GroupPlacement placed{ranks, 1, (nodes + nodes_per_domain - 1) / nodes_per_domain};
   a.priced = op == CollectiveOp::send_recv ? pricer_->send_recv(bytes, placed)
                                            : pricer_->collective(op, bytes, placed);
-  if (auto b = op == CollectiveOp::send_recv ? std::nullopt
-                                             : pricer_->collective_basis(op, bytes, placed)) {
+  if (auto b = pricer_->collective_basis(op, bytes, placed)) {
     a.basis = std::move(*b);
   } else if (a.priced.origin == CostOrigin::catalog) {
     const bool between = placed.nodes > 1;
