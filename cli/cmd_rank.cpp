@@ -288,6 +288,20 @@ void print_fixed_rank(const RankReport& rep, Format format) {
       t.add(row);
     }
     fmt::print("{}", t.render());
+    // Pinned asynchronous or local updates: every plan listed runs them (--fix dp_sync=...).
+    if (!r.best.empty() && r.best.front().dp_sync) {
+      const Estimate& b = r.best.front();
+      const DataParallelSync& d = *b.dp_sync;
+      fmt::print(
+          "\ndata parallel   {} in every plan (pinned): {}; the times are per update, and what "
+          "the updates train to is not priced\n",
+          dp_sync_text(b.strategy),
+          d.mode == DpSync::async
+              ? fmt::format("replicas update without waiting, gradients up to {} steps stale",
+                            d.bound_steps)
+              : fmt::format("replicas train alone, parameters averaged every {} steps",
+                            d.bound_steps));
+    }
     if (trusted && !r.best.empty()) fmt::print("\n{}", trust_text(*trusted, r.best.size()));
     if (r.sharding) print_sharding(*r.sharding);
     if (!r.rejected.empty()) {

@@ -117,6 +117,18 @@ std::string summary_text(const Estimate& e) {
                            e.feasible ? "" : ": it may fit (--memory-headroom sets the allowance)");
   out += fmt::format("memory per GPU  {:.1f} GiB of {:.1f} GiB ({})\n",
                      e.memory_per_gpu_bytes / kGiB, e.memory_capacity_bytes / kGiB, verdict);
+  if (e.dp_sync) {
+    const DataParallelSync& d = *e.dp_sync;
+    const std::string how =
+        d.mode == DpSync::async
+            ? fmt::format("asynchronous, gradients {} update{} late (bound {})", d.staleness,
+                          d.staleness == 1 ? "" : "s", d.bound_steps)
+            : fmt::format("local SGD, parameters averaged every {} steps", d.bound_steps);
+    out += fmt::format(
+        "data parallel   {}; one exchange {:.3f} s; {:.3f} s per update, {:.2f} ms per sample; "
+        "convergence is not priced\n",
+        how, d.exchange_s, d.per_update_s, 1e3 * d.per_sample_s);
+  }
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <barrier>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -80,17 +81,19 @@ class HostMemory final : public Benchmark {
   int64_t checked_elements() const override { return bytes_; }
 
   // A plain multi-threaded loop of the kind's reference (memcpy, a running sum, a store loop):
-  // one std::thread per share, each doing its share `iterations` times. What the harness must
-  // match.
+  // one std::thread per share, each doing its share of the whole buffer, `iterations` times,
+  // all threads meeting at a barrier after each (one copy of the buffer after another, as the
+  // harness times them). What the harness must match.
   double baseline_seconds(int iterations) {
     const int threads = pool_.size();
+    std::barrier<> each(threads);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] {
         const Range r = share(bytes_, t, threads, kAlign);
         const auto n = static_cast<size_t>(r.end - r.begin);
-        for (int i = 0; i < iterations; ++i) {
+        for (int i = 0; i < iterations; ++i, each.arrive_and_wait()) {
           const size_t s = static_cast<size_t>(i) % src_.size();
           if (kind_ == "copy") {
             reference_copy(dst_[s].get() + r.begin, src_[s].get() + r.begin, n);

@@ -109,6 +109,10 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   for (const auto& grp : c.groups) peak16 += grp.gpus() * grp.device.peak16();
   e.mfu = e.model_flops / e.step_time_s / peak16;
   e.feasible = e.memory_per_gpu_bytes <= e.memory_capacity_bytes;
+  if (s.dp_sync != DpSync::sync)
+    e.dp_sync = DataParallelSync{s.dp_sync,      s.dp_sync_steps,
+                                 t.dp_staleness, t.dp_exchange_s,
+                                 e.step_time_s,  e.step_time_s / std::max<int64_t>(1, s.gbs)};
   e.memory_near_limit = std::abs(e.memory_per_gpu_bytes - e.memory_capacity_bytes) <=
                         kMemoryVerdictUncertainty * e.memory_capacity_bytes;
   if (!e.feasible) {

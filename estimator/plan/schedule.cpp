@@ -19,6 +19,8 @@ struct Step {
   const Pricer& pr = in.pricer;
   // How every replica runs on one group with one TP degree.
   const ReplicaPricing base{&in.pricer, &in.graph, &in.strategy, &in.place};
+  // Every data-parallel collective of a step, hidden or not (add_data_parallel sets it).
+  Cost dp_full_{};
 
   // A stage, or several alike (a homogeneous cluster's middle stages), in rank order: the
   // groups its replicas run on (the slowest sets its pace) and where its data-parallel
@@ -369,7 +371,33 @@ struct Step {
 
     add_data_parallel(step, pace, micro_batches, entries);
     add_optimizer(step, entries);
+    if (s.dp_sync != DpSync::sync) agree_otherwise(step);
     return step;
+  }
+
+  // dp_sync=local:H: each replica trains alone and the replicas average their parameters
+  // every H steps, a whole exchange that nothing hides (the averaging step waits for it), so a
+  // step carries 1/H of it. dp_sync=async:S: a replica applies its update without waiting, its
+  // gradients reaching the others while it computes the next steps; the exchange serialises on
+  // the links, so a step takes the longer of its computation and one exchange, and the
+  // gradients arrive ceil(exchange / computation) updates late, at most S (the bound holds a
+  // replica back only when the links are slower still, which the same longer time prices).
+  // The exchange moves what sync's reductions move (with zero=0, fp32 gradients or
+  // parameters: the same bytes).
+  void agree_otherwise(Times& step) const {
+    const Cost full = dp_full_;
+    step.dp_exchange_s = full.seconds;
+    step.scale(kDpComm, 0);
+    if (s.dp_sync == DpSync::local) {
+      step.add(kDpComm, full.as(full.seconds / s.dp_sync_steps));
+      return;
+    }
+    const double compute = step.total();
+    step.add(kDpComm, full.as(std::max(0.0, full.seconds - compute)));
+    step.dp_staleness =
+        compute > 0 ? std::min(s.dp_sync_steps,
+                               std::max(1, static_cast<int>(std::ceil(full.seconds / compute))))
+                    : s.dp_sync_steps;
   }
 
   // What a step's data-parallel collectives expose behind the pace's windows: the per
@@ -411,6 +439,11 @@ struct Step {
     if (in.data_parallel) *in.data_parallel = c;
     if (in.windows) *in.windows = {fwd, bwd};
     step.add(kDpComm, exposed_per_step(c, fwd, bwd, micro_batches));
+    // Every collective of the step, hidden or not (dp_sync=async and local price from it).
+    auto whole = [](const DataParallelComm::Window& w) { return combined(w.hidden, w.exposed); };
+    const Cost each = combined(whole(c.every_forward), whole(c.every_backward));
+    dp_full_ = combined(combined(each.as(each.seconds * micro_batches), whole(c.last_backward)),
+                        combined(whole(c.next_forward), c.tied));
   }
 
   // `calls` collectives of equal size moving `bytes` in all, over `group`.

@@ -28,6 +28,7 @@ std::string to_string(const Strategy& s) {
   if (s.schedule != PipeSchedule::one_f_one_b)
     out += fmt::format(",schedule={}", to_string(s.schedule));
   if (s.ep_overlap) out += ",ep_overlap=true";
+  if (s.dp_sync != DpSync::sync) out += ",dp_sync=" + dp_sync_text(s);
   if (s.recompute_modules != 0)
     out += ",recompute_modules=" + recompute_modules_text(s.recompute_modules);
   if (!s.stage_layers.empty()) out += fmt::format(",layers={}", fmt::join(s.stage_layers, "/"));
@@ -35,6 +36,11 @@ std::string to_string(const Strategy& s) {
   if (s.precision) out += fmt::format(",precision={}", to_string(*s.precision));
   if (!s.zero_layers.empty()) out += ",zero_layers=" + zero_layers_text(s.zero_layers);
   return out;
+}
+
+std::string dp_sync_text(const Strategy& s) {
+  if (s.dp_sync == DpSync::sync) return "sync";
+  return fmt::format("{}:{}", s.dp_sync == DpSync::async ? "async" : "local", s.dp_sync_steps);
 }
 
 std::string zero_layers_text(const std::vector<int>& marks) {
@@ -275,6 +281,29 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       else
         throw InputError(
             fmt::format("strategy key 'schedule' needs 1f1b, dualpipe or local (got '{}')", value));
+    } else if (key == "dp_sync") {
+      const size_t colon = value.find(':');
+      const std::string mode(value.substr(0, colon));
+      if (mode == "sync" && colon == std::string::npos) {
+        s.dp_sync = DpSync::sync;
+        s.dp_sync_steps = 0;
+      } else if ((mode == "async" || mode == "local") && colon != std::string::npos) {
+        const std::string n(value.substr(colon + 1));
+        int steps = 0;
+        const auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), steps);
+        if (ec != std::errc() || p != n.data() + n.size() || steps < 1 || steps > 1000000)
+          throw InputError(fmt::format(
+              "strategy key 'dp_sync': '{}' needs a whole number of steps from 1 to 1000000 "
+              "after the colon",
+              value));
+        s.dp_sync = mode == "async" ? DpSync::async : DpSync::local;
+        s.dp_sync_steps = steps;
+      } else {
+        throw InputError(fmt::format(
+            "strategy key 'dp_sync' needs sync, async:S (updates up to S steps stale) or local:H "
+            "(parameters averaged every H steps) (got '{}')",
+            value));
+      }
     } else if (key == "cp_kind") {
       if (value == "ring")
         s.cp_kind = CpKind::ring;
@@ -286,6 +315,7 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
     } else
       throw InputError(fmt::format(
           "unknown strategy key '{}'; use tp, pp, dp, cp, ep, etp, ep_overlap, mbs, gbs, schedule, "
+          "dp_sync, "
           "offload, "
           "recompute_modules, "
           "vpp, recompute, sp, zero, zero_layers, cp_kind, layers, stage_tp, precision (and "
@@ -495,6 +525,18 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
     if (s.pp < 2 || s.pp % 2 != 0)
       return fmt::format("schedule=dualpipe needs an even pp of at least 2 (got pp={})", s.pp);
     if (s.vpp > 1) return "schedule=dualpipe has no interleaving; use vpp=1";
+  }
+  if (s.dp_sync != DpSync::sync) {
+    const char* what = s.dp_sync == DpSync::async ? "async" : "local";
+    if (s.dp < 2)
+      return fmt::format("dp_sync={} needs dp>=2 (it is how data-parallel replicas agree)", what);
+    if (s.zero != 0 || !s.zero_layers.empty())
+      return fmt::format(
+          "dp_sync={} keeps each replica's own optimizer state: use zero=0 (ZeRO shards it over "
+          "replicas that update together)",
+          what);
+    if (s.dp_sync == DpSync::local && s.dp_sync_steps < 2)
+      return "dp_sync=local:1 averages every step: that is dp_sync=sync";
   }
   if (s.schedule == PipeSchedule::local) {
     if (s.pp < 2)

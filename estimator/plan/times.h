@@ -91,6 +91,10 @@ struct Times {
   // The pace-setting stage's seconds per micro-batch: what step_times sets on the step it
   // returns (variable-length pricing scales it per micro-batch).
   double micro_batch_s = 0;
+  // dp_sync=async or local: every data-parallel collective of a step, hidden or not (what one
+  // exchange of gradients or parameters takes), and async's staleness in updates.
+  double dp_exchange_s = 0;
+  int dp_staleness = 0;
   void add_backward_comm(Part p, Priced x) {
     add(p, x);
     backward_comm += std::max(0.0, x.seconds);

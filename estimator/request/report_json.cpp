@@ -33,6 +33,7 @@ nlohmann::json to_json(const Strategy& s) {
   if (s.recompute_modules != 0)
     j["recompute_modules"] = recompute_modules_text(s.recompute_modules);
   if (!s.zero_layers.empty()) j["zero_layers"] = zero_layers_text(s.zero_layers);
+  if (s.dp_sync != DpSync::sync) j["dp_sync"] = dp_sync_text(s);
   return j;
 }
 
@@ -50,6 +51,17 @@ nlohmann::json to_json(const Estimate& e) {
   j["reason"] = e.reason;
   j["parameters"] = e.parameters;
   j["model_flops_per_step"] = round6(e.model_flops);
+  if (e.dp_sync) {
+    const DataParallelSync& d = *e.dp_sync;
+    j["dp_sync"] = {{"mode", d.mode == DpSync::async ? "async" : "local"},
+                    {d.mode == DpSync::async ? "staleness_bound_steps" : "averaging_period_steps",
+                     d.bound_steps},
+                    {"exchange_s", round6(d.exchange_s)},
+                    {"per_update_s", round6(d.per_update_s)},
+                    {"per_sample_s", round6(d.per_sample_s)},
+                    {"convergence", "not priced: updates differ from synchronous training"}};
+    if (d.mode == DpSync::async) j["dp_sync"]["staleness_steps"] = d.staleness;
+  }
   nlohmann::json time = nlohmann::json::array();
   for (const auto& p : e.time) {
     nlohmann::json sources = nlohmann::json::object();

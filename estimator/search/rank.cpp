@@ -316,8 +316,11 @@ struct Ranker {
                                     divisors(per_replica, std::min(per_replica, kMaxMicroBatch)));
           // Interleaving: chunk counts that divide the smallest stage's layers (the default
           // split gives some stages one more; their chunks come out uneven, as real runs').
+          // Asynchronous or local updates keep each replica's optimizer whole: ZeRO 0.
           const auto zeros =
-              choices(contains(pinned, "zero"), fixed.zero, pp > 1 ? pipelined : stages);
+              fixed.dp_sync != DpSync::sync
+                  ? std::vector<int>{0}
+                  : choices(contains(pinned, "zero"), fixed.zero, pp > 1 ? pipelined : stages);
           const int smallest = layers / pp;
           const auto vpps = choices(
               contains(pinned, "vpp"), fixed.vpp,
@@ -373,6 +376,10 @@ struct Ranker {
                             (s.micro_batches() % 2 != 0 || s.micro_batches() < pp))
                           continue;
                         s.precision = fixed.precision;
+                        // Asynchronous or local updates change what is trained: searched only
+                        // when pinned (dp_sync=async:S or local:H), never by default.
+                        s.dp_sync = fixed.dp_sync;
+                        s.dp_sync_steps = fixed.dp_sync_steps;
                         // A pinned all-to-all overlap where there are all-to-alls under 1F1B.
                         s.ep_overlap =
                             fixed.ep_overlap && ep > 1 && schedule == PipeSchedule::one_f_one_b;

@@ -50,6 +50,17 @@ struct StageReport {
 // within this share of the capacity is reported as near the limit, either way.
 inline constexpr double kMemoryVerdictUncertainty = 0.03;
 
+// dp_sync=async or local (Strategy::dp_sync): what the step time rests on, said beside it.
+// Neither changes only the time: what is trained changes too, and that is not priced.
+struct DataParallelSync {
+  DpSync mode = DpSync::sync;
+  int bound_steps = 0;      // async: the staleness bound; local: the averaging period
+  int staleness = 0;        // async: how many updates late a replica's gradients arrive
+  double exchange_s = 0;    // one whole exchange of gradients or parameters
+  double per_update_s = 0;  // the step: one update of each replica
+  double per_sample_s = 0;  // the step over the samples of all replicas
+};
+
 struct Estimate {
   Strategy strategy;
   bool feasible = false;
@@ -74,6 +85,7 @@ struct Estimate {
   // rank on a mixed cluster: the order of the node groups the plan's ranks fill (the stages
   // take them in this order), where it differs from the cluster file's.
   std::vector<std::string> group_order;
+  std::optional<DataParallelSync> dp_sync;  // dp_sync=async or local only
 };
 
 // ---------------------------------------------------------------- inputs

@@ -69,6 +69,13 @@ std::string_view to_string(CpKind);
 enum class PipeSchedule { one_f_one_b, dualpipe, local };
 std::string_view to_string(PipeSchedule);
 
+// How data-parallel replicas agree (issue 39): sync, every step (what every stack runs);
+// async:S, each replica applies its update without waiting for the others' gradients, which
+// may be up to S updates stale (stale-synchronous parallel; Hsu et al., "Parallel Online
+// Learning", 2011); local:H, each replica trains alone and the replicas average their
+// parameters every H steps (local SGD). Both change what is trained, which is not priced.
+enum class DpSync { sync, async, local };
+
 // Context parallelism of one size (fixed), or sized per sequence on variable-length data:
 // dynamic (Megatron's: each sequence on the smallest CP group that holds it, the sizes one
 // after another) or flex (FlexSP's: groups of different sizes side by side in one step).
@@ -114,6 +121,10 @@ struct Strategy {
   bool cp_per_sequence() const { return cp_mode != CpMode::fixed; }
   CpKind cp_kind = CpKind::ring;
   PipeSchedule schedule = PipeSchedule::one_f_one_b;  // schedule=1f1b|dualpipe
+  // dp_sync=async:S | local:H; dp_sync_steps is S (the staleness bound, in updates) or H (the
+  // averaging period, in steps).
+  DpSync dp_sync = DpSync::sync;
+  int dp_sync_steps = 0;
   // ep_overlap=true: Megatron-core's --overlap-moe-expert-parallel-comm (1F1B all-to-all
   // overlap): one micro-batch's forward runs beside another's backward, so each expert-parallel
   // all-to-all runs behind the other's compute, less the SMs its kernels take.
@@ -160,6 +171,8 @@ struct Strategy {
   int micro_batches() const { return static_cast<int>(gbs / (int64_t{mbs} * dp)); }
 };
 std::string to_string(const Strategy&);
+// "async:2", "local:8"; "sync".
+std::string dp_sync_text(const Strategy&);
 // "layernorm/mla_up_proj": the modules' names, as the strategy key takes them.
 std::string recompute_modules_text(unsigned modules);
 // "s/rx30/s": per-layer sharding marks, as the strategy key takes them (runs merged).
