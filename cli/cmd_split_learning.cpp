@@ -12,10 +12,19 @@
 namespace shardcost::cli {
 namespace {
 
-std::string round_table(const SplitRound& r, bool shared) {
-  std::vector<std::string> h{"device",     "kind",     "cut",        "after",
-                             "smashed MB", "share",    "device s",   "upload s",
-                             "wait s",     "server s", "download s", "finish s"};
+std::string round_table(const SplitRound& r, bool shared, bool inference) {
+  std::vector<std::string> h{"device",
+                             "kind",
+                             "cut",
+                             "after",
+                             inference ? "up MB" : "smashed MB",
+                             "share",
+                             "device s",
+                             "upload s",
+                             "wait s",
+                             "server s",
+                             "download s",
+                             inference ? "latency s" : "finish s"};
   Table t(h, {false, false, true, false, true, true, true, true, true, true, true, true});
   for (const ClientRound& c : r.clients)
     t.add({c.name, c.device, std::to_string(c.cut), c.cut_after,
@@ -43,11 +52,23 @@ void render(const SplitLearningReport& rep, Format format) {
       "{} ({}): {} places to cut; {} devices, server {}, {}{}\n\n", g.name, g.source, r.cuts,
       setup.clients.size(), rep.server.name, rep.request.precision,
       shared ? fmt::format(", shared uplink {:.0f} Mb/s", setup.shared_uplink_Bps * 8 / 1e6) : "");
-  fmt::print("{}: round {:.3f} s\n{}\n", r.best.method, r.best.round_s,
-             round_table(r.best, shared));
+  const bool inference = rep.request.inference;
+  auto head = [&](const SplitRound& round) {
+    if (!inference) return fmt::format("round {:.3f} s", round.round_s);
+    return fmt::format(
+        "a request batch on every device {:.3f} s end to end; {:.1f} samples/s with batches "
+        "pipelined",
+        round.round_s, round.samples_per_s);
+  };
+  fmt::print("{}: {}\n{}\n", r.best.method, head(r.best), round_table(r.best, shared, inference));
   if (!r.baseline.clients.empty())
-    fmt::print("{}: round {:.3f} s ({:.2f}x)\n{}", r.baseline.method, r.baseline.round_s,
-               r.baseline.round_s / r.best.round_s, round_table(r.baseline, shared));
+    fmt::print("{}: {} ({:.2f}x)\n{}", r.baseline.method, head(r.baseline),
+               r.baseline.round_s / r.best.round_s, round_table(r.baseline, shared, inference));
+  if (inference)
+    fmt::print(
+        "\ninference: one forward pass per request batch; up MB: the cut's activation (the raw "
+        "input where all runs on the server), download: the output (nothing where all runs on "
+        "the device)\n");
 }
 
 }  // namespace
@@ -68,6 +89,10 @@ void add_split_learning_command(CLI::App& app) {
   cmd->add_option("--precision", a->precision, "fp32 (default), tf32, fp16 or bf16");
   cmd->add_option("--db", a->db, "price the server's GEMMs from this cost store");
   cmd->add_option("--format", *format, "text or json");
+  cmd->add_flag("--inference", a->inference,
+                "price inference instead of training: a forward pass per request batch (latency "
+                "end to end, throughput pipelined), the cuts including all on the device and all "
+                "on the server");
   cmd->callback([a, format] {
     const Format f = parse_format(*format, {Format::text, Format::json});
     render(run_split_learning(*a), f);

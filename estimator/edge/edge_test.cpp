@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "shardcost/split_learning.h"
@@ -74,6 +76,57 @@ TEST(SplitLearning, TheRawInputNeverCrossesACut) {
   const SplitResult r = plan_split_learning(g, find_device("a100-sxm4-80gb"), s, {});
   for (const ClientRound& c : r.best.clients) EXPECT_GE(c.cut, 4) << c.cut_after;
   EXPECT_EQ(r.cuts, 3);  // after the add, the resize, the batched matmul
+}
+
+// Inference (issue 39, item 3): a forward pass per request batch. The cuts take in both ends;
+// a device's latency is its forward, the upload, the wait, the server's forward and the
+// result's download; the throughput is the devices' samples over the slowest stage with
+// batches pipelined.
+TEST(SplitLearning, InferenceSplitsAForwardPass) {
+  const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
+  const SplitSetup s = load_split_devices(path("data/examples/edge-devices.json"));
+  SplitOptions o;
+  o.precision = DType::fp16;
+  o.inference = true;
+  const SplitResult r = plan_split_learning(g, find_device("a100-sxm4-80gb"), s, o);
+  EXPECT_EQ(r.cuts, 4 + 2 * 16 + 1 + 2);  // the training cuts and both ends
+  double slowest = 0, serving = 0, samples = 0;
+  for (size_t i = 0; i < r.best.clients.size(); ++i) {
+    const ClientRound& c = r.best.clients[i];
+    EXPECT_NEAR(c.finish_s, c.device_s + c.upload_s + c.wait_s + c.server_s + c.download_s,
+                1e-9 * c.finish_s);
+    if (c.cut == 0) {  // all on the server: the raw input goes up (224 x 224 x 3, fp16)
+      EXPECT_DOUBLE_EQ(c.smashed_bytes, 224.0 * 224 * 3 * s.clients[i].batch * 2);
+      EXPECT_EQ(c.device_s, 0);
+    }
+    if (c.cut_after.find("all on the device") != std::string::npos) {
+      EXPECT_EQ(c.smashed_bytes, 0);
+      EXPECT_EQ(c.server_s, 0);
+      EXPECT_EQ(c.download_s, 0);
+    } else {
+      EXPECT_DOUBLE_EQ(c.result_bytes, 1000.0 * s.clients[i].batch * 2);  // the logits
+    }
+    slowest = std::max({slowest, c.device_s, c.upload_s, c.download_s});
+    serving += c.server_s;
+    samples += s.clients[i].batch;
+  }
+  EXPECT_NEAR(r.best.samples_per_s, samples / std::max(slowest, serving), 1e-9 * samples);
+  EXPECT_LE(r.best.round_s, r.baseline.round_s);
+  // Forward only: sooner than a training round.
+  SplitOptions training;
+  training.precision = DType::fp16;
+  const SplitResult t = plan_split_learning(g, find_device("a100-sxm4-80gb"), s, training);
+  EXPECT_LT(r.best.round_s, t.best.round_s);
+  // The Orin, fast and short of uplink, answers on its own rather than wait for the network.
+  EXPECT_NE(r.best.clients[4].cut_after.find("all on the device"), std::string::npos)
+      << r.best.clients[4].cut_after;
+  // Without a network worth the name, every device answers on its own.
+  SplitSetup slow = s;
+  for (SplitClient& c : slow.clients) c.uplink_Bps = 1e3;
+  slow.shared_uplink_Bps = 0;
+  const SplitResult local = plan_split_learning(g, find_device("a100-sxm4-80gb"), slow, o);
+  for (const ClientRound& c : local.best.clients)
+    EXPECT_NE(c.cut_after.find("all on the device"), std::string::npos) << c.name;
 }
 
 TEST(SplitLearning, MemoryLimitsTheCut) {

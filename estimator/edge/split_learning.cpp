@@ -25,6 +25,7 @@ constexpr double kStateBytes = 12, kStepBytes = 20;
 // One device's costs at every cut: prefix sums over the priced operators.
 struct ClientCosts {
   std::vector<double> device_s, server_s, memory, smashed;  // index: operators on the device
+  double result = 0;  // inference: the model's output, sent back down
 };
 
 double roofline(const EdgeDevice& d, bool half, double flops, double bytes) {
@@ -79,10 +80,13 @@ struct Planner {
     size_t reach = 0;
     for (size_t i = 0; i < n; ++i)
       if (any.reads_input(order[i])) reach = std::max(reach, i);
+    // Inference may also keep everything on the server (the raw input sent) or the device.
+    if (o.inference) cuts.push_back(0);
     for (size_t k = 0; k + 1 < n; ++k) {
       if (reach <= k && last_use[k] > k) cuts.push_back(static_cast<int>(k + 1));
       reach = std::max(reach, last_use[k]);
     }
+    if (o.inference) cuts.push_back(static_cast<int>(n));
     if (cuts.empty())
       throw InputError(fmt::format(
           "{}: no place in the graph where a single tensor crosses; split learning needs one",
@@ -98,7 +102,16 @@ struct Planner {
       std::vector<double> server_node(n);
       for (size_t i = 0; i < n; ++i) {
         const NodePrice np = m.node(order[i], {1, 1, 1, 1, 1});
-        server_node[i] = np.forward_s + np.backward_s;
+        server_node[i] = np.forward_s + (o.inference ? 0 : np.backward_s);
+      }
+      // Inference: the raw input is what crosses at cut 0; weights and the largest working
+      // set of one operator are what the device holds.
+      double inputs = 0, working = 0;
+      if (o.inference) {
+        for (size_t i = 0; i < n; ++i)
+          if (m.reads_input(order[i])) inputs += g.nodes[static_cast<size_t>(order[i])].in_elements;
+        cc.smashed[0] = inputs * c.batch * e;
+        cc.result = g.nodes[static_cast<size_t>(order[n - 1])].out_elements * c.batch * e;
       }
       for (size_t k = 0; k < n; ++k) {
         const GraphNode& node = g.nodes[static_cast<size_t>(order[k])];
@@ -112,10 +125,18 @@ struct Planner {
                      (2 * node.in_elements + node.out_elements) * b * e + 2 * node.params * e);
         const double step =
             node.params * kStepBytes / (c.device.memory_bandwidth_Bps * c.device.memory_efficiency);
-        cc.device_s[k + 1] = cc.device_s[k] + fwd + bwd + step;
-        cc.memory[k + 1] = cc.memory[k] + node.params * kStateBytes + node.in_elements * b * e;
-        cc.smashed[k + 1] = node.out_elements * b * e;
+        if (o.inference) {
+          working = std::max(working, (node.in_elements + node.out_elements) * b * e);
+          cc.device_s[k + 1] = cc.device_s[k] + fwd;
+          cc.memory[k + 1] = cc.memory[k] + node.params * e;
+        } else {
+          cc.device_s[k + 1] = cc.device_s[k] + fwd + bwd + step;
+          cc.memory[k + 1] = cc.memory[k] + node.params * kStateBytes + node.in_elements * b * e;
+        }
+        cc.smashed[k + 1] = k + 1 == n && o.inference ? 0 : node.out_elements * b * e;
       }
+      if (o.inference)
+        for (size_t k = 1; k <= n; ++k) cc.memory[k] += working;
       for (size_t k = n; k-- > 0;) cc.server_s[k] = cc.server_s[k + 1] + server_node[k];
       costs.push_back(std::move(cc));
     }
@@ -126,11 +147,18 @@ struct Planner {
            setup.clients[client].device.memory_bytes;
   }
 
+  // What comes back down: the gradient of the cut's activation (training), the output
+  // (inference; nothing when the device ran it all).
+  double down_bytes(size_t i, size_t k) const {
+    if (!o.inference) return costs[i].smashed[k];
+    return k == static_cast<size_t>(order.size()) ? 0 : costs[i].result;
+  }
+
   // The client's round without its upload and queueing.
   double rest(size_t i, int cut) const {
     const auto k = static_cast<size_t>(cut);
     const ClientCosts& c = costs[i];
-    return c.device_s[k] + c.server_s[k] + c.smashed[k] / setup.clients[i].downlink_Bps;
+    return c.device_s[k] + c.server_s[k] + down_bytes(i, k) / setup.clients[i].downlink_Bps;
   }
 
   // Shares of the shared uplink that let every device finish by the smallest common time
@@ -145,6 +173,7 @@ struct Planner {
       for (size_t i = 0; i < n; ++i) {
         const double left = t - rest(i, cut[i]);
         const double bytes = costs[i].smashed[static_cast<size_t>(cut[i])];
+        if (bytes <= 0) continue;  // nothing to send: the device runs it all
         if (left <= 0) return kInf;
         const double rate = bytes / left;
         if (rate > setup.clients[i].uplink_Bps * (1 + 1e-12)) return kInf;
@@ -181,16 +210,19 @@ struct Planner {
       cr.name = c.name;
       cr.device = c.device.name;
       cr.cut = cut[i];
-      cr.cut_after = g.nodes[static_cast<size_t>(order[k - 1])].name;
+      cr.cut_after = k == 0 ? "(input: all on the server)"
+                            : g.nodes[static_cast<size_t>(order[k - 1])].name +
+                                  (k == order.size() ? " (all on the device)" : "");
       cr.smashed_bytes = costs[i].smashed[k];
+      cr.result_bytes = down_bytes(i, k);
       cr.share = share[i];
       const double rate = setup.shared_uplink_Bps > 0
                               ? std::min(c.uplink_Bps, share[i] * setup.shared_uplink_Bps)
                               : c.uplink_Bps;
       cr.device_s = costs[i].device_s[k];
-      cr.upload_s = rate > 0 ? cr.smashed_bytes / rate : kInf;
+      cr.upload_s = cr.smashed_bytes <= 0 ? 0 : rate > 0 ? cr.smashed_bytes / rate : kInf;
       cr.server_s = costs[i].server_s[k];
-      cr.download_s = cr.smashed_bytes / c.downlink_Bps;
+      cr.download_s = cr.result_bytes / c.downlink_Bps;
       cr.device_memory_bytes = costs[i].memory[k];
       // The device's forward is the part of its time before the cut's activation leaves.
       arrival[i] = forward_share(i, k) + cr.upload_s;
@@ -211,11 +243,38 @@ struct Planner {
           busy + cr.download_s + (cr.device_s - forward_share(i, static_cast<size_t>(cr.cut)));
       r.round_s = std::max(r.round_s, cr.finish_s);
     }
+    if (o.inference) {
+      // Successive batches pipelined: each device's compute, uplink and downlink, and the
+      // server, which serves every device's work in turn, each take one batch at a time.
+      double slowest = 0, serving = 0, samples = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const ClientRound& cr = r.clients[i];
+        slowest = std::max({slowest, cr.device_s, cr.upload_s, cr.download_s});
+        serving += cr.server_s;
+        samples += setup.clients[i].batch;
+      }
+      slowest = std::max(slowest, serving);
+      r.samples_per_s = slowest > 0 ? samples / slowest : kInf;
+    }
     return r;
   }
 
-  // Forward share of the device's time: a third of its compute (backward is twice forward).
-  double forward_share(size_t i, size_t k) const { return costs[i].device_s[k] / 3; }
+  // Forward share of the device's time: a third of its compute (backward is twice forward);
+  // all of it for inference.
+  double forward_share(size_t i, size_t k) const {
+    return o.inference ? costs[i].device_s[k] : costs[i].device_s[k] / 3;
+  }
+
+  // Inference: the same slowest latency and less latency in all (a device that need not wait
+  // for the network no longer does), or the same and more throughput.
+  static bool sooner(const SplitRound& a, const SplitRound& b) {
+    if (a.round_s > b.round_s * (1 + 1e-12)) return false;
+    double sa = 0, sb = 0;
+    for (const ClientRound& c : a.clients) sa += c.finish_s;
+    for (const ClientRound& c : b.clients) sb += c.finish_s;
+    if (sa < sb * (1 - 1e-12)) return true;
+    return sa <= sb * (1 + 1e-12) && a.samples_per_s > b.samples_per_s * (1 + 1e-12);
+  }
 
   SplitResult solve() {
     prepare();
@@ -260,7 +319,7 @@ struct Planner {
           std::vector<int> trial = cut;
           trial[i] = k;
           SplitRound r = play(trial, allocate(trial), "per-device cuts");
-          if (r.round_s < best.round_s * (1 - 1e-12))
+          if (r.round_s < best.round_s * (1 - 1e-12) || (o.inference && sooner(r, best)))
             best = std::move(r), cut = trial, better = true;
         }
       if (!better) break;

@@ -16,6 +16,7 @@ nlohmann::json round_json(const SplitRound& r) {
                        {"cut", c.cut},
                        {"cut_after", c.cut_after},
                        {"smashed_bytes", c.smashed_bytes},
+                       {"result_bytes", c.result_bytes},
                        {"share", c.share},
                        {"device_s", c.device_s},
                        {"upload_s", c.upload_s},
@@ -24,7 +25,9 @@ nlohmann::json round_json(const SplitRound& r) {
                        {"download_s", c.download_s},
                        {"finish_s", c.finish_s},
                        {"device_memory_bytes", c.device_memory_bytes}});
-  return {{"method", r.method}, {"round_s", r.round_s}, {"devices", clients}};
+  nlohmann::json j = {{"method", r.method}, {"round_s", r.round_s}, {"devices", clients}};
+  if (r.samples_per_s > 0) j["samples_per_s"] = r.samples_per_s;
+  return j;
 }
 
 }  // namespace
@@ -45,6 +48,7 @@ SplitLearningReport run_split_learning(const SplitLearningRequest& a) {
   const auto costs = load_cost_sources(a.db);
   r.warnings = costs->warnings;
   o.costs = costs->source();
+  o.inference = a.inference;
   r.result = plan_split_learning(r.graph, r.server, r.setup, o);
   return r;
 }
@@ -54,6 +58,7 @@ nlohmann::json to_json(const SplitLearningReport& r) {
           {"file", r.graph.source},
           {"server", r.server.name},
           {"precision", r.request.precision},
+          {"inference", r.request.inference},
           {"shared_uplink_Mbps", r.setup.shared_uplink_Bps * 8 / 1e6},
           {"cuts", r.result.cuts},
           {"best", round_json(r.result.best)},

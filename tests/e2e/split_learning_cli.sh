@@ -20,6 +20,26 @@ assert all(d["finish_s"] <= best["round_s"] + 1e-12 for d in best["devices"])
 assert len({d["cut"] for d in base["devices"]}) == 1
 PY
 
+# Inference (issue 39, item 3): a forward pass per request batch, latency and throughput.
+expect_exit 0 "$BIN" split-learning --model data/onnx/resnet50.onnx \
+  --devices data/examples/edge-devices.json --server a100-sxm4-80gb --precision fp16 --inference
+golden split_learning_inference.txt
+expect_exit 0 "$BIN" split-learning --model data/onnx/resnet50.onnx \
+  --devices data/examples/edge-devices.json --server a100-sxm4-80gb --precision fp16 --inference \
+  --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["inference"] is True and j["cuts"] == 39, j["cuts"]
+best = j["best"]
+assert best["samples_per_s"] > 0 and best["round_s"] <= j["baseline"]["round_s"]
+for d in best["devices"]:
+    assert abs(d["finish_s"] - (d["device_s"] + d["upload_s"] + d["wait_s"] + d["server_s"] + d["download_s"])) < 1e-9, d
+    # The logits come back (1,000 fp16 values a sample), nothing where the device ran it all.
+    local = "all on the device" in d["cut_after"]
+    assert (d["result_bytes"] == 0) if local else (d["result_bytes"] > 0 and d["result_bytes"] % 2000 == 0), d
+PY
+
 bad() {
   printf '%s' "$1" >"$SCRATCH/devices.json"
   expect_exit 2 "$BIN" split-learning --model data/onnx/resnet50.onnx \

@@ -44,6 +44,7 @@ nlohmann::json to_json(const PlaceReport&);
 // split-learning: each edge device's cut and uplink share.
 struct SplitLearningRequest {
   std::string model, devices, server, precision = "fp32", db;
+  bool inference = false;  // a forward pass per request batch instead of a training round
 };
 struct SplitLearningReport {
   SplitLearningRequest request;

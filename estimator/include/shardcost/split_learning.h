@@ -45,6 +45,10 @@ SplitSetup load_split_devices(std::string_view path);
 struct SplitOptions {
   DType precision = DType::fp32;
   const CostSource* costs = nullptr;  // the server's GEMMs
+  // Inference (issue 39, item 3): one forward pass per request batch, the result sent back;
+  // nothing is trained or kept for a backward. The cuts then include both ends: everything on
+  // the device (nothing sent) and everything on the server (the raw input sent).
+  bool inference = false;
 };
 
 // One device's part of a round.
@@ -53,8 +57,9 @@ struct ClientRound {
   int cut = 0;            // operators on the device (priced ones, in graph order)
   std::string cut_after;  // the last of them
   double smashed_bytes = 0;
-  double share = 0;     // of the shared uplink (0 without one)
-  double device_s = 0;  // forward, backward and optimizer step on the device
+  double result_bytes = 0;  // inference: the output sent back down (training: the gradient)
+  double share = 0;         // of the shared uplink (0 without one)
+  double device_s = 0;      // forward, backward and optimizer step on the device
   double upload_s = 0, server_s = 0, wait_s = 0, download_s = 0;
   double finish_s = 0;
   double device_memory_bytes = 0;
@@ -62,7 +67,11 @@ struct ClientRound {
 
 struct SplitRound {
   std::string method;  // "per-device cuts" or "one cut for all, equal shares"
-  double round_s = 0;
+  double round_s = 0;  // inference: one request batch of every device, end to end
+  // Inference: samples a second in the steady state, successive batches pipelined through
+  // each device's compute, uplink and downlink and the server (which takes every device's
+  // work in turn): the devices' batches over the slowest of those stages.
+  double samples_per_s = 0;
   std::vector<ClientRound> clients;
 };
 
