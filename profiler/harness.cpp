@@ -32,8 +32,6 @@ std::vector<int64_t> HostTimer::durations_ns(int count) {
   return out;
 }
 
-namespace {
-
 std::vector<int64_t> timed_loop(Benchmark& b, Timer& t, int count) {
   for (int i = 0; i < count; ++i) {
     b.prepare(i);
@@ -46,8 +44,6 @@ std::vector<int64_t> timed_loop(Benchmark& b, Timer& t, int count) {
   b.combine(ns);
   return ns;
 }
-
-}  // namespace
 
 Measured measure(Benchmark& b, Timer& t, const Timing& timing) {
   if (timing.iterations < 1 && timing.time_budget_s <= 0)

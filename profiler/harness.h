@@ -56,5 +56,8 @@ struct Measured {
 };
 
 Measured measure(Benchmark&, Timer&, const Timing&);
+// `count` timed iterations alone (each prepared, timed and run; no warm-up, no check): their
+// durations, as measure() takes them.
+std::vector<int64_t> timed_loop(Benchmark&, Timer&, int count);
 
 }  // namespace shardcost::bench

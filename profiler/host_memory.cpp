@@ -56,7 +56,30 @@ class HostMemory final : public Benchmark {
 
   void prepare(int i) override { set_ = static_cast<size_t>(i) % src_.size(); }
 
-  void run(int iteration) override { run_kernel(kernel_, iteration); }
+  void run(int iteration) override {
+    const size_t s = set_;
+    if (kind_ == "copy") {
+      pool_.run([&](int t) {
+        const Range r = share(bytes_, t, pool_.size(), kAlign);
+        copy_kernel(kernel_, dst_[s].get() + r.begin, src_[s].get() + r.begin,
+                    static_cast<size_t>(r.end - r.begin));
+      });
+    } else if (kind_ == "read") {
+      pool_.run([&](int t) {
+        const Range r = share(bytes_, t, pool_.size(), kAlign);
+        sums_[static_cast<size_t>(t) * 8] =
+            read_sum4(reinterpret_cast<const uint64_t*>(src_[s].get() + r.begin),
+                      static_cast<size_t>(r.end - r.begin) / 8);
+      });
+    } else {
+      const int value = iteration & 0xff;
+      pool_.run([&](int t) {
+        const Range r = share(bytes_, t, pool_.size(), kAlign);
+        write_kernel(kernel_, src_[s].get() + r.begin, value, static_cast<size_t>(r.end - r.begin));
+      });
+      written_ = value;
+    }
+  }
 
   int64_t check() override {
     set_ = 0;
@@ -113,48 +136,18 @@ class HostMemory final : public Benchmark {
   }
 
  private:
-  void run_kernel(std::string_view kernel, int iteration) {
-    const size_t s = set_;
-    if (kind_ == "copy") {
-      pool_.run([&](int t) {
-        const Range r = share(bytes_, t, pool_.size(), kAlign);
-        copy_kernel(kernel, dst_[s].get() + r.begin, src_[s].get() + r.begin,
-                    static_cast<size_t>(r.end - r.begin));
-      });
-    } else if (kind_ == "read") {
-      pool_.run([&](int t) {
-        const Range r = share(bytes_, t, pool_.size(), kAlign);
-        sums_[static_cast<size_t>(t) * 8] =
-            read_sum4(reinterpret_cast<const uint64_t*>(src_[s].get() + r.begin),
-                      static_cast<size_t>(r.end - r.begin) / 8);
-      });
-    } else {
-      const int value = iteration & 0xff;
-      pool_.run([&](int t) {
-        const Range r = share(bytes_, t, pool_.size(), kAlign);
-        write_kernel(kernel, src_[s].get() + r.begin, value, static_cast<size_t>(r.end - r.begin));
-      });
-      written_ = value;
-    }
-  }
-
-  // Each candidate once to warm up, then its best of three passes over the rotation's sets.
+  // Each candidate through the harness's own loop: one pass to warm up, then the best of three
+  // over the rotation's sets.
   std::string fastest_kernel() {
     const auto kernels = memory_kernels(kind_);
     std::string best(kernels.front());
-    if (kernels.size() == 1) return best;
-    double best_s = 0;
-    for (const std::string_view k : kernels) {
-      double fastest = 0;
-      for (int pass = 0; pass < 4; ++pass) {
-        set_ = static_cast<size_t>(pass) % src_.size();
-        const auto t0 = std::chrono::steady_clock::now();
-        run_kernel(k, pass);
-        const double s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (pass > 0 && (pass == 1 || s < fastest)) fastest = s;
-      }
-      if (best_s == 0 || fastest < best_s) best_s = fastest, best = std::string(k);
+    int64_t best_ns = 0;
+    for (size_t i = 0; kernels.size() > 1 && i < kernels.size(); ++i) {
+      kernel_ = std::string(kernels[i]);
+      HostTimer timer;
+      const std::vector<int64_t> ns = timed_loop(*this, timer, 4);
+      const int64_t fastest = *std::min_element(ns.begin() + 1, ns.end());
+      if (i == 0 || fastest < best_ns) best_ns = fastest, best = kernel_;
     }
     set_ = 0;
     return best;

@@ -439,7 +439,9 @@ struct Step {
     if (in.data_parallel) *in.data_parallel = c;
     if (in.windows) *in.windows = {fwd, bwd};
     step.add(kDpComm, exposed_per_step(c, fwd, bwd, micro_batches));
-    // Every collective of the step, hidden or not (dp_sync=async and local price from it).
+    // Every collective of the step, hidden or not: what dp_sync=async and local price from
+    // (synchronous steps, every search's, need none of it).
+    if (s.dp_sync == DpSync::sync) return;
     auto whole = [](const DataParallelComm::Window& w) { return combined(w.hidden, w.exposed); };
     const Cost each = combined(whole(c.every_forward), whole(c.every_backward));
     dp_full_ = combined(combined(each.as(each.seconds * micro_batches), whole(c.last_backward)),
