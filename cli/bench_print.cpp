@@ -33,6 +33,13 @@ json device_json(const db::DeviceRecord& d) {
           {"compute_capability", d.compute_capability}};
 }
 
+// "# device (host)", and where a host benchmark's threads ran.
+std::string header(const db::DeviceRecord& d, const std::string& binding) {
+  std::string out = fmt::format("# {} ({})\n", d.name, d.host);
+  if (!binding.empty()) out += fmt::format("# threads: {}\n", binding);
+  return out;
+}
+
 std::string ratio(std::optional<double> base, double value) {
   return base && *base > 0 ? fmt::format("{:.1f}%", 100 * value / *base) : "";
 }
@@ -43,6 +50,7 @@ std::string render(const bench::GemmReport& r, Format f) {
   const bool base = !r.results.empty() && r.results.front().baseline_tflops.has_value();
   if (f == Format::json) {
     json j = {{"benchmark", "gemm"}, {"device", device_json(r.device)}, {"results", json::array()}};
+    if (!r.binding.empty()) j["threads"] = r.binding;
     for (const auto& g : r.results) {
       json row = {{"name", g.shape.name}, {"dtype", g.dtype},
                   {"m", g.shape.m},       {"n", g.shape.n},
@@ -78,13 +86,14 @@ std::string render(const bench::GemmReport& r, Format f) {
     }
     t.add(row);
   }
-  return fmt::format("# {} ({})\n", r.device.name, r.device.host) + t.render();
+  return header(r.device, r.binding) + t.render();
 }
 
 std::string render(const bench::EmbeddingReport& r, Format f) {
   if (f == Format::json) {
     json j = {
         {"benchmark", "embedding"}, {"device", device_json(r.device)}, {"results", json::array()}};
+    if (!r.binding.empty()) j["threads"] = r.binding;
     for (const auto& e : r.results)
       j["results"].push_back({{"pass", e.pass},
                               {"dtype", e.dtype},
@@ -107,7 +116,7 @@ std::string render(const bench::EmbeddingReport& r, Format f) {
            fmt::format("{:g}", e.shape.pooling), fmt::format("{}", e.shape.batch),
            fmt::format("{:g}", e.shape.zipf), us(e.stats.median_ns), us(e.stats.p10_ns),
            us(e.stats.p90_ns), cv(e.stats), num(e.lookups_per_s / 1e6), check_cell(e.wrong)});
-  return fmt::format("# {} ({})\n", r.device.name, r.device.host) + t.render();
+  return header(r.device, r.binding) + t.render();
 }
 
 std::string render(const bench::MemoryReport& r, Format f) {
@@ -116,6 +125,7 @@ std::string render(const bench::MemoryReport& r, Format f) {
   if (f == Format::json) {
     json j = {
         {"benchmark", "memory"}, {"device", device_json(r.device)}, {"results", json::array()}};
+    if (!r.binding.empty()) j["threads"] = r.binding;
     for (const auto& m : r.results) {
       json row = {{"kind", m.kind},   {"kernel", m.kernel},
                   {"bytes", m.bytes}, {"bandwidth_gbps", m.bandwidth_gbps},
@@ -145,7 +155,7 @@ std::string render(const bench::MemoryReport& r, Format f) {
     }
     t.add(row);
   }
-  return fmt::format("# {} ({})\n", r.device.name, r.device.host) + t.render();
+  return header(r.device, r.binding) + t.render();
 }
 
 std::string render(const bench::CollectiveReport& r, Format f) {

@@ -35,6 +35,7 @@ struct BenchArgs {
   std::string rows = "1K,32K,1M,4M", dim = "16,64,256", pooling = "1,8,64", batch = "512,4096",
               zipf = "0,1.1", passes = "forward,backward", optimizer = "rowwise_adagrad";
   std::string tables, plan;
+  std::string cpus;  // host memory and embedding: where their threads run
   int64_t seed = 1;
   int sample = 0, rounds = 1;
   int gpu = 0, gpus = 0, root = 0, threads = 0, stall_rank = -1;
@@ -120,6 +121,7 @@ bench::EmbeddingReport embedding_rounds(const bench::EmbeddingOptions& o, int ro
   for (int round = 0; round < rounds && !all.interrupted; ++round) {
     bench::EmbeddingReport r = bench::bench_embedding(o, progress());
     all.device = r.device;
+    all.binding = r.binding;
     all.planned += r.planned;
     all.interrupted = r.interrupted;
     all.results.insert(all.results.end(), r.results.begin(), r.results.end());
@@ -188,6 +190,22 @@ void finish(const BenchArgs& a, const BenchStore& stored, const Report& r, std::
     }
     throw ExitStatus{130};  // 128 + SIGINT, as a shell reports Ctrl-C
   }
+}
+
+std::string cpus_of(const BenchArgs& a) {
+  if (!a.cpus.empty() && a.device != "cpu")
+    throw InputError(fmt::format(
+        "--cpus binds a host benchmark's threads; --device {} runs on the GPU (bind the "
+        "process with taskset or numactl instead)",
+        a.device));
+  return a.cpus;
+}
+
+void add_cpus(CLI::App* c, BenchArgs& a) {
+  c->add_option("--cpus", a.cpus,
+                "cpu: the CPUs threads are bound to, one each: a list (0-7,16), NUMA nodes "
+                "(numa:0,1), or none (not bound); default: every CPU the process may use, one "
+                "thread per core first (shardcost devices shows the node)");
 }
 
 void add_common(CLI::App* c, BenchArgs& a) {
@@ -283,8 +301,9 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
   mem->add_option(
       "--op", ma->ops,
       "cpu: copy,read,write; cuda: copy_d2d,copy_h2d,copy_d2h,memset,read,write (default all)");
-  mem->add_option("--threads", ma->threads, "cpu: threads, 1-1024 (default: all)")
+  mem->add_option("--threads", ma->threads, "cpu: threads, 1-1024 (default: one per CPU)")
       ->check(CLI::Range(1, 1024));
+  add_cpus(mem, *ma);
   mem->add_flag("--compare-baseline", ma->compare_baseline,
                 "cpu: also time a plain multi-threaded loop of each kind (copy: memcpy; "
                 "read: a running sum; write: a store loop)");
@@ -300,6 +319,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     o.sizes = sizes_of(a, "1M", "256M");
     o.timing = a.timing;
     o.threads = a.threads;
+    o.cpus = cpus_of(a);
     o.compare_baseline = a.compare_baseline;
     const int64_t start = now_ns();
     BenchStore stored(a.db, start, version, revision);
@@ -339,8 +359,9 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
                   "each one's median: drift on a noisy machine is spread over the design)")
       ->check(CLI::Range(1, 100));
   emb->add_option("--seed", ea->seed, "seed of the indices and --sample's draws (default 1)");
-  emb->add_option("--threads", ea->threads, "cpu: threads, 1-1024 (default: all)")
+  emb->add_option("--threads", ea->threads, "cpu: threads, 1-1024 (default: one per CPU)")
       ->check(CLI::Range(1, 1024));
+  add_cpus(emb, *ea);
   add_common(emb, *ea);
   emb->callback([ea, version, revision] {
     const BenchArgs& a = *ea;
@@ -353,6 +374,7 @@ void add_bench_commands(CLI::App& app, const std::string& version, const std::st
     o.passes = split_commas(a.passes);
     o.timing = a.timing;
     o.threads = a.threads;
+    o.cpus = cpus_of(a);
     if (a.seed < 0) throw InputError("--seed must not be negative");
     o.seed = static_cast<uint64_t>(a.seed);
     const int64_t start = now_ns();

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backends.h"
+#include "cpu_binding.h"
 #include "embedding_inputs.h"
 #include "harness.h"
 #include "host_buffers.h"
@@ -235,9 +236,12 @@ EmbeddingReport host_bench_embedding(const EmbeddingOptions& o, const Progress& 
   if (o.dtype != "fp32" && o.dtype != "bf16")
     throw InputError(
         fmt::format("--dtype {}: host embedding bags run fp32 or bf16 weights", o.dtype));
-  ThreadPool pool(o.threads);
+  const NodeTopology topology = read_topology();
+  const Binding binding = resolve_binding(o.cpus, o.threads, topology, allowed_cpus());
+  ThreadPool pool(binding.threads, binding.cpus);
   EmbeddingReport report;
   report.device = host_device_record();
+  report.binding = binding.where;
   report.planned = o.shapes.size() * o.passes.size();
   for (const auto& s : o.shapes) {
     for (const auto& pass : o.passes) {

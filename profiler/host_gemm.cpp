@@ -7,9 +7,11 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 
 #include "backends.h"
 #include "blas.h"
+#include "cpu_binding.h"
 #include "harness.h"
 #include "host_buffers.h"
 #include "result_records.h"
@@ -145,6 +147,11 @@ GemmReport host_bench_gemm(const GemmOptions& opt, const Progress& progress) {
   blas::set_threads(opt.threads);
   GemmReport report;
   report.device = host_device_record();
+  const int threads =
+      opt.threads > 0 ? opt.threads : static_cast<int>(std::thread::hardware_concurrency());
+  report.binding =
+      fmt::format("{} BLAS thread{} placed by the BLAS on CPUs {}", threads,
+                  threads == 1 ? "" : "s", cpus_where(read_topology(), allowed_cpus()));
   report.planned = opt.shapes.size();
   for (const auto& s : opt.shapes) {
     if (stop_before_next(report, false)) break;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "backends.h"
+#include "cpu_binding.h"
 #include "harness.h"
 #include "host_buffers.h"
 #include "host_memory_kernels.h"
@@ -173,9 +174,12 @@ MemoryReport host_bench_memory(const MemoryOptions& opt, const Progress& progres
       throw InputError(fmt::format("--op {} is not a host memory benchmark; use one of: {}", k,
                                    fmt::join(kinds, ", ")));
   }
-  ThreadPool pool(opt.threads);
+  const NodeTopology topology = read_topology();
+  const Binding binding = resolve_binding(opt.cpus, opt.threads, topology, allowed_cpus());
+  ThreadPool pool(binding.threads, binding.cpus);
   MemoryReport report;
   report.device = host_device_record();
+  report.binding = binding.where;
   report.planned = opt.kinds.size() * opt.sizes.size();
   for (const auto& kind : opt.kinds) {
     for (const int64_t bytes : opt.sizes) {

@@ -1,21 +1,64 @@
 #include "thread_pool.h"
 
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
+#include <cstring>
+
+#include "shardcost/error.h"
 
 namespace shardcost::bench {
 
-ThreadPool::ThreadPool(int threads) {
-  if (threads <= 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
+namespace {
+
+void bind_to(pthread_t thread, int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (const int rc = pthread_setaffinity_np(thread, sizeof(set), &set); rc != 0)
+    throw Error(fmt::format("binding a thread to CPU {}: {}", cpu, std::strerror(rc)));
 }
 
-ThreadPool::~ThreadPool() {
+}  // namespace
+
+ThreadPool::ThreadPool(int threads, const std::vector<int>& cpus) {
+  if (!cpus.empty()) threads = static_cast<int>(cpus.size());
+  if (threads <= 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { work(i); });
+  if (cpus.empty()) return;
+  try {
+    cpu_set_t saved;
+    if (const int rc = pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved); rc != 0)
+      throw Error(fmt::format("reading this thread's CPU affinity: {}", std::strerror(rc)));
+    for (size_t i = 1; i < cpus.size(); ++i) bind_to(workers_[i - 1].native_handle(), cpus[i]);
+    bind_to(pthread_self(), cpus[0]);
+    caller_mask_.assign(reinterpret_cast<unsigned char*>(&saved),
+                        reinterpret_cast<unsigned char*>(&saved) + sizeof(saved));
+  } catch (...) {
+    stop();
+    throw;
+  }
+}
+
+void ThreadPool::stop() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   start_.notify_all();
-  for (auto& t : workers_) t.join();
+  for (auto& t : workers_)
+    if (t.joinable()) t.join();
+}
+
+ThreadPool::~ThreadPool() {
+  stop();
+  if (!caller_mask_.empty()) {
+    cpu_set_t saved;
+    std::memcpy(&saved, caller_mask_.data(), sizeof(saved));
+    pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);  // best effort in a destructor
+  }
 }
 
 void ThreadPool::run(const std::function<void(int)>& fn) {

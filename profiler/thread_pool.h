@@ -12,7 +12,10 @@ namespace shardcost::bench {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads);  // 0 = one per logical CPU
+  // threads 0 = one per logical CPU. With cpus, one thread per entry, thread t bound to
+  // cpus[t] (the caller, thread 0, until the pool ends, when its own affinity comes back).
+  // Throws Error when the kernel refuses a binding.
+  explicit ThreadPool(int threads, const std::vector<int>& cpus = {});
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
   ~ThreadPool();
@@ -23,6 +26,8 @@ class ThreadPool {
 
  private:
   void work(int index);
+  void stop();
+  std::vector<unsigned char> caller_mask_;  // the caller's cpu_set_t before binding
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable start_, done_;

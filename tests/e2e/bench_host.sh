@@ -105,4 +105,20 @@ case "$ERR" in *"text.db is not a shardcost store"*) ;; *) fail "unwritable stor
 expect_exit 2 "$BIN" import nccl-tests --db "$SCRATCH/never.db" --op frobnicate \
   "$SRC/tests/fixtures/nccl/broadcast_root.txt"
 one_line_error
+# Threads bound where --cpus says (default: every CPU the process may use), and said so.
+last=$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')
+expect_exit 0 "$BIN" bench memory -b 64K -e 64K --op read --iters 2 --warmup 0 --threads 1
+grep -q "^# threads: 1 thread bound to CPU [0-9]" <<<"$OUT" || fail "binding line: $OUT"
+expect_exit 0 "$BIN" bench memory -b 64K -e 64K --op read --iters 2 --warmup 0 --cpus "$last" --format json
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["threads"].startswith("1 thread bound to CPU %s" % sys.argv[2]), j["threads"]' "$SCRATCH/out" "$last" \
+  || fail "--cpus $last: $OUT"
+expect_exit 0 "$BIN" bench embedding --rows 1K --dim 16 --pooling 1 --batch 64 --zipf 0 --pass forward --iters 2 --warmup 0 --cpus none --threads 3
+grep -q "^# threads: 3 threads not bound (may run on CPUs " <<<"$OUT" || fail "--cpus none: $OUT"
+expect_exit 0 "$BIN" bench gemm --shape 64x64x64 --iters 2 --warmup 0 --threads 1
+grep -q "^# threads: 1 BLAS thread placed by the BLAS on CPUs " <<<"$OUT" || fail "gemm threads: $OUT"
+expect_exit 2 "$BIN" bench memory -b 64K -e 64K --cpus 4096; one_line_error
+expect_exit 2 "$BIN" bench memory -b 64K -e 64K --cpus 0-; one_line_error
+expect_exit 2 "$BIN" bench memory -b 64K -e 64K --cpus numa:99; one_line_error
+expect_exit 2 "$BIN" bench memory -b 64K -e 64K --cpus "$last" --threads 2; one_line_error
+expect_exit 2 "$BIN" bench memory --device cuda -b 64K -e 64K --cpus 0; one_line_error
 echo "bench_host: ok"

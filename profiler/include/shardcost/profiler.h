@@ -110,6 +110,7 @@ struct GemmResult {
 struct GemmReport : Completion {
   db::DeviceRecord device;
   std::vector<GemmResult> results;
+  std::string binding;  // cpu: the CPUs BLAS's own threads may run on (it places them)
 };
 GemmReport bench_gemm(const GemmOptions&, const Progress& = {});
 
@@ -122,6 +123,7 @@ struct MemoryOptions {
   std::vector<int64_t> sizes;
   Timing timing;
   int threads = 0;
+  std::string cpus;               // cpu: where threads run: "" all, "none", "0-7", "numa:0"
   bool compare_baseline = false;  // cpu: also time a plain multi-threaded loop of each kind
   Checkpoint checkpoint;
 };
@@ -141,6 +143,7 @@ struct MemoryResult {
 struct MemoryReport : Completion {
   db::DeviceRecord device;
   std::vector<MemoryResult> results;
+  std::string binding;  // cpu: "2 threads bound to CPUs 0-1 (NUMA node 0)"
 };
 MemoryReport bench_memory(const MemoryOptions&, const Progress& = {});
 std::vector<std::string> memory_kinds(std::string_view device);
@@ -169,6 +172,7 @@ struct EmbeddingOptions {
   std::vector<std::string> passes = {"forward", "backward"};
   Timing timing;
   int threads = 0;    // cpu: worker threads; 0 = all
+  std::string cpus;   // cpu: where threads run, as MemoryOptions::cpus
   uint64_t seed = 1;  // the indices drawn
   Checkpoint checkpoint;
 };
@@ -183,6 +187,7 @@ struct EmbeddingResult {
 struct EmbeddingReport : Completion {
   db::DeviceRecord device;
   std::vector<EmbeddingResult> results;
+  std::string binding;  // cpu: where the threads ran, as MemoryReport::binding
 };
 EmbeddingReport bench_embedding(const EmbeddingOptions&, const Progress& = {});
 
