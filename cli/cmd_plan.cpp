@@ -41,7 +41,9 @@ void print_estimate_text(const EstimateReport& r) {
     const TimePart& p = e.time[i];
     std::vector<std::string> row{p.name, fmt::format("{:.3f}", p.seconds),
                                  fmt::format("{:.1f} %", 100 * p.seconds / e.step_time_s),
-                                 p.seconds > 0 ? std::string(to_string(p.origin)) : "-"};
+                                 p.given         ? "given"
+                                 : p.seconds > 0 ? std::string(to_string(p.origin))
+                                                 : "-"};
     if (store) {
       double from_store = 0;
       for (const auto& [origin, seconds] : p.sources)

@@ -252,6 +252,9 @@ void print_fixed_rank(const RankReport& rep, Format format) {
     // A mixed cluster: the order its groups take the stages in (the file's, or another).
     const bool mixed = c.groups.size() > 1;
     if (mixed) header.emplace_back("groups"), right.push_back(false);
+    // --data-loading: what each plan waits for its loaders.
+    const bool loading = !r.best.empty() && r.best.front().input;
+    if (loading) header.emplace_back("input wait s"), right.push_back(true);
     std::vector<std::string> file_order;
     for (const auto& g : c.groups) file_order.push_back(g.name);
     Table t(header, right);
@@ -285,9 +288,11 @@ void print_fixed_rank(const RankReport& rep, Format format) {
       if (mixed)
         row.push_back(
             fmt::format("{}", fmt::join(e.group_order.empty() ? file_order : e.group_order, ",")));
+      if (loading) row.push_back(e.input ? fmt::format("{:.3f}", e.input->wait_s) : "-");
       t.add(row);
     }
     fmt::print("{}", t.render());
+    if (loading) fmt::print("\n{}", input_text(r.best.front().input->loading));
     // Pinned asynchronous or local updates: every plan listed runs them (--fix dp_sync=...).
     if (!r.best.empty() && r.best.front().dp_sync) {
       const Estimate& b = r.best.front();

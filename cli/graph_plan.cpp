@@ -31,6 +31,10 @@ std::string plans_table(const std::vector<const GraphPlan*>& plans, bool epoch) 
                              "comm s", "reshard s", "sync s", "bubble s",  "GiB"};
   std::vector<bool> right{true, false, true, true, true, true, true, true, true, true};
   if (epoch) h.insert(h.begin() + 3, "epoch s"), right.insert(right.begin() + 3, true);
+  // --data-loading: what each plan waits for its loaders (in step s too).
+  const bool input = std::any_of(plans.begin(), plans.end(),
+                                 [](const GraphPlan* p) { return p->input.has_value(); });
+  if (input) h.emplace_back("input wait s"), right.push_back(true);
   Table t(h, right);
   int i = 0;
   for (const GraphPlan* p : plans) {
@@ -45,11 +49,25 @@ std::string plans_table(const std::vector<const GraphPlan*>& plans, bool epoch) 
                                  fmt::format("{:.4f}", p->bubble_s),
                                  fmt::format("{:.2f}", p->memory_bytes / kGiB)};
     if (epoch) row.insert(row.begin() + 3, p->feasible ? fmt::format("{:.0f}", p->epoch_s) : "-");
+    if (input) row.push_back(p->input ? fmt::format("{:.4f}", p->input->wait_s) : "-");
     t.add(row);
   }
   std::string out = t.render();
   for (const GraphPlan* p : plans)
     if (!p->feasible) out += fmt::format("  {}: {}\n", p->strategy, p->reason);
+  if (input && plans.front()->input) {
+    const InputBudget& b = *plans.front()->input;
+    out += fmt::format(
+        "input of plan 1: {} loader{} ({} core{} x {:g} samples/s each), {:g} samples each per "
+        "step: "
+        "{:.4f} s; {}\n",
+        b.loaders, b.loaders == 1 ? "" : "s", b.loading.cores_per_rank,
+        b.loading.cores_per_rank == 1 ? "" : "s", b.loading.samples_per_s_per_core,
+        b.samples_per_loader, b.load_s,
+        b.input_bound()
+            ? fmt::format("input-bound ({:.1f} cores per loader would keep up)", b.cores_to_keep_up)
+            : fmt::format("keeps up ({:.1f} cores per loader would do)", b.cores_to_keep_up));
+  }
   return out;
 }
 

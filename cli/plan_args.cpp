@@ -34,6 +34,10 @@ void add_plan_options(CLI::App* cmd, PlanOptions& o) {
   cmd->add_option("--seq-len", a.seq_len,
                   "tokens per sequence the run trains at; default: the model's (a Hugging Face "
                   "config.json's max_position_embeddings)");
+  cmd->add_option("--data-loading", a.data_loading,
+                  "each rank's data loader: cores=N,rate=R (R: samples per second one core "
+                  "prepares, measured on your pipeline); a step waits for loading beyond its "
+                  "compute");
   cmd->add_option("--network-trace", a.network_trace,
                   "CSV of seconds,bandwidth_GBps: the cluster network's bandwidth over time "
                   "(cluster files may give links[].trace too)");
@@ -129,7 +133,28 @@ std::string summary_text(const Estimate& e) {
         "convergence is not priced\n",
         how, d.exchange_s, d.per_update_s, 1e3 * d.per_sample_s);
   }
+  if (e.input) {
+    const InputBudget& b = *e.input;
+    out += fmt::format(
+        "input           {} loader{} (one per data-parallel replica), {:g} samples each per "
+        "step: {:.3f} s at {} core{} x {:g} samples/s against {:.3f} s of compute; {}\n",
+        b.loaders, b.loaders == 1 ? "" : "s", b.samples_per_loader, b.load_s,
+        b.loading.cores_per_rank, b.loading.cores_per_rank == 1 ? "" : "s",
+        b.loading.samples_per_s_per_core, b.compute_s,
+        b.input_bound()
+            ? fmt::format("input-bound, the step waits {:.3f} s ({:.1f} cores per rank would keep "
+                          "up)",
+                          b.wait_s, b.cores_to_keep_up)
+            : fmt::format("keeps up ({:.1f} cores per rank would do)", b.cores_to_keep_up));
+  }
   return out;
+}
+
+std::string input_text(const DataLoading& d) {
+  return fmt::format(
+      "input           each rank's loader: {} core{} x {:g} samples/s (--data-loading); input "
+      "wait s is what a step waits for it beyond compute\n",
+      d.cores_per_rank, d.cores_per_rank == 1 ? "" : "s", d.samples_per_s_per_core);
 }
 
 std::string join_layers(const std::vector<int>& layers) {

@@ -23,6 +23,8 @@ PlanRequest request_of(const CLI::App&, const PlanOptions&);
 
 std::string cluster_line(const Cluster&);
 std::string summary_text(const Estimate&);
+// The loader every plan of a rank shares, in one line.
+std::string input_text(const DataLoading&);
 std::string join_layers(const std::vector<int>&);
 // The tp column: the degree, or each stage's ("8/8/4/4").
 std::string tp_text(const Strategy&);

@@ -3,6 +3,9 @@
 // beyond theirs.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "calibration/parts.h"
 #include "shardcost/calibration.h"
 
@@ -66,7 +69,13 @@ std::optional<CalibratedStep> calibrate(const Estimate& e, const Cluster& c, con
                     c.total_gpus(), kMaxScaleOut, by->max_gpus));
   out.applied = true;
   out.step_s = by->overhead_s;
+  std::optional<size_t> wait;  // input_wait: what loading takes beyond the calibrated step
   for (const TimePart& p : e.time) {
+    if (p.given) {
+      wait = out.time.size();
+      out.time.push_back(p);
+      continue;
+    }
     TimePart q = p;
     q.seconds = p.seconds * by->factor(calibration_part(p.name, prec));
     if (q.seconds > 0) {
@@ -77,6 +86,12 @@ std::optional<CalibratedStep> calibrate(const Estimate& e, const Cluster& c, con
     }
     out.step_s += q.seconds;
     out.time.push_back(q);
+  }
+  if (wait && e.input) {
+    TimePart& w = out.time[*wait];
+    w.seconds = std::max(0.0, e.input->load_s - out.step_s);
+    w.sources.clear();
+    out.step_s += w.seconds;
   }
   out.time.push_back(
       {"overhead", by->overhead_s, CostOrigin::calibrated,

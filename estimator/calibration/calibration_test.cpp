@@ -179,6 +179,20 @@ TEST_F(Calibration, FitFindsTheDistortionAndHoldsItOutOfSample) {
   EXPECT_NEAR(*cal->memory_per_gpu_bytes - (e.memory_per_gpu_bytes - memory_part(e, "buffers")),
               3 * units::kGiB, 1);
 
+  // A data loader (issue 39 item 4): the calibrated step waits for loading beyond its own
+  // compute, not the uncalibrated estimate's; one that keeps up changes nothing.
+  const double samples = 128;  // one replica: tp 8 x pp 4 x dp 2 = 64 GPUs, 64 samples each
+  for (const double pace : {1.5, 1.05, 0.5}) {
+    EstimateOptions fed = opt;
+    fed.loading = DataLoading{1, samples / 2 / (pace * truth)};
+    const Estimate fe = estimate(m, cl, s, fed);
+    const auto fc = calibrate(fe, cl, fed.software, loaded);
+    ASSERT_TRUE(fc && fc->applied) << pace;
+    EXPECT_NEAR(fc->step_s, std::max(pace * truth, cal->step_s), 1e-9 * truth) << pace;
+    ASSERT_EQ(fc->time.size(), fe.time.size() + 1);  // each part, then the overhead
+    EXPECT_EQ(fc->time[fe.time.size() - 1].name, "input_wait");
+  }
+
   // Outside what it saw: another stack (none), another device (none), a part it never priced,
   // a scale far beyond its runs.
   EstimateOptions nemo;

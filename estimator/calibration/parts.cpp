@@ -12,8 +12,8 @@ std::string calibration_part(const std::string& time_part, std::string_view prec
 
 std::map<std::string, double> calibration_parts(const Estimate& e, std::string_view precision) {
   std::map<std::string, double> out;
-  for (const TimePart& p : e.time)
-    if (p.seconds > 0) out[calibration_part(p.name, precision)] += p.seconds;
+  for (const TimePart& p : e.time)  // input_wait is the user's loader, not a priced part
+    if (p.seconds > 0 && !p.given) out[calibration_part(p.name, precision)] += p.seconds;
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "layerwise/eliminate.h"
@@ -92,6 +93,35 @@ TEST(Layerwise, NeverSlowerThanAUniformStrategy) {
       EXPECT_GT(r.configurations, 0);
     }
   }
+}
+
+// The devices that split the first operator's batch load distinct samples (issue 39 item 4):
+// data parallelism has one loader per device, a pipeline of data-parallel stages only its first
+// stage's; a step waits for what loading takes beyond its compute.
+TEST(Layerwise, InputBoundPlansWaitForTheirLoaders) {
+  const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
+  const Cluster c = load_cluster("abci-v100", 8);
+  LayerwiseOptions o = options(512);
+  const GraphPlan free = price_uniform(g, c, o, "data");
+  ASSERT_TRUE(free.feasible) << free.reason;
+  EXPECT_FALSE(free.input);
+  // 64 images per GPU at 1 core x 200 images/s: 0.32 s, past the step's compute.
+  o.loading = DataLoading{1, 200};
+  const GraphPlan data = price_uniform(g, c, o, "data");
+  ASSERT_TRUE(data.input);
+  EXPECT_EQ(data.input->loaders, 8);
+  EXPECT_NEAR(data.step_s, 0.32, 1e-12);
+  EXPECT_NEAR(data.input->wait_s, 0.32 - free.step_s, 1e-12);
+  EXPECT_NEAR(data.samples_per_s, 1600, 1e-6);
+  EXPECT_NEAR(data.epoch_s, std::ceil(1281167.0 / 512) * 0.32, 1e-6);
+  const GraphPlan pipe = price_uniform(g, c, o, "data+pipeline");
+  if (pipe.feasible) {
+    ASSERT_TRUE(pipe.input);
+    EXPECT_EQ(pipe.input->loaders, c.total_gpus() / pipe.stages);
+  }
+  // Enough cores: no wait, the plan as without a loader.
+  o.loading = DataLoading{8, 200};
+  EXPECT_NEAR(price_uniform(g, c, o, "data").step_s, free.step_s, 1e-12);
 }
 
 TEST(Layerwise, DataParallelScalesAndPaysItsAllReduce) {

@@ -42,6 +42,13 @@ void finish(GraphPlan& p, const LayerwiseOptions& o, double capacity) {
     p.reason = fmt::format("needs {:.1f} GiB per device, {:.1f} GiB available",
                            p.memory_bytes / units::kGiB, capacity / units::kGiB);
   p.feasible = p.reason.empty();
+  // Devices that split the first operator's batch load distinct samples; the others of its
+  // group load the same ones.
+  if (o.loading && p.step_s > 0) {
+    const int loaders = p.layers.empty() ? 1 : p.layers.front().split.sample;
+    p.input = input_budget(*o.loading, o.global_batch, loaders, p.step_s);
+    p.step_s += p.input->wait_s;
+  }
   if (p.step_s > 0) p.samples_per_s = o.global_batch / p.step_s;
   if (o.epoch_samples > 0) p.epoch_s = std::ceil(o.epoch_samples / o.global_batch) * p.step_s;
 }

@@ -100,6 +100,12 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   }
   const Times t = step_times(in);
   e.step_time_s = t.total();
+  // The data-parallel replicas load distinct samples (a replica's other ranks load the same
+  // ones, or receive them from the one that does); each loads while the step before computes.
+  if (opt.loading) {
+    e.input = input_budget(*opt.loading, static_cast<double>(s.gbs), s.dp, e.step_time_s);
+    e.step_time_s += e.input->wait_s;
+  }
   const double gpus = c.total_gpus();
   e.tokens_per_s = static_cast<double>(s.gbs) * w.tokens_per_sample() / e.step_time_s;
   e.tflops_per_gpu = e.model_flops / e.step_time_s / gpus / 1e12;
@@ -138,6 +144,8 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
         if (priced.by[k] > 0) part.sources.emplace_back(static_cast<CostOrigin>(k), priced.by[k]);
       e.time.push_back(std::move(part));
     }
+    if (e.input)  // with a loader given, even when it keeps up
+      e.time.push_back({"input_wait", e.input->wait_s, CostOrigin::catalog, {}, true});
     e.memory = {{"weights", mem.weights},
                 {"gradients", mem.gradients},
                 {"optimizer_state", mem.optimizer},

@@ -68,6 +68,7 @@ LayerwiseOptions layerwise_options(const PlanRequest& a, const Cluster& c, int g
   o.precision = *type;
   o.global_batch = global_batch;
   o.epoch_samples = a.epoch_samples;
+  o.loading = loading_of(a);
   o.optimizer = a.optimizer;
   o.costs = costs;
   o.overlap_grad_reduce = sw.overlap_grad_reduce;

@@ -37,6 +37,18 @@ nlohmann::json to_json(const Strategy& s) {
   return j;
 }
 
+nlohmann::json input_json(const InputBudget& b) {
+  return {{"cores_per_rank", b.loading.cores_per_rank},
+          {"samples_per_s_per_core", b.loading.samples_per_s_per_core},
+          {"loaders", b.loaders},
+          {"samples_per_loader", round6(b.samples_per_loader)},
+          {"load_s", round6(b.load_s)},
+          {"compute_s", round6(b.compute_s)},
+          {"wait_s", round6(b.wait_s)},
+          {"input_bound", b.input_bound()},
+          {"cores_to_keep_up", round6(b.cores_to_keep_up)}};
+}
+
 nlohmann::json to_json(const Estimate& e) {
   nlohmann::json j;
   j["strategy"] = to_json(e.strategy);
@@ -62,6 +74,7 @@ nlohmann::json to_json(const Estimate& e) {
                     {"convergence", "not priced: updates differ from synchronous training"}};
     if (d.mode == DpSync::async) j["dp_sync"]["staleness_steps"] = d.staleness;
   }
+  if (e.input) j["input"] = input_json(*e.input);
   nlohmann::json time = nlohmann::json::array();
   for (const auto& p : e.time) {
     nlohmann::json sources = nlohmann::json::object();
@@ -69,7 +82,7 @@ nlohmann::json to_json(const Estimate& e) {
       sources[std::string(to_string(origin))] = round6(seconds);
     time.push_back({{"part", p.name},
                     {"seconds", round6(p.seconds)},
-                    {"source", std::string(to_string(p.origin))},
+                    {"source", p.given ? "given" : std::string(to_string(p.origin))},
                     {"sources", sources}});
   }
   nlohmann::json memory = nlohmann::json::array();
@@ -155,6 +168,7 @@ nlohmann::json plan_json(const GraphPlan& p) {
                       {"bubble_s", p.bubble_s},   {"memory_per_gpu_bytes", p.memory_bytes},
                       {"stages", p.stages},       {"micro_batches", p.micro_batches}};
   if (p.epoch_s > 0) j["epoch_s"] = p.epoch_s;
+  if (p.input) j["input"] = input_json(*p.input);
   if (!p.feasible) j["reason"] = p.reason;
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerCost& l : p.layers)

@@ -53,6 +53,15 @@ PlanRequest resolved(const PlanRequest& a) {
   return r;
 }
 
+std::optional<DataLoading> loading_of(const PlanRequest& a) {
+  if (a.data_loading.empty()) return std::nullopt;
+  if (a.varlen.given())
+    throw InputError(
+        "--data-loading prices fixed-length steps; leave out --seq-lengths/--seq-dist, or "
+        "--data-loading");
+  return parse_data_loading(a.data_loading);
+}
+
 Software software_of(const PlanRequest& a) {
   Software sw = parse_software(a.software);
   if (!a.attention.empty()) sw.fused_attention = parse_fused_attention(a.attention);

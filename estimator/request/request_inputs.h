@@ -2,6 +2,7 @@
 // What a request names, read: the preset with its overrides, the model at its sequence length,
 // the cluster with its network trace, and the stores' costs.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@ namespace shardcost::requests {
 // The preset a request runs under when it names none; options that do not apply refused.
 PlanRequest resolved(const PlanRequest&);
 Software software_of(const PlanRequest&);
+// The request's data loader; refused where it is not priced (variable-length data).
+std::optional<DataLoading> loading_of(const PlanRequest&);
 Model model_of(const PlanRequest&);
 Cluster cluster_of(const PlanRequest&);
 

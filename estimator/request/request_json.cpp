@@ -43,6 +43,7 @@ nlohmann::json to_json(const PlanRequest& r, bool every_key) {
   if (r.seq_len) j["seq_len"] = *r.seq_len;
   put("db", r.db, d.db);
   put("network_trace", r.network_trace, d.network_trace);
+  put("data_loading", r.data_loading, d.data_loading);
   put("strategy", r.strategy, d.strategy);
   put("plan", r.plan, d.plan);
   const bool rank = every_key || r.command == "rank";
@@ -76,32 +77,12 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, std::string_view ori
                     "\"model\": ..., \"cluster\": ..., \"strategy\": ...}}",
                     where));
   JsonFields f(j, where);
-  f.reject_unknown({"command",
-                    "model",
-                    "cluster",
-                    "gpus",
-                    "software",
-                    "attention",
-                    "memory_headroom",
-                    "seq_len",
-                    "db",
-                    "network_trace",
-                    "strategy",
-                    "plan",
-                    "gbs",
-                    "top",
-                    "fix",
-                    "objective",
-                    "replan",
-                    "seq_lengths",
-                    "seq_dist",
-                    "seed",
-                    "batches",
-                    "long_seqs",
-                    "pad_to",
-                    "batch_tokens",
-                    "epoch_samples",
-                    "optimizer"});
+  f.reject_unknown({"command",       "model",           "cluster",   "gpus",        "software",
+                    "attention",     "memory_headroom", "seq_len",   "db",          "network_trace",
+                    "data_loading",  "strategy",        "plan",      "gbs",         "top",
+                    "fix",           "objective",       "replan",    "seq_lengths", "seq_dist",
+                    "seed",          "batches",         "long_seqs", "pad_to",      "batch_tokens",
+                    "epoch_samples", "optimizer"});
   PlanRequest r;
   r.command = f.optional_string("command").value_or("estimate");
   if (r.command != "estimate" && r.command != "rank")
@@ -116,6 +97,7 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, std::string_view ori
   r.seq_len = f.optional_int("seq_len", 1);
   r.db = f.optional_string("db").value_or("");
   r.network_trace = f.optional_string("network_trace").value_or("");
+  r.data_loading = f.optional_string("data_loading").value_or("");
   r.strategy = f.optional_string("strategy").value_or("");
   r.plan = f.optional_string("plan").value_or("");
   r.gbs = f.optional_int("gbs", 0).value_or(0);  // 0: not given (an estimate's)

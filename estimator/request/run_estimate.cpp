@@ -68,6 +68,7 @@ EstimateReport run_estimate(const PlanRequest& request, const CostSources* given
                            : plan_of(parse_strategy(a.strategy, c.total_gpus()));
   EstimateOptions opt;
   opt.software = requests::software_of(a);
+  opt.loading = requests::loading_of(a);
   const auto costs = requests::costs_for(a, given, &r.warnings);
   opt.costs = costs->source();
   const Strategy& st = r.plan.strategy;

@@ -137,6 +137,7 @@ RankReport run_rank(const PlanRequest& request, const CostSources* given) {
   r.model = requests::model_of(a);
   r.cluster = requests::cluster_of(a);
   ro.estimate.software = requests::software_of(a);
+  ro.estimate.loading = requests::loading_of(a);
   const auto costs = requests::costs_for(a, given, &r.warnings);
   ro.estimate.costs = costs->source();
   if (a.replan) {

@@ -36,7 +36,7 @@ __all__ = [
 # The request keys each call takes, beside model and cluster (docs/python.md lists them).
 _COMMON = (
     "gpus", "software", "attention", "memory_headroom", "seq_len", "db", "network_trace",
-    "seq_lengths", "seq_dist", "seed", "batches", "long_seqs", "pad_to", "batch_tokens",
+    "data_loading", "seq_lengths", "seq_dist", "seed", "batches", "long_seqs", "pad_to", "batch_tokens",
     "epoch_samples", "optimizer",
 )
 _RANK = ("top", "fix", "objective", "replan")
@@ -107,8 +107,8 @@ def estimate(model: str, cluster: str, strategy: Optional[str] = None, *,
              plan: Optional[str] = None, **options: Any) -> Report:
     """Prices one plan: a strategy string ("tp=8,pp=2,mbs=1,gbs=512") or a plan file.
 
-    Options: gpus, software, attention, memory_headroom, seq_len, db, network_trace, the
-    variable-length data's seq_lengths or seq_dist with seed, batches, long_seqs, pad_to,
+    Options: gpus, software, attention, memory_headroom, seq_len, db, network_trace,
+    data_loading ("cores=N,rate=R": each rank's loader), the variable-length data's seq_lengths or seq_dist with seed, batches, long_seqs, pad_to,
     batch_tokens, and for operator graphs epoch_samples and optimizer. A plan that does not fit
     is a result: ``report["feasible"]`` is False and ``report.message`` says why.
     """

@@ -47,6 +47,9 @@ pci pci0000:00 0x060400 0x8086 0 "" 0000:00:07.0
 expect_exit 0 "$BIN" devices --sysfs "$SYS"
 sed -n '/^cpus /,$p' "$SCRATCH/out" >"$SCRATCH/topology" && mv "$SCRATCH/topology" "$SCRATCH/out"
 golden devices_topology.txt
+# docs/benchmarks.md shows this output: it must be the output.
+python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
+  "$SCRATCH/out" "$SRC/docs/benchmarks.md" || fail "docs/benchmarks.md does not show the topology output"
 expect_exit 0 "$BIN" devices --sysfs "$SYS" --format json
 python3 - "$SCRATCH/out" <<'PY' || fail "topology json: $OUT"
 import json, sys

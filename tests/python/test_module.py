@@ -43,6 +43,16 @@ def test_estimate_json_is_the_command_lines_byte_for_byte():
                          "gpus": 16, "software": "megatron-core", "strategy": STRATEGY}
 
 
+def test_a_data_loader_is_an_option_as_on_the_command_line():
+    r = shardcost.estimate("gpt3-1.3b", "dgx-h100", "tp=2,dp=4,mbs=1,gbs=64,zero=1", gpus=8,
+                           data_loading="cores=1,rate=20")
+    out = cli("estimate", "--model", "gpt3-1.3b", "--cluster", "dgx-h100", "--gpus", "8",
+              "--strategy", "tp=2,dp=4,mbs=1,gbs=64,zero=1", "--data-loading", "cores=1,rate=20",
+              "--format", "json").stdout
+    assert r.json + "\n" == out
+    assert r["input"]["input_bound"] is True and r["step_time_s"] == r["input"]["load_s"]
+
+
 def test_rank_json_is_the_command_lines_but_for_elapsed_time():
     r = shardcost.rank_report("llama3-8b", "dgx-h100", 256, gpus=16, top=5, seq_len=4096)
     out = cli("rank", "--model", "llama3-8b", "--cluster", "dgx-h100", "--gpus", "16",

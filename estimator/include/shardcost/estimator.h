@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "shardcost/costs.h"
+#include "shardcost/data_loading.h"
 #include "shardcost/hardware.h"
 #include "shardcost/model.h"
 #include "shardcost/plan.h"
@@ -27,6 +28,7 @@ struct TimePart {
   CostOrigin origin = CostOrigin::catalog;  // the origin that priced most of it
   // Seconds per origin that priced any of it (they sum to seconds).
   std::vector<std::pair<CostOrigin, double>> sources;
+  bool given = false;  // priced from a figure the user gave (input_wait's loading rate)
 };
 struct MemoryPart {
   std::string name;  // weights, gradients, optimizer_state, activations, buffers
@@ -86,6 +88,9 @@ struct Estimate {
   // take them in this order), where it differs from the cluster file's.
   std::vector<std::string> group_order;
   std::optional<DataParallelSync> dp_sync;  // dp_sync=async or local only
+  // With EstimateOptions::loading: the input pipeline against the step (step_time_s includes
+  // its wait; the breakdown's input_wait part when the step is input-bound).
+  std::optional<InputBudget> input;
 };
 
 // ---------------------------------------------------------------- inputs
@@ -144,6 +149,8 @@ struct EstimateOptions {
   Software software = software_preset("megatron-core");
   const CostSource* costs = nullptr;  // nullptr: catalog only
   bool breakdown = true;              // false: totals only (fast path for ranking)
+  // Each rank's data loader: the step waits for loading beyond its compute (empty: input free).
+  std::optional<DataLoading> loading;
 };
 // Throws InputError when the strategy does not fit the model or cluster (does not divide);
 // a strategy that does not fit in memory is an Estimate with feasible=false and a reason.

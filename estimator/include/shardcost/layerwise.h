@@ -8,10 +8,12 @@
 // strategies (one split for every operator, and pipelines of data-parallel stages) are priced
 // by the same model. Formulas: docs/operator-graphs.md.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "shardcost/costs.h"
+#include "shardcost/data_loading.h"
 #include "shardcost/hardware.h"
 #include "shardcost/opgraph.h"
 
@@ -43,6 +45,8 @@ struct LayerwiseOptions {
   // "data+pipeline"); empty: all.
   std::vector<std::string> uniform;
   bool search = true;  // false: the uniform strategies only
+  // Each device's data loader: a plan waits for loading beyond its compute (empty: free).
+  std::optional<DataLoading> loading;
 };
 
 // One operator's split in a plan and what it costs per step.
@@ -70,6 +74,9 @@ struct GraphPlan {
   double samples_per_s = 0;
   double epoch_s = 0;
   std::vector<LayerCost> layers;
+  // With LayerwiseOptions::loading: the input pipeline against the step (step_s includes the
+  // wait); the loaders are the first operator's sample split.
+  std::optional<InputBudget> input;
 };
 
 struct LayerwiseResult {

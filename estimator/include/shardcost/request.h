@@ -43,6 +43,7 @@ struct PlanRequest {
   std::optional<int> seq_len;
   std::string db;             // cost store; empty: the catalog only
   std::string network_trace;  // seconds,bandwidth_GBps CSV
+  std::string data_loading;   // each rank's loader, "cores=N,rate=R"; empty: input is free
   // estimate: a strategy string or a plan file.
   std::string strategy, plan;
   // rank
