@@ -34,6 +34,8 @@ nlohmann::json software_json() {
                    {"overlap_p2p", sw.overlap_p2p},
                    {"grad_bytes", sw.grad_bytes},
                    {"precision", to_string(sw.precision)},
+                   {"tf32_matmul", sw.tf32_matmul},
+                   {"tf32_conv", sw.tf32_conv},
                    {"fused_grad_accumulation", sw.fused_grad_accumulation},
                    {"async_tp_backward", sw.async_tp_backward},
                    {"supports",
@@ -56,6 +58,12 @@ nlohmann::json software_json() {
                    {"ep_dispatcher", to_string(sw.ep_dispatcher)}});
   }
   return out;
+}
+
+// "tf32/tf32": what a preset's fp32 matmuls and convolutions run as where the part has TF32.
+std::string fp32_math(const nlohmann::json& sw) {
+  return fmt::format("{}/{}", sw["tf32_matmul"].get<bool>() ? "tf32" : "fp32",
+                     sw["tf32_conv"].get<bool>() ? "tf32" : "fp32");
 }
 
 std::string yes(bool b) {
@@ -112,13 +120,14 @@ void print_catalog_text() {
              devices.render(2));
   fmt::print("systems (bandwidth per GPU, one direction)\n{}\n", systems.render(2));
   fmt::print("models\n{}", models.render(2));
-  Table software({"software", "precision", "attention", "tp", "sp", "selective", "cp", "ep", "fp8",
-                  "zero", "grads"},
-                 {false, false, false, false, false, false, false, false, false, true, true});
+  Table software(
+      {"software", "precision", "fp32 math", "attention", "tp", "sp", "selective", "cp", "ep",
+       "fp8", "zero", "grads"},
+      {false, false, false, false, false, false, false, false, false, false, true, true});
   for (const auto& sw : software_json()) {
     const auto& su = sw["supports"];
     software.add(
-        {sw["name"], sw["precision"], sw["attention"], yes(su["tensor_parallel"]),
+        {sw["name"], sw["precision"], fp32_math(sw), sw["attention"], yes(su["tensor_parallel"]),
          yes(su["sequence_parallel"]),
          su["selective_recompute"].get<bool>()
              ? su["selective_recompute_modules"].get<std::string>() == "ops" ? "per op" : "yes"
@@ -127,8 +136,10 @@ void print_catalog_text() {
          fmt::format("{}", fmt::join(su["zero_stages"].get<std::vector<int>>(), ",")),
          fmt::format("{} B", sw["grad_bytes"].get<int>())});
   }
-  fmt::print("\nsoftware presets (what each stack can run; --software NAME)\n{}",
-             software.render(2));
+  fmt::print(
+      "\nsoftware presets (what each stack can run; --software NAME; fp32 math: what fp32 "
+      "matmuls/convolutions run as on parts with TF32)\n{}",
+      software.render(2));
   Table edge({"edge device", "fp32 GFLOP/s", "fp16 GFLOP/s", "memory GiB", "GB/s", "description"},
              {false, true, true, true, true, false});
   for (const EdgeDevice& d : edge_devices())

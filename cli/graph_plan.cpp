@@ -17,9 +17,14 @@ std::string header(const OpGraph& g, const Cluster& c, const std::string& softwa
       "{} ({}): {:.1f}M parameters, {:.2f} GFLOP per sample forward, {} operators\n", g.name,
       g.source, g.parameters() / 1e6, g.flops_per_sample() / 1e9, g.nodes.size());
   const NodeGroup& grp = c.groups.at(0);
+  std::string precision(to_string(o.precision));
+  // fp32 on a part with TF32 tensor cores: what the stack runs each kind of GEMM as.
+  if (o.precision == DType::fp32 && grp.device.peak_flops[static_cast<int>(DType::tf32)] > 0)
+    precision += fmt::format(" (convolutions {}, matmuls {})", o.tf32_conv ? "on TF32" : "in fp32",
+                             o.tf32_matmul ? "on TF32" : "in fp32");
   out += fmt::format("{} GPUs: {} node{} x {} {}; global batch {}, {}, software {}\n",
                      c.total_gpus(), grp.nodes, grp.nodes == 1 ? "" : "s", grp.gpus_per_node,
-                     grp.device.name, o.global_batch, to_string(o.precision), software);
+                     grp.device.name, o.global_batch, precision, software);
   for (const auto& [op, n] : g.unknown_ops())
     out += fmt::format("note: {} x {} not known to shardcost, priced as memory passes\n", n, op);
   for (const std::string& note : g.notes) out += fmt::format("note: {}\n", note);

@@ -133,6 +133,12 @@ std::string summary_text(const Estimate& e) {
         "convergence is not priced\n",
         how, d.exchange_s, d.per_update_s, 1e3 * d.per_sample_s);
   }
+  if (e.strategy.precision == DType::fp32)
+    out += e.strategy.tf32_math
+               ? "fp32 math       GEMMs on TF32 tensor cores, as the stack allows "
+                 "(--software NAME:tf32_matmul=false for IEEE fp32)\n"
+               : "fp32 math       GEMMs in IEEE fp32: the stack leaves TF32 off or the part has "
+                 "none (--software NAME:tf32_matmul=true where the framework turns it on)\n";
   if (e.input) {
     const InputBudget& b = *e.input;
     out += fmt::format(

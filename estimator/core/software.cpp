@@ -19,6 +19,9 @@ Software software_preset(std::string_view name) {
   // overlapped with forward (--overlap-param-gather), TP collectives overlapped with the
   // GEMMs (--tp-comm-overlap), asynchronous interleaved pipeline sends, fp32 main gradients,
   // fused accumulation, asynchronous tensor-parallel backward collectives. The defaults.
+  // fp32 math on TF32 tensor cores (tf32_matmul, tf32_conv): Megatron runs in NGC's PyTorch
+  // containers, which set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, and Megatron-LM of 2021-2022 ran
+  // PyTorch before 1.12, whose matmuls defaulted to TF32.
   if (name == "megatron-lm-2022" || name == "megatron-lm-2021") {
     // Megatron-LM of the Korthikanti et al. 2022 experiments (code of May 2022): unfused
     // softmax attention (FlashAttention came later), gradients all-reduced after the pipeline
@@ -82,6 +85,9 @@ Software software_preset(std::string_view name) {
     return ds;
   }
   if (name == "torchtitan") {
+    // PyTorch's own wheels: fp32 matmuls in full fp32 (allow_tf32=False since 1.12), cuDNN's
+    // convolutions on TF32 (cudnn.allow_tf32=True). Its training runs bf16 either way.
+    s.tf32_matmul = false;
     // torchtitan (PyTorch FSDP2, 2024): FSDP2 over each transformer block (one all-gather and
     // one reduce-scatter per block, bf16 parameters, fp32 reduction), or DDP; no ZeRO-1/2.
     // With pipelining it gathers once a step and reduce-scatters once after the last
@@ -110,6 +116,7 @@ Software software_preset(std::string_view name) {
     s.grad_bucket_grows_with_dp = false;
   }
   if (name == "deepseek-v3") {
+    s.tf32_matmul = false;  // FP8 and bf16 throughout; its fp32 math is not published
     // DeepSeek-V3's own stack as its technical report describes it (Sec. 3.2-3.3): Megatron-
     // core's kernels and overlaps stand in for HAI-LLM's, with FP8 training by default and
     // the DualPipe schedule.
@@ -159,6 +166,11 @@ Software software_preset(std::string_view name) {
     // backward, as Kahira et al.'s ABCI runs used). No sharding, tensor-parallel overlaps,
     // fused attention or Transformer Engine.
     s.precision = DType::fp32;
+    // Upstream PyTorch (1.12 on): fp32 matmuls in full fp32, convolutions on TF32 where the
+    // part has it (cuda.matmul.allow_tf32 False, cudnn.allow_tf32 True: PyTorch's "TensorFloat-32
+    // (TF32) on Ampere devices" notes). In NGC's containers matmuls run TF32 too:
+    // --software pytorch-ddp:tf32_matmul=true.
+    s.tf32_matmul = false;
     s.attention = AttentionKernel::standard;
     s.async_tp_backward = false;
     s.tp_comm_overlap = false;
@@ -179,6 +191,9 @@ Software software_preset(std::string_view name) {
     if (name == "chainermn") {
       s.overlap_grad_reduce = false;
       s.grad_bucket_params = 0;
+      // CuPy leaves TF32 off unless CUPY_TF32=1 (Chainer's runs were on V100s, which have
+      // none).
+      s.tf32_conv = false;
     }
   }
   for (const auto& known : software_presets())

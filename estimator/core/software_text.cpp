@@ -24,6 +24,8 @@ constexpr BoolKey kBoolKeys[] = {
     {"tp_comm_overlap", &Software::tp_comm_overlap},
     {"async_tp_backward", &Software::async_tp_backward},
     {"overlap_p2p", &Software::overlap_p2p},
+    {"tf32_matmul", &Software::tf32_matmul},
+    {"tf32_conv", &Software::tf32_conv},
 };
 
 std::string known_keys() {

@@ -124,6 +124,29 @@ TEST(Layerwise, InputBoundPlansWaitForTheirLoaders) {
   EXPECT_NEAR(price_uniform(g, c, o, "data").step_s, free.step_s, 1e-12);
 }
 
+// fp32 convolutions on TF32 tensor cores where the stack allows it (issue 35): PyTorch's
+// cudnn.allow_tf32 is on by default, its matmul.allow_tf32 off; a part without TF32 (V100)
+// prices fp32 either way.
+TEST(Layerwise, Fp32ConvolutionsAndMatmulsFollowTheStacksTf32Settings) {
+  const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
+  const Cluster a100 = load_cluster("dgx-a100", 8);
+  auto priced = [&](const Cluster& c, bool conv, bool matmul, DType t = DType::fp32) {
+    LayerwiseOptions o = options(256);
+    o.precision = t;
+    o.tf32_conv = conv;
+    o.tf32_matmul = matmul;
+    return price_uniform(g, c, o, "data").compute_s;
+  };
+  const double ieee = priced(a100, false, false);
+  const double conv = priced(a100, true, false);  // PyTorch's defaults
+  const double both = priced(a100, true, true);
+  EXPECT_GT(ieee, 2 * conv);  // the convolutions are most of ResNet-50's compute
+  EXPECT_GT(conv, both);      // and its one fully connected layer the rest
+  EXPECT_DOUBLE_EQ(both, priced(a100, false, false, DType::tf32));
+  const Cluster v100 = load_cluster("abci-v100", 8);
+  EXPECT_DOUBLE_EQ(priced(v100, true, true), priced(v100, false, false));
+}
+
 TEST(Layerwise, DataParallelScalesAndPaysItsAllReduce) {
   const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
   LayerwiseOptions o = options(64);

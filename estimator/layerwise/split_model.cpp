@@ -87,6 +87,9 @@ SplitModel::SplitModel(const OpGraph& g, const NodeGroup& group, const Fabric& n
       devices_(devices),
       batch_(batch) {
   e_ = dtype_ == DType::fp32 || dtype_ == DType::tf32 ? 4 : 2;
+  const bool tf32 = group.device.peak_flops[static_cast<int>(DType::tf32)] > 0;
+  conv_dtype_ = dtype_ == DType::fp32 && o.tf32_conv && tf32 ? DType::tf32 : dtype_;
+  matmul_dtype_ = dtype_ == DType::fp32 && o.tf32_matmul && tf32 ? DType::tf32 : dtype_;
   if (o.optimizer != "sgd" && o.optimizer != "adam")
     throw InputError(fmt::format("unknown optimizer '{}'; use sgd or adam", o.optimizer));
   // fp32 weights and gradients and the optimizer's state; mixed precision also keeps a
@@ -195,14 +198,14 @@ LayerSplit SplitModel::fit(int index, LayerSplit want) const {
 // thousand outputs reduced over N x H x W) runs its reduction split across thread blocks, as
 // cuBLAS's split-K and cuDNN's weight-gradient kernels do: `split` slices of K side by side,
 // then their partial outputs summed (read and written once more in fp32).
-double SplitModel::split_k(const GemmShape& g) const {
+double SplitModel::split_k(const GemmShape& g, DType dtype) const {
   const double sms = group_.device.sms;
   const double tiles = std::ceil(g.m / 128.0) * std::ceil(g.n / 128.0) * g.batch;
   const int64_t split =
       std::max<int64_t>(1, std::min(static_cast<int64_t>(sms / tiles), g.k / 1024));
-  if (split <= 1) return pricer_.gemm(g, dtype_).seconds;
+  if (split <= 1) return pricer_.gemm(g, dtype).seconds;
   const GemmShape part{g.m, g.n, (g.k + split - 1) / split, g.batch * split};
-  return pricer_.gemm(part, dtype_).seconds +
+  return pricer_.gemm(part, dtype).seconds +
          pricer_.memory_pass(static_cast<double>(g.m) * g.n * g.batch * (split + 1) * 4).seconds;
 }
 
@@ -214,10 +217,11 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
   const GroupPlacement filter_group{s.filter, s.channel};
   const GroupPlacement spatial_group{s.spatial, s.channel * s.filter};
   NodePrice p;
+  const DType math = n.kind == NodeKind::conv ? conv_dtype_ : matmul_dtype_;
   auto gemms = [&](const GemmShape& fwd, bool both_grads) {
-    p.forward_s += split_k(fwd);
-    if (!first || both_grads) p.backward_s += split_k(dgrad_shape(fwd));
-    p.backward_s += split_k(wgrad_shape(fwd));
+    p.forward_s += split_k(fwd, math);
+    if (!first || both_grads) p.backward_s += split_k(dgrad_shape(fwd), math);
+    p.backward_s += split_k(wgrad_shape(fwd), math);
   };
   // Rows of its input a spatial shard reads from each neighbour: the receptive field of one
   // output row, d(k-1)+1, less the stride it advances, split between the two sides.

@@ -55,14 +55,15 @@ class SplitModel {
   const Pricer& pricer() const { return pricer_; }
 
  private:
-  double split_k(const GemmShape&) const;
+  double split_k(const GemmShape&, DType) const;
 
   const OpGraph& g_;
   const NodeGroup& group_;
   Pricer pricer_;
   DType dtype_;
-  double e_ = 4;             // bytes of one activation element
-  double state_bytes_ = 12;  // per parameter: weight, gradient, optimizer state
+  DType conv_dtype_, matmul_dtype_;  // what the GEMMs of each run as (TF32 for fp32, or not)
+  double e_ = 4;                     // bytes of one activation element
+  double state_bytes_ = 12;          // per parameter: weight, gradient, optimizer state
   int devices_ = 1, batch_ = 1;
   std::vector<int> priced_;
   std::vector<std::vector<int>> producers_;     // by node index

@@ -314,3 +314,50 @@ TEST(Precision, BlockScaledTypesNeedAPartWithTheirPeaks) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// fp32 training's matmuls on TF32 tensor cores or not (issue 35): the stack's defaults
+// (PyTorch 1.12 on: cuda.matmul.allow_tf32 False, cudnn.allow_tf32 True; NGC's containers and
+// PyTorch before 1.12: TF32 matmuls), on parts that have TF32; the elements stay 4 bytes.
+TEST(Precision, Fp32MatmulsRunOnTf32WhereTheStackAllowsIt) {
+  const Model m = load_model("gpt3-1.3b");
+  const Cluster a100 = load_cluster("dgx-a100", 8);
+  const Strategy fp32 = parse_strategy("tp=1,dp=8,mbs=1,gbs=64,zero=1,precision=fp32", 8);
+  const Strategy tf32 = parse_strategy("tp=1,dp=8,mbs=1,gbs=64,zero=1,precision=tf32", 8);
+  EstimateOptions core;  // megatron-core: TF32 matmuls
+  ASSERT_TRUE(core.software.tf32_matmul);
+  const Estimate on = estimate(m, a100, fp32, core);
+  const Estimate as_tf32 = estimate(m, a100, tf32, core);
+  EXPECT_EQ(on.strategy.precision, DType::fp32);
+  EXPECT_DOUBLE_EQ(part(on, "compute_forward"), part(as_tf32, "compute_forward"));
+  EXPECT_DOUBLE_EQ(on.memory_per_gpu_bytes, as_tf32.memory_per_gpu_bytes);
+
+  EstimateOptions ieee = core;
+  ieee.software = parse_software("megatron-core:tf32_matmul=false");
+  const Estimate off = estimate(m, a100, fp32, ieee);
+  // The GEMMs at the fp32 peak instead of TF32's: 19.5 against 156 TFLOP/s on an A100, so the
+  // forward's GEMM-bound compute at least four times slower.
+  EXPECT_GT(part(off, "compute_forward"), 4 * part(on, "compute_forward"));
+  EXPECT_EQ(software_text(ieee.software), "megatron-core:tf32_matmul=false");
+
+  // Upstream PyTorch's DDP: full fp32 matmuls unless told otherwise.
+  EstimateOptions ddp;
+  ddp.software = software_preset("pytorch-ddp");
+  EXPECT_FALSE(ddp.software.tf32_matmul);
+  EXPECT_TRUE(ddp.software.tf32_conv);
+  const Strategy plain = parse_strategy("dp=8,mbs=1,gbs=64,zero=0,precision=fp32", 8);
+  const double ddp_off = part(estimate(m, a100, plain, ddp), "compute_forward");
+  ddp.software = parse_software("pytorch-ddp:tf32_matmul=true");
+  const double ddp_on = part(estimate(m, a100, plain, ddp), "compute_forward");
+  EXPECT_GT(ddp_off, 4 * ddp_on);
+
+  // A V100 has no TF32: the stack's setting changes nothing.
+  const Cluster v100 = load_cluster("abci-v100", 8);
+  EXPECT_DOUBLE_EQ(part(estimate(m, v100, fp32, core), "compute_forward"),
+                   part(estimate(m, v100, fp32, ieee), "compute_forward"));
+}
+
+}  // namespace
+}  // namespace shardcost

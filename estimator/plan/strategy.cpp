@@ -456,6 +456,10 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
         fmt::format("strategy {} cannot run: the cluster's devices share no "
                     "precision its software trains in; give precision=",
                     to_string(s)));
+  out.tf32_math = *out.precision == DType::fp32 && sw.tf32_matmul &&
+                  std::all_of(c.groups.begin(), c.groups.end(), [](const NodeGroup& g) {
+                    return g.device.peak_flops[static_cast<int>(DType::tf32)] > 0;
+                  });
   if (out.recompute == Recompute::selective && out.recompute_modules == 0)
     out.recompute_modules = sw.recompute_modules;
   return out;

@@ -53,7 +53,7 @@ Keys parse_keys(std::string_view text, bool named) {
 
 LayerwiseOptions layerwise_options(const PlanRequest& a, const Cluster& c, int global_batch,
                                    std::optional<DType> precision, const CostSource* costs) {
-  const Software sw = software_preset(a.software);
+  const Software sw = parse_software(a.software);
   Strategy st;
   st.precision = precision;
   std::string why;
@@ -66,6 +66,8 @@ LayerwiseOptions layerwise_options(const PlanRequest& a, const Cluster& c, int g
                     to_string(*type)));
   LayerwiseOptions o;
   o.precision = *type;
+  o.tf32_matmul = sw.tf32_matmul;
+  o.tf32_conv = sw.tf32_conv;
   o.global_batch = global_batch;
   o.epoch_samples = a.epoch_samples;
   o.loading = loading_of(a);

@@ -16,8 +16,11 @@ double Op::forward_flops() const {
 Numerics numerics(const Strategy& s) {
   const DType p = s.precision.value_or(DType::bf16);
   Numerics n;
-  n.linear = p;
-  n.other = is_quantized(p) ? DType::bf16 : p;
+  // fp32 GEMMs (the linears' and the attention's batched ones) on TF32 tensor cores where
+  // the stack allows it; the elements stay 4 bytes.
+  const DType math = p == DType::fp32 && s.tf32_math ? DType::tf32 : p;
+  n.linear = math;
+  n.other = is_quantized(p) ? DType::bf16 : math;
   n.element_bytes = p == DType::fp32 || p == DType::tf32 ? 4 : 2;
   n.q = dtype_bytes(p);
   return n;

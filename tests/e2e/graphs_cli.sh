@@ -87,4 +87,15 @@ if /usr/bin/python3 -c "import onnx" 2>/dev/null; then
 else
   echo "skip: python3-onnx not installed, shipped ONNX files not regenerated"
 fi
+# fp32 on a part with TF32 (issue 35): the stack's settings, said in the header and priced.
+expect_exit 0 "$BIN" estimate --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --strategy data,gbs=256
+grep -q "global batch 256, fp32 (convolutions on TF32, matmuls in fp32), software pytorch-ddp$" "$SCRATCH/out" || fail "fp32 math: $OUT"
+conv=$(awk '$2 == "data" {print $3}' "$SCRATCH/out")
+expect_exit 0 "$BIN" estimate --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --strategy data,gbs=256 \
+  --software pytorch-ddp:tf32_conv=false
+ieee=$(awk '$2 == "data" {print $3}' "$SCRATCH/out")
+python3 -c 'import sys; a, b = map(float, sys.argv[1:]); assert b > 2 * a, (a, b)' "$conv" "$ieee" || fail "tf32_conv=false: $conv -> $ieee"
+expect_exit 2 "$BIN" estimate --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --strategy data,gbs=256 \
+  --software pytorch-ddp:tf32_conv=maybe
+one_line_error
 echo "graphs_cli: ok"

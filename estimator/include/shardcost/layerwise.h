@@ -31,6 +31,9 @@ std::string to_string(const LayerSplit&);  // "s4 h2", "f8", "replicated" ...
 struct LayerwiseOptions {
   int global_batch = 0;  // samples per step
   DType precision = DType::fp32;
+  // precision fp32: matmuls and convolutions on TF32 tensor cores where the device has them
+  // (the stack's defaults: Software::tf32_matmul, tf32_conv).
+  bool tf32_matmul = false, tf32_conv = false;
   // The optimizer's state per parameter besides the weight and its gradient: momentum SGD (4
   // bytes, the CNN papers') or Adam (8).
   std::string optimizer = "sgd";

@@ -152,6 +152,9 @@ struct Strategy {
   // Engine's FP8 GEMMs with bf16 attention and head; fp32/tf32: full-precision training).
   // Unset: the software preset's (resolved_precision). rank pins it, never searches it.
   std::optional<DType> precision;
+  // precision=fp32 with the stack's fp32 matmuls on TF32 tensor cores, on devices that have
+  // them (Software::tf32_matmul): set by with_precision, never a key.
+  bool tf32_math = false;
   // Saturating at 2^40 GPUs: sizes read from a file may be anything up to INT_MAX each.
   int64_t gpus() const {
     constexpr int64_t cap = int64_t{1} << 40;
@@ -240,6 +243,12 @@ struct Software {
   // and whether the stack has FP8 (Transformer Engine, Megatron-core since 2023).
   DType precision = DType::bf16;
   bool fp8 = true;
+  // What fp32 math runs as where the part has TF32 tensor cores (Ampere on): matmuls (cuBLAS:
+  // PyTorch's torch.backends.cuda.matmul.allow_tf32, False by default since PyTorch 1.12 and
+  // True before; NGC's PyTorch containers set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, which turns
+  // it on) and convolutions (cuDNN: torch.backends.cudnn.allow_tf32, True by default).
+  bool tf32_matmul = true;
+  bool tf32_conv = true;
   // FP8 primary weights (Transformer Engine's fp8_model_init; NeMo's fp8_params, Megatron-
   // core's --fp8-param-gather): FP8 linears keep their weights in FP8 (1 B) with a cached
   // transpose (1 B) instead of bf16 plus an FP8 copy, and the distributed optimizer gathers
