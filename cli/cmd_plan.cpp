@@ -26,6 +26,11 @@ void print_estimate_text(const EstimateReport& r) {
   if (!plan.stage_layers.empty())
     fmt::print("stage layers    {}\n", join_layers(plan.stage_layers));
   if (!r.stage_tp.empty()) fmt::print("stage tp        {}\n", r.stage_tp);
+  if (r.cluster_file_gpus > 0)
+    fmt::print(
+        "cluster part    the plan runs on {} of the cluster file's {} GPUs: the groups it "
+        "names, in the order it names them\n",
+        c.total_gpus(), r.cluster_file_gpus);
   fmt::print("\n{}{}{}\n", summary_text(e), k ? calibration_line(*k, e) : "",
              uncertainty_line(r.uncertainty));
   // With a store: how much of each part its measurements (and models fitted on them) priced.

@@ -345,11 +345,20 @@ void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
     throw InputError(
         fmt::format("--gpus {} is above {}, the most GPUs a cluster holds here", gpus, kMaxGpus));
   if (c.groups.size() != 1) {
-    if (gpus != c.total_gpus())
-      throw InputError(
-          fmt::format("{}: --gpus {} cannot resize a cluster of {} node groups; "
-                      "set 'nodes' in each group instead",
-                      where, gpus, c.groups.size()));
+    // The first `gpus` GPUs in the order ranks fill them: whole groups, then part of the next.
+    if (gpus > c.total_gpus())
+      throw InputError(fmt::format(
+          "{}: --gpus {} is more than its {} node groups hold ({}); set 'nodes' in each group "
+          "instead",
+          where, gpus, c.groups.size(), c.total_gpus()));
+    std::vector<std::pair<size_t, int>> take;
+    int left = gpus;
+    for (size_t i = 0; i < c.groups.size() && left > 0; ++i) {
+      const int here = std::min(left, c.groups[i].gpus());
+      take.emplace_back(i, here);
+      left -= here;
+    }
+    c = cluster_part(c, take, fmt::format("--gpus {}", gpus));
     return;
   }
   NodeGroup& g = c.groups[0];
@@ -366,6 +375,25 @@ void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
         fmt::format("--gpus {} is not a whole number of {}-GPU nodes of {}; use a "
                     "multiple of {}",
                     gpus, g.gpus_per_node, where, g.gpus_per_node));
+  }
+}
+
+// Group g cut to `gpus` of its GPUs: whole nodes, or part of one node.
+void cut_group(NodeGroup& g, int gpus, std::string_view why, std::string_view where) {
+  if (gpus == g.gpus()) return;
+  if (gpus <= g.gpus_per_node) {
+    g.nodes = 1;
+    g.gpus_per_node = gpus;
+    g.nvlink_domain_gpus = 0;  // part of one node: the node is the domain
+  } else if (gpus % g.gpus_per_node == 0) {
+    g.nodes = gpus / g.gpus_per_node;
+    // Part of one NVLink domain: every GPU is in it, and groups need not tile 72 to stay on it.
+    if (g.nvlink_domain_gpus > gpus) g.nvlink_domain_gpus = gpus;
+  } else {
+    throw InputError(fmt::format(
+        "{}: {} GPUs of {} is not a whole number of its {}-GPU nodes or part of one; use a "
+        "multiple of {}, or at most {}",
+        why, gpus, where, g.gpus_per_node, g.gpus_per_node, g.gpus_per_node));
   }
 }
 
@@ -762,6 +790,33 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
                                  origin, total, kMaxGpus));
   if (gpus) apply_gpu_count(c, *gpus, std::string(origin));
   return c;
+}
+
+Cluster cluster_part(const Cluster& c, const std::vector<std::pair<size_t, int>>& take,
+                     std::string_view why) {
+  Cluster out = c;
+  out.groups.clear();
+  out.links.clear();
+  std::vector<int> index(c.groups.size(), -1);
+  for (const auto& [g, gpus] : take) {
+    if (g >= c.groups.size() || index[g] >= 0 || gpus <= 0)
+      throw InputError(fmt::format("{}: group {} taken twice or not in the cluster", why, g));
+    NodeGroup group = c.groups[g];
+    if (gpus > group.gpus())
+      throw InputError(fmt::format("{}: {} GPUs of group '{}', which holds {}", why, gpus,
+                                   group.name, group.gpus()));
+    cut_group(group, gpus, why, fmt::format("group '{}'", group.name));
+    index[g] = static_cast<int>(out.groups.size());
+    out.groups.push_back(std::move(group));
+  }
+  for (const GroupLink& l : c.links)
+    if (index[l.a] >= 0 && index[l.b] >= 0) {
+      GroupLink kept = l;
+      kept.a = static_cast<size_t>(index[l.a]);
+      kept.b = static_cast<size_t>(index[l.b]);
+      out.links.push_back(std::move(kept));
+    }
+  return out;
 }
 
 Cluster load_cluster(std::string_view name_or_path, std::optional<int> gpus) {

@@ -180,7 +180,7 @@ void check_degrees(const Workload& w, const Cluster& c, const Plan& plan, const 
   if (gpus != c.total_gpus())
     throw InputError(fmt::format(
         "plan: its replicas take {} GPUs (tp*cp each) but the cluster has {}; give every GPU a "
-        "replica, or size the cluster with --gpus",
+        "replica, or take whole nodes of each group it names (or part of one node)",
         gpus, c.total_gpus()));
 }
 

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "shardcost/error.h"
+#include "shardcost/estimator.h"
 #include "shardcost/plan.h"
 
 namespace shardcost {
@@ -82,6 +85,31 @@ std::vector<ReplicaPlacement> place(const Plan& plan, const Cluster& c) {
     }
   }
   return out;
+}
+
+Cluster plan_cluster(const Cluster& c, const Plan& plan) {
+  if (plan.stages.empty()) return c;
+  std::vector<std::pair<size_t, int>> take;  // (group, GPUs) in the order replicas name them
+  for (const StagePlan& stage : plan.stages)
+    for (const Replica& r : stage.replicas) {
+      size_t g = 0;
+      while (g < c.groups.size() && c.groups[g].name != r.group) ++g;
+      if (g == c.groups.size()) return c;  // parse_plan_json has said so already
+      auto it = std::find_if(take.begin(), take.end(), [&](const auto& t) { return t.first == g; });
+      if (it == take.end()) it = take.insert(take.end(), {g, 0});
+      it->second += r.tp * plan.strategy.cp;
+    }
+  bool whole = take.size() == c.groups.size();
+  for (size_t i = 0; whole && i < take.size(); ++i)
+    whole = take[i].first == i && take[i].second == c.groups[i].gpus();
+  for (const auto& [g, gpus] : take)
+    if (gpus > c.groups[g].gpus()) return c;  // place says how many it needs
+  if (whole) return c;
+  try {
+    return cluster_part(c, take, "plan");
+  } catch (const InputError&) {
+    return c;  // not whole nodes of a group: estimate's own checks say what does not add up
+  }
 }
 
 }  // namespace shardcost

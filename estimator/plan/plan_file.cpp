@@ -41,13 +41,20 @@ std::optional<std::string> check_stage_layers(const Workload& w, const Strategy&
                                               const std::vector<int>& layers) {
   if (static_cast<int>(layers.size()) != s.pp)
     return fmt::format("{} stage layer counts for pp={}", layers.size(), s.pp);
-  // Only the first or last stage may hold no layers: it still holds the embedding or the head.
+  // Stages that hold no layers lead or trail the pipeline: they hold the embedding (or part
+  // of it: token and position embeddings on stages of their own) or the head. A stage between
+  // two that hold layers holds at least one.
+  const auto first = std::find_if(layers.begin(), layers.end(), [](int n) { return n > 0; });
+  const auto last = std::find_if(layers.rbegin(), layers.rend(), [](int n) { return n > 0; });
   for (size_t i = 0; i < layers.size(); ++i) {
-    const bool end = i == 0 || i + 1 == layers.size();
-    if (layers[i] < 0 || (layers[i] == 0 && (!end || layers.size() == 1)))
+    const bool inside = first != layers.end() &&
+                        static_cast<std::ptrdiff_t>(i) > first - layers.begin() &&
+                        static_cast<std::ptrdiff_t>(i) < layers.rend() - last - 1;
+    if (layers[i] < 0 || (layers[i] == 0 && (inside || first == layers.end())))
       return fmt::format(
-          "stage {} holds {} layers; every stage holds at least one, but the first or last may "
-          "hold none (only the embedding or the head)",
+          "stage {} holds {} layers; a stage between two that hold layers holds at least one "
+          "(stages with none may only lead the pipeline, holding the embedding, or trail it, "
+          "holding the head)",
           i, layers[i]);
   }
   const int sum = std::accumulate(layers.begin(), layers.end(), 0);
@@ -81,7 +88,7 @@ Plan parse_plan_json(std::string_view text, std::string_view origin, const Clust
     JsonFields sf(sj, at);
     known_keys(sj, at, {"layers", "replicas"});
     StagePlan stage;
-    stage.layers = sf.required_int("layers", 1);
+    stage.layers = sf.required_int("layers", 0);  // 0: the embedding's or the head's alone
     const nlohmann::json* replicas = sf.optional_array("replicas");
     if (!replicas || replicas->empty())
       sf.fail("replicas",

@@ -22,6 +22,12 @@ std::string plan_json(const std::string& strategy, const std::vector<int>& layer
   return fmt::format("{{\"strategy\": \"{}\", \"stages\": [{}]}}", strategy, stages);
 }
 
+double part_seconds(const Estimate& e, const std::string& name) {
+  for (const TimePart& p : e.time)
+    if (p.name == name) return p.seconds;
+  return -1;
+}
+
 void expect_same(const Estimate& a, const Estimate& b) {
   EXPECT_EQ(to_string(a.strategy), to_string(b.strategy));
   EXPECT_EQ(a.step_time_s, b.step_time_s);
@@ -195,6 +201,59 @@ TEST(Placement, ReplicasTakeRanksInOrderAndMustSitInTheGroupTheyName) {
   EXPECT_THROW(place(big, c), InputError);
 }
 
+// Issue 35: a plan file that runs on part of a mixed cluster (a few nodes of a larger one)
+// prices on that part alone: the groups it names, in the order it names them, cut to the GPUs
+// it takes; --gpus N on a mixed cluster takes the first N GPUs in the file's order.
+TEST(Placement, APlanRunsOnThePartOfTheClusterItNames) {
+  const Cluster c = two_groups();
+  const auto w = transformer_workload(load_model("llama3-8b"));
+  // Half an H100 node alone: priced as a 4-GPU H100 cluster.
+  const char* half = R"({"strategy": "gbs=8", "stages": [
+      {"layers": 32, "replicas": [{"group": "hopper", "tp": 4}]}]})";
+  const Plan p = parse_plan_json(half, "plan.json", c, 32);
+  const Cluster part = plan_cluster(c, p);
+  ASSERT_EQ(part.groups.size(), 1u);
+  EXPECT_EQ(part.groups[0].name, "hopper");
+  EXPECT_EQ(part.total_gpus(), 4);
+  Cluster alone = load_cluster("dgx-h100", 4);
+  alone.groups[0].intra_node = c.groups[1].intra_node;
+  const Plan same = parse_plan_json(
+      R"({"strategy": "gbs=8", "stages": [{"layers": 32, "replicas": [{"tp": 4}]}]})", "plan.json",
+      alone, 32);
+  EXPECT_DOUBLE_EQ(estimate(*w, part, p).step_time_s, estimate(*w, alone, same).step_time_s);
+  // The H100 stage first: the groups in the plan's order, both whole.
+  const char* flipped = R"({"strategy": "gbs=8", "stages": [
+      {"layers": 16, "replicas": [{"group": "hopper", "tp": 8}]},
+      {"layers": 16, "replicas": [{"group": "g0", "tp": 8}]}]})";
+  const Cluster turned = plan_cluster(c, parse_plan_json(flipped, "plan.json", c, 32));
+  ASSERT_EQ(turned.groups.size(), 2u);
+  EXPECT_EQ(turned.groups[0].name, "hopper");
+  const Estimate e = estimate(*w, turned, parse_plan_json(flipped, "plan.json", turned, 32));
+  EXPECT_EQ(e.stages.at(0).device, "h100-sxm5-80gb");
+  // A plan that takes every GPU in the file's order: the cluster as it is.
+  const char* all = R"({"strategy": "gbs=8", "stages": [
+      {"layers": 16, "replicas": [{"group": "g0", "tp": 8}]},
+      {"layers": 16, "replicas": [{"group": "hopper", "tp": 8}]}]})";
+  EXPECT_EQ(plan_cluster(c, parse_plan_json(all, "plan.json", c, 32)).groups[0].name, "g0");
+  // --gpus 12: the A100 node and half the H100 node.
+  const Cluster twelve = parse_cluster_json(R"({"name": "mixed", "inter_node_bandwidth_GBps": 50,
+    "node_groups": [
+      {"device": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 8, "intra_node_bandwidth_GBps": 300},
+      {"name": "hopper", "device": "h100-sxm5-80gb", "nodes": 2, "gpus_per_node": 8,
+       "intra_node_bandwidth_GBps": 450}]})",
+                                            "mixed.json", 12);
+  ASSERT_EQ(twelve.groups.size(), 2u);
+  EXPECT_EQ(twelve.groups[1].gpus(), 4);
+  // 12 GPUs of a group of 8-GPU nodes: neither whole nodes nor part of one.
+  EXPECT_THROW(parse_cluster_json(R"({"name": "mixed", "inter_node_bandwidth_GBps": 50,
+    "node_groups": [
+      {"name": "hopper", "device": "h100-sxm5-80gb", "nodes": 2, "gpus_per_node": 8,
+       "intra_node_bandwidth_GBps": 450},
+      {"device": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 8, "intra_node_bandwidth_GBps": 300}]})",
+                                  "mixed.json", 12),
+               InputError);
+}
+
 TEST(Placement, GroupNamesAreUnique) {
   EXPECT_THROW(parse_cluster_json(R"({"inter_node_bandwidth_GBps": 50, "node_groups": [
       {"name": "x", "device": "a100-sxm4-80gb", "gpus_per_node": 8, "intra_node_bandwidth_GBps": 300},
@@ -211,6 +270,39 @@ namespace shardcost {
 namespace {
 
 // The undefined behaviour UBSan found in the fuzz corpus: sizes near INT_MAX multiplied in int.
+// Issue 35: stages that hold only the embedding (or part of it) lead the pipeline, stages that
+// hold only the head trail it; each adds its own work and sends to the fill and drain, and no
+// layer's. A stage with none between two that hold layers is refused.
+TEST(Plan, StagesWithoutLayersLeadOrTrailThePipeline) {
+  const Model m = load_model("llama3-8b");
+  const auto w = transformer_workload(m);
+  const Cluster c8 = load_cluster("dgx-h100", 8), c6 = load_cluster("dgx-h100", 6);
+  const std::string keys = "mbs=1,gbs=32";
+  // Stage 0 holds the embedding, stage 1 nothing of the model's layers (a part of the
+  // embedding, as trials that split token and position embeddings ran it).
+  const Estimate four =
+      estimate(*w, c8, parse_plan_json(plan_json(keys, {0, 0, 16, 16}, 1, 2), "p", c8, 32));
+  const Estimate three =
+      estimate(*w, c6, parse_plan_json(plan_json(keys, {0, 16, 16}, 1, 2), "p", c6, 32));
+  // The same stages doing the work; the empty one adds its receive and send to the fill and
+  // drain: more than nothing, less than 2 % of the step.
+  const double added = four.step_time_s - three.step_time_s;
+  EXPECT_GT(added, 0);
+  EXPECT_LT(added, 0.02 * three.step_time_s);
+  EXPECT_DOUBLE_EQ(part_seconds(four, "compute_forward"), part_seconds(three, "compute_forward"));
+  // Trailing: the head alone on the last stage.
+  EXPECT_NO_THROW(
+      estimate(*w, c8, parse_plan_json(plan_json(keys, {16, 16, 0, 0}, 1, 2), "p", c8, 32)));
+  for (const std::vector<int>& bad : {std::vector<int>{16, 0, 16, 0}, {8, 8, 0, 16}}) try {
+      estimate(*w, c8, parse_plan_json(plan_json(keys, bad, 1, 2), "p", c8, 32));
+      ADD_FAILURE() << "a stage without layers in the middle was priced";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("a stage between two that hold layers holds at least"),
+                std::string::npos)
+          << e.what();
+    }
+}
+
 TEST(StrategyText, HugeSizesAreOneClearErrorNotAnOverflow) {
   EXPECT_THROW(parse_strategy("tp=119276527", 64), InputError);
   EXPECT_THROW(parse_strategy("tp=2147483647,pp=2147483647,cp=2147483647", 64), InputError);

@@ -316,6 +316,7 @@ nlohmann::json to_json(const EstimateReport& r) {
   j["uncertainty"] = uncertainty_json(r.uncertainty);
   if (!r.plan.stage_layers.empty()) j["stage_layers"] = r.plan.stage_layers;
   if (!r.stage_tp.empty()) j["stage_tp"] = r.stage_tp;
+  if (r.cluster_file_gpus > 0) j["cluster_file_gpus"] = r.cluster_file_gpus;
   j["request"] = to_json(r.request);
   return j;
 }

@@ -66,6 +66,11 @@ EstimateReport run_estimate(const PlanRequest& request, const CostSources* given
   const auto workload = transformer_workload(r.model);
   r.plan = !a.plan.empty() ? load_plan(a.plan, c, workload->layers())
                            : plan_of(parse_strategy(a.strategy, c.total_gpus()));
+  // A plan file may run on part of the cluster: the groups it names, the GPUs it takes there.
+  if (Cluster part = plan_cluster(r.cluster, r.plan); part.total_gpus() != c.total_gpus()) {
+    r.cluster_file_gpus = c.total_gpus();
+    r.cluster = std::move(part);
+  }
   EstimateOptions opt;
   opt.software = requests::software_of(a);
   opt.loading = requests::loading_of(a);

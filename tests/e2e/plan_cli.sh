@@ -139,6 +139,15 @@ STEP=$(grep '^step time' "$SCRATCH/out")
 expect_exit 0 "$BIN" estimate --model llama3-70b --cluster "$MIXED" --strategy \
   "stage_tp=8/8/4/4/4/4,layers=10/11/15/15/15/14,mbs=1,gbs=64,recompute=full,sp=true,zero=1"
 [ "$(grep '^step time' "$SCRATCH/out")" = "$STEP" ] || fail "stage_tp and the plan file differ"
+# Part of the cluster (issue 35): one H100 node of the four, its stages first, the embedding
+# on a stage of its own; the output says how much of the cluster the plan takes.
+printf '%s\n' '{"strategy": "mbs=1,gbs=32,recompute=full,sp=true,zero=1", "stages": [' \
+  '{"layers": 0, "replicas": [{"group": "h100", "tp": 4}]},' \
+  '{"layers": 32, "replicas": [{"group": "h100", "tp": 4}]}]}' >"$SCRATCH/part.json"
+expect_exit 0 "$BIN" estimate --model llama3-8b --cluster "$MIXED" --plan "$SCRATCH/part.json"
+grep -q "^llama3-8b (8.0B parameters) on a100+h100 (8 GPUs: 1 node x 8 h100-sxm5-80gb)" "$SCRATCH/out" || fail "part: $OUT"
+grep -q "^cluster part    the plan runs on 8 of the cluster file's 32 GPUs" "$SCRATCH/out" || fail "part line: $OUT"
+grep -q "^stage layers    0/32$" "$SCRATCH/out" || fail "embedding stage: $OUT"
 sed 's/"tp": 4}]}]}/"tp": 3}]}]}/' "$SRC/tests/fixtures/plans/a100-h100-tp8-tp4.json" >"$SCRATCH/tp3.json"
 expect_exit 2 "$BIN" estimate --model llama3-70b --cluster "$MIXED" --plan "$SCRATCH/tp3.json"
 one_line_error

@@ -105,6 +105,12 @@ Cluster load_cluster(std::string_view name_or_path, std::optional<int> gpus = st
 Cluster parse_cluster_json(std::string_view json_text, std::string_view origin,
                            std::optional<int> gpus = std::nullopt);
 Device find_device(std::string_view name);
+// Part of a cluster: `take` lists (group index, GPUs) in the order the ranks fill them, each a
+// whole number of the group's nodes or part of one node; the groups not listed are left out,
+// and so are the links to them. `why` names what asks for it in the messages ("--gpus 12",
+// "plan").
+Cluster cluster_part(const Cluster&, const std::vector<std::pair<size_t, int>>& take,
+                     std::string_view why);
 
 // Bandwidth traces (docs/seed-planners.md): a `seconds,bandwidth_GBps` CSV for the cluster's
 // network (--network-trace), and the segments the cluster's traces (its network's and its

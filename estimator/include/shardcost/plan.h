@@ -56,4 +56,10 @@ struct ReplicaPlacement {
 // plan needs more GPUs than the cluster has.
 std::vector<ReplicaPlacement> place(const Plan&, const Cluster&);
 
+// The part of the cluster a plan file's replicas run on: each group it names, in the order its
+// replicas first name them, cut to the GPUs they take there (whole nodes, or part of one node);
+// the groups it does not name left out. A plan that takes every GPU in the file's order gets
+// the cluster as it is; one that takes more is refused by place.
+Cluster plan_cluster(const Cluster&, const Plan&);
+
 }  // namespace shardcost

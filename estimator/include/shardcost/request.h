@@ -109,6 +109,8 @@ struct EstimateReport {
   std::optional<CalibratedStep> calibrated;
   StepUncertainty uncertainty;
   std::string stage_tp;  // a plan file whose replicas differ in tp: each stage's ("8/4+2")
+  // A plan file on part of its cluster: the GPUs the cluster file holds (cluster is the part).
+  int cluster_file_gpus = 0;
   std::vector<std::string> warnings;
   Verdict verdict;
 };
