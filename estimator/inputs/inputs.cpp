@@ -339,6 +339,21 @@ std::vector<GroupLink> parse_links(const JsonFields& f, const Cluster& c, std::s
   return out;
 }
 
+// Group g sized to `gpus` GPUs: whole nodes, or part of one node; otherwise `refusal`.
+void cut_group(NodeGroup& g, int gpus, const std::string& refusal) {
+  if (gpus <= g.gpus_per_node) {
+    g.nodes = 1;
+    g.gpus_per_node = gpus;
+    g.nvlink_domain_gpus = 0;  // part of one node: the node is the domain
+  } else if (gpus % g.gpus_per_node == 0) {
+    g.nodes = gpus / g.gpus_per_node;
+    // Part of one NVLink domain: every GPU is in it, and groups need not tile 72 to stay on it.
+    if (g.nvlink_domain_gpus > gpus) g.nvlink_domain_gpus = gpus;
+  } else {
+    throw InputError(refusal);
+  }
+}
+
 void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
   if (gpus <= 0) throw InputError(fmt::format("--gpus must be a positive integer (got {})", gpus));
   if (gpus > kMaxGpus)
@@ -362,39 +377,10 @@ void apply_gpu_count(Cluster& c, int gpus, const std::string& where) {
     return;
   }
   NodeGroup& g = c.groups[0];
-  if (gpus <= g.gpus_per_node) {
-    g.nodes = 1;
-    g.gpus_per_node = gpus;
-    g.nvlink_domain_gpus = 0;  // part of one node: the node is the domain
-  } else if (gpus % g.gpus_per_node == 0) {
-    g.nodes = gpus / g.gpus_per_node;
-    // Part of one NVLink domain: every GPU is in it, and groups need not tile 72 to stay on it.
-    if (g.nvlink_domain_gpus > gpus) g.nvlink_domain_gpus = gpus;
-  } else {
-    throw InputError(
-        fmt::format("--gpus {} is not a whole number of {}-GPU nodes of {}; use a "
-                    "multiple of {}",
-                    gpus, g.gpus_per_node, where, g.gpus_per_node));
-  }
-}
-
-// Group g cut to `gpus` of its GPUs: whole nodes, or part of one node.
-void cut_group(NodeGroup& g, int gpus, std::string_view why, std::string_view where) {
-  if (gpus == g.gpus()) return;
-  if (gpus <= g.gpus_per_node) {
-    g.nodes = 1;
-    g.gpus_per_node = gpus;
-    g.nvlink_domain_gpus = 0;  // part of one node: the node is the domain
-  } else if (gpus % g.gpus_per_node == 0) {
-    g.nodes = gpus / g.gpus_per_node;
-    // Part of one NVLink domain: every GPU is in it, and groups need not tile 72 to stay on it.
-    if (g.nvlink_domain_gpus > gpus) g.nvlink_domain_gpus = gpus;
-  } else {
-    throw InputError(fmt::format(
-        "{}: {} GPUs of {} is not a whole number of its {}-GPU nodes or part of one; use a "
-        "multiple of {}, or at most {}",
-        why, gpus, where, g.gpus_per_node, g.gpus_per_node, g.gpus_per_node));
-  }
+  cut_group(g, gpus,
+            fmt::format("--gpus {} is not a whole number of {}-GPU nodes of {}; use a "
+                        "multiple of {}",
+                        gpus, g.gpus_per_node, where, g.gpus_per_node));
 }
 
 bool is_file(std::string_view path) {
@@ -805,7 +791,12 @@ Cluster cluster_part(const Cluster& c, const std::vector<std::pair<size_t, int>>
     if (gpus > group.gpus())
       throw InputError(fmt::format("{}: {} GPUs of group '{}', which holds {}", why, gpus,
                                    group.name, group.gpus()));
-    cut_group(group, gpus, why, fmt::format("group '{}'", group.name));
+    if (gpus != group.gpus())  // a group taken whole keeps its NVLink domain as it is
+      cut_group(group, gpus,
+                fmt::format("{}: {} GPUs of group '{}' is not a whole number of its {}-GPU nodes "
+                            "or part of one; use a multiple of {}, or at most {}",
+                            why, gpus, group.name, group.gpus_per_node, group.gpus_per_node,
+                            group.gpus_per_node));
     index[g] = static_cast<int>(out.groups.size());
     out.groups.push_back(std::move(group));
   }
