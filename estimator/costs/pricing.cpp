@@ -1,6 +1,7 @@
 #include "pricing.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace shardcost {
@@ -273,6 +274,24 @@ double curve_seconds(const std::vector<BusbwPoint>& c, double bytes, double fact
   return std::exp(std::log(t_lo) + t * (std::log(t_hi) - std::log(t_lo)));
 }
 
+double pcie_ring_share(int ranks) {
+  // NCCL's bus bandwidth among n GPUs of a PCIe node, as a share of two GPUs' (one pair under a
+  // switch, peer to peer): rings of more GPUs run through host bridges and host memory, which
+  // every hop of the ring shares. Public sweep: all-reduce of 128 MiB on 2, 4 and 8 L40S of one
+  // node, 19.97, 5.12 and 1.45 GB/s (aiconfigurator's nccl_perf table, in
+  // shared/data/measured/collective_l40s.csv; all-gather 19.31, 4.70, 1.18). Between and past
+  // the measured counts, log-log in the rank count.
+  static constexpr std::array<std::pair<double, double>, 3> kShare = {
+      {{2, 1.0}, {4, 5.12 / 19.97}, {8, 1.45 / 19.97}}};
+  if (ranks <= 2) return 1.0;
+  size_t i = 0;
+  while (i + 2 < kShare.size() && ranks > kShare[i + 1].first) ++i;
+  const auto [n0, s0] = kShare[i];
+  const auto [n1, s1] = kShare[i + 1];
+  const double slope = std::log(s1 / s0) / std::log(n1 / n0);
+  return s0 * std::pow(ranks / n0, slope);
+}
+
 Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement g) const {
   const Fabric& fabric = level(g) == FabricLevel::intra_node ? intra_ : inter_;
   const int local = ranks_per_node(g);
@@ -282,7 +301,9 @@ Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement 
         curve_seconds(*curve, bytes, bus_bandwidth_factor(op, g.ranks), fabric.latency_s) + growth,
         CostOrigin::catalog};
   }
-  const double intra_bw = intra_.bandwidth_Bps * intra_.efficiency;
+  // A PCIe node's link figure holds for a pair of GPUs; more of them share the host's paths.
+  const double share = device_.node_fabric == "pcie" ? pcie_ring_share(local) : 1.0;
+  const double intra_bw = intra_.bandwidth_Bps * intra_.efficiency * share;
   const double inter_bw = inter_.bandwidth_Bps * inter_.efficiency;
   if (level(g) == FabricLevel::intra_node) {
     return {intra_.latency_s + growth + bytes * bus_bandwidth_factor(op, g.ranks) / intra_bw,

@@ -6,6 +6,10 @@
 
 namespace shardcost {
 
+// NCCL's bus bandwidth among `ranks` GPUs of a PCIe node as a share of a pair's (1 for two):
+// the catalog's prior from a public 2/4/8-GPU sweep (docs/heterogeneous.md, "PCIe nodes").
+double pcie_ring_share(int ranks);
+
 // Efficiency model constants, exposed for tests and docs.
 struct GemmModel {
   // CTA tile shapes cuBLAS uses for large bf16 GEMMs on Ampere/Hopper; the best one for the

@@ -65,6 +65,39 @@ TEST_F(PricingFixture, WithoutASweepACollectiveIsLatencyPlusBusBytesOverBandwidt
   EXPECT_EQ(p.collective(CollectiveOp::all_reduce, bytes, {1, 1}).seconds, 0);
 }
 
+// Issue 35: a PCIe node's link figure holds for a pair of GPUs; rings of more run through the
+// host's bridges and memory. Hand figures from the public L40S sweep (all-reduce of 128 MiB):
+// 19.97, 5.12 and 1.45 GB/s on 2, 4 and 8 GPUs; 6 GPUs log-log between 4 and 8.
+TEST(Pricing, PcieNodesShareTheHostsPathsAmongMoreThanTwoGpus) {
+  EXPECT_EQ(pcie_ring_share(2), 1.0);
+  EXPECT_NEAR(pcie_ring_share(4), 5.12 / 19.97, 1e-12);
+  EXPECT_NEAR(pcie_ring_share(8), 1.45 / 19.97, 1e-12);
+  const double six = 5.12 / 19.97 * std::pow(1.5, std::log(1.45 / 5.12) / std::log(2.0));
+  EXPECT_NEAR(pcie_ring_share(6), six, 1e-12);
+  const Cluster pcie = parse_cluster_json(
+      R"({"name": "l40s", "device": "l40s", "gpus_per_node": 8, "intra_node_bandwidth_GBps": 32,
+          "inter_node_bandwidth_GBps": 25})",
+      "l40s.json");
+  const NodeGroup& n = pcie.groups[0];
+  const Pricer p{n.device, n.intra_node, pcie.inter_node, n.gpus_per_node, nullptr};
+  const double bytes = 128.0 * 1024 * 1024, bw = n.intra_node.bandwidth_Bps * 0.8;
+  for (const int ranks : {2, 4, 8}) {
+    const double bus = bytes * 2 * (ranks - 1) / ranks;
+    EXPECT_NEAR(p.collective(CollectiveOp::all_reduce, bytes, {ranks, 1}).seconds,
+                n.intra_node.latency_s + bus / (bw * pcie_ring_share(ranks)), 1e-9)
+        << ranks;
+  }
+  // An NVSwitch node's figure holds for any count (its published sweep prices it).
+  const Cluster h100 = load_cluster("dgx-h100", 8);
+  const NodeGroup& h = h100.groups[0];
+  Fabric plain = h.intra_node;
+  plain.busbw_curves = {};
+  const Pricer q{h.device, plain, h100.inter_node, h.gpus_per_node, nullptr};
+  EXPECT_NEAR(q.collective(CollectiveOp::all_reduce, bytes, {8, 1}).seconds,
+              plain.latency_s + bytes * 2 * 7 / 8 / (plain.bandwidth_Bps * plain.efficiency),
+              1e-12);
+}
+
 TEST_F(PricingFixture, TheCatalogPricesNvlinkCollectivesOnItsPublishedSweep) {
   // dgx-a100 carries an all_reduce sweep; at one of its points the time is exact.
   const auto& curve = g.intra_node.busbw_curves[static_cast<size_t>(CollectiveOp::all_reduce)];
