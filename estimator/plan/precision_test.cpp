@@ -353,6 +353,17 @@ TEST(Precision, Fp32MatmulsRunOnTf32WhereTheStackAllowsIt) {
   const double ddp_on = part(estimate(m, a100, plain, ddp), "compute_forward");
   EXPECT_GT(ddp_off, 4 * ddp_on);
 
+  // rank prices its fp32 candidates as estimate does.
+  RankOptions ro;
+  ro.global_batch = 64;
+  ro.top = 1;
+  ro.fixed = "precision=fp32";
+  const RankResult ranked = rank(m, a100, ro);
+  ASSERT_FALSE(ranked.best.empty());
+  EXPECT_TRUE(ranked.best.front().strategy.tf32_math);
+  EXPECT_NEAR(estimate(m, a100, ranked.best.front().strategy, core).step_time_s,
+              ranked.best.front().step_time_s, 1e-9 * ranked.best.front().step_time_s);
+
   // A V100 has no TF32: the stack's setting changes nothing.
   const Cluster v100 = load_cluster("abci-v100", 8);
   EXPECT_DOUBLE_EQ(part(estimate(m, v100, fp32, core), "compute_forward"),

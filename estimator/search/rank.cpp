@@ -376,6 +376,7 @@ struct Ranker {
                             (s.micro_batches() % 2 != 0 || s.micro_batches() < pp))
                           continue;
                         s.precision = fixed.precision;
+                        s.tf32_math = fixed.tf32_math;
                         // Asynchronous or local updates change what is trained: searched only
                         // when pinned (dp_sync=async:S or local:H), never by default.
                         s.dp_sync = fixed.dp_sync;
