@@ -26,6 +26,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"overlap_p2p", &Software::overlap_p2p},
     {"tf32_matmul", &Software::tf32_matmul},
     {"tf32_conv", &Software::tf32_conv},
+    {"conv_winograd", &Software::conv_winograd},
 };
 
 std::string known_keys() {

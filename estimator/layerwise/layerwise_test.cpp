@@ -147,6 +147,52 @@ TEST(Layerwise, Fp32ConvolutionsAndMatmulsFollowTheStacksTf32Settings) {
   EXPECT_DOUBLE_EQ(priced(v100, true, true), priced(v100, false, false));
 }
 
+// Issue 35: cuDNN's Winograd F(2x2, 3x3) for fp32 3x3 convolutions of stride 1: 16 multiplies
+// per 2x2 output tile instead of 36, by hand for a 56x56 layer (0.444) and a 7x7 one
+// (16 x 16 tiles' worth against 9 x 49: 0.580); strided, 1x1 and tensor-core convolutions as
+// before.
+TEST(Layerwise, Fp32ThreeByThreeConvolutionsRunAsWinogradWhereCudnnChooses) {
+  const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
+  const Cluster v100 = load_cluster("abci-v100", 1);
+  LayerwiseOptions on = options(64), off = options(64);
+  off.conv_winograd = false;
+  const GraphPlan a = price_uniform(g, v100, on, "data"), b = price_uniform(g, v100, off, "data");
+  int winograd = 0;
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    const GraphNode* n = nullptr;
+    for (const GraphNode& x : g.nodes)
+      if (x.name == a.layers[i].node) n = &x;
+    ASSERT_NE(n, nullptr);
+    const double ratio = a.layers[i].compute_s / b.layers[i].compute_s;
+    const bool eligible = n->kind == NodeKind::conv && n->kernel == Dims{3, 3} &&
+                          n->stride == Dims{1, 1} && n->groups == 1;
+    if (!eligible) {
+      EXPECT_DOUBLE_EQ(ratio, 1.0) << n->name;
+      continue;
+    }
+    ++winograd;
+    const double h = static_cast<double>(n->out_spatial[0]);
+    const double w = static_cast<double>(n->out_spatial[1]);
+    EXPECT_NEAR(ratio, 16 * std::ceil(h / 2) * std::ceil(w / 2) / (9 * h * w), 1e-9) << n->name;
+    if (h == 56) {
+      EXPECT_NEAR(ratio, 16.0 / 36, 1e-9);
+    }
+    if (h == 7) {
+      EXPECT_NEAR(ratio, 16.0 * 16 / (9 * 49), 1e-9);
+    }
+  }
+  EXPECT_EQ(winograd, 13);                    // ResNet-50's 16 3x3 layers less the 3 that stride 2
+  EXPECT_LT(a.compute_s, 0.9 * b.compute_s);  // 0.1767 s against 0.2070 s
+  // On tensor cores (tf32 on an A100), implicit GEMM only.
+  const Cluster a100 = load_cluster("dgx-a100", 1);
+  LayerwiseOptions tf32 = options(64);
+  tf32.precision = DType::tf32;
+  LayerwiseOptions tf32_off = tf32;
+  tf32_off.conv_winograd = false;
+  EXPECT_DOUBLE_EQ(price_uniform(g, a100, tf32, "data").compute_s,
+                   price_uniform(g, a100, tf32_off, "data").compute_s);
+}
+
 TEST(Layerwise, DataParallelScalesAndPaysItsAllReduce) {
   const OpGraph g = load_onnx(path("data/onnx/resnet50.onnx"));
   LayerwiseOptions o = options(64);

@@ -90,6 +90,7 @@ SplitModel::SplitModel(const OpGraph& g, const NodeGroup& group, const Fabric& n
   const bool tf32 = group.device.peak_flops[static_cast<int>(DType::tf32)] > 0;
   conv_dtype_ = dtype_ == DType::fp32 && o.tf32_conv && tf32 ? DType::tf32 : dtype_;
   matmul_dtype_ = dtype_ == DType::fp32 && o.tf32_matmul && tf32 ? DType::tf32 : dtype_;
+  winograd_ = o.conv_winograd;
   if (o.optimizer != "sgd" && o.optimizer != "adam")
     throw InputError(fmt::format("unknown optimizer '{}'; use sgd or adam", o.optimizer));
   // fp32 weights and gradients and the optimizer's state; mixed precision also keeps a
@@ -218,10 +219,26 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
   const GroupPlacement spatial_group{s.spatial, s.channel * s.filter};
   NodePrice p;
   const DType math = n.kind == NodeKind::conv ? conv_dtype_ : matmul_dtype_;
+  // Winograd F(2x2, 3x3) (Lavin and Gray 2016): each 2x2 output tile of a channel pair takes
+  // 16 multiplies instead of 4 x 9, in the forward, the data gradient and the weight gradient
+  // alike. cuDNN runs it for fp32 3x3 convolutions of stride 1 on the CUDA cores (not on
+  // tensor cores) and chooses it where it is faster. Priced as the implicit GEMM's kernel on
+  // the tiles' multiplies (an odd output side pads its last tile), when that is fewer.
+  const bool winograd =
+      winograd_ && math == DType::fp32 && n.kind == NodeKind::conv && !n.transposed &&
+      n.groups == 1 && n.kernel.size() == 2 && n.kernel[0] == 3 && n.kernel[1] == 3 &&
+      std::all_of(n.stride.begin(), n.stride.end(), [](int64_t x) { return x == 1; }) &&
+      std::all_of(n.dilation.begin(), n.dilation.end(), [](int64_t x) { return x == 1; });
+  double winograd_share = 1;  // the tiles' multiplies over the direct convolution's
+  if (winograd) {
+    const double h = up(l.extent_out, s.spatial), w = product(n.out_spatial, 1);
+    winograd_share = std::min(1.0, 16 * std::ceil(h / 2) * std::ceil(w / 2) / (9 * h * w));
+  }
+  auto gemm_s = [&](const GemmShape& shape) { return split_k(shape, math) * winograd_share; };
   auto gemms = [&](const GemmShape& fwd, bool both_grads) {
-    p.forward_s += split_k(fwd, math);
-    if (!first || both_grads) p.backward_s += split_k(dgrad_shape(fwd), math);
-    p.backward_s += split_k(wgrad_shape(fwd), math);
+    p.forward_s += gemm_s(fwd);
+    if (!first || both_grads) p.backward_s += gemm_s(dgrad_shape(fwd));
+    p.backward_s += gemm_s(wgrad_shape(fwd));
   };
   // Rows of its input a spatial shard reads from each neighbour: the receptive field of one
   // output row, d(k-1)+1, less the stride it advances, split between the two sides.

@@ -62,6 +62,7 @@ class SplitModel {
   Pricer pricer_;
   DType dtype_;
   DType conv_dtype_, matmul_dtype_;  // what the GEMMs of each run as (TF32 for fp32, or not)
+  bool winograd_ = true;             // LayerwiseOptions::conv_winograd
   double e_ = 4;                     // bytes of one activation element
   double state_bytes_ = 12;          // per parameter: weight, gradient, optimizer state
   int devices_ = 1, batch_ = 1;

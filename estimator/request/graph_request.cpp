@@ -68,6 +68,7 @@ LayerwiseOptions layerwise_options(const PlanRequest& a, const Cluster& c, int g
   o.precision = *type;
   o.tf32_matmul = sw.tf32_matmul;
   o.tf32_conv = sw.tf32_conv;
+  o.conv_winograd = sw.conv_winograd;
   o.global_batch = global_batch;
   o.epoch_samples = a.epoch_samples;
   o.loading = loading_of(a);

@@ -34,6 +34,9 @@ struct LayerwiseOptions {
   // precision fp32: matmuls and convolutions on TF32 tensor cores where the device has them
   // (the stack's defaults: Software::tf32_matmul, tf32_conv).
   bool tf32_matmul = false, tf32_conv = false;
+  // fp32 3x3 convolutions of stride 1 may run as Winograd F(2x2, 3x3) where cuDNN chooses the
+  // algorithm (Software::conv_winograd).
+  bool conv_winograd = true;
   // The optimizer's state per parameter besides the weight and its gradient: momentum SGD (4
   // bytes, the CNN papers') or Adam (8).
   std::string optimizer = "sgd";

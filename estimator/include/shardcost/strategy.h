@@ -249,6 +249,10 @@ struct Software {
   // it on) and convolutions (cuDNN: torch.backends.cudnn.allow_tf32, True by default).
   bool tf32_matmul = true;
   bool tf32_conv = true;
+  // cuDNN may run fp32 3x3 convolutions of stride 1 as Winograd F(2x2, 3x3) (Lavin and Gray,
+  // "Fast Algorithms for Convolutional Neural Networks", 2016): PyTorch's cudnn.benchmark and
+  // cuDNN's own heuristics pick it where it is faster. false: implicit GEMM only.
+  bool conv_winograd = true;
   // FP8 primary weights (Transformer Engine's fp8_model_init; NeMo's fp8_params, Megatron-
   // core's --fp8-param-gather): FP8 linears keep their weights in FP8 (1 B) with a cached
   // transpose (1 B) instead of bf16 plus an FP8 copy, and the distributed optimizer gathers
