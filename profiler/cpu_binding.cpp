@@ -74,4 +74,8 @@ Binding resolve_binding(std::string_view spec, int threads, const NodeTopology& 
   return b;
 }
 
+Binding resolve_binding(std::string_view spec, int threads) {
+  return resolve_binding(spec, threads, read_topology(), allowed_cpus());
+}
+
 }  // namespace shardcost::bench

@@ -23,5 +23,7 @@ struct Binding {
 // for a CPU or node the process cannot use, or more threads than the CPUs --cpus names.
 Binding resolve_binding(std::string_view spec, int threads, const NodeTopology&,
                         const std::vector<int>& allowed);
+// The same on this node: its topology from /sys, the CPUs this process may use.
+Binding resolve_binding(std::string_view spec, int threads);
 
 }  // namespace shardcost::bench

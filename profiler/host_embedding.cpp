@@ -236,8 +236,7 @@ EmbeddingReport host_bench_embedding(const EmbeddingOptions& o, const Progress& 
   if (o.dtype != "fp32" && o.dtype != "bf16")
     throw InputError(
         fmt::format("--dtype {}: host embedding bags run fp32 or bf16 weights", o.dtype));
-  const NodeTopology topology = read_topology();
-  const Binding binding = resolve_binding(o.cpus, o.threads, topology, allowed_cpus());
+  const Binding binding = resolve_binding(o.cpus, o.threads);
   ThreadPool pool(binding.threads, binding.cpus);
   EmbeddingReport report;
   report.device = host_device_record();

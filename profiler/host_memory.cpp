@@ -174,8 +174,7 @@ MemoryReport host_bench_memory(const MemoryOptions& opt, const Progress& progres
       throw InputError(fmt::format("--op {} is not a host memory benchmark; use one of: {}", k,
                                    fmt::join(kinds, ", ")));
   }
-  const NodeTopology topology = read_topology();
-  const Binding binding = resolve_binding(opt.cpus, opt.threads, topology, allowed_cpus());
+  const Binding binding = resolve_binding(opt.cpus, opt.threads);
   ThreadPool pool(binding.threads, binding.cpus);
   MemoryReport report;
   report.device = host_device_record();

@@ -34,8 +34,7 @@ ThreadPool::ThreadPool(int threads, const std::vector<int>& cpus) {
       throw Error(fmt::format("reading this thread's CPU affinity: {}", std::strerror(rc)));
     for (size_t i = 1; i < cpus.size(); ++i) bind_to(workers_[i - 1].native_handle(), cpus[i]);
     bind_to(pthread_self(), cpus[0]);
-    caller_mask_.assign(reinterpret_cast<unsigned char*>(&saved),
-                        reinterpret_cast<unsigned char*>(&saved) + sizeof(saved));
+    caller_mask_ = saved;
   } catch (...) {
     stop();
     throw;
@@ -54,11 +53,8 @@ void ThreadPool::stop() {
 
 ThreadPool::~ThreadPool() {
   stop();
-  if (!caller_mask_.empty()) {
-    cpu_set_t saved;
-    std::memcpy(&saved, caller_mask_.data(), sizeof(saved));
-    pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);  // best effort in a destructor
-  }
+  if (caller_mask_)  // best effort in a destructor
+    pthread_setaffinity_np(pthread_self(), sizeof(*caller_mask_), &*caller_mask_);
 }
 
 void ThreadPool::run(const std::function<void(int)>& fn) {

@@ -1,10 +1,13 @@
 #pragma once
 // A fixed set of worker threads that run one function on every thread and wait for all of
 // them: thread start-up stays out of the timed region of host memory benchmarks.
+#include <sched.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -27,7 +30,7 @@ class ThreadPool {
  private:
   void work(int index);
   void stop();
-  std::vector<unsigned char> caller_mask_;  // the caller's cpu_set_t before binding
+  std::optional<cpu_set_t> caller_mask_;  // the caller's affinity before binding
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable start_, done_;
