@@ -277,14 +277,49 @@ TEST(Precision, BlockScaledTypesCarryTheirScalesInEveryQuantizedByte) {
     // The weights' quantized copy and its column-wise twin.
     EXPECT_DOUBLE_EQ(parameter_bytes(s, software_preset("megatron-core")).fp8_copy,
                      2 * dtype_bytes(t));
-    // A cast writes both copies: read 2 B, write 2q B per element.
+    // A cast writes both copies: read 2 B (NVFP4: 6, three passes), write 2q B per element.
     Graph g;
     transformer_workload(m)->graph(s, AttentionKernel::flash, g);
     const Op& casts = op_named(g, "attention_proj_fp8_casts");
-    EXPECT_DOUBLE_EQ(casts.bytes, (2 + 2 * dtype_bytes(t)) * T * 2048);
+    const double reads = t == DType::nvfp4 ? 6 : 2;
+    EXPECT_DOUBLE_EQ(casts.bytes, (reads + 2 * dtype_bytes(t)) * T * 2048);
     EXPECT_EQ(op_named(g, "qkv").dtype, t);
     EXPECT_EQ(op_named(g, "flash_attention").dtype, DType::bf16);
   }
+}
+
+// Transformer Engine's NVFP4BlockScaling recipe (issue 32, item 6): an activation or gradient
+// is read three times to be cast (nvte_hadamard_transform_amax: its amax and that of its
+// random Hadamard transform; the row-wise cast; the column-wise Hadamard cast), a weight twice
+// (amax, one 2D-scaled cast); its norms write bf16 (TE's rmsnorm_fwd runs the norm unfused
+// for a quantizer with a post-Hadamard amax), quantized on the rank's shard before the gather.
+TEST(Precision, Nvfp4CastsReadEachTensorThreeTimesAndItsNormsWriteBf16) {
+  const Model m = load_model("llama3-8b");  // h 4096, qkv out 3072 per rank at tp 2
+  const auto w = transformer_workload(m);
+  const double T = 8192, h = 4096, q = 0.5 + 1.0 / 16;
+  Strategy s = parse_strategy("tp=2,mbs=1,gbs=8,sp=true,precision=nvfp4", 8);
+  EXPECT_DOUBLE_EQ(numerics(s).cast_reads, 6);
+  EXPECT_DOUBLE_EQ(numerics(s).weight_cast_reads, 4);
+  Graph g;
+  w->graph(s, AttentionKernel::flash, g);
+  // Forward: the norm's shard (T h / 2) read 6 B, written twice at q; backward: the output
+  // gradient (T x 3072) alike: 7.125 B an element each.
+  const Op& qkv = op_named(g, "qkv_fp8_casts");
+  EXPECT_DOUBLE_EQ(qkv.bytes, (6 + 2 * q) * T * h / 2);
+  EXPECT_DOUBLE_EQ(qkv.backward_bytes, (6 + 2 * q) * T * 3072);
+  EXPECT_DOUBLE_EQ(op_named(g, "input_norm").bytes, 4 * T * h / 2);  // read 2, write 2
+  EXPECT_DOUBLE_EQ(op_named(g, "mlp_fc1_fp8_casts").bytes, (6 + 2 * q) * T * h / 2);
+  // The gather still moves the quantized input.
+  EXPECT_DOUBLE_EQ(op_named(g, "tp_all_gather").bytes, q * T * h);
+
+  // MXFP8 keeps one read and the norm's fused cast (cuDNN's norm, as the recipes launch it).
+  s.precision = DType::mxfp8;
+  EXPECT_DOUBLE_EQ(numerics(s).cast_reads, 2);
+  Graph mx;
+  w->graph(s, AttentionKernel::flash, mx);
+  const double qm = 1 + 1.0 / 32;
+  EXPECT_DOUBLE_EQ(op_named(mx, "qkv_fp8_casts").bytes, 0);
+  EXPECT_DOUBLE_EQ(op_named(mx, "input_norm").bytes, (2 + qm) * T * h / 2);
 }
 
 TEST(Precision, BlockScaledTypesNeedAPartWithTheirPeaks) {

@@ -356,17 +356,17 @@ struct Step {
       step.add(hop_part, hop, 2.0 * (s.pp * s.vpp - 1));
 
     // FP8: Transformer Engine casts each FP8 linear's weight to FP8 with its transpose once
-    // a step, in the first micro-batch (read 2, write 1 + 1 bytes per parameter); FP8 primary
-    // weights need only the transpose (read 1, write 1). On the slowest stage's parameters,
-    // as the pace is.
-    if (numerics(s).quantized()) {
+    // a step, in the first micro-batch (read 2, write 1 + 1 bytes per parameter; NVFP4 reads
+    // it twice, its amax first: Numerics::weight_cast_reads); FP8 primary weights need only
+    // the transpose (read 1, write 1). On the slowest stage's parameters, as the pace is.
+    if (const Numerics n = numerics(s); n.quantized()) {
       const ReplicaPricing& u = *pace_entry.slowest;
       // Under DualPipe the device casts both its stages' weights.
       const StageShards p = device_shards(*u.graph, pace_entry.span);
       const double fp8 = p.held.fp8 + p.sharded.fp8 / (s.dp * s.cp);
       step.add(
           kComputeForward,
-          u.pricer->memory_pass((sw.fp8_params ? 2 * numerics(s).q : 2 + 2 * numerics(s).q) * fp8));
+          u.pricer->memory_pass((sw.fp8_params ? 2 * n.q : n.weight_cast_reads + 2 * n.q) * fp8));
     }
 
     add_data_parallel(step, pace, micro_batches, entries);

@@ -124,10 +124,12 @@ void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out) {
 }
 
 // Norm: read x, write y in bf16. Backward (apex/TE kernels): read x and dy, write dx, then a
-// second pass over x and dy for the weight (and bias) gradients. Feeding an FP8 linear,
-// Transformer Engine's LayerNormLinear writes y quantized (q bytes) instead.
+// second pass over x and dy for the weight (and bias) gradients. Feeding an FP8 or MXFP8
+// linear, Transformer Engine's LayerNormLinear writes y quantized (q bytes) instead; before
+// an NVFP4 one it writes bf16 and the linear's casts quantize it (Numerics::norm_fuses_cast).
 Op norm(const char* name, const Dims& d, bool fp8_out = false) {
-  return pass(name, d.tokens * d.h / d.sp_div, fp8_out ? 2 + d.num.q : 4 * d.w, 10 * d.w);
+  const bool quantized = fp8_out && d.num.norm_fuses_cast;
+  return pass(name, d.tokens * d.h / d.sp_div, quantized ? 2 + d.num.q : 4 * d.w, 10 * d.w);
 }
 
 // Residual add, with bias and dropout fused (Megatron's bias_dropout_add): forward reads x
@@ -145,10 +147,15 @@ Op residual(const char* name, const Dims& d, bool dropout) {
 // before the GEMM still sees it as its neighbour. MXFP8 and NVFP4 (Blackwell) likewise write a
 // row-wise and a column-wise copy (their scaling blocks run along one dimension), each q bytes
 // per element with its scales: q = 1 for FP8, 1 + 1/32 for MXFP8, 1/2 + 1/16 for NVFP4.
-Op fp8_casts(double q, const char* name, double inputs, double outputs, bool input_from_norm) {
-  Op op = pass(name, 1, input_from_norm ? 0 : (2 + 2 * q) * inputs,
-               (2 + 2 * q) * outputs + (input_from_norm ? 2 * q * inputs : 0));
-  return op;
+// NVFP4 reads each tensor three times (Numerics::cast_reads: 6 bytes, not 2), and its norms
+// do not fuse the cast: the input the norm wrote (norm_elements, its own sequence-parallel
+// shard, quantized before the gather) is cast whole in forward.
+Op fp8_casts(const Numerics& n, const char* name, double inputs, double outputs,
+             double norm_elements = 0) {
+  const double cast = n.cast_reads + 2 * n.q;  // read the 16-bit tensor, write both copies
+  if (norm_elements > 0 && n.norm_fuses_cast)
+    return pass(name, 1, 0, cast * outputs + 2 * n.q * inputs);
+  return pass(name, 1, cast * (norm_elements > 0 ? norm_elements : inputs), cast * outputs);
 }
 
 // The tokens a rank's experts compute, over the mean: the busiest expert's load factor.
@@ -186,8 +193,8 @@ void mlp_ops(const char* const names[4], const Dims& d, double ffn, Activation a
   out.push_back(gemm(names[0], d.num.linear, d.tokens, fc1_out, d.h));
   recomputed(out.back(), d.per_op(), swiglu ? 0.5 : 0);
   if (fp8)
-    out.push_back(
-        fp8_casts(d.num.q, names[2], d.tokens * d.h, d.tokens * fc1_out, input_from_norm));
+    out.push_back(fp8_casts(d.num, names[2], d.tokens * d.h, d.tokens * fc1_out,
+                            input_from_norm ? d.tokens * d.h / d.sp_div : 0));
   // Squared ReLU reads and writes as GeLU does (read x, write y; backward read x and dy, write
   // dx).
   out.push_back(swiglu ? pass("swiglu", d.tokens * f_local, 6 * d.w, 10 * d.w)
@@ -197,7 +204,7 @@ void mlp_ops(const char* const names[4], const Dims& d, double ffn, Activation a
   recomputed(out.back(), d.per_op());
   out.push_back(gemm(names[1], d.num.linear, d.tokens, d.h, f_local));
   recomputed(out.back(), d.per_op(), swiglu ? 0 : 1);
-  if (fp8) out.push_back(fp8_casts(d.num.q, names[3], d.tokens * f_local, d.tokens * d.h, false));
+  if (fp8) out.push_back(fp8_casts(d.num, names[3], d.tokens * f_local, d.tokens * d.h));
 }
 
 // A mixture-of-experts MLP: route, dispatch over expert parallelism, the local experts, combine,
@@ -257,15 +264,13 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
   out.push_back(gemm("expert_fc1", d.num.linear, tokens_per_expert, fc1_out, d.h, local_experts));
   if (d.num.quantized())
-    out.push_back(
-        fp8_casts(d.num.q, "expert_fc1_fp8_casts", routed * d.h, routed * fc1_out, false));
+    out.push_back(fp8_casts(d.num, "expert_fc1_fp8_casts", routed * d.h, routed * fc1_out));
   out.push_back(swiglu ? pass("expert_swiglu", routed * f_local, 6 * d.w, 10 * d.w)
                        : pass("expert_bias_gelu", routed * f_local, 4 * d.w, 6 * d.w));
   out.back().selective = d.recomputes(kRecomputeMoeAct);
   out.push_back(gemm("expert_fc2", d.num.linear, tokens_per_expert, d.h, f_local, local_experts));
   if (d.num.quantized())
-    out.push_back(
-        fp8_casts(d.num.q, "expert_fc2_fp8_casts", routed * f_local, routed * d.h, false));
+    out.push_back(fp8_casts(d.num, "expert_fc2_fp8_casts", routed * f_local, routed * d.h));
   if (gather)
     out.push_back(comm("moe_tp_reduce_scatter", OpKind::collective, Axis::etp,
                        CollectiveOp::reduce_scatter, CollectiveOp::all_gather, d.e * routed * d.h));
@@ -338,7 +343,8 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   // Per op: wq and wv kept, wk recomputed (matrix multiplies 1-3 of a layer, fused here).
   recomputed(out.back(), d.per_op(), d.kv_local * d.hd / qkv_out);
   if (fp8)
-    out.push_back(fp8_casts(d.num.q, "qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out, true));
+    out.push_back(fp8_casts(d.num, "qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out,
+                            d.tokens * d.h / d.sp_div));
   // Per-head query and key norms (Qwen3): read and write Q and K.
   if (m.qk_norm) {
     out.push_back(pass("qk_norm", d.tokens * (d.q_local + d.kv_local) * d.hd, 4 * d.w, 10 * d.w));
@@ -370,8 +376,8 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * d.hd));
   recomputed(out.back(), d.per_op());  // wo, the layer's fourth matrix multiply
   if (fp8)
-    out.push_back(fp8_casts(d.num.q, "attention_proj_fp8_casts", d.tokens * d.q_local * d.hd,
-                            d.tokens * d.h, false));
+    out.push_back(
+        fp8_casts(d.num, "attention_proj_fp8_casts", d.tokens * d.q_local * d.hd, d.tokens * d.h));
 }
 
 // Multi-head latent attention as Megatron-core runs it in training (the up projections
@@ -391,7 +397,8 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
     out.push_back(pass("mla_q_norm", own * a.q_lora_rank, 4 * d.w, 10 * d.w));
   }
   out.push_back(gemm("mla_kv_down", d.num.linear, own, a.kv_lora_rank + a.qk_rope_head_dim, d.h));
-  if (fp8) out.push_back(fp8_casts(d.num.q, "mla_down_fp8_casts", own * d.h, own * latent, true));
+  if (fp8)
+    out.push_back(fp8_casts(d.num, "mla_down_fp8_casts", own * d.h, own * latent, own * d.h));
   out.push_back(pass("mla_kv_norm", own * a.kv_lora_rank, 4 * d.w, 10 * d.w));
   if (st.tp > 1) {
     Op op = st.sp ? comm("mla_latent_all_gather", OpKind::collective, Axis::tp,
@@ -414,9 +421,8 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   const double kv_out = d.q_local * (a.qk_nope_head_dim + v);
   out.push_back(gemm("mla_kv_up", d.num.linear, d.tokens, kv_out, a.kv_lora_rank));
   if (fp8)
-    out.push_back(fp8_casts(d.num.q, "mla_up_fp8_casts",
-                            d.tokens * (a.q_lora_rank + a.kv_lora_rank),
-                            d.tokens * (q_out + kv_out), false));
+    out.push_back(fp8_casts(d.num, "mla_up_fp8_casts", d.tokens * (a.q_lora_rank + a.kv_lora_rank),
+                            d.tokens * (q_out + kv_out)));
   // Rotary embedding on the query's and the shared key's rotary parts, and K assembled from its
   // two parts (read the parts, write K).
   out.push_back(
@@ -442,8 +448,8 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
                        d.e * d.tokens * d.q_local * v));
   out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * v));
   if (fp8)
-    out.push_back(fp8_casts(d.num.q, "attention_proj_fp8_casts", d.tokens * d.q_local * v,
-                            d.tokens * d.h, false));
+    out.push_back(
+        fp8_casts(d.num, "attention_proj_fp8_casts", d.tokens * d.q_local * v, d.tokens * d.h));
 }
 
 // A Mamba-2 mixer as Megatron-core's MambaMixer runs it, split over TP by heads and groups:
@@ -457,8 +463,8 @@ void mamba_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op
   const double inner_local = s.inner() / d.t;
   out.push_back(gemm("mamba_in_proj", d.num.linear, d.tokens, in_local, d.h));
   if (fp8)
-    out.push_back(
-        fp8_casts(d.num.q, "mamba_in_proj_fp8_casts", d.tokens * d.h, d.tokens * in_local, true));
+    out.push_back(fp8_casts(d.num, "mamba_in_proj_fp8_casts", d.tokens * d.h, d.tokens * in_local,
+                            d.tokens * d.h / d.sp_div));
   const bool cp = st.cp > 1;
   if (cp)
     out.push_back(comm("cp_mamba_in_all_to_all", OpKind::collective, Axis::cp,
@@ -481,8 +487,8 @@ void mamba_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op
                        d.e * d.tokens * inner_local));
   out.push_back(gemm("mamba_out_proj", d.num.linear, d.tokens, d.h, inner_local));
   if (fp8)
-    out.push_back(fp8_casts(d.num.q, "mamba_out_proj_fp8_casts", d.tokens * inner_local,
-                            d.tokens * d.h, false));
+    out.push_back(
+        fp8_casts(d.num, "mamba_out_proj_fp8_casts", d.tokens * inner_local, d.tokens * d.h));
 }
 
 // One layer: its mixer (attention or Mamba) and its MLP (or experts), each with its norm and

@@ -102,6 +102,16 @@ PY
 # validate
 expect_exit 0 "$BIN" validate
 golden validate.txt
+# docs/validation.md shows this output: it must be the output.
+python3 -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open(sys.argv[2]).read())' \
+  "$SCRATCH/out" "$SRC/docs/validation.md" || fail "docs/validation.md does not show validate's output"
+# The README shows each table's last line.
+python3 - "$SCRATCH/out" "$SRC/README.md" <<'PY' || fail "README.md shows a validate figure validate does not print"
+import sys
+out = set(open(sys.argv[1]).read().split("\n"))
+shown = [l for l in open(sys.argv[2]).read().split("\n") if l.startswith("mean absolute error")]
+assert len(shown) >= 10 and all(l in out for l in shown), [l for l in shown if l not in out]
+PY
 expect_exit 0 "$BIN" validate --format json
 python3 - "$SCRATCH/out" <<'PY'
 import json, sys

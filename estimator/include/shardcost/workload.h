@@ -174,6 +174,16 @@ struct Numerics {
   DType other = DType::bf16;
   double element_bytes = 2;
   double q = 2;
+  // Transformer Engine's quantizers, per 16-bit element they cast: the bytes they read
+  // (cast_reads; weight_cast_reads for the weights' once-a-step cast) and whether the norm
+  // before a linear writes its input quantized in the same kernel (norm_fuses_cast). FP8 and
+  // MXFP8 read once and fuse; NVFP4 (TE's NVFP4BlockScaling recipe) reads an activation or
+  // gradient three times: its amax before and after the random Hadamard transform, the
+  // row-wise cast, the column-wise Hadamard cast; a weight twice (amax, one 2D cast); and
+  // its norms write 16 bits first (docs/estimator.md, "What NVFP4's casts read").
+  double cast_reads = 2;
+  double weight_cast_reads = 2;
+  bool norm_fuses_cast = true;
   // The linears' operands are quantized (fp8, mxfp8, nvfp4): Transformer Engine casts them.
   bool quantized() const { return is_quantized(linear); }
 };
