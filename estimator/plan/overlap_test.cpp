@@ -9,6 +9,7 @@
 #include "plan/block_times.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
+#include "test_models.h"
 
 namespace shardcost {
 namespace {
@@ -177,7 +178,7 @@ TEST(Overlap, TheBucketHoldingTheFirstUnitHasNothingToHideBehind) {
 TEST(Overlap, ExpertParallelAllToAllsHideBehindTheOtherMicroBatchsCompute) {
   const Model m = load_model("mixtral-8x7b");
   const Cluster c = load_cluster("dgx-h100", 16);
-  const std::string base = "tp=1,dp=16,ep=8,mbs=1,gbs=16,zero=1,recompute=full";
+  const std::string base = "tp=1,dp=16,ep=8,mbs=1,gbs=16,zero=1,recompute=none";
   for (const auto& [preset, share] :
        {std::pair{"megatron-core", GemmModel::kOverlapSlowdown}, std::pair{"nemo", 32.0 / 132}}) {
     EstimateOptions opt;
@@ -200,6 +201,32 @@ TEST(Overlap, ExpertParallelAllToAllsHideBehindTheOtherMicroBatchsCompute) {
   EXPECT_THROW(
       estimate(m, c, parse_strategy("tp=1,dp=16,ep=8,mbs=1,gbs=16,ep_overlap=true", 16), old),
       InputError);
+  // Megatron-core runs it without a pipeline or in an interleaved one, and never under full
+  // recomputation (TransformerConfig's checks): anything else is one clear error.
+  const Cluster two_nodes = load_cluster("dgx-h100", 32);
+  const std::string piped =
+      "tp=1,pp=2,dp=16,ep=8,mbs=1,gbs=32,zero=1,recompute=none,ep_overlap=true";
+  const std::string why =
+      test_models::input_error_of([&] { (void)estimate(m, two_nodes, parse_strategy(piped, 32)); });
+  EXPECT_NE(why.find("ep_overlap=true with pp>1 needs vpp>1"), std::string::npos) << why;
+  EXPECT_GT(estimate(m, two_nodes, parse_strategy(piped + ",vpp=2", 32)).step_time_s, 0);
+  EXPECT_NE(
+      test_models::input_error_of([&] {
+        (void)estimate(
+            m, c,
+            parse_strategy("tp=1,dp=16,ep=8,mbs=1,gbs=16,recompute=full,ep_overlap=true", 16));
+      }).find("does not run under recompute=full"),
+      std::string::npos);
+  // rank, with the overlap pinned, uses it only where it runs.
+  RankOptions ro;
+  ro.global_batch = 32;
+  ro.fixed = "tp=1,pp=2,ep=8,ep_overlap=true";
+  ro.top = 100;
+  const RankResult ranked = rank(m, two_nodes, ro);
+  ASSERT_FALSE(ranked.best.empty());
+  for (const Estimate& e : ranked.best)
+    EXPECT_EQ(e.strategy.ep_overlap, e.strategy.vpp > 1 && e.strategy.recompute != Recompute::full)
+        << to_string(e.strategy);
   EXPECT_EQ(to_string(parse_strategy(base + ",ep_overlap=true", 16)).find(",ep_overlap=true") !=
                 std::string::npos,
             true);

@@ -581,6 +581,15 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
     return "ep_overlap=true needs ep>1 (it overlaps the experts' all-to-alls)";
   if (s.ep_overlap && s.schedule != PipeSchedule::one_f_one_b)
     return "ep_overlap=true is 1F1B's overlap; DualPipe overlaps its all-to-alls itself";
+  // Megatron-core's combined 1F1B runs without a pipeline or interleaved
+  // (TransformerConfig: "virtual_pipeline_model_parallel_size must be specified when
+  // pipeline_model_parallel_size > 1"), and not under full recomputation.
+  if (s.ep_overlap && s.pp > 1 && s.vpp == 1)
+    return "ep_overlap=true with pp>1 needs vpp>1: Megatron-core overlaps the all-to-alls only "
+           "in an interleaved pipeline (or without one); set vpp or ep_overlap=false";
+  if (s.ep_overlap && s.recompute == Recompute::full)
+    return "ep_overlap=true does not run under recompute=full (Megatron-core refuses it); use "
+           "recompute=selective or none, or ep_overlap=false";
   if (s.zero < 0 || s.zero > 3) return fmt::format("zero={} is not a ZeRO stage (0-3)", s.zero);
   if (!s.zero_layers.empty()) {
     if (s.zero_layers.size() != static_cast<size_t>(layers) + 2)

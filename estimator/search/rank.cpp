@@ -277,16 +277,31 @@ struct Ranker {
       for (int p = 1; p <= layers; ++p) v.push_back(p);
       return v;
     }());
-    // Where nothing is marked for selective recomputation (fused attention) it prices
-    // exactly as none, so the search skips it.
-    // What selective recomputes: the pinned modules, or the preset's.
-    const unsigned modules =
-        fixed.recompute_modules != 0 ? fixed.recompute_modules : sw.recompute_modules;
-    const auto recomputes =
-        contains(pinned, "recompute") ? std::vector<Recompute>{fixed.recompute}
-        : !sw.selective_recompute || !w.has_selective_recompute(sw.attention, modules)
-            ? std::vector<Recompute>{Recompute::none, Recompute::full}
-            : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
+    // What selective recomputes: the pinned modules, or the preset's and, where the model has
+    // them, the modules Megatron-core's MoE and MLA recipes recompute (MLA's up projections,
+    // the experts' activation, both). A set that marks nothing in this model (attention's core
+    // under fused attention) prices exactly as none, so the search skips it.
+    std::vector<std::pair<Recompute, unsigned>> recomputes;
+    if (contains(pinned, "recompute")) {
+      recomputes.emplace_back(fixed.recompute, fixed.recompute_modules != 0
+                                                   ? fixed.recompute_modules
+                                                   : sw.recompute_modules);
+    } else {
+      recomputes.emplace_back(Recompute::none, 0u);
+      std::vector<unsigned> sets{fixed.recompute_modules != 0 ? fixed.recompute_modules
+                                                              : sw.recompute_modules};
+      if (fixed.recompute_modules == 0 && sw.recompute_modules != kRecomputeOps)
+        for (unsigned m : {unsigned{kRecomputeMlaUpProj}, unsigned{kRecomputeMoeAct},
+                           unsigned{kRecomputeMlaUpProj | kRecomputeMoeAct}})
+          sets.push_back(m);
+      for (unsigned m : sets) {
+        if (!sw.selective_recompute || !w.has_selective_recompute(sw.attention, m)) continue;
+        const bool seen = std::any_of(recomputes.begin(), recomputes.end(),
+                                      [&](const auto& r) { return r.second == m; });
+        if (!seen) recomputes.emplace_back(Recompute::selective, m);
+      }
+      recomputes.emplace_back(Recompute::full, 0u);
+    }
     // Per-layer sharding masks: searched unless the stage is pinned, on one node group, with
     // a stack that has ZeRO-3 (consider_masks asks the stack about each shape's pp).
     const bool masks = !contains(pinned, "zero") && opt.objective == Objective::time &&
@@ -357,7 +372,7 @@ struct Ranker {
             for (int etp : etps) {
               for (int mbs : mbss) {
                 for (const auto& [vpp, schedule] : pipes) {
-                  for (Recompute rc : recomputes) {
+                  for (const auto& [rc, modules] : recomputes) {
                     for (int sp : sps) {
                       // Per uniform stage: 1 fits, 0 does not, -1 not a candidate.
                       int fit[4] = {-1, -1, -1, -1};
@@ -381,9 +396,12 @@ struct Ranker {
                         // when pinned (dp_sync=async:S or local:H), never by default.
                         s.dp_sync = fixed.dp_sync;
                         s.dp_sync_steps = fixed.dp_sync_steps;
-                        // A pinned all-to-all overlap where there are all-to-alls under 1F1B.
-                        s.ep_overlap =
-                            fixed.ep_overlap && ep > 1 && schedule == PipeSchedule::one_f_one_b;
+                        // A pinned all-to-all overlap where Megatron-core runs it: all-to-alls
+                        // under 1F1B, without a pipeline or interleaved, without full
+                        // recomputation (check_strategy).
+                        s.ep_overlap = fixed.ep_overlap && ep > 1 &&
+                                       schedule == PipeSchedule::one_f_one_b &&
+                                       (pp == 1 || vpp > 1) && rc != Recompute::full;
                         if (auto why = check_strategy(w, c, s)) {
                           tally.reject(classify(*why));
                           continue;

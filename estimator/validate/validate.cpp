@@ -1,6 +1,7 @@
 // Reproduces published training results: Korthikanti et al. 2022 Table 5 (given strategies)
 // and Narayanan et al. 2021 Table 1 (tp, pp, dp given; the rest searched).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -84,6 +85,24 @@ Model megatron_core_gpt(const Row& r) {
   m.vocab = 131072;
   m.tied_embeddings = false;
   return m;
+}
+
+// Megatron-Bridge's DeepSeek-V3 pipeline layout (src/megatron/bridge/recipes/deepseek/
+// deepseek_v3.py, _get_deepseek_v3_pipeline_layout; every DeepSeek-V3 recipe sets it): the
+// embedding and 4, 8 or 16 layers on the first chunk, as many on each middle one, and the
+// last chunk the rest (1, 5 or 13) with the MTP module and the loss; the chunks of an
+// interleaved pipeline dealt to the ranks in turn. As layers per pipeline stage: nullopt for
+// a (pp, vp) the map does not name (Megatron's even split applies).
+std::optional<std::string> deepseek_v3_bridge_layers(int pp, int vp) {
+  std::vector<int> per_stage;
+  if (pp == 4 && (vp == 1 || vp == 2 || vp == 4)) per_stage = {16, 16, 16, 13};
+  if (pp == 8 && (vp == 1 || vp == 2)) per_stage = {8, 8, 8, 8, 8, 8, 8, 5};
+  if (pp == 16 && vp == 1) {
+    per_stage.assign(15, 4);
+    per_stage.push_back(1);
+  }
+  if (per_stage.empty()) return std::nullopt;
+  return fmt::format("{}", fmt::join(per_stage, "/"));
 }
 
 // Megatron-core r0.8's num_floating_point_operations (megatron/training/training.py) for a
@@ -284,7 +303,18 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     ValidationRow row;
     row.table = family->table;
     row.label = label;
-    if (!rr.best.empty()) {
+    // DeepSeek-V3 recipes set their stages' layers: the plan rank chose, on those stages.
+    const auto layers = std::string(model) == "deepseek-v3"
+                            ? deepseek_v3_bridge_layers(pp, main_int(r, "vp", 1))
+                            : std::nullopt;
+    if (!rr.best.empty() && layers) {
+      Strategy s = rr.best.front().strategy;
+      s.stage_layers = parse_strategy("layers=" + *layers, gpus).stage_layers;
+      const Estimate e = estimate(m, c, s, row_opt);
+      row.strategy = e.strategy;
+      row.predicted_s = e.step_time_s;
+      row.fits = e.feasible || e.memory_near_limit;
+    } else if (!rr.best.empty()) {
       row.strategy = rr.best.front().strategy;
       row.predicted_s = rr.best.front().step_time_s;
     } else {

@@ -106,16 +106,20 @@ TEST(Validate, Nemo2407Fp8StaysWithinItsBound) {
 // only with a modelling change that its own test and docs/validation.md justify: the MoE
 // dispatch as DeepEP and HybridEP run it, with the permute and router passes (2026-12-04),
 // took DeepSeek-V3 on H800 from 0.3 to 10.0 % (its flat all-to-all, now one copy per node,
-// had been exposed), B300 9.4 -> 10.1 %, GB300 11.6 -> 12.7 %, and B200 17.4 -> 7.3 %.
+// had been exposed), B300 9.4 -> 10.1 %, GB300 11.6 -> 12.7 %, and B200 17.4 -> 7.3 %; the
+// DeepSeek-V3 recipes' own pipeline layout (the last stage one layer with the MTP module and
+// the loss, not the even split that made it the slowest) with the all-to-all overlap only
+// where Megatron-core runs it (2026-12-05) took B200 7.3 -> 13.8 % and GB200 9.7 -> 10.7 %:
+// every DeepSeek-V3 row of B200 now too fast (docs/validation.md).
 TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const ValidationReport r = validate();
   const std::pair<const char*, double> recorded[] = {
       {"korthikanti2022", 0.0236},         {"megatron2021", 0.0428},
       {"megatron2021_fixed_rule", 0.1031}, {"megatron_core_h100_2024", 0.1293},
       {"nemo_2407_h100_fp8", 0.0340},      {"deepseek_v3_h800_2024", 0.1004},
-      {"megatron_bridge_h100", 0.0752},    {"megatron_bridge_b200", 0.0734},
-      {"megatron_bridge_b300", 0.1009},    {"megatron_bridge_gb200", 0.0973},
-      {"megatron_bridge_gb300", 0.1134}};
+      {"megatron_bridge_h100", 0.0752},    {"megatron_bridge_b200", 0.1383},
+      {"megatron_bridge_b300", 0.0951},    {"megatron_bridge_gb200", 0.1068},
+      {"megatron_bridge_gb300", 0.1144}};
   for (const auto& [table, mean] : recorded) {
     EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
     EXPECT_LE(r.mean_abs_error(table), mean + 0.01) << table;
@@ -174,7 +178,8 @@ TEST(Validate, MegatronBridgeRowsArePricedWithTheirPublishedSizes) {
   }
   EXPECT_EQ(offloaded, 10);
   // DeepSeek-V3 at a recipe's sizes (GB200: pp 4, vp 4, ep 64; B200 and B300: pp 16, ep 8)
-  // recomputes MLA's up projections, as those recipes do; nothing else
+  // recomputes MLA's up projections, as those recipes do; the search picks the same on the
+  // four GB300 rows at mbs 2 (no recipe; without recomputation they do not fit); nothing else
   // recomputes them.
   int up_proj = 0;
   for (const auto& row : r.rows) {
@@ -185,7 +190,30 @@ TEST(Validate, MegatronBridgeRowsArePricedWithTheirPublishedSizes) {
     EXPECT_EQ(row.strategy.recompute, Recompute::selective) << row.label;
     EXPECT_NE(row.label.find("deepseek-v3"), std::string::npos) << row.label;
   }
-  EXPECT_EQ(up_proj, 15);  // 8 on GB200, 4 on B200, 3 on B300
+  EXPECT_EQ(up_proj, 19);  // 8 on GB200, 4 on B200, 3 on B300, 4 on GB300
+  // DeepSeek-V3's stages as its recipes lay them out (_get_deepseek_v3_pipeline_layout): at pp
+  // 16 four layers a stage and one on the last with the MTP module and the loss; at pp 4 (any
+  // vp) 16, 16, 16 and 13; the all-to-all overlap only where Megatron-core runs it (no
+  // pipeline, or an interleaved one).
+  std::vector<int> pp16(15, 4);
+  pp16.push_back(1);
+  int laid_out = 0;
+  for (const auto& row : r.rows) {
+    if (row.label.find("deepseek-v3") == std::string::npos || row.table == "deepseek_v3_h800_2024")
+      continue;
+    const Strategy& s = row.strategy;
+    if (s.pp == 16) {
+      EXPECT_EQ(s.stage_layers, pp16) << row.label;
+    }
+    if (s.pp == 4) {
+      EXPECT_EQ(s.stage_layers, (std::vector<int>{16, 16, 16, 13})) << row.label;
+    }
+    if (!s.stage_layers.empty()) ++laid_out;
+    if (s.ep_overlap) {
+      EXPECT_TRUE(s.pp == 1 || s.vpp > 1) << row.label;
+    }
+  }
+  EXPECT_EQ(laid_out, 18);  // 5 on B200, 5 on B300, 8 on GB200 (pp 8 at vp 4 has no layout)
   // One row (GB300, Llama 3 70B NVFP4 with FSDP off at dp 64) is judged not to fit today.
   EXPECT_LE(not_fitting, 1);
 }

@@ -191,10 +191,16 @@ class Transformer final : public Workload {
     return m_.is_moe() ? divisors(m_.moe.experts, m_.moe.experts) : std::vector<int>{1};
   }
   // With fused attention attention's core leaves nothing to drop; other modules do.
+  // Whether recomputing these modules changes anything in this model: attention's core only
+  // where it is not fused, MLA's up projections only in MLA layers, the experts' activation
+  // only in MoE layers; the norms and torchtitan's per-op policy everywhere.
   bool has_selective_recompute(AttentionKernel kernel, unsigned modules) const override {
-    if (modules == 0 || modules == kRecomputeCoreAttn)
-      return attention_ && kernel == AttentionKernel::standard;
-    return true;
+    if (modules == 0) modules = kRecomputeCoreAttn;
+    const bool core = attention_ && kernel == AttentionKernel::standard;
+    return ((modules & kRecomputeCoreAttn) != 0 && core) ||
+           (modules & (kRecomputeLayernorm | kRecomputeOps)) != 0 ||
+           ((modules & kRecomputeMlaUpProj) != 0 && attention_ && m_.is_mla()) ||
+           ((modules & kRecomputeMoeAct) != 0 && m_.is_moe());
   }
 
  private:

@@ -17,6 +17,25 @@ using test_models::paper_gpt;
 using test_models::tp;
 
 // Korthikanti et al. 2022, Section 4: activation bytes per layer.
+// What a selective recomputation can change in a model, which rank's search reads: MLA's up
+// projections only with MLA, the experts' activation only with experts, attention's core only
+// unfused; the norms in any model.
+TEST(TransformerRecompute, SelectiveModulesCountOnlyWhereTheModelHasThem) {
+  const auto llama = transformer_workload(load_model("llama3-8b"));
+  const auto deepseek = transformer_workload(load_model("deepseek-v3"));
+  const auto mixtral = transformer_workload(load_model("mixtral-8x7b"));
+  const auto flash = AttentionKernel::flash, standard = AttentionKernel::standard;
+  EXPECT_FALSE(llama->has_selective_recompute(flash, kRecomputeCoreAttn));
+  EXPECT_TRUE(llama->has_selective_recompute(standard, kRecomputeCoreAttn));
+  EXPECT_FALSE(llama->has_selective_recompute(flash, kRecomputeMlaUpProj));
+  EXPECT_FALSE(llama->has_selective_recompute(flash, kRecomputeMoeAct));
+  EXPECT_TRUE(llama->has_selective_recompute(flash, kRecomputeLayernorm));
+  EXPECT_TRUE(deepseek->has_selective_recompute(flash, kRecomputeMlaUpProj));
+  EXPECT_TRUE(deepseek->has_selective_recompute(flash, kRecomputeMoeAct));
+  EXPECT_FALSE(mixtral->has_selective_recompute(flash, kRecomputeMlaUpProj));
+  EXPECT_TRUE(mixtral->has_selective_recompute(flash, kRecomputeMlaUpProj | kRecomputeMoeAct));
+}
+
 TEST(TransformerActivations, ActivationsMatchKorthikantiWithoutParallelism) {
   const Model m = paper_gpt();
   const double s = 2048, b = 2, h = 12288, a = 96;
