@@ -88,20 +88,23 @@ Model megatron_core_gpt(const Row& r) {
 }
 
 // Megatron-Bridge's DeepSeek-V3 pipeline layout (src/megatron/bridge/recipes/deepseek/
-// deepseek_v3.py, _get_deepseek_v3_pipeline_layout; every DeepSeek-V3 recipe sets it): the
-// embedding and 4, 8 or 16 layers on the first chunk, as many on each middle one, and the
-// last chunk the rest (1, 5 or 13) with the MTP module and the loss; the chunks of an
-// interleaved pipeline dealt to the ranks in turn. As layers per pipeline stage: nullopt for
-// a (pp, vp) the map does not name (Megatron's even split applies).
+// deepseek_v3.py, _get_deepseek_v3_pipeline_layout, for (pp, vp) of 4 chunks (4, 1), 8
+// chunks (8, 1) and (4, 2), 16 chunks (16, 1), (8, 2) and (4, 4); the GB200 and GB300
+// performance recipes give the 16-chunk one as "Et*4|(t*4|)*14tmL", at pp 2 and vp 8 too):
+// the embedding and the first chunk's layers, as many in each middle chunk, and the last
+// chunk the rest (13, 5 or 1) with the MTP module and the loss, the chunks dealt to the
+// ranks in turn. As layers per pipeline stage (rank): nullopt where no recipe names a
+// layout (Megatron's even split applies).
 std::optional<std::string> deepseek_v3_bridge_layers(int pp, int vp) {
-  std::vector<int> per_stage;
-  if (pp == 4 && (vp == 1 || vp == 2 || vp == 4)) per_stage = {16, 16, 16, 13};
-  if (pp == 8 && (vp == 1 || vp == 2)) per_stage = {8, 8, 8, 8, 8, 8, 8, 5};
-  if (pp == 16 && vp == 1) {
-    per_stage.assign(15, 4);
-    per_stage.push_back(1);
-  }
-  if (per_stage.empty()) return std::nullopt;
+  const int chunks = pp * vp;
+  if (chunks != 4 && chunks != 8 && chunks != 16) return std::nullopt;
+  if (chunks == 16 && !(pp == 16 || pp == 8 || pp == 4 || pp == 2)) return std::nullopt;
+  if (chunks == 8 && !(pp == 8 || pp == 4)) return std::nullopt;
+  if (chunks == 4 && pp != 4) return std::nullopt;
+  const int per_chunk = 64 / chunks;               // 16, 8 or 4 layers
+  const int last = 61 - per_chunk * (chunks - 1);  // 13, 5 or 1
+  std::vector<int> per_stage(static_cast<size_t>(pp), vp * per_chunk);
+  per_stage.back() = (vp - 1) * per_chunk + last;
   return fmt::format("{}", fmt::join(per_stage, "/"));
 }
 
