@@ -364,9 +364,10 @@ struct Step {
       // Under DualPipe the device casts both its stages' weights.
       const StageShards p = device_shards(*u.graph, pace_entry.span);
       const double fp8 = p.held.fp8 + p.sharded.fp8 / (s.dp * s.cp);
-      step.add(
-          kComputeForward,
-          u.pricer->memory_pass((sw.fp8_params ? 2 * n.q : n.weight_cast_reads + 2 * n.q) * fp8));
+      step.add(kComputeForward,
+               u.pricer->memory_pass((sw.fp8_params ? (n.copies - 1) * 2 * n.q
+                                                    : n.weight_cast_reads + n.copies * n.q) *
+                                     fp8));
     }
 
     add_data_parallel(step, pace, micro_batches, entries);

@@ -460,6 +460,10 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
                   std::all_of(c.groups.begin(), c.groups.end(), [](const NodeGroup& g) {
                     return g.device.peak_flops[static_cast<int>(DType::tf32)] > 0;
                   });
+  out.fp8_any_layout = *out.precision == DType::fp8 &&
+                       std::all_of(c.groups.begin(), c.groups.end(), [](const NodeGroup& g) {
+                         return g.device.architecture.rfind("blackwell", 0) == 0;
+                       });
   if (out.recompute == Recompute::selective && out.recompute_modules == 0)
     out.recompute_modules = sw.recompute_modules;
   return out;

@@ -392,6 +392,7 @@ struct Ranker {
                           continue;
                         s.precision = fixed.precision;
                         s.tf32_math = fixed.tf32_math;
+                        s.fp8_any_layout = fixed.fp8_any_layout;
                         // Asynchronous or local updates change what is trained: searched only
                         // when pinned (dp_sync=async:S or local:H), never by default.
                         s.dp_sync = fixed.dp_sync;

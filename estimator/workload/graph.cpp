@@ -23,6 +23,7 @@ Numerics numerics(const Strategy& s) {
   n.other = is_quantized(p) ? DType::bf16 : math;
   n.element_bytes = p == DType::fp32 || p == DType::tf32 ? 4 : 2;
   n.q = dtype_bytes(p);
+  if (p == DType::fp8 && s.fp8_any_layout) n.copies = 1;
   if (p == DType::nvfp4) {
     n.cast_reads = 6;
     n.weight_cast_reads = 4;

@@ -150,11 +150,13 @@ Op residual(const char* name, const Dims& d, bool dropout) {
 // NVFP4 reads each tensor three times (Numerics::cast_reads: 6 bytes, not 2), and its norms
 // do not fuse the cast: the input the norm wrote (norm_elements, its own sequence-parallel
 // shard, quantized before the gather) is cast whole in forward.
+// Where FP8 GEMMs take either layout (Blackwell), a cast writes one copy and nothing is
+// transposed (Numerics::copies).
 Op fp8_casts(const Numerics& n, const char* name, double inputs, double outputs,
              double norm_elements = 0) {
-  const double cast = n.cast_reads + 2 * n.q;  // read the 16-bit tensor, write both copies
+  const double cast = n.cast_reads + n.copies * n.q;  // read the 16-bit tensor, write the copies
   if (norm_elements > 0 && n.norm_fuses_cast)
-    return pass(name, 1, 0, cast * outputs + 2 * n.q * inputs);
+    return pass(name, 1, 0, cast * outputs + (n.copies - 1) * 2 * n.q * inputs);
   return pass(name, 1, cast * (norm_elements > 0 ? norm_elements : inputs), cast * outputs);
 }
 

@@ -155,6 +155,10 @@ struct Strategy {
   // precision=fp32 with the stack's fp32 matmuls on TF32 tensor cores, on devices that have
   // them (Software::tf32_matmul): set by with_precision, never a key.
   bool tf32_math = false;
+  // precision=fp8 on devices whose FP8 GEMMs take either operand layout (Blackwell, compute
+  // capability 10.x and 11.x: Transformer Engine's is_non_tn_fp8_gemm_supported), where TE
+  // keeps one FP8 copy of a tensor and no transpose: set by with_precision, never a key.
+  bool fp8_any_layout = false;
   // Saturating at 2^40 GPUs: sizes read from a file may be anything up to INT_MAX each.
   int64_t gpus() const {
     constexpr int64_t cap = int64_t{1} << 40;

@@ -184,6 +184,10 @@ struct Numerics {
   double cast_reads = 2;
   double weight_cast_reads = 2;
   bool norm_fuses_cast = true;
+  // The quantized copies a cast writes: a row-wise one and a column-wise one for the weight
+  // gradient (2), or one where per-tensor FP8 GEMMs take either layout (Blackwell FP8:
+  // Strategy::fp8_any_layout). MXFP8 and NVFP4 scale along one dimension: always 2.
+  double copies = 2;
   // The linears' operands are quantized (fp8, mxfp8, nvfp4): Transformer Engine casts them.
   bool quantized() const { return is_quantized(linear); }
 };
