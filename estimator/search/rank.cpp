@@ -296,8 +296,9 @@ struct Ranker {
           sets.push_back(m);
       for (unsigned m : sets) {
         if (!sw.selective_recompute || !w.has_selective_recompute(sw.attention, m)) continue;
-        const bool seen = std::any_of(recomputes.begin(), recomputes.end(),
-                                      [&](const auto& r) { return r.second == m; });
+        const bool seen = std::any_of(recomputes.begin(), recomputes.end(), [&](const auto& r) {
+          return r.first == Recompute::selective && r.second == m;
+        });
         if (!seen) recomputes.emplace_back(Recompute::selective, m);
       }
       recomputes.emplace_back(Recompute::full, 0u);

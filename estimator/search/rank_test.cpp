@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <set>
 
 #include "shardcost/divisors.h"
 #include "shardcost/error.h"
@@ -106,6 +107,35 @@ TEST(Rank, SelectiveRecomputationRecomputesThePinnedOrThePresetsModules) {
   r = rank(m, c, o);
   ASSERT_EQ(r.best.size(), 1u);
   EXPECT_EQ(r.best.front().strategy.recompute_modules, kRecomputeOps);
+}
+
+// Unpinned, the search tries selective recomputation wherever a module set changes something:
+// the preset's (attention's core, under Megatron-LM 2022's unfused attention), and for MoE and
+// MLA models the modules their recipes recompute; each candidate says which it recomputes.
+TEST(Rank, TheSearchTriesEverySelectiveSetThatChangesSomething) {
+  auto recomputes_seen = [](const Model& m, const Cluster& c, const char* preset, int gbs,
+                            const char* fixed) {
+    RankOptions o;
+    o.global_batch = gbs;
+    o.top = 1000000;
+    o.fixed = fixed;
+    o.estimate.software = software_preset(preset);
+    std::set<std::pair<Recompute, unsigned>> seen;
+    for (const Estimate& e : rank(m, c, o).best)
+      seen.insert({e.strategy.recompute, e.strategy.selective_modules()});
+    return seen;
+  };
+  const auto gpt = recomputes_seen(load_model("gpt3-1.3b"), load_cluster("dgx-a100", 8),
+                                   "megatron-lm-2022", 16, "tp=1,pp=1,mbs=2");
+  EXPECT_TRUE(gpt.count({Recompute::selective, kRecomputeCoreAttn})) << gpt.size();
+  EXPECT_TRUE(gpt.count({Recompute::none, 0u}));
+  EXPECT_TRUE(gpt.count({Recompute::full, 0u}));
+  const auto ds = recomputes_seen(load_model("deepseek-v3"), load_cluster("gb200-nvl72", 256),
+                                  "nemo", 4096, "tp=1,pp=4,vpp=4,ep=64,mbs=1");
+  for (unsigned m : {unsigned{kRecomputeMlaUpProj}, unsigned{kRecomputeMoeAct},
+                     unsigned{kRecomputeMlaUpProj | kRecomputeMoeAct}})
+    EXPECT_TRUE(ds.count({Recompute::selective, m})) << m;
+  EXPECT_FALSE(ds.count({Recompute::selective, kRecomputeCoreAttn}));  // fused: no change
 }
 
 TEST(Rank, RanksMixtureOfExpertsOverExpertParallelism) {

@@ -190,7 +190,6 @@ class Transformer final : public Workload {
   std::vector<int> ep_candidates() const override {
     return m_.is_moe() ? divisors(m_.moe.experts, m_.moe.experts) : std::vector<int>{1};
   }
-  // With fused attention attention's core leaves nothing to drop; other modules do.
   // Whether recomputing these modules changes anything in this model: attention's core only
   // where it is not fused, MLA's up projections only in MLA layers, the experts' activation
   // only in MoE layers; the norms and torchtitan's per-op policy everywhere.
