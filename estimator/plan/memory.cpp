@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "shardcost/workload.h"
+
 namespace shardcost {
 
 StageParameters unit_of(const Block& b) {
@@ -100,10 +102,9 @@ ParameterBytes parameter_bytes(const Strategy& s, const Software& sw) {
     b.weight = 4, b.gradient = 4, b.optimizer = 8;
   } else {
     b.gradient = sw.grad_bytes;
-    // The quantized copy of each quantized linear's weight and its transpose (column-wise
-    // copy); one copy where FP8 GEMMs take either layout (Blackwell).
-    if (is_quantized(p) && !sw.fp8_params)
-      b.fp8_copy = (p == DType::fp8 && s.fp8_any_layout ? 1 : 2) * dtype_bytes(p);
+    // The quantized copies of each quantized linear's weight, as its casts write them
+    // (Numerics::copies: with its transpose, or one where FP8 GEMMs take either layout).
+    if (is_quantized(p) && !sw.fp8_params) b.fp8_copy = numerics(s).copies * dtype_bytes(p);
   }
   return b;
 }

@@ -1,7 +1,6 @@
 // Reproduces published training results: Korthikanti et al. 2022 Table 5 (given strategies)
 // and Narayanan et al. 2021 Table 1 (tp, pp, dp given; the rest searched).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -95,7 +94,7 @@ Model megatron_core_gpt(const Row& r) {
 // chunk the rest (13, 5 or 1) with the MTP module and the loss, the chunks dealt to the
 // ranks in turn. As layers per pipeline stage (rank): nullopt where no recipe names a
 // layout (Megatron's even split applies).
-std::optional<std::string> deepseek_v3_bridge_layers(int pp, int vp) {
+std::optional<std::vector<int>> deepseek_v3_bridge_layers(int pp, int vp) {
   const int chunks = pp * vp;
   if (chunks != 4 && chunks != 8 && chunks != 16) return std::nullopt;
   if (chunks == 16 && !(pp == 16 || pp == 8 || pp == 4 || pp == 2)) return std::nullopt;
@@ -105,7 +104,7 @@ std::optional<std::string> deepseek_v3_bridge_layers(int pp, int vp) {
   const int last = 61 - per_chunk * (chunks - 1);  // 13, 5 or 1
   std::vector<int> per_stage(static_cast<size_t>(pp), vp * per_chunk);
   per_stage.back() = (vp - 1) * per_chunk + last;
-  return fmt::format("{}", fmt::join(per_stage, "/"));
+  return per_stage;
 }
 
 // Megatron-core r0.8's num_floating_point_operations (megatron/training/training.py) for a
@@ -312,7 +311,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
                             : std::nullopt;
     if (!rr.best.empty() && layers) {
       Strategy s = rr.best.front().strategy;
-      s.stage_layers = parse_strategy("layers=" + *layers, gpus).stage_layers;
+      s.stage_layers = *layers;
       const Estimate e = estimate(m, c, s, row_opt);
       row.strategy = e.strategy;
       row.predicted_s = e.step_time_s;
