@@ -155,6 +155,23 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   return e;
 }
 
+std::vector<int> balanced_stage_layers(const Workload& w, const Graph& graph, const Cluster& c,
+                                       const Strategy& s, const EstimateOptions& opt,
+                                       const std::function<bool(double, double)>& worth) {
+  if (c.groups.size() != 1 || s.pp < 2 || s.schedule != PipeSchedule::one_f_one_b) return {};
+  const NodeGroup& g = c.groups.front();
+  const Pricer pr{g.device, g.intra_node, c.network_of(0), g.domain_gpus(), opt.costs};
+  const Placement place = placement(s);
+  const StageLayout layout(w.layers(), s.pp);
+  std::vector<int> split;
+  ScheduleInputs in{graph, s, layout, opt.software, place, pr, false};
+  in.balanced_layers = &split;
+  if (worth) in.balance_if = &worth;
+  step_times(in);
+  if (split == default_stage_layers(w.layers(), s.pp)) split.clear();
+  return split;
+}
+
 namespace {
 
 // A plan file whose replicas differ in TP degree (by stage or within one): the GPUs they take,

@@ -2,6 +2,7 @@
 // The pricing path's entry for searches: estimate a strategy from a graph already built, so a
 // search that visits thousands of strategies with the same splits builds each graph once.
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -40,6 +41,15 @@ class GraphCache {
 Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Strategy&,
                         const StageLayout&, const EstimateOptions&,
                         const std::vector<ReplicaPlacement>* placed = nullptr);
+
+// On one node group under 1F1B with a pipeline: the layers per stage that make the slowest
+// stage's seconds per micro-batch least (ScheduleInputs::balanced_layers), as Megatron's
+// pipeline layouts and account_for_embedding/loss_in_pipeline_split place them; empty
+// otherwise, where that is the default split, or where `worth` (given the default split's
+// mean and slowest stage seconds per micro-batch) says no.
+std::vector<int> balanced_stage_layers(
+    const Workload&, const Graph&, const Cluster&, const Strategy&, const EstimateOptions&,
+    const std::function<bool(double mean_s, double pace_s)>& worth = nullptr);
 
 // The strategy with its precision resolved for the cluster's device (the preset's default
 // where it names none), and under recompute=selective without recompute_modules the preset's

@@ -322,6 +322,14 @@ struct Step {
     }
     const Entry& pace_entry = entries[slowest];
     const Times& pace = pace_entry.t;
+    if (in.balanced_layers) {
+      in.balanced_layers->clear();
+      const bool worth = !in.balance_if || (*in.balance_if)(sum_stages / s.pp, pace.total());
+      if (!hetero && s.pp > 1 && s.schedule == PipeSchedule::one_f_one_b && worth)
+        *in.balanced_layers = min_max_stage_layers(
+            g.body_units(), s.pp, s.vpp,
+            [&](const StageSpan& span) { return stage_time(span, base).total(); });
+    }
     if (in.stage_seconds) {
       std::vector<double>& out = *in.stage_seconds;
       out.clear();

@@ -3,6 +3,7 @@
 // their blocks, the pipeline schedule (1F1B, interleaved) over the slowest stage, the
 // data-parallel collectives in the compute windows that hide them, the optimizer step.
 // Independent of the model family: it reads graphs.
+#include <functional>
 #include <vector>
 
 #include "costs/pricing.h"
@@ -88,6 +89,13 @@ struct ScheduleInputs {
   // replicas).
   const StagePricing* stages = nullptr;
   std::vector<int>* stage_replicas = nullptr;
+  // When set, on one group under 1F1B with a pipeline: the layers per stage that make the
+  // slowest stage's seconds per micro-batch least, each stage priced as the schedule prices
+  // it (its layers, and the first and last stages' embedding, head and MTP blocks;
+  // min_max_stage_layers). Left empty otherwise, or where balance_if, given the layout's
+  // mean and slowest stage seconds per micro-batch, says it is not worth finding.
+  std::vector<int>* balanced_layers = nullptr;
+  const std::function<bool(double mean_s, double pace_s)>* balance_if = nullptr;
 };
 // The step's seconds per part.
 Times step_times(const ScheduleInputs&);

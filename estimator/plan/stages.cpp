@@ -1,6 +1,7 @@
 #include "stages.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "shardcost/plan.h"
 
@@ -83,6 +84,112 @@ void stage_kinds(const StageLayout& layout, bool uniform, std::vector<StageKind>
     }
     if (!merged) out.push_back({span, 1});
   }
+}
+
+namespace {
+
+// The fewest layers stage k of pp may hold.
+int least_layers(int k, int pp, int vpp) {
+  const bool end = k == 0 || k == pp - 1;
+  return end ? (vpp > 1 ? vpp - 1 : 0) : std::max(1, vpp);
+}
+
+// Each stage filled from the last with the most layers that keep it within `bound` (leaving
+// the earlier stages their least); a stage at its least may reach `cap` (>= bound). Empty
+// where some stage cannot. From the last: under 1F1B the first stages hold the most
+// micro-batches' activations, so what the bound leaves over goes to them least.
+std::vector<int> fill_under(double bound, double cap, int layers, int pp, int vpp,
+                            const std::function<double(const StageSpan&)>& seconds) {
+  std::vector<int> least(static_cast<size_t>(pp));
+  for (int k = 0; k < pp; ++k) least[static_cast<size_t>(k)] = least_layers(k, pp, vpp);
+  int before = 0;  // the least the stages before k hold
+  for (int k = 0; k + 1 < pp; ++k) before += least[static_cast<size_t>(k)];
+  std::vector<int> out(static_cast<size_t>(pp));
+  int end = layers;  // one past stage k's last unit
+  for (int k = pp - 1; k >= 0; --k) {
+    const bool first = k == 0;
+    const int fewest = least[static_cast<size_t>(k)];
+    const int most = end - before;
+    int n = first ? most : fewest;
+    if (n < fewest) return {};
+    auto span = [&](int units) { return StageSpan{end - units, units, first, k == pp - 1}; };
+    if (seconds(span(n)) > (n == fewest ? cap : bound)) return {};
+    while (!first && n < most && seconds(span(n + 1)) <= bound) ++n;
+    out[static_cast<size_t>(k)] = n;
+    end -= n;
+    if (!first) before -= least[static_cast<size_t>(k - 1)];
+  }
+  return out;
+}
+
+// The least bound in [0, hi] under which fill_under (with `cap`, or the bound itself where
+// cap is 0) finds a split, to a relative 1e-6, and that split; `best` holds one found at hi.
+double bisect(double hi, double cap, std::vector<int>& best, int layers, int pp, int vpp,
+              const std::function<double(const StageSpan&)>& seconds) {
+  double lo = 0;
+  for (int i = 0; i < 64 && hi - lo > 1e-6 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    std::vector<int> split = fill_under(mid, cap > 0 ? cap : mid, layers, pp, vpp, seconds);
+    if (split.empty()) {
+      lo = mid;
+    } else {
+      hi = mid;
+      best = std::move(split);
+    }
+  }
+  return hi;
+}
+
+// Neighbouring stages evened out: each boundary moved to where the slower of its two stages
+// is least, the others held, until none moves. The slowest stage never grows, and stages
+// the bound left uneven (a long run at their least beside a long run at the bound) even
+// out. Each move lowers a pair's slower stage, so it ends.
+void even_out(std::vector<int>& split, int pp, int vpp,
+              const std::function<double(const StageSpan&)>& seconds) {
+  auto cost = [&](int k, int start, int units) {
+    return seconds(StageSpan{start, units, k == 0, k == pp - 1});
+  };
+  const int total = std::accumulate(split.begin(), split.end(), 0);
+  for (int round = 0, moved = 1; moved && round < 4 * total + pp; ++round) {
+    moved = 0;
+    int start = 0;  // stage k's first unit
+    for (int k = 0; k + 1 < pp; ++k) {
+      const size_t a = static_cast<size_t>(k), b = a + 1;
+      const int end = start + split[a] + split[b];
+      const int lo = start + least_layers(k, pp, vpp), hi = end - least_layers(k + 1, pp, vpp);
+      const int now = start + split[a];
+      double best = std::max(cost(k, start, split[a]), cost(k + 1, now, split[b]));
+      int at = now;
+      for (int p = lo; p <= hi; ++p) {
+        const double worse = std::max(cost(k, start, p - start), cost(k + 1, p, end - p));
+        if (worse < best * (1 - 1e-9)) best = worse, at = p;
+      }
+      if (at != now) {
+        split[a] = at - start;
+        split[b] = end - at;
+        moved = 1;
+      }
+      start += split[a];
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<int> min_max_stage_layers(int layers, int pp, int vpp,
+                                      const std::function<double(const StageSpan&)>& seconds) {
+  if (pp < 1) return {};
+  const StageLayout even(layers, pp);
+  double hi = 0;
+  for (int k = 0; k < pp; ++k) hi = std::max(hi, seconds(even.span(k)));
+  std::vector<int> best = fill_under(hi, hi, layers, pp, vpp, seconds);
+  if (best.empty()) return {};
+  // The slowest stage at its least, then the others as low as they go under it: a stage held
+  // at its fewest layers (an end stage with a heavy head) may set the pace alone.
+  const double pace = bisect(hi, 0, best, layers, pp, vpp, seconds);
+  bisect(pace, pace, best, layers, pp, vpp, seconds);
+  even_out(best, pp, vpp, seconds);
+  return best;
 }
 
 bool uniform_body(const Graph& g) {

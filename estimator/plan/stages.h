@@ -2,6 +2,7 @@
 // How a graph's body units (layers, for most models) fall into pipeline stages, and the
 // distinct kinds of stage a schedule has to price.
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "shardcost/strategy.h"
@@ -40,6 +41,22 @@ class StageLayout {
   const std::vector<int>* explicit_ = nullptr;
   std::vector<int> prefix_;  // explicit layouts: first unit of each stage
 };
+
+// The layers per stage that make the slowest stage least, given each stage's seconds per
+// micro-batch for any span (`seconds`: its body units, and the first and last stages' own
+// blocks; more units never cost less). A stage between the ends holds at least one layer,
+// vpp with interleaving; an end stage may hold none, or with interleaving at least vpp - 1
+// (its embedding or head counting as one, as check_strategy counts them). The greedy fill
+// from the last stage, each taking what fits under a bound, is optimal for contiguous
+// min-max splits of costs monotone in their span, and leaves the first stages (which hold
+// the most activations under 1F1B) what is over; the bound is bisected between the even
+// split's slowest stage and zero, then bisected again for the stages not held at their
+// least (so a heavy end stage at its fewest layers does not leave the others uneven under
+// its pace); then neighbouring stages are evened out (each boundary
+// where the slower of its two stages is least), so that stages the bound does not pin share
+// the layers as evenly as their costs allow. Empty when no split holds the layers.
+std::vector<int> min_max_stage_layers(int layers, int pp, int vpp,
+                                      const std::function<double(const StageSpan&)>& seconds);
 
 // Stages that price alike, with how many there are. Order: the first stage, the last, then
 // the middle ones in rank order; with one body block, stages of equal size and position

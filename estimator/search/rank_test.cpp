@@ -30,6 +30,34 @@ TEST(Rank, Llama3On64H100FindsFeasibleStrategiesWithinMemory) {
   EXPECT_GT(r.rejected.at("exceeds device memory"), 0);
 }
 
+// On one node group the search prices its pipelined plans again with the layers per stage
+// that balance their stages: DeepSeek-V3 on 16 stages of B300s (the Megatron-Bridge recipe's
+// sizes), whose last stage holds the MTP module and two heads. The even split (3, 4 x 13, 3,
+// 3) leaves that stage the slowest; the balanced one gives it fewer layers and is faster. With
+// the option off (validate: the runs' own layouts) the split stays even.
+TEST(Rank, BalancesAPipelineWhoseLastStageHoldsTheHeads) {
+  RankOptions o;
+  o.global_batch = 4096;
+  o.top = 1;
+  o.fixed = "tp=1,pp=16,ep=8,mbs=1,vpp=1,recompute=none,zero=1,precision=mxfp8";
+  const Model m = load_model("deepseek-v3");
+  const Cluster c = load_cluster("dgx-b300", 256);
+  const RankResult r = rank(m, c, o);
+  ASSERT_FALSE(r.best.empty());
+  const std::vector<int>& split = r.best.front().strategy.stage_layers;
+  ASSERT_EQ(split.size(), 16u);
+  const std::vector<int> even = default_stage_layers(61, 16);
+  EXPECT_LT(split.back(), even.back()) << to_string(r.best.front().strategy);
+  o.balance_stages = false;
+  const RankResult flat = rank(m, c, o);
+  ASSERT_FALSE(flat.best.empty());
+  EXPECT_TRUE(flat.best.front().strategy.stage_layers.empty());
+  EXPECT_LT(r.best.front().step_time_s, 0.9 * flat.best.front().step_time_s);
+  // The plan prices as rank found it through estimate.
+  const Estimate again = estimate(m, c, r.best.front().strategy);
+  EXPECT_NEAR(again.step_time_s, r.best.front().step_time_s, 1e-9);
+}
+
 TEST(Rank, FixPinsKeys) {
   RankOptions o;
   o.global_batch = 512;

@@ -34,9 +34,9 @@ class SearchTally {
 
   // Prices one strategy that passed check_strategy: memory first (it needs no pricing, and
   // most of a large space fails it), then the estimate, kept when it is among the best.
-  // Whether it fits.
+  // Whether it fits; where it does and `step_s` is given, its step time there.
   bool consider(const Workload& w, const Graph& graph, const Cluster& c, const Strategy& s,
-                const StageLayout& layout, const EstimateOptions& opt) {
+                const StageLayout& layout, const EstimateOptions& opt, double* step_s = nullptr) {
     if (!fits(peak_stage_memory(graph, s, opt.software, layout).total(),
               c.groups.front().device.memory_bytes)) {
       reject("exceeds device memory");
@@ -44,7 +44,9 @@ class SearchTally {
     }
     ++result_.evaluated;
     ++result_.feasible;
-    keep(estimate_graph(w, graph, c, s, layout, opt));
+    Estimate e = estimate_graph(w, graph, c, s, layout, opt);
+    if (step_s) *step_s = e.step_time_s;
+    keep(std::move(e));
     return true;
   }
 

@@ -258,6 +258,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
                           ? load_cluster(family->system, gpus)
                           : parse_cluster_json(cluster_text, family->system, gpus);
     RankOptions ro;
+    ro.balance_stages = false;  // the runs' layers: the default split (or the recipe's, below)
     ro.global_batch = main_int(r, "gbs", 0);
     ro.top = 1;
     // Its DeepSeek-V3 recipes overlap the all-to-alls in MXFP8 (perf_recipes/deepseek:
@@ -383,6 +384,7 @@ ValidationReport validate(const EstimateOptions& base) {
     const Cluster c = load_cluster("dgx-a100", as_int(r, "gpus"));
     opt.software = software_preset("megatron-lm-2021");
     RankOptions ro;
+    ro.balance_stages = false;  // the runs' layers: the default split (or the recipe's, below)
     ro.global_batch = as_int(r, "global_batch");
     ro.top = 1;
     // The paper gives tp, pp and dp, and trains with full recomputation; sequence
@@ -422,6 +424,7 @@ ValidationReport validate(const EstimateOptions& base) {
     const Model m = megatron_core_gpt(r);
     const Cluster c = load_cluster("dgx-h100", as_int(r, "gpus"));
     RankOptions ro;
+    ro.balance_stages = false;  // the runs' layers: the default split (or the recipe's, below)
     ro.global_batch = as_int(r, "global_batch");
     ro.top = 1;
     ro.fixed = fmt::format("tp={},pp={},dp={},cp=1,sp={},zero=1,precision=bf16", r.at("tp"),
@@ -447,6 +450,7 @@ ValidationReport validate(const EstimateOptions& base) {
     const int tp = as_int(r, "tp"), pp = as_int(r, "pp"), cp = as_int(r, "cp");
     const Cluster c = load_cluster("dgx-h100", gpus);
     RankOptions ro;
+    ro.balance_stages = false;  // the runs' layers: the default split (or the recipe's, below)
     ro.global_batch = as_int(r, "global_batch");
     ro.top = 1;
     ro.fixed = fmt::format("tp={},pp={},cp={},dp={},mbs={},vpp={},sp={},zero=1,precision=fp8", tp,

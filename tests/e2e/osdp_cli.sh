@@ -13,9 +13,10 @@ expect_exit 0 "$BIN" rank --model data/examples/gemma2-2b-shape.json --cluster a
   --gpus 64 --gbs 256 --top 5
 golden osdp_rank_gemma2_2b.txt
 
-# JSON and CSV carry the mask (Gemma 2 2B's shape, where a mixture is among the best five).
+# JSON and CSV carry the mask (Gemma 2 2B's shape without a pipeline, where a mixture is among
+# the best five).
 expect_exit 0 "$BIN" rank --model data/examples/gemma2-2b-shape.json --cluster abci-v100 \
-  --gpus 64 --gbs 256 --top 5 --format json
+  --gpus 64 --gbs 256 --top 5 --fix pp=1 --format json
 mask=$(python3 - "$SCRATCH/out" <<'PY'
 import json, re, sys
 j = json.load(open(sys.argv[1]))
@@ -26,7 +27,7 @@ print(mixed[0])
 PY
 ) || fail "rank's JSON lacks a mixed mask"
 expect_exit 0 "$BIN" rank --model data/examples/gemma2-2b-shape.json --cluster abci-v100 \
-  --gpus 64 --gbs 256 --top 5 --format csv
+  --gpus 64 --gbs 256 --top 5 --fix pp=1 --format csv
 grep -q ',zero_layers,' <(head -1 "$SCRATCH/out") || fail "csv header lacks zero_layers"
 grep -q ",$mask,[^,]*,[a-z]*$" "$SCRATCH/out" || fail "csv rows lack the mask $mask"
 

@@ -37,6 +37,35 @@ PY
 expect_exit 2 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 64 \
   --plan "$SRC/tests/fixtures/plans/llama3-70b-pp4.json" --strategy tp=8
 
+# rank on one node group balances a pipeline's stages (the last holds the head): the split is
+# in the text, the CSV and the JSON, and estimate prices it as rank did.
+expect_exit 0 "$BIN" rank --model llama3-8b --cluster dgx-h100 --gpus 64 --gbs 256 --fix pp=4 \
+  --top 1 --format csv
+split=$(python3 - "$SCRATCH/out" <<'PY'
+import csv, sys
+row = next(csv.DictReader(open(sys.argv[1])))
+layers = [int(x) for x in row["layers"].split("/")]
+assert len(layers) == 4 and sum(layers) == 32 and layers != [8, 8, 8, 8], layers
+assert layers[-1] < 8, layers  # the head's stage holds fewer
+print(row["layers"], row["step_time_s"], row["tp"], row["dp"], row["cp"], row["mbs"], row["vpp"])
+PY
+) || fail "rank's CSV lacks a balanced split"
+read -r layers step tp dp cp mbs vpp <<<"$split"
+expect_exit 0 "$BIN" rank --model llama3-8b --cluster dgx-h100 --gpus 64 --gbs 256 --fix pp=4 \
+  --top 1 --format json
+python3 - "$SCRATCH/out" "$layers" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert "/".join(map(str, j["strategies"][0]["strategy"]["layers"])) == sys.argv[2], j
+PY
+expect_exit 0 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --gpus 64 --format json \
+  --strategy "tp=$tp,pp=4,dp=$dp,cp=$cp,mbs=$mbs,gbs=256,vpp=$vpp,zero=1,layers=$layers"
+python3 - "$SCRATCH/out" "$step" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert abs(j["step_time_s"] - float(sys.argv[2])) <= 1e-5 * float(sys.argv[2]), j["step_time_s"]
+PY
+
 # JSON contract of estimate.
 expect_exit 0 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 \
   --strategy "tp=2,mbs=1,gbs=64,zero=1" --format json

@@ -198,6 +198,11 @@ struct RankOptions {
   // to have run (validate): the run settles what the model cannot tell. (The fixed-length
   // search only: rank_varlen keeps what fits.)
   bool near_limit_fits = false;
+  // On one node group, the best plans with a pipeline are priced again with the layers per
+  // stage that balance their stages (the first and last stages' embedding, head and MTP
+  // counted). Off for pricing a run whose layout is known (validate: the default split, as
+  // Megatron runs layers that divide evenly).
+  bool balance_stages = true;
   EstimateOptions estimate;
 };
 
