@@ -127,6 +127,9 @@ Software software_preset(std::string_view name) {
     // DeepEP (Sec. 3.2.2): each token goes over InfiniBand once to every node holding one of
     // its experts (at most 4, node-limited routing), then over NVLink to the GPUs there.
     s.ep_dispatcher = EpDispatcher::flex;
+    // DeepGEMM's grouped GEMMs: one kernel over every local expert (contiguous or masked
+    // layout; deepseek-ai/DeepGEMM).
+    s.grouped_gemm_per_expert = false;
     // "only 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink" (Sec.
     // 3.2.2): what the overlapped dispatch and combine take from the compute beside them.
     s.ep_comm_sms = 20;

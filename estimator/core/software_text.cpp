@@ -27,6 +27,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"tf32_matmul", &Software::tf32_matmul},
     {"tf32_conv", &Software::tf32_conv},
     {"conv_winograd", &Software::conv_winograd},
+    {"grouped_gemm_per_expert", &Software::grouped_gemm_per_expert},
 };
 
 std::string known_keys() {

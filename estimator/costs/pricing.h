@@ -48,6 +48,13 @@ struct GemmModel {
   // measured/gemm_b200-sxm-180gb.csv, gemm_l40s.csv; docs/estimator.md). FP8 doubles the
   // tensor-core rate but not the operand staging, epilogue or clocks under power.
   static constexpr double kFp8RelativeEfficiency = 0.806;
+  // What each GEMM of a grouped GEMM run one kernel per group member (Transformer Engine's
+  // multi-stream cuBLASLt path) costs beyond one grouped kernel doing the same work: TE PR
+  // #2045 (NVIDIA/TransformerEngine, H100, BF16, TE 2.7, CUDA 12.9) measured the multi-stream
+  // path against its CUTLASS grouped GEMM at 553.9 against 636.9 TFLOP/s for 16 GEMMs of
+  // 2048x768x2048 (185 against 161 us: 1.5 us a GEMM) and 627.9 against 650.6 for 8 of
+  // 4096x768x2048 (0.7 us a GEMM); the larger figure, of the larger group.
+  static constexpr double kPerMemberKernel_s = 1.5e-6;
 };
 // How a collective's small-message latency grows with its group, from NCCL's own tuning model
 // (src/graph/tuning.cc, NVIDIA/nccl @01afd20): a ring step costs a per-hop latency, intraLat

@@ -35,6 +35,14 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
       c.fwd = pr.gemm(op.gemm, op.dtype);
       c.dgrad = pr.gemm(dgrad_shape(op.gemm), op.dtype);
       c.wgrad = pr.gemm(wgrad_shape(op.gemm), op.dtype);
+      if (op.per_expert_kernels && sw.grouped_gemm_per_expert && op.gemm.batch > 1) {
+        // One kernel per local expert: each beyond the first pays its launch (priced grouped,
+        // the GEMMs' work is the one grouped kernel's).
+        const double launches = (op.gemm.batch - 1) * GemmModel::kPerMemberKernel_s;
+        c.fwd.seconds += launches;
+        c.dgrad.seconds += launches;
+        c.wgrad.seconds += launches;
+      }
       c.bwd = {c.dgrad.seconds + c.wgrad.seconds, c.dgrad.origin};
       c.gemm = true;
       c.is_attention = op.core_attention;

@@ -261,3 +261,39 @@ TEST(Overlap, AFlexDispatcherSendsATokenOncePerNode) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// The experts' GEMMs as Transformer Engine's GroupedLinear runs them: one cuBLASLt GEMM per
+// local expert, each a kernel of its own. 32 local experts of 1,024 tokens (DeepSeek-V3's
+// fc1 at ep 8 on B200): the grouped work priced once, and 31 more kernels at 1.5 us each in
+// the forward, the input gradient and the weight gradient; a stack with one grouped kernel
+// (DeepGEMM: the deepseek-v3 preset, or grouped_gemm_per_expert=false) pays none of them.
+TEST(GroupedGemm, EachExpertsKernelPaysItsLaunchUnderTransformerEngine) {
+  Fixture f;
+  Op op = f.gemm();
+  op.gemm = GemmShape{1024, 4096, 7168, 32};
+  op.per_expert_kernels = true;
+  const Software te = software_preset("megatron-core");
+  Software one = te;
+  one.grouped_gemm_per_expert = false;
+  EXPECT_FALSE(software_preset("deepseek-v3").grouped_gemm_per_expert);
+  const Times per_expert = block_times({op}, f.pr, f.place, Recompute::none, te, false);
+  const Times grouped = block_times({op}, f.pr, f.place, Recompute::none, one, false);
+  const double launches = 31 * 1.5e-6;
+  EXPECT_NEAR(per_expert.s[kComputeForward] - grouped.s[kComputeForward], launches, 1e-12);
+  EXPECT_NEAR(per_expert.s[kComputeBackward] - grouped.s[kComputeBackward], 2 * launches, 1e-12);
+  EXPECT_DOUBLE_EQ(grouped.s[kComputeForward], f.pr.gemm(op.gemm).seconds);
+  // A dense GEMM is one kernel either way.
+  Op dense = f.gemm();
+  EXPECT_DOUBLE_EQ(block_times({dense}, f.pr, f.place, Recompute::none, te, false).total(),
+                   block_times({dense}, f.pr, f.place, Recompute::none, one, false).total());
+  // The key reads and writes back as a software override.
+  EXPECT_FALSE(
+      parse_software("megatron-core:grouped_gemm_per_expert=false").grouped_gemm_per_expert);
+  EXPECT_EQ(software_text(one), "megatron-core:grouped_gemm_per_expert=false");
+}
+
+}  // namespace
+}  // namespace shardcost

@@ -265,12 +265,14 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
   const double tokens_per_expert = routed * st.ep / m.moe.experts;
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
   out.push_back(gemm("expert_fc1", d.num.linear, tokens_per_expert, fc1_out, d.h, local_experts));
+  out.back().per_expert_kernels = true;
   if (d.num.quantized())
     out.push_back(fp8_casts(d.num, "expert_fc1_fp8_casts", routed * d.h, routed * fc1_out));
   out.push_back(swiglu ? pass("expert_swiglu", routed * f_local, 6 * d.w, 10 * d.w)
                        : pass("expert_bias_gelu", routed * f_local, 4 * d.w, 6 * d.w));
   out.back().selective = d.recomputes(kRecomputeMoeAct);
   out.push_back(gemm("expert_fc2", d.num.linear, tokens_per_expert, d.h, f_local, local_experts));
+  out.back().per_expert_kernels = true;
   if (d.num.quantized())
     out.push_back(fp8_casts(d.num, "expert_fc2_fp8_casts", routed * f_local, routed * d.h));
   if (gather)

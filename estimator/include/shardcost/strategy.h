@@ -237,6 +237,11 @@ struct Software {
   // DeepSeek-V3's DualPipe; 0: NCCL's channels.
   int ep_comm_sms = 0;
   EpDispatcher ep_dispatcher = EpDispatcher::alltoall;
+  // The experts' GEMMs as Transformer Engine's GroupedLinear runs them (Megatron-core's
+  // TEGroupedMLP): one cuBLASLt GEMM per local expert, spread over a few compute streams
+  // (general_grouped_gemm, nvte_multi_stream_cublas_gemm), each a kernel of its own;
+  // false: one grouped kernel for all of them (DeepGEMM, a CUTLASS grouped GEMM).
+  bool grouped_gemm_per_expert = true;
   int max_zero = 3;  // ZeRO stages: 1 = distributed optimizer, 2-3 = FSDP
   // With pipeline parallelism: sharded gradients (ZeRO-2/3) would be reduce-scattered, and
   // ZeRO-3's weights re-gathered, every micro-batch; DeepSpeed refuses the combination and

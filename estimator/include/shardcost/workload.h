@@ -62,6 +62,9 @@ struct Op {
   bool userbuffers = false;
   // The expert-parallel dispatch and combine: where their copies go (top_k 0: not routed).
   Routing routing;
+  // A grouped GEMM over the local experts (gemm.batch of them): under a stack that runs one
+  // kernel per expert (Software::grouped_gemm_per_expert) each pays its own launch.
+  bool per_expert_kernels = false;
 
   // Forward FLOPs (GEMMs and attention; memory passes and communication count none).
   double forward_flops() const;
