@@ -54,6 +54,14 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
       // FlashAttention's backward recomputes the scores: 2.5x the forward matmuls, at the
       // kernel's own backward rate.
       c.bwd = pr.fused_attention(2.5 * op.flops, op.dtype, shape, true);
+      // A fused kernel that moves more than it computes (Mamba-2's chunked scan, whose chunk
+      // states cross HBM between its kernels) takes the longer of the two.
+      if (op.bytes > 0) {
+        const Priced fwd_bytes = pr.memory_pass(op.bytes);
+        const Priced bwd_bytes = pr.memory_pass(op.backward_bytes);
+        if (fwd_bytes.seconds > c.fwd.seconds) c.fwd = fwd_bytes;
+        if (bwd_bytes.seconds > c.bwd.seconds) c.bwd = bwd_bytes;
+      }
       c.is_attention = true;
       break;
     }

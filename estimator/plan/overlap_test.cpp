@@ -297,3 +297,36 @@ TEST(GroupedGemm, EachExpertsKernelPaysItsLaunchUnderTransformerEngine) {
 
 }  // namespace
 }  // namespace shardcost
+
+namespace shardcost {
+namespace {
+
+// A fused kernel that moves more than it computes takes its bytes' time: Nemotron-H 56B's
+// Mamba-2 scan on one of 8 TP ranks of H100s, an 8,192-token micro-batch (families_test.cpp
+// has its counts: 21,495,808 FLOPs, 401,408 bytes forward and 1,138,688 backward a token, over
+// 8 ranks). Forward at the attention rate about 0.04 ms; its 411 MB at the framework kernels'
+// 1.98 TB/s (3.35 x 0.887 x 0.665) 0.21 ms.
+TEST(FusedKernels, AScanThatMovesMoreThanItComputesIsPricedByItsBytes) {
+  Fixture f;
+  Op scan;
+  scan.name = "mamba_ssd_scan";
+  scan.kind = OpKind::attention;
+  const double tokens = 8192.0 / 8;
+  scan.flops = 21495808 * tokens;
+  scan.bytes = 401408 * tokens;
+  scan.backward_bytes = 1138688 * tokens;
+  const Software sw = software_preset("megatron-core");
+  const Times t = block_times({scan}, f.pr, f.place, Recompute::none, sw, false);
+  const double fwd = f.pr.memory_pass(scan.bytes).seconds;
+  EXPECT_DOUBLE_EQ(t.s[kComputeForward], fwd);
+  EXPECT_DOUBLE_EQ(t.s[kComputeBackward], f.pr.memory_pass(scan.backward_bytes).seconds);
+  EXPECT_NEAR(fwd, 411.0e6 / (3.35e12 * 0.887 * 0.665), 0.01e-3);
+  EXPECT_GT(fwd, 3 * f.pr.fused_attention(scan.flops).seconds);
+  // Without bytes (attention), the FLOPs' time as before.
+  scan.bytes = scan.backward_bytes = 0;
+  const Times flops = block_times({scan}, f.pr, f.place, Recompute::none, sw, false);
+  EXPECT_DOUBLE_EQ(flops.s[kComputeForward], f.pr.fused_attention(scan.flops).seconds);
+}
+
+}  // namespace
+}  // namespace shardcost

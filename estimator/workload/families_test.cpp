@@ -169,6 +169,32 @@ TEST(Families, BadSplitsNameTheField) {
             std::string::npos);
 }
 
+// Mamba-2's chunked scan moves its chunk states through HBM between its kernels (mamba_ssm's
+// ssd_combined.py): Nemotron-H 56B, 256 heads of P = 64, state N = 256, 8 groups, chunks of
+// Q = 128. States per token: 256 x 64 x 256 / 128 = 32,768 elements; scores 8 x 128 = 1,024.
+// Forward 12 x 32,768 + 8 x 1,024 = 401,408 bytes a token, backward 34 x 32,768 + 24 x 1,024
+// = 1,138,688; its FLOPs 2 x 128 x 256 x 8 + 256 x (2 x 128 x 64 + 4 x 256 x 64) = 21,495,808
+// a token: 53.5 FLOPs a byte forward, below any GPU's ridge at a fused kernel's rate
+// (FusedKernels.AScanThatMovesMoreThanItComputesIsPricedByItsBytes prices it on H100).
+TEST(Families, MambaScanIsPricedByItsChunkStatesTraffic) {
+  const Model m = load_model("nemotron-h-56b");
+  EXPECT_DOUBLE_EQ(mamba_scan_bytes_per_token(m, false), 401408);
+  EXPECT_DOUBLE_EQ(mamba_scan_bytes_per_token(m, true), 1138688);
+  EXPECT_DOUBLE_EQ(mamba_scan_flops_per_token(m), 21495808);
+  const auto w = transformer_workload(m);
+  Strategy s;
+  s.tp = 8;
+  s.sp = true;
+  s.mbs = 1;
+  Graph g;
+  w->graph(s, AttentionKernel::flash, g);
+  const Op* scan = find_op(g.blocks[1], "mamba_ssd_scan");
+  ASSERT_NE(scan, nullptr);
+  EXPECT_DOUBLE_EQ(scan->bytes, 401408.0 * 8192 / 8);
+  EXPECT_DOUBLE_EQ(scan->backward_bytes, 1138688.0 * 8192 / 8);
+  EXPECT_DOUBLE_EQ(scan->flops, 21495808.0 * 8192 / 8);
+}
+
 TEST(Families, HybridPatternLayersAreTheirOwnBlocks) {
   const Model m = load_model("nemotron-h-56b");
   const auto w = transformer_workload(m);

@@ -122,6 +122,14 @@ double mamba_scan_flops_per_token(const Model& m) {
   return 2 * Q * N * s.groups + s.heads * (2 * Q * P + 4 * N * P);
 }
 
+double mamba_scan_bytes_per_token(const Model& m, bool backward) {
+  const Mamba& s = m.mamba;
+  const double Q = s.chunk, N = s.state, P = s.head_dim;
+  const double states = s.heads * P * N / Q;  // state elements per token
+  const double scores = s.groups * Q;         // score elements per token
+  return backward ? 34 * states + 24 * scores : 12 * states + 8 * scores;
+}
+
 LayerParameters layer_parameters(const Model& m, LayerKind kind) {
   const double h = m.hidden;
   const double b = m.bias ? 1.0 : 0.0;

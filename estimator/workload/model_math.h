@@ -47,6 +47,18 @@ double layer_forward_flops_per_token(const Model&, LayerKind);
 // Q, the scores C B^T per group (2 Q N), their product with x per head (2 Q P), and the chunk
 // state in and out per head (2 x 2 N P).
 double mamba_scan_flops_per_token(const Model&);
+// HBM bytes of the same scan per token, forward or backward, as mamba_ssm's Triton kernels
+// (ops/triton/ssd_combined.py) move them: each chunk's state (heads x P x N) materialized
+// between kernels and the chunk's scores C B^T (groups x Q x Q, fp32). Forward: the states
+// written in fp32 (chunk_state), read and written in 16 bits (state_passing), read (chunk_scan):
+// 4 + 4 + 2 + 2 = 12 bytes a state element; the scores written and read, 8 a score. Backward
+// (which recomputes the states): chunk_state 4, state_passing in fp32 4 + 4, the states'
+// gradient written in fp32 4, state_passing's backward reading both in fp32 and writing both
+// in 16 bits 4 + 4 + 2 + 2, then read by the dx, dB and dC kernels 2 + 2 + 2: 34 a state
+// element; the scores recomputed 4, read by the dx kernel 4 and by ddA 4, their gradient
+// written 4 and read by both bmm backward kernels 4 + 4: 24 a score. The states dominate; x,
+// B, C and the outputs (read and written as the projections' activations are) are left out.
+double mamba_scan_bytes_per_token(const Model&, bool backward);
 // What a window leaves of a batch's squared lengths (`squared`, over `tokens`): the full
 // value scaled by the causal pairs the window keeps, at the batch's length-weighted mean
 // length (exact for sequences of one length).

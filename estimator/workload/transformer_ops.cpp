@@ -481,6 +481,10 @@ void mamba_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op
   scan.name = "mamba_ssd_scan";
   scan.kind = OpKind::attention;  // a fused kernel of its own FLOPs, priced as attention's
   scan.flops = mamba_scan_flops_per_token(m) * d.tokens / d.t;
+  // ... and its HBM traffic, which outweighs its FLOPs at today's state sizes: the op takes the
+  // longer of the two.
+  scan.bytes = mamba_scan_bytes_per_token(m, false) * d.tokens / d.t;
+  scan.backward_bytes = mamba_scan_bytes_per_token(m, true) * d.tokens / d.t;
   scan.dtype = d.num.other;
   out.push_back(scan);
   // Gated RMSNorm: read y and z, write the output; backward reads them and dy, writes dy, dz.
