@@ -203,7 +203,8 @@ void print_fixed_rank(const RankReport& rep, Format format) {
     if (format == Format::csv) {
       fmt::print(
           "rank,step_time_s,tokens_per_s,tflops_per_gpu,mfu,memory_per_gpu_gib,tp,pp,dp,cp,"
-          "ep,mbs,gbs,vpp,recompute,sp,zero,etp,schedule,layers,zero_layers,calibrated_step_time_s,"
+          "ep,mbs,gbs,vpp,recompute,recompute_modules,sp,zero,etp,schedule,layers,zero_layers,"
+          "calibrated_step_time_s,"
           "within_uncertainty\n");
       for (size_t i = 0; i < r.best.size(); ++i) {
         const Estimate& e = r.best[i];
@@ -211,10 +212,13 @@ void print_fixed_rank(const RankReport& rep, Format format) {
         const auto k = calibrated_step(i);
         fmt::print(
             "{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},"
-            "{}\n",
+            "{},{}\n",
             i + 1, e.step_time_s, e.tokens_per_s, e.tflops_per_gpu, e.mfu,
             e.memory_per_gpu_bytes / kGiB, tp_text(s), s.pp, s.dp, s.cp, s.ep, s.mbs, s.gbs, s.vpp,
-            to_string(s.recompute), s.sp, s.zero, s.expert_tp(), to_string(s.schedule),
+            to_string(s.recompute),
+            s.recompute == Recompute::selective ? recompute_modules_text(s.selective_modules())
+                                                : "",
+            s.sp, s.zero, s.expert_tp(), to_string(s.schedule),
             s.stage_layers.empty() ? "" : join_layers(s.stage_layers),
             zero_layers_text(s.zero_layers), k ? fmt::format("{:.6g}", *k) : "",
             trusted ? (static_cast<int>(i) < trusted->indistinguishable ? "true" : "false") : "");

@@ -320,12 +320,23 @@ struct Ranker {
         for (unsigned m : {unsigned{kRecomputeMlaUpProj}, unsigned{kRecomputeMoeAct},
                            unsigned{kRecomputeMlaUpProj | kRecomputeMoeAct}})
           sets.push_back(m);
+      // The modules of a set that mark something in this model: two sets that mark the same
+      // (MLA's and the experts' on a model without MLA, and the experts' alone) price alike,
+      // so only the first is searched.
+      const auto marked = [&](unsigned m) {
+        const unsigned set =
+            m != 0 ? m : kRecomputeCoreAttn;  // 0: the default, as selective_modules
+        unsigned out = 0;
+        for (unsigned bit = 1; bit != 0 && bit <= set; bit <<= 1)
+          if ((set & bit) && w.has_selective_recompute(sw.attention, bit)) out |= bit;
+        return out;
+      };
+      std::vector<unsigned> searched;
       for (unsigned m : sets) {
-        if (!sw.selective_recompute || !w.has_selective_recompute(sw.attention, m)) continue;
-        const bool seen = std::any_of(recomputes.begin(), recomputes.end(), [&](const auto& r) {
-          return r.first == Recompute::selective && r.second == m;
-        });
-        if (!seen) recomputes.emplace_back(Recompute::selective, m);
+        if (!sw.selective_recompute || marked(m) == 0) continue;
+        if (std::find(searched.begin(), searched.end(), marked(m)) != searched.end()) continue;
+        searched.push_back(marked(m));
+        recomputes.emplace_back(Recompute::selective, m);
       }
       recomputes.emplace_back(Recompute::full, 0u);
     }

@@ -164,6 +164,13 @@ TEST(Rank, TheSearchTriesEverySelectiveSetThatChangesSomething) {
                      unsigned{kRecomputeMlaUpProj | kRecomputeMoeAct}})
     EXPECT_TRUE(ds.count({Recompute::selective, m})) << m;
   EXPECT_FALSE(ds.count({Recompute::selective, kRecomputeCoreAttn}));  // fused: no change
+  // On experts without MLA, MLA's and the experts' modules together mark what the experts'
+  // alone do: searched once, not listed twice as the same plan.
+  const auto moe = recomputes_seen(load_model("mixtral-8x7b"), load_cluster("dgx-h100", 16),
+                                   "megatron-core", 64, "tp=2,pp=1,ep=8,mbs=1");
+  EXPECT_TRUE(moe.count({Recompute::selective, kRecomputeMoeAct}));
+  EXPECT_FALSE(moe.count({Recompute::selective, kRecomputeMlaUpProj | kRecomputeMoeAct}));
+  EXPECT_FALSE(moe.count({Recompute::selective, kRecomputeMlaUpProj}));
 }
 
 TEST(Rank, RanksMixtureOfExpertsOverExpertParallelism) {
