@@ -333,9 +333,10 @@ struct Ranker {
       };
       std::vector<unsigned> searched;
       for (unsigned m : sets) {
-        if (!sw.selective_recompute || marked(m) == 0) continue;
-        if (std::find(searched.begin(), searched.end(), marked(m)) != searched.end()) continue;
-        searched.push_back(marked(m));
+        const unsigned marks = marked(m);
+        if (!sw.selective_recompute || marks == 0) continue;
+        if (std::find(searched.begin(), searched.end(), marks) != searched.end()) continue;
+        searched.push_back(marks);
         recomputes.emplace_back(Recompute::selective, m);
       }
       recomputes.emplace_back(Recompute::full, 0u);

@@ -107,6 +107,17 @@ std::optional<std::vector<int>> deepseek_v3_bridge_layers(int pp, int vp) {
   return per_stage;
 }
 
+// The search that prices a published run: its global batch, the best plan only, the layers
+// split as the run split them (the default, or a recipe's layout set after the search), not
+// the balanced splits rank proposes to users.
+RankOptions run_search(int global_batch) {
+  RankOptions ro;
+  ro.global_batch = global_batch;
+  ro.top = 1;
+  ro.balance_stages = false;
+  return ro;
+}
+
 // Megatron-core r0.8's num_floating_point_operations (megatron/training/training.py) for a
 // GPT with multi-head attention and a 4h non-gated MLP: 12 B s l h^2 ((1 + 1 + s/h) + 4 +
 // V/(2 l h)), the attention over the full sequence, no recomputation counted.
@@ -257,10 +268,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     const Cluster c = cluster_text == family->system
                           ? load_cluster(family->system, gpus)
                           : parse_cluster_json(cluster_text, family->system, gpus);
-    RankOptions ro;
-    ro.balance_stages = false;  // the runs' layers: the default split (or the recipe's, below)
-    ro.global_batch = main_int(r, "gbs", 0);
-    ro.top = 1;
+    RankOptions ro = run_search(main_int(r, "gbs", 0));
     // Its DeepSeek-V3 recipes overlap the all-to-alls in MXFP8 (perf_recipes/deepseek:
     // _enable_deepseek_full_iteration_mxfp8 sets overlap_moe_expert_parallel_comm, and the B200
     // MXFP8 recipe too; the earlier deepseek_workload_base_configs.py set moe_a2a_overlap for
@@ -383,10 +391,7 @@ ValidationReport validate(const EstimateOptions& base) {
     const Model m = paper_gpt(r, r.at("params_b") + "B");
     const Cluster c = load_cluster("dgx-a100", as_int(r, "gpus"));
     opt.software = software_preset("megatron-lm-2021");
-    RankOptions ro;
-    ro.balance_stages = false;  // the runs' layers: the default split (or the recipe's, below)
-    ro.global_batch = as_int(r, "global_batch");
-    ro.top = 1;
+    RankOptions ro = run_search(as_int(r, "global_batch"));
     // The paper gives tp, pp and dp, and trains with full recomputation; sequence
     // parallelism and the distributed optimizer (ZeRO-1, February 2022) did not exist yet.
     // Micro-batch size and interleaving are searched.
@@ -423,10 +428,7 @@ ValidationReport validate(const EstimateOptions& base) {
   for (const Row& r : parse_csv(embedded::megatron_core_h100_2024())) {
     const Model m = megatron_core_gpt(r);
     const Cluster c = load_cluster("dgx-h100", as_int(r, "gpus"));
-    RankOptions ro;
-    ro.balance_stages = false;  // the runs' layers: the default split (or the recipe's, below)
-    ro.global_batch = as_int(r, "global_batch");
-    ro.top = 1;
+    RankOptions ro = run_search(as_int(r, "global_batch"));
     ro.fixed = fmt::format("tp={},pp={},dp={},cp=1,sp={},zero=1,precision=bf16", r.at("tp"),
                            r.at("pp"), r.at("dp"), as_int(r, "tp") > 1 ? "true" : "false");
     ro.estimate = opt;
@@ -449,10 +451,7 @@ ValidationReport validate(const EstimateOptions& base) {
     const int gpus = as_int(r, "gpus");
     const int tp = as_int(r, "tp"), pp = as_int(r, "pp"), cp = as_int(r, "cp");
     const Cluster c = load_cluster("dgx-h100", gpus);
-    RankOptions ro;
-    ro.balance_stages = false;  // the runs' layers: the default split (or the recipe's, below)
-    ro.global_batch = as_int(r, "global_batch");
-    ro.top = 1;
+    RankOptions ro = run_search(as_int(r, "global_batch"));
     ro.fixed = fmt::format("tp={},pp={},cp={},dp={},mbs={},vpp={},sp={},zero=1,precision=fp8", tp,
                            pp, cp, gpus / (tp * pp * cp), r.at("micro_batch"), r.at("vpp"),
                            tp > 1 ? "true" : "false");
