@@ -28,6 +28,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"tf32_conv", &Software::tf32_conv},
     {"conv_winograd", &Software::conv_winograd},
     {"grouped_gemm_per_expert", &Software::grouped_gemm_per_expert},
+    {"fp8_current_scaling", &Software::fp8_current_scaling},
 };
 
 std::string known_keys() {

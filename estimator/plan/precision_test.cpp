@@ -357,6 +357,92 @@ TEST(Precision, Fp8OnBlackwellWritesOneCopyAndNoTranspose) {
   EXPECT_FALSE(with_precision(mx, sw, load_cluster("dgx-b200", 8)).fp8_any_layout);
 }
 
+// FP8 per-tensor current scaling (issue 32, item 6; Transformer Engine's Float8CurrentScaling,
+// Megatron-Bridge's fp8_cs): the amax of the tensor being cast is taken in a pass of its own
+// before the cast (TE's quantizers: nvte_compute_amax, then the cast), so every cast reads the
+// 16-bit tensor twice; the norm before a linear writes 16 bits and the linear casts it
+// (rmsnorm_fwd runs unfused for a current-scaling quantizer); and under sequence parallelism
+// the column-parallel input's amax and the row-parallel output gradient's are all-reduced
+// over the TP group before their casts (with_amax_reduction): 4 bytes each, twice forward and
+// twice backward in a dense layer. Delayed scaling (the default) has none of it.
+TEST(Precision, Fp8CurrentScalingReadsEachTensorTwiceAndAllReducesItsAmaxOverTp) {
+  const Model m = load_model("llama3-8b");  // h 4096, qkv out 3072 and fc1 out 14336 at tp 2
+  const auto w = transformer_workload(m);
+  const double T = 8192, h = 4096;
+  const Strategy given = parse_strategy("tp=2,mbs=1,gbs=8,sp=true,precision=fp8", 8);
+  Software sw = software_preset("nemo");
+  const Strategy delayed = with_precision(given, sw, load_cluster("dgx-b200", 8));
+  sw.fp8_current_scaling = true;
+  const Strategy current = with_precision(given, sw, load_cluster("dgx-b200", 8));
+  EXPECT_FALSE(delayed.fp8_current_scaling);
+  ASSERT_TRUE(current.fp8_current_scaling);
+  const Numerics n = numerics(current);
+  EXPECT_DOUBLE_EQ(n.cast_reads, 4);
+  EXPECT_DOUBLE_EQ(n.weight_cast_reads, 4);
+  EXPECT_FALSE(n.norm_fuses_cast);
+  EXPECT_TRUE(n.amax_reduction);
+  EXPECT_FALSE(numerics(delayed).amax_reduction);
+
+  Graph c, d;
+  w->graph(current, AttentionKernel::flash, c);
+  w->graph(delayed, AttentionKernel::flash, d);
+  // Blackwell: one copy. qkv's input, the norm's shard (T h / 2), read twice and written
+  // once: 5 B an element (delayed: nothing, the norm wrote it in FP8); its output gradient
+  // 5 B an element (delayed 3).
+  EXPECT_DOUBLE_EQ(op_named(c, "qkv_fp8_casts").bytes, 5 * T * h / 2);
+  EXPECT_DOUBLE_EQ(op_named(d, "qkv_fp8_casts").bytes, 0);
+  EXPECT_DOUBLE_EQ(op_named(c, "qkv_fp8_casts").backward_bytes, 5 * T * 3072);
+  EXPECT_DOUBLE_EQ(op_named(d, "qkv_fp8_casts").backward_bytes, 3 * T * 3072);
+  // The norm reads 2 B and writes 2 (delayed: writes 1, FP8).
+  EXPECT_DOUBLE_EQ(op_named(c, "input_norm").bytes, 4 * T * h / 2);
+  EXPECT_DOUBLE_EQ(op_named(d, "input_norm").bytes, 3 * T * h / 2);
+  // The SwiGLU output (T x 7168 per rank) cast for fc2: 5 B against 3.
+  EXPECT_DOUBLE_EQ(op_named(c, "mlp_fc2_fp8_casts").bytes, 5 * T * 7168);
+  // The gather still moves FP8, after the amax all-reduce.
+  EXPECT_DOUBLE_EQ(op_named(c, "tp_all_gather").bytes, T * h);
+  int forward = 0, backward = 0;
+  for (const Block& b : c.blocks)
+    for (const Op& op : b.ops) {
+      const std::string name = op.name;
+      if (name == "tp_input_amax_all_reduce") {
+        ++forward;
+        EXPECT_EQ(op.op, CollectiveOp::all_reduce);
+        EXPECT_FALSE(op.backward_op.has_value());
+        EXPECT_DOUBLE_EQ(op.bytes, 4);
+      }
+      if (name == "tp_grad_amax_all_reduce") {
+        ++backward;
+        EXPECT_FALSE(op.op.has_value());
+        EXPECT_EQ(op.backward_op, CollectiveOp::all_reduce);
+      }
+    }
+  EXPECT_EQ(forward, 2);   // qkv and fc1 (one layer block, counted once)
+  EXPECT_EQ(backward, 2);  // proj and fc2
+  EXPECT_FALSE(has_op(d, "tp_input_amax_all_reduce"));
+  EXPECT_FALSE(has_op(d, "tp_grad_amax_all_reduce"));
+  // Without sequence parallelism nothing is gathered quantized: no amax to agree on.
+  Strategy no_sp = current;
+  no_sp.sp = false;
+  Graph ns;
+  w->graph(no_sp, AttentionKernel::flash, ns);
+  EXPECT_FALSE(has_op(ns, "tp_input_amax_all_reduce"));
+  EXPECT_FALSE(has_op(ns, "tp_grad_amax_all_reduce"));
+  // MXFP8 scales per block: no current-scaling flag, no amax all-reduce.
+  Strategy mx = given;
+  mx.precision = DType::mxfp8;
+  EXPECT_FALSE(with_precision(mx, sw, load_cluster("dgx-b200", 8)).fp8_current_scaling);
+
+  // A step pays for it: the same plan priced both ways on 8 B200s.
+  const Cluster b200 = load_cluster("dgx-b200", 8);
+  EstimateOptions o;
+  o.software = software_preset("nemo");
+  const double t_delayed = estimate(m, b200, given, o).step_time_s;
+  o.software.fp8_current_scaling = true;
+  const double t_current = estimate(m, b200, given, o).step_time_s;
+  EXPECT_GT(t_current, t_delayed);
+  EXPECT_LT(t_current, 1.1 * t_delayed);
+}
+
 TEST(Precision, BlockScaledTypesNeedAPartWithTheirPeaks) {
   const Model m = load_model("llama3-70b");
   const Cluster b200 = load_cluster("dgx-b200", 64), h100 = load_cluster("dgx-h100", 64);

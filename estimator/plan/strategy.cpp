@@ -464,6 +464,7 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
                        std::all_of(c.groups.begin(), c.groups.end(), [](const NodeGroup& g) {
                          return g.device.architecture.rfind("blackwell", 0) == 0;
                        });
+  out.fp8_current_scaling = *out.precision == DType::fp8 && sw.fp8_current_scaling;
   if (out.recompute == Recompute::selective && out.recompute_modules == 0)
     out.recompute_modules = sw.recompute_modules;
   return out;

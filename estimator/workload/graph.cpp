@@ -24,10 +24,17 @@ Numerics numerics(const Strategy& s) {
   n.element_bytes = p == DType::fp32 || p == DType::tf32 ? 4 : 2;
   n.q = dtype_bytes(p);
   if (p == DType::fp8 && s.fp8_any_layout) n.copies = 1;
+  if (p == DType::fp8 && s.fp8_current_scaling) {
+    n.cast_reads = 4;
+    n.weight_cast_reads = 4;
+    n.norm_fuses_cast = false;
+    n.amax_reduction = true;
+  }
   if (p == DType::nvfp4) {
     n.cast_reads = 6;
     n.weight_cast_reads = 4;
     n.norm_fuses_cast = false;
+    n.amax_reduction = true;
   }
   return n;
 }

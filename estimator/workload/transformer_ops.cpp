@@ -74,6 +74,9 @@ Op pass(const char* name, double elements, double fwd_bytes_per_el, double bwd_b
   return op;
 }
 
+// One fp32 amax, the payload of a quantizer's amax all-reduce.
+constexpr double kAmaxBytes = 4;
+
 Op comm(const char* name, OpKind kind, Axis axis, std::optional<CollectiveOp> fwd,
         std::optional<CollectiveOp> bwd, double bytes) {
   Op op;
@@ -95,9 +98,18 @@ Op comm(const char* name, OpKind kind, Axis axis, std::optional<CollectiveOp> fw
 // element; TE's userbuffers keep FP8 buffers for the all-gather overlaps), and so does the
 // backward's re-gather of the saved FP8 input; the input gradient's reduce-scatter stays in
 // 16 bits.
+// Where the quantizer scales by the whole tensor's amax (Numerics::amax_reduction), the
+// quantized input's amax is all-reduced over the TP group before the all-gather: one
+// 4-byte all-reduce forward, waited for before the cast.
 void tp_enter(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quantized_input) {
   if (st.tp == 1) return;
   const bool q = st.sp && quantized_input;
+  if (q && d.num.amax_reduction) {
+    Op amax = comm("tp_input_amax_all_reduce", OpKind::collective, Axis::tp,
+                   CollectiveOp::all_reduce, std::nullopt, kAmaxBytes);
+    recomputed(amax, d.per_op());
+    out.push_back(amax);
+  }
   Op op = st.sp ? comm("tp_all_gather", OpKind::collective, Axis::tp, CollectiveOp::all_gather,
                        CollectiveOp::reduce_scatter, (q ? d.num.q : d.e) * d.tokens * d.h)
                 : comm("tp_input_grad_all_reduce", OpKind::collective, Axis::tp, std::nullopt,
@@ -110,13 +122,19 @@ void tp_enter(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quan
   out.push_back(op);
 }
 
-void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out) {
+// Leaving a quantized linear (quantized_grad) whose output gradient is scaled by its amax
+// (Numerics::amax_reduction), the backward all-reduces that amax over the TP group before
+// it casts and all-gathers the gradient: one 4-byte all-reduce backward.
+void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quantized_grad = false) {
   if (st.tp == 1) return;
   if (st.sp) {
     Op op = comm("tp_reduce_scatter", OpKind::collective, Axis::tp, CollectiveOp::reduce_scatter,
                  CollectiveOp::all_gather, d.e * d.tokens * d.h);
     op.userbuffers = true;
     out.push_back(op);
+    if (quantized_grad && d.num.amax_reduction)
+      out.push_back(comm("tp_grad_amax_all_reduce", OpKind::collective, Axis::tp, std::nullopt,
+                         CollectiveOp::all_reduce, kAmaxBytes));
   } else {
     out.push_back(comm("tp_all_reduce", OpKind::collective, Axis::tp, CollectiveOp::all_reduce,
                        std::nullopt, d.e * d.tokens * d.h));
@@ -517,7 +535,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
       tp_enter(d, st, out, fp8);
       gqa_ops(m, st, kernel, d, kind.window, out);
     }
-    tp_exit(d, st, out);
+    tp_exit(d, st, out, fp8);
     if (m.post_norms) {
       out.push_back(norm("post_attention_norm", d));
       out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
@@ -540,7 +558,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   } else {
     moe_ops(m, st, d, out);
   }
-  if (!dispatcher) tp_exit(d, st, out);
+  if (!dispatcher) tp_exit(d, st, out, fp8 && !moe_layer);
   if (m.post_norms) {
     out.push_back(norm("post_mlp_norm", d));
     out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();

@@ -258,4 +258,21 @@ for t in ("megatron_core_h100_2024", "nemo_2407_h100_fp8", "megatron_bridge_h100
 PY
 expect_exit 2 "$BIN" validate --db "$SCRATCH/missing.db"
 one_line_error
+# FP8 current scaling (issue 32, item 6) is a software key: the amax passes and all-reduces
+# make the same plan slower, and the JSON's software says which recipe priced it.
+s70="tp=4,pp=8,dp=2,vpp=5,mbs=1,gbs=256,sp=true,zero=1,precision=fp8"
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 64 --strategy "$s70" \
+  --software nemo --format json
+cp "$SCRATCH/out" "$SCRATCH/delayed.json"
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 64 --strategy "$s70" \
+  --software nemo:fp8_current_scaling=true --format json
+python3 - "$SCRATCH/delayed.json" "$SCRATCH/out" <<'PY'
+import json, sys
+d, c = (json.load(open(f)) for f in sys.argv[1:3])
+assert 1.0 < c["step_time_s"] / d["step_time_s"] < 1.1, (d["step_time_s"], c["step_time_s"])
+assert "fp8_current_scaling=true" in json.dumps(c["software"]), c["software"]
+PY
+expect_exit 2 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 64 --strategy "$s70" \
+  --software nemo:fp8_current_scaling=yes
+one_line_error
 echo "plan_cli: ok"

@@ -159,6 +159,9 @@ struct Strategy {
   // capability 10.x and 11.x: Transformer Engine's is_non_tn_fp8_gemm_supported), where TE
   // keeps one FP8 copy of a tensor and no transpose: set by with_precision, never a key.
   bool fp8_any_layout = false;
+  // precision=fp8 under a stack that scales each FP8 tensor by its own amax, taken just before
+  // the cast (Software::fp8_current_scaling): set by with_precision, never a key.
+  bool fp8_current_scaling = false;
   // Saturating at 2^40 GPUs: sizes read from a file may be anything up to INT_MAX each.
   int64_t gpus() const {
     constexpr int64_t cap = int64_t{1} << 40;
@@ -252,6 +255,12 @@ struct Software {
   // and whether the stack has FP8 (Transformer Engine, Megatron-core since 2023).
   DType precision = DType::bf16;
   bool fp8 = true;
+  // FP8's scaling recipe: each tensor scaled by the amax of its own values, computed in a pass
+  // of its own just before the cast (Transformer Engine's Float8CurrentScaling, Megatron's
+  // --fp8-recipe tensorwise; Megatron-Bridge's performance recipes' fp8_cs), instead of the
+  // amax history of earlier steps that the cast itself updates (delayed scaling, TE's and
+  // Megatron's default, NeMo 2.0's FP8 recipes).
+  bool fp8_current_scaling = false;
   // What fp32 math runs as where the part has TF32 tensor cores (Ampere on): matmuls (cuBLAS:
   // PyTorch's torch.backends.cuda.matmul.allow_tf32, False by default since PyTorch 1.12 and
   // True before; NGC's PyTorch containers set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, which turns

@@ -184,9 +184,19 @@ struct Numerics {
   // gradient three times: its amax before and after the random Hadamard transform, the
   // row-wise cast, the column-wise Hadamard cast; a weight twice (amax, one 2D cast); and
   // its norms write 16 bits first (docs/estimator.md, "What NVFP4's casts read").
+  // FP8 under current scaling (Strategy::fp8_current_scaling) reads each tensor twice, its
+  // amax in a pass of its own and then the cast, and its norms write 16 bits first, as
+  // NVFP4's do (TE's layernorm_fwd and activation helpers: "compute amax first and then
+  // quantize").
   double cast_reads = 2;
   double weight_cast_reads = 2;
   bool norm_fuses_cast = true;
+  // The quantizer scales by the amax of the whole tensor taken just before the cast (FP8
+  // current scaling; NVFP4's per-tensor scale), so a sequence-parallel input quantized before
+  // its all-gather, and an output gradient before the backward's, first all-reduces its
+  // amax over the TP group (TE's with_amax_reduction, set for a column-parallel linear's input
+  // and a row-parallel one's output gradient under sequence parallelism).
+  bool amax_reduction = false;
   // The quantized copies a cast writes: a row-wise one and a column-wise one for the weight
   // gradient (2), or one where per-tensor FP8 GEMMs take either layout (Blackwell FP8:
   // Strategy::fp8_any_layout). MXFP8 and NVFP4 scale along one dimension: always 2.
