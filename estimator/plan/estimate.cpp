@@ -37,7 +37,7 @@ const Graph& GraphCache::get(const Workload& w, const Strategy& s, AttentionKern
 
 Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c, const Strategy& s,
                         const StageLayout& layout, const EstimateOptions& opt,
-                        const std::vector<ReplicaPlacement>* placed) {
+                        const std::vector<ReplicaPlacement>* placed, StageBalance* balance) {
   const NodeGroup& g = c.groups.front();
   const Pricer pr{g.device, g.intra_node, c.network_of(0), g.domain_gpus(), opt.costs};
   const Placement place = placement(s);
@@ -98,7 +98,20 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
     in.stage_seconds = &stage_seconds;
     in.stage_replicas = &slowest_replica;
   }
+  const bool balancing = balance && !mixed && c.groups.size() == 1 && s.pp > 1 &&
+                         s.schedule == PipeSchedule::one_f_one_b;
+  if (balance) balance->layers.clear();
+  if (balancing) {
+    in.balanced_layers = &balance->layers;
+    if (balance->worth) in.balance_if = &balance->worth;
+  }
   const Times t = step_times(in);
+  if (balancing && !balance->layers.empty()) {
+    bool same = true;
+    for (int st = 0; st < s.pp; ++st)
+      same = same && balance->layers[static_cast<size_t>(st)] == layout.units(st);
+    if (same) balance->layers.clear();
+  }
   e.step_time_s = t.total();
   // The data-parallel replicas load distinct samples (a replica's other ranks load the same
   // ones, or receive them from the one that does); each loads while the step before computes.
@@ -153,23 +166,6 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
                 {"buffers", mem.buffers}};
   }
   return e;
-}
-
-std::vector<int> balanced_stage_layers(const Workload& w, const Graph& graph, const Cluster& c,
-                                       const Strategy& s, const EstimateOptions& opt,
-                                       const std::function<bool(double, double)>& worth) {
-  if (c.groups.size() != 1 || s.pp < 2 || s.schedule != PipeSchedule::one_f_one_b) return {};
-  const NodeGroup& g = c.groups.front();
-  const Pricer pr{g.device, g.intra_node, c.network_of(0), g.domain_gpus(), opt.costs};
-  const Placement place = placement(s);
-  const StageLayout layout(w.layers(), s.pp);
-  std::vector<int> split;
-  ScheduleInputs in{graph, s, layout, opt.software, place, pr, false};
-  in.balanced_layers = &split;
-  if (worth) in.balance_if = &worth;
-  step_times(in);
-  if (split == default_stage_layers(w.layers(), s.pp)) split.clear();
-  return split;
 }
 
 namespace {

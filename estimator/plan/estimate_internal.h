@@ -36,20 +36,24 @@ class GraphCache {
   size_t next_ = 0;
 };
 
-// A strategy that passed check_strategy, with its graph and stage layout.
-// placed: where each replica sits (needed on a mixed cluster; one group needs none).
-Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Strategy&,
-                        const StageLayout&, const EstimateOptions&,
-                        const std::vector<ReplicaPlacement>* placed = nullptr);
-
 // On one node group under 1F1B with a pipeline: the layers per stage that make the slowest
 // stage's seconds per micro-batch least (ScheduleInputs::balanced_layers), as Megatron's
-// pipeline layouts and account_for_embedding/loss_in_pipeline_split place them; empty
-// otherwise, where that is the default split, or where `worth` (given the default split's
-// mean and slowest stage seconds per micro-batch) says no.
-std::vector<int> balanced_stage_layers(
-    const Workload&, const Graph&, const Cluster&, const Strategy&, const EstimateOptions&,
-    const std::function<bool(double mean_s, double pace_s)>& worth = nullptr);
+// pipeline layouts and account_for_embedding/loss_in_pipeline_split place them, found while
+// the plan is priced (no block priced twice). `layers` is left empty otherwise, where that is
+// the default split, or where `worth` (given the plan's mean and slowest stage seconds per
+// micro-batch and its step) says no.
+struct StageBalance {
+  std::function<bool(double mean_s, double pace_s, double step_s)> worth;
+  std::vector<int> layers;
+};
+
+// A strategy that passed check_strategy, with its graph and stage layout.
+// placed: where each replica sits (needed on a mixed cluster; one group needs none).
+// balance: where set, the balanced layers per stage as well (StageBalance).
+Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Strategy&,
+                        const StageLayout&, const EstimateOptions&,
+                        const std::vector<ReplicaPlacement>* placed = nullptr,
+                        StageBalance* balance = nullptr);
 
 // The strategy with its precision resolved for the cluster's device (the preset's default
 // where it names none), and under recompute=selective without recompute_modules the preset's

@@ -322,14 +322,6 @@ struct Step {
     }
     const Entry& pace_entry = entries[slowest];
     const Times& pace = pace_entry.t;
-    if (in.balanced_layers) {
-      in.balanced_layers->clear();
-      const bool worth = !in.balance_if || (*in.balance_if)(sum_stages / s.pp, pace.total());
-      if (!hetero && s.pp > 1 && s.schedule == PipeSchedule::one_f_one_b && worth)
-        *in.balanced_layers = min_max_stage_layers(
-            g.body_units(), s.pp, s.vpp,
-            [&](const StageSpan& span) { return stage_time(span, base).total(); });
-    }
     if (in.stage_seconds) {
       std::vector<double>& out = *in.stage_seconds;
       out.clear();
@@ -381,6 +373,16 @@ struct Step {
     add_data_parallel(step, pace, micro_batches, entries);
     add_optimizer(step, entries);
     if (s.dp_sync != DpSync::sync) agree_otherwise(step);
+    // The layers per stage that balance the stages, priced with the blocks this step priced.
+    if (in.balanced_layers) {
+      in.balanced_layers->clear();
+      const bool worth =
+          !in.balance_if || (*in.balance_if)(sum_stages / s.pp, pace.total(), step.total());
+      if (!hetero && s.pp > 1 && s.schedule == PipeSchedule::one_f_one_b && worth)
+        *in.balanced_layers = min_max_stage_layers(
+            g.body_units(), s.pp, s.vpp,
+            [&](const StageSpan& span) { return stage_time(span, base).total(); });
+    }
     return step;
   }
 

@@ -93,9 +93,9 @@ struct ScheduleInputs {
   // slowest stage's seconds per micro-batch least, each stage priced as the schedule prices
   // it (its layers, and the first and last stages' embedding, head and MTP blocks;
   // min_max_stage_layers). Left empty otherwise, or where balance_if, given the layout's
-  // mean and slowest stage seconds per micro-batch, says it is not worth finding.
+  // mean and slowest stage seconds per micro-batch and its step, says it is not worth finding.
   std::vector<int>* balanced_layers = nullptr;
-  const std::function<bool(double mean_s, double pace_s)>* balance_if = nullptr;
+  const std::function<bool(double mean_s, double pace_s, double step_s)>* balance_if = nullptr;
 };
 // The step's seconds per part.
 Times step_times(const ScheduleInputs&);

@@ -43,28 +43,32 @@ struct Ranker {
       consider_mixed(s, graph, eopt);
       return false;
     }
-    double step = 0;
-    if (!tally.consider(w, graph, c, s, StageLayout(w.layers(), s.pp), eopt, &step)) return false;
-    consider_balanced(s, graph, eopt, step);
+    // One node group, a pipeline under 1F1B: the plan again with the layers per stage that
+    // balance its stages' priced time (the first and last stages' embedding, head and MTP
+    // counted), as Megatron's pipeline layouts and account_for_*_in_pipeline_split place
+    // them, found while the even split is priced. Only where it could be among the best: no
+    // split runs the pace below the stages' mean, so the even split's step scaled by mean
+    // over pace is a floor (the fill and drain, and what does not scale, only grow from
+    // there).
+    StageBalance balance;
+    const bool balancing = opt.balance_stages && s.pp >= 2 &&
+                           s.schedule == PipeSchedule::one_f_one_b &&
+                           opt.objective == Objective::time && s.stage_layers.empty();
+    if (balancing)
+      balance.worth = [&](double mean, double pace, double step) {
+        return pace > 0 && tally.could_keep(step * mean / pace);
+      };
+    if (!tally.consider(w, graph, c, s, StageLayout(w.layers(), s.pp), eopt,
+                        balancing ? &balance : nullptr))
+      return false;
+    if (!balance.layers.empty()) consider_balanced(s, graph, eopt, std::move(balance.layers));
     return true;
   }
 
-  // One node group, a pipeline under 1F1B: the plan again with the layers per stage that
-  // balance its stages' priced time (the first and last stages' embedding, head and MTP
-  // counted), as Megatron's pipeline layouts and account_for_*_in_pipeline_split place them.
-  // Found only where it could be among the best: no split runs the pace below the stages'
-  // mean, so the even split's step scaled by mean over pace is a floor (the fill and drain,
-  // and what does not scale, only grow from there).
   void consider_balanced(const Strategy& s, const Graph& graph, const EstimateOptions& eopt,
-                         double step) {
-    if (!opt.balance_stages || s.pp < 2 || s.schedule != PipeSchedule::one_f_one_b ||
-        opt.objective != Objective::time || !s.stage_layers.empty())
-      return;
+                         std::vector<int> layers) {
     Strategy b = s;
-    b.stage_layers = balanced_stage_layers(w, graph, c, s, eopt, [&](double mean, double pace) {
-      return pace > 0 && tally.could_keep(step * mean / pace);
-    });
-    if (b.stage_layers.empty()) return;
+    b.stage_layers = std::move(layers);
     if (auto why = check_strategy(w, c, b)) {
       tally.reject(classify(*why));
       return;

@@ -36,7 +36,8 @@ class SearchTally {
   // most of a large space fails it), then the estimate, kept when it is among the best.
   // Whether it fits; where it does and `step_s` is given, its step time there.
   bool consider(const Workload& w, const Graph& graph, const Cluster& c, const Strategy& s,
-                const StageLayout& layout, const EstimateOptions& opt, double* step_s = nullptr) {
+                const StageLayout& layout, const EstimateOptions& opt,
+                StageBalance* balance = nullptr) {
     if (!fits(peak_stage_memory(graph, s, opt.software, layout).total(),
               c.groups.front().device.memory_bytes)) {
       reject("exceeds device memory");
@@ -44,8 +45,7 @@ class SearchTally {
     }
     ++result_.evaluated;
     ++result_.feasible;
-    Estimate e = estimate_graph(w, graph, c, s, layout, opt);
-    if (step_s) *step_s = e.step_time_s;
+    Estimate e = estimate_graph(w, graph, c, s, layout, opt, nullptr, balance);
     keep(std::move(e));
     return true;
   }
