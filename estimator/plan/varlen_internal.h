@@ -14,10 +14,12 @@
 
 namespace shardcost::varlen {
 
-// A micro-batch's pace-stage seconds as a function of its tokens T and squared lengths A:
-// L(T) + alpha A. L is priced from the workload's graph at token counts a factor 2 apart
-// (linear between them), alpha from the graph at the fixed-length reference; the reference
-// itself is its own priced time, so fixed-length batches price exactly as estimate() does.
+// A micro-batch's pace-stage seconds as a function of its tokens T and attention work A (its
+// sequences' tiles, MicroBatch::attention; squared lengths where not counted): L(T) + alpha A.
+// L is priced from the workload's graph at token counts a factor 2 apart (linear between
+// them), alpha from the graph at the fixed-length reference over the reference's own tiles;
+// the reference itself is its own priced time, so fixed-length batches price exactly as
+// estimate() does.
 class MicroBatchPrice {
  public:
   MicroBatchPrice(const Workload& w, const Cluster& c, const Strategy& s,
@@ -44,7 +46,11 @@ class MicroBatchPrice {
     reference_dp_s_ = data_parallel_seconds(reference);
     const double l0 = pace_of({1, ref_.tokens, 0}).first;
     grid_[ref_.tokens] = l0;
-    alpha_ = ref_.squared > 0 ? (ref_s_ - l0) / ref_.squared : 0;
+    // Attention at the reference's tiles: what a micro-batch's own tiles scale.
+    ref_.attention = ref_.sequences * attention_work(static_cast<int64_t>(w.tokens_per_sample()),
+                                                     {s.cp, s.cp_kind == CpKind::ring});
+    alpha_ = ref_.attention > 0 ? (ref_s_ - l0) / ref_.attention : 0;
+    squared_share_ = ref_.squared > 0 ? ref_.attention / ref_.squared : 1;
   }
 
   // Prices L over [lo, hi] tokens (the grid around the reference, a factor 2 apart).
@@ -58,7 +64,8 @@ class MicroBatchPrice {
 
   double seconds(const MicroBatch& mb) const {
     if (mb.tokens == ref_.tokens && mb.squared == ref_.squared) return ref_s_;
-    return linear(mb.tokens) + alpha_ * mb.squared;
+    return linear(mb.tokens) +
+           alpha_ * (mb.attention > 0 ? mb.attention : mb.squared * squared_share_);
   }
   double reference_seconds() const { return ref_s_; }
   // The pipeline's stages and its schedule's fill correction (rank_seconds).
@@ -74,7 +81,7 @@ class MicroBatchPrice {
   SequenceCost weights() {
     if (grid_.size() < 2) cover(ref_.tokens, 2 * ref_.tokens);
     const double t0 = ref_.tokens;
-    return {(linear(2 * t0) - linear(t0)) / t0, alpha_};
+    return {(linear(2 * t0) - linear(t0)) / t0, alpha_ * squared_share_};
   }
 
   // The memory of the largest micro-batch, as if every one in flight were that large: the
@@ -112,6 +119,7 @@ class MicroBatchPrice {
   Pricer pricer_;
   MicroBatch ref_;
   double ref_s_ = 0, bubble_s_ = 0, alpha_ = 0, fill_correction_ = 0, reference_dp_s_ = 0;
+  double squared_share_ = 1;  // the reference's attention work over its squared tokens
   PipelineShape shape_;
   DataParallelComm dp_;
   PaceWindows windows_;

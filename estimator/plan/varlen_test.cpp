@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -190,6 +191,34 @@ TEST(PackBatch, BudgetsCountsAndBalance) {
   for (const auto& mb : p.ranks[1]) t1 += mb.tokens;
   EXPECT_EQ(t0 + t1, 16500);
   EXPECT_LE(std::abs(t0 - t1), 300);
+}
+
+// Varlen flash attention computes whole 128 x 128 tiles (issue 35: the attention work of
+// packed short documents at their kernels' rates). Unsplit, nb (nb + 1) / 2 causal tiles of
+// 2 x 128^2 squared tokens each; ring attention over cp GPUs, 2 cp chunks of s / 2cp, each
+// GPU's two chunks against themselves (nb (nb + 1) / 2 each) and 2 cp - 1 others (nb^2).
+TEST(PackBatch, AttentionCountsWholeTiles) {
+  const double t2 = 128.0 * 128.0;
+  // 8192 tokens: 64 blocks, 64 x 65 / 2 tiles: 1.6 % above 8192^2.
+  EXPECT_DOUBLE_EQ(attention_work(8192, {}), 2 * t2 * 64 * 65 / 2);
+  // Shorter than a tile: a whole one (3.3 x its 100^2).
+  EXPECT_DOUBLE_EQ(attention_work(100, {}), 2 * t2);
+  // 344 tokens on 4 GPUs by ring: chunks of 43, one block each; every GPU 2 + 7 tiles, so
+  // the group does 36 tiles where one GPU would do 3 x 4 / 2 = 6.
+  EXPECT_DOUBLE_EQ(attention_work(344, {4, true}), 2 * t2 * 9 * 4);
+  EXPECT_DOUBLE_EQ(attention_work(344, {}), 2 * t2 * 6);
+  // Ulysses splits heads, not the sequence: the unsplit tiles.
+  EXPECT_DOUBLE_EQ(attention_work(344, {4, false}), attention_work(344, {}));
+  // Long sequences tend to s^2 on ring attention too: chunks of 1024 (8 blocks), 8 x 9 + 7
+  // x 64 = 520 tiles a GPU, the same as unsplit.
+  EXPECT_DOUBLE_EQ(attention_work(8192, {4, true}), 2 * t2 * 520 * 4);
+  EXPECT_NEAR(attention_work(1 << 20, {8, true}) / std::pow(2.0, 40), 1, 0.01);
+  // Packing sums them per micro-batch under the tiling it is given.
+  PackedBatch p;
+  pack_batch({344, 8192}, 1, 2, 0, Balance::none, {}, p, {4, true});
+  ASSERT_EQ(p.ranks[0].size(), 1u);
+  EXPECT_DOUBLE_EQ(p.ranks[0][0].attention,
+                   attention_work(344, {4, true}) + attention_work(8192, {4, true}));
 }
 
 }  // namespace

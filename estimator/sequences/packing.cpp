@@ -1,6 +1,7 @@
 // One global batch of sequences spread over the data-parallel ranks and packed into
 // micro-batches, as frameworks do it (docs/variable-length.md).
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "shardcost/varlen.h"
@@ -8,22 +9,23 @@
 namespace shardcost {
 namespace {
 
-void add(MicroBatch& mb, int64_t length) {
+void add(MicroBatch& mb, int64_t length, const AttentionTiling& tiling) {
   const double s = static_cast<double>(length);
   mb.sequences += 1;
   mb.tokens += s;
   mb.squared += s * s;
+  mb.attention += attention_work(length, tiling);
 }
 
 // One rank's sequences, in run order, into micro-batches: mbs at a time, or (budget > 0)
 // in order while they fit (the sampler's order), or first fit after sorting longest first.
 void pack_rank(const std::vector<int64_t>& seqs, int mbs, int budget, bool first_fit,
-               std::vector<MicroBatch>& out) {
+               const AttentionTiling& tiling, std::vector<MicroBatch>& out) {
   out.clear();
   if (budget <= 0) {
     for (size_t i = 0; i < seqs.size(); ++i) {
       if (i % static_cast<size_t>(mbs) == 0) out.emplace_back();
-      add(out.back(), seqs[i]);
+      add(out.back(), seqs[i], tiling);
     }
     return;
   }
@@ -39,14 +41,28 @@ void pack_rank(const std::vector<int64_t>& seqs, int mbs, int budget, bool first
       into = &out.back();
     }
     if (!into) into = &out.emplace_back();
-    add(*into, s);
+    add(*into, s, tiling);
   }
 }
 
 }  // namespace
 
+double attention_work(int64_t length, const AttentionTiling& tiling) {
+  const double tile = kAttentionTile, s = static_cast<double>(length);
+  if (length <= 0) return 0;
+  if (tiling.cp <= 1 || !tiling.ring) {
+    const double nb = std::ceil(s / tile);
+    return tile * tile * nb * (nb + 1);  // 2 tile^2 per tile, nb (nb + 1) / 2 tiles
+  }
+  const double k = tiling.cp;
+  const double nb = std::ceil(s / (2 * k) / tile);
+  const double per_gpu = nb * (nb + 1) + (2 * k - 1) * nb * nb;  // tiles on each GPU
+  return 2 * tile * tile * per_gpu * k;
+}
+
 void pack_batch(const std::vector<int64_t>& lengths, int dp, int mbs, int max_tokens,
-                Balance balance, const SequenceCost& cost, PackedBatch& out) {
+                Balance balance, const SequenceCost& cost, PackedBatch& out,
+                const AttentionTiling& tiling) {
   out.ranks.resize(static_cast<size_t>(dp));
   thread_local std::vector<std::vector<int64_t>> share;
   share.assign(static_cast<size_t>(dp), {});
@@ -81,7 +97,7 @@ void pack_batch(const std::vector<int64_t>& lengths, int dp, int mbs, int max_to
     }
   }
   for (size_t r = 0; r < share.size(); ++r)
-    pack_rank(share[r], mbs, max_tokens, balance != Balance::none, out.ranks[r]);
+    pack_rank(share[r], mbs, max_tokens, balance != Balance::none, tiling, out.ranks[r]);
 }
 
 }  // namespace shardcost

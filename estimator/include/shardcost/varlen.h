@@ -44,6 +44,24 @@ class LengthDistribution {
 
 enum class LongSequences { drop, truncate };
 
+// The attention work one sequence costs on each GPU of its context-parallel group, in
+// squared tokens as Workload::graph_of takes them (divided by cp there): what varlen flash
+// attention computes, whole tiles of kAttentionTile queries by kAttentionTile keys, the
+// causal ones on and below the diagonal. Unsplit (cp 1, or Ulysses, which splits the heads):
+// nb (nb + 1) / 2 tiles, nb = ceil(s / tile). Ring attention (cp > 1) splits the sequence in
+// 2 cp chunks of c = s / 2cp tokens, each GPU holding two; over the ring's steps each GPU's
+// chunks meet themselves (causal: nb (nb + 1) / 2 tiles each) and 2 cp - 1 other chunks
+// (nb^2 tiles each), nb = ceil(c / tile). Long sequences tend to s^2 either way; a sequence
+// shorter than a tile costs a whole one, and ring attention's short chunks many.
+struct AttentionTiling {
+  int cp = 1;
+  bool ring = true;
+};
+// FlashAttention-2/3's and cuDNN's query and key block for head dimensions up to 128 on
+// Ampere and Hopper (FA3's tile_size_fwd_sm90: 128 x 128 for head dim 128; FA2 128 x 64-128).
+constexpr double kAttentionTile = 128;
+double attention_work(int64_t length, const AttentionTiling&);
+
 // One global batch of lengths spread over dp ranks and packed into micro-batches.
 struct PackedBatch {
   std::vector<std::vector<MicroBatch>> ranks;  // per data-parallel rank, in run order
@@ -54,8 +72,9 @@ struct SequenceCost {
 };
 // Spreads `lengths` (one global batch) over dp ranks and packs each rank's share: mbs
 // sequences per micro-batch, or (max_tokens > 0) as many as fit in the token budget.
+// Each micro-batch's attention work is counted under `tiling` (MicroBatch::attention).
 void pack_batch(const std::vector<int64_t>& lengths, int dp, int mbs, int max_tokens, Balance,
-                const SequenceCost&, PackedBatch& out);
+                const SequenceCost&, PackedBatch& out, const AttentionTiling& tiling = {});
 
 struct VarlenOptions {
   LengthDistribution lengths = LengthDistribution::fixed(1);

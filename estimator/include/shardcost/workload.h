@@ -132,6 +132,9 @@ struct MicroBatch {
   double sequences = 0;
   double tokens = 0;
   double squared = 0;  // sum of length^2
+  // The attention work its kernels do, in squared tokens: the sum of attention_work() over
+  // its sequences, tiles counted whole (0: not counted; `squared` stands in).
+  double attention = 0;
 };
 
 // A model family's producer of graphs. Implementations: transformer_workload(), mlp_workload().
