@@ -34,7 +34,8 @@ class SearchTally {
 
   // Prices one strategy that passed check_strategy: memory first (it needs no pricing, and
   // most of a large space fails it), then the estimate, kept when it is among the best.
-  // Whether it fits; where it does and `step_s` is given, its step time there.
+  // Whether it fits; where it does and `balance` is given, the layers per stage that balance
+  // its stages too (StageBalance), found while it is priced.
   bool consider(const Workload& w, const Graph& graph, const Cluster& c, const Strategy& s,
                 const StageLayout& layout, const EstimateOptions& opt,
                 StageBalance* balance = nullptr) {
