@@ -112,6 +112,10 @@ Software software_preset(std::string_view name) {
     // optimizer.zero_grad() sets gradients to None (PyTorch 2.0 on): nothing to clear.
     s.zero_whole_grad_buffer = false;
     s.fsdp_pipeline_once = true;
+    // No fused weight-gradient accumulation: autograd writes each parameter's gradient in its
+    // type (bf16), which FSDP2 copies into an fp32 reduce-scatter input every backward (or
+    // DDP adds into its bucket), a pass over the stage's gradients each micro-batch.
+    s.fused_grad_accumulation = false;
     s.grad_bucket_params = 25.0 * 1024 * 1024 / 4;  // DDP's bucket_cap_mb 25, fp32 gradients
     s.grad_bucket_grows_with_dp = false;
   }

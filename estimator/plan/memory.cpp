@@ -131,15 +131,25 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
     if (sw.zero3_gathers == ShardedCalls::per_layer) {
       // The unit computing and the next one's prefetch, gathered whole (or a slice of each).
       mem.weights += pb.weight * p.gathered_peak;
+      // Backward holds two units' gradients unsharded: the unit whose backward runs, in the
+      // type its weight-gradient GEMMs write (the reduction type where they accumulate into
+      // the gradient buffer, Megatron-core's FSDP; the parameters' type where autograd writes
+      // them, FSDP2), and the one before it, copied into its reduce-scatter's input in the
+      // reduction type and held until that reduce-scatter ends (FSDP2's foreach_reduce;
+      // Megatron-core FSDP's bucket). Each as half the adjacent pair gathered_peak counts.
+      const double computed = sw.fused_grad_accumulation ? pb.gradient : pb.weight;
+      mem.gradients += 0.5 * (computed + pb.gradient) * p.gathered_peak;
     } else {
       // DeepSpeed: the sub-module computing (at most its largest tensor) and the prefetch
       // bucket (stage3_prefetch_bucket_size).
       mem.weights += pb.weight * (p.largest_slice_tensor + sw.prefetch_bucket_params);
+      // ... and the gradients gathered for the next reduction, up to reduce_bucket_size.
+      mem.gradients += pb.gradient * std::min(sw.grad_bucket_params, p.sharded.total());
     }
   }
   // FP8 copies follow the weights' sharding (ZeRO-3 casts the gathered ones).
   mem.weights += pb.fp8_copy * (p.held.fp8 + p.sharded.fp8 / dense_shards);
-  mem.gradients = pb.gradient * (held(p.held, z >= 2) + held(p.sharded, true));
+  mem.gradients += pb.gradient * (held(p.held, z >= 2) + held(p.sharded, true));
   mem.optimizer = pb.optimizer * (held(p.held, z >= 1) + held(p.sharded, true));
 
   // Micro-batches in flight, in units of the stage's whole activations, as Megatron's

@@ -103,8 +103,10 @@ TEST(ZeroLayers, TwoLayersOnTwoGpusByHand) {
   const MemoryBreakdown mem = stage_memory(g, s, sw, layout.span(0), 0);
   // Weights: 2 B x (held 100 + sharded 160 / 2) + 2 B x the gathered peak 100.
   EXPECT_DOUBLE_EQ(mem.weights, 2 * (100 + 80) + 2 * 100);
-  // Gradients: ZeRO-1 keeps the held ones whole (4 B), the sharded ones a half each.
-  EXPECT_DOUBLE_EQ(mem.gradients, 4 * (100 + 80));
+  // Gradients: ZeRO-1 keeps the held ones whole (4 B), the sharded ones a half each, and
+  // during the backward two sharded units' gradients unsharded (fp32 into the buffer and
+  // into the reduce-scatter: 4 B x the gathered peak 100).
+  EXPECT_DOUBLE_EQ(mem.gradients, 4 * (100 + 80) + 4 * 100);
   // Adam's 12 B: ZeRO-1 and ZeRO-3 both shard it.
   EXPECT_DOUBLE_EQ(mem.optimizer, 12 * (50 + 80));
 

@@ -135,6 +135,39 @@ TEST(Zero3, DeepSpeedsWorkingSetIsItsLargestTensorAndThePrefetchBucket) {
   EXPECT_GT(fsdp.weights - sharded, 19e9);
 }
 
+// During the backward a per-layer ZeRO-3 stack holds two units' gradients unsharded (issue 32,
+// item 8): the unit whose backward runs, in the type its weight-gradient GEMMs write, and the
+// one before it, copied into its reduce-scatter's input in the reduction type until that
+// reduce-scatter ends. FSDP2 (torchtitan): bf16 gradients from autograd, fp32 reduction;
+// Megatron-core's FSDP: fp32 into the gradient buffer both. DeepSpeed's ZeRO-3 holds its
+// reduce bucket (reduce_bucket_size 5e8 parameters) in fp16.
+TEST(Zero3, TheBackwardHoldsTwoUnitsGradientsUnsharded) {
+  const Model m = load_model("llama3-8b");
+  const auto w = transformer_workload(m);
+  const Strategy s = parse_strategy("tp=1,pp=1,dp=8,mbs=1,gbs=8,zero=3,precision=bf16", 8);
+  Graph g;
+  w->graph(s, AttentionKernel::flash, g);
+  const StageLayout layout(32, 1);
+  const Software titan = software_preset("torchtitan");
+  const Software core = software_preset("megatron-core");
+  const StageShards shards = stage_shards(g, s, titan, layout.span(0));
+  const double params = stage_parameters(g, layout.span(0)).total();
+  // The largest adjacent pair: the embedding (128256 x 4096) and the first layer (218.1 M).
+  EXPECT_NEAR(shards.gathered_peak, 128256.0 * 4096 + 218112000.0, 1e-3 * shards.gathered_peak);
+  const MemoryBreakdown t = stage_memory(g, s, titan, layout.span(0), 0);
+  const MemoryBreakdown c = stage_memory(g, s, core, layout.span(0), 0);
+  // The fp32 shard, and (2 + 4) / 2 B a parameter of the pair (torchtitan), 4 (Megatron-core).
+  EXPECT_NEAR(t.gradients, 4 * params / 8 + 3 * shards.gathered_peak, 1);
+  EXPECT_NEAR(c.gradients, 4 * params / 8 + 4 * shards.gathered_peak, 1);
+  EXPECT_GT(t.gradients - 4 * params / 8, 2.2e9);  // 2.23 GB: Llama 3 8B's pair in flight
+  // DeepSpeed: the reduce bucket, 5e8 parameters in fp16, beside the fp16 shard.
+  Software ds = software_preset("megatron-deepspeed");
+  Strategy fp16 = s;
+  fp16.precision = DType::fp16;
+  const MemoryBreakdown d = stage_memory(g, fp16, ds, layout.span(0), 0);
+  EXPECT_NEAR(d.gradients, 2 * params / 8 + 2 * 5e8, 1);
+}
+
 TEST(Zero3, EachPresetRefusesWhatItsStackCannotRun) {
   const Model m = load_model("llama3-8b");
   const Cluster c = load_cluster("dgx-h100", 16);

@@ -6,7 +6,7 @@ source "$(dirname "$0")/../e2e_lib.sh"
 cd "$SRC"
 
 expect_exit 0 "$BIN" estimate --model llama3-8b --cluster dgx-h100 --gpus 64 \
-  --strategy tp=1,pp=1,dp=64,mbs=1,gbs=128,zero=1,zero_layers=s/rx24/sx8/s3
+  --strategy tp=1,pp=1,dp=64,mbs=1,gbs=128,zero=1,zero_layers=s/rx20/sx12/s3
 golden osdp_estimate_llama3_8b.txt
 
 expect_exit 0 "$BIN" rank --model data/examples/gemma2-2b-shape.json --cluster abci-v100 \
