@@ -29,6 +29,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"conv_winograd", &Software::conv_winograd},
     {"grouped_gemm_per_expert", &Software::grouped_gemm_per_expert},
     {"fp8_current_scaling", &Software::fp8_current_scaling},
+    {"fused_grad_accumulation", &Software::fused_grad_accumulation},
 };
 
 std::string known_keys() {

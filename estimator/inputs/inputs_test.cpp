@@ -400,6 +400,13 @@ TEST(Inputs, SoftwareTextRoundTrips) {
   EXPECT_EQ(back.ep_dispatcher, EpDispatcher::alltoall);
   EXPECT_EQ(software_preset("nemo").ep_dispatcher, EpDispatcher::flex);
   EXPECT_EQ(software_preset("megatron-core").ep_dispatcher, EpDispatcher::alltoall);
+  // The FP8 recipe and the gradient accumulation read back too (issue 32, items 6 and 8).
+  const Software titan = parse_software("torchtitan:fused_grad_accumulation=true");
+  EXPECT_TRUE(titan.fused_grad_accumulation);
+  EXPECT_FALSE(software_preset("torchtitan").fused_grad_accumulation);
+  EXPECT_EQ(software_text(titan), "torchtitan:fused_grad_accumulation=true");
+  EXPECT_TRUE(parse_software("nemo:fp8_current_scaling=true").fp8_current_scaling);
+  EXPECT_FALSE(software_preset("nemo").fp8_current_scaling);
   EXPECT_NE(input_error([] { parse_software("nemo:ep_dispatcher=deepep2"); }).find("use alltoall"),
             std::string::npos);
   EXPECT_DOUBLE_EQ(back.memory_fixed_bytes, 3 * kGiB);
