@@ -181,7 +181,7 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
           Phase& ph = out[d].phases.emplace_back();
           for (const auto& [k, lengths] : phase) {
             pack_batch(lengths, 1, 1, s.max_tokens * k, Balance::cost, weights[k], one,
-                       {k, s.cp_kind == CpKind::ring});
+                       {k, s.cp_kind});
             ph.by_size[k].ranks.push_back(std::move(one.ranks[0]));
           }
         }
@@ -189,7 +189,7 @@ VarlenEstimate estimate_dynamic_cp(const Workload& w, const Cluster& c, const St
         for (auto& [k, lengths] : sizes) {
           Phase& ph = out[d].phases.emplace_back();
           pack_batch(lengths, cp_max / k, 1, s.max_tokens * k, s.balance, weights[k], ph.by_size[k],
-                     {k, s.cp_kind == CpKind::ring});
+                     {k, s.cp_kind});
         }
       }
       for (const Phase& ph : out[d].phases)

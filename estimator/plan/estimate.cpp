@@ -98,8 +98,8 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
     in.stage_seconds = &stage_seconds;
     in.stage_replicas = &slowest_replica;
   }
-  const bool balancing = balance && !mixed && c.groups.size() == 1 && s.pp > 1 &&
-                         s.schedule == PipeSchedule::one_f_one_b;
+  // The balance on one group; step_times finds it where its schedule has stages to balance.
+  const bool balancing = balance && !mixed && c.groups.size() == 1;
   if (balance) balance->layers.clear();
   if (balancing) {
     in.balanced_layers = &balance->layers;

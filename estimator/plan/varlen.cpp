@@ -27,8 +27,7 @@ std::vector<PackedBatch> pack_all(const Batches& b, const Strategy& s, Balance b
   for (size_t i = 0; i < b.lengths.size(); ++i) {
     lengths.clear();
     for (int64_t len : b.lengths[i]) lengths.push_back(padded(len, s.cp, s.cp_kind));
-    pack_batch(lengths, s.dp, s.mbs, s.max_tokens * s.cp, balance, cost, out[i],
-               {s.cp, s.cp_kind == CpKind::ring});
+    pack_batch(lengths, s.dp, s.mbs, s.max_tokens * s.cp, balance, cost, out[i], {s.cp, s.cp_kind});
   }
   return out;
 }

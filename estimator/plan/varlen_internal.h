@@ -47,10 +47,9 @@ class MicroBatchPrice {
     const double l0 = pace_of({1, ref_.tokens, 0}).first;
     grid_[ref_.tokens] = l0;
     // Attention at the reference's tiles: what a micro-batch's own tiles scale.
-    ref_.attention = ref_.sequences * attention_work(static_cast<int64_t>(w.tokens_per_sample()),
-                                                     {s.cp, s.cp_kind == CpKind::ring});
+    ref_.attention = ref_.sequences *
+                     attention_work(static_cast<int64_t>(w.tokens_per_sample()), {s.cp, s.cp_kind});
     alpha_ = ref_.attention > 0 ? (ref_s_ - l0) / ref_.attention : 0;
-    squared_share_ = ref_.squared > 0 ? ref_.attention / ref_.squared : 1;
   }
 
   // Prices L over [lo, hi] tokens (the grid around the reference, a factor 2 apart).
@@ -65,7 +64,7 @@ class MicroBatchPrice {
   double seconds(const MicroBatch& mb) const {
     if (mb.tokens == ref_.tokens && mb.squared == ref_.squared) return ref_s_;
     return linear(mb.tokens) +
-           alpha_ * (mb.attention > 0 ? mb.attention : mb.squared * squared_share_);
+           alpha_ * (mb.attention > 0 ? mb.attention : mb.squared * squared_share());
   }
   double reference_seconds() const { return ref_s_; }
   // The pipeline's stages and its schedule's fill correction (rank_seconds).
@@ -81,7 +80,7 @@ class MicroBatchPrice {
   SequenceCost weights() {
     if (grid_.size() < 2) cover(ref_.tokens, 2 * ref_.tokens);
     const double t0 = ref_.tokens;
-    return {(linear(2 * t0) - linear(t0)) / t0, alpha_ * squared_share_};
+    return {(linear(2 * t0) - linear(t0)) / t0, alpha_ * squared_share()};
   }
 
   // The memory of the largest micro-batch, as if every one in flight were that large: the
@@ -99,6 +98,8 @@ class MicroBatchPrice {
                                     DataParallelComm* dp = nullptr,
                                     PaceWindows* windows = nullptr) const;
   double data_parallel_seconds(const std::vector<double>& micro_batch_s) const;
+  // The reference's attention work over its squared tokens.
+  double squared_share() const { return ref_.squared > 0 ? ref_.attention / ref_.squared : 1; }
   double linear(double t) const {
     if (grid_.size() == 1) return grid_.begin()->second * t / grid_.begin()->first;
     auto hi = grid_.lower_bound(t);
@@ -119,7 +120,6 @@ class MicroBatchPrice {
   Pricer pricer_;
   MicroBatch ref_;
   double ref_s_ = 0, bubble_s_ = 0, alpha_ = 0, fill_correction_ = 0, reference_dp_s_ = 0;
-  double squared_share_ = 1;  // the reference's attention work over its squared tokens
   PipelineShape shape_;
   DataParallelComm dp_;
   PaceWindows windows_;

@@ -205,20 +205,20 @@ TEST(PackBatch, AttentionCountsWholeTiles) {
   EXPECT_DOUBLE_EQ(attention_work(100, {}), 2 * t2);
   // 344 tokens on 4 GPUs by ring: chunks of 43, one block each; every GPU 2 + 7 tiles, so
   // the group does 36 tiles where one GPU would do 3 x 4 / 2 = 6.
-  EXPECT_DOUBLE_EQ(attention_work(344, {4, true}), 2 * t2 * 9 * 4);
+  EXPECT_DOUBLE_EQ(attention_work(344, {4, CpKind::ring}), 2 * t2 * 9 * 4);
   EXPECT_DOUBLE_EQ(attention_work(344, {}), 2 * t2 * 6);
   // Ulysses splits heads, not the sequence: the unsplit tiles.
-  EXPECT_DOUBLE_EQ(attention_work(344, {4, false}), attention_work(344, {}));
+  EXPECT_DOUBLE_EQ(attention_work(344, {4, CpKind::ulysses}), attention_work(344, {}));
   // Long sequences tend to s^2 on ring attention too: chunks of 1024 (8 blocks), 8 x 9 + 7
   // x 64 = 520 tiles a GPU, the same as unsplit.
-  EXPECT_DOUBLE_EQ(attention_work(8192, {4, true}), 2 * t2 * 520 * 4);
-  EXPECT_NEAR(attention_work(1 << 20, {8, true}) / std::pow(2.0, 40), 1, 0.01);
+  EXPECT_DOUBLE_EQ(attention_work(8192, {4, CpKind::ring}), 2 * t2 * 520 * 4);
+  EXPECT_NEAR(attention_work(1 << 20, {8, CpKind::ring}) / std::pow(2.0, 40), 1, 0.01);
   // Packing sums them per micro-batch under the tiling it is given.
   PackedBatch p;
-  pack_batch({344, 8192}, 1, 2, 0, Balance::none, {}, p, {4, true});
+  pack_batch({344, 8192}, 1, 2, 0, Balance::none, {}, p, {4, CpKind::ring});
   ASSERT_EQ(p.ranks[0].size(), 1u);
-  EXPECT_DOUBLE_EQ(p.ranks[0][0].attention,
-                   attention_work(344, {4, true}) + attention_work(8192, {4, true}));
+  EXPECT_DOUBLE_EQ(p.ranks[0][0].attention, attention_work(344, {4, CpKind::ring}) +
+                                                attention_work(8192, {4, CpKind::ring}));
 }
 
 }  // namespace

@@ -51,9 +51,8 @@ struct Ranker {
     // over pace is a floor (the fill and drain, and what does not scale, only grow from
     // there).
     StageBalance balance;
-    const bool balancing = opt.balance_stages && s.pp >= 2 &&
-                           s.schedule == PipeSchedule::one_f_one_b &&
-                           opt.objective == Objective::time && s.stage_layers.empty();
+    const bool balancing =
+        opt.balance_stages && opt.objective == Objective::time && s.stage_layers.empty();
     if (balancing)
       balance.worth = [&](double mean, double pace, double step) {
         return pace > 0 && tally.could_keep(step * mean / pace);

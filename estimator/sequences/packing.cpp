@@ -50,7 +50,7 @@ void pack_rank(const std::vector<int64_t>& seqs, int mbs, int budget, bool first
 double attention_work(int64_t length, const AttentionTiling& tiling) {
   const double tile = kAttentionTile, s = static_cast<double>(length);
   if (length <= 0) return 0;
-  if (tiling.cp <= 1 || !tiling.ring) {
+  if (tiling.cp <= 1 || tiling.kind != CpKind::ring) {
     const double nb = std::ceil(s / tile);
     return tile * tile * nb * (nb + 1);  // 2 tile^2 per tile, nb (nb + 1) / 2 tiles
   }

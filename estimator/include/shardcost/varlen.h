@@ -55,7 +55,7 @@ enum class LongSequences { drop, truncate };
 // shorter than a tile costs a whole one, and ring attention's short chunks many.
 struct AttentionTiling {
   int cp = 1;
-  bool ring = true;
+  CpKind kind = CpKind::ring;
 };
 // FlashAttention-2/3's and cuDNN's query and key block for head dimensions up to 128 on
 // Ampere and Hopper (FA3's tile_size_fwd_sm90: 128 x 128 for head dim 128; FA2 128 x 64-128).
