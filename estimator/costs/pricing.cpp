@@ -50,6 +50,32 @@ double NcclLatency::growth_s(CollectiveOp op, int ranks, int nodes) {
   return std::max(0.0, model_s(op, ranks, nodes) - reference);
 }
 
+double NcclLatency::intra_steps(CollectiveOp op, int ranks) {
+  const double n = std::max(2, ranks);
+  switch (op) {
+    case CollectiveOp::all_reduce:
+      return 2 * (n - 1);
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::broadcast:
+    case CollectiveOp::reduce:
+      return n - 1;
+    case CollectiveOp::all_to_all:
+    case CollectiveOp::send_recv:
+      return kAllToAllStepsPerDoubling * std::log2(n);
+  }
+  return n - 1;
+}
+
+double NcclLatency::intra_node_s(CollectiveOp op, int ranks, double reference_s,
+                                 int reference_ranks) {
+  const int measured = std::min(ranks, kMeasuredRanks);
+  const double share = (kBaseSteps + intra_steps(op, measured)) /
+                       (kBaseSteps + intra_steps(CollectiveOp::all_reduce, reference_ranks));
+  const double beyond = ranks > measured ? model_s(op, ranks, 1) - model_s(op, measured, 1) : 0.0;
+  return reference_s * share + beyond;
+}
+
 double gemm_efficiency(const Device& d, const GemmShape& s, DType dtype) {
   // Wave quantization: tiles run in waves of one tile per SM; a partial last wave idles SMs.
   // Tile quantization: dimensions are padded up to whole tiles.
@@ -295,32 +321,37 @@ double pcie_ring_share(int ranks) {
 Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement g) const {
   const Fabric& fabric = level(g) == FabricLevel::intra_node ? intra_ : inter_;
   const int local = ranks_per_node(g);
-  const double growth = NcclLatency::growth_s(op, g.ranks, nodes_spanned(g));
+  // Inside a node a group scales the fabric's measured latency by its own steps; across nodes
+  // it pays the network's and what NCCL's model adds over the network's reference group.
+  const bool intra = level(g) == FabricLevel::intra_node;
+  const double latency =
+      intra ? NcclLatency::intra_node_s(op, g.ranks, intra_.latency_s, intra_.latency_ranks)
+            : inter_.latency_s + NcclLatency::growth_s(op, g.ranks, nodes_spanned(g));
   if (const auto* curve = busbw_curve(fabric, op)) {
-    return {
-        curve_seconds(*curve, bytes, bus_bandwidth_factor(op, g.ranks), fabric.latency_s) + growth,
-        CostOrigin::catalog};
+    // The curve's first point bounds a small message's time from above (curve_seconds).
+    const double base = intra ? latency : inter_.latency_s;
+    const double growth = intra ? 0.0 : latency - inter_.latency_s;
+    return {curve_seconds(*curve, bytes, bus_bandwidth_factor(op, g.ranks), base) + growth,
+            CostOrigin::catalog};
   }
   // A PCIe node's link figure holds for a pair of GPUs; more of them share the host's paths.
   const double share = device_.node_fabric == "pcie" ? pcie_ring_share(local) : 1.0;
   const double intra_bw = intra_.bandwidth_Bps * intra_.efficiency * share;
   const double inter_bw = inter_.bandwidth_Bps * inter_.efficiency;
-  if (level(g) == FabricLevel::intra_node) {
-    return {intra_.latency_s + growth + bytes * bus_bandwidth_factor(op, g.ranks) / intra_bw,
-            CostOrigin::catalog};
+  if (intra) {
+    return {latency + bytes * bus_bandwidth_factor(op, g.ranks) / intra_bw, CostOrigin::catalog};
   }
   const double n = g.ranks;
   if (op == CollectiveOp::all_to_all) {
     // Each rank keeps 1/n, sends (local-1)/n inside its node and (n-local)/n through its own NIC.
     const double through_nic = bytes * (n - local) / n / inter_bw;
     const double through_nvlink = bytes * (local - 1) / n / intra_bw;
-    return {inter_.latency_s + std::max(through_nic, through_nvlink), CostOrigin::catalog};
+    return {latency + std::max(through_nic, through_nvlink), CostOrigin::catalog};
   }
   // Rings (one per NIC) cross every node boundary: the group's `local` members of a node
   // drive `local` NICs in parallel (one NIC per GPU, as on DGX), capped by NVLink.
   const double bus_bw = std::min(intra_bw, local * inter_bw);
-  return {inter_.latency_s + growth + bytes * bus_bandwidth_factor(op, g.ranks) / bus_bw,
-          CostOrigin::catalog};
+  return {latency + bytes * bus_bandwidth_factor(op, g.ranks) / bus_bw, CostOrigin::catalog};
 }
 
 Priced Pricer::send_recv(double bytes, GroupPlacement group) const {
@@ -332,9 +363,15 @@ Priced Pricer::send_recv(double bytes, GroupPlacement group) const {
       return *p;
   }
   const Fabric& f = hop == FabricLevel::intra_node ? intra_ : inter_;
+  // Inside a node, an exchange with one peer (NcclLatency::intra_node_s); across nodes the
+  // network's latency as the catalog gives it.
+  const double latency =
+      hop == FabricLevel::intra_node
+          ? NcclLatency::intra_node_s(CollectiveOp::send_recv, 2, f.latency_s, f.latency_ranks)
+          : f.latency_s;
   if (const auto* curve = busbw_curve(f, CollectiveOp::send_recv))
-    return {curve_seconds(*curve, bytes, 1, f.latency_s), CostOrigin::catalog};
-  return {f.latency_s + bytes / (f.bandwidth_Bps * f.efficiency), CostOrigin::catalog};
+    return {curve_seconds(*curve, bytes, 1, latency), CostOrigin::catalog};
+  return {latency + bytes / (f.bandwidth_Bps * f.efficiency), CostOrigin::catalog};
 }
 
 }  // namespace shardcost

@@ -72,8 +72,26 @@ struct NcclLatency {
   static constexpr double kTreeIntraLL_s = 0.52e-6;
   // The model's latency of `op` over `ranks` GPUs on `nodes` nodes (base latency left out).
   static double model_s(CollectiveOp op, int ranks, int nodes);
-  // What a group adds over the fabric's reference group (>= 0).
+  // What a group spanning nodes adds over the network's reference group (>= 0).
   static double growth_s(CollectiveOp op, int ranks, int nodes);
+
+  // Inside one node (or NVLink domain), measured: the small-message time of 2, 4 and 8 GPUs
+  // is a base plus one hop per ring step, t = h (kBaseSteps + steps), on every node the
+  // shared tables measured (../shared/data/measured/collective_*.csv, 512 B-4 KiB, fp16,
+  // all-reduce, all-gather and reduce-scatter at 2/4/8 ranks; per device the line fits within
+  // 1.6 % on A100-SXM4 (base 8.1 us, hop 0.99), 3.0 % on B200 (7.1, 1.46) and 12 % on L40S
+  // (4.8, 1.34)). Base over hop, pooled: 5 steps (ratios to each table's own 8-GPU all-reduce:
+  // 9.2 % mean error; the A100, B200 and L40S tables each held out: 17.9, 4.0, 12.5 %). An
+  // all-to-all, and a send/recv as one with a single peer, grows 1.5 steps per doubling of the
+  // group (the same tables: 13.7 % mean error at 2/4/8 ranks).
+  static constexpr double kBaseSteps = 5;
+  static constexpr double kAllToAllStepsPerDoubling = 1.5;
+  // The largest group the tables measured: beyond it a group adds NCCL's own per-step growth.
+  static constexpr int kMeasuredRanks = 8;
+  static double intra_steps(CollectiveOp op, int ranks);
+  // The small-message time of `op` over `ranks` GPUs of one node, given the fabric's latency
+  // measured as an all-reduce over `reference_ranks` of them.
+  static double intra_node_s(CollectiveOp op, int ranks, double reference_s, int reference_ranks);
 };
 
 // Where the members of one parallel group sit: `ranks` GPUs, consecutive members `stride`

@@ -83,8 +83,11 @@ TEST(Pricing, PcieNodesShareTheHostsPathsAmongMoreThanTwoGpus) {
   const double bytes = 128.0 * 1024 * 1024, bw = n.intra_node.bandwidth_Bps * 0.8;
   for (const int ranks : {2, 4, 8}) {
     const double bus = bytes * 2 * (ranks - 1) / ranks;
-    EXPECT_NEAR(p.collective(CollectiveOp::all_reduce, bytes, {ranks, 1}).seconds,
-                n.intra_node.latency_s + bus / (bw * pcie_ring_share(ranks)), 1e-9)
+    EXPECT_NEAR(
+        p.collective(CollectiveOp::all_reduce, bytes, {ranks, 1}).seconds,
+        NcclLatency::intra_node_s(CollectiveOp::all_reduce, ranks, n.intra_node.latency_s, 8) +
+            bus / (bw * pcie_ring_share(ranks)),
+        1e-9)
         << ranks;
   }
   // An NVSwitch node's figure holds for any count (its published sweep prices it).
@@ -227,6 +230,45 @@ TEST_F(PricingFixture, CollectiveLatencyGrowsWithRanksAndNodes) {
   // An all-reduce takes the tree when it is faster: log2 of the nodes, not their count.
   EXPECT_NEAR(NcclLatency::model_s(CollectiveOp::all_reduce, 1536, 192),
               2 * (7 * 0.52e-6 * 1.8 + std::log2(192.0) * 5.0e-6), 1e-12);
+}
+
+// Issue 35 (NCCL's latency of small messages at 2-16 ranks): inside a node a group smaller than
+// the catalog's reference pays less, by its ring steps. Hand calculation on DGX A100 (43 us: an
+// all-reduce over 8 GPUs, 14 ring steps, so one step is 43 / (5 + 14) = 2.263 us): a 1 KiB
+// all-gather over 2 GPUs takes (5 + 1) steps = 13.58 us, not the 43 us it took before; an
+// all-reduce over 2 and 4: (5 + 2) and (5 + 6) steps, 15.84 and 24.89 us; an all-to-all over 8
+// and a send/recv: 5 + 1.5 log2 n steps, 21.50 and 14.71 us.
+TEST_F(PricingFixture, SmallMessagesInsideANodeScaleWithTheGroupsRingSteps) {
+  const double step = 43e-6 / 19;
+  auto tiny = [&](CollectiveOp op, int ranks) {
+    return pr.collective(op, 8, {ranks, 1}).seconds;  // 8 bytes: the latency, within 0.1 us
+  };
+  EXPECT_NEAR(tiny(CollectiveOp::all_gather, 2), 6 * step, 0.1e-6);
+  EXPECT_NEAR(tiny(CollectiveOp::reduce_scatter, 2), 6 * step, 0.1e-6);
+  EXPECT_NEAR(tiny(CollectiveOp::all_reduce, 2), 7 * step, 0.1e-6);
+  EXPECT_NEAR(tiny(CollectiveOp::all_reduce, 4), 11 * step, 0.1e-6);
+  EXPECT_NEAR(tiny(CollectiveOp::all_reduce, 8), 43e-6, 0.1e-6);  // the reference itself
+  EXPECT_NEAR(tiny(CollectiveOp::all_to_all, 8), 9.5 * step, 0.1e-6);
+  EXPECT_NEAR(pr.send_recv(8, {2, 1}).seconds, 6.5 * step, 0.1e-6);
+  // Between nodes nothing changes: the network's latency and NCCL's growth over 2 nodes of 8.
+  EXPECT_NEAR(tiny(CollectiveOp::all_reduce, 16), c.inter_node.latency_s, 0.1e-6);
+}
+
+// A fabric whose latency was measured on 4 GPUs (GB200 NVL72's 16 us) scales up to 8 by the
+// measured steps, 16 x (5 + 14) / (5 + 6) = 27.64 us, and past the 8 the tables measured by
+// NCCL's own per-step growth: 36 GPUs of a rack add (70 - 14) x 0.47 us = 26.32 us.
+TEST(Pricing, SmallMessagesPastTheMeasuredGroupsGrowAsNcclsModel) {
+  const Cluster c = load_cluster("gb200-nvl72", 72);
+  const NodeGroup& g = c.groups.front();
+  const Pricer rack{g.device, g.intra_node, c.inter_node, g.domain_gpus(), nullptr};
+  EXPECT_EQ(g.intra_node.latency_ranks, 4);
+  const double at8 = 16e-6 * 19 / 11;
+  EXPECT_NEAR(NcclLatency::intra_node_s(CollectiveOp::all_reduce, 4, 16e-6, 4), 16e-6, 1e-12);
+  EXPECT_NEAR(NcclLatency::intra_node_s(CollectiveOp::all_reduce, 8, 16e-6, 4), at8, 1e-12);
+  EXPECT_NEAR(NcclLatency::intra_node_s(CollectiveOp::all_reduce, 36, 16e-6, 4), at8 + 56 * 0.47e-6,
+              1e-12);
+  EXPECT_NEAR(rack.collective(CollectiveOp::all_reduce, 8, {36, 1}).seconds, at8 + 56 * 0.47e-6,
+              0.1e-6);
 }
 
 TEST_F(PricingFixture, GemmEfficiencyFallsForSmallAndRaggedShapes) {

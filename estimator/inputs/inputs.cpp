@@ -190,6 +190,7 @@ const std::vector<std::string_view> kGroupFields = {"name",
                                                     "nvlink_domain_gpus",
                                                     "intra_node_bandwidth_GBps",
                                                     "intra_node_latency_us",
+                                                    "intra_node_latency_ranks",
                                                     "intra_node_efficiency",
                                                     "intra_node_busbw_GBps",
                                                     "inter_node_bandwidth_GBps",
@@ -223,6 +224,8 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
   g.intra_node =
       parse_fabric(f, "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
                    "intra_node_busbw_GBps", kDefaultIntraLatencyUs, kDefaultIntraEfficiency);
+  g.intra_node.latency_ranks =
+      f.optional_int("intra_node_latency_ranks", 2, kMaxGpusPerNode).value_or(8);
   if (index >= 0 && j.contains("inter_node_bandwidth_GBps"))
     g.inter_node = parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us",
                                 "inter_node_efficiency", "inter_node_busbw_GBps",
@@ -232,8 +235,9 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
 
 // A group's fields the cluster's top level gives for every group that does not give its own.
 const std::vector<std::string_view> kSharedGroupFields = {
-    "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
-    "intra_node_busbw_GBps",     "gpus_per_node",         "nvlink_domain_gpus"};
+    "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_latency_ranks",
+    "intra_node_efficiency",     "intra_node_busbw_GBps", "gpus_per_node",
+    "nvlink_domain_gpus"};
 
 }  // namespace
 

@@ -340,6 +340,24 @@ TEST(Inputs, NvlinkDomainsJoinWholeNodes) {
       << bad;
 }
 
+// The group an intra-node latency was measured on: the catalog's 4-GPU NVL72 figure says so,
+// a file may, and a group of one GPU is refused.
+TEST(Inputs, IntraNodeLatencyNamesTheGroupItWasMeasuredOn) {
+  EXPECT_EQ(load_cluster("gb200-nvl72", 72).groups.front().intra_node.latency_ranks, 4);
+  EXPECT_EQ(load_cluster("dgx-h100", 16).groups.front().intra_node.latency_ranks, 8);
+  const Cluster two = parse_cluster_json(
+      R"({"name": "x", "device": "h100-sxm5-80gb", "gpus_per_node": 8, "intra_node_latency_us": 9,
+      "intra_node_latency_ranks": 2, "intra_node_bandwidth_GBps": 450, "inter_node_bandwidth_GBps": 50})",
+      "c.json");
+  EXPECT_EQ(two.groups.front().intra_node.latency_ranks, 2);
+  const std::string bad = input_error([] {
+    parse_cluster_json(R"({"name": "x", "device": "h100-sxm5-80gb", "gpus_per_node": 8,
+      "intra_node_latency_ranks": 1, "intra_node_bandwidth_GBps": 450, "inter_node_bandwidth_GBps": 50})",
+                       "c.json");
+  });
+  EXPECT_NE(bad.find("c.json: field 'intra_node_latency_ranks'"), std::string::npos) << bad;
+}
+
 }  // namespace
 }  // namespace shardcost
 

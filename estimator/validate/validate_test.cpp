@@ -115,7 +115,7 @@ TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const ValidationReport r = validate();
   const std::pair<const char*, double> recorded[] = {
       {"korthikanti2022", 0.0236},         {"megatron2021", 0.0428},
-      {"megatron2021_fixed_rule", 0.1031}, {"megatron_core_h100_2024", 0.1293},
+      {"megatron2021_fixed_rule", 0.1026}, {"megatron_core_h100_2024", 0.1293},
       {"nemo_2407_h100_fp8", 0.0340},      {"deepseek_v3_h800_2024", 0.1004},
       {"megatron_bridge_h100", 0.0752},    {"megatron_bridge_b200", 0.1334},
       {"megatron_bridge_b300", 0.0881},    {"megatron_bridge_gb200", 0.1092},

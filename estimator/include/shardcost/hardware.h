@@ -147,7 +147,10 @@ struct BusbwPoint {
 struct Fabric {
   double bandwidth_Bps = 0;  // per GPU, one direction
   double latency_s = 0;      // small-message collective latency
-  double efficiency = 1;     // fraction of bandwidth NCCL's bus bandwidth reaches
+  // The group `latency_s` was measured on: an all-reduce over this many GPUs (intra-node
+  // fabrics; the network's is 2 nodes of 8). Smaller and larger groups scale from it.
+  int latency_ranks = 8;
+  double efficiency = 1;  // fraction of bandwidth NCCL's bus bandwidth reaches
   // Published nccl-tests sweeps by collective (index: CollectiveOp), ascending in size.
   // Where a collective has one, it prices that collective instead of latency + bandwidth.
   std::array<std::vector<BusbwPoint>, kCollectiveOpCount> busbw_curves;
