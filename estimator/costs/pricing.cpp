@@ -76,6 +76,13 @@ double NcclLatency::intra_node_s(CollectiveOp op, int ranks, double reference_s,
   return reference_s * share + beyond;
 }
 
+double NcclProtocols::seconds(double latency_s, double bus_bytes, double bandwidth_Bps) {
+  const double ll = latency_s + bus_bytes / (bandwidth_Bps * kLlBandwidth);
+  const double ll128 = kLl128Latency * latency_s + bus_bytes / (bandwidth_Bps * kLl128Bandwidth);
+  const double simple = kSimpleLatency * latency_s + bus_bytes / bandwidth_Bps;
+  return std::min({ll, ll128, simple});
+}
+
 double gemm_efficiency(const Device& d, const GemmShape& s, DType dtype) {
   // Wave quantization: tiles run in waves of one tile per SM; a partial last wave idles SMs.
   // Tile quantization: dimensions are padded up to whole tiles.
@@ -339,7 +346,11 @@ Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement 
   const double intra_bw = intra_.bandwidth_Bps * intra_.efficiency * share;
   const double inter_bw = inter_.bandwidth_Bps * inter_.efficiency;
   if (intra) {
-    return {latency + bytes * bus_bandwidth_factor(op, g.ranks) / intra_bw, CostOrigin::catalog};
+    const double bus_bytes = bytes * bus_bandwidth_factor(op, g.ranks);
+    // NVLink: NCCL's protocols (NcclProtocols); a PCIe node's public sweep runs on the
+    // latency-bandwidth line already (5.6 % median against 5.3 with the protocols' shape).
+    if (device_.node_fabric == "pcie") return {latency + bus_bytes / intra_bw, CostOrigin::catalog};
+    return {NcclProtocols::seconds(latency, bus_bytes, intra_bw), CostOrigin::catalog};
   }
   const double n = g.ranks;
   if (op == CollectiveOp::all_to_all) {
@@ -371,6 +382,9 @@ Priced Pricer::send_recv(double bytes, GroupPlacement group) const {
           : f.latency_s;
   if (const auto* curve = busbw_curve(f, CollectiveOp::send_recv))
     return {curve_seconds(*curve, bytes, 1, latency), CostOrigin::catalog};
+  if (hop == FabricLevel::intra_node && device_.node_fabric != "pcie")
+    return {NcclProtocols::seconds(latency, bytes, f.bandwidth_Bps * f.efficiency),
+            CostOrigin::catalog};
   return {latency + bytes / (f.bandwidth_Bps * f.efficiency), CostOrigin::catalog};
 }
 

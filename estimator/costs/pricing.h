@@ -94,6 +94,30 @@ struct NcclLatency {
   static double intra_node_s(CollectiveOp op, int ranks, double reference_s, int reference_ranks);
 };
 
+// What NCCL's three protocols make of a message inside a node, where the fabric has no measured
+// sweep: it takes the fastest of LL (the small-message latency, a fifth of the bandwidth: half
+// of each store is a flag, and fewer channels), LL128 (1.25x the latency, 0.6 of the bandwidth)
+// and Simple (3x the latency, all of it), as NCCL's tuner picks the protocol of least time.
+// The four factors are the pooled fit of that shape on the shared tables
+// (../shared/data/measured/collective_*.csv: all-reduce, all-gather, reduce-scatter and
+// all-to-all at 2, 4 and 8 GPUs, 8 KiB to 512 MiB, each table's own latency and largest-size
+// bus bandwidth): the median miss falls from 13.8 % (latency + bytes / bandwidth) to 6.3 %,
+// the mean from 21.1 to 11.0 %; each table held out of the fit: A100 24.6 -> 11.8 %, B200
+// 11.5 -> 7.9 %, L40S 5.6 -> 5.3 % (median). Without it a 2 MiB all-reduce over 8 A100s of a
+// cluster file without a sweep was priced 1.4x too fast. The NVSwitch tables alone give the
+// same four factors (A100 held out 24.6 -> 10.6 %, B200 11.5 -> 8.3 %). A PCIe node's sweep
+// runs on the line (L40S: 5.6 % with its own latency and bandwidth; the protocols' shape,
+// with the host's shared paths, prices its 8-32 KiB messages 1.3-1.7x too slow): PCIe nodes
+// keep the line.
+struct NcclProtocols {
+  static constexpr double kLlBandwidth = 0.2;
+  static constexpr double kLl128Latency = 1.25, kLl128Bandwidth = 0.6;
+  static constexpr double kSimpleLatency = 3;
+  // Seconds to move `bus_bytes` (the bytes times nccl-tests' factor) at `bandwidth_Bps` of
+  // bus bandwidth with `latency_s` of small-message latency.
+  static double seconds(double latency_s, double bus_bytes, double bandwidth_Bps);
+};
+
 // Where the members of one parallel group sit: `ranks` GPUs, consecutive members `stride`
 // ranks apart in the global rank order (tensor parallel innermost).
 struct GroupPlacement {

@@ -54,14 +54,15 @@ TEST(Pricing, AttentionRunsAtTheSustainedOverBurstRatioOfItsBenchmarks) {
   EXPECT_DOUBLE_EQ(sustained_over_burst(unknown), 1.0);
 }
 
-TEST_F(PricingFixture, WithoutASweepACollectiveIsLatencyPlusBusBytesOverBandwidth) {
+// A large message takes NCCL's Simple protocol: three latencies and the whole bandwidth.
+TEST_F(PricingFixture, WithoutASweepALargeCollectiveIsSimplesLatencyPlusBusBytesOverBandwidth) {
   Fabric plain = g.intra_node;
   plain.busbw_curves = {};
   const Pricer p{g.device, plain, c.inter_node, g.gpus_per_node, nullptr};
   const double bytes = 1e9;
   const double bw = plain.bandwidth_Bps * plain.efficiency;
   EXPECT_DOUBLE_EQ(p.collective(CollectiveOp::all_reduce, bytes, {8, 1}).seconds,
-                   plain.latency_s + bytes * 2 * 7 / 8 / bw);
+                   3 * plain.latency_s + bytes * 2 * 7 / 8 / bw);
   EXPECT_EQ(p.collective(CollectiveOp::all_reduce, bytes, {1, 1}).seconds, 0);
 }
 
@@ -80,7 +81,7 @@ TEST(Pricing, PcieNodesShareTheHostsPathsAmongMoreThanTwoGpus) {
       "l40s.json");
   const NodeGroup& n = pcie.groups[0];
   const Pricer p{n.device, n.intra_node, pcie.inter_node, n.gpus_per_node, nullptr};
-  const double bytes = 128.0 * 1024 * 1024, bw = n.intra_node.bandwidth_Bps * 0.8;
+  const double bytes = 128.0 * 1024 * 1024, bw = n.intra_node.bandwidth_Bps * 0.62;
   for (const int ranks : {2, 4, 8}) {
     const double bus = bytes * 2 * (ranks - 1) / ranks;
     EXPECT_NEAR(
@@ -90,14 +91,15 @@ TEST(Pricing, PcieNodesShareTheHostsPathsAmongMoreThanTwoGpus) {
         1e-9)
         << ranks;
   }
-  // An NVSwitch node's figure holds for any count (its published sweep prices it).
+  // An NVSwitch node's figure holds for any count (its published sweep prices it), under
+  // NCCL's Simple protocol at this size.
   const Cluster h100 = load_cluster("dgx-h100", 8);
   const NodeGroup& h = h100.groups[0];
   Fabric plain = h.intra_node;
   plain.busbw_curves = {};
   const Pricer q{h.device, plain, h100.inter_node, h.gpus_per_node, nullptr};
   EXPECT_NEAR(q.collective(CollectiveOp::all_reduce, bytes, {8, 1}).seconds,
-              plain.latency_s + bytes * 2 * 7 / 8 / (plain.bandwidth_Bps * plain.efficiency),
+              3 * plain.latency_s + bytes * 2 * 7 / 8 / (plain.bandwidth_Bps * plain.efficiency),
               1e-12);
 }
 
@@ -269,6 +271,40 @@ TEST(Pricing, SmallMessagesPastTheMeasuredGroupsGrowAsNcclsModel) {
               1e-12);
   EXPECT_NEAR(rack.collective(CollectiveOp::all_reduce, 8, {36, 1}).seconds, at8 + 56 * 0.47e-6,
               0.1e-6);
+}
+
+// Issue 35 (NCCL's protocol choice): inside an NVLink node without a measured sweep a message
+// takes the fastest of NCCL's three protocols. Hand calculation, 8 A100s of a cluster file
+// that gives only the NVLink figure (300 GB/s, the default 0.8 and 24 us): a 2 MiB all-reduce
+// moves 2 MiB x 1.75 = 3.67 MB of bus bytes at 240 GB/s; LL 24 + 3.67 / 0.048 = 100.5 us, LL128
+// 30 + 3.67 / 0.144 = 55.5 us, Simple 72 + 15.3 = 87.3 us: 55.5 us, where the line
+// (latency + bytes / bandwidth) gave 39.3 us and the shared A100 table measures 53.7 us.
+TEST(Pricing, NvlinkMessagesWithoutASweepTakeTheFastestOfNcclsProtocols) {
+  EXPECT_NEAR(NcclProtocols::seconds(24e-6, 1024, 240e9), 24e-6 + 1024 / 48e9, 1e-12);  // LL
+  EXPECT_NEAR(NcclProtocols::seconds(24e-6, 4e6, 240e9), 30e-6 + 4e6 / 144e9, 1e-12);   // LL128
+  EXPECT_NEAR(NcclProtocols::seconds(24e-6, 1e9, 240e9), 72e-6 + 1e9 / 240e9, 1e-12);   // Simple
+  const Cluster file = parse_cluster_json(
+      R"({"name": "a100", "device": "a100-sxm4-80gb", "gpus_per_node": 8,
+          "intra_node_bandwidth_GBps": 300, "inter_node_bandwidth_GBps": 25})",
+      "a100.json");
+  const NodeGroup& n = file.groups[0];
+  EXPECT_EQ(n.intra_node.latency_s, 24e-6);  // the shared tables' 8-GPU mean
+  EXPECT_EQ(n.intra_node.efficiency, 0.8);
+  const Pricer p{n.device, n.intra_node, file.inter_node, n.gpus_per_node, nullptr};
+  const double bus = 2.0 * 1024 * 1024 * 1.75;
+  EXPECT_NEAR(p.collective(CollectiveOp::all_reduce, 2.0 * 1024 * 1024, {8, 1}).seconds,
+              30e-6 + bus / 144e9, 1e-12);
+  EXPECT_NEAR(30e-6 + bus / 144e9, 55.5e-6, 0.1e-6);
+  // A PCIe node keeps the line its public sweep follows, at a pair's measured 0.62 of the link.
+  const Cluster pcie = parse_cluster_json(
+      R"({"name": "l40s", "device": "l40s", "gpus_per_node": 8, "intra_node_bandwidth_GBps": 32,
+          "inter_node_bandwidth_GBps": 25})",
+      "l40s.json");
+  const NodeGroup& q = pcie.groups[0];
+  EXPECT_EQ(q.intra_node.efficiency, 0.62);
+  const Pricer l{q.device, q.intra_node, pcie.inter_node, q.gpus_per_node, nullptr};
+  EXPECT_NEAR(l.collective(CollectiveOp::all_reduce, 2.0 * 1024 * 1024, {2, 1}).seconds,
+              24e-6 * 7 / 19 + 2.0 * 1024 * 1024 / (32e9 * 0.62), 1e-12);
 }
 
 TEST_F(PricingFixture, GemmEfficiencyFallsForSmallAndRaggedShapes) {

@@ -26,11 +26,16 @@ using units::kGB;
 using units::kGiB;
 
 // Defaults for cluster fields a user file may omit. The bandwidth fractions are what
-// nccl-tests' bus bandwidth reaches on NVSwitch and InfiniBand systems (docs/catalog-sources.md);
-// latencies are typical small-message NCCL collective latencies.
-constexpr double kDefaultIntraLatencyUs = 10.0;
+// nccl-tests' bus bandwidth reaches on NVSwitch and InfiniBand systems (docs/catalog-sources.md),
+// and on a PCIe node's pair of GPUs: 19.97 GB/s at 128 MiB on two L40S of one node over PCIe
+// Gen4 x16's 32 (../shared/data/measured/collective_l40s.csv; more GPUs share the host's paths,
+// pcie_ring_share). The intra-node latency is a small-message all-reduce over 8 GPUs of a node,
+// the mean of the shared tables' three (512 B-4 KiB: A100-SXM4 21.8, B200 27.7, L40S 23.5 us;
+// other groups scale from it, NcclLatency::intra_node_s); the network's a typical one.
+constexpr double kDefaultIntraLatencyUs = 24.0;
 constexpr double kDefaultInterLatencyUs = 20.0;
 constexpr double kDefaultIntraEfficiency = 0.80;
+constexpr double kDefaultPcieIntraEfficiency = 0.62;
 constexpr double kDefaultInterEfficiency = 0.90;
 
 // "attention_kernels": {"seq_len": [...], "curves": [{"kernel": "cudnn", "head_dim": 128,
@@ -221,9 +226,10 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
                          *domain, g.gpus_per_node));
     g.nvlink_domain_gpus = *domain;
   }
-  g.intra_node =
-      parse_fabric(f, "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
-                   "intra_node_busbw_GBps", kDefaultIntraLatencyUs, kDefaultIntraEfficiency);
+  g.intra_node = parse_fabric(
+      f, "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
+      "intra_node_busbw_GBps", kDefaultIntraLatencyUs,
+      g.device.node_fabric == "pcie" ? kDefaultPcieIntraEfficiency : kDefaultIntraEfficiency);
   g.intra_node.latency_ranks =
       f.optional_int("intra_node_latency_ranks", 2, kMaxGpusPerNode).value_or(8);
   if (index >= 0 && j.contains("inter_node_bandwidth_GBps"))
