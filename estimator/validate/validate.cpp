@@ -491,6 +491,8 @@ ValidationReport validate(const EstimateOptions& base) {
     report.rows.push_back(make_row("deepseek_v3_h800_2024",
                                    fmt::format("{} ({} GPUs)", m.name, gpus), e.strategy, published,
                                    e.step_time_s));
+    // Said, not hidden: the memory model does not fit the plan that ran (model-families.md).
+    report.rows.back().fits = e.feasible || e.memory_near_limit;
     priced_as(report, m, r.at("system"), gpus, opt.software);
   }
 

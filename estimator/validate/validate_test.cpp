@@ -142,8 +142,15 @@ TEST(Validate, TodaysFamiliesCountsAndFlopsAgainstWhatWasPublished) {
     EXPECT_LT(std::abs(f.error()), 0.02) << f.model;
     EXPECT_GT(f.computed_full, f.computed_causal);
   }
-  // DeepSeek-V3's run is priced and printed; its target is the issue's, not a test's.
+  // DeepSeek-V3's run is priced and printed; its target is the issue's, not a test's. Its
+  // plan ran on 80 GB H800s, which the memory model does not fit (108 GiB: DeepSeek's FP8
+  // activation caching and BF16 moments are not modelled): the row says so.
   EXPECT_EQ(r.mean_abs_error("deepseek_v3_h800_2024") > 0, true);
+  for (const auto& row : r.rows) {
+    if (row.table == "deepseek_v3_h800_2024") {
+      EXPECT_FALSE(row.fits) << row.label;
+    }
+  }
 }
 
 // Megatron-Bridge's performance summary (releases 25.09-26.08): every row whose precision is
