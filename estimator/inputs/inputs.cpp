@@ -230,8 +230,8 @@ NodeGroup parse_group(const nlohmann::json& j, const std::string& where, int ind
       f, "intra_node_bandwidth_GBps", "intra_node_latency_us", "intra_node_efficiency",
       "intra_node_busbw_GBps", kDefaultIntraLatencyUs,
       g.device.node_fabric == "pcie" ? kDefaultPcieIntraEfficiency : kDefaultIntraEfficiency);
-  g.intra_node.latency_ranks =
-      f.optional_int("intra_node_latency_ranks", 2, kMaxGpusPerNode).value_or(8);
+  // 2 to 8: the groups on which the scaling of small messages by ring steps was measured.
+  g.intra_node.latency_ranks = f.optional_int("intra_node_latency_ranks", 2, 8).value_or(8);
   if (index >= 0 && j.contains("inter_node_bandwidth_GBps"))
     g.inter_node = parse_fabric(f, "inter_node_bandwidth_GBps", "inter_node_latency_us",
                                 "inter_node_efficiency", "inter_node_busbw_GBps",

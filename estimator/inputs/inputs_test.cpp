@@ -356,6 +356,15 @@ TEST(Inputs, IntraNodeLatencyNamesTheGroupItWasMeasuredOn) {
                        "c.json");
   });
   EXPECT_NE(bad.find("c.json: field 'intra_node_latency_ranks'"), std::string::npos) << bad;
+  // Past the 8 GPUs the scaling was measured on, a reference would not scale back to itself.
+  const std::string wide = input_error([] {
+    parse_cluster_json(R"({"name": "x", "device": "gb200", "gpus_per_node": 4, "nodes": 18,
+      "nvlink_domain_gpus": 72, "intra_node_latency_ranks": 72, "intra_node_bandwidth_GBps": 900,
+      "inter_node_bandwidth_GBps": 50})",
+                       "c.json");
+  });
+  EXPECT_NE(wide.find("c.json: field 'intra_node_latency_ranks'"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("8"), std::string::npos) << wide;
 }
 
 }  // namespace

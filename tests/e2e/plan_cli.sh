@@ -195,6 +195,14 @@ sed 's/"h100"\]/"h200"]/' "$MIXED" >"$SCRATCH/badlink.json"
 expect_exit 2 "$BIN" estimate --model llama3-70b --cluster "$SCRATCH/badlink.json" --strategy "tp=8,pp=4,gbs=64"
 one_line_error
 case "$ERR" in *"links[0]"*"names 'h200', which is not a node group"*) ;; *) fail "bad link: $ERR";; esac
+# A latency measured on a group past the 8 GPUs its scaling was measured on: one line, exit 2.
+cat >"$SCRATCH/widelat.json" <<'JSON'
+{"name": "x", "device": "gb200", "gpus_per_node": 4, "nodes": 18, "nvlink_domain_gpus": 72,
+ "intra_node_latency_ranks": 72, "intra_node_bandwidth_GBps": 900, "inter_node_bandwidth_GBps": 50}
+JSON
+expect_exit 2 "$BIN" estimate --model llama3-8b --cluster "$SCRATCH/widelat.json" --gpus 8 --strategy tp=1
+one_line_error
+case "$ERR" in *"field 'intra_node_latency_ranks' must be an integer <= 8 (got 72)"*) ;; *) fail "wide latency group: $ERR";; esac
 # Variable-length data on the mixed cluster: priced stage by stage as the fixed estimate is.
 expect_exit 0 "$BIN" estimate --model llama3-70b --cluster "$MIXED" --seq-dist \
   lognormal:median=2000,sigma=1.0 --batches 10 \
