@@ -37,6 +37,8 @@ nlohmann::json software_json() {
                    {"tf32_matmul", sw.tf32_matmul},
                    {"tf32_conv", sw.tf32_conv},
                    {"fused_grad_accumulation", sw.fused_grad_accumulation},
+                   {"quantized_moe_act_input", sw.quantized_moe_act_input},
+                   {"bf16_optimizer_moments", sw.bf16_optimizer_moments},
                    {"async_tp_backward", sw.async_tp_backward},
                    {"supports",
                     {{"tensor_parallel", sw.tensor_parallel},

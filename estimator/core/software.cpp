@@ -137,6 +137,10 @@ Software software_preset(std::string_view name) {
     // "only 20 SMs are sufficient to fully utilize the bandwidths of IB and NVLink" (Sec.
     // 3.2.2): what the overlapped dispatch and combine take from the compute beside them.
     s.ep_comm_sms = 20;
+    // Its memory savings (Sec. 3.3.4): the experts' SwiGLU inputs cached in FP8, AdamW's
+    // moments in bf16.
+    s.quantized_moe_act_input = true;
+    s.bf16_optimizer_moments = true;
   }
   if (name == "nemo") {
     // NeMo 2.0 (containers 24.07 on): Megatron-core and Transformer Engine under NeMo's

@@ -30,6 +30,8 @@ constexpr BoolKey kBoolKeys[] = {
     {"grouped_gemm_per_expert", &Software::grouped_gemm_per_expert},
     {"fp8_current_scaling", &Software::fp8_current_scaling},
     {"fused_grad_accumulation", &Software::fused_grad_accumulation},
+    {"quantized_moe_act_input", &Software::quantized_moe_act_input},
+    {"bf16_optimizer_moments", &Software::bf16_optimizer_moments},
 };
 
 std::string known_keys() {

@@ -434,6 +434,14 @@ TEST(Inputs, SoftwareTextRoundTrips) {
   EXPECT_EQ(software_text(titan), "torchtitan:fused_grad_accumulation=true");
   EXPECT_TRUE(parse_software("nemo:fp8_current_scaling=true").fp8_current_scaling);
   EXPECT_FALSE(software_preset("nemo").fp8_current_scaling);
+  // DeepSeek-V3's memory savings: its preset's, and keys of every other stack.
+  EXPECT_TRUE(software_preset("deepseek-v3").bf16_optimizer_moments);
+  EXPECT_TRUE(software_preset("deepseek-v3").quantized_moe_act_input);
+  const Software lean = parse_software("nemo:bf16_optimizer_moments=true");
+  EXPECT_TRUE(lean.bf16_optimizer_moments);
+  EXPECT_EQ(software_text(lean), "nemo:bf16_optimizer_moments=true");
+  EXPECT_EQ(software_text(parse_software("deepseek-v3:quantized_moe_act_input=false")),
+            "deepseek-v3:quantized_moe_act_input=false");
   EXPECT_NE(input_error([] { parse_software("nemo:ep_dispatcher=deepep2"); }).find("use alltoall"),
             std::string::npos);
   EXPECT_DOUBLE_EQ(back.memory_fixed_bytes, 3 * kGiB);

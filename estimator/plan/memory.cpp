@@ -28,7 +28,8 @@ StageParameters pinned_unit(const Graph& g, Block::Pin pin, const StageSpan& spa
     p.tensors += b.param_tensors;
     p.largest_tensor = std::max(p.largest_tensor, b.largest_tensor_params);
     // Tied weights are held once where the first-stage block they share sits here too.
-    if (b.tied_params > 0 && !(b.pin == Block::Pin::last_stage && span.first))
+    if (b.tied_params > 0 &&
+        !(b.pin == Block::Pin::last_stage && (span.first || span.shares_first)))
       p.dense += b.tied_params;
   }
   return p;
@@ -102,6 +103,7 @@ ParameterBytes parameter_bytes(const Strategy& s, const Software& sw) {
     b.weight = 4, b.gradient = 4, b.optimizer = 8;
   } else {
     b.gradient = sw.grad_bytes;
+    if (sw.bf16_optimizer_moments) b.optimizer = 4 + 2 + 2;  // fp32 master, bf16 moments
     // The quantized copies of each quantized linear's weight, as its casts write them
     // (Numerics::copies: with its transpose, or one where FP8 GEMMs take either layout).
     if (is_quantized(p) && !sw.fp8_params) b.fp8_copy = numerics(s).copies * dtype_bytes(p);
@@ -201,7 +203,11 @@ MemoryBreakdown peak_stage_memory(const Graph& g, const Strategy& s, const Softw
     for (int stage = 0; stage < s.pp / 2; ++stage) {
       const MemoryBreakdown a = stage_memory(g, s, sw, layout.span(stage), stage, in_flight);
       const int mirror = s.pp - 1 - stage;
-      const MemoryBreakdown b = stage_memory(g, s, sw, layout.span(mirror), mirror, in_flight);
+      // DeepSeek-V3's MTP module and its main head share the embedding and output head
+      // physically with the first stage on this device (arXiv:2412.19437 Sec. 3.2.3).
+      StageSpan mirror_span = layout.span(mirror);
+      mirror_span.shares_first = layout.span(stage).first && mirror_span.last;
+      const MemoryBreakdown b = stage_memory(g, s, sw, mirror_span, mirror, in_flight);
       MemoryBreakdown both;
       both.weights = a.weights + b.weights;
       both.gradients = a.gradients + b.gradients;

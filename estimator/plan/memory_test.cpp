@@ -56,6 +56,42 @@ TEST(Memory, ZeroStagesShardOptimizerThenGradientsThenWeights) {
                                51200 * h / 8 + 2048 * h);
 }
 
+// DeepSeek-V3's memory savings (arXiv:2412.19437 Sec. 3.2.3 and 3.3.4), each by hand on its
+// published plan (PP16 under DualPipe, EP64, DP128, ZeRO-1, FP8, 4K tokens a micro-batch).
+TEST(Memory, DeepSeeksMomentsSwigluInputsAndSharedTables) {
+  const Model m = load_model("deepseek-v3");
+  Strategy s = parse_strategy(
+      "tp=1,pp=16,dp=128,ep=64,mbs=1,gbs=15360,zero=1,precision=fp8,schedule=dualpipe", 2048);
+  const Software sw = software_preset("deepseek-v3");
+  // AdamW's moments in bf16: 4 + 2 + 2 bytes of optimizer state a parameter, not 4 + 4 + 4.
+  EXPECT_EQ(parameter_bytes(s, sw).optimizer, 8);
+  EXPECT_EQ(parameter_bytes(s, software_preset("megatron-core")).optimizer, 12);
+  // The experts' SwiGLU inputs in FP8: one byte less per element of the busiest rank's
+  // routed tokens x 2 x 2048 (gate and up) in an MoE layer.
+  const double T = 4096;
+  const MicroBatch mb{1, T, T * T};
+  const LayerKind moe = m.layer_kind(m.layers - 1);
+  const double bf16 =
+      layer_activation_bytes(m, s, AttentionKernel::flash, Recompute::none, mb, moe);
+  s.quantized_moe_act_input = true;
+  const double fp8 = layer_activation_bytes(m, s, AttentionKernel::flash, Recompute::none, mb, moe);
+  EXPECT_NEAR(bf16 - fp8, tokens_on_experts(m, s, T) * 2 * 2048, 1e-3);
+  // DualPipe's device holding the first stage and the last: the MTP module's copy of the
+  // embedding (129,280 x 7,168) is the first stage's table, held once: 2 bytes of weight and
+  // 4 of fp32 gradient a parameter less, and its 8 bytes of optimizer state over DP 128.
+  const Stage stage(m, s, sw);
+  const StageLayout layout(m.layers, s.pp);
+  StageSpan last = layout.span(s.pp - 1);
+  const MemoryBreakdown apart = stage_memory(stage.graph, s, sw, last, s.pp - 1, 8.5);
+  last.shares_first = true;
+  const MemoryBreakdown shared = stage_memory(stage.graph, s, sw, last, s.pp - 1, 8.5);
+  const double table = 129280.0 * 7168;
+  EXPECT_NEAR(apart.weights - shared.weights, 2 * table, 1);
+  EXPECT_NEAR(apart.gradients - shared.gradients, 4 * table, 1);
+  EXPECT_NEAR(apart.optimizer - shared.optimizer, 8 * table / 128, 1);
+  EXPECT_EQ(apart.activations, shared.activations);
+}
+
 TEST(Memory, TiedHeadHoldsItsOwnCopyOnlyOnAnotherStage) {
   Model m = paper_gpt();
   Strategy s = tp(8, true);

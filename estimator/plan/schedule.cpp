@@ -578,8 +578,9 @@ struct Step {
     add_part(shards.held, shards.held_first, shards.held_zero, 0);
     add_part(shards.sharded, shards.sharded_first, 3, shards.gather_calls);
     // Tied embeddings on different stages: their gradients are all-reduced between the first
-    // and last stage after backward.
-    if (s.pp > 1) {
+    // and last stage after backward. DualPipe holds both on one device: one table, no
+    // all-reduce (DeepSeek-V3 Sec. 3.2.3, "physical sharing of parameters and gradients").
+    if (s.pp > 1 && s.schedule != PipeSchedule::dualpipe) {
       for (const Block& b : ug.blocks) {
         if (b.pin != Block::Pin::last_stage || b.tied_params <= 0) continue;
         GroupPlacement pair{2, place.pp_stride * (s.pp - 1)};

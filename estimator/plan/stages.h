@@ -18,6 +18,9 @@ struct StageSpan {
   // Local updates (PipeSchedule::local): a stage before the last holds an auxiliary loss, a
   // copy of the last stage's blocks (the head and the loss) with its own weights.
   bool aux_head = false;
+  // The device also holds the first stage (DualPipe's pair of the first and last): the last
+  // stage's tied copies of the first stage's tables are the first stage's, held once.
+  bool shares_first = false;
 };
 // The span as the schedule runs it: with an auxiliary head under local updates.
 inline StageSpan scheduled(StageSpan span, PipeSchedule schedule) {

@@ -465,6 +465,7 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
                          return g.device.architecture.rfind("blackwell", 0) == 0;
                        });
   out.fp8_current_scaling = *out.precision == DType::fp8 && sw.fp8_current_scaling;
+  out.quantized_moe_act_input = is_quantized(*out.precision) && sw.quantized_moe_act_input;
   if (out.recompute == Recompute::selective && out.recompute_modules == 0)
     out.recompute_modules = sw.recompute_modules;
   return out;

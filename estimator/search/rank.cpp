@@ -436,6 +436,7 @@ struct Ranker {
                         s.tf32_math = fixed.tf32_math;
                         s.fp8_any_layout = fixed.fp8_any_layout;
                         s.fp8_current_scaling = fixed.fp8_current_scaling;
+                        s.quantized_moe_act_input = fixed.quantized_moe_act_input;
                         // Asynchronous or local updates change what is trained: searched only
                         // when pinned (dp_sync=async:S or local:H), never by default.
                         s.dp_sync = fixed.dp_sync;

@@ -406,7 +406,9 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   // busiest rank.
   const double f = static_cast<double>(m.expert_ffn()) / st.expert_tp();
   const double routed = tokens_on_experts(m, st, T);
-  bytes += norm_out * e * T * h / sp_div + e * routed * gate * f +
+  // The SwiGLU inputs in 16 bits, or quantized where the stack caches them so.
+  const double act_in = st.quantized_moe_act_input ? num.q : e;
+  bytes += norm_out * e * T * h / sp_div + act_in * routed * gate * f +
            (dropped(kRecomputeMoeAct) ? 0.0 : 1.0) * li * routed * f + li * routed * h;
   if (m.moe.shared_experts > 0) {
     // Shared experts, a dense MLP beside them: input (sequence-parallel shard, gathered again

@@ -162,6 +162,9 @@ struct Strategy {
   // precision=fp8 under a stack that scales each FP8 tensor by its own amax, taken just before
   // the cast (Software::fp8_current_scaling): set by with_precision, never a key.
   bool fp8_current_scaling = false;
+  // Quantized training under a stack that keeps the experts' SwiGLU inputs for the backward in
+  // the quantized type (Software::quantized_moe_act_input): set by with_precision, never a key.
+  bool quantized_moe_act_input = false;
   // Saturating at 2^40 GPUs: sizes read from a file may be anything up to INT_MAX each.
   int64_t gpus() const {
     constexpr int64_t cap = int64_t{1} << 40;
@@ -261,6 +264,13 @@ struct Software {
   // amax history of earlier steps that the cast itself updates (delayed scaling, TE's and
   // Megatron's default, NeMo 2.0's FP8 recipes).
   bool fp8_current_scaling = false;
+  // Quantized training keeps the experts' SwiGLU inputs for the backward quantized, not in 16
+  // bits (DeepSeek-V3, arXiv:2412.19437 Sec. 3.3.4, "Low-Precision Activation": "we cache the
+  // inputs of the SwiGLU operator ... stored in FP8 with our fine-grained quantization").
+  bool quantized_moe_act_input = false;
+  // AdamW's first and second moments in bf16 (2 bytes each), the master weights still fp32
+  // (DeepSeek-V3 Sec. 3.3.4, "Low-Precision Optimizer States").
+  bool bf16_optimizer_moments = false;
   // What fp32 math runs as where the part has TF32 tensor cores (Ampere on): matmuls (cuBLAS:
   // PyTorch's torch.backends.cuda.matmul.allow_tf32, False by default since PyTorch 1.12 and
   // True before; NGC's PyTorch containers set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, which turns
