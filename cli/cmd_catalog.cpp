@@ -39,6 +39,7 @@ nlohmann::json software_json() {
                    {"fused_grad_accumulation", sw.fused_grad_accumulation},
                    {"quantized_moe_act_input", sw.quantized_moe_act_input},
                    {"bf16_optimizer_moments", sw.bf16_optimizer_moments},
+                   {"fp16_grads", sw.fp16_grads},
                    {"async_tp_backward", sw.async_tp_backward},
                    {"supports",
                     {{"tensor_parallel", sw.tensor_parallel},

@@ -116,6 +116,7 @@ Software software_preset(std::string_view name) {
     // type (bf16), which FSDP2 copies into an fp32 reduce-scatter input every backward (or
     // DDP adds into its bucket), a pass over the stage's gradients each micro-batch.
     s.fused_grad_accumulation = false;
+    s.fp16_grads = false;  // FSDP2's reduce_dtype fp32 (torchtitan's mixed_precision_reduce)
     s.grad_bucket_params = 25.0 * 1024 * 1024 / 4;  // DDP's bucket_cap_mb 25, fp32 gradients
     s.grad_bucket_grows_with_dp = false;
   }
@@ -177,6 +178,7 @@ Software software_preset(std::string_view name) {
     // backward, as Kahira et al.'s ABCI runs used). No sharding, tensor-parallel overlaps,
     // fused attention or Transformer Engine.
     s.precision = DType::fp32;
+    s.fp16_grads = false;  // AMP keeps fp32 parameters and their gradients
     // Upstream PyTorch (1.12 on): fp32 matmuls in full fp32, convolutions on TF32 where the
     // part has it (cuda.matmul.allow_tf32 False, cudnn.allow_tf32 True: PyTorch's "TensorFloat-32
     // (TF32) on Ampere devices" notes). In NGC's containers matmuls run TF32 too:

@@ -32,6 +32,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"fused_grad_accumulation", &Software::fused_grad_accumulation},
     {"quantized_moe_act_input", &Software::quantized_moe_act_input},
     {"bf16_optimizer_moments", &Software::bf16_optimizer_moments},
+    {"fp16_grads", &Software::fp16_grads},
 };
 
 std::string known_keys() {

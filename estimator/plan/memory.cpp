@@ -102,7 +102,7 @@ ParameterBytes parameter_bytes(const Strategy& s, const Software& sw) {
   if (p == DType::fp32 || p == DType::tf32) {
     b.weight = 4, b.gradient = 4, b.optimizer = 8;
   } else {
-    b.gradient = sw.grad_bytes;
+    b.gradient = p == DType::fp16 && sw.fp16_grads ? 2 : sw.grad_bytes;
     if (sw.bf16_optimizer_moments) b.optimizer = 4 + 2 + 2;  // fp32 master, bf16 moments
     // The quantized copies of each quantized linear's weight, as its casts write them
     // (Numerics::copies: with its transpose, or one where FP8 GEMMs take either layout).

@@ -206,6 +206,13 @@ struct Software {
   // Gradients kept, accumulated and reduced in this many bytes: 4 = fp32 main gradients
   // (Megatron forces them with bf16), 2 = fp16 gradients of fp16 training.
   int grad_bytes = 4;
+  // Under fp16 training the gradients are kept, accumulated and reduced in fp16, whatever
+  // grad_bytes says: Megatron forces fp32 main gradients only with bf16 (arguments.py:
+  // "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"; with --fp16
+  // accumulate_allreduce_grads_in_fp32 stays off and the gradient buffer takes the parameters'
+  // type), and DeepSpeed's fp16 optimizer reduces the fp16 gradients. PyTorch's AMP and
+  // FSDP2 keep fp32 gradients (false).
+  bool fp16_grads = true;
   // Weight-gradient GEMMs accumulate straight into the main gradients. Without it every
   // micro-batch's backward ends with a pass grad += new_grad over all local parameters.
   bool fused_grad_accumulation = true;
