@@ -72,8 +72,11 @@ double NcclLatency::intra_node_s(CollectiveOp op, int ranks, double reference_s,
   const int measured = std::min(ranks, kMeasuredRanks);
   const double share = (kBaseSteps + intra_steps(op, measured)) /
                        (kBaseSteps + intra_steps(CollectiveOp::all_reduce, reference_ranks));
-  const double beyond = ranks > measured ? model_s(op, ranks, 1) - model_s(op, measured, 1) : 0.0;
-  return reference_s * share + beyond;
+  return reference_s * share + intra_beyond_s(op, ranks);
+}
+
+double NcclLatency::intra_beyond_s(CollectiveOp op, int ranks) {
+  return ranks > kMeasuredRanks ? model_s(op, ranks, 1) - model_s(op, kMeasuredRanks, 1) : 0.0;
 }
 
 double NcclProtocols::seconds(double latency_s, double bus_bytes, double bandwidth_Bps) {
@@ -350,7 +353,9 @@ Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement 
     // NVLink: NCCL's protocols (NcclProtocols); a PCIe node's public sweep runs on the
     // latency-bandwidth line already (5.6 % median against 5.3 with the protocols' shape).
     if (device_.node_fabric == "pcie") return {latency + bus_bytes / intra_bw, CostOrigin::catalog};
-    return {NcclProtocols::seconds(latency, bus_bytes, intra_bw), CostOrigin::catalog};
+    const double beyond = NcclLatency::intra_beyond_s(op, g.ranks);
+    return {NcclProtocols::seconds(latency - beyond, bus_bytes, intra_bw) + beyond,
+            CostOrigin::catalog};
   }
   const double n = g.ranks;
   if (op == CollectiveOp::all_to_all) {

@@ -92,6 +92,8 @@ struct NcclLatency {
   // The small-message time of `op` over `ranks` GPUs of one node, given the fabric's latency
   // measured as an all-reduce over `reference_ranks` of them.
   static double intra_node_s(CollectiveOp op, int ranks, double reference_s, int reference_ranks);
+  // The part of it past the measured groups: NCCL's per-step growth from 8 GPUs to `ranks`.
+  static double intra_beyond_s(CollectiveOp op, int ranks);
 };
 
 // What NCCL's three protocols make of a message inside a node, where the fabric has no measured
@@ -108,7 +110,10 @@ struct NcclLatency {
 // same four factors (A100 held out 24.6 -> 10.6 %, B200 11.5 -> 8.3 %). A PCIe node's sweep
 // runs on the line (L40S: 5.6 % with its own latency and bandwidth; the protocols' shape,
 // with the host's shared paths, prices its 8-32 KiB messages 1.3-1.7x too slow): PCIe nodes
-// keep the line.
+// keep the line. The factors apply to the measured groups' latency; what a group past 8 GPUs
+// adds (NcclLatency::intra_beyond_s, NCCL's own per-step growth) is added once. "NVLink" here
+// is any GPU-to-GPU fabric of a node (NVLink, NVSwitch, Infinity Fabric under RCCL, which
+// keeps NCCL's protocols): every node_fabric but pcie.
 struct NcclProtocols {
   static constexpr double kLlBandwidth = 0.2;
   static constexpr double kLl128Latency = 1.25, kLl128Bandwidth = 0.6;

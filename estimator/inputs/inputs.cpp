@@ -756,6 +756,9 @@ Cluster parse_cluster_json(std::string_view text, std::string_view origin,
       if (group.is_object())
         for (std::string_view key : kSharedGroupFields) {
           const std::string k(key);
+          // The group a latency was measured on goes with that latency, not with another.
+          if (k == "intra_node_latency_ranks" && (*groups)[i].contains("intra_node_latency_us"))
+            continue;
           if (!group.contains(k) && j.contains(k)) group[k] = j[k];
         }
       c.groups.push_back(parse_group(group, where, static_cast<int>(i)));

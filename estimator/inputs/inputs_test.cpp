@@ -356,6 +356,16 @@ TEST(Inputs, IntraNodeLatencyNamesTheGroupItWasMeasuredOn) {
                        "c.json");
   });
   EXPECT_NE(bad.find("c.json: field 'intra_node_latency_ranks'"), std::string::npos) << bad;
+  // The top level's measured group goes with its own latency only: a group that gives its own
+  // latency keeps the default group of 8 unless it names one.
+  const Cluster mixed = parse_cluster_json(
+      R"({"name": "x", "intra_node_latency_us": 16, "intra_node_latency_ranks": 4,
+      "inter_node_bandwidth_GBps": 50, "intra_node_bandwidth_GBps": 900, "node_groups": [
+      {"name": "a", "device": "gb200", "gpus_per_node": 4},
+      {"name": "b", "device": "b200-sxm-180gb", "gpus_per_node": 8, "intra_node_latency_us": 27}]})",
+      "c.json");
+  EXPECT_EQ(mixed.groups[0].intra_node.latency_ranks, 4);
+  EXPECT_EQ(mixed.groups[1].intra_node.latency_ranks, 8);
   // Past the 8 GPUs the scaling was measured on, a reference would not scale back to itself.
   const std::string wide = input_error([] {
     parse_cluster_json(R"({"name": "x", "device": "gb200", "gpus_per_node": 4, "nodes": 18,

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "plan/estimate_internal.h"
 #include "plan/memory.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -95,6 +96,40 @@ TEST(DualPipe, ExpertAllToAllsHideBehindThePairedChunksCompute) {
   EXPECT_LT(part(dual, "ep_comm"), 0.6 * part(one, "ep_comm"));
   EXPECT_GT(part(dual, "ep_comm"), 0);
   EXPECT_LT(dual.step_time_s, one.step_time_s);
+}
+
+// The device holding the first and last stages keeps a table they tie once (DeepSeek-V3 Sec.
+// 3.2.3): GPT-3 1.3B ties its head to the embedding; on the pair of stages 0 and 3 the peak is
+// the first stage plus the last without the head's copy, 50,257 x 2,048 parameters fewer.
+TEST(DualPipe, ThePairOfTheFirstAndLastStagesHoldsATiedTableOnce) {
+  const Model m = load_model("gpt3-1.3b");
+  const Software sw = software_preset("deepseek-v3");
+  const Strategy s =
+      parse_strategy("tp=1,pp=4,dp=2,mbs=1,gbs=16,zero=1,schedule=dualpipe,precision=bf16", 8);
+  Graph g;
+  transformer_workload(m)->graph(s, sw.attention, g);
+  const StageLayout layout(m.layers, s.pp);
+  const double in_flight = 5.0 / 2;  // pp + 1 micro-batches over the pair
+  const MemoryBreakdown first = stage_memory(g, s, sw, layout.span(0), 0, in_flight);
+  StageSpan last = layout.span(3);
+  const MemoryBreakdown apart = stage_memory(g, s, sw, last, 3, in_flight);
+  last.shares_first = true;
+  const MemoryBreakdown shared = stage_memory(g, s, sw, last, 3, in_flight);
+  EXPECT_NEAR(apart.weights - shared.weights, 2.0 * 50257 * 2048, 1);
+  const MemoryBreakdown peak = peak_stage_memory(g, s, sw, layout);
+  EXPECT_DOUBLE_EQ(peak.weights, first.weights + shared.weights);
+  EXPECT_DOUBLE_EQ(peak.gradients, first.gradients + shared.gradients);
+}
+
+// DeepSeek's stack caches the experts' SwiGLU inputs quantized where it trains quantized;
+// with_precision carries the preset's choice into the strategy the workload reads.
+TEST(DualPipe, DeepSeeksStackCachesSwigluInputsInFp8) {
+  const Cluster c = load_cluster("hgx-h800", 2048);
+  const Strategy fp8 = parse_strategy("tp=1,pp=16,ep=64,gbs=15360,precision=fp8", 2048);
+  const Strategy bf16 = parse_strategy("tp=1,pp=16,ep=64,gbs=15360,precision=bf16", 2048);
+  EXPECT_TRUE(with_precision(fp8, software_preset("deepseek-v3"), c).quantized_moe_act_input);
+  EXPECT_FALSE(with_precision(bf16, software_preset("deepseek-v3"), c).quantized_moe_act_input);
+  EXPECT_FALSE(with_precision(fp8, software_preset("megatron-core"), c).quantized_moe_act_input);
 }
 
 TEST(DualPipe, BadShapesAreOneLine) {

@@ -106,7 +106,8 @@ TEST(Memory, Fp16TrainingUnderMegatronKeepsAndReducesFp16Gradients) {
   EXPECT_EQ(parameter_bytes(fp16, software_preset("torchtitan")).gradient, 4);
   EXPECT_EQ(parameter_bytes(fp16, software_preset("pytorch-ddp")).gradient, 4);
   // The all-reduce of 1.3B gradients over 16 A100s, not overlapped: half the bytes, half the
-  // time but the latency (2.6 GB at about 190 GB/s of bus bandwidth, 14 ms, against 46 us).
+  // time but the latency (2.6 GB x 2(n-1)/n = 4.9 GB of bus bytes at about 190 GB/s, 25 ms,
+  // against the network's 50 us).
   auto dp_comm = [&](const char* software) {
     EstimateOptions o;
     o.software = parse_software(software);

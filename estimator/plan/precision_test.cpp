@@ -224,6 +224,12 @@ TEST(Precision, Fp8IsFasterThanBf16ButNotTwiceAndFp16AddsTheLossScalePass) {
       part(fp16, "optimizer") - part(wide, "optimizer"),
       6 * P / bandwidth + pr.memory("memset", 2 * P).seconds - pr.memory("memset", 4 * P).seconds,
       1e-6);
+  // AdamW's moments in bf16 (DeepSeek-V3's): the update reads and writes 2 bytes of each
+  // moment, not 4: 8 B a parameter less.
+  EstimateOptions lean;
+  lean.software = parse_software("megatron-core:bf16_optimizer_moments=true");
+  const Estimate slim = estimate(m, c, parse_strategy("tp=1,mbs=1,gbs=64,precision=bf16", 8), lean);
+  EXPECT_NEAR(part(bf16, "optimizer") - part(slim, "optimizer"), 8 * P / bandwidth, 1e-6);
 }
 
 // A store that measured FP8 GEMMs (bench gemm --dtype fp8): its rows price the FP8 linears,

@@ -468,10 +468,9 @@ ValidationReport validate(const EstimateOptions& base) {
   }
 
   // DeepSeek-V3 on 2,048 H800s: the published strategy, schedule and recomputation, priced as
-  // given (estimate, not rank: its memory is reported, not required; the report's FP8 caching
-  // of the experts' SwiGLU inputs and BF16 optimizer moments are not modelled, docs/
-  // validation.md). The step time is the published GPU-hours per trillion tokens over the
-  // cluster, per step of global_batch x seq_len tokens.
+  // given (estimate, not rank: its memory is reported, not required, and the model does not fit
+  // it, docs/model-families.md). The step time is the published GPU-hours per trillion tokens
+  // over the cluster, per step of global_batch x seq_len tokens.
   opt.software = software_preset("deepseek-v3");
   for (const Row& r : parse_csv(embedded::deepseek_v3_h800_2024())) {
     const Model m = load_model(r.at("model"));

@@ -143,8 +143,8 @@ TEST(Validate, TodaysFamiliesCountsAndFlopsAgainstWhatWasPublished) {
     EXPECT_GT(f.computed_full, f.computed_causal);
   }
   // DeepSeek-V3's run is priced and printed; its target is the issue's, not a test's. Its
-  // plan ran on 80 GB H800s, which the memory model does not fit (108 GiB: DeepSeek's FP8
-  // activation caching and BF16 moments are not modelled): the row says so.
+  // plan ran on 80 GB H800s, which the memory model does not fit (96.9 GiB with the report's
+  // savings it models, docs/model-families.md): the row says so.
   EXPECT_EQ(r.mean_abs_error("deepseek_v3_h800_2024") > 0, true);
   for (const auto& row : r.rows) {
     if (row.table == "deepseek_v3_h800_2024") {
