@@ -96,10 +96,9 @@ CollectiveAnswer Predictor::collective(CollectiveOp op, double bytes, int ranks,
     const int nics = pricer_->ranks_per_node(placed);
     a.basis.how = fmt::format(
         "catalog: {} by {}, {}", between ? "the network" : "the node's links",
-        busbw_curve(f, op) ? "its published bus-bandwidth sweep"
-        : between || g.device.node_fabric == "pcie"
-            ? "bandwidth x efficiency"
-            : "bandwidth x efficiency under NCCL's protocols",
+        busbw_curve(f, op)                      ? "its published bus-bandwidth sweep"
+        : between || !pricer_->nccl_protocols() ? "bandwidth x efficiency"
+                                                : "bandwidth x efficiency under NCCL's protocols",
         between ? fmt::format("{} NIC{} a node carrying it (the fewest ranks a node holds)", nics,
                               nics == 1 ? "" : "s")
                 : fmt::format("{} of the node's {} GPUs", ranks, g.domain_gpus()));

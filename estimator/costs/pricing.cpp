@@ -352,7 +352,7 @@ Priced Pricer::catalog_collective(CollectiveOp op, double bytes, GroupPlacement 
     const double bus_bytes = bytes * bus_bandwidth_factor(op, g.ranks);
     // NVLink: NCCL's protocols (NcclProtocols); a PCIe node's public sweep runs on the
     // latency-bandwidth line already (5.6 % median against 5.3 with the protocols' shape).
-    if (device_.node_fabric == "pcie") return {latency + bus_bytes / intra_bw, CostOrigin::catalog};
+    if (!nccl_protocols()) return {latency + bus_bytes / intra_bw, CostOrigin::catalog};
     const double beyond = NcclLatency::intra_beyond_s(op, g.ranks);
     return {NcclProtocols::seconds(latency - beyond, bus_bytes, intra_bw) + beyond,
             CostOrigin::catalog};
@@ -387,7 +387,7 @@ Priced Pricer::send_recv(double bytes, GroupPlacement group) const {
           : f.latency_s;
   if (const auto* curve = busbw_curve(f, CollectiveOp::send_recv))
     return {curve_seconds(*curve, bytes, 1, latency), CostOrigin::catalog};
-  if (hop == FabricLevel::intra_node && device_.node_fabric != "pcie")
+  if (hop == FabricLevel::intra_node && nccl_protocols())
     return {NcclProtocols::seconds(latency, bytes, f.bandwidth_Bps * f.efficiency),
             CostOrigin::catalog};
   return {latency + bytes / (f.bandwidth_Bps * f.efficiency), CostOrigin::catalog};

@@ -189,6 +189,10 @@ class Pricer {
   // slowdown of the compute beside it, at least the SMs its channels take.
   double overlap_slowdown() const { return std::max(GemmModel::kOverlapSlowdown, nccl_sm_share()); }
 
+  // Whether a message inside a node takes the fastest of NCCL's protocols (NcclProtocols): on
+  // every node fabric but PCIe, whose public sweep follows the latency-bandwidth line.
+  bool nccl_protocols() const { return device_.node_fabric != "pcie"; }
+
   FabricLevel level(GroupPlacement group) const;
   // Members of the group that share a node (the fewest a node holds, where nodes are named).
   int ranks_per_node(GroupPlacement group) const;

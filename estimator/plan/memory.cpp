@@ -201,12 +201,13 @@ MemoryBreakdown peak_stage_memory(const Graph& g, const Strategy& s, const Softw
     // Each of the two stages' share of pp + 1 micro-batches (no more than the step has).
     const double in_flight = std::min(s.pp + 1, s.micro_batches()) / 2.0;
     for (int stage = 0; stage < s.pp / 2; ++stage) {
-      const MemoryBreakdown a = stage_memory(g, s, sw, layout.span(stage), stage, in_flight);
+      const StageSpan span = layout.span(stage);
+      const MemoryBreakdown a = stage_memory(g, s, sw, span, stage, in_flight);
       const int mirror = s.pp - 1 - stage;
       // DeepSeek-V3's MTP module and its main head share the embedding and output head
       // physically with the first stage on this device (arXiv:2412.19437 Sec. 3.2.3).
       StageSpan mirror_span = layout.span(mirror);
-      mirror_span.shares_first = layout.span(stage).first && mirror_span.last;
+      mirror_span.shares_first = span.first && mirror_span.last;
       const MemoryBreakdown b = stage_memory(g, s, sw, mirror_span, mirror, in_flight);
       MemoryBreakdown both;
       both.weights = a.weights + b.weights;

@@ -617,11 +617,13 @@ struct Step {
     // gradients zeroed (grad_bytes, a memset). fp16 adds casting the gradients to fp32 (6) and the
     // dynamic loss scale's unscale-and-check pass (8), which every fp16 run has. fp32/tf32 training
     // updates the fp32 weights in place: no master copy to cast back.
-    // With bf16 moments (Software::bf16_optimizer_moments) Adam reads and writes 2 bytes of
-    // each moment, not 4: 20 B.
+    // Adam's 28 B are the fp32 gradient read and the fp32 master and moments read and written:
+    // the optimizer's state (the weights themselves where they are the fp32 master), so 20 B
+    // with bf16 moments (Software::bf16_optimizer_moments).
     const ParameterBytes pb = parameter_bytes(s, sw);
     const double copy_back = pb.weight < 4 ? 6 : 0;
-    const double adam = sw.bf16_optimizer_moments ? 20 : 28;
+    const double state = pb.optimizer + (pb.weight < 4 ? 0 : pb.weight);
+    const double adam = 4 + 2 * state;
     const double bytes = adam + 4 + copy_back + (pb.gradient < 4 ? 6 : 0) +
                          (s.precision.value_or(sw.precision) == DType::fp16 ? 8 : 0);
     // Zeroing the gradients for the next step: the whole buffer where the stack keeps whole
