@@ -112,6 +112,7 @@ Software software_preset(std::string_view name) {
     // optimizer.zero_grad() sets gradients to None (PyTorch 2.0 on): nothing to clear.
     s.zero_whole_grad_buffer = false;
     s.fsdp_pipeline_once = true;
+    s.fsdp_copy_out = true;
     // No fused weight-gradient accumulation: autograd writes each parameter's gradient in its
     // type (bf16), which FSDP2 copies into an fp32 reduce-scatter input every backward (or
     // DDP adds into its bucket), a pass over the stage's gradients each micro-batch.

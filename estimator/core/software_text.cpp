@@ -33,6 +33,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"quantized_moe_act_input", &Software::quantized_moe_act_input},
     {"bf16_optimizer_moments", &Software::bf16_optimizer_moments},
     {"fp16_grads", &Software::fp16_grads},
+    {"fsdp_copy_out", &Software::fsdp_copy_out},
 };
 
 std::string known_keys() {

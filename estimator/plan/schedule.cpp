@@ -245,6 +245,17 @@ struct Step {
       if (!sw.fused_grad_accumulation)
         t.add(kComputeBackward,
               u.pricer->memory_pass(accumulate_bytes * stage_parameters(ug, span).total()));
+      // FSDP2's copy-out after each ZeRO-3 all-gather (Software::fsdp_copy_out): every
+      // gathered parameter read from the gathered buffer and written to its unsharded tensor,
+      // once for the forward and once for the backward's gather.
+      if (sw.fsdp_copy_out) {
+        const double gathered = device_shards(ug, span).sharded.total();
+        if (gathered > 0) {
+          const Priced copy = u.pricer->memory_pass(2.0 * pb.weight * gathered);
+          t.add(kComputeForward, copy);
+          t.add(kComputeBackward, copy);
+        }
+      }
       // The embedding table is not a fused linear: its backward writes a dense gradient of
       // the whole (vocab-parallel) table, zeroed first, and Megatron's gradient hook adds it
       // into the fp32 main gradient (main_grad.add_(grad): read 2, read and write 4) every

@@ -318,6 +318,12 @@ struct Software {
   // FSDP2 with pipelining (torchtitan): parameters gathered once a step and kept, gradients
   // reduce-scattered once after the last micro-batch, so ZeRO-3 prices as ZeRO-1 there.
   bool fsdp_pipeline_once = false;
+  // Each ZeRO-3 all-gather is followed, on the compute stream, by a copy of the gathered
+  // buffer into the unit's unsharded parameters (PyTorch FSDP2: FSDPParamGroup.
+  // wait_for_unshard runs foreach_all_gather_copy_out, a split_with_sizes_copy of the rank-
+  // major buffer into each parameter, on the current stream once the all-gather's event is
+  // waited on): reading and writing every gathered parameter, forward and backward.
+  bool fsdp_copy_out = false;
 };
 Software software_preset(std::string_view name);  // software_presets()
 // A stack as text: a preset, then the overrides that set it apart after a colon
