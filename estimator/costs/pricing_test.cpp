@@ -379,6 +379,23 @@ TEST(Pricing, Fp32GemmsUseTheirOwnEfficiencyAndAShorterPrologue) {
               (64 + 96.0) / (64 + 96 * 19.5 / 312), 1e-12);
 }
 
+// The 70 W T4 under continuous matrix multiplies runs at its power cap (issue 35, the T4 node
+// of a mixed cluster): cuBLAS fp16 at 4096^3 averages about 24 TFLOP/s over 100 calls (NVIDIA's
+// developer forums, "About GPU peak performance"; the datasheet's 585 MHz base clock gives
+// 65 x 585 / 1590 = 23.9). Hand calculation: 65 x 0.369 x 0.985 (13 waves of 128x256 tiles
+// on 40 SMs, 12.8 used) x 4096 / 4192 (the K prologue) = 23.1 TFLOP/s, 5.95 ms, where the
+// burst figure priced 38.7 TFLOP/s (3.55 ms). Attention there runs at the same power cap.
+TEST(Pricing, T4MultipliesAtItsPowerCappedRate) {
+  const Device t4 = find_device("t4");
+  ASSERT_DOUBLE_EQ(t4.gemm_efficiency, 0.369);
+  const Pricer pr{t4, Fabric{}, Fabric{}, 4, nullptr};
+  const GemmShape s{4096, 4096, 4096, 1};
+  const double tflops = 2.0 * 4096 * 4096 * 4096 / (pr.gemm(s, DType::fp16).seconds - 2e-6) / 1e12;
+  EXPECT_NEAR(tflops, 65 * 0.369 * (12.8 / 13) * 4096 / 4192, 1e-9);
+  EXPECT_NEAR(tflops, 23.1, 0.05);
+  EXPECT_NEAR(sustained_over_burst(t4), 0.369 / 0.657, 1e-12);
+}
+
 // Fused attention at its kernel's measured rate (issue 32, item 1): cuDNN's causal forward at
 // head dim 128 and 4k is 518 TFLOP/s on H100 (FlashAttention-3 paper, Fig. 5); its causal
 // backward 518 x 499 / 609 (the non-causal backward-to-forward ratio at 4k, Fig. 6).
