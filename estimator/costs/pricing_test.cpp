@@ -384,7 +384,7 @@ TEST(Pricing, Fp32GemmsUseTheirOwnEfficiencyAndAShorterPrologue) {
 // developer forums, "About GPU peak performance"; the datasheet's 585 MHz base clock gives
 // 65 x 585 / 1590 = 23.9). Hand calculation: 65 x 0.369 x 0.985 (13 waves of 128x256 tiles
 // on 40 SMs, 12.8 used) x 4096 / 4192 (the K prologue) = 23.1 TFLOP/s, 5.95 ms, where the
-// burst figure priced 38.7 TFLOP/s (3.55 ms). Attention there runs at the same power cap.
+// estimate before (0.619) priced 38.7 TFLOP/s (3.55 ms). Attention runs at the same cap.
 TEST(Pricing, T4MultipliesAtItsPowerCappedRate) {
   const Device t4 = find_device("t4");
   ASSERT_DOUBLE_EQ(t4.gemm_efficiency, 0.369);
