@@ -113,6 +113,9 @@ Software software_preset(std::string_view name) {
     s.zero_whole_grad_buffer = false;
     s.fsdp_pipeline_once = true;
     s.fsdp_copy_out = true;
+    // Eager PyTorch (torchtitan's llama3 configs: [training] compile = false): its RMSNorm,
+    // rotary embedding and GQA repeat as separate ATen kernels (Op::eager_bytes).
+    s.eager_elementwise = true;
     // No fused weight-gradient accumulation: autograd writes each parameter's gradient in its
     // type (bf16), which FSDP2 copies into an fp32 reduce-scatter input every backward (or
     // DDP adds into its bucket), a pass over the stage's gradients each micro-batch.

@@ -34,6 +34,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"bf16_optimizer_moments", &Software::bf16_optimizer_moments},
     {"fp16_grads", &Software::fp16_grads},
     {"fsdp_copy_out", &Software::fsdp_copy_out},
+    {"eager_elementwise", &Software::eager_elementwise},
 };
 
 std::string known_keys() {

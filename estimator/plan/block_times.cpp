@@ -65,11 +65,13 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
       c.is_attention = true;
       break;
     }
-    case OpKind::memory:
-      c.fwd = pr.memory_pass(op.bytes);
-      c.bwd = pr.memory_pass(op.backward_bytes);
+    case OpKind::memory: {
+      const bool eager = sw.eager_elementwise && op.eager_bytes >= 0;
+      c.fwd = pr.memory_pass(eager ? op.eager_bytes : op.bytes);
+      c.bwd = pr.memory_pass(eager ? op.eager_backward_bytes : op.backward_bytes);
       c.is_attention = op.core_attention;
       break;
+    }
     case OpKind::collective:
       if (op.routing.top_k > 0 && sw.ep_dispatcher == EpDispatcher::flex) {
         // Dispatch and combine, each the other's backward, through DeepEP or HybridEP.

@@ -145,9 +145,27 @@ void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quant
 // second pass over x and dy for the weight (and bias) gradients. Feeding an FP8 or MXFP8
 // linear, Transformer Engine's LayerNormLinear writes y quantized (q bytes) instead; before
 // an NVFP4 one it writes bf16 and the linear's casts quantize it (Numerics::norm_fuses_cast).
-Op norm(const char* name, const Dims& d, bool fp8_out = false) {
+// Eager PyTorch's RMSNorm (Software::eager_elementwise): at::rms_norm's composite path
+// (aten/src/ATen/native/layer_norm.cpp), one kernel per ATen op, per element of e-byte
+// activations: the upcast to fp32 (e + 4 where e < 4), pow (8), mean (4), the product with
+// the inverse RMS (8) and with the weight (8), the cast back (4 + e): 40 B in bf16. Backward,
+// each op's autograd formula: the two casts (4 + e each), the weight product and its
+// reduction to the weight's gradient (8 + 16), the inverse-RMS product and its row reduction
+// (8 + 16), mean's expanded gradient (4), pow's gradient (self^1, times 2, times the
+// gradient: 28) and the sum of the two paths into the input (12): 104 B in bf16.
+Op& eager_rms_norm(Op& op, const Dims& d, double elements) {
+  const double casts = d.e < 4 ? 2 * (d.e + 4) : 0;
+  op.eager_bytes = elements * (casts + 28);
+  op.eager_backward_bytes = elements * (casts + 92);
+  return op;
+}
+
+Op norm(const char* name, const Dims& d, bool fp8_out = false, bool rms = false) {
   const bool quantized = fp8_out && d.num.norm_fuses_cast;
-  return pass(name, d.tokens * d.h / d.sp_div, quantized ? 2 + d.num.q : 4 * d.w, 10 * d.w);
+  const double elements = d.tokens * d.h / d.sp_div;
+  Op op = pass(name, elements, quantized ? 2 + d.num.q : 4 * d.w, 10 * d.w);
+  if (rms) eager_rms_norm(op, d, elements);
+  return op;
 }
 
 // Residual add, with bias and dropout fused (Megatron's bias_dropout_add): forward reads x
@@ -369,8 +387,29 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
                             d.tokens * d.h / d.sp_div));
   // Per-head query and key norms (Qwen3): read and write Q and K.
   if (m.qk_norm) {
-    out.push_back(pass("qk_norm", d.tokens * (d.q_local + d.kv_local) * d.hd, 4 * d.w, 10 * d.w));
+    const double elements = d.tokens * (d.q_local + d.kv_local) * d.hd;
+    out.push_back(pass("qk_norm", elements, 4 * d.w, 10 * d.w));
+    eager_rms_norm(out.back(), d, elements);
     recomputed(out.back(), d.per_op());
+  }
+  // Rotary embedding on Q and K. Fused kernels (Transformer Engine's) are not priced here; eager
+  // PyTorch (torchtitan's apply_rotary_emb, Software::eager_elementwise) casts each to fp32
+  // (e + 4), multiplies it as complex numbers by the frequencies (8) and casts back (4 + e),
+  // and its backward runs the same three passes: 20 B an element each way in bf16.
+  if (!m.learned_positions) {
+    const double elements = d.tokens * (d.q_local + d.kv_local) * d.hd;
+    Op rope = pass("rope", elements, 0, 0);
+    rope.eager_bytes = rope.eager_backward_bytes = elements * ((d.e < 4 ? 2 * (d.e + 4) : 0) + 8);
+    out.push_back(recomputed(rope, d.per_op()));
+  }
+  // Eager grouped-query attention through SDPA (torchtitan's repeat_kv): K and V expanded to
+  // every query head and copied (reshape of an expanded view), read at their own size and
+  // written at the queries'; backward sums the copies back, the same bytes.
+  if (d.q_local > d.kv_local) {
+    const double bytes = 2 * d.e * d.tokens * (d.kv_local + d.q_local) * d.hd;
+    Op repeat = pass("repeat_kv", 0, 0, 0);
+    repeat.eager_bytes = repeat.eager_backward_bytes = bytes;
+    out.push_back(recomputed(repeat, d.per_op()));
   }
   // Ulysses: Q, K and V all-to-all'd from a sequence split to a head split (K and V heads
   // replicated up to cp where there are fewer); backward, their gradients back.
@@ -395,6 +434,11 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
     out.push_back(comm("cp_ulysses_out_all_to_all", OpKind::collective, Axis::cp,
                        CollectiveOp::all_to_all, CollectiveOp::all_to_all,
                        d.e * d.tokens * d.q_local * d.hd));
+  // Eager SDPA's output transposed back and made contiguous (read and write it) before wo.
+  Op copy = pass("attention_out_copy", 0, 0, 0);
+  copy.eager_bytes = 2 * d.e * d.tokens * d.q_local * d.hd;
+  copy.eager_backward_bytes = 0;
+  out.push_back(recomputed(copy, d.per_op()));
   out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * d.hd));
   recomputed(out.back(), d.per_op());  // wo, the layer's fourth matrix multiply
   if (fp8)
@@ -524,7 +568,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   const bool dropout = m.dropout > 0;
   const bool fp8 = d.num.quantized();
   if (kind.mixer != Mixer::none) {
-    out.push_back(norm("input_norm", d, fp8));
+    out.push_back(norm("input_norm", d, fp8, m.rmsnorm));
     out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
     if (kind.mixer == Mixer::mamba) {
       tp_enter(d, st, out, fp8);
@@ -537,7 +581,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
     }
     tp_exit(d, st, out, fp8);
     if (m.post_norms) {
-      out.push_back(norm("post_attention_norm", d));
+      out.push_back(norm("post_attention_norm", d, false, m.rmsnorm));
       out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
     }
     out.push_back(
@@ -547,7 +591,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   if (kind.ffn == Ffn::none) return;
   const bool moe_layer = kind.ffn == Ffn::moe;
   const bool dispatcher = moe_layer && moe_dispatcher(st);
-  out.push_back(norm("mlp_norm", d, fp8 && !moe_layer));
+  out.push_back(norm("mlp_norm", d, fp8 && !moe_layer, m.rmsnorm));
   out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
   // Under the dispatcher the experts move their tokens over TP themselves (moe_ops).
   if (!dispatcher) tp_enter(d, st, out, fp8 && !moe_layer);
@@ -560,7 +604,7 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   }
   if (!dispatcher) tp_exit(d, st, out, fp8 && !moe_layer);
   if (m.post_norms) {
-    out.push_back(norm("post_mlp_norm", d));
+    out.push_back(norm("post_mlp_norm", d, false, m.rmsnorm));
     out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
   }
   out.push_back(residual("mlp_residual", d, dropout));
@@ -600,7 +644,7 @@ void embedding_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std
 
 void head_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vector<Op>& out) {
   const Dims d = dims(m, st, mb);
-  out.push_back(norm("final_norm", d));
+  out.push_back(norm("final_norm", d, false, m.rmsnorm));
   tp_enter(d, st, out, false);
   const double v_local = static_cast<double>(m.vocab) / st.tp;
   // Under fp8 the head stays in 16 bits (Megatron's output layer is not a TE linear).
@@ -623,8 +667,8 @@ void mtp_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const M
   // priced as a row-parallel linear of 2h inputs (the FLOPs of the projection, and one
   // reduce-scatter of h).
   embedding_ops(m, st, mb, out);
-  out.push_back(norm("mtp_embedding_norm", d));
-  out.push_back(norm("mtp_hidden_norm", d));
+  out.push_back(norm("mtp_embedding_norm", d, false, m.rmsnorm));
+  out.push_back(norm("mtp_hidden_norm", d, false, m.rmsnorm));
   tp_enter(d, st, out, false);
   out.push_back(gemm("mtp_projection", d.num.linear, d.tokens, d.h, 2 * d.h / d.t));
   tp_exit(d, st, out);

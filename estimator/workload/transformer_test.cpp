@@ -152,6 +152,46 @@ TEST(TransformerActivations, ContextParallelismSplitsTheSequence) {
 namespace shardcost {
 namespace {
 
+// Eager PyTorch's elementwise passes (Software::eager_elementwise, torchtitan): by hand for
+// Llama 3 8B at 8192 tokens (h 4096, 32 query and 8 kv heads of 128), bf16. RMSNorm through
+// at::rms_norm's composite: 40 B an element forward (upcast 6, pow 8, mean 4, two products
+// 16, cast back 6) and 104 B backward, against the fused kernel's 4 and 10. RoPE as complex
+// multiplies in fp32: 20 B an element of Q and K each way. repeat_kv: K and V read at 8 heads
+// and written at 32, each way. SDPA's output made contiguous: 4 B an element, forward only.
+// Fused stacks price none of the last three (zero bytes).
+TEST(TransformerEager, EagerPyTorchsNormRopeAndGqaRepeatCostTheirOwnPasses) {
+  const auto w = transformer_workload(load_model("llama3-8b"));
+  Graph g;
+  w->graph(parse_strategy("tp=1,mbs=1,gbs=8", 8), AttentionKernel::flash, g);
+  std::map<std::string, const Op*> ops;
+  for (const Op& op : g.blocks[1].ops) ops[op.name] = &op;
+  const double t = 8192, h = 4096;
+  ASSERT_TRUE(ops.count("input_norm") && ops.count("rope") && ops.count("repeat_kv") &&
+              ops.count("attention_out_copy"));
+  EXPECT_DOUBLE_EQ(ops["input_norm"]->bytes, 4 * t * h);
+  EXPECT_DOUBLE_EQ(ops["input_norm"]->eager_bytes, 40 * t * h);
+  EXPECT_DOUBLE_EQ(ops["input_norm"]->eager_backward_bytes, 104 * t * h);
+  EXPECT_DOUBLE_EQ(ops["mlp_norm"]->eager_bytes, 40 * t * h);
+  EXPECT_DOUBLE_EQ(ops["rope"]->bytes, 0);
+  EXPECT_DOUBLE_EQ(ops["rope"]->eager_bytes, 20 * t * (32 + 8) * 128);
+  EXPECT_DOUBLE_EQ(ops["rope"]->eager_backward_bytes, 20 * t * (32 + 8) * 128);
+  EXPECT_DOUBLE_EQ(ops["repeat_kv"]->eager_bytes, 2 * 2 * t * (8 + 32) * 128);
+  EXPECT_DOUBLE_EQ(ops["attention_out_copy"]->eager_bytes, 2 * 2 * t * 32 * 128);
+  EXPECT_DOUBLE_EQ(ops["attention_out_copy"]->eager_backward_bytes, 0);
+  // A LayerNorm model keeps its fused kernel (PyTorch's native_layer_norm); learned positions
+  // have no rotary pass; multi-head attention repeats nothing.
+  const auto gpt = transformer_workload(load_model("gpt3-1.3b"));
+  Graph gg;
+  gpt->graph(parse_strategy("tp=1,mbs=1,gbs=8", 8), AttentionKernel::flash, gg);
+  for (const Op& op : gg.blocks[1].ops) {
+    EXPECT_NE(std::string(op.name), "rope");
+    EXPECT_NE(std::string(op.name), "repeat_kv");
+    if (std::string(op.name) == "input_norm") {
+      EXPECT_LT(op.eager_bytes, 0);
+    }
+  }
+}
+
 TEST(TransformerUlysses, AllToAllsAroundAttentionInsteadOfTheRing) {
   const Model m = load_model("llama3-8b");  // 32 heads, 8 kv heads, head dim 128, seq 8192
   const auto w = transformer_workload(m);

@@ -324,6 +324,11 @@ struct Software {
   // major buffer into each parameter, on the current stream once the all-gather's event is
   // waited on): reading and writing every gathered parameter, forward and backward.
   bool fsdp_copy_out = false;
+  // Elementwise work as eager PyTorch runs it without torch.compile: each ATen op of a
+  // composite its own kernel and HBM pass (RMSNorm through at::rms_norm's composite path,
+  // rotary embeddings through complex multiplies in fp32, grouped-query keys and values
+  // repeated for SDPA, the attention output made contiguous); Op::eager_bytes.
+  bool eager_elementwise = false;
 };
 Software software_preset(std::string_view name);  // software_presets()
 // A stack as text: a preset, then the overrides that set it apart after a colon

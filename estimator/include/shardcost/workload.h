@@ -37,10 +37,13 @@ struct Op {
   // attention: the sequence length its kernel's rate is read at (keys per query over the whole
   // square) and its head dimension; 0: the device's one figure (Mamba's scan).
   double attention_seq = 0, attention_head_dim = 0;
-  double bytes = 0;                // memory: HBM bytes read and written forward; comm: buffer bytes
-  double backward_bytes = 0;       // memory: HBM bytes backward; comm: the backward collective's
-                                   // buffer bytes where they differ from `bytes` (0: the same)
-  std::optional<CollectiveOp> op;  // forward collective (none: identity)
+  double bytes = 0;           // memory: HBM bytes read and written forward; comm: buffer bytes
+  double backward_bytes = 0;  // memory: HBM bytes backward; comm: the backward collective's
+                              // buffer bytes where they differ from `bytes` (0: the same)
+  // memory: the bytes forward and backward where the stack runs the pass as eager PyTorch
+  // composites, one kernel per ATen op (Software::eager_elementwise); negative: as above.
+  double eager_bytes = -1, eager_backward_bytes = -1;
+  std::optional<CollectiveOp> op;           // forward collective (none: identity)
   std::optional<CollectiveOp> backward_op;  // backward collective (none: identity)
   Axis axis = Axis::tp;
   bool selective = false;  // recomputed under selective recomputation (its module's)
