@@ -222,9 +222,7 @@ TEST(Estimate, EagerPyTorchsElementwisePassesLengthenTorchtitansForward) {
   ASSERT_FALSE(software_preset("megatron-core").eager_elementwise);
   const Strategy s = parse_strategy("tp=1,mbs=1,gbs=64,zero=3,recompute=none,precision=bf16", 64);
   auto forward = [&](const EstimateOptions& o) {
-    for (const TimePart& p : estimate(m, c, s, o).time)
-      if (p.name == "compute_forward") return p.seconds;
-    return -1.0;
+    return part(estimate(m, c, s, o), "compute_forward");
   };
   const double t = 8192, h = 4096, bw = 2039e9 * 0.834 * 0.665;
   const double layer =

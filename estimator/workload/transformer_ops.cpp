@@ -153,10 +153,15 @@ void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quant
 // reduction to the weight's gradient (8 + 16), the inverse-RMS product and its row reduction
 // (8 + 16), mean's expanded gradient (4), pow's gradient (self^1, times 2, times the
 // gradient: 28) and the sum of the two paths into the input (12): 104 B in bf16.
+// Eager PyTorch's casts of e-byte activations to fp32 and back around its fp32 math (e + 4
+// bytes each way, none where they are fp32 already).
+double eager_fp32_casts(const Dims& d) {
+  return d.e < 4 ? 2 * (d.e + 4) : 0;
+}
+
 Op& eager_rms_norm(Op& op, const Dims& d, double elements) {
-  const double casts = d.e < 4 ? 2 * (d.e + 4) : 0;
-  op.eager_bytes = elements * (casts + 28);
-  op.eager_backward_bytes = elements * (casts + 92);
+  op.eager_bytes = elements * (eager_fp32_casts(d) + 28);
+  op.eager_backward_bytes = elements * (eager_fp32_casts(d) + 92);
   return op;
 }
 
@@ -399,7 +404,7 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   if (!m.learned_positions) {
     const double elements = d.tokens * (d.q_local + d.kv_local) * d.hd;
     Op rope = pass("rope", elements, 0, 0);
-    rope.eager_bytes = rope.eager_backward_bytes = elements * ((d.e < 4 ? 2 * (d.e + 4) : 0) + 8);
+    rope.eager_bytes = rope.eager_backward_bytes = elements * (eager_fp32_casts(d) + 8);
     out.push_back(recomputed(rope, d.per_op()));
   }
   // Eager grouped-query attention through SDPA (torchtitan's repeat_kv): K and V expanded to
