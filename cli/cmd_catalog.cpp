@@ -24,41 +24,33 @@ nlohmann::json software_json() {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& name : software_presets()) {
     const Software sw = software_preset(name);
-    out.push_back({{"name", sw.name},
-                   {"attention", sw.attention == AttentionKernel::flash
-                                     ? std::string(to_string(sw.fused_attention))
-                                     : std::string("standard")},
-                   {"overlap_grad_reduce", sw.overlap_grad_reduce},
-                   {"overlap_param_gather", sw.overlap_param_gather},
-                   {"tp_comm_overlap", sw.tp_comm_overlap},
-                   {"overlap_p2p", sw.overlap_p2p},
-                   {"grad_bytes", sw.grad_bytes},
-                   {"precision", to_string(sw.precision)},
-                   {"tf32_matmul", sw.tf32_matmul},
-                   {"tf32_conv", sw.tf32_conv},
-                   {"fused_grad_accumulation", sw.fused_grad_accumulation},
-                   {"quantized_moe_act_input", sw.quantized_moe_act_input},
-                   {"bf16_optimizer_moments", sw.bf16_optimizer_moments},
-                   {"fp16_grads", sw.fp16_grads},
-                   {"async_tp_backward", sw.async_tp_backward},
-                   {"supports",
-                    {{"tensor_parallel", sw.tensor_parallel},
-                     {"sequence_parallel", sw.sequence_parallel},
-                     {"selective_recompute", sw.selective_recompute},
-                     {"selective_recompute_modules",
-                      recompute_modules_text(sw.recompute_modules != 0 ? sw.recompute_modules
-                                                                       : kRecomputeCoreAttn)},
-                     {"context_parallel", sw.context_parallel},
-                     {"expert_parallel", sw.expert_parallel},
-                     {"max_zero", sw.max_zero},
-                     {"zero_stages", zero_stages(sw)},
-                     {"max_zero_with_pipeline", sw.max_zero_with_pipeline},
-                     {"interleaving", sw.interleaving},
-                     {"fp8", sw.fp8}}},
-                   {"zero3_gathers",
-                    sw.zero3_gathers == ShardedCalls::per_layer ? "per_layer" : "per_tensor"},
-                   {"fp8_params", sw.fp8_params},
-                   {"ep_dispatcher", to_string(sw.ep_dispatcher)}});
+    nlohmann::json j = {
+        {"name", sw.name},
+        {"attention", sw.attention == AttentionKernel::flash
+                          ? std::string(to_string(sw.fused_attention))
+                          : std::string("standard")},
+        {"grad_bytes", sw.grad_bytes},
+        {"precision", to_string(sw.precision)},
+        {"supports",
+         {{"tensor_parallel", sw.tensor_parallel},
+          {"sequence_parallel", sw.sequence_parallel},
+          {"selective_recompute", sw.selective_recompute},
+          {"selective_recompute_modules",
+           recompute_modules_text(sw.recompute_modules != 0 ? sw.recompute_modules
+                                                            : kRecomputeCoreAttn)},
+          {"context_parallel", sw.context_parallel},
+          {"expert_parallel", sw.expert_parallel},
+          {"max_zero", sw.max_zero},
+          {"zero_stages", zero_stages(sw)},
+          {"max_zero_with_pipeline", sw.max_zero_with_pipeline},
+          {"interleaving", sw.interleaving},
+          {"fp8", sw.fp8}}},
+        {"zero3_gathers", sw.zero3_gathers == ShardedCalls::per_layer ? "per_layer" : "per_tensor"},
+        {"fp8_params", sw.fp8_params},
+        {"ep_dispatcher", to_string(sw.ep_dispatcher)}};
+    // Every switch a --software override takes (what the preset overlaps, fuses, keeps).
+    for (const auto& [key, on] : software_switches(sw)) j[key] = on;
+    out.push_back(std::move(j));
   }
   return out;
 }

@@ -100,6 +100,12 @@ Software parse_software(std::string_view text) {
   return s;
 }
 
+std::vector<std::pair<std::string, bool>> software_switches(const Software& s) {
+  std::vector<std::pair<std::string, bool>> out;
+  for (const auto& k : kBoolKeys) out.emplace_back(k.name, s.*k.field);
+  return out;
+}
+
 std::string software_text(const Software& s) {
   const Software preset = software_preset(s.name);
   std::string out;

@@ -127,6 +127,24 @@ for kind in ("devices", "systems", "models"):
     for e in j[kind]:
         assert e.get("sources"), (kind, e["name"])
 PY
+cp "$SCRATCH/out" "$SCRATCH/catalog.json"
+# Every on/off key --software takes is in the catalog's JSON, with each preset's value: the
+# keys from the refusal of an unknown one, the values from an override that flips each.
+expect_exit 2 "$BIN" estimate --model gpt3-1.3b --cluster dgx-a100 --strategy tp=1,pp=1 \
+  --software torchtitan:bogus=1
+python3 - "$SCRATCH/err" "$SCRATCH/catalog.json" <<'PY' || fail "catalog --format json lacks a --software key"
+import json, re, sys
+line = open(sys.argv[1]).read()
+keys = re.search(r"the keys are (.*)", line).group(1).split(", ")
+switches = [k for k in keys if k not in ("attention", "ep_dispatcher", "memory_headroom_gib")]
+assert {"fsdp_copy_out", "eager_elementwise", "fp16_grads"} <= set(switches), switches
+sw = {s["name"]: s for s in json.load(open(sys.argv[2]))["software"]}
+for k in switches:
+    for name, s in sw.items():
+        assert isinstance(s.get(k), bool), (name, k)
+assert sw["torchtitan"]["eager_elementwise"] and sw["torchtitan"]["fsdp_copy_out"]
+assert not sw["megatron-core"]["eager_elementwise"]
+PY
 
 # validate
 expect_exit 0 "$BIN" validate

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "shardcost/hardware.h"
@@ -337,6 +338,8 @@ Software software_preset(std::string_view name);  // software_presets()
 // reads back into the same stack (the preset's name alone where nothing differs).
 Software parse_software(std::string_view text);
 std::string software_text(const Software&);
+// Every on/off key parse_software takes, in its order, with this stack's value.
+std::vector<std::pair<std::string, bool>> software_switches(const Software&);
 // Why the stack cannot run s ("megatron-lm-2021 has no sequence parallelism ..."), or nothing.
 std::optional<std::string> unsupported(const Software&, const Strategy&);
 std::vector<std::string> software_presets();
