@@ -22,6 +22,13 @@ inline Strategy tp(int t, bool sp, int b = 1) {
   return s;
 }
 
+// The seconds of the breakdown's part `name`, or -1 where the breakdown does not say it.
+inline double part(const Estimate& e, const std::string& name) {
+  for (const auto& p : e.time)
+    if (p.name == name) return p.seconds;
+  return -1;
+}
+
 // The one line an InputError says, or "" when f throws none.
 template <typename F>
 std::string input_error_of(const F& f) {

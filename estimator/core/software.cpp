@@ -211,6 +211,9 @@ Software software_preset(std::string_view name) {
       // CuPy leaves TF32 off unless CUPY_TF32=1 (Chainer's runs were on V100s, which have
       // none).
       s.tf32_conv = false;
+      // Chainer has no C++ autograd engine: each FunctionNode's backward is Python, as its
+      // forward (chainer/function_node.py), so a backward kernel costs the host a forward's.
+      s.host_backward_launch_s = s.host_forward_launch_s;
     }
   }
   for (const auto& known : software_presets())

@@ -35,6 +35,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"fp16_grads", &Software::fp16_grads},
     {"fsdp_copy_out", &Software::fsdp_copy_out},
     {"eager_elementwise", &Software::eager_elementwise},
+    {"cuda_graphs", &Software::cuda_graphs},
 };
 
 std::string known_keys() {

@@ -1,5 +1,6 @@
 #include "block_times.h"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 
@@ -17,6 +18,9 @@ struct OpCost {
   bool is_attention = false;
   bool selective = false;
   double selective_share = 1;
+  // Kernels the host launches for the op, forward and backward (what a stack without CUDA
+  // graphs pays its per-launch host time for).
+  double kernels_fwd = 1, kernels_bwd = 1;
 };
 
 // The experts' tensor-parallel traffic counts as tensor-parallel communication.
@@ -42,7 +46,9 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
         c.fwd.seconds += launches;
         c.dgrad.seconds += launches;
         c.wgrad.seconds += launches;
+        c.kernels_fwd = op.gemm.batch;
       }
+      c.kernels_bwd = 2 * c.kernels_fwd;  // the input- and the weight-gradient GEMM
       c.bwd = {c.dgrad.seconds + c.wgrad.seconds, c.dgrad.origin};
       c.gemm = true;
       c.is_attention = op.core_attention;
@@ -62,6 +68,8 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
         if (fwd_bytes.seconds > c.fwd.seconds) c.fwd = fwd_bytes;
         if (bwd_bytes.seconds > c.bwd.seconds) c.bwd = bwd_bytes;
       }
+      // FlashAttention's backward: the dO.O row sums, then the main kernel.
+      c.kernels_bwd = 2;
       c.is_attention = true;
       break;
     }
@@ -69,6 +77,8 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
       const bool eager = sw.eager_elementwise && op.eager_bytes >= 0;
       c.fwd = pr.memory_pass(eager ? op.eager_bytes : op.bytes);
       c.bwd = pr.memory_pass(eager ? op.eager_backward_bytes : op.backward_bytes);
+      c.kernels_fwd = c.fwd.seconds > 0 ? 1 : 0;
+      c.kernels_bwd = c.bwd.seconds > 0 ? 1 : 0;
       c.is_attention = op.core_attention;
       break;
     }
@@ -88,6 +98,8 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
                               group);
       if (op.backward_regather)
         c.regather = pr.collective(CollectiveOp::all_gather, op.bytes, group);
+      c.kernels_fwd = op.op ? 1 : 0;
+      c.kernels_bwd = (op.backward_op ? 1 : 0) + (op.backward_regather ? 1 : 0);
       c.is_comm = true;
       c.comm_part = comm_part(op.axis);
       break;
@@ -98,6 +110,7 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
       const Priced bwd = pr.send_recv(2 * op.bytes / steps, group);
       c.fwd = {fwd.seconds * steps, fwd.origin};
       c.bwd = {bwd.seconds * steps, bwd.origin};
+      c.kernels_fwd = c.kernels_bwd = steps;
       c.is_comm = true;
       c.comm_part = comm_part(op.axis);
       break;
@@ -149,9 +162,15 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
   if (track_origins) t.track();
   Priced cp_fwd, cp_bwd;
   double attn_fwd = 0, attn_bwd = 0;  // the compute a ring exchange hides behind
+  double comm_fwd = 0;                // the forward's exposed communication
+  double kernels_fwd = 0, kernels_bwd = 0, kernels_recompute = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     const OpCost& c = costs[i];
+    kernels_fwd += c.kernels_fwd;
+    kernels_bwd += c.kernels_bwd;
+    if (recompute == Recompute::full || (recompute == Recompute::selective && c.selective))
+      kernels_recompute += c.kernels_fwd;
     if (op.kind == OpKind::ring) {
       cp_fwd = c.fwd;
       cp_bwd = c.bwd;
@@ -197,6 +216,7 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
         }
       }
       t.add(c.comm_part, fwd);
+      comm_fwd += std::max(0.0, fwd.seconds);
       t.add_backward_comm(c.comm_part, regather);
       t.add_backward_comm(c.comm_part, bwd);
       if (recompute == Recompute::full) t.add_backward_comm(c.comm_part, fwd);
@@ -223,8 +243,22 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
   // runs slower meanwhile (Pricer::overlap_slowdown).
   const Priced ring_fwd = behind(cp_fwd, attn_fwd, pr.overlap_slowdown());
   t.add(kCpComm, ring_fwd);
+  comm_fwd += std::max(0.0, ring_fwd.seconds);
   if (recompute == Recompute::full) t.add_backward_comm(kCpComm, ring_fwd);
   t.add_backward_comm(kCpComm, behind(cp_bwd, attn_bwd, pr.overlap_slowdown()));
+  // Without CUDA graphs the host launches every kernel: a pass whose kernels run shorter
+  // than their launches waits for the host (the queue runs ahead only while the GPU is the
+  // slower; over a block's repeated copies the pass takes the longer of the two). A
+  // recomputed forward is launched from Python again.
+  if (!sw.cuda_graphs) {
+    const double host_fwd = kernels_fwd * sw.host_forward_launch_s;
+    const double host_bwd =
+        kernels_bwd * sw.host_backward_launch_s + kernels_recompute * sw.host_forward_launch_s;
+    const double gpu_fwd = t.s[kComputeForward] + comm_fwd;
+    const double gpu_bwd = t.s[kComputeBackward] + t.s[kComputeRecompute] + t.backward_comm;
+    t.add(kHostLaunch, {std::max(0.0, host_fwd - gpu_fwd) + std::max(0.0, host_bwd - gpu_bwd),
+                        CostOrigin::catalog});
+  }
   return t;
 }
 

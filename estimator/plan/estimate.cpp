@@ -150,7 +150,8 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   }
   if (opt.breakdown) {
     for (int i = 0; i < kPartCount; ++i) {
-      if (i == kReshard && !mixed) continue;  // only plans with several meshes reshard
+      if (i == kReshard && !mixed) continue;          // only plans with several meshes reshard
+      if (i == kHostLaunch && t.s[i] <= 0) continue;  // said only where the host holds a step
       const Cost priced = t.part(i);
       TimePart part{kPartNames[i], t.s[i], priced.main_origin(), {}};
       for (size_t k = 0; k < kOriginCount; ++k)

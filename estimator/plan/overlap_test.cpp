@@ -14,11 +14,7 @@
 namespace shardcost {
 namespace {
 
-double part(const Estimate& e, const std::string& name) {
-  for (const auto& p : e.time)
-    if (p.name == name) return p.seconds;
-  return -1;
-}
+using test_models::part;
 
 struct Fixture {
   Cluster c = load_cluster("dgx-h100", 8);

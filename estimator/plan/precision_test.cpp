@@ -31,11 +31,7 @@ bool has_op(const Graph& g, const std::string& name) {
   return false;
 }
 
-double part(const Estimate& e, const std::string& name) {
-  for (const auto& p : e.time)
-    if (p.name == name) return p.seconds;
-  return -1;
-}
+using test_models::part;
 
 TEST(Precision, TheDefaultComesFromThePresetAndFallsBackToFp16WithoutBf16) {
   const Model m = load_model("llama3-8b");

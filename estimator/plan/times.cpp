@@ -3,8 +3,9 @@
 namespace shardcost {
 
 const char* const kPartNames[kPartCount] = {
-    "compute_forward", "compute_backward", "compute_recompute", "tp_comm", "cp_comm",  "ep_comm",
-    "pp_p2p",          "reshard",          "pipeline_bubble",   "dp_comm", "optimizer"};
+    "compute_forward", "compute_backward", "compute_recompute", "host_launch",
+    "tp_comm",         "cp_comm",          "ep_comm",           "pp_p2p",
+    "reshard",         "pipeline_bubble",  "dp_comm",           "optimizer"};
 
 CostOrigin Cost::main_origin() const {
   size_t best = 0;

@@ -13,6 +13,7 @@ enum Part {
   kComputeForward,
   kComputeBackward,
   kComputeRecompute,
+  kHostLaunch,
   kTpComm,
   kCpComm,
   kEpComm,

@@ -330,6 +330,17 @@ struct Software {
   // rotary embeddings through complex multiplies in fp32, grouped-query keys and values
   // repeated for SDPA, the attention output made contiguous); Op::eager_bytes.
   bool eager_elementwise = false;
+  // The host's seconds for each kernel it launches (no CUDA graphs): a forward op from Python
+  // through the ATen dispatcher to cudaLaunchKernel, 8.25-8.56 us a torch.matmul call in a
+  // host-bound loop (pytorch/pytorch#161822, 2025); a backward op from autograd's C++ engine,
+  // about 1 us of dispatch (pytorch/pytorch#41383) and a 3.0-3.3 us cuLaunchKernel (meta-
+  // pytorch/tritonbench#1017). A block whose kernels run shorter than their launches waits
+  // for the host (the step's host_launch part).
+  double host_forward_launch_s = 8e-6;
+  double host_backward_launch_s = 4e-6;
+  // CUDA graphs replay each layer's kernels from one launch (Megatron-core's and Transformer
+  // Engine's per-layer graphs): no host launch per kernel.
+  bool cuda_graphs = false;
 };
 Software software_preset(std::string_view name);  // software_presets()
 // A stack as text: a preset, then the overrides that set it apart after a colon
