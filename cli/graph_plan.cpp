@@ -36,6 +36,10 @@ std::string plans_table(const std::vector<const GraphPlan*>& plans, bool epoch) 
                              "comm s", "reshard s", "sync s", "bubble s",  "GiB"};
   std::vector<bool> right{true, false, true, true, true, true, true, true, true, true};
   if (epoch) h.insert(h.begin() + 3, "epoch s"), right.insert(right.begin() + 3, true);
+  // The GPU waiting for the host's launches: said where a plan does.
+  const bool host = std::any_of(plans.begin(), plans.end(),
+                                [](const GraphPlan* p) { return p->host_launch_s > 0; });
+  if (host) h.insert(h.end() - 1, "host s"), right.push_back(true);
   // --data-loading: what each plan waits for its loaders (in step s too).
   const bool input = std::any_of(plans.begin(), plans.end(),
                                  [](const GraphPlan* p) { return p->input.has_value(); });
@@ -54,6 +58,7 @@ std::string plans_table(const std::vector<const GraphPlan*>& plans, bool epoch) 
                                  fmt::format("{:.4f}", p->bubble_s),
                                  fmt::format("{:.2f}", p->memory_bytes / kGiB)};
     if (epoch) row.insert(row.begin() + 3, p->feasible ? fmt::format("{:.0f}", p->epoch_s) : "-");
+    if (host) row.insert(row.end() - 1, fmt::format("{:.4f}", p->host_launch_s));
     if (input) row.push_back(p->input ? fmt::format("{:.4f}", p->input->wait_s) : "-");
     t.add(row);
   }

@@ -212,6 +212,37 @@ TEST(Layerwise, DataParallelScalesAndPaysItsAllReduce) {
   EXPECT_GT(chainer.sync_exposed_s, many.sync_exposed_s);
 }
 
+// The host launches every operator's kernels (no CUDA graphs): a small GPT (data/onnx/
+// gpt-small.onnx) at one sample on one H100 runs most kernels for a few microseconds, shorter
+// than their 8 us launches, so its step waits for the host; at 64 samples the queue runs
+// ahead behind longer kernels and hides most of them. With no launch cost (CUDA graphs)
+// nothing waits. ResNet-50 at one image on a V100 does not wait: its fp32 kernels at batch 1
+// are priced at tens of microseconds each.
+TEST(Layerwise, ShortKernelsWaitForTheHostsLaunches) {
+  const OpGraph g = load_onnx(path("data/onnx/gpt-small.onnx"));
+  const Cluster c = load_cluster("dgx-h100", 1);
+  LayerwiseOptions o = options(1);
+  o.precision = DType::bf16;
+  const GraphPlan one = price_uniform(g, c, o, "data");
+  ASSERT_TRUE(one.feasible) << one.reason;
+  EXPECT_GT(one.host_launch_s, 0.5 * one.compute_s);
+  EXPECT_NEAR(one.step_s, one.compute_s + one.host_launch_s, 1e-12);
+  // Each priced operator launches at least one kernel forward (8 us) and one backward (4 us):
+  // the step takes at least that.
+  EXPECT_GE(one.step_s, static_cast<double>(one.layers.size()) * 12e-6);
+  o.global_batch = 64;
+  const GraphPlan many = price_uniform(g, c, o, "data");
+  EXPECT_LT(many.host_launch_s, 0.1 * many.step_s);
+  o.global_batch = 1;
+  o.host_forward_launch_s = o.host_backward_launch_s = 0;
+  const GraphPlan graphed = price_uniform(g, c, o, "data");
+  EXPECT_EQ(graphed.host_launch_s, 0);
+  EXPECT_NEAR(graphed.step_s, one.step_s - one.host_launch_s, 1e-12);
+  const GraphPlan resnet = price_uniform(load_onnx(path("data/onnx/resnet50.onnx")),
+                                         load_cluster("abci-v100", 1), options(1), "data");
+  EXPECT_LE(resnet.host_launch_s, 12e-6);  // the passes' first launches
+}
+
 TEST(Layerwise, SpatialSplitsPayHalosAndFilterSplitsGather) {
   const OpGraph g = load_onnx(path("data/onnx/unet3d.onnx"));
   const Cluster c = load_cluster("abci-v100", 4);

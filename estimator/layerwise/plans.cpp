@@ -88,12 +88,45 @@ double exposed_sync(const SplitModel& m, const std::vector<int>& order,
   return std::max(0.0, stream - t);
 }
 
+// The GPU waiting for the host (no CUDA graphs): the host launches each operator's kernels in
+// turn, forward in graph order and backward in reverse, at its launch cost each; a kernel
+// starts once the GPU is free and the host has launched it, so the queue runs ahead while
+// long kernels compute and drains on short ones. What the two passes over `prices` (a
+// micro-batch's operators, in order) take beyond their kernels' time; `reshard` is each
+// operator's redistribution of its inputs, one collective each way.
+double host_wait(const std::vector<const NodePrice*>& prices, const std::vector<double>& reshard,
+                 const LayerwiseOptions& o) {
+  auto pass = [&](bool forward) {
+    const double launch = forward ? o.host_forward_launch_s : o.host_backward_launch_s;
+    double host = 0, gpu = 0, busy = 0;
+    for (size_t k = 0; k < prices.size(); ++k) {
+      const size_t i = forward ? k : prices.size() - 1 - k;
+      const NodePrice& p = *prices[i];
+      const double work = (forward ? p.forward_s : p.backward_s) + (p.comm_s + reshard[i]) / 2;
+      const int kernels = (forward ? p.kernels_fwd : p.kernels_bwd) + (reshard[i] > 0 ? 1 : 0);
+      busy += work;
+      if (kernels <= 0 || launch <= 0) {
+        gpu += work;
+        continue;
+      }
+      for (int j = 0; j < kernels; ++j) {
+        host += launch;
+        gpu = std::max(gpu, host) + work / kernels;
+      }
+    }
+    return gpu - busy;
+  };
+  return pass(true) + pass(false);
+}
+
 GraphPlan evaluate(const SplitModel& m, const std::vector<LayerSplit>& splits,
                    const LayerwiseOptions& o, std::string name) {
   GraphPlan p;
   p.strategy = std::move(name);
   const OpGraph& g = m.graph();
   std::vector<NodePrice> prices(g.nodes.size());
+  std::vector<const NodePrice*> in_order;
+  std::vector<double> reshard;
   for (int v : m.priced()) {
     const auto sv = static_cast<size_t>(v);
     const NodePrice np = m.node(v, splits[sv]);
@@ -112,10 +145,13 @@ GraphPlan evaluate(const SplitModel& m, const std::vector<LayerSplit>& splits,
     p.comm_s += lc.comm_s;
     p.reshard_s += lc.reshard_s;
     p.memory_bytes += lc.memory_bytes;
+    in_order.push_back(&prices[sv]);
+    reshard.push_back(lc.reshard_s);
     p.layers.push_back(std::move(lc));
   }
   p.sync_exposed_s = exposed_sync(m, m.priced(), splits, prices, o);
-  p.step_s = p.compute_s + p.comm_s + p.reshard_s + p.sync_exposed_s;
+  p.host_launch_s = host_wait(in_order, reshard, o);
+  p.step_s = p.compute_s + p.comm_s + p.reshard_s + p.sync_exposed_s + p.host_launch_s;
   return p;
 }
 
@@ -155,12 +191,14 @@ GraphPlan price_pipeline(const OpGraph& g, const NodeGroup& group, const Fabric&
   const std::vector<int>& order = m.priced();
   const size_t count = order.size();
   std::vector<double> t(count), sync(count), mem(count), kept(count);
+  std::vector<NodePrice> prices(count);
   std::vector<LayerSplit> splits(g.nodes.size());
   for (size_t i = 0; i < count; ++i) {
     const int v = order[i];
     const LayerSplit s = m.fit(v, {q, 1, 1, 1, 1});
     splits[static_cast<size_t>(v)] = s;
     const NodePrice np = m.node(v, s);
+    prices[i] = np;
     t[i] = np.forward_s + np.backward_s + np.comm_s;
     sync[i] = np.grad_bytes;
     const double in = g.nodes[static_cast<size_t>(v)].in_elements * mb / s.sample;
@@ -182,12 +220,19 @@ GraphPlan price_pipeline(const OpGraph& g, const NodeGroup& group, const Fabric&
       }
   std::vector<size_t> bounds(s + 1, count);
   for (size_t k = s; k > 0; --k) bounds[k - 1] = cut[k][bounds[k]];
-  double slowest = 0, send = 0, sync_s = 0, memory = 0;
+  double slowest = 0, send = 0, sync_s = 0, memory = 0, host = 0;
   const Pricer& pricer = m.pricer();
   for (size_t k = 0; k < s; ++k) {
     double time = 0, grad = 0, held = 0;
-    for (size_t i = bounds[k]; i < bounds[k + 1]; ++i)
+    std::vector<const NodePrice*> stage;
+    for (size_t i = bounds[k]; i < bounds[k + 1]; ++i) {
       time += t[i], grad += sync[i], held += mem[i] + micro * kept[i];
+      stage.push_back(&prices[i]);
+    }
+    // Each micro-batch's passes through the stage wait for its host as one step's would.
+    const double wait = host_wait(stage, std::vector<double>(stage.size(), 0), o);
+    if (time + wait > slowest) host = wait;
+    time += wait;
     // The activation this stage passes on, per device, forward and its gradient back.
     if (k + 1 < s && bounds[k + 1] > 0) {
       const GraphNode& last = g.nodes[static_cast<size_t>(order[bounds[k + 1] - 1])];
@@ -199,11 +244,12 @@ GraphPlan price_pipeline(const OpGraph& g, const NodeGroup& group, const Fabric&
     memory = std::max(memory, held);
   }
   const double per_micro = slowest + send;
-  p.compute_s = micro * slowest;
+  p.host_launch_s = micro * host;
+  p.compute_s = micro * (slowest - host);
   p.comm_s = micro * send;
   p.bubble_s = (stages - 1) * per_micro;
   p.sync_exposed_s = sync_s;
-  p.step_s = p.compute_s + p.comm_s + p.bubble_s + p.sync_exposed_s;
+  p.step_s = p.compute_s + p.host_launch_s + p.comm_s + p.bubble_s + p.sync_exposed_s;
   p.memory_bytes = memory;
   for (size_t i = 0; i < count; ++i) {
     const auto v = static_cast<size_t>(order[i]);

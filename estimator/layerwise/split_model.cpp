@@ -237,8 +237,10 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
   auto gemm_s = [&](const GemmShape& shape) { return split_k(shape, math) * winograd_share; };
   auto gemms = [&](const GemmShape& fwd, bool both_grads) {
     p.forward_s += gemm_s(fwd);
-    if (!first || both_grads) p.backward_s += gemm_s(dgrad_shape(fwd));
+    ++p.kernels_fwd;
+    if (!first || both_grads) p.backward_s += gemm_s(dgrad_shape(fwd)), ++p.kernels_bwd;
     p.backward_s += gemm_s(wgrad_shape(fwd));
+    ++p.kernels_bwd;
   };
   // Rows of its input a spatial shard reads from each neighbour: the receptive field of one
   // output row, d(k-1)+1, less the stride it advances, split between the two sides.
@@ -249,6 +251,7 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
     if (rows <= 0) return;
     const double bytes = 2 * rows * row_bytes;                        // both neighbours
     p.comm_s += 2 * pricer_.send_recv(bytes, spatial_group).seconds;  // forward, backward
+    ++p.kernels_fwd, ++p.kernels_bwd;
   };
   const bool grouped = n.kind == NodeKind::conv && n.groups > 1;
   const double in_split =
@@ -269,19 +272,23 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
     gemms(fwd, false);
     const double row_bytes = rest_in * static_cast<double>(cin_l * gb) * bl * e_;
     halo(row_bytes);
-    if (s.filter > 1 && !first && g == 1)
+    if (s.filter > 1 && !first && g == 1) {
       p.comm_s +=
           pricer_.collective(CollectiveOp::all_reduce, row_bytes * ext_in, filter_group).seconds;
+      ++p.kernels_bwd;
+    }
   } else if (n.kind == NodeKind::matmul && n.weight) {
     const auto rows = static_cast<int64_t>(bl * up(static_cast<double>(n.m), s.spatial));
     const GemmShape fwd{rows, up(static_cast<double>(n.n), s.filter),
                         up(static_cast<double>(n.k), s.channel), n.batch};
     gemms(fwd, false);
-    if (s.filter > 1 && !first)
+    if (s.filter > 1 && !first) {
       p.comm_s += pricer_
                       .collective(CollectiveOp::all_reduce,
                                   static_cast<double>(rows * fwd.k * n.batch) * e_, filter_group)
                       .seconds;
+      ++p.kernels_bwd;
+    }
   } else if (n.kind == NodeKind::matmul) {
     gemms({n.m, n.n, n.k, static_cast<int64_t>(bl * n.batch)}, true);
   } else {
@@ -298,6 +305,7 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
       p.forward_s += pricer_.memory_pass(fwd).seconds;
       p.backward_s += pricer_.memory_pass(bwd).seconds;
     }
+    ++p.kernels_fwd, ++p.kernels_bwd;
     if (n.depthwise())
       halo(product(n.in_spatial, 1) * up(static_cast<double>(n.cin), s.filter) * bl * e_);
     else if (!n.kernel.empty() && l.extent_in > 0)  // a pooling window
@@ -306,23 +314,28 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
     // group norms reduce over the image (a spatial split), layer norm over the features (a
     // filter split of its last axis).
     const bool layer_norm = n.op_type == "LayerNormalization";
-    if (is_norm(n) && layer_norm && s.filter > 1)
+    const bool norm_over_features = is_norm(n) && layer_norm && s.filter > 1;
+    const bool norm_over_image = s.spatial > 1 && is_norm(n) && !layer_norm;
+    if (norm_over_features || norm_over_image) ++p.kernels_fwd, ++p.kernels_bwd;
+    if (norm_over_features)
       p.comm_s += 2 * pricer_
                           .collective(CollectiveOp::all_reduce,
                                       2 * n.out_elements / l.channels_out * bl / s.spatial * 4,
                                       filter_group)
                           .seconds;
-    if (s.spatial > 1 && is_norm(n) && !layer_norm)
+    if (norm_over_image)
       p.comm_s += 2 * pricer_
                           .collective(CollectiveOp::all_reduce, 2 * l.channels_out / s.filter * 4,
                                       spatial_group)
                           .seconds;
     // A reduction over the split dimension (global pooling): its partial results summed.
-    if (s.spatial > 1 && l.extent_out < s.spatial)
+    if (s.spatial > 1 && l.extent_out < s.spatial) {
       p.comm_s += pricer_
                       .collective(CollectiveOp::all_reduce, n.out_elements * bl * e_ / s.filter,
                                   spatial_group)
                       .seconds;
+      ++p.kernels_fwd;
+    }
   }
   const double local_params = n.params / (splits_weights(n) ? s.filter * s.channel : s.filter);
   p.grad_bytes = local_params * 4;

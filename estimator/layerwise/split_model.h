@@ -15,6 +15,7 @@ struct NodePrice {
   double sync_s = 0;                     // the weight gradients' all-reduce
   double grad_bytes = 0;                 // what that all-reduce moves per device
   double memory_bytes = 0;               // weights, gradients, optimizer state, kept inputs
+  int kernels_fwd = 0, kernels_bwd = 0;  // what the host launches for it, collectives too
   double total() const { return forward_s + backward_s + comm_s + sync_s; }
 };
 

@@ -69,6 +69,8 @@ LayerwiseOptions layerwise_options(const PlanRequest& a, const Cluster& c, int g
   o.tf32_matmul = sw.tf32_matmul;
   o.tf32_conv = sw.tf32_conv;
   o.conv_winograd = sw.conv_winograd;
+  o.host_forward_launch_s = sw.cuda_graphs ? 0 : sw.host_forward_launch_s;
+  o.host_backward_launch_s = sw.cuda_graphs ? 0 : sw.host_backward_launch_s;
   o.global_batch = global_batch;
   o.epoch_samples = a.epoch_samples;
   o.loading = loading_of(a);

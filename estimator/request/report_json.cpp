@@ -161,12 +161,19 @@ void add_varlen_json(nlohmann::json& j, const VarlenEstimate& v, const VarlenOpt
 }
 
 nlohmann::json plan_json(const GraphPlan& p) {
-  nlohmann::json j = {{"strategy", p.strategy},   {"feasible", p.feasible},
-                      {"step_time_s", p.step_s},  {"samples_per_s", p.samples_per_s},
-                      {"compute_s", p.compute_s}, {"comm_s", p.comm_s},
-                      {"reshard_s", p.reshard_s}, {"sync_exposed_s", p.sync_exposed_s},
-                      {"bubble_s", p.bubble_s},   {"memory_per_gpu_bytes", p.memory_bytes},
-                      {"stages", p.stages},       {"micro_batches", p.micro_batches}};
+  nlohmann::json j = {{"strategy", p.strategy},
+                      {"feasible", p.feasible},
+                      {"step_time_s", p.step_s},
+                      {"samples_per_s", p.samples_per_s},
+                      {"compute_s", p.compute_s},
+                      {"comm_s", p.comm_s},
+                      {"reshard_s", p.reshard_s},
+                      {"sync_exposed_s", p.sync_exposed_s},
+                      {"bubble_s", p.bubble_s},
+                      {"host_launch_s", p.host_launch_s},
+                      {"memory_per_gpu_bytes", p.memory_bytes},
+                      {"stages", p.stages},
+                      {"micro_batches", p.micro_batches}};
   if (p.epoch_s > 0) j["epoch_s"] = p.epoch_s;
   if (p.input) j["input"] = input_json(*p.input);
   if (!p.feasible) j["reason"] = p.reason;

@@ -37,6 +37,9 @@ struct LayerwiseOptions {
   // fp32 3x3 convolutions of stride 1 may run as Winograd F(2x2, 3x3) where cuDNN chooses the
   // algorithm (Software::conv_winograd).
   bool conv_winograd = true;
+  // The host's seconds per kernel it launches, forward and backward (Software's; 0 under CUDA
+  // graphs): a pass whose kernels run shorter than their launches waits for the host.
+  double host_forward_launch_s = 8e-6, host_backward_launch_s = 4e-6;
   // The optimizer's state per parameter besides the weight and its gradient: momentum SGD (4
   // bytes, the CNN papers') or Adam (8).
   std::string optimizer = "sgd";
@@ -73,6 +76,7 @@ struct GraphPlan {
   double step_s = 0;
   double compute_s = 0, comm_s = 0, reshard_s = 0;
   double sync_exposed_s = 0;  // gradient all-reduce left after overlapping the backward
+  double host_launch_s = 0;   // the GPU waiting for the host to launch its kernels
   double bubble_s = 0;        // pipelines: fill and drain
   double memory_bytes = 0;    // the most loaded device
   double capacity_bytes = 0;
