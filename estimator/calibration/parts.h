@@ -13,7 +13,7 @@ namespace shardcost {
 std::string calibration_part(const std::string& time_part, std::string_view precision);
 // Seconds per calibration part (zero parts left out): compute_<precision> (forward, backward,
 // recomputation and the pipeline bubble, the compute the pipeline waits for), tp_comm,
-// cp_comm, ep_comm, pp_p2p (with resharding), dp_comm, optimizer.
+// cp_comm, ep_comm, pp_p2p (with resharding), dp_comm, optimizer, host_launch.
 std::map<std::string, double> calibration_parts(const Estimate&, std::string_view precision);
 // The bytes of one named memory part (weights, ..., buffers: the allowance); 0 when absent.
 double memory_part(const Estimate&, std::string_view name);

@@ -409,7 +409,10 @@ double deepbench_sustained_ratio(const char* device) {
     if (name != device || std::stod(us) < 10'000 || std::min({s.m, s.n, s.k}) < 512) continue;
     ratios.push_back(pr.gemm(s, DType::fp16).seconds / (std::stod(us) * 1e-6));
   }
-  EXPECT_GE(ratios.size(), 8u);
+  if (ratios.size() < 8) {
+    ADD_FAILURE() << "too few DeepBench rows of " << device << ": " << ratios.size();
+    return 0;
+  }
   std::sort(ratios.begin(), ratios.end());
   const size_t h = ratios.size() / 2;
   return ratios.size() % 2 ? ratios[h] : (ratios[h - 1] + ratios[h]) / 2;

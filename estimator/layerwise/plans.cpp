@@ -91,30 +91,31 @@ double exposed_sync(const SplitModel& m, const std::vector<int>& order,
 // The GPU waiting for the host (no CUDA graphs): the host launches each operator's kernels in
 // turn, forward in graph order and backward in reverse, at its launch cost each; a kernel
 // starts once the GPU is free and the host has launched it, so the queue runs ahead while
-// long kernels compute and drains on short ones. What the two passes over `prices` (a
-// micro-batch's operators, in order) take beyond their kernels' time; `reshard` is each
-// operator's redistribution of its inputs, one collective each way.
+// long kernels compute and drains on short ones. The host launched a pass's first kernel
+// while the step before it ran (steps repeat), so that one waits for nothing. What the two passes
+// over `prices` (a micro-batch's operators, in order) take beyond their kernels' time; `reshard` is
+// each operator's redistribution of its inputs, one collective each way.
 double host_wait(const std::vector<const NodePrice*>& prices, const std::vector<double>& reshard,
                  const LayerwiseOptions& o) {
   auto pass = [&](bool forward) {
     const double launch = forward ? o.host_forward_launch_s : o.host_backward_launch_s;
-    double host = 0, gpu = 0, busy = 0;
+    double host = -launch, gpu = 0, idle = 0;
     for (size_t k = 0; k < prices.size(); ++k) {
       const size_t i = forward ? k : prices.size() - 1 - k;
       const NodePrice& p = *prices[i];
       const double work = (forward ? p.forward_s : p.backward_s) + (p.comm_s + reshard[i]) / 2;
       const int kernels = (forward ? p.kernels_fwd : p.kernels_bwd) + (reshard[i] > 0 ? 1 : 0);
-      busy += work;
       if (kernels <= 0 || launch <= 0) {
         gpu += work;
         continue;
       }
       for (int j = 0; j < kernels; ++j) {
         host += launch;
-        gpu = std::max(gpu, host) + work / kernels;
+        if (host > gpu) idle += host - gpu, gpu = host;
+        gpu += work / kernels;
       }
     }
-    return gpu - busy;
+    return idle;
   };
   return pass(true) + pass(false);
 }

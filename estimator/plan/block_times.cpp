@@ -18,9 +18,8 @@ struct OpCost {
   bool is_attention = false;
   bool selective = false;
   double selective_share = 1;
-  // Kernels the host launches for the op, forward and backward (what a stack without CUDA
-  // graphs pays its per-launch host time for).
-  double kernels_fwd = 1, kernels_bwd = 1;
+  // The host's seconds to launch the op's kernels, forward and backward, without CUDA graphs.
+  double host_fwd = 0, host_bwd = 0;
 };
 
 // The experts' tensor-parallel traffic counts as tensor-parallel communication.
@@ -30,6 +29,11 @@ Part comm_part(Axis a) {
 
 OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Software& sw) {
   const FusedAttention kernel = sw.fused_attention;
+  // One kernel each way where the op takes time (an identity collective launches none).
+  auto launch_each = [&](OpCost& c) {
+    c.host_fwd = c.fwd.seconds > 0 ? sw.host_forward_launch_s : 0;
+    c.host_bwd = c.bwd.seconds > 0 ? sw.host_backward_launch_s : 0;
+  };
   OpCost c;
   c.selective = op.selective;
   c.selective_share = op.selective_share;
@@ -46,10 +50,17 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
         c.fwd.seconds += launches;
         c.dgrad.seconds += launches;
         c.wgrad.seconds += launches;
-        c.kernels_fwd = op.gemm.batch;
       }
-      c.kernels_bwd = 2 * c.kernels_fwd;  // the input- and the weight-gradient GEMM
       c.bwd = {c.dgrad.seconds + c.wgrad.seconds, c.dgrad.origin};
+      // The input- and the weight-gradient GEMM backward; a stack running one GEMM per local
+      // expert launches the others from the same C++ call, at the driver's cost each.
+      c.host_fwd = sw.host_forward_launch_s;
+      c.host_bwd = 2 * sw.host_backward_launch_s;
+      if (op.per_expert_kernels && sw.grouped_gemm_per_expert && op.gemm.batch > 1) {
+        const double members = (op.gemm.batch - 1) * sw.host_driver_launch_s;
+        c.host_fwd += members;
+        c.host_bwd += 2 * members;
+      }
       c.gemm = true;
       c.is_attention = op.core_attention;
       break;
@@ -69,7 +80,8 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
         if (bwd_bytes.seconds > c.bwd.seconds) c.bwd = bwd_bytes;
       }
       // FlashAttention's backward: the dO.O row sums, then the main kernel.
-      c.kernels_bwd = 2;
+      c.host_fwd = sw.host_forward_launch_s;
+      c.host_bwd = 2 * sw.host_backward_launch_s;
       c.is_attention = true;
       break;
     }
@@ -77,8 +89,7 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
       const bool eager = sw.eager_elementwise && op.eager_bytes >= 0;
       c.fwd = pr.memory_pass(eager ? op.eager_bytes : op.bytes);
       c.bwd = pr.memory_pass(eager ? op.eager_backward_bytes : op.backward_bytes);
-      c.kernels_fwd = c.fwd.seconds > 0 ? 1 : 0;
-      c.kernels_bwd = c.bwd.seconds > 0 ? 1 : 0;
+      launch_each(c);
       c.is_attention = op.core_attention;
       break;
     }
@@ -88,6 +99,7 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
         c.fwd = pr.routed_all_to_all(op.bytes, op.routing, group);
         c.bwd = pr.routed_all_to_all(op.backward_bytes > 0 ? op.backward_bytes : op.bytes,
                                      op.routing, group);
+        launch_each(c);
         c.is_comm = true;
         c.comm_part = comm_part(op.axis);
         break;
@@ -98,8 +110,8 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
                               group);
       if (op.backward_regather)
         c.regather = pr.collective(CollectiveOp::all_gather, op.bytes, group);
-      c.kernels_fwd = op.op ? 1 : 0;
-      c.kernels_bwd = (op.backward_op ? 1 : 0) + (op.backward_regather ? 1 : 0);
+      launch_each(c);
+      if (c.regather.seconds > 0) c.host_bwd += sw.host_backward_launch_s;
       c.is_comm = true;
       c.comm_part = comm_part(op.axis);
       break;
@@ -110,7 +122,8 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
       const Priced bwd = pr.send_recv(2 * op.bytes / steps, group);
       c.fwd = {fwd.seconds * steps, fwd.origin};
       c.bwd = {bwd.seconds * steps, bwd.origin};
-      c.kernels_fwd = c.kernels_bwd = steps;
+      c.host_fwd = c.fwd.seconds > 0 ? steps * sw.host_forward_launch_s : 0;
+      c.host_bwd = c.bwd.seconds > 0 ? steps * sw.host_backward_launch_s : 0;
       c.is_comm = true;
       c.comm_part = comm_part(op.axis);
       break;
@@ -163,14 +176,15 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
   Priced cp_fwd, cp_bwd;
   double attn_fwd = 0, attn_bwd = 0;  // the compute a ring exchange hides behind
   double comm_fwd = 0;                // the forward's exposed communication
-  double kernels_fwd = 0, kernels_bwd = 0, kernels_recompute = 0;
+  double host_fwd = 0, host_bwd = 0;  // the host's launches of the passes
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     const OpCost& c = costs[i];
-    kernels_fwd += c.kernels_fwd;
-    kernels_bwd += c.kernels_bwd;
+    host_fwd += c.host_fwd;
+    host_bwd += c.host_bwd;
+    // A recomputed forward is launched again inside the backward.
     if (recompute == Recompute::full || (recompute == Recompute::selective && c.selective))
-      kernels_recompute += c.kernels_fwd;
+      host_bwd += c.host_fwd;
     if (op.kind == OpKind::ring) {
       cp_fwd = c.fwd;
       cp_bwd = c.bwd;
@@ -248,12 +262,8 @@ Times block_times(const std::vector<Op>& ops, const Pricer& pr, const Placement&
   t.add_backward_comm(kCpComm, behind(cp_bwd, attn_bwd, pr.overlap_slowdown()));
   // Without CUDA graphs the host launches every kernel: a pass whose kernels run shorter
   // than their launches waits for the host (the queue runs ahead only while the GPU is the
-  // slower; over a block's repeated copies the pass takes the longer of the two). A
-  // recomputed forward is launched from Python again.
+  // slower; over a block's repeated copies the pass takes the longer of the two).
   if (!sw.cuda_graphs) {
-    const double host_fwd = kernels_fwd * sw.host_forward_launch_s;
-    const double host_bwd =
-        kernels_bwd * sw.host_backward_launch_s + kernels_recompute * sw.host_forward_launch_s;
     const double gpu_fwd = t.s[kComputeForward] + comm_fwd;
     const double gpu_bwd = t.s[kComputeBackward] + t.s[kComputeRecompute] + t.backward_comm;
     t.add(kHostLaunch, {std::max(0.0, host_fwd - gpu_fwd) + std::max(0.0, host_bwd - gpu_bwd),

@@ -61,9 +61,15 @@ struct Step {
     e.pricer = u.pricer;
     e.graph = u.graph;
     e.times.clear();
+    // Per-layer CUDA graphs capture the body's layers only: the embedding and the head and
+    // loss are launched eagerly.
+    Software eager = sw;
+    eager.cuda_graphs = false;
     for (const Block& b : u.graph->blocks) {
-      const Recompute rc = b.pin == Block::Pin::body ? s.recompute : Recompute::none;
-      e.times.push_back(block_times(b.ops, *u.pricer, *u.place, rc, sw, in.track_origins));
+      const bool body = b.pin == Block::Pin::body;
+      e.times.push_back(block_times(b.ops, *u.pricer, *u.place,
+                                    body ? s.recompute : Recompute::none, body ? sw : eager,
+                                    in.track_origins));
     }
     return e.times;
   }

@@ -128,8 +128,8 @@ for kind in ("devices", "systems", "models"):
         assert e.get("sources"), (kind, e["name"])
 PY
 cp "$SCRATCH/out" "$SCRATCH/catalog.json"
-# Every on/off key --software takes is in the catalog's JSON, with each preset's value: the
-# keys from the refusal of an unknown one, the values from an override that flips each.
+# Every on/off key --software takes is in the catalog's JSON, a true or false for each preset
+# (the keys from the refusal of an unknown one; torchtitan's own switches checked by value).
 expect_exit 2 "$BIN" estimate --model gpt3-1.3b --cluster dgx-a100 --strategy tp=1,pp=1 \
   --software torchtitan:bogus=1
 python3 - "$SCRATCH/err" "$SCRATCH/catalog.json" <<'PY' || fail "catalog --format json lacks a --software key"

@@ -338,8 +338,12 @@ struct Software {
   // for the host (the step's host_launch part).
   double host_forward_launch_s = 8e-6;
   double host_backward_launch_s = 4e-6;
+  // A kernel launched from C++ inside one op's call (Transformer Engine's GEMM per local
+  // expert beyond the first): the driver's cuLaunchKernel alone.
+  double host_driver_launch_s = 3e-6;
   // CUDA graphs replay each layer's kernels from one launch (Megatron-core's and Transformer
-  // Engine's per-layer graphs): no host launch per kernel.
+  // Engine's per-layer graphs): no host launch per kernel of the transformer layers (the
+  // embedding, the head and the loss stay eager).
   bool cuda_graphs = false;
 };
 Software software_preset(std::string_view name);  // software_presets()
