@@ -141,6 +141,12 @@ void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quant
   }
 }
 
+// Eager PyTorch's casts of e-byte activations to fp32 and back around its fp32 math (e + 4
+// bytes each way, none where they are fp32 already).
+double eager_fp32_casts(const Dims& d) {
+  return d.e < 4 ? 2 * (d.e + 4) : 0;
+}
+
 // Norm: read x, write y in bf16. Backward (apex/TE kernels): read x and dy, write dx, then a
 // second pass over x and dy for the weight (and bias) gradients. Feeding an FP8 or MXFP8
 // linear, Transformer Engine's LayerNormLinear writes y quantized (q bytes) instead; before
@@ -153,12 +159,6 @@ void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quant
 // reduction to the weight's gradient (8 + 16), the inverse-RMS product and its row reduction
 // (8 + 16), mean's expanded gradient (4), pow's gradient (self^1, times 2, times the
 // gradient: 28) and the sum of the two paths into the input (12): 104 B in bf16.
-// Eager PyTorch's casts of e-byte activations to fp32 and back around its fp32 math (e + 4
-// bytes each way, none where they are fp32 already).
-double eager_fp32_casts(const Dims& d) {
-  return d.e < 4 ? 2 * (d.e + 4) : 0;
-}
-
 Op& eager_rms_norm(Op& op, const Dims& d, double elements) {
   op.eager_bytes = elements * (eager_fp32_casts(d) + 28);
   op.eager_backward_bytes = elements * (eager_fp32_casts(d) + 92);
