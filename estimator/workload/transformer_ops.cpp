@@ -397,13 +397,16 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
     eager_rms_norm(out.back(), d, elements);
     recomputed(out.back(), d.per_op());
   }
-  // Rotary embedding on Q and K. Fused kernels (Transformer Engine's) are not priced here; eager
-  // PyTorch (torchtitan's apply_rotary_emb, Software::eager_elementwise) casts each to fp32
-  // (e + 4), multiplies it as complex numbers by the frequencies (8) and casts back (4 + e),
-  // and its backward runs the same three passes: 20 B an element each way in bf16.
+  // Rotary embedding on Q and K. Fused (Transformer Engine's fused_apply_rotary_pos_emb, which
+  // Megatron-core applies unless --no-rope-fusion): one kernel reads each element and writes it
+  // rotated, the angles computed from a table per position; backward the same for the
+  // gradient: 2e B an element each way. Eager PyTorch (torchtitan's apply_rotary_emb,
+  // Software::eager_elementwise) casts each to fp32 (e + 4), multiplies it as complex numbers
+  // by the frequencies (8) and casts back (4 + e), and its backward runs the same three
+  // passes: 20 B an element each way in bf16.
   if (!m.learned_positions) {
     const double elements = d.tokens * (d.q_local + d.kv_local) * d.hd;
-    Op rope = pass("rope", elements, 0, 0);
+    Op rope = pass("rope", elements, 2 * d.e, 2 * d.e);
     rope.eager_bytes = rope.eager_backward_bytes = elements * (eager_fp32_casts(d) + 8);
     out.push_back(recomputed(rope, d.per_op()));
   }
