@@ -139,10 +139,12 @@ LayerParameters layer_parameters(const Model& m, LayerKind kind) {
     const double heads = m.heads;
     const double q_out = heads * a.qk_head_dim();
     // Up projections and the output projection split over TP; the down projections (and the
-    // norms of their latents) run whole on every rank, as Megatron-core's MLA has them.
+    // norms of their latents) run whole on every rank, as Megatron-core's MLA has them. Only
+    // the output projection takes add_bias_linear's bias: Megatron-core builds the query,
+    // down and up projections with bias=False (multi_latent_attention.py).
     p.attention = (a.q_lora_rank > 0 ? a.q_lora_rank * q_out : h * q_out) +
                   a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim) +
-                  heads * a.v_head_dim * h + b * (q_out + h);
+                  heads * a.v_head_dim * h + b * h;
     p.replicated = (a.q_lora_rank > 0 ? h * a.q_lora_rank + norm_parameters(m, a.q_lora_rank) : 0) +
                    h * (a.kv_lora_rank + a.qk_rope_head_dim) + norm_parameters(m, a.kv_lora_rank);
   } else if (kind.mixer == Mixer::attention) {

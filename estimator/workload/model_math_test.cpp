@@ -97,6 +97,27 @@ TEST(ModelMath, MlaLayerParametersByHand) {
   EXPECT_DOUBLE_EQ(layer_parameters(ds, {Mixer::attention, Ffn::dense}).mlp, 3.0 * 7168 * 18432);
 }
 
+// Megatron-core's own MLA unit test (tests/unit_tests/transformer/test_multi_latent_attention.py)
+// builds MLASelfAttention at hidden 12, 4 heads, q_lora_rank and kv_lora_rank 32 (latents wider
+// than the hidden states), qk_head_dim 128, qk_pos_emb_head_dim 64, v_head_dim 128, with
+// add_bias_linear's default bias, and asserts 65,036 parameters: q down 12x32, q up
+// 32x(4x192), kv down 12x(32+64), kv up 32x(4x256), the output projection (4x128)x12 and its
+// bias 12 (every other MLA linear is built with bias=False). Its latents' norms are IdentityOp
+// (qk_layernorm off); the model here has them, RMSNorms of 32 each.
+TEST(ModelMath, MlaWiderThanItsHiddenStatesCountsAsMegatronsUnitTest) {
+  Model m = gpt(2, 12, 4, 100, 32);
+  m.rmsnorm = true;
+  m.bias = true;
+  m.mla.q_lora_rank = 32;
+  m.mla.kv_lora_rank = 32;
+  m.mla.qk_nope_head_dim = 128;
+  m.mla.qk_rope_head_dim = 64;
+  m.mla.v_head_dim = 128;
+  ASSERT_TRUE(m.is_mla());
+  const LayerParameters p = layer_parameters(m, kDense);
+  EXPECT_DOUBLE_EQ(p.attention + p.replicated - 2 * 32, 65036);
+}
+
 TEST(ModelMath, FineGrainedMoeFlopsCountActiveAndSharedExperts) {
   const Model ds = load_model("deepseek-v3");
   const double h = 7168, f = 2048;
