@@ -163,6 +163,7 @@ std::optional<double> attention_rate(const Device& d, const AttentionShape& a, b
   };
   const double forward = at(best->forward_causal);
   if (!backward) return forward;
+  if (!best->backward_causal.empty()) return at(best->backward_causal);
   return forward * at(best->backward) / at(best->forward);
 }
 

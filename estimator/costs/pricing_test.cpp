@@ -490,6 +490,38 @@ TEST(Pricing, FusedAttentionRunsAtItsKernelsMeasuredRateByLengthAndHeadDim) {
   EXPECT_FALSE(attention_rate(a100, cudnn, false));
 }
 
+// Blackwell's cuDNN attention at NVIDIA/cudnn-frontend's published rates (the catalog's
+// sources): B200 (cuDNN 9.13.1) measured causal passes only, so its causal backward is its
+// own, 995 TFLOP/s at 8k, not 0.59 of the peak (1,327); GB200 and GB300 (cuDNN 9.19.1) at
+// 4k causal forward 1335 and 1672 TFLOP/s: Blackwell Ultra's doubled exponential rate shows in
+// the forward (1.25x) far more than in the backward (1195 / 1132 = 1.06x). DeepSeek-V3's MLA
+// (192/128, head_dim 160) has a curve of its own on GB200, its backward counted 2.6x forward
+// by the benchmark and 2.5x here: 1248 x 2.5 / 2.6 = 1200 TFLOP/s at 8k.
+TEST(Pricing, BlackwellAttentionRunsAtCudnnFrontendsMeasuredRates) {
+  const Device b200 = load_cluster("dgx-b200", 8).groups.front().device;
+  const Device gb200 = load_cluster("gb200-nvl72", 72).groups.front().device;
+  const Device gb300 = load_cluster("gb300-nvl72", 72).groups.front().device;
+  const AttentionShape at8k{FusedAttention::cudnn, 8192, 128};
+  EXPECT_DOUBLE_EQ(*attention_rate(b200, at8k, false), 1384e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(b200, at8k, true), 995e12);
+  const AttentionShape at4k{FusedAttention::cudnn, 4096, 128};
+  EXPECT_DOUBLE_EQ(*attention_rate(gb200, at4k, false), 1335e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(gb300, at4k, false), 1672e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(gb200, at4k, true), 1132e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(gb300, at4k, true), 1195e12);
+  EXPECT_NEAR(*attention_rate(gb200, {FusedAttention::cudnn, 8192, 160}, true), 1200e12, 1e9);
+  // Where a curve has both, the measured causal backward wins over the non-causal pair's
+  // ratio (GB200 at 4k: 1132, not 1335 x 1287 / 1593 = 1079).
+  EXPECT_NE(*attention_rate(gb200, at4k, true), 1335e12 * 1287 / 1593);
+  // Priced at the GEMMs' sustained-over-burst ratio, as every benchmarked rate: B200's backward
+  // of 1 PFLOP at 8k takes 1 / (995 x 0.647 / 0.776) ms.
+  const Cluster c = load_cluster("dgx-b200", 8);
+  const NodeGroup& g = c.groups.front();
+  const Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, nullptr};
+  EXPECT_NEAR(pr.fused_attention(1e15, DType::bf16, at8k, true).seconds,
+              1e15 / (995e12 * 0.647 / 0.776) + 2e-6, 1e-9);
+}
+
 TEST(Pricing, PresetsNameTheAttentionKernelTheirStacksRun) {
   EXPECT_EQ(software_preset("megatron-core").fused_attention, FusedAttention::cudnn);
   EXPECT_EQ(software_preset("nemo").fused_attention, FusedAttention::cudnn);

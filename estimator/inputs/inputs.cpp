@@ -39,7 +39,8 @@ constexpr double kDefaultPcieIntraEfficiency = 0.62;
 constexpr double kDefaultInterEfficiency = 0.90;
 
 // "attention_kernels": {"seq_len": [...], "curves": [{"kernel": "cudnn", "head_dim": 128,
-// "forward_causal": [TFLOP/s...], "forward": [...], "backward": [...]}, ...]}.
+// "forward_causal": [TFLOP/s...], "forward": [...], "backward": [...]}, ...]}; a curve may give
+// "backward_causal" instead of (or beside) the non-causal pair.
 AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::string& where) {
   JsonFields f(j, where);
   AttentionKernels k;
@@ -69,10 +70,21 @@ AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::str
       c.fail("kernel", "must name a kernel: fa2, cudnn or fa3");
     curve.head_dim = c.required_number("head_dim", 1);
     curve.forward_causal = numbers(c, "forward_causal", 1e12);
-    curve.forward = numbers(c, "forward", 1e12);
-    curve.backward = numbers(c, "backward", 1e12);
-    for (const auto* v : {&curve.forward_causal, &curve.forward, &curve.backward})
-      if (v->size() != k.seq_len.size())
+    const bool causal_backward = c.optional_array("backward_causal") != nullptr;
+    const bool has_forward = c.optional_array("forward") != nullptr;
+    const bool has_backward = c.optional_array("backward") != nullptr;
+    if (causal_backward) curve.backward_causal = numbers(c, "backward_causal", 1e12);
+    if (!causal_backward || has_forward || has_backward) {
+      if (!has_forward || !has_backward)
+        c.fail(has_forward ? "backward" : "forward",
+               "is missing; give the non-causal \"forward\" and \"backward\" rates, or the "
+               "causal backward as \"backward_causal\"");
+      curve.forward = numbers(c, "forward", 1e12);
+      curve.backward = numbers(c, "backward", 1e12);
+    }
+    for (const auto* v :
+         {&curve.forward_causal, &curve.forward, &curve.backward, &curve.backward_causal})
+      if (!v->empty() && v->size() != k.seq_len.size())
         c.fail("forward", fmt::format("and the other rate arrays must hold one rate per seq_len "
                                       "({} of them)",
                                       k.seq_len.size()));

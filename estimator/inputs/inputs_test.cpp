@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -288,6 +289,38 @@ TEST(Inputs, ClustersCarryPublishedBusBandwidthSweeps) {
   EXPECT_NE(error(R"({"all_gather": [[1, -2], [3, 4]]})").find("positive numbers"),
             std::string::npos);
   EXPECT_NE(error(R"([1, 2])").find("intra_node_busbw_GBps"), std::string::npos);
+}
+
+// A device's measured attention curves: the non-causal pair, or the causal backward itself
+// (what a benchmark of causal passes alone publishes, as cudnn-frontend's B200 runs).
+TEST(Inputs, AttentionCurvesTakeTheCausalBackwardOrTheNonCausalPair) {
+  auto cluster = [](const std::string& curve) {
+    return fmt::format(R"({{"name": "x", "gpus_per_node": 8, "nodes": 1,
+      "intra_node_bandwidth_GBps": 300, "inter_node_bandwidth_GBps": 25,
+      "device": {{"name": "d", "sms": 100, "memory_GiB": 80, "memory_bandwidth_GBps": 2000,
+        "peak_tflops": {{"bf16": 1000}}, "efficiency": {{"gemm": 0.7, "memory": 0.8,
+        "attention": 0.5}}, "attention_kernels": {{"seq_len": [1024, 4096], "curves": [{{
+          "kernel": "cudnn", "head_dim": 128, "forward_causal": [300, 400], {}}}]}}}}}})",
+                       curve);
+  };
+  const Cluster c = parse_cluster_json(cluster(R"("backward_causal": [200, 350])"), "c.json");
+  const AttentionCurve& causal = c.groups[0].device.attention_kernels.curves.at(0);
+  EXPECT_EQ(causal.backward_causal, (std::vector<double>{200e12, 350e12}));
+  EXPECT_TRUE(causal.forward.empty() && causal.backward.empty());
+  const Cluster pair =
+      parse_cluster_json(cluster(R"("forward": [500, 600], "backward": [400, 600])"), "c.json");
+  const AttentionCurve& noncausal = pair.groups[0].device.attention_kernels.curves.at(0);
+  EXPECT_EQ(noncausal.backward, (std::vector<double>{400e12, 600e12}));
+  EXPECT_TRUE(noncausal.backward_causal.empty());
+  auto error = [&](const std::string& curve) {
+    return input_error([&] { parse_cluster_json(cluster(curve), "c.json"); });
+  };
+  EXPECT_NE(error(R"("forward": [500, 600])")
+                .find("field 'backward' is missing; give the non-causal \"forward\" and "
+                      "\"backward\" rates, or the causal backward as \"backward_causal\""),
+            std::string::npos);
+  EXPECT_NE(error(R"("backward_causal": [200])").find("one rate per seq_len (2 of them)"),
+            std::string::npos);
 }
 
 TEST(Inputs, StrategyTextDefaultsAndErrors) {

@@ -53,10 +53,12 @@ FusedAttention parse_fused_attention(std::string_view);  // throws InputError
 // One fused attention kernel's measured rates on a device, per head dimension: FLOP/s at each
 // of AttentionKernels::seq_len (causal forward, non-causal forward, non-causal backward; causal
 // counted as half the square, backward as 2.5x forward, as FlashAttention's benchmarks count).
+// A benchmark that measured the causal backward gives it (backward_causal); one that measured
+// causal passes only leaves the non-causal pair empty.
 struct AttentionCurve {
   FusedAttention kernel = FusedAttention::cudnn;  // never `best`
   double head_dim = 0;
-  std::vector<double> forward_causal, forward, backward;
+  std::vector<double> forward_causal, forward, backward, backward_causal;
 };
 struct AttentionKernels {
   std::vector<double> seq_len;  // ascending
