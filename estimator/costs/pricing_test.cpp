@@ -512,6 +512,10 @@ TEST(Pricing, BlackwellAttentionRunsAtCudnnFrontendsMeasuredRates) {
   EXPECT_DOUBLE_EQ(*attention_rate(gb200, at4k, true), 1132e12);
   EXPECT_DOUBLE_EQ(*attention_rate(gb300, at4k, true), 1195e12);
   EXPECT_NEAR(*attention_rate(gb200, {FusedAttention::cudnn, 8192, 160}, true), 1200e12, 1e9);
+  // FlashAttention-2 (PyTorch SDPA's flash backend, torchtitan's) does not use Blackwell's
+  // tensor-core instructions: 373 TFLOP/s forward on B200 at 8k, 0.17 of the peak, not 0.59.
+  EXPECT_DOUBLE_EQ(*attention_rate(b200, {FusedAttention::fa2, 8192, 128}, false), 373e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(b200, {FusedAttention::fa2, 8192, 128}, true), 299e12);
   // Priced at the GEMMs' sustained-over-burst ratio, as every benchmarked rate: B200's backward
   // of 1 PFLOP at 8k takes 1 / (995 x 0.647 / 0.776) ms.
   const Cluster c = load_cluster("dgx-b200", 8);
