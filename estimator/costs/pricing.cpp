@@ -161,9 +161,9 @@ std::optional<double> attention_rate(const Device& d, const AttentionShape& a, b
     const double t = std::log(a.seq_len / x[i - 1]) / std::log(x[i] / x[i - 1]);
     return rate[i - 1] + t * (rate[i] - rate[i - 1]);
   };
+  if (backward && !best->backward_causal.empty()) return at(best->backward_causal);
   const double forward = at(best->forward_causal);
   if (!backward) return forward;
-  if (!best->backward_causal.empty()) return at(best->backward_causal);
   return forward * at(best->backward) / at(best->forward);
 }
 
