@@ -20,11 +20,16 @@ constexpr double kMinSplitK = 256;
 constexpr double kKOverhead = GemmModel::kKOverhead;  // pipeline fill as K length
 
 // Best fraction of the SMs' tile work that is useful: wave quantization, padding to whole
-// tiles, and the K loop's fill, over the tiles (small m uses smaller tiles) and split-K.
-double quantization(const Device& d, const GemmShape& s) {
+// tiles, and the K loop's fill, over the tiles (small m uses smaller tiles) and split-K; and
+// whether that best tiling splits K.
+struct Quantized {
+  double fraction = 0;
+  bool split_k = false;
+};
+Quantized quantization(const Device& d, const GemmShape& s) {
   const double m = s.m, n = s.n, k = s.k, b = s.batch, sms = d.sms;
   const double m_cap = std::exp2(std::ceil(std::log2(std::max(m, 16.0))));
-  double best = 0;
+  Quantized best;
   for (const auto& tile : kPriorTiles) {
     const double tm = std::min<double>(tile[0], m_cap), tn = tile[1];
     const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * b;
@@ -34,27 +39,34 @@ double quantization(const Device& d, const GemmShape& s) {
     const double all = tiles * splits;
     const double wave = all / (std::ceil(all / sms) * sms);
     const double padding = m * n / (std::ceil(m / tm) * tm * std::ceil(n / tn) * tn);
-    best = std::max(best, wave * padding * k_split / (k_split + kKOverhead));
+    const double fraction = wave * padding * k_split / (k_split + kKOverhead);
+    if (fraction > best.fraction) best = {fraction, splits > 1};
   }
   return best;
 }
 
-// The prior's parts that do not depend on its two constants.
+// The prior's parts that do not depend on its two constants: the compute and memory times,
+// the clock the launch cost is counted at, and the kernels the GEMM runs as. cuBLAS runs a
+// GEMM whose K it splits as two kernels, the split products and a reduction of them
+// (splitKreduce_kernel in traces; cublasLtReductionScheme_t's COMPUTE_TYPE and OUTPUT_TYPE
+// schemes), each paying the launch cost: the split GEMMs of small m and long K cost two
+// launches, not one (docs/learned-models.md, "A GPU the store has no rows of").
 struct PriorTerms {
-  double compute, memory, clock;
+  double compute, memory, clock, kernels;
 };
 PriorTerms prior_terms(const Device& d, DType t, const GemmShape& s) {
   const double flops = 2.0 * s.m * s.n * s.k * s.batch;
   // Store measurements are bursts: the burst figure where the catalog has one.
   const double efficiency =
       d.gemm_burst_efficiency > 0 ? d.gemm_burst_efficiency : d.gemm_efficiency;
-  return {flops / d.peak_flops[static_cast<int>(t)] / (efficiency * quantization(d, s)),
+  const Quantized q = quantization(d, s);
+  return {flops / d.peak_flops[static_cast<int>(t)] / (efficiency * q.fraction),
           gemm_bytes(t, s) / d.memory_bandwidth_Bps / d.memory_efficiency,
-          d.boost_clock_hz > 0 ? d.boost_clock_hz : 1.5e9};
+          d.boost_clock_hz > 0 ? d.boost_clock_hz : 1.5e9, q.split_k ? 2.0 : 1.0};
 }
 double prior_of_terms(const PriorTerms& x, double c0, double p) {
   const double mx = std::max(x.compute, x.memory);
-  return c0 / x.clock +
+  return x.kernels * c0 / x.clock +
          mx * std::pow(std::pow(x.compute / mx, p) + std::pow(x.memory / mx, p), 1 / p);
 }
 }  // namespace
@@ -122,7 +134,7 @@ const std::vector<std::string>& gemm_feature_names() {
     }
     for (const char* x : {"log2_gcd_m_256", "log2_gcd_n_256", "log2_gcd_k_256",
                           "log2_bytes_over_l2", "log2_weights_over_l2", "log2_activations_over_l2",
-                          "log2_tiles_128x128_per_sm", "log2_k_iterations_64"})
+                          "log2_tiles_128x128_per_sm", "log2_k_iterations_64", "prior_kernels"})
       v.emplace_back(x);
     for (const char* d :
          {"log2_roofline_us", "log2_compute_over_memory", "device_sms", "device_log2_peak_tflops",
@@ -169,6 +181,7 @@ void gemm_features(const Device& d, DType t, const GemmShape& s, std::vector<flo
   push(std::log2(dtype_bytes(t) * m * k * b / l2));
   push(std::log2(std::ceil(m / 128) * std::ceil(n / 128) * b / sms));
   push(std::log2(std::ceil(k / 64)));
+  push(quantization(d, s).split_k ? 2 : 1);  // the kernels the prior launches
   const double compute_s = flops / peak, memory_s = bytes / d.memory_bandwidth_Bps;
   push(std::log2(std::max(compute_s, memory_s) * 1e6));
   push(std::log2(compute_s / memory_s));

@@ -15,10 +15,12 @@ namespace shardcost::learned {
 // operands in the type (fp8 GEMMs write 16-bit outputs).
 double gemm_roofline_seconds(const Device&, DType, const GemmShape&);
 
-// An analytic prior the trees correct: a fixed launch cost of `c0_cycles` at the boost clock,
-// plus a soft maximum (power p) of the compute time at the catalog's GEMM efficiency times
-// the best tile/wave/split-K quantization, and the memory time at the catalog's streaming
-// efficiency. Two constants, fitted per model (docs/learned-models.md).
+// An analytic prior the trees correct: a fixed launch cost of `c0_cycles` at the boost clock
+// for each kernel the GEMM runs as (two where the best tiling splits K: cuBLAS reduces the
+// splits in a kernel of their own), plus a soft maximum (power p) of the compute time at the
+// catalog's GEMM efficiency times the best tile/wave/split-K quantization, and the memory
+// time at the catalog's streaming efficiency. Two constants, fitted per model
+// (docs/learned-models.md).
 struct GemmPrior {
   double c0_cycles = 6000;
   double p = 3;

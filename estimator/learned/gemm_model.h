@@ -40,7 +40,7 @@ struct GemmFit {
 
 // Fewer rows than this and no model is fitted (the caller says so and skips it).
 inline constexpr size_t kMinGemmRows = 50;
-inline constexpr const char* kGemmFitterVersion = "gemm-xgb-2";
+inline constexpr const char* kGemmFitterVersion = "gemm-xgb-3";
 
 // Deterministic: fixed seeds for the folds and the trees.
 GemmFit fit_gemm(const Device&, DType, const std::vector<GemmRow>&);

@@ -123,6 +123,22 @@ TEST(GemmPriorFit, RecoversTheConstantsOfTimesItGenerated) {
   EXPECT_DOUBLE_EQ(again.prior.p, pooled.prior.p);
 }
 
+TEST(GemmPrior, ASplitKGemmPaysTwoLaunches) {
+  // cuBLAS runs a GEMM whose K it splits as two kernels (the split products, then their
+  // reduction), each paying the launch cost. With a launch of 10^7 cycles the work (12 us at
+  // most here) is within 0.2 %: m = 16, n = 128, k = 8192 on A100 is one 16 x 128 tile, which
+  // the prior splits into 32 K slices (108 SMs, at least 256 of K each): 2 x 10^7 cycles at
+  // 1,410 MHz, 14.18 ms. A 2,048 x 2,048 x 256 GEMM has 256 tiles of 128 x 128 for the 108
+  // SMs and no K to split: one launch, 7.09 ms.
+  const Device& a100 = find_device("a100-sxm4-80gb");
+  const GemmPrior prior{1e7, 3};
+  const double launch = 1e7 / 1.41e9;
+  EXPECT_NEAR(gemm_prior_seconds(a100, DType::bf16, {16, 128, 8192, 1}, prior), 2 * launch,
+              0.005 * launch);
+  EXPECT_NEAR(gemm_prior_seconds(a100, DType::bf16, {2048, 2048, 256, 1}, prior), launch,
+              0.005 * launch);
+}
+
 TEST(TreeEnsembleEval, RefusesTreesThatLoop) {
   // A node whose child is itself (or an ancestor) would never reach a leaf.
   EXPECT_THROW(TreeEnsemble::from_xgboost_json(R"({"learner": {
