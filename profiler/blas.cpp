@@ -9,6 +9,10 @@
 
 #ifdef SHARDCOST_HAVE_BLAS
 #include <cblas.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <type_traits>
 #endif
 
 namespace shardcost::bench::blas {
@@ -23,45 +27,94 @@ namespace {
 }  // namespace
 
 #ifdef SHARDCOST_HAVE_BLAS
+namespace {
+
+// OpenBLAS is loaded on first use, not linked: its pthreads build starts a pool of worker
+// threads when it loads, and an idle worker polls (sched_yield) before it sleeps, so linked
+// it took a second core through every command, a rank as much as a benchmark (1.77x the CPU
+// seconds of `rank --model llama3-70b --cluster dgx-h100 --gpus 64`). Loaded, it starts
+// one thread unless OPENBLAS_NUM_THREADS says otherwise; set_threads() asks for more.
+struct Blas {
+  decltype(&openblas_get_config) get_config = nullptr;
+  decltype(&openblas_set_num_threads) set_num_threads = nullptr;
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  // cblas_sbgemm, declared here (bfloat16 is OpenBLAS's uint16_t): null where the library was
+  // built without it, as Debian's is, or its header does not name it.
+  void (*sbgemm)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint, float,
+                 const uint16_t*, blasint, const uint16_t*, blasint, float, float*,
+                 blasint) = nullptr;
+};
+
+// The library's SONAME (OpenBLAS's since 0.2), then the file the build linked against.
+constexpr const char* kLibraries[] = {"libopenblas.so.0", SHARDCOST_OPENBLAS_PATH};
+
+const Blas& lib() {
+  static const Blas table = [] {
+    const bool pool_unset = std::getenv("OPENBLAS_NUM_THREADS") == nullptr;
+    if (pool_unset) ::setenv("OPENBLAS_NUM_THREADS", "1", 0);
+    void* handle = nullptr;
+    std::string why;
+    for (const char* name : kLibraries) {
+      handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (handle != nullptr) break;
+      const char* e = ::dlerror();
+      why += fmt::format("{}{}", why.empty() ? "" : "; ", e ? e : name);
+    }
+    if (pool_unset) ::unsetenv("OPENBLAS_NUM_THREADS");
+    if (handle == nullptr)
+      throw Error(
+          fmt::format("cannot load OpenBLAS ({}); install libopenblas0 or put its folder on "
+                      "LD_LIBRARY_PATH",
+                      why));
+    auto get = [handle](auto& fn, const char* name, bool required) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(handle, name));
+      if (fn == nullptr && required)
+        throw Error(fmt::format("the OpenBLAS loaded has no {}; it is not a CBLAS", name));
+    };
+    Blas b;
+    get(b.get_config, "openblas_get_config", true);
+    get(b.set_num_threads, "openblas_set_num_threads", true);
+    get(b.sgemm, "cblas_sgemm", true);
+    get(b.sbgemm, "cblas_sbgemm", false);
+    return b;
+  }();
+  return table;
+}
+
+}  // namespace
+
 bool available() {
   return true;
 }
 
 bool has_bf16() {
-#ifdef SHARDCOST_HAVE_SBGEMM
-  return true;
-#else
-  return false;
-#endif
+  return lib().sbgemm != nullptr;
 }
 
 std::string version() {
-  const char* config = openblas_get_config();
+  const char* config = lib().get_config();
   return config ? config : "OpenBLAS";
 }
 
 void set_threads(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
-  openblas_set_num_threads(threads);
+  lib().set_num_threads(threads);
 }
 
 void sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
   const int mi = to_int(m, "m"), ni = to_int(n, "n"), ki = to_int(k, "k");
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, ki, 1.0f, a, ki, b, ni, 0.0f, c,
+  lib().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, ki, 1.0f, a, ki, b, ni, 0.0f, c,
               ni);
 }
 
 void sbgemm(int64_t m, int64_t n, int64_t k, const uint16_t* a, const uint16_t* b, float* c) {
-#ifdef SHARDCOST_HAVE_SBGEMM
+  if (!has_bf16())
+    throw InputError(
+        "--dtype bf16 needs cblas_sbgemm, which this OpenBLAS lacks (Debian builds it without "
+        "bf16); use --dtype fp32 on the CPU");
   const int mi = to_int(m, "m"), ni = to_int(n, "n"), ki = to_int(k, "k");
-  cblas_sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, ki, 1.0f, a, ki, b, ni, 0.0f, c,
+  lib().sbgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mi, ni, ki, 1.0f, a, ki, b, ni, 0.0f, c,
                ni);
-#else
-  (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
-  throw InputError(
-      "--dtype bf16 needs cblas_sbgemm, which this OpenBLAS lacks (Debian builds it without "
-      "bf16); use --dtype fp32 on the CPU");
-#endif
 }
 #else
 namespace {

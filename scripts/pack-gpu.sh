@@ -24,6 +24,16 @@ for bin in pack/bin/*; do
     cp -Ln "$path" pack/lib/ 2>/dev/null || true
   done
 done
+# OpenBLAS is loaded on use (profiler/blas.cpp), so ldd of the binaries does not name it: it
+# travels under its SONAME, with what it links (libgfortran).
+blas=$(ldconfig -p | awk '/libopenblas\.so\.0 .*x86-64/{print $NF; exit}')
+if [ -n "$blas" ]; then
+  cp -L "$blas" pack/lib/libopenblas.so.0
+  ldd "$blas" | awk '/=> \//{print $1, $3}' | while read -r name path; do
+    [[ $name =~ $skip ]] && continue
+    cp -Ln "$path" pack/lib/ 2>/dev/null || true
+  done
+fi
 # Open MPI loads its components at run time from its own tree; single-process GPU checks do
 # not initialise MPI, so the components travel only on request (they are large).
 if [ "${PACK_MPI_PLUGINS:-0}" = 1 ]; then
