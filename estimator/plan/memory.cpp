@@ -182,9 +182,15 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   for_each_leading_body(g, span, s.offload, [&](const Block& b, int n) {
     mem.activations -= b.kept_bytes[mode] * n * in_flight;
   });
+  // What a pinned block needs only while it runs (a loss's fp32 logits and their gradient) is
+  // freed before the next one runs: the largest of them, not their sum (the main head's loss
+  // and the MTP module's run one after the other, forward and backward).
+  double working = 0;
   for_each_pinned(g, span, [&](const Block& b) {
-    mem.activations += in_flight * b.kept_bytes[0] + b.working_bytes;
+    mem.activations += in_flight * b.kept_bytes[0];
+    working = std::max(working, b.working_bytes);
   });
+  mem.activations += working;
   mem.buffers =
       MemoryModel::allowance(sw, mem.weights + mem.gradients + mem.optimizer + mem.activations);
   return mem;
@@ -198,17 +204,26 @@ MemoryBreakdown peak_stage_memory(const Graph& g, const Strategy& s, const Softw
   // so only the first stage of each size needs pricing; otherwise all are priced.
   if (s.schedule == PipeSchedule::dualpipe) {
     MemoryBreakdown peak;
-    // Each of the two stages' share of pp + 1 micro-batches (no more than the step has).
-    const double in_flight = std::min(s.pp + 1, s.micro_batches()) / 2.0;
+    // Device i runs stage i for the micro-batches entering at its end and stage pp-1-i for
+    // those entering at the other, each direction half the step's. Each direction holds what
+    // 1F1B holds at that position: pp - i micro-batches of stage i, i + 1 of stage pp-1-i,
+    // pp + 1 on every device (deepseek-ai/DualPipe, dualpipe.py's step(): rank 0 runs 14
+    // forwards of its first stage, then one of each, and from then on one backward per
+    // forward of each; the README's "PP+1"). So the device holding the first stage holds
+    // the last stage's activations (the head, its logits, the MTP module) once, not half of
+    // pp + 1 times.
+    const int per_direction = std::max(1, s.micro_batches() / 2);
     for (int stage = 0; stage < s.pp / 2; ++stage) {
       const StageSpan span = layout.span(stage);
-      const MemoryBreakdown a = stage_memory(g, s, sw, span, stage, in_flight);
+      const MemoryBreakdown a =
+          stage_memory(g, s, sw, span, stage, std::min(s.pp - stage, per_direction));
       const int mirror = s.pp - 1 - stage;
       // DeepSeek-V3's MTP module and its main head share the embedding and output head
       // physically with the first stage on this device (arXiv:2412.19437 Sec. 3.2.3).
       StageSpan mirror_span = layout.span(mirror);
       mirror_span.shares_first = span.first && mirror_span.last;
-      const MemoryBreakdown b = stage_memory(g, s, sw, mirror_span, mirror, in_flight);
+      const MemoryBreakdown b =
+          stage_memory(g, s, sw, mirror_span, mirror, std::min(stage + 1, per_direction));
       MemoryBreakdown both;
       both.weights = a.weights + b.weights;
       both.gradients = a.gradients + b.gradients;

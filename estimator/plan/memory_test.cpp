@@ -93,6 +93,60 @@ TEST(Memory, DeepSeeksMomentsSwigluInputsAndSharedTables) {
   EXPECT_EQ(apart.activations, shared.activations);
 }
 
+// DualPipe (deepseek-ai/DualPipe, dualpipe.py's step()): device i runs stage i for the
+// micro-batches entering at its end and stage pp-1-i for those entering at the other, and each
+// direction holds what 1F1B holds there: pp - i and i + 1, pp + 1 in all. On DeepSeek-V3's
+// published plan (PP16) device 0 holds 16 micro-batches of its first stage (embedding and
+// three dense layers) and one of its last (three MoE layers, the head, the MTP module), not
+// 8.5 of each; that device is the plan's peak.
+TEST(Memory, DualPipeHoldsWhat1F1BHoldsInEachDirection) {
+  const Model m = load_model("deepseek-v3");
+  Strategy s = parse_strategy(
+      "tp=1,pp=16,dp=128,ep=64,mbs=1,gbs=15360,zero=1,precision=fp8,schedule=dualpipe,"
+      "recompute=selective,recompute_modules=layernorm/mla_up_proj/moe_act",
+      2048);
+  s.quantized_moe_act_input = true;  // as the preset runs it (estimate() sets it)
+  const Software sw = software_preset("deepseek-v3");
+  const Stage stage(m, s, sw);
+  const StageLayout layout(m.layers, s.pp);
+  StageSpan last = layout.span(s.pp - 1);
+  last.shares_first = true;
+  const MemoryBreakdown first = stage_memory(stage.graph, s, sw, layout.span(0), 0, 16);
+  const MemoryBreakdown tail = stage_memory(stage.graph, s, sw, last, s.pp - 1, 1);
+  const MemoryBreakdown peak = peak_stage_memory(stage.graph, s, sw, layout);
+  EXPECT_NEAR(peak.activations, first.activations + tail.activations, 1);
+  EXPECT_NEAR(peak.weights, first.weights + tail.weights, 1);
+  // An even split would hold 8.5 of each: more, since the last stage's micro-batch is the
+  // heavier (its MoE layers' routed tokens, the MTP layer).
+  const double even = stage_memory(stage.graph, s, sw, layout.span(0), 0, 8.5).activations +
+                      stage_memory(stage.graph, s, sw, last, s.pp - 1, 8.5).activations;
+  EXPECT_LT(peak.activations, even);
+}
+
+// A loss's fp32 logits and their gradient live only while it runs: the main head's loss and
+// the MTP module's run one after the other, so a last stage needs the larger of the two, not
+// both. A 2-layer model of hidden 64 over a 1,000,000-token vocabulary at 128 tokens: each
+// loss works on 2 x 4 x 128 x 10^6 = 1.024 GB; what the stage keeps besides is a few MB.
+TEST(Memory, ALastStageNeedsOneLossesLogitsAtATime) {
+  Model m;
+  m.name = "wide-vocab";
+  m.layers = 2;
+  m.hidden = 64;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.ffn_hidden = 256;
+  m.vocab = 1000000;
+  m.seq_len = 128;
+  m.mtp_layers = 1;
+  const Strategy s = parse_strategy("tp=1,pp=1,dp=1,mbs=1,gbs=1,precision=bf16", 1);
+  const Software sw = software_preset("megatron-core");
+  const Stage stage(m, s, sw);
+  const double working = 2 * 4 * 128.0 * 1e6;
+  const MemoryBreakdown mem = stage.memory(m, s, sw, 0);
+  EXPECT_GT(mem.activations, working);
+  EXPECT_LT(mem.activations, 1.05 * working);
+}
+
 // Megatron forces fp32 main gradients only with bf16; under --fp16 the gradient buffer takes
 // the parameters' type, so gradients are kept and all-reduced in 2 bytes (issue 35: the fp16
 // runs of V100 and T4 clusters moved twice the data-parallel bytes they send). PyTorch's AMP

@@ -143,12 +143,13 @@ TEST(Validate, TodaysFamiliesCountsAndFlopsAgainstWhatWasPublished) {
     EXPECT_GT(f.computed_full, f.computed_causal);
   }
   // DeepSeek-V3's run is priced and printed; its target is the issue's, not a test's. Its
-  // plan ran on 80 GB H800s, which the memory model does not fit (96.9 GiB with the report's
-  // savings it models, docs/model-families.md): the row says so.
+  // plan ran on 80 GB H800s: with the report's savings the model has, DualPipe's micro-batches
+  // per direction, and one loss's logits at a time it needs 79.8 GiB of 79.65, within the band
+  // where the memory model cannot tell (docs/model-families.md), so it is not judged not to fit.
   EXPECT_EQ(r.mean_abs_error("deepseek_v3_h800_2024") > 0, true);
   for (const auto& row : r.rows) {
     if (row.table == "deepseek_v3_h800_2024") {
-      EXPECT_FALSE(row.fits) << row.label;
+      EXPECT_TRUE(row.fits) << row.label;
     }
   }
 }
