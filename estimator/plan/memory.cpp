@@ -37,16 +37,17 @@ StageParameters pinned_unit(const Graph& g, Block::Pin pin, const StageSpan& spa
 
 StageParameters stage_parameters(const Graph& g, const StageSpan& span) {
   StageParameters out;
-  for_each_unit(g, span, [&](const StageParameters& unit, int) { add_parameters(out, unit); });
+  for_each_unit_run(g, span,
+                    [&](const StageParameters& unit, int, int n) { add_parameters(out, unit, n); });
   return out;
 }
 
-void add_parameters(StageParameters& to, const StageParameters& more) {
-  to.dense += more.dense;
-  to.expert += more.expert;
-  to.fp8 += more.fp8;
-  to.blocks += more.blocks;
-  to.tensors += more.tensors;
+void add_parameters(StageParameters& to, const StageParameters& more, int copies) {
+  to.dense += copies * more.dense;
+  to.expert += copies * more.expert;
+  to.fp8 += copies * more.fp8;
+  to.blocks += copies * more.blocks;
+  to.tensors += copies * more.tensors;
   to.largest_tensor = std::max(to.largest_tensor, more.largest_tensor);
 }
 
@@ -75,24 +76,29 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
   };
   const bool per_layer = sw.zero3_gathers == ShardedCalls::per_layer;
   double previous = 0;  // the slice gathered before, in execution order (0: a held unit)
-  auto add_unit = [&](const StageParameters& p, int slices) {
+  // n consecutive units alike, marked `slices`: what n calls of one unit each would add.
+  auto add_units = [&](const StageParameters& p, int slices, int n) {
     if (slices == 0) {
       if (out.held.total() <= 0) out.held_first = p;
-      add_parameters(out.held, p);
+      add_parameters(out.held, p, n);
       previous = 0;
       return;
     }
     if (out.sharded.total() <= 0) out.sharded_first = p;
-    add_parameters(out.sharded, p);
-    out.gather_calls += per_layer ? p.blocks * slices : p.tensors + (slices - 1);
+    add_parameters(out.sharded, p, n);
+    out.gather_calls += n * (per_layer ? p.blocks * slices : p.tensors + (slices - 1));
     const double piece = p.total() / slices;
     out.gathered_peak = std::max(out.gathered_peak, previous + piece);
-    if (slices > 1) out.gathered_peak = std::max(out.gathered_peak, 2 * piece);
+    if (slices > 1 || n > 1) out.gathered_peak = std::max(out.gathered_peak, 2 * piece);
     out.largest_slice_tensor = std::max(out.largest_slice_tensor, p.largest_tensor / slices);
     previous = piece;
   };
-  for_each_unit(g, span,
-                [&](const StageParameters& unit, int index) { add_unit(unit, mark(index)); });
+  // Unmasked, every unit of a run has one mark: a run at a time (the search prices this for
+  // every stage of every plan); a per-layer mask, a unit at a time.
+  for_each_unit_run(g, span, [&](const StageParameters& unit, int index, int n) {
+    if (!masked) return add_units(unit, mark(index), n);
+    for (int i = 0; i < n; ++i) add_units(unit, mark(index + i), 1);
+  });
   return out;
 }
 

@@ -23,28 +23,36 @@ struct StageParameters {
   double total() const { return dense + expert; }
 };
 StageParameters stage_parameters(const Graph&, const StageSpan&);
-void add_parameters(StageParameters& to, const StageParameters& more);
+void add_parameters(StageParameters& to, const StageParameters& more, int copies = 1);
 
 // One copy of a body block; the first-stage (or last-stage) blocks as one unit on a stage
 // spanning `span` (tied weights held once where the first stage's table sits too).
 StageParameters unit_of(const Block&);
 StageParameters pinned_unit(const Graph&, Block::Pin, const StageSpan&);
-// Calls f(unit, index) for each parameter unit the span's stage holds, in execution order:
-// the first stage's blocks as one (index 0), each body layer (1..L), the last stage's blocks
-// as one (L + 1; an auxiliary head's copy too). Strategy::zero_layers marks these units.
+// Calls f(unit, index, n) for each run of n identical parameter units the span's stage holds,
+// in execution order, the run's first unit at `index`: the first stage's blocks as one (index
+// 0), each body block's layers on the stage (1..L), the last stage's blocks as one (L + 1; an
+// auxiliary head's copy too). Strategy::zero_layers marks these units.
 template <class F>
-void for_each_unit(const Graph& g, const StageSpan& span, F&& f) {
-  if (span.first) f(pinned_unit(g, Block::Pin::first_stage, span), 0);
+void for_each_unit_run(const Graph& g, const StageSpan& span, F&& f) {
+  if (span.first) f(pinned_unit(g, Block::Pin::first_stage, span), 0, 1);
   int unit = 0;
   const int lo = span.first_unit, hi = span.first_unit + span.units;
   for (const Block& b : g.blocks) {
     if (b.pin != Block::Pin::body) continue;
-    const StageParameters one = unit_of(b);
-    for (int u = std::max(unit, lo); u < std::min(unit + b.count, hi); ++u) f(one, 1 + u);
+    const int from = std::max(unit, lo), to = std::min(unit + b.count, hi);
+    if (to > from) f(unit_of(b), 1 + from, to - from);
     unit += b.count;
   }
   if (span.last || span.aux_head)
-    f(pinned_unit(g, Block::Pin::last_stage, span), g.body_units() + 1);
+    f(pinned_unit(g, Block::Pin::last_stage, span), g.body_units() + 1, 1);
+}
+// The same, one unit at a time: f(unit, index).
+template <class F>
+void for_each_unit(const Graph& g, const StageSpan& span, F&& f) {
+  for_each_unit_run(g, span, [&](const StageParameters& unit, int index, int n) {
+    for (int i = 0; i < n; ++i) f(unit, index + i);
+  });
 }
 
 // A stage's parameters by how the data-parallel group holds them: `held` under the ZeRO stage

@@ -93,6 +93,35 @@ TEST(Memory, DeepSeeksMomentsSwigluInputsAndSharedTables) {
   EXPECT_EQ(apart.activations, shared.activations);
 }
 
+// A uniform strategy's shards are summed a run of alike layers at a time (the search asks for
+// every stage of every plan); a per-layer mask goes a unit at a time. Marking every unit
+// sharded must give what uniform ZeRO-3 gives: the same parameters, gathers, peak and first
+// unit, on the first, a middle and the last stage of GPT-3 175B over pp 8.
+TEST(Memory, ShardsSummedByRunsMatchUnitByUnit) {
+  const Model m = paper_gpt();
+  Strategy uniform = tp8_pp8_dp8();
+  uniform.zero = 3;
+  Strategy masked = uniform;
+  masked.zero_layers.assign(static_cast<size_t>(m.layers) + 2, 1);
+  const StageLayout layout(m.layers, uniform.pp);
+  // Per-layer gathers (Megatron-core's FSDP) and per-tensor ones (DeepSpeed's ZeRO-3).
+  for (const char* preset : {"megatron-core", "megatron-deepspeed"})
+    for (int st : {0, 3, 7}) {
+      const Software sw = software_preset(preset);
+      const Stage stage(m, uniform, sw);
+      const StageShards a = stage_shards(stage.graph, uniform, sw, layout.span(st));
+      const StageShards b = stage_shards(stage.graph, masked, sw, layout.span(st));
+      EXPECT_EQ(a.sharded.total(), b.sharded.total()) << st;
+      EXPECT_EQ(a.sharded.blocks, b.sharded.blocks) << st;
+      EXPECT_EQ(a.sharded.tensors, b.sharded.tensors) << st;
+      EXPECT_EQ(a.gather_calls, b.gather_calls) << st;
+      EXPECT_EQ(a.gathered_peak, b.gathered_peak) << st;
+      EXPECT_EQ(a.largest_slice_tensor, b.largest_slice_tensor) << st;
+      EXPECT_EQ(a.sharded_first.total(), b.sharded_first.total()) << st;
+      EXPECT_GT(a.sharded.total(), 0) << st;
+    }
+}
+
 // DualPipe (deepseek-ai/DualPipe, dualpipe.py's step()): device i runs stage i for the
 // micro-batches entering at its end and stage pp-1-i for those entering at the other, and each
 // direction holds what 1F1B holds there: pp - i and i + 1, pp + 1 in all. On DeepSeek-V3's
