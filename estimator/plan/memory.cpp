@@ -193,7 +193,7 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   // and the MTP module's run one after the other, forward and backward).
   double working = 0;
   for_each_pinned(g, span, [&](const Block& b) {
-    mem.activations += in_flight * b.kept_bytes[0];
+    mem.activations += in_flight * b.kept_bytes[static_cast<size_t>(recompute_of(b, s))];
     working = std::max(working, b.working_bytes);
   });
   mem.activations += working;

@@ -75,6 +75,13 @@ struct StageShards {
   double total() const { return held.total() + sharded.total(); }
 };
 StageShards stage_shards(const Graph&, const Strategy&, const Software&, const StageSpan&);
+// How a block is recomputed under the strategy: the body's layers by its setting; pinned
+// blocks not at all, but one whose layer follows selective recomputation (an MTP module).
+inline Recompute recompute_of(const Block& b, const Strategy& s) {
+  if (b.pin == Block::Pin::body) return s.recompute;
+  return b.follows_selective && s.recompute == Recompute::selective ? Recompute::selective
+                                                                    : Recompute::none;
+}
 void add_shards(StageShards& to, const StageShards& more);
 
 struct MemoryBreakdown {

@@ -152,6 +152,40 @@ TEST(Memory, DualPipeHoldsWhat1F1BHoldsInEachDirection) {
   EXPECT_LT(peak.activations, even);
 }
 
+// DeepSeek-V3's MTP module holds a layer built as the model's last, which recomputes what the
+// body's layers recompute (Megatron-core builds it from the same layer spec and config;
+// DeepSeek-V3 recomputes every RMSNorm and MLA up-projection): under selective recomputation
+// it keeps what the last layer saves by it less, and its marked ops run again in backward;
+// under full recomputation it stays whole (the layer alone recomputed is not modelled).
+TEST(Memory, AnMtpModuleFollowsSelectiveRecomputation) {
+  const Model m = load_model("deepseek-v3");
+  const Strategy s = parse_strategy(
+      "tp=1,pp=16,dp=128,ep=64,mbs=1,gbs=15360,zero=1,precision=fp8,schedule=dualpipe,"
+      "recompute=selective,recompute_modules=layernorm/mla_up_proj/moe_act",
+      2048);
+  const Stage stage(m, s, software_preset("deepseek-v3"));
+  const Block* mtp = nullptr;
+  const Block* last = nullptr;
+  for (const Block& b : stage.graph.blocks) {
+    if (std::string(b.name) == "mtp") mtp = &b;
+    if (b.pin == Block::Pin::body) last = &b;
+  }
+  ASSERT_NE(mtp, nullptr);
+  ASSERT_NE(last, nullptr);
+  const auto none = static_cast<size_t>(Recompute::none);
+  const auto selective = static_cast<size_t>(Recompute::selective);
+  const auto full = static_cast<size_t>(Recompute::full);
+  const double saved = last->kept_bytes[none] - last->kept_bytes[selective];
+  EXPECT_GT(saved, 0);
+  EXPECT_NEAR(mtp->kept_bytes[none] - mtp->kept_bytes[selective], saved, 1);
+  EXPECT_EQ(mtp->kept_bytes[full], mtp->kept_bytes[none]);
+  EXPECT_EQ(recompute_of(*mtp, s), Recompute::selective);
+  Strategy whole = s;
+  whole.recompute = Recompute::full;
+  EXPECT_EQ(recompute_of(*mtp, whole), Recompute::none);
+  EXPECT_EQ(recompute_of(*last, whole), Recompute::full);
+}
+
 // A loss's fp32 logits and their gradient live only while it runs: the main head's loss and
 // the MTP module's run one after the other, so a last stage needs the larger of the two, not
 // both. A 2-layer model of hidden 64 over a 1,000,000-token vocabulary at 128 tokens: each

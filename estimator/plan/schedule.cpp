@@ -67,9 +67,8 @@ struct Step {
     eager.cuda_graphs = false;
     for (const Block& b : u.graph->blocks) {
       const bool body = b.pin == Block::Pin::body;
-      e.times.push_back(block_times(b.ops, *u.pricer, *u.place,
-                                    body ? s.recompute : Recompute::none, body ? sw : eager,
-                                    in.track_origins));
+      e.times.push_back(block_times(b.ops, *u.pricer, *u.place, recompute_of(b, s),
+                                    body ? sw : eager, in.track_origins));
     }
     return e.times;
   }

@@ -163,12 +163,20 @@ class Transformer final : public Workload {
       mtp.param_tensors += 4;
       mtp.tied_params = vocab_shard;
       mtp.largest_tensor_params = std::max(mtp.largest_tensor_params, vocab_shard);
-      // Pinned blocks are not recomputed: the layer's activations, the projection's input
-      // (2h) and the two norms' inputs, and the loss's logits while it runs.
+      // What it keeps: the layer's activations, the projection's input (2h) and the two
+      // norms' inputs, and the loss's logits while it runs. Its layer follows selective
+      // recomputation as the body's do (Megatron-core builds the MTP layer from the model's
+      // layer spec and config, recompute settings included; DeepSeek-V3 recomputes every
+      // RMSNorm and MLA up-projection); under full recomputation it is kept whole (the layer
+      // alone recomputed, not the head and loss beside it, is not modelled).
       const double e = numerics(s).element_bytes;
       const double sp_div = s.sp ? s.tp : 1;
-      mtp.kept_bytes.fill(mtp.kept_bytes[static_cast<size_t>(Recompute::none)] +
-                          4 * e * tokens * m_.hidden / sp_div);
+      const double besides = 4 * e * tokens * m_.hidden / sp_div;
+      const double whole = mtp.kept_bytes[static_cast<size_t>(Recompute::none)] + besides;
+      const double selective = mtp.kept_bytes[static_cast<size_t>(Recompute::selective)] + besides;
+      mtp.kept_bytes.fill(whole);
+      mtp.kept_bytes[static_cast<size_t>(Recompute::selective)] = selective;
+      mtp.follows_selective = true;
       mtp.working_bytes = head.working_bytes;
     }
 

@@ -17,10 +17,9 @@ assert best["feasible"] and s["ep"] > 1, s
 assert 72 % (s["ep"] * s.get("etp", s["tp"])) == 0, s
 PY
 
-# The published DeepSeek-V3 run, as given: DualPipe hides the all-to-alls.
-# It does not fit 80 GB here (exit 1, the estimate printed): the report's FP8 caching of the
-# experts' SwiGLU inputs and BF16 optimizer moments are not modelled (docs/validation.md).
-expect_exit 1 "$BIN" estimate --model deepseek-v3 --cluster hgx-h800 --gpus 2048 --format json \
+# The published DeepSeek-V3 run, as given: DualPipe hides the all-to-alls. It fits 80 GB,
+# within the memory model's band (79.1 GiB of 79.65: docs/model-families.md), and says so.
+expect_exit 0 "$BIN" estimate --model deepseek-v3 --cluster hgx-h800 --gpus 2048 --format json \
   --software deepseek-v3 \
   --strategy tp=1,pp=16,dp=128,ep=64,mbs=1,gbs=15360,zero=1,precision=fp8,schedule=dualpipe,recompute=selective,recompute_modules=layernorm/mla_up_proj/moe_act
 python3 - "$SCRATCH/out" <<'PY'
@@ -31,6 +30,7 @@ assert j["strategy"]["recompute_modules"] == "layernorm/mla_up_proj/moe_act", j[
 parts = {p["part"]: p["seconds"] for p in j["breakdown"]["time"]}
 assert parts["compute_recompute"] > 0 and parts["pipeline_bubble"] > 0, parts
 assert 15 < j["step_time_s"] < 25, j["step_time_s"]
+assert j["feasible"] and j["memory_near_limit"], (j["feasible"], j["memory_near_limit"])
 PY
 
 # Blackwell precisions on a part that has them; not on one that does not.

@@ -109,8 +109,13 @@ struct Block {
   int param_tensors = 1;
   double largest_tensor_params = 0;
   // Activation bytes one copy keeps per micro-batch in flight until its backward, by
-  // recomputation mode (index: Recompute); pinned blocks are never recomputed.
+  // recomputation mode (index: Recompute); pinned blocks are not recomputed, but for one
+  // whose layer follows selective recomputation (below).
   std::array<double, 3> kept_bytes{};
+  // A pinned block holding a layer (a multi-token-prediction module) that selective
+  // recomputation recomputes as it does the body's layers: its marked ops run again in
+  // backward and kept_bytes[selective] is what it keeps then.
+  bool follows_selective = false;
   // Bytes the block needs while it runs and frees after (the loss's fp32 logits).
   double working_bytes = 0;
 };
