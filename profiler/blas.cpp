@@ -48,8 +48,14 @@ struct Blas {
 // The library's SONAME (OpenBLAS's since 0.2), then the file the build linked against.
 constexpr const char* kLibraries[] = {"libopenblas.so.0", SHARDCOST_OPENBLAS_PATH};
 
-const Blas& lib() {
-  static const Blas table = [] {
+// The load's outcome, once for the process: the entry points, or why there are none.
+struct Loaded {
+  Blas fns;
+  std::string error;
+};
+
+const Loaded& loaded() {
+  static const Loaded once = [] {
     const bool pool_unset = std::getenv("OPENBLAS_NUM_THREADS") == nullptr;
     if (pool_unset) ::setenv("OPENBLAS_NUM_THREADS", "1", 0);
     void* handle = nullptr;
@@ -61,30 +67,40 @@ const Blas& lib() {
       why += fmt::format("{}{}", why.empty() ? "" : "; ", e ? e : name);
     }
     if (pool_unset) ::unsetenv("OPENBLAS_NUM_THREADS");
-    if (handle == nullptr)
-      throw Error(
-          fmt::format("cannot load OpenBLAS ({}); install libopenblas0 or put its folder on "
-                      "LD_LIBRARY_PATH",
-                      why));
-    auto get = [handle](auto& fn, const char* name, bool required) {
+    Loaded l;
+    if (handle == nullptr) {
+      l.error = fmt::format(
+          "cannot load OpenBLAS ({}); install libopenblas0 or put its folder on LD_LIBRARY_PATH",
+          why);
+      return l;
+    }
+    auto get = [&](auto& fn, const char* name, bool required) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(handle, name));
-      if (fn == nullptr && required)
-        throw Error(fmt::format("the OpenBLAS loaded has no {}; it is not a CBLAS", name));
+      if (fn == nullptr && required && l.error.empty())
+        l.error = fmt::format("the OpenBLAS loaded has no {}; it is not a CBLAS", name);
     };
-    Blas b;
-    get(b.get_config, "openblas_get_config", true);
-    get(b.set_num_threads, "openblas_set_num_threads", true);
-    get(b.sgemm, "cblas_sgemm", true);
-    get(b.sbgemm, "cblas_sbgemm", false);
-    return b;
+    get(l.fns.get_config, "openblas_get_config", true);
+    get(l.fns.set_num_threads, "openblas_set_num_threads", true);
+    get(l.fns.sgemm, "cblas_sgemm", true);
+    get(l.fns.sbgemm, "cblas_sbgemm", false);
+    return l;
   }();
-  return table;
+  return once;
+}
+
+// The entry points; throws why the library did not load.
+const Blas& lib() {
+  const Loaded& l = loaded();
+  if (!l.error.empty()) throw Error(l.error);
+  return l.fns;
 }
 
 }  // namespace
 
+// Loadable, not only built against: a benchmark that only names the library's version says
+// "none" rather than failing where OpenBLAS is missing.
 bool available() {
-  return true;
+  return loaded().error.empty();
 }
 
 bool has_bf16() {

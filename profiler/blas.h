@@ -5,7 +5,7 @@
 
 namespace shardcost::bench::blas {
 
-bool available();               // built with a CBLAS
+bool available();               // built with a CBLAS, and the library loads
 bool has_bf16();                // the CBLAS exports cblas_sbgemm
 std::string version();          // "OpenBLAS 0.3.21 ..." or "none"
 void set_threads(int threads);  // 0 = all logical CPUs
