@@ -20,6 +20,7 @@ struct FitArgs {
   std::string table = "all";
   std::string device;
   std::string format = "text";
+  int threads = 0;
 };
 
 std::string percent(double x) {
@@ -99,8 +100,8 @@ void run_fit_steps(const FitArgs& a, Format format) {
 void run_fit(const FitArgs& a) {
   const Format format = parse_format(a.format, {Format::text, Format::json});
   if (a.table == "step") return run_fit_steps(a, format);
-  const auto reports =
-      fit_store(a.db, a.table, a.device.empty() ? std::nullopt : std::optional(a.device));
+  const auto reports = fit_store(
+      a.db, a.table, a.device.empty() ? std::nullopt : std::optional(a.device), a.threads);
   int fitted = 0;
   for (const auto& r : reports) fitted += r.skipped.empty() ? 1 : 0;
   if (format == Format::json) {
@@ -162,6 +163,9 @@ void add_fit_command(CLI::App& app) {
                   "(a calibration of whole steps on the store's measured runs)");
   cmd->add_option("--device", a->device, "only this catalog device's rows");
   cmd->add_option("--format", a->format, "text (default) or json");
+  cmd->add_option("--threads", a->threads,
+                  "GEMM fits run at once (default 0: one per core; the models do not depend on "
+                  "it)");
   cmd->callback([a] { run_fit(*a); });
 }
 

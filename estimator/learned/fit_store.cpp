@@ -3,7 +3,9 @@
 // traced kernels, saved in fitted_model.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <thread>
 
 #include "curve_model.h"
 #include "embedding_model.h"
@@ -43,7 +45,7 @@ Target target(const std::string& kind, const std::string& stored, std::string ke
   return t;
 }
 
-void fit_gemms(db::Store& store, const std::optional<std::string>& device,
+void fit_gemms(db::Store& store, const std::optional<std::string>& device, int threads,
                std::vector<FitReport>& out) {
   // (stored device, dtype) -> shape -> (sum of seconds, count)
   std::map<std::pair<std::string, std::string>, std::map<GemmShape, std::pair<double, int>>> rows;
@@ -71,7 +73,7 @@ void fit_gemms(db::Store& store, const std::optional<std::string>& device,
       r.key = std::string(to_string(*dtype));
       std::vector<GemmRow> data;
       for (const auto& [shape, sum] : shapes) data.push_back({shape, sum.first / sum.second});
-      const GemmFit fit = fit_gemm(*t.catalog, *dtype, data);
+      const GemmFit fit = fit_gemm(*t.catalog, *dtype, data, threads);
       r.cross_validation = validations(fit.cv);
       store.put_fitted_model(
           {kGemmKind, stored, r.key, fit.to_json(), store.source_runs("gemm", stored), 0});
@@ -243,7 +245,11 @@ void fit_embeddings(db::Store& store, const std::optional<std::string>& device,
 }  // namespace
 
 std::vector<FitReport> fit_store(const std::string& path, std::string_view table,
-                                 const std::optional<std::string>& device) {
+                                 const std::optional<std::string>& device, int threads) {
+  if (threads < 0)
+    throw InputError(
+        fmt::format("--threads {}: give a count of at least 1 (0: every core)", threads));
+  if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (table != "gemm" && table != "collective" && table != "memory" && table != "kernels" &&
       table != "embedding" && table != "all")
     throw InputError(fmt::format(
@@ -255,7 +261,7 @@ std::vector<FitReport> fit_store(const std::string& path, std::string_view table
   { (void)db::Store::open(path, db::Store::Mode::read_only); }
   db::Store store = db::Store::open(path, db::Store::Mode::read_write);
   std::vector<FitReport> out;
-  if (table == "gemm" || table == "all") fit_gemms(store, device, out);
+  if (table == "gemm" || table == "all") fit_gemms(store, device, threads, out);
   if (table == "collective" || table == "all") fit_collectives(store, device, out);
   if (table == "memory" || table == "all") fit_memory_kinds(store, device, out);
   if (table == "kernels" || table == "all") fit_kernel_classes(store, device, out);

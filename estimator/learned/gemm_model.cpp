@@ -3,11 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <thread>
 
 #include "gemm_features.h"
 #include "records.h"
@@ -75,23 +80,60 @@ std::vector<double> predict_seconds(const xgb::Booster& b, const Device& d, DTyp
   return out;
 }
 
-// Cross-validation over folds given as a fold index per row.
-CrossValidation cross_validate(const Device& d, DType t, const std::vector<GemmRow>& rows,
-                               const std::vector<int>& fold_of, const std::string& split) {
-  HeldOut held;
-  for (int f = 0; f < kFolds; ++f) {
-    std::vector<size_t> train, test;
-    for (size_t i = 0; i < rows.size(); ++i) (fold_of[i] == f ? test : train).push_back(i);
-    if (test.empty() || train.size() < kMinGemmRows) continue;
-    const GemmPrior prior = prior_of(d, t, rows, train);
-    const Data data = make_data(d, t, rows, train, prior);
-    const auto booster = xgb::Booster::train(data.x, data.columns, data.y, kParams, kRounds);
-    std::vector<GemmShape> shapes;
-    for (size_t i : test) shapes.push_back(rows[i].shape);
-    const auto predicted = predict_seconds(booster, d, t, shapes, prior);
-    for (size_t j = 0; j < test.size(); ++j) held.add(predicted[j], rows[test[j]].seconds);
-  }
-  return held.summary(split);
+// A booster trained on some rows, with the prior it corrects.
+struct Trained {
+  GemmPrior prior;
+  xgb::Booster booster;
+};
+
+Trained train_on(const Device& d, DType t, const std::vector<GemmRow>& rows,
+                 const std::vector<size_t>& which) {
+  const GemmPrior prior = prior_of(d, t, rows, which);
+  const Data data = make_data(d, t, rows, which, prior);
+  return {prior, xgb::Booster::train(data.x, data.columns, data.y, kParams, kRounds)};
+}
+
+// Runs work(0..n-1) on up to `threads` threads (each fit is independent and seeded, so the
+// results do not depend on how many); the first failure, in index order, is rethrown.
+void parallel_for(size_t n, int threads, const std::function<void(size_t)>& work) {
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      try {
+        work(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t used =
+      std::clamp<size_t>(static_cast<size_t>(std::max(threads, 1)), 1, std::max<size_t>(n, 1));
+  std::vector<std::thread> pool;
+  for (size_t k = 1; k < used; ++k) pool.emplace_back(run);
+  run();
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+// One fold's fit: the rows of fold `f` of `fold_of` held out, their predictions kept.
+struct Fold {
+  const std::vector<int>* fold_of = nullptr;
+  int f = 0;
+  std::vector<double> predicted, measured;
+};
+
+void run_fold(const Device& d, DType t, const std::vector<GemmRow>& rows, Fold& fold) {
+  std::vector<size_t> train, test;
+  for (size_t i = 0; i < rows.size(); ++i)
+    ((*fold.fold_of)[i] == fold.f ? test : train).push_back(i);
+  if (test.empty() || train.size() < kMinGemmRows) return;
+  const Trained m = train_on(d, t, rows, train);
+  std::vector<GemmShape> shapes;
+  for (size_t i : test) shapes.push_back(rows[i].shape);
+  fold.predicted = predict_seconds(m.booster, d, t, shapes, m.prior);
+  for (size_t i : test) fold.measured.push_back(rows[i].seconds);
 }
 
 double log2_dim(const GemmShape& s, int i) {
@@ -118,7 +160,7 @@ bool GemmDomain::contains(const GemmShape& s) const {
   return true;
 }
 
-GemmFit fit_gemm(const Device& d, DType t, const std::vector<GemmRow>& rows) {
+GemmFit fit_gemm(const Device& d, DType t, const std::vector<GemmRow>& rows, int threads) {
   if (rows.size() < kMinGemmRows)
     throw InputError(fmt::format("{} {}: {} GEMM rows, fewer than the {} a model needs", d.name,
                                  to_string(t), rows.size(), kMinGemmRows));
@@ -145,15 +187,31 @@ GemmFit fit_gemm(const Device& d, DType t, const std::vector<GemmRow>& rows) {
   for (size_t j = 0; j < keys.size(); ++j) groups[keys[j]] = static_cast<int>(j % kFolds);
   for (size_t i = 0; i < rows.size(); ++i)
     group_fold[i] = groups[{rows[i].shape.n, rows[i].shape.k}];
-  fit.cv.push_back(cross_validate(d, t, rows, fold, "5-fold"));
-  if (keys.size() >= static_cast<size_t>(kFolds))
-    fit.cv.push_back(cross_validate(d, t, rows, group_fold, "5-fold by (n, k)"));
-
+  // The folds of both splits and the final fit, each on its own thread where there are several.
+  const bool by_group = keys.size() >= static_cast<size_t>(kFolds);
+  std::vector<Fold> folds;
+  for (int f = 0; f < kFolds; ++f) folds.push_back({&fold, f, {}, {}});
+  if (by_group)
+    for (int f = 0; f < kFolds; ++f) folds.push_back({&group_fold, f, {}, {}});
+  std::optional<Trained> final_fit;
   std::vector<size_t> all(rows.size());
   std::iota(all.begin(), all.end(), 0);
-  fit.prior = prior_of(d, t, rows, all);
-  const Data data = make_data(d, t, rows, all, fit.prior);
-  fit.booster = xgb::Booster::train(data.x, data.columns, data.y, kParams, kRounds).save();
+  parallel_for(folds.size() + 1, threads, [&](size_t i) {
+    if (i == 0)
+      final_fit = train_on(d, t, rows, all);  // the longest: started first
+    else
+      run_fold(d, t, rows, folds[i - 1]);
+  });
+  for (int split = 0; split < (by_group ? 2 : 1); ++split) {
+    HeldOut held;
+    for (int f = 0; f < kFolds; ++f) {
+      const Fold& x = folds[static_cast<size_t>(split * kFolds + f)];
+      for (size_t j = 0; j < x.predicted.size(); ++j) held.add(x.predicted[j], x.measured[j]);
+    }
+    fit.cv.push_back(held.summary(split == 0 ? "5-fold" : "5-fold by (n, k)"));
+  }
+  fit.prior = final_fit->prior;
+  fit.booster = final_fit->booster.save();
   for (int i = 0; i < 4; ++i) {
     fit.domain.lo[i] = 1e300;
     fit.domain.hi[i] = -1e300;

@@ -42,8 +42,9 @@ struct GemmFit {
 inline constexpr size_t kMinGemmRows = 50;
 inline constexpr const char* kGemmFitterVersion = "gemm-xgb-3";
 
-// Deterministic: fixed seeds for the folds and the trees.
-GemmFit fit_gemm(const Device&, DType, const std::vector<GemmRow>&);
+// Deterministic: fixed seeds for the folds and the trees. The cross-validation folds and the
+// final fit run on up to `threads` threads; the result is the same for any number.
+GemmFit fit_gemm(const Device&, DType, const std::vector<GemmRow>&, int threads = 1);
 
 class GemmModel {
  public:

@@ -68,6 +68,8 @@ TEST(GemmModelFit, NativeTreesPredictWhatXGBoostPredicts) {
   EXPECT_EQ(again.rows, fit.rows);
   EXPECT_EQ(nlohmann::json::parse(again.booster), nlohmann::json::parse(fit.booster));
   EXPECT_EQ(fit_gemm(a100, DType::bf16, rows).to_json(), fit.to_json());
+  // The folds and the final fit on three threads: the same model and the same held-out errors.
+  EXPECT_EQ(fit_gemm(a100, DType::bf16, rows, 3).to_json(), fit.to_json());
   // Inside the fitted shapes, and far outside.
   EXPECT_TRUE(fit.domain.contains(rows.front().shape));
   EXPECT_FALSE(fit.domain.contains({1, 1, 1 << 24, 1}));

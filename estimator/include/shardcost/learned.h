@@ -40,9 +40,10 @@ struct FitReport {
 // Fits a model per stored device and data type (gemm), op and fabric level (collective) or
 // kind (memory) of the table ("all": every table with a model family) and saves each in the
 // store's fitted_model, replacing the old one.
-// device: only the stored devices that are this catalog device.
+// device: only the stored devices that are this catalog device. threads: how many fits may run
+// at once (0: one per hardware thread); the models do not depend on it.
 std::vector<FitReport> fit_store(const std::string& store_path, std::string_view table,
-                                 const std::optional<std::string>& device);
+                                 const std::optional<std::string>& device, int threads = 0);
 
 class LearnedCosts : public CostSource {
  public:
