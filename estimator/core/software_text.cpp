@@ -28,6 +28,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"tf32_conv", &Software::tf32_conv},
     {"conv_winograd", &Software::conv_winograd},
     {"grouped_gemm_per_expert", &Software::grouped_gemm_per_expert},
+    {"fused_grouped_mlp", &Software::fused_grouped_mlp},
     {"fp8_current_scaling", &Software::fp8_current_scaling},
     {"fused_grad_accumulation", &Software::fused_grad_accumulation},
     {"quantized_moe_act_input", &Software::quantized_moe_act_input},

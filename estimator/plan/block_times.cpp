@@ -43,7 +43,9 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
       c.fwd = pr.gemm(op.gemm, op.dtype);
       c.dgrad = pr.gemm(dgrad_shape(op.gemm), op.dtype);
       c.wgrad = pr.gemm(wgrad_shape(op.gemm), op.dtype);
-      if (op.per_expert_kernels && sw.grouped_gemm_per_expert && op.gemm.batch > 1) {
+      const bool per_expert = op.per_expert_kernels && sw.grouped_gemm_per_expert &&
+                              !sw.fused_grouped_mlp && op.gemm.batch > 1;
+      if (per_expert) {
         // One kernel per local expert: each beyond the first pays its launch (priced grouped,
         // the GEMMs' work is the one grouped kernel's).
         const double launches = (op.gemm.batch - 1) * GemmModel::kPerMemberKernel_s;
@@ -56,7 +58,7 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
       // expert launches the others from the same C++ call, at the driver's cost each.
       c.host_fwd = sw.host_forward_launch_s;
       c.host_bwd = 2 * sw.host_backward_launch_s;
-      if (op.per_expert_kernels && sw.grouped_gemm_per_expert && op.gemm.batch > 1) {
+      if (per_expert) {
         const double members = (op.gemm.batch - 1) * sw.host_driver_launch_s;
         c.host_fwd += members;
         c.host_bwd += 2 * members;
@@ -87,8 +89,11 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
     }
     case OpKind::memory: {
       const bool eager = sw.eager_elementwise && op.eager_bytes >= 0;
-      c.fwd = pr.memory_pass(eager ? op.eager_bytes : op.bytes);
-      c.bwd = pr.memory_pass(eager ? op.eager_backward_bytes : op.backward_bytes);
+      const bool grouped = sw.fused_grouped_mlp && op.grouped_mlp_bytes >= 0;
+      c.fwd = pr.memory_pass(grouped ? op.grouped_mlp_bytes : eager ? op.eager_bytes : op.bytes);
+      c.bwd = pr.memory_pass(grouped ? op.grouped_mlp_backward_bytes
+                             : eager ? op.eager_backward_bytes
+                                     : op.backward_bytes);
       launch_each(c);
       c.is_attention = op.core_attention;
       break;

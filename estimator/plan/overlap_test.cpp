@@ -291,6 +291,67 @@ TEST(GroupedGemm, EachExpertsKernelPaysItsLaunchUnderTransformerEngine) {
   EXPECT_EQ(software_text(one), "megatron-core:grouped_gemm_per_expert=false");
 }
 
+// Fused grouped GEMMs for block-scaled SwiGLU experts (Software::fused_grouped_mlp: TE's op
+// fuser on cuDNN front-end's grouped GEMM + SwiGLU kernels): forward, the fc1 input's MXFP8
+// cast stays, SwiGLU and fc2's input cast run in fc1's epilogue; backward, fc2's output
+// gradient's cast stays, SwiGLU's gradient and fc1's output gradient's cast run in fc2's
+// input-gradient GEMM; no expert pays a launch of its own. DeepSeek-V3 at ep 8 in MXFP8:
+// the fused stack's expert passes cost exactly the bytes that stay, in one pass each way.
+TEST(GroupedGemm, FusedGroupedMlpLeavesTheActivationAndItsCastsToTheGemms) {
+  const Cluster c = load_cluster("dgx-b200", 8);
+  const NodeGroup& node = c.groups.front();
+  const Pricer pr{node.device, node.intra_node, c.inter_node, node.gpus_per_node, nullptr};
+  const Strategy st = parse_strategy("tp=1,pp=1,ep=8,mbs=1,gbs=8,precision=mxfp8", 8);
+  const Placement place = placement(st);
+  const Model m = load_model("deepseek-v3");
+  Graph g;
+  transformer_workload(m)->graph(st, AttentionKernel::flash, g);
+  std::vector<Op> experts;
+  for (const Block& b : g.blocks)
+    for (const Op& op : b.ops)
+      if (experts.size() < 5 && std::string(op.name).rfind("expert_", 0) == 0)
+        experts.push_back(op);
+  ASSERT_EQ(experts.size(), 5u);
+  EXPECT_STREQ(experts[0].name, "expert_fc1");
+  EXPECT_STREQ(experts[1].name, "expert_fc1_fp8_casts");
+  EXPECT_STREQ(experts[2].name, "expert_swiglu");
+  EXPECT_STREQ(experts[3].name, "expert_fc2");
+  EXPECT_STREQ(experts[4].name, "expert_fc2_fp8_casts");
+  EXPECT_EQ(experts[1].grouped_mlp_bytes, experts[1].bytes);
+  EXPECT_EQ(experts[1].grouped_mlp_backward_bytes, 0);
+  EXPECT_EQ(experts[2].grouped_mlp_bytes, 0);
+  EXPECT_EQ(experts[2].grouped_mlp_backward_bytes, 0);
+  EXPECT_EQ(experts[4].grouped_mlp_bytes, 0);
+  EXPECT_EQ(experts[4].grouped_mlp_backward_bytes, experts[4].backward_bytes);
+
+  const Software te = software_preset("nemo");
+  Software fused = te;
+  fused.fused_grouped_mlp = true;
+  const Times plain = block_times(experts, pr, place, Recompute::none, te, false);
+  const Times one = block_times(experts, pr, place, Recompute::none, fused, false);
+  const double local = experts[0].gemm.batch;  // 32 local experts
+  const double launches = (local - 1) * 1.5e-6;
+  auto gemm_s = [&](const GemmShape& s) { return pr.gemm(s, DType::mxfp8).seconds; };
+  auto pass_s = [&](double bytes) { return pr.memory_pass(bytes).seconds; };
+  const double fwd_gemms = gemm_s(experts[0].gemm) + gemm_s(experts[3].gemm);
+  EXPECT_NEAR(one.s[kComputeForward], fwd_gemms + pass_s(experts[1].bytes), 1e-12);
+  EXPECT_NEAR(plain.s[kComputeForward],
+              fwd_gemms + 2 * launches + pass_s(experts[1].bytes) + pass_s(experts[2].bytes) +
+                  pass_s(experts[4].bytes),
+              1e-12);
+  EXPECT_NEAR(plain.s[kComputeBackward] - one.s[kComputeBackward],
+              4 * launches + pass_s(experts[1].backward_bytes) + pass_s(experts[2].backward_bytes),
+              1e-12);
+  EXPECT_EQ(software_text(fused), "nemo:fused_grouped_mlp=true");
+
+  // BF16 experts have no block-scaled casts to fuse: the key changes nothing there.
+  Graph bf16;
+  transformer_workload(m)->graph(parse_strategy("tp=1,pp=1,ep=8,mbs=1,gbs=8", 8),
+                                 AttentionKernel::flash, bf16);
+  for (const Block& b : bf16.blocks)
+    for (const Op& op : b.ops) EXPECT_LT(op.grouped_mlp_bytes, 0) << op.name;
+}
+
 }  // namespace
 }  // namespace shardcost
 

@@ -203,6 +203,41 @@ std::optional<std::string> bridge_precision(const std::string& p) {
   return std::nullopt;
 }
 
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out(1);
+  for (char ch : text) {
+    if (ch == sep)
+      out.emplace_back();
+    else
+      out.back() += ch;
+  }
+  return out;
+}
+
+// A release ("26.04.01") as numbers, for ordering.
+std::vector<int> release_numbers(const std::string& release) {
+  std::vector<int> out;
+  for (const auto& part : split(release, '.')) out.push_back(std::stoi(part));
+  return out;
+}
+// Whether a release lies in a recipe's "first-last" range (empty: every release).
+bool in_releases(const std::string& release, const std::string& range) {
+  if (range.empty()) return true;
+  const auto dash = range.find('-');
+  const auto r = release_numbers(release);
+  return release_numbers(range.substr(0, dash)) <= r &&
+         r <= release_numbers(dash == std::string::npos ? range : range.substr(dash + 1));
+}
+// A recipe's recompute_modules as the strategy takes them: Megatron-core's "mlp" recomputes
+// dense layers' MLPs only (TransformerLayer: "if not self.is_moe_layer"), DeepSeek-V3's first
+// three of 61, which the strategy keys do not name; left out.
+std::string modelled_modules(const std::string& modules) {
+  std::string out;
+  for (const auto& m : split(modules, '/'))
+    if (!m.empty() && m != "mlp") out += (out.empty() ? "" : "/") + m;
+  return out;
+}
+
 // The Megatron-Bridge table, one validation table per GPU family: each row's published
 // parallel sizes, micro-batch, interleaving, expert parallelism and FSDP as given (FSDP over
 // the data-parallel ranks as zero=3, else the distributed optimizer), sequence parallelism
@@ -269,26 +304,26 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
                           ? load_cluster(family->system, gpus)
                           : parse_cluster_json(cluster_text, family->system, gpus);
     RankOptions ro = run_search(main_int(r, "gbs", 0));
-    // Its DeepSeek-V3 recipes overlap the all-to-alls in MXFP8 (perf_recipes/deepseek:
-    // _enable_deepseek_full_iteration_mxfp8 sets overlap_moe_expert_parallel_comm, and the B200
-    // MXFP8 recipe too; the earlier deepseek_workload_base_configs.py set moe_a2a_overlap for
-    // the MXFP8 variants only).
-    const bool ep_overlap = std::string(model) == "deepseek-v3" && *precision == "mxfp8";
-    // A recipe's memory settings where the row's GPU, model, precision and sizes are its
-    // (megatron_bridge_recipes.csv): activations offloaded to the host, what it recomputes.
+    // A recipe's settings where the row's GPU, model, precision, sizes and release are its
+    // (megatron_bridge_recipes.csv): activations offloaded to the host, what it recomputes,
+    // whether the all-to-alls overlap and the experts run as fused grouped GEMMs. Without one,
+    // no overlap: every DeepSeek-V3 recipe on Blackwell ran without it until 26.04.01 (but
+    // B200's deepep one, which the table names).
     std::string recipe;
+    bool ep_overlap = false, fused_grouped_mlp = false;
     for (const Row& k : recipes) {
       if (k.at("gpu") != r.at("gpu") || k.at("model") != r.at("model") ||
           k.at("precision") != *precision || as_int(k, "tp") != tp || as_int(k, "pp") != pp ||
           as_int(k, "cp") != cp || as_int(k, "vp") != main_int(r, "vp", 1) ||
           as_int(k, "ep") != main_int(r, "ep", 1) || as_int(k, "mbs") != main_int(r, "mbs", 1) ||
-          (k.at("fsdp") == "true") != (fsdp > 1))
+          (k.at("fsdp") == "true") != (fsdp > 1) || !in_releases(r.at("release"), k.at("releases")))
         continue;
-      const auto modules = k.find("recompute_modules");
-      const bool recomputes = modules != k.end() && !modules->second.empty();
-      recipe = recomputes ? ",recompute=selective,recompute_modules=" + modules->second
-                          : std::string(",recompute=none");
+      const std::string modules = modelled_modules(k.at("recompute_modules"));
+      recipe = modules.empty() ? std::string(",recompute=none")
+                               : ",recompute=selective,recompute_modules=" + modules;
       if (as_int(k, "offload") > 0) recipe += ",offload=" + k.at("offload");
+      ep_overlap = k.at("ep_overlap") == "true";
+      fused_grouped_mlp = k.at("fused_grouped_mlp") == "true";
     }
     ro.fixed = fmt::format(
         "tp={},pp={},cp={},dp={},ep={},mbs={},vpp={},sp={},zero={},schedule=1f1b,precision={},"
@@ -303,6 +338,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     // nvfp4"), MXFP8 without the parameter all-gather's ("keeping this enabled causes NaN grad
     // norm").
     EstimateOptions row_opt = opt;
+    row_opt.software.fused_grouped_mlp = fused_grouped_mlp;
     const bool llama_on_blackwell = std::string(model) != "deepseek-v3" && r.at("gpu") != "H100";
     if (llama_on_blackwell && *precision == "nvfp4") row_opt.software.tp_comm_overlap = false;
     if (llama_on_blackwell && *precision == "mxfp8") row_opt.software.overlap_param_gather = false;

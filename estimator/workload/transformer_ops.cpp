@@ -307,15 +307,30 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
   out.push_back(gemm("expert_fc1", d.num.linear, tokens_per_expert, fc1_out, d.h, local_experts));
   out.back().per_expert_kernels = true;
-  if (d.num.quantized())
+  // Fused grouped GEMMs (Software::fused_grouped_mlp) take block-scaled SwiGLU experts: the
+  // fc1 input's cast forward and fc2's output gradient's backward stay, the rest is in their
+  // epilogues.
+  const bool fusable = swiglu && (d.num.linear == DType::mxfp8 || d.num.linear == DType::nvfp4);
+  if (d.num.quantized()) {
     out.push_back(fp8_casts(d.num, "expert_fc1_fp8_casts", routed * d.h, routed * fc1_out));
+    if (fusable) {
+      out.back().grouped_mlp_bytes = out.back().bytes;
+      out.back().grouped_mlp_backward_bytes = 0;
+    }
+  }
   out.push_back(swiglu ? pass("expert_swiglu", routed * f_local, 6 * d.w, 10 * d.w)
                        : pass("expert_bias_gelu", routed * f_local, 4 * d.w, 6 * d.w));
   out.back().selective = d.recomputes(kRecomputeMoeAct);
+  if (fusable) out.back().grouped_mlp_bytes = out.back().grouped_mlp_backward_bytes = 0;
   out.push_back(gemm("expert_fc2", d.num.linear, tokens_per_expert, d.h, f_local, local_experts));
   out.back().per_expert_kernels = true;
-  if (d.num.quantized())
+  if (d.num.quantized()) {
     out.push_back(fp8_casts(d.num, "expert_fc2_fp8_casts", routed * f_local, routed * d.h));
+    if (fusable) {
+      out.back().grouped_mlp_bytes = 0;
+      out.back().grouped_mlp_backward_bytes = out.back().backward_bytes;
+    }
+  }
   if (gather)
     out.push_back(comm("moe_tp_reduce_scatter", OpKind::collective, Axis::etp,
                        CollectiveOp::reduce_scatter, CollectiveOp::all_gather, d.e * routed * d.h));

@@ -256,6 +256,16 @@ struct Software {
   // (general_grouped_gemm, nvte_multi_stream_cublas_gemm), each a kernel of its own;
   // false: one grouped kernel for all of them (DeepGEMM, a CUTLASS grouped GEMM).
   bool grouped_gemm_per_expert = true;
+  // The experts' MLP as fused grouped GEMMs on block-scaled (MXFP8, NVFP4) SwiGLU experts:
+  // Transformer Engine's op fuser with cuDNN front-end's CuTe DSL kernels (Megatron-core's
+  // use_transformer_engine_op_fuser; Megatron-Bridge's cutedsl_fused_grouped_mlp, in its
+  // DeepSeek-V3 MXFP8 recipes for GB200 and GB300 from 26.06): forward, one kernel over every
+  // local expert computes fc1, SwiGLU scaled by the routing probability and the MXFP8 copies of
+  // fc2's input (grouped_gemm_swiglu_wrapper_sm100); backward, fc2's input gradient with the
+  // SwiGLU gradient and its quantization (grouped_gemm_dswiglu_wrapper_sm100). Neither the
+  // activation's passes nor those casts touch HBM on their own, and no expert pays a launch
+  // of its own (Op::grouped_mlp_bytes).
+  bool fused_grouped_mlp = false;
   int max_zero = 3;  // ZeRO stages: 1 = distributed optimizer, 2-3 = FSDP
   // With pipeline parallelism: sharded gradients (ZeRO-2/3) would be reduce-scattered, and
   // ZeRO-3's weights re-gathered, every micro-batch; DeepSpeed refuses the combination and

@@ -43,6 +43,10 @@ struct Op {
   // memory: the bytes forward and backward where the stack runs the pass as eager PyTorch
   // composites, one kernel per ATen op (Software::eager_elementwise); negative: as above.
   double eager_bytes = -1, eager_backward_bytes = -1;
+  // memory: the bytes forward and backward where the experts' SwiGLU MLP runs as fused grouped
+  // GEMMs (Software::fused_grouped_mlp), whose epilogues apply the activation and quantize its
+  // output, and whose backward fuses the activation's gradient; negative: as above.
+  double grouped_mlp_bytes = -1, grouped_mlp_backward_bytes = -1;
   std::optional<CollectiveOp> op;           // forward collective (none: identity)
   std::optional<CollectiveOp> backward_op;  // backward collective (none: identity)
   Axis axis = Axis::tp;
