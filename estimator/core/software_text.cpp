@@ -29,6 +29,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"conv_winograd", &Software::conv_winograd},
     {"grouped_gemm_per_expert", &Software::grouped_gemm_per_expert},
     {"fused_grouped_mlp", &Software::fused_grouped_mlp},
+    {"fp8_attention", &Software::fp8_attention},
     {"fp8_current_scaling", &Software::fp8_current_scaling},
     {"fused_grad_accumulation", &Software::fused_grad_accumulation},
     {"quantized_moe_act_input", &Software::quantized_moe_act_input},

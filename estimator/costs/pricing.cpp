@@ -145,8 +145,12 @@ std::optional<double> attention_rate(const Device& d, const AttentionShape& a, b
   if (a.kernel == FusedAttention::best || a.seq_len <= 0 || k.seq_len.empty()) return std::nullopt;
   const AttentionCurve* best = nullptr;
   double best_gap = 0;
+  // FP8 where the kernel has an FP8 curve, else its 16-bit ones.
+  const bool fp8 = a.fp8 && std::any_of(k.curves.begin(), k.curves.end(), [&](const auto& c) {
+                     return c.kernel == a.kernel && c.fp8;
+                   });
   for (const AttentionCurve& c : k.curves) {
-    if (c.kernel != a.kernel) continue;
+    if (c.kernel != a.kernel || c.fp8 != fp8) continue;
     const double gap = a.head_dim > 0 ? std::abs(std::log(c.head_dim / a.head_dim)) : 0;
     if (!best || gap < best_gap) best = &c, best_gap = gap;
   }

@@ -141,6 +141,9 @@ struct AttentionShape {
   FusedAttention kernel = FusedAttention::best;
   double seq_len = 0;
   double head_dim = 0;
+  // In FP8 (Software::fp8_attention on a block-scaled run): the kernel's MXFP8 curves where the
+  // device has them, its 16-bit ones where it has none.
+  bool fp8 = false;
 };
 // The kernel's FLOP/s on the device from its measured curve: the head dimension nearest (in
 // ratio) among the kernel's curves, log-linear between the measured lengths and flat past

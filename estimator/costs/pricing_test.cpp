@@ -525,6 +525,31 @@ TEST(Pricing, BlackwellAttentionRunsAtCudnnFrontendsMeasuredRates) {
               1e15 / (995e12 * 0.647 / 0.776) + 2e-6, 1e-9);
 }
 
+// FP8 attention (Software::fp8_attention: Transformer Engine's fp8_dot_product_attention) at
+// cuDNN front-end's MXFP8 rates for DeepSeek-V3's MLA shape (cuDNN 9.22, the catalog's
+// sources): GB300 at 4k 2517 TFLOP/s forward and 1520 x 2.5 / 2.6 = 1462 backward, against
+// 1515 and 1113 in BF16 (1.66x and 1.31x); a kernel with no FP8 curve (head dim 128 is
+// answered by the nearest FP8 curve, MLA's; B200 has none) keeps its 16-bit rate.
+TEST(Pricing, Fp8AttentionTakesTheKernelsMxfp8CurveWhereTheCatalogHasOne) {
+  const Device gb300 = load_cluster("gb300-nvl72", 72).groups.front().device;
+  const Device b200 = load_cluster("dgx-b200", 8).groups.front().device;
+  AttentionShape mla{FusedAttention::cudnn, 4096, 160};
+  EXPECT_DOUBLE_EQ(*attention_rate(gb300, mla, false), 1515e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(gb300, mla, true), 1113e12);
+  mla.fp8 = true;
+  EXPECT_DOUBLE_EQ(*attention_rate(gb300, mla, false), 2517e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(gb300, mla, true), 1462e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(gb300, {FusedAttention::cudnn, 4096, 128, true}, false),
+                   2517e12);
+  const AttentionShape b200_fp8{FusedAttention::cudnn, 8192, 128, true};
+  EXPECT_DOUBLE_EQ(*attention_rate(b200, b200_fp8, false), 1384e12);
+  // The software key turns it on for a quantized run's attention only.
+  Software sw = software_preset("nemo");
+  EXPECT_FALSE(sw.fp8_attention);
+  sw = parse_software("nemo:fp8_attention=true");
+  EXPECT_TRUE(sw.fp8_attention);
+}
+
 TEST(Pricing, PresetsNameTheAttentionKernelTheirStacksRun) {
   EXPECT_EQ(software_preset("megatron-core").fused_attention, FusedAttention::cudnn);
   EXPECT_EQ(software_preset("nemo").fused_attention, FusedAttention::cudnn);

@@ -40,7 +40,8 @@ constexpr double kDefaultInterEfficiency = 0.90;
 
 // "attention_kernels": {"seq_len": [...], "curves": [{"kernel": "cudnn", "head_dim": 128,
 // "forward_causal": [TFLOP/s...], "forward": [...], "backward": [...]}, ...]}; a curve may give
-// "backward_causal" instead of (or beside) the non-causal pair.
+// "backward_causal" instead of (or beside) the non-causal pair, and "dtype": "mxfp8" for an
+// FP8 variant of a kernel.
 AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::string& where) {
   JsonFields f(j, where);
   AttentionKernels k;
@@ -69,6 +70,10 @@ AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::str
     if (curve.kernel == FusedAttention::best)
       c.fail("kernel", "must name a kernel: fa2, cudnn or fa3");
     curve.head_dim = c.required_number("head_dim", 1);
+    if (const auto dtype = c.optional_string("dtype"); dtype && *dtype == "mxfp8")
+      curve.fp8 = true;
+    else if (dtype && *dtype != "bf16")
+      c.fail("dtype", "must be bf16 (the default) or mxfp8");
     curve.forward_causal = numbers(c, "forward_causal", 1e12);
     const bool causal_backward = c.optional_array("backward_causal") != nullptr;
     const bool has_forward = c.optional_array("forward") != nullptr;

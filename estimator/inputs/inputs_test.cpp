@@ -321,6 +321,14 @@ TEST(Inputs, AttentionCurvesTakeTheCausalBackwardOrTheNonCausalPair) {
             std::string::npos);
   EXPECT_NE(error(R"("backward_causal": [200])").find("one rate per seq_len (2 of them)"),
             std::string::npos);
+  // An FP8 variant of a kernel says so; another type is refused.
+  const Cluster fp8 =
+      parse_cluster_json(cluster(R"("backward_causal": [200, 350], "dtype": "mxfp8")"), "c.json");
+  EXPECT_TRUE(fp8.groups[0].device.attention_kernels.curves.at(0).fp8);
+  EXPECT_FALSE(causal.fp8);
+  EXPECT_NE(error(R"("backward_causal": [200, 350], "dtype": "fp16")")
+                .find("must be bf16 (the default) or mxfp8"),
+            std::string::npos);
 }
 
 TEST(Inputs, StrategyTextDefaultsAndErrors) {

@@ -306,11 +306,12 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     RankOptions ro = run_search(main_int(r, "gbs", 0));
     // A recipe's settings where the row's GPU, model, precision, sizes and release are its
     // (megatron_bridge_recipes.csv): activations offloaded to the host, what it recomputes,
-    // whether the all-to-alls overlap and the experts run as fused grouped GEMMs. Without one,
+    // whether the all-to-alls overlap, the experts run as fused grouped GEMMs and attention in
+    // FP8. Without one,
     // no overlap: every DeepSeek-V3 recipe on Blackwell ran without it until 26.04.01 (but
     // B200's deepep one, which the table names).
     std::string recipe;
-    bool ep_overlap = false, fused_grouped_mlp = false;
+    bool ep_overlap = false, fused_grouped_mlp = false, fp8_attention = false;
     for (const Row& k : recipes) {
       if (k.at("gpu") != r.at("gpu") || k.at("model") != r.at("model") ||
           k.at("precision") != *precision || as_int(k, "tp") != tp || as_int(k, "pp") != pp ||
@@ -324,6 +325,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
       if (as_int(k, "offload") > 0) recipe += ",offload=" + k.at("offload");
       ep_overlap = k.at("ep_overlap") == "true";
       fused_grouped_mlp = k.at("fused_grouped_mlp") == "true";
+      fp8_attention = k.at("fp8_attention") == "true";
     }
     ro.fixed = fmt::format(
         "tp={},pp={},cp={},dp={},ep={},mbs={},vpp={},sp={},zero={},schedule=1f1b,precision={},"
@@ -339,6 +341,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     // norm").
     EstimateOptions row_opt = opt;
     row_opt.software.fused_grouped_mlp = fused_grouped_mlp;
+    row_opt.software.fp8_attention = fp8_attention;
     const bool llama_on_blackwell = std::string(model) != "deepseek-v3" && r.at("gpu") != "H100";
     if (llama_on_blackwell && *precision == "nvfp4") row_opt.software.tp_comm_overlap = false;
     if (llama_on_blackwell && *precision == "mxfp8") row_opt.software.overlap_param_gather = false;

@@ -119,7 +119,7 @@ TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
       {"nemo_2407_h100_fp8", 0.0315},      {"deepseek_v3_h800_2024", 0.1004},
       {"megatron_bridge_h100", 0.0752},    {"megatron_bridge_b200", 0.1147},
       {"megatron_bridge_b300", 0.0612},    {"megatron_bridge_gb200", 0.0826},
-      {"megatron_bridge_gb300", 0.0941}};
+      {"megatron_bridge_gb300", 0.0884}};
   for (const auto& [table, mean] : recorded) {
     EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
     EXPECT_LE(r.mean_abs_error(table), mean + 0.01) << table;

@@ -365,6 +365,7 @@ void attention_core_ops(const Model& m, AttentionKernel kernel, const Dims& d, d
                             : d.q_local * windowed_squared(m, window, d.tokens, d.squared_local);
     a.flops = 2 * kept * (qk + v) * 0.5;
     a.dtype = d.num.other;
+    a.fp8_capable = d.num.quantized();
     // Keys per query over the square: the sequence length for fixed-length causal data, the
     // work-weighted mean document length (sum n^2 / sum n) for packed data, the window's span
     // under a window.

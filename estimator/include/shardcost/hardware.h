@@ -58,6 +58,9 @@ FusedAttention parse_fused_attention(std::string_view);  // throws InputError
 struct AttentionCurve {
   FusedAttention kernel = FusedAttention::cudnn;  // never `best`
   double head_dim = 0;
+  // The kernel's MXFP8 variant ("dtype": "mxfp8"): what a block-scaled FP8 run's attention
+  // takes where its stack computes attention in FP8 (Software::fp8_attention); 16-bit otherwise.
+  bool fp8 = false;
   std::vector<double> forward_causal, forward, backward, backward_causal;
 };
 struct AttentionKernels {

@@ -266,6 +266,10 @@ struct Software {
   // activation's passes nor those casts touch HBM on their own, and no expert pays a launch
   // of its own (Op::grouped_mlp_bytes).
   bool fused_grouped_mlp = false;
+  // Attention in FP8 on a quantized run (Transformer Engine's fp8_dot_product_attention, set by
+  // Megatron-Bridge's GB300 DeepSeek-V3 MXFP8 recipe from 26.06): the device's MXFP8 curves of
+  // the fused kernel where the catalog has them (AttentionCurve::fp8), its 16-bit ones elsewhere.
+  bool fp8_attention = false;
   int max_zero = 3;  // ZeRO stages: 1 = distributed optimizer, 2-3 = FSDP
   // With pipeline parallelism: sharded gradients (ZeRO-2/3) would be reduce-scattered, and
   // ZeRO-3's weights re-gathered, every micro-batch; DeepSpeed refuses the combination and

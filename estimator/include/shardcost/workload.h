@@ -72,6 +72,9 @@ struct Op {
   // A grouped GEMM over the local experts (gemm.batch of them): under a stack that runs one
   // kernel per expert (Software::grouped_gemm_per_expert) each pays its own launch.
   bool per_expert_kernels = false;
+  // attention: the run quantizes its linears, so a stack may compute attention in FP8 too
+  // (Software::fp8_attention; Transformer Engine's fp8_dot_product_attention).
+  bool fp8_capable = false;
 
   // Forward FLOPs (GEMMs and attention; memory passes and communication count none).
   double forward_flops() const;
