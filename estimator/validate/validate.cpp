@@ -20,6 +20,7 @@ std::string_view nemo_2407_h100_fp8();
 std::string_view deepseek_v3_h800_2024();
 std::string_view megatron_bridge_perf();
 std::string_view megatron_bridge_recipes();
+std::string_view megatron_bridge_corrections();
 std::string_view released_checkpoints();
 std::string_view published_flops();
 }  // namespace shardcost::embedded
@@ -263,7 +264,18 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
                                                         {"Llama-3.1-405B", "llama3-405b"},
                                                         {"DeepSeek-V3", "deepseek-v3"}};
   const std::vector<Row> recipes = parse_csv(embedded::megatron_bridge_recipes());
-  for (const Row& r : parse_csv(embedded::megatron_bridge_perf())) {
+  const std::vector<Row> corrections = parse_csv(embedded::megatron_bridge_corrections());
+  for (Row r : parse_csv(embedded::megatron_bridge_perf())) {
+    // A row whose published sizes are not its release's recipe's (megatron_bridge_corrections.
+    // csv, with the evidence) takes the recipe's, and its label says so.
+    bool corrected = false;
+    for (const Row& k : corrections) {
+      if (k.at("release") != r.at("release") || k.at("gpu") != r.at("gpu") ||
+          k.at("model") != r.at("model") || k.at("precision") != main_value(r, "precision"))
+        continue;
+      for (const char* key : {"mbs", "tp", "pp", "vp"}) r[key] = k.at(key);
+      corrected = true;
+    }
     const auto precision = bridge_precision(main_value(r, "precision"));
     if (!precision) continue;
     const Family* family = nullptr;
@@ -347,8 +359,8 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     if (llama_on_blackwell && *precision == "mxfp8") row_opt.software.overlap_param_gather = false;
     ro.estimate = row_opt;
     ro.near_limit_fits = true;  // the run ran
-    const std::string label =
-        fmt::format("{} {} {} ({} GPUs)", r.at("release"), model, *precision, gpus);
+    const std::string label = fmt::format("{} {} {} ({} GPUs){}", r.at("release"), model,
+                                          *precision, gpus, corrected ? " (recipe's sizes)" : "");
     const RankResult rr = rank(m, c, ro);
     ValidationRow row;
     row.table = family->table;
