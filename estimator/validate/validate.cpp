@@ -324,6 +324,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     // B200's deepep one, which the table names).
     std::string recipe;
     bool ep_overlap = false, fused_grouped_mlp = false, fp8_attention = false;
+    std::string dispatcher;
     for (const Row& k : recipes) {
       if (k.at("gpu") != r.at("gpu") || k.at("model") != r.at("model") ||
           k.at("precision") != *precision || as_int(k, "tp") != tp || as_int(k, "pp") != pp ||
@@ -338,6 +339,8 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
       ep_overlap = k.at("ep_overlap") == "true";
       fused_grouped_mlp = k.at("fused_grouped_mlp") == "true";
       fp8_attention = k.at("fp8_attention") == "true";
+      const auto named = k.find("ep_dispatcher");  // an empty last field: the preset's
+      dispatcher = named != k.end() ? named->second : std::string();
     }
     ro.fixed = fmt::format(
         "tp={},pp={},cp={},dp={},ep={},mbs={},vpp={},sp={},zero={},schedule=1f1b,precision={},"
@@ -354,6 +357,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     EstimateOptions row_opt = opt;
     row_opt.software.fused_grouped_mlp = fused_grouped_mlp;
     row_opt.software.fp8_attention = fp8_attention;
+    if (!dispatcher.empty()) row_opt.software.ep_dispatcher = parse_ep_dispatcher(dispatcher);
     const bool llama_on_blackwell = std::string(model) != "deepseek-v3" && r.at("gpu") != "H100";
     if (llama_on_blackwell && *precision == "nvfp4") row_opt.software.tp_comm_overlap = false;
     if (llama_on_blackwell && *precision == "mxfp8") row_opt.software.overlap_param_gather = false;
