@@ -39,7 +39,9 @@ assert splits["each size held out"]["median"] < 0.05, splits
 assert splits["each rank count held out"]["median"] < 0.10, splits
 assert "each rank count held out" not in {c["split"] for c in gather["cross_validation"]}
 PY
-# Refitting replaces the model and gives the same figures (fixed seeds).
+# Refitting replaces the model and gives the same figures (fixed seeds), on one thread too.
+expect_exit 0 "$BIN" fit --db "$DB" --format json --threads 1
+cmp -s "$SCRATCH/out" "$SCRATCH/fit.json" || fail "refitting on one thread changed the figures"
 expect_exit 0 "$BIN" fit --db "$DB" --format json
 cmp -s "$SCRATCH/out" "$SCRATCH/fit.json" || fail "refitting changed the figures"
 [ "$(sqlite3 "$DB" 'SELECT COUNT(*) FROM fitted_model')" = 4 ] || fail "refit kept old models"
@@ -143,6 +145,8 @@ case "$ERR" in *"20 shapes, fewer than the 50 a model needs"*) ;; *) fail "few r
 expect_exit 2 "$BIN" fit --db "$DB" --table kernel
 case "$ERR" in *"--table kernel: models are fitted for gemm, collective, memory, embedding or kernels"*) ;; *) fail "table: $ERR";; esac
 expect_exit 2 "$BIN" fit --db "$DB" --device a200
+expect_exit 2 "$BIN" fit --db "$DB" --threads -1
+case "$ERR" in *"--threads -1: give a count of at least 1 (0: every core)"*) ;; *) fail "threads: $ERR";; esac
 
 # Memory: this host's own measured copies and reads, one curve per kind, held out as sizes.
 H=$SCRATCH/host.db
