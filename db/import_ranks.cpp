@@ -2,16 +2,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <map>
 #include <optional>
-#include <thread>
 #include <unordered_map>
 
 #include "import_util.h"
 #include "shardcost/error.h"
 #include "shardcost/importers.h"
+#include "shardcost/parallel.h"
 
 namespace shardcost::db {
 namespace {
@@ -20,27 +18,9 @@ namespace {
 // first bad file, in the order given, is the error.
 std::vector<Measurements> parse_all(const std::vector<std::string>& paths, int threads) {
   std::vector<std::optional<Measurements>> parsed(paths.size());
-  std::vector<std::exception_ptr> errors(paths.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < paths.size(); i = next++) {
-      try {
-        parsed[i] = import_kineto_file(paths[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const size_t n = std::clamp<size_t>(static_cast<size_t>(std::max(threads, 1)), 1, paths.size());
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  parallel_for(paths.size(), threads, [&](size_t i) { parsed[i] = import_kineto_file(paths[i]); });
   std::vector<Measurements> out;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    if (errors[i]) std::rethrow_exception(errors[i]);
-    out.push_back(std::move(*parsed[i]));
-  }
+  for (auto& p : parsed) out.push_back(std::move(*p));
   return out;
 }
 

@@ -3,20 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <random>
-#include <thread>
 
 #include "gemm_features.h"
 #include "records.h"
 #include "shardcost/error.h"
+#include "shardcost/parallel.h"
 #include "shardcost/quantiles.h"
 #include "tree_ensemble.h"
 #include "xgboost_api.h"
@@ -91,30 +88,6 @@ Trained train_on(const Device& d, DType t, const std::vector<GemmRow>& rows,
   const GemmPrior prior = prior_of(d, t, rows, which);
   const Data data = make_data(d, t, rows, which, prior);
   return {prior, xgb::Booster::train(data.x, data.columns, data.y, kParams, kRounds)};
-}
-
-// Runs work(0..n-1) on up to `threads` threads (each fit is independent and seeded, so the
-// results do not depend on how many); the first failure, in index order, is rethrown.
-void parallel_for(size_t n, int threads, const std::function<void(size_t)>& work) {
-  std::vector<std::exception_ptr> errors(n);
-  std::atomic<size_t> next{0};
-  auto run = [&] {
-    for (size_t i = next++; i < n; i = next++) {
-      try {
-        work(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const size_t used =
-      std::clamp<size_t>(static_cast<size_t>(std::max(threads, 1)), 1, std::max<size_t>(n, 1));
-  std::vector<std::thread> pool;
-  for (size_t k = 1; k < used; ++k) pool.emplace_back(run);
-  run();
-  for (auto& th : pool) th.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
 }
 
 // One fold's fit: the rows of fold `f` of `fold_of` held out, their predictions kept.
