@@ -30,6 +30,19 @@ namespace {
 
 using Row = std::map<std::string, std::string>;
 
+// The fields of `text` between each `sep`, an empty one included wherever two meet or one ends
+// the text ("a,,b," is four).
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out(1);
+  for (char ch : text) {
+    if (ch == sep)
+      out.emplace_back();
+    else
+      out.back() += ch;
+  }
+  return out;
+}
+
 std::vector<Row> parse_csv(std::string_view text) {
   std::vector<Row> rows;
   std::vector<std::string> header;
@@ -37,10 +50,7 @@ std::vector<Row> parse_csv(std::string_view text) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> cells;
-    std::stringstream ls(line);
-    std::string cell;
-    while (std::getline(ls, cell, ',')) cells.push_back(cell);
+    const std::vector<std::string> cells = split(line, ',');
     if (header.empty()) {
       header = cells;
       continue;
@@ -204,17 +214,6 @@ std::optional<std::string> bridge_precision(const std::string& p) {
   return std::nullopt;
 }
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out(1);
-  for (char ch : text) {
-    if (ch == sep)
-      out.emplace_back();
-    else
-      out.back() += ch;
-  }
-  return out;
-}
-
 // A release ("26.04.01") as numbers, for ordering.
 std::vector<int> release_numbers(const std::string& release) {
   std::vector<int> out;
@@ -319,9 +318,8 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     // A recipe's settings where the row's GPU, model, precision, sizes and release are its
     // (megatron_bridge_recipes.csv): activations offloaded to the host, what it recomputes,
     // whether the all-to-alls overlap, the experts run as fused grouped GEMMs and attention in
-    // FP8. Without one,
-    // no overlap: every DeepSeek-V3 recipe on Blackwell ran without it until 26.04.01 (but
-    // B200's deepep one, which the table names).
+    // FP8, which token dispatcher runs. Without one, no overlap: every DeepSeek-V3 recipe on
+    // Blackwell ran without it until 26.04.01 (but B200's DeepEP one, which the table names).
     std::string recipe;
     bool ep_overlap = false, fused_grouped_mlp = false, fp8_attention = false;
     std::string dispatcher;
@@ -339,8 +337,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
       ep_overlap = k.at("ep_overlap") == "true";
       fused_grouped_mlp = k.at("fused_grouped_mlp") == "true";
       fp8_attention = k.at("fp8_attention") == "true";
-      const auto named = k.find("ep_dispatcher");  // an empty last field: the preset's
-      dispatcher = named != k.end() ? named->second : std::string();
+      dispatcher = k.at("ep_dispatcher");  // empty: the preset's
     }
     ro.fixed = fmt::format(
         "tp={},pp={},cp={},dp={},ep={},mbs={},vpp={},sp={},zero={},schedule=1f1b,precision={},"
