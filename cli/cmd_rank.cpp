@@ -249,6 +249,13 @@ void print_fixed_rank(const RankReport& rep, Format format) {
       return e.strategy.schedule != PipeSchedule::one_f_one_b;
     });
     if (dualpipe) header.emplace_back("schedule"), right.push_back(false);
+    // What selective recomputation recomputes where some plan recomputes more than
+    // attention's core (Megatron-core's default).
+    const bool modules = std::any_of(r.best.begin(), r.best.end(), [](const Estimate& e) {
+      return e.strategy.recompute == Recompute::selective &&
+             e.strategy.selective_modules() != kRecomputeCoreAttn;
+    });
+    if (modules) header.emplace_back("modules"), right.push_back(false);
     // Per-layer sharding where a plan mixes sharded and replicated layers.
     const bool masked = std::any_of(r.best.begin(), r.best.end(), [](const Estimate& e) {
       return !e.strategy.zero_layers.empty();
@@ -289,6 +296,10 @@ void print_fixed_rank(const RankReport& rep, Format format) {
       if (split) row.push_back(s.stage_layers.empty() ? "even" : join_layers(s.stage_layers));
       if (folded) row.push_back(fmt::format("{}", s.expert_tp()));
       if (dualpipe) row.emplace_back(to_string(s.schedule));
+      if (modules)
+        row.push_back(s.recompute == Recompute::selective
+                          ? recompute_modules_text(s.selective_modules())
+                          : "-");
       if (masked) row.push_back(s.zero_layers.empty() ? "-" : zero_layers_text(s.zero_layers));
       if (mixed)
         row.push_back(

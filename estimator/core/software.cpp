@@ -236,7 +236,8 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
                      sw.name)
                : fmt::format(
                      "{} recomputes selectively by Megatron-core's modules, not per op; "
-                     "use recompute_modules from core_attn, layernorm, mla_up_proj, moe_act",
+                     "use recompute_modules from core_attn, layernorm, mla_up_proj, moe_act, mlp, "
+                     "moe, shared_experts",
                      sw.name);
   if ((s.tp > 1 || !s.stage_tp.empty()) && !sw.tensor_parallel)
     return fmt::format(

@@ -190,8 +190,10 @@ TEST(RecomputeModules, DropWhatTheyRecomputeAndPayItsForward) {
 
 TEST(RecomputeModules, BadModulesAreOneLine) {
   EXPECT_NE(test_models::input_error_of([] {
-              (void)parse_strategy("tp=1,gbs=8,recompute=selective,recompute_modules=mlp", 8);
-            }).find("needs modules from core_attn, layernorm, mla_up_proj and moe_act"),
+              (void)parse_strategy("tp=1,gbs=8,recompute=selective,recompute_modules=mlps", 8);
+            })
+                .find("needs modules from core_attn, layernorm, mla_up_proj, moe_act, mlp, moe and "
+                      "shared_experts"),
             std::string::npos);
   const Model m = load_model("llama3-8b");
   EXPECT_NE(test_models::input_error_of([&] {

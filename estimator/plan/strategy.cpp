@@ -70,11 +70,15 @@ void for_each_item(std::string_view value, F&& f) {
   }
 }
 
-constexpr std::pair<const char*, unsigned> kModules[] = {{"core_attn", kRecomputeCoreAttn},
-                                                         {"layernorm", kRecomputeLayernorm},
-                                                         {"mla_up_proj", kRecomputeMlaUpProj},
-                                                         {"moe_act", kRecomputeMoeAct},
-                                                         {"ops", kRecomputeOps}};
+constexpr std::pair<const char*, unsigned> kModules[] = {
+    {"core_attn", kRecomputeCoreAttn},
+    {"layernorm", kRecomputeLayernorm},
+    {"mla_up_proj", kRecomputeMlaUpProj},
+    {"moe_act", kRecomputeMoeAct},
+    {"mlp", kRecomputeMlp},
+    {"moe", kRecomputeMoe},
+    {"shared_experts", kRecomputeSharedExperts},
+    {"ops", kRecomputeOps}};
 
 unsigned parse_recompute_modules(std::string_view value) {
   unsigned out = 0;
@@ -84,8 +88,9 @@ unsigned parse_recompute_modules(std::string_view value) {
       if (item == name) out |= bit, known = true;
     if (!known)
       throw InputError(fmt::format(
-          "strategy key 'recompute_modules' needs modules from core_attn, layernorm, mla_up_proj "
-          "and moe_act, joined by /, or ops alone (torchtitan's per-op policy) (got '{}')",
+          "strategy key 'recompute_modules' needs modules from core_attn, layernorm, mla_up_proj, "
+          "moe_act, mlp, moe and shared_experts, joined by /, or ops alone (torchtitan's per-op "
+          "policy) (got '{}')",
           value));
   });
   return out;
@@ -593,6 +598,12 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
   if (s.ep_overlap && s.pp > 1 && s.vpp == 1)
     return "ep_overlap=true with pp>1 needs vpp>1: Megatron-core overlaps the all-to-alls only "
            "in an interleaved pipeline (or without one); set vpp or ep_overlap=false";
+  // Its combined 1F1B splits an MoE layer into the callables it interleaves, which a
+  // checkpoint around the whole layer would hide (TransformerConfig: "disable moe in
+  // recompute_modules when enabling overlap_moe_expert_parallel_comm").
+  if (s.ep_overlap && (s.selective_modules() & kRecomputeMoe))
+    return "ep_overlap=true does not run with recompute_modules=moe (Megatron-core refuses it); "
+           "recompute the experts' activation (moe_act) instead, or set ep_overlap=false";
   if (s.ep_overlap && s.recompute == Recompute::full)
     return "ep_overlap=true does not run under recompute=full (Megatron-core refuses it); use "
            "recompute=selective or none, or ep_overlap=false";

@@ -308,8 +308,11 @@ struct Ranker {
     }());
     // What selective recomputes: the pinned modules, or the preset's and, where the model has
     // them, the modules Megatron-core's MoE and MLA recipes recompute (MLA's up projections,
-    // the experts' activation, both). A set that marks nothing in this model (attention's core
-    // under fused attention) prices exactly as none, so the search skips it.
+    // the experts' activation, both), and the checkpoint that saves the most short of full
+    // recomputation: the MoE layers whole in an MoE model, the MLPs in a dense one (an MoE
+    // model's few dense MLPs alone would double the search for plans within a few per cent of
+    // the ones it has). A set that marks nothing in this model (attention's core under fused
+    // attention) prices exactly as none, so the search skips it.
     std::vector<std::pair<Recompute, unsigned>> recomputes;
     if (contains(pinned, "recompute")) {
       recomputes.emplace_back(fixed.recompute, fixed.recompute_modules != 0
@@ -320,8 +323,11 @@ struct Ranker {
       std::vector<unsigned> sets{fixed.recompute_modules != 0 ? fixed.recompute_modules
                                                               : sw.recompute_modules};
       if (fixed.recompute_modules == 0 && sw.recompute_modules != kRecomputeOps)
-        for (unsigned m : {unsigned{kRecomputeMlaUpProj}, unsigned{kRecomputeMoeAct},
-                           unsigned{kRecomputeMlaUpProj | kRecomputeMoeAct}})
+        for (unsigned m :
+             {unsigned{kRecomputeMlaUpProj}, unsigned{kRecomputeMoeAct},
+              unsigned{kRecomputeMlaUpProj | kRecomputeMoeAct},
+              w.has_selective_recompute(sw.attention, kRecomputeMoe) ? unsigned{kRecomputeMoe}
+                                                                     : unsigned{kRecomputeMlp}})
           sets.push_back(m);
       // The modules of a set that mark something in this model: two sets that mark the same
       // (MLA's and the experts' on a model without MLA, and the experts' alone) price alike,
@@ -443,10 +449,11 @@ struct Ranker {
                         s.dp_sync_steps = fixed.dp_sync_steps;
                         // A pinned all-to-all overlap where Megatron-core runs it: all-to-alls
                         // under 1F1B, without a pipeline or interleaved, without full
-                        // recomputation (check_strategy).
+                        // recomputation or the MoE layer's (check_strategy).
                         s.ep_overlap = fixed.ep_overlap && ep > 1 &&
                                        schedule == PipeSchedule::one_f_one_b &&
-                                       (pp == 1 || vpp > 1) && rc != Recompute::full;
+                                       (pp == 1 || vpp > 1) && rc != Recompute::full &&
+                                       (s.selective_modules() & kRecomputeMoe) == 0;
                         if (auto why = check_strategy(w, c, s)) {
                           tally.reject(classify(*why));
                           continue;

@@ -228,15 +228,6 @@ bool in_releases(const std::string& release, const std::string& range) {
   return release_numbers(range.substr(0, dash)) <= r &&
          r <= release_numbers(dash == std::string::npos ? range : range.substr(dash + 1));
 }
-// A recipe's recompute_modules as the strategy takes them: Megatron-core's "mlp" recomputes
-// dense layers' MLPs only (TransformerLayer: "if not self.is_moe_layer"), DeepSeek-V3's first
-// three of 61, which the strategy keys do not name; left out.
-std::string modelled_modules(const std::string& modules) {
-  std::string out;
-  for (const auto& m : split(modules, '/'))
-    if (!m.empty() && m != "mlp") out += (out.empty() ? "" : "/") + m;
-  return out;
-}
 
 // The Megatron-Bridge table, one validation table per GPU family: each row's published
 // parallel sizes, micro-batch, interleaving, expert parallelism and FSDP as given (FSDP over
@@ -330,7 +321,7 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
           as_int(k, "ep") != main_int(r, "ep", 1) || as_int(k, "mbs") != main_int(r, "mbs", 1) ||
           (k.at("fsdp") == "true") != (fsdp > 1) || !in_releases(r.at("release"), k.at("releases")))
         continue;
-      const std::string modules = modelled_modules(k.at("recompute_modules"));
+      const std::string& modules = k.at("recompute_modules");
       recipe = modules.empty() ? std::string(",recompute=none")
                                : ",recompute=selective,recompute_modules=" + modules;
       if (as_int(k, "offload") > 0) recipe += ",offload=" + k.at("offload");

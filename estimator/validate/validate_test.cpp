@@ -188,12 +188,19 @@ TEST(Validate, MegatronBridgeRowsArePricedWithTheirPublishedSizes) {
   // DeepSeek-V3 at a recipe's sizes and release recomputes MLA's up projections where that
   // recipe does (GB200 in 26.02-26.02.01 and from 26.06, and its 25.11 BF16 row; B200 and
   // B300 throughout; GB300 at mbs 2): not GB200's 26.04 rows, whose recipes recompute only the
-  // dense layers' MLPs, nor GB300's from 26.06; nothing else recomputes them.
-  int up_proj = 0;
+  // dense layers' MLPs, nor GB300's from 26.06; nothing else recomputes them. The dense MLPs
+  // where a recipe recomputes them: GB200's two 26.04 rows, and B200's 26.04.01 one beside MLA's
+  // up projections.
+  int up_proj = 0, mlp = 0;
   for (const auto& row : r.rows) {
-    if (row.strategy.recompute_modules != kRecomputeMlaUpProj ||
-        row.table == "deepseek_v3_h800_2024")
-      continue;
+    if (row.table == "deepseek_v3_h800_2024") continue;
+    if (row.strategy.recompute_modules & kRecomputeMlp) {
+      ++mlp;
+      EXPECT_TRUE((row.table == "megatron_bridge_gb200" && row.label.rfind("26.04", 0) == 0) ||
+                  (row.table == "megatron_bridge_b200" && row.label.rfind("26.04.01", 0) == 0))
+          << row.label;
+    }
+    if ((row.strategy.recompute_modules & kRecomputeMlaUpProj) == 0) continue;
     ++up_proj;
     EXPECT_EQ(row.strategy.recompute, Recompute::selective) << row.label;
     EXPECT_NE(row.label.find("deepseek-v3"), std::string::npos) << row.label;
@@ -201,6 +208,7 @@ TEST(Validate, MegatronBridgeRowsArePricedWithTheirPublishedSizes) {
         << row.label;
   }
   EXPECT_EQ(up_proj, 20);  // 6 on GB200, 5 on B200, 5 on B300, 4 on GB300
+  EXPECT_EQ(mlp, 3);
   // DeepSeek-V3's stages as its recipes lay them out (_get_deepseek_v3_pipeline_layout, and
   // GB300's "Et*4|(t*4|)*14tmL"): at pp 16 four layers a stage and one on the last with the MTP
   // module and the loss; at pp 4 (any vp) 16, 16, 16 and 13; at pp 2, vp 8, 32 and 29; the

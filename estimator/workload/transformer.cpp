@@ -200,14 +200,17 @@ class Transformer final : public Workload {
   }
   // Whether recomputing these modules changes anything in this model: attention's core only
   // where it is not fused, MLA's up projections only in MLA layers, the experts' activation
-  // only in MoE layers; the norms and torchtitan's per-op policy everywhere.
+  // and the MoE layer only in MoE layers, shared experts only where there are some, a dense
+  // MLP only in dense layers; the norms and torchtitan's per-op policy everywhere.
   bool has_selective_recompute(AttentionKernel kernel, unsigned modules) const override {
     if (modules == 0) modules = kRecomputeCoreAttn;
     const bool core = attention_ && kernel == AttentionKernel::standard;
     return ((modules & kRecomputeCoreAttn) != 0 && core) ||
            (modules & (kRecomputeLayernorm | kRecomputeOps)) != 0 ||
            ((modules & kRecomputeMlaUpProj) != 0 && attention_ && m_.is_mla()) ||
-           ((modules & kRecomputeMoeAct) != 0 && m_.is_moe());
+           ((modules & (kRecomputeMoeAct | kRecomputeMoe)) != 0 && m_.is_moe()) ||
+           ((modules & kRecomputeSharedExperts) != 0 && m_.is_moe() && m_.moe.shared_experts > 0) ||
+           ((modules & kRecomputeMlp) != 0 && dense_);
   }
 
  private:
@@ -333,7 +336,8 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
 
   if (recompute == Recompute::full) return e * T * h / sp_div;  // the layer's input only
   // Selective recomputation drops what its modules recompute: attention's core (the default),
-  // the norms' outputs, MLA's Q, K and V, the experts' activation output.
+  // the norms' outputs, MLA's Q, K and V, the experts' activation output, what a dense MLP, an
+  // MoE layer or its shared experts keep past their input.
   const unsigned modules = recompute != Recompute::selective ? 0u
                            : st.recompute_modules != 0       ? st.recompute_modules
                                                        : static_cast<unsigned>(kRecomputeCoreAttn);
@@ -405,10 +409,15 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   bytes += e * T * h / sp_div + mask * T * h / sp_div;
   if (m.post_norms) bytes += e * T * h / sp_div;
   if (kind.ffn == Ffn::dense) {
+    // recompute_modules=mlp keeps only the checkpoint's input, the norm's input above.
+    if (dropped(kRecomputeMlp)) return bytes;
     const double f = static_cast<double>(m.ffn_hidden) / t;
     bytes += norm_out * li * T * h / sp_div + e * T * gate * f + li * T * f;
     return bytes;
   }
+  // recompute_modules=moe keeps the checkpoint's input, the norm's output (in 16 bits), and
+  // nothing of the experts or the shared experts.
+  if (dropped(kRecomputeMoe)) return bytes + norm_out * e * T * h / sp_div;
   // Experts: their inputs are the dispatched tokens (the norm's output is kept in 16 bits),
   // kept for the expert fc1, and each routed token's activation input(s) and fc2 input, on the
   // busiest rank.
@@ -418,9 +427,10 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   const double act_in = st.quantized_moe_act_input ? num.q : e;
   bytes += norm_out * e * T * h / sp_div + act_in * routed * gate * f +
            (dropped(kRecomputeMoeAct) ? 0.0 : 1.0) * li * routed * f + li * routed * h;
-  if (m.moe.shared_experts > 0) {
+  if (m.moe.shared_experts > 0 && !dropped(kRecomputeSharedExperts)) {
     // Shared experts, a dense MLP beside them: input (sequence-parallel shard, gathered again
-    // in backward), activation input(s), fc2 input.
+    // in backward), activation input(s), fc2 input; recompute_modules=shared_experts keeps
+    // only their checkpoint's input, the norm's output counted above.
     const double fs = static_cast<double>(m.moe.shared_experts) * m.expert_ffn() / t;
     bytes += li * T * h / sp_div + e * T * gate * fs + li * T * fs;
   }

@@ -65,6 +65,15 @@ Op& recomputed(Op& op, bool yes, double share = 1) {
   return op;
 }
 
+// Marks every op from `first` on recomputed whole: a module under normal checkpointing, run
+// again from its kept input before its backward, its collectives too.
+void checkpointed(std::vector<Op>& out, size_t first) {
+  for (size_t i = first; i < out.size(); ++i) {
+    out[i].selective = true;
+    out[i].selective_share = 1;
+  }
+}
+
 Op pass(const char* name, double elements, double fwd_bytes_per_el, double bwd_bytes_per_el) {
   Op op;
   op.name = name;
@@ -275,10 +284,12 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
                                          "shared_expert_fc1_fp8_casts",
                                          "shared_expert_fc2_fp8_casts"};
     const bool own_tp = dispatcher && st.tp > 1;
+    const size_t first = out.size();
     if (own_tp) tp_enter(d, st, out, false);
     mlp_ops(names, d, static_cast<double>(m.moe.shared_experts) * m.expert_ffn(), m.activation,
             d.num.quantized(), false, out);
     if (own_tp) tp_exit(d, st, out);
+    if (d.recomputes(kRecomputeSharedExperts)) checkpointed(out, first);
   }
   out.push_back(gemm("moe_router", d.num.other, local, m.moe.experts, d.h));
   // The router's scores in fp32 (Megatron-core's moe_router_dtype fp32 in the performance
@@ -615,8 +626,13 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   if (kind.ffn == Ffn::none) return;
   const bool moe_layer = kind.ffn == Ffn::moe;
   const bool dispatcher = moe_layer && moe_dispatcher(st);
+  // A dense layer's norm runs inside its MLP module (Transformer Engine's LayerNormLinear as
+  // fc1; an MoE layer's is a module of its own): recompute_modules=mlp checkpoints it with the
+  // MLP, from the layer's residual stream on.
+  const size_t mlp_first = out.size();
   out.push_back(norm("mlp_norm", d, fp8 && !moe_layer, m.rmsnorm));
   out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
+  const size_t moe_first = out.size();
   // Under the dispatcher the experts move their tokens over TP themselves (moe_ops).
   if (!dispatcher) tp_enter(d, st, out, fp8 && !moe_layer);
   if (!moe_layer) {
@@ -627,6 +643,8 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
     moe_ops(m, st, d, out);
   }
   if (!dispatcher) tp_exit(d, st, out, fp8 && !moe_layer);
+  if (!moe_layer && d.recomputes(kRecomputeMlp)) checkpointed(out, mlp_first);
+  if (moe_layer && d.recomputes(kRecomputeMoe)) checkpointed(out, moe_first);
   if (m.post_norms) {
     out.push_back(norm("post_mlp_norm", d, false, m.rmsnorm));
     out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();

@@ -34,6 +34,17 @@ TEST(TransformerRecompute, SelectiveModulesCountOnlyWhereTheModelHasThem) {
   EXPECT_TRUE(deepseek->has_selective_recompute(flash, kRecomputeMoeAct));
   EXPECT_FALSE(mixtral->has_selective_recompute(flash, kRecomputeMlaUpProj));
   EXPECT_TRUE(mixtral->has_selective_recompute(flash, kRecomputeMlaUpProj | kRecomputeMoeAct));
+  // Megatron-core's checkpointed modules: a dense MLP where some layer has one (DeepSeek-V3's
+  // first three; none of Mixtral's), an MoE layer in MoE models, shared experts where some are.
+  EXPECT_TRUE(llama->has_selective_recompute(flash, kRecomputeMlp));
+  EXPECT_FALSE(llama->has_selective_recompute(flash, kRecomputeMoe));
+  EXPECT_FALSE(llama->has_selective_recompute(flash, kRecomputeSharedExperts));
+  EXPECT_TRUE(deepseek->has_selective_recompute(flash, kRecomputeMlp));
+  EXPECT_TRUE(deepseek->has_selective_recompute(flash, kRecomputeMoe));
+  EXPECT_TRUE(deepseek->has_selective_recompute(flash, kRecomputeSharedExperts));
+  EXPECT_FALSE(mixtral->has_selective_recompute(flash, kRecomputeMlp));
+  EXPECT_TRUE(mixtral->has_selective_recompute(flash, kRecomputeMoe));
+  EXPECT_FALSE(mixtral->has_selective_recompute(flash, kRecomputeSharedExperts));
 }
 
 TEST(TransformerActivations, ActivationsMatchKorthikantiWithoutParallelism) {

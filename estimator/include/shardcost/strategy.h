@@ -34,7 +34,8 @@ enum class Recompute { none, selective, full };
 std::string_view to_string(Recompute);
 // What recompute=selective recomputes (Megatron-core's --recompute-modules): attention's core
 // (Korthikanti et al.'s, the default), the norms, MLA's up projections, the experts'
-// activation function. Bits of Strategy::recompute_modules.
+// activation function, a dense layer's whole MLP, an MoE layer whole, its shared experts.
+// Bits of Strategy::recompute_modules.
 enum RecomputeModule : unsigned {
   kRecomputeCoreAttn = 1,
   kRecomputeLayernorm = 2,
@@ -45,6 +46,15 @@ enum RecomputeModule : unsigned {
   // layer's recomputed: wk, wo, w3 of wq wk wv wo w1 w3 w2), attention's outputs and the
   // reduce-scatters. Alone, on dense attention layers.
   kRecomputeOps = 16,
+  // Megatron-core's checkpointed modules (normal checkpointing: the module's input kept,
+  // everything inside it run again before its backward, communication included). "mlp": a
+  // dense layer's MLP with the norm Transformer Engine fuses into its first linear
+  // (TransformerLayer's recompute_mlp, dense layers only); "moe": an MoE layer from its router
+  // to the combine, shared experts too (MoELayer's moe_layer_recompute); "shared_experts": the
+  // shared experts alone.
+  kRecomputeMlp = 32,
+  kRecomputeMoe = 64,
+  kRecomputeSharedExperts = 128,
 };
 
 // How the sequences of a variable-length global batch are spread over the data-parallel
@@ -130,8 +140,8 @@ struct Strategy {
   // overlap): one micro-batch's forward runs beside another's backward, so each expert-parallel
   // all-to-all runs behind the other's compute, less the SMs its kernels take.
   bool ep_overlap = false;
-  // recompute_modules=core_attn/layernorm/mla_up_proj/moe_act with recompute=selective; 0: the
-  // default (core_attn).
+  // recompute_modules=core_attn/layernorm/mla_up_proj/moe_act/mlp/moe/shared_experts with
+  // recompute=selective; 0: the default (core_attn).
   unsigned recompute_modules = 0;
   unsigned selective_modules() const {
     return recompute == Recompute::selective
