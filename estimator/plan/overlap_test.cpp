@@ -10,6 +10,7 @@
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
 #include "test_models.h"
+#include "workload/transformer_ops.h"
 
 namespace shardcost {
 namespace {
@@ -81,6 +82,40 @@ TEST(Overlap, AReduceScatterIsPipelinedInFourSplitsTheLastExposed) {
 // the attention projection and 16 after fc2 (issue 32, item 5). Megatron-core under
 // Transformer Engine's defaults of 2024 reserves none: the comm kernels take 16 SMs while they
 // run.
+// Megatron's output layer is its own ColumnParallelLinear, not a Transformer Engine linear:
+// the head's sequence-parallel all-gather runs whole before the LM head's GEMM even where the
+// layers' ride behind theirs (GPTModel.output_layer; the audit's "the LM head's all-gather on
+// userbuffers").
+TEST(Overlap, TheHeadsAllGatherIsNotOnUserbuffers) {
+  Fixture f;
+  const Model m = load_model("llama3-8b");
+  const MicroBatch mb{1, 8192, 8192.0 * 8192};
+  std::vector<Op> head, layer;
+  head_ops(m, f.s, mb, head);
+  layer_ops(m, f.s, AttentionKernel::flash, mb, {Mixer::attention, Ffn::dense}, layer);
+  auto gather = [](const std::vector<Op>& ops) {
+    for (const Op& op : ops)
+      if (op.name == std::string("tp_all_gather")) return op;
+    ADD_FAILURE() << "no all-gather";
+    return Op{};
+  };
+  EXPECT_TRUE(gather(layer).userbuffers);
+  const Op ag = gather(head);
+  EXPECT_FALSE(ag.userbuffers);
+  // Its forward is the collective's whole time: 8,192 tokens of h 4,096 in bf16 over 8 GPUs.
+  Op forward = ag;
+  forward.backward_op.reset();
+  forward.backward_regather = false;
+  Op lm_head;
+  for (const Op& op : head)
+    if (op.name == std::string("lm_head")) lm_head = op;
+  const Software on = software_preset("megatron-core");
+  const Times t = block_times({forward, lm_head}, f.pr, f.place, Recompute::none, on, false);
+  EXPECT_DOUBLE_EQ(
+      t.s[kTpComm],
+      f.pr.collective(CollectiveOp::all_gather, 2.0 * 8192 * 4096, f.place.tp).seconds);
+}
+
 TEST(Overlap, ASmMarginSlowsTheWholeRowParallelGemm) {
   Fixture f;
   Op proj = f.gemm();

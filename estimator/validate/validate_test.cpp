@@ -110,16 +110,19 @@ TEST(Validate, Nemo2407Fp8StaysWithinItsBound) {
 // DeepSeek-V3 recipes' own pipeline layout (the last stage one layer with the MTP module and
 // the loss, not the even split that made it the slowest) with the all-to-all overlap only
 // where Megatron-core runs it (2026-12-05) took B200 7.3 -> 13.8 % and GB200 9.7 -> 10.7 %:
-// every DeepSeek-V3 row of B200 now too fast (docs/validation.md).
+// every DeepSeek-V3 row of B200 now too fast (docs/validation.md). The LM head's all-gather
+// exposed, as Megatron's own ColumnParallelLinear runs it (2026-12-06), took Bridge H100
+// 7.88 -> 7.98 % (its Llama 3 70B rows too slow already) while the Megatron-core H100 rows,
+// every one too fast, went 12.93 -> 12.84 %.
 TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const ValidationReport r = validate();
   const std::pair<const char*, double> recorded[] = {
       {"korthikanti2022", 0.0236},         {"megatron2021", 0.0428},
-      {"megatron2021_fixed_rule", 0.1026}, {"megatron_core_h100_2024", 0.1293},
-      {"nemo_2407_h100_fp8", 0.0315},      {"deepseek_v3_h800_2024", 0.1004},
-      {"megatron_bridge_h100", 0.0752},    {"megatron_bridge_b200", 0.1112},
-      {"megatron_bridge_b300", 0.0612},    {"megatron_bridge_gb200", 0.0826},
-      {"megatron_bridge_gb300", 0.0669}};
+      {"megatron2021_fixed_rule", 0.1026}, {"megatron_core_h100_2024", 0.1284},
+      {"nemo_2407_h100_fp8", 0.0312},      {"deepseek_v3_h800_2024", 0.1004},
+      {"megatron_bridge_h100", 0.0798},    {"megatron_bridge_b200", 0.1111},
+      {"megatron_bridge_b300", 0.0612},    {"megatron_bridge_gb200", 0.0819},
+      {"megatron_bridge_gb300", 0.0671}};
   for (const auto& [table, mean] : recorded) {
     EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
     EXPECT_LE(r.mean_abs_error(table), mean + 0.01) << table;

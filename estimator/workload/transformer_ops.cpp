@@ -688,6 +688,10 @@ void head_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vec
   const Dims d = dims(m, st, mb);
   out.push_back(norm("final_norm", d, false, m.rmsnorm));
   tp_enter(d, st, out, false);
+  // Megatron's output layer is its own ColumnParallelLinear (GPTModel.output_layer), not a
+  // Transformer Engine linear with a userbuffers name: its sequence-parallel all-gather runs
+  // whole before the GEMM (its backward's re-gather and reduce-scatter stay asynchronous).
+  if (st.tp > 1) out.back().userbuffers = false;
   const double v_local = static_cast<double>(m.vocab) / st.tp;
   // Under fp8 the head stays in 16 bits (Megatron's output layer is not a TE linear).
   out.push_back(gemm("lm_head", d.num.other, d.tokens, v_local, d.h));
