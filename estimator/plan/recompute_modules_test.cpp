@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "plan/block_times.h"
@@ -55,11 +56,15 @@ TEST(RecomputeModules, MlpRunsTheDenseMlpAgainWithItsNormAndCollectives) {
   const Times none = block_times(ops, n.pr, place, Recompute::none, sw, false);
   const Times sel = block_times(ops, n.pr, place, Recompute::selective, sw, false);
   // The MLP's passes and GEMMs priced alone, forward: what the recomputation adds.
-  auto named = [&](std::initializer_list<const char*> names) {
+  // Each by its name (Op::name is a C string: compared as text), the first of that name.
+  auto named = [&](std::initializer_list<std::string_view> names) {
     std::vector<Op> out;
-    for (const char* name : names)
+    for (std::string_view name : names)
       for (const Op& op : ops)
-        if (op.name == name && (out.empty() || out.back().name != op.name)) out.push_back(op);
+        if (std::string_view(op.name) == name) {
+          out.push_back(op);
+          break;
+        }
     return out;
   };
   double forward = 0;
