@@ -415,18 +415,19 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
     bytes += norm_out * li * T * h / sp_div + e * T * gate * f + li * T * f;
     return bytes;
   }
-  // recompute_modules=moe keeps the checkpoint's input, the norm's output (in 16 bits), and
-  // nothing of the experts or the shared experts.
-  if (dropped(kRecomputeMoe)) return bytes + norm_out * e * T * h / sp_div;
-  // Experts: their inputs are the dispatched tokens (the norm's output is kept in 16 bits),
-  // kept for the expert fc1, and each routed token's activation input(s) and fc2 input, on the
-  // busiest rank.
+  // The norm's output, kept in 16 bits: what the experts' dispatch starts from, and all that
+  // recompute_modules=moe keeps (its checkpoint's input), nothing of the experts or the shared
+  // experts.
+  bytes += norm_out * e * T * h / sp_div;
+  if (dropped(kRecomputeMoe)) return bytes;
+  // Experts: their inputs are the dispatched tokens, kept for the expert fc1, and each routed
+  // token's activation input(s) and fc2 input, on the busiest rank.
   const double f = static_cast<double>(m.expert_ffn()) / st.expert_tp();
   const double routed = tokens_on_experts(m, st, T);
   // The SwiGLU inputs in 16 bits, or quantized where the stack caches them so.
   const double act_in = st.quantized_moe_act_input ? num.q : e;
-  bytes += norm_out * e * T * h / sp_div + act_in * routed * gate * f +
-           (dropped(kRecomputeMoeAct) ? 0.0 : 1.0) * li * routed * f + li * routed * h;
+  bytes += act_in * routed * gate * f + (dropped(kRecomputeMoeAct) ? 0.0 : 1.0) * li * routed * f +
+           li * routed * h;
   if (m.moe.shared_experts > 0 && !dropped(kRecomputeSharedExperts)) {
     // Shared experts, a dense MLP beside them: input (sequence-parallel shard, gathered again
     // in backward), activation input(s), fc2 input; recompute_modules=shared_experts keeps

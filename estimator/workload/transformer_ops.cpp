@@ -68,10 +68,7 @@ Op& recomputed(Op& op, bool yes, double share = 1) {
 // Marks every op from `first` on recomputed whole: a module under normal checkpointing, run
 // again from its kept input before its backward, its collectives too.
 void checkpointed(std::vector<Op>& out, size_t first) {
-  for (size_t i = first; i < out.size(); ++i) {
-    out[i].selective = true;
-    out[i].selective_share = 1;
-  }
+  for (size_t i = first; i < out.size(); ++i) recomputed(out[i], true);
 }
 
 Op pass(const char* name, double elements, double fwd_bytes_per_el, double bwd_bytes_per_el) {
