@@ -70,7 +70,8 @@ Software software_preset(std::string_view name) {
     // autograd, synchronous TP collectives, no sequence parallelism or selective
     // recomputation) under DeepSpeed's engine: ZeRO 1-3 as DeepSpeed implements them (stage 3
     // gathers each parameter tensor, with stage3_prefetch_bucket_size 5e7 parameters ahead and
-    // overlap_comm on; gradients reduced in reduce_bucket_size 5e8 buckets); its pipeline
+    // overlap_comm on; gradients reduced in reduce_bucket_size 5e8 buckets, stage 3's one
+    // tensor at a time; both through list collectives, zero3_list_collectives); its pipeline
     // engine (1F1B, no interleaving), which refuses ZeRO-2/3.
     Software ds = software_preset("megatron-lm-2021");
     ds.name = s.name;
@@ -82,6 +83,8 @@ Software software_preset(std::string_view name) {
     ds.grad_bucket_params = 5e8;
     ds.grad_bucket_grows_with_dp = false;
     ds.prefetch_bucket_params = 5e7;
+    ds.zero3_list_collectives = true;
+    ds.zero3_persistence_params = 1e5;  // stage3_param_persistence_threshold's default
     return ds;
   }
   if (name == "torchtitan") {

@@ -38,6 +38,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"fsdp_copy_out", &Software::fsdp_copy_out},
     {"eager_elementwise", &Software::eager_elementwise},
     {"cuda_graphs", &Software::cuda_graphs},
+    {"zero3_list_collectives", &Software::zero3_list_collectives},
 };
 
 std::string known_keys() {

@@ -15,6 +15,9 @@ StageParameters unit_of(const Block& b) {
   p.blocks = 1;
   p.tensors = b.param_tensors;
   p.largest_tensor = b.largest_tensor_params;
+  p.vector_tensors = b.vector_tensors;
+  p.vector_params = b.vector_params;
+  p.largest_vector = b.largest_vector_params;
   return p;
 }
 
@@ -27,6 +30,9 @@ StageParameters pinned_unit(const Graph& g, Block::Pin pin, const StageSpan& spa
     p.blocks += 1;  // (their FP8 weights are not counted: pinned blocks were priced so)
     p.tensors += b.param_tensors;
     p.largest_tensor = std::max(p.largest_tensor, b.largest_tensor_params);
+    p.vector_tensors += b.vector_tensors;
+    p.vector_params += b.vector_params;
+    p.largest_vector = std::max(p.largest_vector, b.largest_vector_params);
     // Tied weights are held once where the first-stage block they share sits here too.
     if (b.tied_params > 0 &&
         !(b.pin == Block::Pin::last_stage && (span.first || span.shares_first)))
@@ -49,12 +55,18 @@ void add_parameters(StageParameters& to, const StageParameters& more, int copies
   to.blocks += copies * more.blocks;
   to.tensors += copies * more.tensors;
   to.largest_tensor = std::max(to.largest_tensor, more.largest_tensor);
+  to.vector_tensors += copies * more.vector_tensors;
+  to.vector_params += copies * more.vector_params;
+  to.largest_vector = std::max(to.largest_vector, more.largest_vector);
 }
 
 void add_shards(StageShards& to, const StageShards& more) {
   add_parameters(to.held, more.held);
   add_parameters(to.sharded, more.sharded);
   to.gather_calls += more.gather_calls;
+  to.reduce_calls += more.reduce_calls;
+  to.persistent_tensors += more.persistent_tensors;
+  to.persistent_params += more.persistent_params;
   to.gathered_peak = std::max(to.gathered_peak, more.gathered_peak);
   to.largest_slice_tensor = std::max(to.largest_slice_tensor, more.largest_slice_tensor);
   if (to.held_first.total() <= 0) to.held_first = more.held_first;
@@ -86,7 +98,17 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
     }
     if (out.sharded.total() <= 0) out.sharded_first = p;
     add_parameters(out.sharded, p, n);
-    out.gather_calls += n * (per_layer ? p.blocks * slices : p.tensors + (slices - 1));
+    // A per-tensor stack with a persistence threshold keeps a unit's vectors whole where the
+    // largest is under it (at hidden sizes past 25k a GPT's fc1 bias is not, and the unit's
+    // vectors are all taken as gathered: an approximation, a tensor at a time would split
+    // them).
+    const bool persist = !per_layer && sw.zero3_persistence_params > 0 && p.vector_tensors > 0 &&
+                         p.largest_vector < sw.zero3_persistence_params;
+    const int kept = persist ? p.vector_tensors : 0;
+    out.gather_calls += n * (per_layer ? p.blocks * slices : p.tensors - kept + (slices - 1));
+    out.reduce_calls += n * (per_layer ? p.blocks * slices : p.tensors + (slices - 1));
+    out.persistent_tensors += n * kept;
+    out.persistent_params += persist ? n * p.vector_params : 0;
     const double piece = p.total() / slices;
     out.gathered_peak = std::max(out.gathered_peak, previous + piece);
     if (slices > 1 || n > 1) out.gathered_peak = std::max(out.gathered_peak, 2 * piece);

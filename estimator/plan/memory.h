@@ -20,6 +20,10 @@ struct StageParameters {
   int blocks = 0;
   int tensors = 0;
   double largest_tensor = 0;
+  // Of the tensors, the one-dimensional ones (Block::vector_tensors).
+  int vector_tensors = 0;
+  double vector_params = 0;
+  double largest_vector = 0;
   double total() const { return dense + expert; }
 };
 StageParameters stage_parameters(const Graph&, const StageSpan&);
@@ -65,6 +69,13 @@ struct StageShards {
   // Per pass over the stage, the gathers of the sharded part: per-layer stacks one per unit
   // and slice (each pinned block a unit); per-tensor stacks one per tensor and extra slice.
   double gather_calls = 0;
+  // Per pass, the reduce-scatters of per-tensor stacks that reduce a tensor at a time
+  // (Software::zero3_list_collectives): every tensor, those persisting too.
+  double reduce_calls = 0;
+  // Tensors below the stack's persistence threshold (Software::zero3_persistence_params):
+  // held whole, gathered once a step after the optimizer, not in the passes.
+  int persistent_tensors = 0;
+  double persistent_params = 0;
   // Parameters gathered at once, as the units run in order: the one computing and the next
   // one's prefetch (per-layer stacks); the largest tensor over its slices (per-tensor stacks).
   double gathered_peak = 0;

@@ -469,7 +469,9 @@ struct Step {
     // Every collective of the step, hidden or not: what dp_sync=async and local price from
     // (synchronous steps, every search's, need none of it).
     if (s.dp_sync == DpSync::sync) return;
-    auto whole = [](const DataParallelComm::Window& w) { return combined(w.hidden, w.exposed); };
+    auto whole = [](const DataParallelComm::Window& w) {
+      return combined(combined(w.hidden, w.exposed), w.host);
+    };
     const Cost each = combined(whole(c.every_forward), whole(c.every_backward));
     dp_full_ = combined(combined(each.as(each.seconds * micro_batches), whole(c.last_backward)),
                         combined(whole(c.next_forward), c.tied));
@@ -530,7 +532,7 @@ struct Step {
     // One part of the stage's parameters under one ZeRO stage (3: gathered in `calls` per
     // pass).
     auto add_part = [&](const StageParameters& p, const StageParameters& first, int zero,
-                        double calls) {
+                        double calls, double reduce_calls) {
       if (p.total() <= 0) return;
       // `n` calls moving `params` in all over `group`, the one holding `lead` of them apart.
       auto with_first = [&](CollectiveOp op, double bytes_per_param, double params, double n,
@@ -549,7 +551,8 @@ struct Step {
       // unit is its own) or per tensor (the unit's share); the rest call in buckets.
       const bool blockwise = zero == 3 && per_layer;
       auto over_groups = [&](CollectiveOp op, double bytes_per_param, bool sharded_calls) {
-        auto calls_of = [&](double params) { return sharded_calls ? calls : buckets(params); };
+        const double n = op == CollectiveOp::all_gather ? calls : reduce_calls;
+        auto calls_of = [&](double params) { return sharded_calls ? n : buckets(params); };
         auto lead_of = [&](double unit) {
           if (sharded_calls) return blockwise ? unit : unit / std::max(1, first.tensors);
           return bucket > 0 ? std::max(bucket, unit) : std::numeric_limits<double>::infinity();
@@ -568,8 +571,12 @@ struct Step {
       // FP8 primary weights are gathered in FP8: their share of the bytes halves.
       const double gathered =
           numerics(s).quantized() && sw.fp8_params ? 1 - 0.5 * p.fp8 / p.total() : 1;
-      const Calls reduced = over_groups(
-          zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter, gbytes, blockwise);
+      // A stack of list collectives (Software::zero3_list_collectives) reduce-scatters stage
+      // 3's gradients one tensor at a time, as it gathers them.
+      const bool lists = zero == 3 && sw.zero3_list_collectives;
+      const Calls reduced =
+          over_groups(zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter, gbytes,
+                      blockwise || lists);
       // After the step, ZeRO-1/2 gather the updated shards in buckets; ZeRO-3 gathers as the
       // stack issues its calls.
       const Calls gather = over_groups(CollectiveOp::all_gather, pb.weight * gathered, zero == 3);
@@ -584,15 +591,53 @@ struct Step {
         // Updated bf16 shards gathered back after the step, behind the next forward.
         add_calls(c.next_forward, gather, overlap_gather);
       }
-      if (zero == 3) {
+      if (zero == 3 && !lists) {
         // Parameters gathered (prefetched) for every micro-batch's forward and backward; the
         // backward starts on the units the forward left gathered (FSDP2 keeps the last block).
         add_calls(c.every_forward, gather, overlap_gather);
         add(c.every_backward, combined(gather.rest, gather.first), overlap_gather);
       }
+      if (lists) {
+        // Each call hands NCCL one view per rank of the group (Software::
+        // zero3_list_collectives): the host builds the list in Python, an ATen op per view
+        // (the gather's narrow; the reduce-scatter's view and narrow), each op a Python
+        // launch less the driver's share (8 - 3 us), and ProcessGroupNCCL copies every view
+        // from C++ (4 us, a backward op's dispatch and launch). A gather synchronizes the
+        // device first, so it and its host work wait exposed, forward and backward; the
+        // reduce-scatters' host work runs beside the backward's kernels.
+        const double ranks = place.dp_cp.ranks;
+        const double py = std::max(0.0, sw.host_forward_launch_s - sw.host_driver_launch_s);
+        const Cost gather_host(
+            Priced{calls * ranks * (py + sw.host_backward_launch_s), CostOrigin::catalog});
+        const Cost reduce_host(Priced{reduce_calls * ranks * (2 * py + sw.host_backward_launch_s),
+                                      CostOrigin::catalog});
+        // Each gather first zeroes the whole tensor's buffer (torch.zeros), a memset the
+        // synchronization waits for.
+        const Cost zeroed = on.memory("memset", p.total() * pb.weight);
+        const Cost gathers =
+            combined(combined(combined(gather.rest, gather.first), gather_host), zeroed);
+        add(c.every_forward, gathers, false);
+        add(c.every_backward, gathers, false);
+        c.every_backward.host = combined(c.every_backward.host, reduce_host);
+        // The persisting tensors, gathered once after the optimizer's step in one call
+        // (_allgather_params: a view per rank as above) and copied out from Python a tensor
+        // and rank at a time: three views (the rank's part, the whole tensor's flat view, its
+        // slice) and a copy launched, nothing for the device to run meanwhile.
+        if (shards.persistent_tensors > 0) {
+          const Cost once = on.collective(CollectiveOp::all_gather,
+                                          shards.persistent_params * pb.weight, place.dp_cp);
+          // A rank whose part starts past a tensor's end copies nothing: a vector of fewer
+          // elements than ranks is copied from as many ranks as it has elements.
+          const double from = std::min(ranks, shards.persistent_params / shards.persistent_tensors);
+          const double host =
+              ranks * (py + sw.host_backward_launch_s) +
+              shards.persistent_tensors * from * (3 * py + sw.host_forward_launch_s);
+          add(c.next_forward, combined(once, Cost(Priced{host, CostOrigin::catalog})), false);
+        }
+      }
     };
-    add_part(shards.held, shards.held_first, shards.held_zero, 0);
-    add_part(shards.sharded, shards.sharded_first, 3, shards.gather_calls);
+    add_part(shards.held, shards.held_first, shards.held_zero, 0, 0);
+    add_part(shards.sharded, shards.sharded_first, 3, shards.gather_calls, shards.reduce_calls);
     // Tied embeddings on different stages: their gradients are all-reduced between the first
     // and last stage after backward. DualPipe holds both on one device: one table, no
     // all-reduce (DeepSeek-V3 Sec. 3.2.3, "physical sharing of parameters and gradients").

@@ -20,6 +20,10 @@ struct DataParallelComm {
   struct Window {
     Cost hidden;   // overlapped collectives, summed
     Cost exposed;  // collectives the software does not overlap
+    // The host's seconds issuing the window's collectives where they are not one call each
+    // (Software::zero3_list_collectives' reduce-scatters): it runs beside the window's
+    // kernels, and what outlasts them is exposed.
+    Cost host;
   };
   Window every_forward, every_backward;  // once per micro-batch
   Window last_backward, next_forward;    // once per step
@@ -27,7 +31,8 @@ struct DataParallelComm {
   double sm_share = 0;                   // of the hidden part, what the NCCL kernels' SMs cost
   // What outlasts a window of window_s seconds, plus the SMs' share of the hidden part.
   Cost exposed(const Window& w, double window_s) const {
-    return combined(behind(w.hidden, window_s, sm_share), w.exposed);
+    return combined(combined(behind(w.hidden, window_s, sm_share), w.exposed),
+                    behind(w.host, window_s, 0));
   }
   // The step's seconds behind these windows: forward_s[j] and backward_s[j], micro-batch j's
   // windows in order (the first's forward hides the previous step's gather, the last's

@@ -228,6 +228,109 @@ TEST(Zero3, EachPresetRefusesWhatItsStackCannotRun) {
   for (const Estimate& e : rank(m, c, ro).best) EXPECT_EQ(e.strategy.vpp, 1);
 }
 
+// DeepSpeed's ZeRO-3 of 2021 (v0.3.13-v0.5.x, partition_parameters.py and stage3.py; issue
+// 32, item 8): each gathered tensor's _allgather_param zeroes the tensor's buffer, calls
+// torch.cuda.synchronize(), builds a list of one narrow() view per rank in Python and hands
+// it to torch.distributed.all_gather, whose ProcessGroupNCCL copies the result into every
+// view with its own copy_; each tensor's gradient goes through _reduce_scatter_gradient the
+// same way (view and narrow per rank; ProcessGroupNCCL::reduce_scatter copies every view
+// into its flat input). Tensors under stage3_param_persistence_threshold (1e5 elements)
+// stay whole through the passes and are gathered once after the step by _allgather_params,
+// which copies each out from Python a rank at a time. GPT-3 175B on 1,536 A100s, one
+// micro-batch of one sequence each.
+TEST(Zero3, DeepSpeedOf2021PaysTheHostAViewPerRankAndWaitsForEveryGather) {
+  const Model m = load_model("gpt3-175b");
+  const Cluster c = load_cluster("dgx-a100", 1536);
+  const Strategy s =
+      parse_strategy("tp=1,pp=1,dp=1536,mbs=1,gbs=1536,recompute=full,zero=3,precision=fp16", 1536);
+  const Software ds = software_preset("megatron-deepspeed");
+  ASSERT_TRUE(ds.zero3_list_collectives);
+  ASSERT_EQ(ds.zero3_persistence_params, 1e5);
+  const Priced3 p = zero_comm(m, c, s, ds);
+  // Tensors: a layer's four weights and eight vectors (four biases, two LayerNorms' scale and
+  // shift: 36,864, 12,288, 49,152 and 12,288 elements, and 4 x 12,288), the word and
+  // position embeddings (the head's weight is the tied table), the final LayerNorm's two.
+  ASSERT_EQ(p.params.tensors, 96 * 12 + 2 + 2);
+  const auto w = transformer_workload(m);
+  Graph g;
+  w->graph(s, ds.attention, g);
+  const StageShards shards = stage_shards(g, s, ds, StageLayout(96, 1).span(0));
+  EXPECT_EQ(shards.gather_calls, 96 * 4 + 2);
+  EXPECT_EQ(shards.reduce_calls, 96 * 12 + 2 + 2);
+  EXPECT_EQ(shards.persistent_tensors, 96 * 8 + 2);
+  const double vectors = 36864.0 + 12288 + 49152 + 12288 + 4 * 12288;
+  EXPECT_NEAR(shards.persistent_params, 96 * vectors + 2 * 12288, 1e-6);
+
+  // A Python ATen op without its launch: 8 - 3 us; a C++ copy: 4 us.
+  const double py = 5e-6, cpp = 4e-6, ranks = 1536;
+  const double P = p.params.total(), table = (50257.0 + 2048) * 12288;
+  // The gathers, each exposed: the first holds one of the embedding's two tensors (the
+  // unit's share), the other 385 the rest in equal calls; the host's 386 x 1,536 views and
+  // copies; the zeroed buffers.
+  const GroupPlacement& group = p.place.dp_cp;
+  const double gathers =
+      p.pricer.collective(CollectiveOp::all_gather, 2 * table / 2, group).seconds +
+      385 *
+          p.pricer.collective(CollectiveOp::all_gather, 2 * (P - table / 2) / 385, group).seconds +
+      386 * ranks * (py + cpp) + p.pricer.memory("memset", 2 * P).seconds;
+  EXPECT_NEAR(386 * ranks * (py + cpp), 5.336, 0.001);
+  EXPECT_DOUBLE_EQ(p.comm.every_forward.hidden.seconds, 0);
+  EXPECT_NEAR(p.comm.every_forward.exposed.seconds, gathers, 1e-9);
+  // The backward gathers again and reduce-scatters every tensor's fp16 gradient: two views
+  // and a copy per rank and tensor on the host beside its kernels.
+  EXPECT_NEAR(p.comm.every_backward.host.seconds, 1156 * ranks * (2 * py + cpp), 1e-9);
+  EXPECT_NEAR(p.comm.every_backward.host.seconds, 24.859, 0.001);
+  EXPECT_NEAR(
+      p.comm.every_backward.hidden.seconds,
+      1155 * p.pricer.collective(CollectiveOp::reduce_scatter, 2 * (P - table / 2) / 1155, group)
+                 .seconds,
+      1e-9);
+  // After the step the 770 persisting vectors: one gather, its 1,536 views and copies, and
+  // from Python per vector and rank three views and a launched copy (8 us).
+  const double once =
+      p.pricer.collective(CollectiveOp::all_gather, 2 * shards.persistent_params, group).seconds +
+      ranks * (py + cpp) + 770 * ranks * (3 * py + 8e-6);
+  EXPECT_NEAR(770 * ranks * (3 * py + 8e-6), 27.20, 0.01);
+  EXPECT_NEAR(p.comm.next_forward.exposed.seconds, once, 1e-9);
+
+  // The step: 16.3 s without them (the gathers hidden, the gradients in 5e8 buckets), over
+  // 70 s with.
+  EstimateOptions with, without;
+  with.software = ds;
+  without.software = parse_software("megatron-deepspeed:zero3_list_collectives=false");
+  without.software.zero3_persistence_params = 0;
+  const Estimate a = estimate(m, c, s, with), b = estimate(m, c, s, without);
+  EXPECT_NEAR(b.step_time_s, 16.25, 0.05);
+  EXPECT_GT(a.step_time_s, 70);
+  // Megatron-core's FSDP gathers a layer at a time into its buffers: none of it.
+  EXPECT_FALSE(software_preset("megatron-core").zero3_list_collectives);
+  EXPECT_EQ(software_preset("torchtitan").zero3_persistence_params, 0);
+}
+
+// Past a hidden size of 25,000 a GPT's fc1 bias (4h) crosses the threshold: its layers'
+// vectors are gathered with the weights (the unit's vectors taken together). Llama's RMSNorm
+// scales persist at any size it has.
+TEST(Zero3, DeepSpeedKeepsAUnitsVectorsWholeOnlyUnderItsThreshold) {
+  const Software ds = software_preset("megatron-deepspeed");
+  auto shards_of = [&](const Model& m) {
+    const Strategy s = parse_strategy("tp=1,pp=1,dp=64,mbs=1,gbs=64,zero=3,precision=fp16", 64);
+    Graph g;
+    transformer_workload(m)->graph(s, ds.attention, g);
+    return stage_shards(g, s, ds, StageLayout(m.layers, 1).span(0));
+  };
+  Model wide = load_model("gpt3-175b");
+  wide.hidden = 25600, wide.ffn_hidden = 4 * 25600, wide.heads = 160, wide.kv_heads = 160;
+  const StageShards a = shards_of(wide);
+  EXPECT_EQ(a.persistent_tensors, 2);  // the final LayerNorm's
+  EXPECT_EQ(a.gather_calls, 96 * 12 + 2);
+  const StageShards b = shards_of(load_model("llama3-8b"));
+  // 32 layers' two RMSNorm scales and the final norm's; 4 weights a layer gathered, the
+  // embedding and the untied head.
+  EXPECT_EQ(b.persistent_tensors, 32 * 2 + 1);
+  EXPECT_EQ(b.gather_calls, 32 * 4 + 2);
+  EXPECT_EQ(b.reduce_calls, 32 * 6 + 3);
+}
+
 // FSDP2 with pipelining (torchtitan) gathers once a step and reduce-scatters once after the
 // last micro-batch: ZeRO-3 there shards and communicates as ZeRO-1 would.
 TEST(Zero3, Fsdp2WithPipeliningGathersOnceAStep) {

@@ -140,6 +140,9 @@ class Transformer final : public Workload {
     head.dense_params = final_norm_parameters(m_);
     head.param_tensors = (m_.rmsnorm ? 1 : 2) + (m_.tied_embeddings ? 0 : 1);
     head.largest_tensor_params = m_.tied_embeddings ? m_.hidden : vocab_shard;
+    head.vector_tensors = m_.rmsnorm ? 1 : 2;
+    head.vector_params = head.vector_tensors * static_cast<double>(m_.hidden);
+    head.largest_vector_params = m_.hidden;
     // A tied LM head is the embedding's table; an untied one is its own.
     if (m_.tied_embeddings)
       head.tied_params = vocab_shard;
@@ -160,7 +163,10 @@ class Transformer final : public Workload {
       mtp.count = m_.mtp_layers;
       const double norm = m_.rmsnorm ? m_.hidden : 2.0 * m_.hidden;
       mtp.dense_params += 3 * norm + 2.0 * m_.hidden * m_.hidden / s.tp;
-      mtp.param_tensors += 4;
+      // Three norms (the hidden state's, the embedding's and the output's) and a projection.
+      mtp.param_tensors += 3 * (m_.rmsnorm ? 1 : 2) + 1;
+      mtp.vector_tensors += 3 * (m_.rmsnorm ? 1 : 2);
+      mtp.vector_params += 3 * norm;
       mtp.tied_params = vocab_shard;
       mtp.largest_tensor_params = std::max(mtp.largest_tensor_params, vocab_shard);
       // What it keeps: the layer's activations, the projection's input (2h) and the two
@@ -293,6 +299,30 @@ class Transformer final : public Workload {
         moe ? gate * m_.moe.shared_experts * static_cast<double>(m_.expert_ffn()) / s.tp * m_.hidden
             : 0;
     layer.largest_tensor_params = std::max({mixer_largest, fc1, shared_fc1});
+    // The one-dimensional tensors: all but the linears' weights (the attention's two, MLA's
+    // three or four projections, a Mamba mixer's two and its convolution's, two per MLP, the
+    // router). Their sizes: the hidden size (norms, the output projections' biases), the
+    // query-key-value and fc1 biases, a Mamba mixer's inner width, the expert bias.
+    int matrices = 2 * mlps + (moe ? 1 : 0) + (moe && m_.moe.shared_experts > 0 ? 2 : 0);
+    if (kind.mixer == Mixer::attention)
+      matrices += m_.is_mla() ? (m_.mla.q_lora_rank > 0 ? 4 : 3) : 2;
+    if (kind.mixer == Mixer::mamba) matrices += 3;
+    layer.vector_tensors = layer.param_tensors - matrices;
+    const double h = m_.hidden;
+    const double qkv_bias =
+        kind.mixer == Mixer::attention && !m_.is_mla() && (m_.bias || m_.qkv_bias)
+            ? static_cast<double>(m_.heads + 2 * m_.kv_heads) * m_.head_dim() / s.tp
+            : 0;
+    const double fc1_bias = m_.bias && kind.ffn != Ffn::none ? gate * f : 0;
+    const double mamba_inner = kind.mixer == Mixer::mamba ? m_.mamba.inner() / s.tp : 0;
+    const double expert_bias = moe && m_.moe.expert_bias ? m_.moe.experts : 0;
+    layer.largest_vector_params = std::max({h, qkv_bias, fc1_bias, mamba_inner, expert_bias});
+    // Their parameters: the biases named, the rest at the hidden size (norms and output
+    // biases; MLA's and Mamba's vectors, a few hundred to thousands each, counted alike).
+    const int named =
+        (qkv_bias > 0 ? 1 : 0) + (fc1_bias > 0 ? mlps : 0) + (expert_bias > 0 ? 1 : 0);
+    layer.vector_params =
+        qkv_bias + fc1_bias * mlps + expert_bias + std::max(0, layer.vector_tensors - named) * h;
     // The linears Transformer Engine runs in FP8: the mixer's and the MLP's (or experts').
     if (numerics(s).quantized())
       layer.fp8_params =

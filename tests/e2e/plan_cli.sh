@@ -144,6 +144,23 @@ for k in switches:
         assert isinstance(s.get(k), bool), (name, k)
 assert sw["torchtitan"]["eager_elementwise"] and sw["torchtitan"]["fsdp_copy_out"]
 assert not sw["megatron-core"]["eager_elementwise"]
+assert sw["megatron-deepspeed"]["zero3_list_collectives"]
+assert not sw["megatron-core"]["zero3_list_collectives"]
+PY
+# DeepSpeed's ZeRO-3 of 2021 through list collectives: every gathered and reduced tensor costs
+# the host a view and a copy per rank (docs/estimator.md); off, the same plan is the
+# gathers' and reductions' bytes alone.
+zero3=(estimate --model gpt3-175b --cluster dgx-a100 --gpus 1536 --format json
+  --strategy tp=1,pp=1,dp=1536,mbs=1,gbs=1536,recompute=full,zero=3,precision=fp16)
+expect_exit 0 "$BIN" "${zero3[@]}" --software megatron-deepspeed
+cp "$SCRATCH/out" "$SCRATCH/lists.json"
+expect_exit 0 "$BIN" "${zero3[@]}" --software megatron-deepspeed:zero3_list_collectives=false
+python3 - "$SCRATCH/lists.json" "$SCRATCH/out" <<'PY' || fail "ZeRO-3's list collectives not priced"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+dp = lambda e: next(t["seconds"] for t in e["breakdown"]["time"] if t["part"] == "dp_comm")
+assert a["software"] == "megatron-deepspeed" and dp(a) > 50 > 20 > dp(b), (dp(a), dp(b))
+assert a["step_time_s"] > 3 * b["step_time_s"], (a["step_time_s"], b["step_time_s"])
 PY
 
 # validate

@@ -334,6 +334,20 @@ struct Software {
   bool grad_bucket_grows_with_dp = true;
   // DeepSpeed ZeRO-3's stage3_prefetch_bucket_size: parameters gathered ahead of use.
   double prefetch_bucket_params = 0;
+  // ZeRO-3 through torch.distributed's list collectives, as DeepSpeed ran it in 2021
+  // (v0.3.13-v0.5.x, partition_parameters.py): each parameter tensor's all-gather
+  // (_allgather_param) first synchronizes the device (torch.cuda.synchronize()), then builds a
+  // list of one narrow() view per rank in Python, and PyTorch's ProcessGroupNCCL::allgather
+  // copies the flat result into each view with its own copy_ in C++; each tensor's gradient
+  // reduce-scatter (_reduce_scatter_gradient) builds the list the same way (view and narrow
+  // per rank), and ProcessGroupNCCL::reduce_scatter copies each view into a flat input. So
+  // every call costs the host ranks x (its Python ops + one C++ copy), gathers wait exposed,
+  // and the reduce-scatters go one per tensor, not per bucket.
+  bool zero3_list_collectives = false;
+  // DeepSpeed ZeRO-3's stage3_param_persistence_threshold: parameter tensors of fewer
+  // elements are not partitioned for the passes (gathered once a step, after the optimizer)
+  // but still reduce-scattered; 0: none (the per-layer stacks shard every tensor).
+  double zero3_persistence_params = 0;
   // What a GPU holds beyond the modelled state and activations (plan/memory.h's MemoryModel):
   // a fixed part (CUDA context, NCCL's buffers, cuBLAS and Transformer Engine workspaces) and
   // a share of the rest for the caching allocator's fragmentation. --memory-headroom replaces

@@ -115,6 +115,12 @@ struct Block {
   // by one) and the largest one's parameters.
   int param_tensors = 1;
   double largest_tensor_params = 0;
+  // Of them, the one-dimensional ones (biases, norm scales and shifts, per-head vectors, an
+  // expert bias), their parameters and the largest one's: what DeepSpeed's ZeRO-3 keeps
+  // whole on every rank below its persistence threshold (Software::zero3_persistence_params).
+  int vector_tensors = 0;
+  double vector_params = 0;
+  double largest_vector_params = 0;
   // Activation bytes one copy keeps per micro-batch in flight until its backward, by
   // recomputation mode (index: Recompute); pinned blocks are not recomputed, but for one
   // whose layer follows selective recomputation (below).
