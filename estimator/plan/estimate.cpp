@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <optional>
 
 #include "estimate_internal.h"
@@ -37,7 +38,8 @@ const Graph& GraphCache::get(const Workload& w, const Strategy& s, AttentionKern
 
 Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c, const Strategy& s,
                         const StageLayout& layout, const EstimateOptions& opt,
-                        const std::vector<ReplicaPlacement>* placed, StageBalance* balance) {
+                        const std::vector<ReplicaPlacement>* placed, StageBalance* balance,
+                        const MemoryGate* gate) {
   const NodeGroup& g = c.groups.front();
   const Pricer pr{g.device, g.intra_node, c.network_of(0), g.domain_gpus(), opt.costs};
   const Placement place = placement(s);
@@ -89,6 +91,17 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
     }
   }
   e.memory_per_gpu_bytes = mem.total();
+  if (mixed && gate) {
+    std::vector<double> need;
+    for (const MemoryBreakdown& m : stage_mem) need.push_back(m.total());
+    if (!(*gate)(need, stage_capacity)) {
+      e.step_time_s = std::numeric_limits<double>::infinity();
+      e.feasible = false;
+      e.reason = fmt::format("needs {:.1f} GiB of {:.1f} GiB", e.memory_per_gpu_bytes / units::kGiB,
+                             e.memory_capacity_bytes / units::kGiB);
+      return e;
+    }
+  }
 
   std::vector<double> stage_seconds;
   std::vector<int> slowest_replica;

@@ -47,13 +47,20 @@ struct StageBalance {
   std::vector<int> layers;
 };
 
+// A plan priced stage by stage (a mixed cluster's), judged on memory before its time: each
+// stage's need and capacity (its most loaded replica's, against that replica's device).
+// False stops the estimate there, unpriced: not feasible, its step time infinite.
+using MemoryGate =
+    std::function<bool(const std::vector<double>& need, const std::vector<double>& capacity)>;
+
 // A strategy that passed check_strategy, with its graph and stage layout.
 // placed: where each replica sits (needed on a mixed cluster; one group needs none).
 // balance: where set, the balanced layers per stage as well (StageBalance).
+// gate: where set, a plan priced stage by stage is priced only if it lets it (MemoryGate).
 Estimate estimate_graph(const Workload&, const Graph&, const Cluster&, const Strategy&,
                         const StageLayout&, const EstimateOptions&,
                         const std::vector<ReplicaPlacement>* placed = nullptr,
-                        StageBalance* balance = nullptr);
+                        StageBalance* balance = nullptr, const MemoryGate* gate = nullptr);
 
 // The strategy with its precision resolved for the cluster's device (the preset's default
 // where it names none), and under recompute=selective without recompute_modules the preset's

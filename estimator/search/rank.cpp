@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 
 #include "group_order.h"
@@ -167,8 +168,21 @@ struct Ranker {
     }
     const int layers = w.layers();
     const StageLayout even(layers, s.pp);
-    Estimate e = estimate_graph(w, graph, c, s, even, eopt, &placed);
+    // Where every stage of the even split exceeds its devices, no split of the layers fits:
+    // of two splits of the same layers, some stage's span in one contains its span in the
+    // other (walk the boundaries' shifts from the first stage: the first stage whose start
+    // moved no later and whose end moved no earlier), and a stage holding more of the same
+    // layers needs no less memory. Such a plan (three in four of a mixed cluster's) is not
+    // priced, and neither is its balanced split.
+    const MemoryGate some_stage_fits = [&](const std::vector<double>& need,
+                                           const std::vector<double>& capacity) {
+      for (size_t st = 0; st < need.size(); ++st)
+        if (tally.fits(need[st], capacity[st])) return true;
+      return false;
+    };
+    Estimate e = estimate_graph(w, graph, c, s, even, eopt, &placed, nullptr, &some_stage_fits);
     keep_if_fits(e);
+    if (!std::isfinite(e.step_time_s)) return;
     if (s.pp == 1 || e.stages.size() != static_cast<size_t>(s.pp)) return;
     std::vector<double> speed;
     double total = 0;

@@ -1,7 +1,9 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <climits>
 #include <set>
+#include <string>
 
 #include "shardcost/divisors.h"
 #include "shardcost/error.h"
@@ -372,6 +374,51 @@ TEST(RankSharding, MasksAreNotPinnedAndPinningZeroTurnsThemOff) {
   const RankResult r = rank(m, c, o);
   EXPECT_FALSE(r.sharding.has_value());
   for (const Estimate& e : r.best) EXPECT_TRUE(e.strategy.zero_layers.empty());
+}
+
+// On a mixed cluster rank prices a plan only where some stage of its even split fits its
+// devices: otherwise no split of the layers fits (of two splits, some stage's span in one
+// contains its span in the other), and neither the even split nor the balanced one is priced.
+// Llama 3 8B over a node of A100-40GB and a node of H100s, pp 2: every split tried.
+TEST(MixedRank, NoSplitFitsWhereEveryStageOfTheEvenSplitExceedsItsDevices) {
+  const Cluster c = parse_cluster_json(R"({"name": "two",
+    "inter_node_bandwidth_GBps": 25, "intra_node_bandwidth_GBps": 300, "gpus_per_node": 8,
+    "node_groups": [{"name": "a", "device": "a100-sxm4-40gb", "nodes": 1},
+                    {"name": "h", "device": "h100-sxm5-80gb", "nodes": 1,
+                     "intra_node_bandwidth_GBps": 450}]})",
+                                       "test");
+  const Model m = load_model("llama3-8b");
+  auto stages_over = [&](const std::string& plan) {
+    const Estimate e = estimate(m, c, parse_strategy(plan, 16));
+    int over = 0;
+    for (const StageReport& st : e.stages) over += st.memory_bytes > st.capacity_bytes;
+    return over;
+  };
+  const std::string all_over = "tp=1,pp=2,dp=8,mbs=1,gbs=64,recompute=none";
+  ASSERT_EQ(stages_over(all_over), 2);
+  for (int first = 1; first < 32; ++first)
+    EXPECT_GE(stages_over(fmt::format("{},layers={}/{}", all_over, first, 32 - first)), 1) << first;
+  // At tp 2 the second stage fits (52.5 of 79.7 GiB) and the first does not: a split that
+  // moves layers to the H100s fits, and the search prices it.
+  const std::string one_over = "tp=2,pp=2,dp=4,mbs=1,gbs=64,recompute=none";
+  ASSERT_EQ(stages_over(one_over), 1);
+  bool some = false;
+  for (int first = 1; first < 32; ++first)
+    some = some || stages_over(fmt::format("{},layers={}/{}", one_over, first, 32 - first)) == 0;
+  EXPECT_TRUE(some);
+  // rank, pinned to each: the first is rejected for memory unpriced, the second priced (its
+  // layers balanced toward the H100s).
+  RankOptions ro;
+  ro.global_batch = 64;
+  ro.fixed = "tp=1,pp=2,cp=1,mbs=1,vpp=1,recompute=none,zero=0";
+  const RankResult none = rank(m, c, ro);
+  EXPECT_TRUE(none.best.empty());
+  EXPECT_GE(none.rejected.at("exceeds device memory"), 1);
+  ro.fixed = "tp=2,pp=2,cp=1,mbs=1,vpp=1,recompute=none,zero=0";
+  const RankResult two = rank(m, c, ro);
+  ASSERT_FALSE(two.best.empty());
+  EXPECT_TRUE(two.best.front().feasible);
+  EXPECT_LT(two.best.front().strategy.stage_layers.front(), 16);
 }
 
 }  // namespace
