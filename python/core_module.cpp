@@ -12,6 +12,7 @@
 #include "shardcost/db.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
+#include "shardcost/planner_requests.h"
 #include "shardcost/request.h"
 
 namespace py = pybind11;
@@ -39,6 +40,16 @@ RunResult run(const std::string& request_text) {
     j = nlohmann::json::parse(request_text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(std::string("request: not JSON (") + e.what() + ")");
+  }
+  // The sibling planners (place, split-learning, shard-tables, schedule).
+  if (j.is_object() && j.contains("command") && j["command"].is_string() &&
+      is_planner_command(j["command"].get<std::string>())) {
+    PlannerRun r;
+    {
+      py::gil_scoped_release unlocked;
+      r = run_planner_json(j, "from Python");
+    }
+    return {json_text(r.report), r.verdict.exit_code, r.verdict.message, r.warnings};
   }
   const PlanRequest request = plan_request_from_json(j, "from Python");
   py::gil_scoped_release unlocked;
@@ -140,7 +151,8 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("message", &RunResult::message)
       .def_readonly("warnings", &RunResult::warnings);
   m.def("run", &run, py::arg("request_json"),
-        "Runs an estimate or rank request (JSON text); the report as the command line prints it");
+        "Runs a request (JSON text: estimate, rank or a sibling planner's); the report as the "
+        "command line prints it");
   m.def("request_file", &request_file, py::arg("path"),
         "A saved request or --format json output, as request JSON text");
   m.def("validate_rows", &validate_rows, py::arg("db") = "",

@@ -87,7 +87,9 @@ PlanRequest plan_request_from_json(const nlohmann::json& j, std::string_view ori
   r.command = f.optional_string("command").value_or("estimate");
   if (r.command != "estimate" && r.command != "rank")
     f.fail("command",
-           fmt::format("'{}' is not a command a request runs; use estimate or rank", r.command));
+           fmt::format("'{}' is not a command a request runs; use estimate or rank (the Python "
+                       "module runs place, split-learning, shard-tables and schedule too)",
+                       r.command));
   r.model = f.required_string("model");
   r.cluster = f.required_string("cluster");
   r.gpus = f.optional_int("gpus", 1);

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "shardcost/error.h"
+#include "shardcost/planner_requests.h"
 #include "shardcost/units.h"
 
 namespace shardcost {
@@ -146,6 +147,72 @@ TEST(Request, OperatorGraphOptionsAreRefusedForTransformersAndBack) {
   q.model = "x.onnx";
   q.seq_len = 128;
   EXPECT_THROW(run_estimate(q), InputError);
+}
+
+// The sibling planners' requests as JSON (the Python module's): each read whole, then run as its
+// command runs it.
+std::string planner_refusal(const nlohmann::json& j) {
+  try {
+    (void)run_planner_json(j, "t");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(PlannerRequest, EachKeyIsItsCommandsAndAnUnknownOneIsRefusedWithTheClosest) {
+  const std::string onnx = std::string(SHARDCOST_SOURCE_DIR) + "/tests/data/onnx/cnn-dynamic.onnx";
+  EXPECT_TRUE(is_planner_command("shard-tables") && !is_planner_command("rank"));
+  EXPECT_NE(
+      planner_refusal({{"command", "place"}, {"model", onnx}, {"cluster", "dgx-a100"}, {"gpu", 4}})
+          .find("did you mean 'gpus'"),
+      std::string::npos);
+  EXPECT_NE(planner_refusal({{"command", "place"}, {"cluster", "dgx-a100"}}).find("'model'"),
+            std::string::npos);
+  EXPECT_NE(planner_refusal({{"command", "schedule"}, {"cluster", "dgx-h100"}}).find("\"jobs\""),
+            std::string::npos);
+  EXPECT_NE(
+      planner_refusal(
+          {{"command", "schedule"}, {"cluster", "dgx-h100"}, {"search", "s.json"}, {"spill", true}})
+          .find("'spill'"),
+      std::string::npos);
+  EXPECT_NE(planner_refusal({{"command", "fit"}}).find("not a planner"), std::string::npos);
+  EXPECT_NE(planner_refusal(nlohmann::json::array()).find("not a JSON object"), std::string::npos);
+  // A placement runs and says how it ended, as place --format json prints it.
+  const PlannerRun r = run_planner_json(
+      {{"command", "place"}, {"model", onnx}, {"cluster", "dgx-a100"}, {"gpus", 4}}, "t");
+  EXPECT_EQ(r.verdict.exit_code, 0);
+  EXPECT_TRUE(r.report.at("feasible").get<bool>());
+  EXPECT_EQ(r.report.at("gpus"), 4);
+}
+
+TEST(PlannerRequest, DenseMlpsAreListsOfWidthsOrTheCommandLinesText) {
+  const std::string tables =
+      std::string(SHARDCOST_SOURCE_DIR) + "/data/examples/criteo-kaggle-tables.csv";
+  auto dense = [&](const nlohmann::json& mlp) {
+    const nlohmann::json j = {{"command", "shard-tables"},
+                              {"tables", tables},
+                              {"cluster", "dgx-a100"},
+                              {"gpus", 8},
+                              {"batch", 4096},
+                              {"dense_mlp", mlp}};
+    return run_planner_json(j, "t").report.at("dense").at("parameters").get<double>();
+  };
+  // 13x512 + 512x256 and their biases.
+  const double one = 13 * 512 + 512 + 512 * 256 + 256;
+  EXPECT_DOUBLE_EQ(dense("13,512,256"), one);
+  EXPECT_DOUBLE_EQ(dense({13, 512, 256}), one);
+  EXPECT_DOUBLE_EQ(dense({{13, 512, 256}, "256,1"}), one + 256 + 1);
+  for (const nlohmann::json& bad :
+       {nlohmann::json("13,x"), nlohmann::json({13}), nlohmann::json({13, -4}), nlohmann::json(7)})
+    EXPECT_NE(planner_refusal({{"command", "shard-tables"},
+                               {"tables", tables},
+                               {"cluster", "dgx-a100"},
+                               {"batch", 4096},
+                               {"dense_mlp", bad}})
+                  .find("dense_mlp"),
+              std::string::npos)
+        << bad.dump();
 }
 
 }  // namespace

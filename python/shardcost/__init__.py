@@ -26,10 +26,14 @@ __all__ = [
     "Store",
     "catalog",
     "estimate",
+    "place",
     "rank",
     "rank_report",
     "run",
+    "schedule",
+    "shard_tables",
     "software_presets",
+    "split_learning",
     "validate",
 ]
 
@@ -40,6 +44,13 @@ _COMMON = (
     "epoch_samples", "optimizer",
 )
 _RANK = ("top", "fix", "objective", "replan")
+# The sibling planners' keys beside their required arguments.
+_PLACE = ("gpus", "micro_batch", "micro_batches", "precision", "optimizer", "db", "solver",
+          "max_ideals", "solver_time")
+_SPLIT = ("precision", "db", "inference")
+_SHARD = ("gpus", "optimizer", "beam", "dense_mlp", "dense_precision", "db")
+_SCHEDULE = ("gpus", "software", "objective", "solver", "time_limit", "spill")
+_SEARCH = ("gpus", "software")
 
 
 def _have_pandas() -> bool:
@@ -59,12 +70,13 @@ class Report(dict):
     says them on stderr (they are also issued as Python warnings).
     """
 
-    def __init__(self, result: Any) -> None:
+    def __init__(self, result: Any, request: Optional[Dict[str, Any]] = None) -> None:
         super().__init__(json.loads(result.json))
         self.json: str = result.json
         self.exit_code: int = result.exit_code
         self.message: str = result.message
         self.warnings: List[str] = list(result.warnings)
+        self._request = request
 
     @property
     def ok(self) -> bool:
@@ -72,8 +84,13 @@ class Report(dict):
 
     @property
     def request(self) -> Dict[str, Any]:
-        """The request that reproduces this report (``shardcost.run(report.request)``)."""
-        return self["request"]
+        """The request that reproduces this report (``shardcost.run(report.request)``): the
+        report's own where it states one (estimate, rank), else the one it was run from."""
+        if "request" in self:
+            return self["request"]
+        if self._request is None:
+            raise KeyError("request")
+        return dict(self._request)
 
 
 def _request(command: str, model: str, cluster: str, keys: Dict[str, Any]) -> Dict[str, Any]:
@@ -89,13 +106,16 @@ def _request(command: str, model: str, cluster: str, keys: Dict[str, Any]) -> Di
 
 
 def run(request: Union[Dict[str, Any], str, os.PathLike]) -> Report:
-    """Runs a request: a dict of request keys, a report (its request is run again), or a file
-    holding either (the JSON an estimate or rank printed)."""
-    if not isinstance(request, dict):
+    """Runs a request: a dict of request keys (``"command"``: estimate, rank, place,
+    split-learning, shard-tables or schedule), a report (its request is run again), or a file
+    holding an estimate's or rank's request or the JSON they printed."""
+    if isinstance(request, Report):  # a report: run its request again
+        request = request.request
+    elif not isinstance(request, dict):
         request = json.loads(_core.request_file(os.fspath(request)))
-    elif isinstance(request.get("request"), dict):  # a report: run its request again
+    elif isinstance(request.get("request"), dict):  # a report's JSON: run its request again
         request = request["request"]
-    report = Report(_core.run(json.dumps(request)))
+    report = Report(_core.run(json.dumps(request)), request)
     for w in report.warnings:
         warnings.warn(w, RuntimeWarning, stacklevel=2)
     if report.exit_code == 2:
@@ -129,6 +149,57 @@ def rank(model: str, cluster: str, gbs: int, **options: Any):
     (top, fix, objective, replan beside estimate's)."""
     report = rank_report(model, cluster, gbs, **options)
     return _frame(_plan_rows(report))
+
+
+def _planner(command: str, required: Dict[str, Any], options: Dict[str, Any],
+             allowed: tuple, name: str) -> Report:
+    _check(options, allowed, name)
+    request: Dict[str, Any] = {"command": command}
+    for key, value in {**required, **options}.items():
+        if value is None:
+            continue
+        request[key] = os.fspath(value) if isinstance(value, os.PathLike) else value
+    return run(request)
+
+
+def place(model: str, cluster: str, **options: Any) -> Report:
+    """Places an operator graph's operators (an ONNX file) on a cluster's devices for
+    pipelined training (``shardcost place``). Options: gpus, micro_batch, micro_batches,
+    precision, optimizer, db, solver, max_ideals, solver_time. No placement that fits is a
+    result: ``report.exit_code`` is 1 and ``report.message`` says why."""
+    return _planner("place", dict(model=model, cluster=cluster), options, _PLACE, "place")
+
+
+def split_learning(model: str, devices: str, server: str, **options: Any) -> Report:
+    """Splits an operator graph between edge devices and a server (``shardcost
+    split-learning``): each device's cut and uplink share. Options: precision, db, inference
+    (True: a forward pass per request batch)."""
+    return _planner("split-learning", dict(model=model, devices=devices, server=server),
+                    options, _SPLIT, "split_learning")
+
+
+def shard_tables(tables: str, cluster: str, batch: int, **options: Any) -> Report:
+    """Shards embedding tables (a JSON or CSV file) over a cluster's GPUs (``shardcost
+    shard-tables``), beside TorchRec's greedy plan. Options: gpus, optimizer, beam,
+    dense_mlp (one MLP's widths, ``[13, 512, 256]`` or ``"13,512,256"``, or a list of them),
+    dense_precision, db."""
+    return _planner("shard-tables", dict(tables=tables, cluster=cluster, batch=batch), options,
+                    _SHARD, "shard_tables")
+
+
+def schedule(cluster: str, *, jobs: Optional[str] = None, search: Optional[str] = None,
+             **options: Any) -> Report:
+    """Schedules many jobs on one cluster (``jobs``: a JSON or CSV file; options gpus,
+    software, objective, solver, time_limit, spill), or plans one hyperparameter search both
+    ways at each GPU count per trial (``search``: its file; options gpus, software), as
+    ``shardcost schedule`` does. Jobs left out or late: ``report.exit_code`` is 1."""
+    if (jobs is None) == (search is None):
+        raise TypeError("schedule() takes jobs=FILE (many jobs) or search=FILE (one search)")
+    if search is not None:
+        return _planner("schedule", dict(search=search, cluster=cluster), options, _SEARCH,
+                        "schedule")
+    return _planner("schedule", dict(jobs=jobs, cluster=cluster), options, _SCHEDULE,
+                    "schedule")
 
 
 def _check(options: Dict[str, Any], allowed: tuple, command: str) -> None:

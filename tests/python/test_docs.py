@@ -2,6 +2,7 @@
 its walk-through reads: shown output is real output."""
 import doctest
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -20,6 +21,9 @@ def test_docs_python_md(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     subprocess.run([BIN, "import", "csv", "--db", "costs.db", fixture], check=True,
                    capture_output=True)
+    # The other planners' inputs, beside it.
+    for f in ("data/examples/criteo-kaggle-tables.csv", "data/onnx/resnet50.onnx"):
+        shutil.copy(os.path.join(SRC, f), tmp_path)
     result = doctest.testfile(page, module_relative=False, optionflags=doctest.ELLIPSIS,
                               verbose=False, report=True)
     assert result.failed == 0, f"{result.failed} of docs/python.md's examples differ"

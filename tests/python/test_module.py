@@ -176,3 +176,56 @@ def test_validate_and_catalog():
     cat = shardcost.catalog()
     assert {"devices", "systems", "models"} <= set(cat)
     assert "megatron-core" in shardcost.software_presets()
+
+
+def test_the_sibling_planners_give_the_command_lines_json():
+    onnx = f"{SRC}/tests/data/onnx/cnn-dynamic.onnx"
+    r = shardcost.place(onnx, "dgx-a100", gpus=4)
+    assert r.json + "\n" == cli("place", "--model", onnx, "--cluster", "dgx-a100", "--gpus", "4",
+                                "--format", "json").stdout
+    assert r.ok and r["feasible"] and r.request == {"command": "place", "model": onnx,
+                                                    "cluster": "dgx-a100", "gpus": 4}
+    assert shardcost.run(r).json == r.json  # a planner's report runs again from its request
+
+    resnet, devices = f"{SRC}/data/onnx/resnet50.onnx", f"{SRC}/data/examples/edge-devices.json"
+    r = shardcost.split_learning(resnet, devices, "a100-sxm4-80gb", inference=True)
+    assert r.json + "\n" == cli("split-learning", "--model", resnet, "--devices", devices,
+                                "--server", "a100-sxm4-80gb", "--inference",
+                                "--format", "json").stdout
+
+    tables = f"{SRC}/data/examples/criteo-kaggle-tables.csv"
+    r = shardcost.shard_tables(tables, "dgx-a100", 4096, gpus=8,
+                               dense_mlp=[[13, 512, 256, 64], "415,512,256,1"])
+    out = cli("shard-tables", "--tables", tables, "--cluster", "dgx-a100", "--gpus", "8",
+              "--batch", "4096", "--dense-mlp", "13,512,256,64", "--dense-mlp", "415,512,256,1",
+              "--format", "json").stdout
+    assert no_elapsed(r.json + "\n") == no_elapsed(out)
+    assert r["dense"]["parameters"] > 0
+
+    jobs = f"{SRC}/tests/fixtures/jobs/sweep.json"
+    r = shardcost.schedule("dgx-h100", jobs=jobs, gpus=64, solver="heuristic")
+    out = cli("schedule", "--jobs", jobs, "--cluster", "dgx-h100", "--gpus", "64", "--solver",
+              "heuristic", "--format", "json").stdout
+    assert no_elapsed(r.json + "\n") == no_elapsed(out)
+    search = f"{SRC}/tests/fixtures/search/llama8b.json"
+    r = shardcost.schedule("dgx-h100", search=search, gpus=64)
+    out = cli("schedule", "--search", search, "--cluster", "dgx-h100", "--gpus", "64",
+              "--format", "json").stdout
+    assert no_elapsed(r.json + "\n") == no_elapsed(out)
+
+
+def test_the_sibling_planners_refuse_what_their_commands_refuse():
+    onnx = f"{SRC}/tests/data/onnx/cnn-dynamic.onnx"
+    with pytest.raises(shardcost.InputError, match="did you mean 'gpus'"):
+        shardcost.run({"command": "place", "model": onnx, "cluster": "dgx-a100", "gpu": 4})
+    with pytest.raises(shardcost.InputError, match="--solver bogus"):
+        shardcost.place(onnx, "dgx-a100", gpus=4, solver="bogus")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'spill'"):
+        shardcost.schedule("dgx-h100", search="x.json", spill=True)
+    with pytest.raises(TypeError, match="jobs=FILE"):
+        shardcost.schedule("dgx-h100")
+    with pytest.raises(shardcost.InputError, match="dense_mlp"):
+        shardcost.shard_tables(f"{SRC}/data/examples/criteo-kaggle-tables.csv", "dgx-a100",
+                               4096, gpus=8, dense_mlp="13,x")
+    with pytest.raises(shardcost.InputError, match="not a command a request runs.*shard-tables"):
+        shardcost.run({"command": "train", "model": onnx, "cluster": "dgx-a100"})

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shardcost/device_placement.h"
@@ -116,5 +117,17 @@ struct SearchReport {
 };
 SearchReport run_search(const SearchRequest&);
 nlohmann::json to_json(const SearchReport&);
+
+// A planner's request as JSON: "command" (place, split-learning, shard-tables or schedule;
+// schedule with "search" runs schedule --search) and the command line's options, '_' for '-'
+// (shard-tables' dense_mlp: one MLP's widths or a list of them). Run as its command runs it:
+// the report's JSON (what --format json prints), how it ends, its warnings.
+struct PlannerRun {
+  nlohmann::json report;
+  Verdict verdict;
+  std::vector<std::string> warnings;
+};
+bool is_planner_command(std::string_view command);
+PlannerRun run_planner_json(const nlohmann::json& request, std::string_view origin);
 
 }  // namespace shardcost
