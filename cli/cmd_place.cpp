@@ -72,10 +72,9 @@ void add_place_command(CLI::App& app) {
   auto format = std::make_shared<std::string>("text");
   auto* cmd = app.add_subcommand(
       "place", "Place an operator graph's operators on a cluster's devices for pipelined training");
-  cmd->add_option("--model", a->model, "operator graph FILE.onnx")->required();
+  cmd->add_option("--model", a->model, "operator graph FILE.onnx");
   cmd->add_option("--cluster", a->cluster,
-                  "catalog system name or cluster JSON file (mixed groups too)")
-      ->required();
+                  "catalog system name or cluster JSON file (mixed groups too)");
   cmd->add_option("--gpus", a->gpus, "GPU count (whole nodes, or part of one node); at most 64");
   cmd->add_option("--micro-batch", a->micro_batch, "samples per micro-batch (default 1)");
   cmd->add_option("--micro-batches", a->micro_batches, "per step (default: 4 x the GPUs)");
@@ -89,9 +88,19 @@ void add_place_command(CLI::App& app) {
   cmd->add_option("--solver-time", a->solver_time_s,
                   "seconds the integer program may take, all stage counts together (default 10)");
   cmd->add_option("--format", *format, "text or json");
-  cmd->callback([a, format] {
+  auto request_file = std::make_shared<std::string>();
+  cmd->add_option("--request", *request_file,
+                  "run a saved request (JSON, {\"command\": \"place\", ...}; docs/python.md): "
+                  "options given beside it replace its keys");
+  cmd->callback([a, format, request_file, cmd] {
     const Format f = parse_format(*format, {Format::text, Format::json});
-    PlaceRequest request = *a;
+    if (request_file->empty())
+      require_options({{"--model", !a->model.empty()}, {"--cluster", !a->cluster.empty()}});
+    PlaceRequest request =
+        request_file->empty()
+            ? *a
+            : place_request_from_json(planner_request(*cmd, *request_file, to_json(*a)),
+                                      fmt::format("'{}'", *request_file));
     request.progress = progress_lines("place");
     render(run_place(request), f);
   });

@@ -182,7 +182,7 @@ void add_schedule_command(CLI::App& app, const std::string& recorded_by) {
       "each GPU count per trial (docs/scheduling.md)");
   jobs->excludes(search);
   search->excludes(jobs);
-  cmd->add_option("--cluster", q.cluster, "catalog system name or cluster JSON file")->required();
+  cmd->add_option("--cluster", q.cluster, "catalog system name or cluster JSON file");
   cmd->add_option("--gpus", q.gpus, "GPU count of the cluster (whole nodes)");
   cmd->add_option("--software", q.software, "software stack (as for estimate)");
   cmd->add_option("--objective", q.objective,
@@ -195,9 +195,34 @@ void add_schedule_command(CLI::App& app, const std::string& recorded_by) {
   cmd->add_flag("--spill", q.spill,
                 "also run a job that fits no single GPU on one, shard after shard from host "
                 "memory (Hydra's model hopping)");
-  cmd->callback([a, recorded_by] {
+  auto request_file = std::make_shared<std::string>();
+  cmd->add_option("--request", *request_file,
+                  "run a saved request (JSON, {\"command\": \"schedule\", \"jobs\" or "
+                  "\"search\": FILE, ...}; docs/python.md): options given beside it replace "
+                  "its keys");
+  cmd->callback([a, recorded_by, request_file, cmd] {
     const int64_t start_ns = now_ns();
     const Format format = parse_format(a->format, {Format::text, Format::json});
+    if (!request_file->empty()) {
+      // The file's request, the options given replacing its keys (--jobs or --search the
+      // other); then as below.
+      nlohmann::json given = to_json(a->request);
+      if (!a->search.empty()) given["search"] = a->search;
+      const ScheduleRequests from_file = schedule_request_from_json(
+          planner_request(*cmd, *request_file, given, {{"jobs", "search"}}),
+          fmt::format("'{}'", *request_file));
+      if (from_file.search) {
+        a->search = from_file.search->search;
+        a->request.jobs.clear();
+        a->request.cluster = from_file.search->cluster;
+        a->request.software = from_file.search->software;
+        a->request.gpus = from_file.search->gpus;
+      } else {
+        a->search.clear();
+        a->request = *from_file.jobs;
+      }
+    }
+    require_options({{"--cluster", !a->request.cluster.empty()}});
     if (a->request.jobs.empty() == a->search.empty())
       throw InputError("give --jobs FILE (many jobs) or --search FILE (one hyperparameter search)");
     if (!a->search.empty()) {

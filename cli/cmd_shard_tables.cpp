@@ -2,11 +2,13 @@
 // TorchRec's greedy baseline.
 #include <fmt/format.h>
 
+#include <limits>
 #include <memory>
 #include <optional>
 
 #include "commands.h"
 #include "format.h"
+#include "plan_args.h"
 #include "predict_inputs.h"
 #include "progress.h"
 #include "shardcost/error.h"
@@ -42,11 +44,10 @@ void add_shard_tables_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "shard-tables", "Shard embedding tables over a cluster's GPUs (TorchRec's sharding types)");
   ShardTablesRequest& q = a->request;
-  cmd->add_option("--tables", q.tables, "tables file: JSON or CSV (docs/embeddings.md)")
-      ->required();
-  cmd->add_option("--cluster", q.cluster, "catalog system name or cluster JSON file")->required();
+  cmd->add_option("--tables", q.tables, "tables file: JSON or CSV (docs/embeddings.md)");
+  cmd->add_option("--cluster", q.cluster, "catalog system name or cluster JSON file");
   cmd->add_option("--gpus", q.gpus, "GPU count of the cluster (whole nodes)");
-  cmd->add_option("--batch", q.batch, "global batch, samples")->required();
+  cmd->add_option("--batch", q.batch, "global batch, samples");
   cmd->add_option("--optimizer", q.optimizer, "rowwise_adagrad (default), adam or sgd");
   cmd->add_option("--beam", q.beam, "partial plans the search keeps (default 8)");
   cmd->add_option("--dense-mlp", a->dense_mlps,
@@ -57,15 +58,32 @@ void add_shard_tables_command(CLI::App& app) {
   cmd->add_option("--db", q.db,
                   "price from this store's measurements and models: fitted embedding lookups (fit "
                   "--table embedding), else its memory read bandwidth; collectives");
-  cmd->callback([a] {
+  auto request_file = std::make_shared<std::string>();
+  cmd->add_option("--request", *request_file,
+                  "run a saved request (JSON, {\"command\": \"shard-tables\", ...}; "
+                  "docs/python.md): options given beside it replace its keys");
+  cmd->callback([a, request_file, cmd] {
     const Format format = parse_format(a->format, {Format::text, Format::json});
     ShardTablesRequest request = a->request;
     for (const auto& spec : a->dense_mlps) {
       std::vector<int> widths;
-      for (const auto& w : split_commas(spec))
-        widths.push_back(static_cast<int>(positive_int(w, "--dense-mlp")));
+      for (const auto& w : split_commas(spec)) {
+        const int64_t width = positive_int(w, "--dense-mlp");
+        if (width > std::numeric_limits<int>::max())
+          throw InputError(fmt::format("--dense-mlp {}: a layer width of {}; give at most {}", spec,
+                                       width, std::numeric_limits<int>::max()));
+        widths.push_back(static_cast<int>(width));
+      }
       request.dense_mlps.push_back(widths);
     }
+    if (request_file->empty())
+      require_options({{"--tables", !request.tables.empty()},
+                       {"--cluster", !request.cluster.empty()},
+                       {"--batch", request.batch > 0}});
+    else
+      request =
+          shard_tables_request_from_json(planner_request(*cmd, *request_file, to_json(request)),
+                                         fmt::format("'{}'", *request_file));
     request.progress = progress_lines("shard-tables");
     const ShardTablesReport rep = run_shard_tables(request);
     say_warnings(rep.warnings);

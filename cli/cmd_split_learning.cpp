@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "format.h"
+#include "plan_args.h"
 #include "shardcost/error.h"
 #include "shardcost/planner_requests.h"
 
@@ -80,12 +81,11 @@ void add_split_learning_command(CLI::App& app) {
       "split-learning",
       "Split an operator graph between edge devices and a server: each device's cut and "
       "uplink share");
-  cmd->add_option("--model", a->model, "operator graph FILE.onnx")->required();
+  cmd->add_option("--model", a->model, "operator graph FILE.onnx");
   cmd->add_option("--devices", a->devices,
                   "devices file: {\"shared_uplink_Mbps\": ..., \"devices\": [{\"name\", "
-                  "\"device\", \"uplink_Mbps\", \"downlink_Mbps\", \"batch\"}, ...]}")
-      ->required();
-  cmd->add_option("--server", a->server, "the server's catalog device (a GPU)")->required();
+                  "\"device\", \"uplink_Mbps\", \"downlink_Mbps\", \"batch\"}, ...]}");
+  cmd->add_option("--server", a->server, "the server's catalog device (a GPU)");
   cmd->add_option("--precision", a->precision, "fp32 (default), tf32, fp16 or bf16");
   cmd->add_option("--db", a->db, "price the server's GEMMs from this cost store");
   cmd->add_option("--format", *format, "text or json");
@@ -93,9 +93,23 @@ void add_split_learning_command(CLI::App& app) {
                 "price inference instead of training: a forward pass per request batch (latency "
                 "end to end, throughput pipelined), the cuts including all on the device and all "
                 "on the server");
-  cmd->callback([a, format] {
+  auto request_file = std::make_shared<std::string>();
+  cmd->add_option("--request", *request_file,
+                  "run a saved request (JSON, {\"command\": \"split-learning\", ...}; "
+                  "docs/python.md): options given beside it replace its keys");
+  cmd->callback([a, format, request_file, cmd] {
     const Format f = parse_format(*format, {Format::text, Format::json});
-    render(run_split_learning(*a), f);
+    if (request_file->empty()) {
+      require_options({{"--model", !a->model.empty()},
+                       {"--devices", !a->devices.empty()},
+                       {"--server", !a->server.empty()}});
+      render(run_split_learning(*a), f);
+      return;
+    }
+    render(
+        run_split_learning(split_learning_request_from_json(
+            planner_request(*cmd, *request_file, to_json(*a)), fmt::format("'{}'", *request_file))),
+        f);
   });
 }
 

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "format.h"
 #include "shardcost/error.h"
+#include "shardcost/planner_requests.h"
 #include "shardcost/units.h"
 
 namespace shardcost::cli {
@@ -53,6 +54,29 @@ void add_plan_options(CLI::App* cmd, PlanOptions& o) {
                   "beside it replace its keys (docs/python.md)");
 }
 
+namespace {
+
+// Each option the command line gives, by its name (--seq-len is seq_len), over the request's
+// keys; of two keys that exclude each other, the one given drops the other.
+void overlay_options(const CLI::App& cmd, nlohmann::json& j, const nlohmann::json& given,
+                     const std::vector<std::pair<std::string, std::string>>& exclusive) {
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->count() == 0) continue;
+    std::string key = opt->get_name();
+    if (key.rfind("--", 0) != 0) continue;
+    key = key.substr(2);
+    std::replace(key.begin(), key.end(), '-', '_');
+    if (!given.contains(key)) continue;  // --format, --request
+    j[key] = given.at(key);
+    for (const auto& [one, other] : exclusive) {
+      if (key == one) j.erase(other);
+      if (key == other) j.erase(one);
+    }
+  }
+}
+
+}  // namespace
+
 PlanRequest request_of(const CLI::App& cmd, const PlanOptions& o) {
   if (o.request_file.empty()) {
     if (o.request.model.empty())
@@ -68,24 +92,24 @@ PlanRequest request_of(const CLI::App& cmd, const PlanOptions& o) {
   // The file's keys, each option the command line gives over it (by its name: --seq-len is
   // seq_len).
   nlohmann::json j = to_json(load_plan_request(o.request_file), true);
-  const nlohmann::json given = to_json(o.request, true);
-  for (const CLI::Option* opt : cmd.get_options()) {
-    if (opt->count() == 0) continue;
-    std::string key = opt->get_name();
-    if (key.rfind("--", 0) != 0) continue;
-    key = key.substr(2);
-    std::replace(key.begin(), key.end(), '-', '_');
-    if (!given.contains(key)) continue;  // --format, --request
-    j[key] = given.at(key);
-    // Keys that exclude each other: the one given replaces the other.
-    for (const auto& [one, other] : {std::pair{"strategy", "plan"}, {"seq_lengths", "seq_dist"}}) {
-      if (key == one) j.erase(other);
-      if (key == other) j.erase(one);
-    }
-  }
+  overlay_options(cmd, j, to_json(o.request, true),
+                  {{"strategy", "plan"}, {"seq_lengths", "seq_dist"}});
   j["command"] = o.request.command;
   return plan_request_from_json(
       j, fmt::format("'{}' with the command line's options", o.request_file));
+}
+
+nlohmann::json planner_request(const CLI::App& cmd, const std::string& file,
+                               const nlohmann::json& given,
+                               const std::vector<std::pair<std::string, std::string>>& exclusive) {
+  nlohmann::json j = load_planner_request(file, cmd.get_name());
+  overlay_options(cmd, j, given, exclusive);
+  return j;
+}
+
+void require_options(const std::vector<std::pair<const char*, bool>>& given) {
+  for (const auto& [option, present] : given)
+    if (!present) throw InputError(fmt::format("{} is required (or --request FILE)", option));
 }
 
 void end_with(const Verdict& v) {

@@ -431,8 +431,10 @@ struct Step {
   // micro-batch ones m times, the once-a-step ones and the tied all-reduce once.
   static Cost exposed_per_step(const DataParallelComm& c, double fwd, double bwd, int m) {
     const Cost each = combined(c.exposed(c.every_forward, fwd), c.exposed(c.every_backward, bwd));
-    return combined(combined(each.as(each.seconds * m), c.exposed(c.last_backward, bwd)),
-                    combined(c.exposed(c.next_forward, fwd), c.tied));
+    const Cost later = c.later_forward.as(c.later_forward.seconds * std::max(0, m - 1));
+    return combined(
+        combined(combined(each.as(each.seconds * m), later), c.exposed(c.last_backward, bwd)),
+        combined(c.exposed(c.next_forward, fwd), c.tied));
   }
 
   // The data-parallel collectives behind the pace-setting stage's windows: those of the stage
@@ -473,8 +475,10 @@ struct Step {
       return combined(combined(w.hidden, w.exposed), w.host);
     };
     const Cost each = combined(whole(c.every_forward), whole(c.every_backward));
-    dp_full_ = combined(combined(each.as(each.seconds * micro_batches), whole(c.last_backward)),
-                        combined(whole(c.next_forward), c.tied));
+    const Cost later = c.later_forward.as(c.later_forward.seconds * std::max(0, micro_batches - 1));
+    dp_full_ = combined(
+        combined(combined(each.as(each.seconds * micro_batches), later), whole(c.last_backward)),
+        combined(whole(c.next_forward), c.tied));
   }
 
   // `calls` collectives of equal size moving `bytes` in all, over `group`.
@@ -600,39 +604,44 @@ struct Step {
       if (lists) {
         // Each call hands NCCL one view per rank of the group (Software::
         // zero3_list_collectives): the host builds the list in Python, an ATen op per view
-        // (the gather's narrow; the reduce-scatter's view and narrow), each op a Python
-        // launch less the driver's share (8 - 3 us), and ProcessGroupNCCL copies every view
-        // from C++ (4 us, a backward op's dispatch and launch). A gather synchronizes the
-        // device first, so it and its host work wait exposed, forward and backward; the
-        // reduce-scatters' host work runs beside the backward's kernels.
+        // (the gather's narrow; the reduce-scatter's view and narrow; Software::
+        // host_python_op_s), and ProcessGroupNCCL copies every view from C++ (a backward
+        // op's dispatch and launch, host_backward_launch_s): a gather's copies after its
+        // collective is queued, so they are issued while it runs; a reduce-scatter's before.
+        // A gather synchronizes the device first: it, its host work and the memset of its
+        // buffer wait exposed, forward and backward. The reduce-scatters' host work runs
+        // beside the backward's kernels. Calls of one kind are priced alike (equal sizes).
         const double ranks = place.dp_cp.ranks;
-        const double py = std::max(0.0, sw.host_forward_launch_s - sw.host_driver_launch_s);
-        const Cost gather_host(
-            Priced{calls * ranks * (py + sw.host_backward_launch_s), CostOrigin::catalog});
-        const Cost reduce_host(Priced{reduce_calls * ranks * (2 * py + sw.host_backward_launch_s),
-                                      CostOrigin::catalog});
-        // Each gather first zeroes the whole tensor's buffer (torch.zeros), a memset the
-        // synchronization waits for.
-        const Cost zeroed = on.memory("memset", p.total() * pb.weight);
+        const double py = sw.host_python_op_s, cpp = sw.host_backward_launch_s;
+        auto exposed_gathers = [&](const Cost& collectives, double n, double bytes) {
+          const double host = n * ranks * py + std::max(collectives.seconds, n * ranks * cpp);
+          const Cost zeroed = on.memory("memset", bytes);
+          return combined(collectives.as(host), zeroed);
+        };
         const Cost gathers =
-            combined(combined(combined(gather.rest, gather.first), gather_host), zeroed);
+            exposed_gathers(combined(gather.rest, gather.first), calls, p.total() * pb.weight);
         add(c.every_forward, gathers, false);
         add(c.every_backward, gathers, false);
-        c.every_backward.host = combined(c.every_backward.host, reduce_host);
-        // The persisting tensors, gathered once after the optimizer's step in one call
-        // (_allgather_params: a view per rank as above) and copied out from Python a tensor
-        // and rank at a time: three views (the rank's part, the whole tensor's flat view, its
-        // slice) and a copy launched, nothing for the device to run meanwhile.
+        c.every_backward.host =
+            combined(c.every_backward.host,
+                     Cost(Priced{reduce_calls * ranks * (2 * py + cpp), CostOrigin::catalog}));
         if (shards.persistent_tensors > 0) {
-          const Cost once = on.collective(CollectiveOp::all_gather,
-                                          shards.persistent_params * pb.weight, place.dp_cp);
-          // A rank whose part starts past a tensor's end copies nothing: a vector of fewer
-          // elements than ranks is copied from as many ranks as it has elements.
-          const double from = std::min(ranks, shards.persistent_params / shards.persistent_tensors);
-          const double host =
-              ranks * (py + sw.host_backward_launch_s) +
-              shards.persistent_tensors * from * (3 * py + sw.host_forward_launch_s);
-          add(c.next_forward, combined(once, Cost(Priced{host, CostOrigin::catalog})), false);
+          // The persisting tensors: released after every micro-batch's backward with the rest
+          // (stage3's backward ends in _partition_all_parameters), gathered back after the
+          // step in one call (_allgather_params: a view per rank as above, then each tensor
+          // copied out from Python a rank at a time: three views and a launched copy, for
+          // the ranks whose part starts inside it), and in the later micro-batches' forwards
+          // one tensor at a time like the others.
+          const double n = shards.persistent_tensors, bytes = shards.persistent_params * pb.weight;
+          const double from = std::min(ranks, shards.persistent_params / n);
+          const Cost once = on.collective(CollectiveOp::all_gather, bytes, place.dp_cp);
+          const double copy_out = n * from * (4 * py + sw.host_driver_launch_s);
+          const double host = ranks * py + std::max(once.seconds, ranks * cpp) + copy_out;
+          add(c.next_forward, once.as(host), false);
+          c.later_forward =
+              combined(c.later_forward,
+                       exposed_gathers(split(on, CollectiveOp::all_gather, bytes, n, place.dp_cp),
+                                       n, bytes));
         }
       }
     };
@@ -706,6 +715,7 @@ double DataParallelComm::seconds(const std::vector<double>& forward_s,
                                  const std::vector<double>& backward_s) const {
   double t = tied.seconds;
   for (double w : forward_s) t += exposed(every_forward, w).seconds;
+  if (forward_s.size() > 1) t += later_forward.seconds * static_cast<double>(forward_s.size() - 1);
   for (double w : backward_s) t += exposed(every_backward, w).seconds;
   if (!backward_s.empty()) t += exposed(last_backward, backward_s.back()).seconds;
   if (!forward_s.empty()) t += exposed(next_forward, forward_s.front()).seconds;

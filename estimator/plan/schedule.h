@@ -27,8 +27,11 @@ struct DataParallelComm {
   };
   Window every_forward, every_backward;  // once per micro-batch
   Window last_backward, next_forward;    // once per step
-  Cost tied;                             // tied embeddings' all-reduce after the backward
-  double sm_share = 0;                   // of the hidden part, what the NCCL kernels' SMs cost
+  // Exposed in each micro-batch's forward but the first (DeepSpeed's persisting tensors,
+  // released after every backward and gathered back after the step).
+  Cost later_forward;
+  Cost tied;            // tied embeddings' all-reduce after the backward
+  double sm_share = 0;  // of the hidden part, what the NCCL kernels' SMs cost
   // What outlasts a window of window_s seconds, plus the SMs' share of the hidden part.
   Cost exposed(const Window& w, double window_s) const {
     return combined(combined(behind(w.hidden, window_s, sm_share), w.exposed),

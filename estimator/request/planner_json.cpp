@@ -18,7 +18,7 @@ std::string string_or(const JsonFields& f, const char* key, std::string fallback
   return f.optional_string(key).value_or(std::move(fallback));
 }
 
-PlannerRun place(const JsonFields& f) {
+PlaceRequest place_of(const JsonFields& f) {
   f.reject_unknown({"command", "model", "cluster", "gpus", "micro_batch", "micro_batches",
                     "precision", "optimizer", "db", "solver", "max_ideals", "solver_time"});
   PlaceRequest r;
@@ -33,11 +33,10 @@ PlannerRun place(const JsonFields& f) {
   r.solver = string_or(f, "solver", r.solver);
   r.max_ideals = f.optional_int("max_ideals", 1).value_or(static_cast<int>(r.max_ideals));
   r.solver_time_s = f.optional_number("solver_time", 0).value_or(r.solver_time_s);
-  const PlaceReport rep = run_place(r);
-  return {to_json(rep), rep.verdict, rep.warnings};
+  return r;
 }
 
-PlannerRun split_learning(const JsonFields& f) {
+SplitLearningRequest split_learning_of(const JsonFields& f) {
   f.reject_unknown({"command", "model", "devices", "server", "precision", "db", "inference"});
   SplitLearningRequest r;
   r.model = f.required_string("model");
@@ -46,8 +45,7 @@ PlannerRun split_learning(const JsonFields& f) {
   r.precision = string_or(f, "precision", r.precision);
   r.db = string_or(f, "db", r.db);
   r.inference = f.optional_bool("inference").value_or(false);
-  const SplitLearningReport rep = run_split_learning(r);
-  return {to_json(rep), {}, rep.warnings};
+  return r;
 }
 
 // A dense MLP's widths: [13, 512, 256] or the command line's "13,512,256".
@@ -64,15 +62,18 @@ std::vector<int> mlp_widths(const nlohmann::json& mlp, const JsonFields& f) {
     while (at <= text.size()) {
       const size_t comma = std::min(text.find(',', at), text.size());
       const std::string item = text.substr(at, comma - at);
-      try {
-        size_t used = 0;
-        const long long w = std::stoll(item, &used);
-        if (used != item.size()) throw std::invalid_argument(item);
-        add(w);
-      } catch (const std::exception&) {
-        f.fail("dense_mlp", fmt::format("'{}' is not a layer width; write \"13,512,256\"", item));
-      }
       at = comma + 1;
+      if (item.empty()) continue;  // as the command line's split_commas
+      long long w = 0;
+      size_t used = 0;
+      try {
+        w = std::stoll(item, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != item.size())
+        f.fail("dense_mlp", fmt::format("'{}' is not a layer width; write \"13,512,256\"", item));
+      add(w);
     }
   } else if (mlp.is_array()) {
     for (const auto& w : mlp) {
@@ -87,7 +88,7 @@ std::vector<int> mlp_widths(const nlohmann::json& mlp, const JsonFields& f) {
   return widths;
 }
 
-PlannerRun shard_tables(const JsonFields& f, const nlohmann::json& j) {
+ShardTablesRequest shard_tables_of(const JsonFields& f, const nlohmann::json& j) {
   f.reject_unknown({"command", "tables", "cluster", "gpus", "batch", "optimizer", "beam",
                     "dense_mlp", "dense_precision", "db"});
   ShardTablesRequest r;
@@ -99,7 +100,7 @@ PlannerRun shard_tables(const JsonFields& f, const nlohmann::json& j) {
   r.beam = f.optional_int("beam", 1).value_or(r.beam);
   r.dense_precision = string_or(f, "dense_precision", r.dense_precision);
   r.db = string_or(f, "db", r.db);
-  if (j.contains("dense_mlp")) {
+  if (j.contains("dense_mlp") && !j.at("dense_mlp").is_null()) {
     const nlohmann::json& mlps = j.at("dense_mlp");
     // One MLP ("13,512,256" or [13, 512, 256]) or several.
     const bool one =
@@ -112,15 +113,15 @@ PlannerRun shard_tables(const JsonFields& f, const nlohmann::json& j) {
       f.fail("dense_mlp", "give an MLP's widths, or a list of MLPs");
     }
   }
-  const ShardTablesReport rep = run_shard_tables(r);
-  return {to_json(rep), {}, rep.warnings};
+  return r;
 }
 
-PlannerRun schedule(const JsonFields& f) {
+ScheduleRequests schedule_of(const JsonFields& f) {
   const bool search = f.optional_string("search").has_value();
   if (search == f.optional_string("jobs").has_value())
     f.fail("jobs",
            "give \"jobs\": FILE (many jobs) or \"search\": FILE (one hyperparameter search)");
+  ScheduleRequests out;
   if (search) {
     f.reject_unknown({"command", "search", "cluster", "gpus", "software"});
     SearchRequest r;
@@ -128,8 +129,8 @@ PlannerRun schedule(const JsonFields& f) {
     r.cluster = f.required_string("cluster");
     r.gpus = f.optional_int("gpus", 1);
     r.software = string_or(f, "software", r.software);
-    const SearchReport rep = run_search(r);
-    return {to_json(rep), rep.verdict, {}};
+    out.search = std::move(r);
+    return out;
   }
   f.reject_unknown({"command", "jobs", "cluster", "gpus", "software", "objective", "solver",
                     "time_limit", "spill"});
@@ -142,8 +143,21 @@ PlannerRun schedule(const JsonFields& f) {
   r.solver = string_or(f, "solver", r.solver);
   r.time_limit_s = f.optional_number("time_limit", 0).value_or(r.time_limit_s);
   r.spill = f.optional_bool("spill").value_or(false);
-  const ScheduleReport rep = run_schedule(r);
-  return {to_json(rep), rep.verdict, {}};
+  out.jobs = std::move(r);
+  return out;
+}
+
+// The request's fields, its "command" where it names one checked against `command`.
+JsonFields fields_of(const nlohmann::json& j, std::string_view origin, std::string_view command) {
+  const std::string where = fmt::format("request {}", origin);
+  if (!j.is_object())
+    throw InputError(
+        fmt::format("{}: not a JSON object; give {{\"command\": \"{}\", ...}}", where, command));
+  JsonFields f(j, where);
+  if (const auto c = f.optional_string("command"); c && *c != command)
+    f.fail("command", fmt::format("'{}' where {} was asked; give \"command\": \"{}\" or none", *c,
+                                  command, command));
+  return f;
 }
 
 }  // namespace
@@ -153,20 +167,117 @@ bool is_planner_command(std::string_view command) {
          command == "schedule";
 }
 
+nlohmann::json load_planner_request(const std::string& path, std::string_view command) {
+  nlohmann::json j = parse_json_text(read_text_file(path, "request file"), path);
+  if (!j.is_object())
+    throw InputError(fmt::format(
+        "request '{}': not a JSON object; give {{\"command\": \"{}\", ...}}", path, command));
+  return j;
+}
+
+PlaceRequest place_request_from_json(const nlohmann::json& j, std::string_view origin) {
+  return place_of(fields_of(j, origin, "place"));
+}
+SplitLearningRequest split_learning_request_from_json(const nlohmann::json& j,
+                                                      std::string_view origin) {
+  return split_learning_of(fields_of(j, origin, "split-learning"));
+}
+ShardTablesRequest shard_tables_request_from_json(const nlohmann::json& j,
+                                                  std::string_view origin) {
+  return shard_tables_of(fields_of(j, origin, "shard-tables"), j);
+}
+ScheduleRequests schedule_request_from_json(const nlohmann::json& j, std::string_view origin) {
+  return schedule_of(fields_of(j, origin, "schedule"));
+}
+
+nlohmann::json to_json(const PlaceRequest& r) {
+  nlohmann::json j = {{"command", "place"},
+                      {"model", r.model},
+                      {"cluster", r.cluster},
+                      {"micro_batch", r.micro_batch},
+                      {"micro_batches", r.micro_batches},
+                      {"precision", r.precision},
+                      {"optimizer", r.optimizer},
+                      {"db", r.db},
+                      {"solver", r.solver},
+                      {"max_ideals", r.max_ideals},
+                      {"solver_time", r.solver_time_s}};
+  if (r.gpus) j["gpus"] = *r.gpus;
+  return j;
+}
+nlohmann::json to_json(const SplitLearningRequest& r) {
+  return {{"command", "split-learning"}, {"model", r.model},         {"devices", r.devices},
+          {"server", r.server},          {"precision", r.precision}, {"db", r.db},
+          {"inference", r.inference}};
+}
+nlohmann::json to_json(const ShardTablesRequest& r) {
+  nlohmann::json j = {{"command", "shard-tables"},
+                      {"tables", r.tables},
+                      {"cluster", r.cluster},
+                      {"batch", r.batch},
+                      {"optimizer", r.optimizer},
+                      {"beam", r.beam},
+                      {"dense_mlp", nlohmann::json::array()},
+                      {"dense_precision", r.dense_precision},
+                      {"db", r.db}};
+  for (const auto& mlp : r.dense_mlps) j["dense_mlp"].push_back(mlp);
+  if (r.gpus) j["gpus"] = *r.gpus;
+  return j;
+}
+nlohmann::json to_json(const ScheduleRequest& r) {
+  nlohmann::json j = {{"command", "schedule"},        {"jobs", r.jobs},
+                      {"cluster", r.cluster},         {"software", r.software},
+                      {"objective", r.objective},     {"solver", r.solver},
+                      {"time_limit", r.time_limit_s}, {"spill", r.spill}};
+  if (r.gpus) j["gpus"] = *r.gpus;
+  return j;
+}
+nlohmann::json to_json(const SearchRequest& r) {
+  nlohmann::json j = {{"command", "schedule"},
+                      {"search", r.search},
+                      {"cluster", r.cluster},
+                      {"software", r.software}};
+  if (r.gpus) j["gpus"] = *r.gpus;
+  return j;
+}
+
 PlannerRun run_planner_json(const nlohmann::json& j, std::string_view origin) {
   const std::string where = fmt::format("request {}", origin);
   if (!j.is_object())
     throw InputError(fmt::format(
         "{}: not a JSON object; give {{\"command\": \"place\", \"model\": ..., ...}}", where));
-  const JsonFields f(j, where);
-  const std::string command = f.required_string("command");
-  if (command == "place") return place(f);
-  if (command == "split-learning") return split_learning(f);
-  if (command == "shard-tables") return shard_tables(f, j);
-  if (command == "schedule") return schedule(f);
-  f.fail("command",
-         fmt::format("'{}' is not a planner; use place, split-learning, shard-tables or schedule",
-                     command));
+  const std::string command = JsonFields(j, where).required_string("command");
+  // An operator graph's notes (what the command line says on stderr) among the warnings.
+  auto with_notes = [](const OpGraph& g, std::vector<std::string> warnings) {
+    for (const std::string& note : g.notes)
+      warnings.insert(warnings.begin(), fmt::format("note: {}: {}", g.source, note));
+    return warnings;
+  };
+  if (command == "place") {
+    const PlaceReport rep = run_place(place_request_from_json(j, origin));
+    return {to_json(rep), rep.verdict, with_notes(rep.graph, rep.warnings)};
+  }
+  if (command == "split-learning") {
+    const SplitLearningReport rep = run_split_learning(split_learning_request_from_json(j, origin));
+    return {to_json(rep), {}, with_notes(rep.graph, rep.warnings)};
+  }
+  if (command == "shard-tables") {
+    const ShardTablesReport rep = run_shard_tables(shard_tables_request_from_json(j, origin));
+    return {to_json(rep), {}, rep.warnings};
+  }
+  if (command == "schedule") {
+    const ScheduleRequests q = schedule_request_from_json(j, origin);
+    if (q.search) {
+      const SearchReport rep = run_search(*q.search);
+      return {to_json(rep), rep.verdict, {}};
+    }
+    const ScheduleReport rep = run_schedule(*q.jobs);
+    return {to_json(rep), rep.verdict, {}};
+  }
+  JsonFields(j, where).fail(
+      "command", fmt::format("'{}' is not a planner; use place, split-learning, shard-tables or "
+                             "schedule",
+                             command));
 }
 
 }  // namespace shardcost

@@ -76,7 +76,8 @@ class Report(dict):
         self.exit_code: int = result.exit_code
         self.message: str = result.message
         self.warnings: List[str] = list(result.warnings)
-        self._request = request
+        # A copy: the caller's dict may change after the run.
+        self._request = json.loads(json.dumps(request)) if request is not None else None
 
     @property
     def ok(self) -> bool:
@@ -90,7 +91,7 @@ class Report(dict):
             return self["request"]
         if self._request is None:
             raise KeyError("request")
-        return dict(self._request)
+        return json.loads(json.dumps(self._request))
 
 
 def _request(command: str, model: str, cluster: str, keys: Dict[str, Any]) -> Dict[str, Any]:

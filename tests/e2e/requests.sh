@@ -50,4 +50,54 @@ case "$ERR" in *"--gbs is required"*) ;; *) fail "no gbs: $ERR";; esac
 # CSV is the fixed-length search's: refused before any search for variable-length data.
 expect_exit 2 "$BIN" rank --model gpt3-1.3b --cluster dgx-a100 --gpus 8 --gbs 64 --seq-dist fixed:1024 --format csv
 one_line_error
+# The sibling planners run saved requests too (the Python module's dicts as files), options
+# beside --request replacing their keys.
+ONNX="$SRC/tests/data/onnx/cnn-dynamic.onnx"
+printf '{"command": "place", "model": "%s", "cluster": "dgx-a100", "gpus": 4}' "$ONNX" > "$SCRATCH/place.json"
+expect_exit 0 "$BIN" place --request "$SCRATCH/place.json" --format json
+cp "$SCRATCH/out" "$SCRATCH/placed.json"
+expect_exit 0 "$BIN" place --model "$ONNX" --cluster dgx-a100 --gpus 4 --format json
+cmp -s "$SCRATCH/out" "$SCRATCH/placed.json" || fail "place --request differs from its options"
+expect_exit 0 "$BIN" place --request "$SCRATCH/place.json" --gpus 8 --format json
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["gpus"] == 8' "$SCRATCH/out"   || fail "--gpus beside place --request"
+TABLES="$SRC/data/examples/criteo-kaggle-tables.csv"
+printf '{"command": "shard-tables", "tables": "%s", "cluster": "dgx-a100", "gpus": 8, "batch": 4096, "dense_mlp": [[13, 512, 256, 64], "415,512,256,1"]}' "$TABLES" > "$SCRATCH/shard.json"
+expect_exit 0 "$BIN" shard-tables --request "$SCRATCH/shard.json" --format json
+sed 's/"elapsed_s": [0-9.e+-]*/"elapsed_s": 0/' "$SCRATCH/out" > "$SCRATCH/sharded.json"
+expect_exit 0 "$BIN" shard-tables --tables "$TABLES" --cluster dgx-a100 --gpus 8 --batch 4096 \
+  --dense-mlp 13,512,256,64 --dense-mlp 415,512,256,1 --format json
+sed 's/"elapsed_s": [0-9.e+-]*/"elapsed_s": 0/' "$SCRATCH/out" | cmp -s - "$SCRATCH/sharded.json" \
+  || fail "shard-tables --request differs from its options"
+printf '{"command": "schedule", "jobs": "%s", "cluster": "dgx-h100", "gpus": 64, "solver": "heuristic"}' \
+  "$SRC/tests/fixtures/jobs/sweep.json" > "$SCRATCH/schedule.json"
+expect_exit 0 "$BIN" schedule --request "$SCRATCH/schedule.json" --format json
+cp "$SCRATCH/out" "$SCRATCH/scheduled.json"
+expect_exit 0 "$BIN" schedule --jobs "$SRC/tests/fixtures/jobs/sweep.json" --cluster dgx-h100 --gpus 64 \
+  --solver heuristic --format json
+cmp -s "$SCRATCH/out" "$SCRATCH/scheduled.json" || fail "schedule --request differs from its options"
+# --search beside a jobs request replaces its jobs: the search's report (its solver key refused).
+expect_exit 2 "$BIN" schedule --request "$SCRATCH/schedule.json" --search "$SRC/tests/fixtures/search/llama8b.json"
+one_line_error
+case "$ERR" in *"'solver'"*) ;; *) fail "a search request with a solver: $ERR";; esac
+printf '{"command": "schedule", "jobs": "%s", "cluster": "dgx-h100", "gpus": 64}' \
+  "$SRC/tests/fixtures/jobs/sweep.json" > "$SCRATCH/jobs.json"
+expect_exit 0 "$BIN" schedule --request "$SCRATCH/jobs.json" --search "$SRC/tests/fixtures/search/llama8b.json" --format json
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert "runs" in j, list(j)' "$SCRATCH/out" \
+  || fail "--search beside a jobs request"
+printf '{"command": "split-learning", "model": "%s", "devices": "%s", "server": "a100-sxm4-80gb"}' \
+  "$SRC/data/onnx/resnet50.onnx" "$SRC/data/examples/edge-devices.json" > "$SCRATCH/split.json"
+expect_exit 0 "$BIN" split-learning --request "$SCRATCH/split.json" --inference --format json
+cp "$SCRATCH/out" "$SCRATCH/split_out.json"
+expect_exit 0 "$BIN" split-learning --model "$SRC/data/onnx/resnet50.onnx" --devices "$SRC/data/examples/edge-devices.json" \
+  --server a100-sxm4-80gb --inference --format json
+cmp -s "$SCRATCH/out" "$SCRATCH/split_out.json" || fail "split-learning --request differs"
+# Another command's request, a missing required option: one line each.
+expect_exit 2 "$BIN" place --request "$SCRATCH/shard.json"
+one_line_error
+case "$ERR" in *"'shard-tables' where place was asked"*) ;; *) fail "another command's request: $ERR";; esac
+expect_exit 2 "$BIN" place --cluster dgx-a100
+one_line_error
+case "$ERR" in *"--model is required (or --request FILE)"*) ;; *) fail "place without a model: $ERR";; esac
+expect_exit 2 "$BIN" shard-tables --tables "$TABLES" --cluster dgx-a100
+case "$ERR" in *"--batch is required"*) ;; *) fail "shard-tables without a batch: $ERR";; esac
 echo "requests: ok"

@@ -229,3 +229,18 @@ def test_the_sibling_planners_refuse_what_their_commands_refuse():
                                4096, gpus=8, dense_mlp="13,x")
     with pytest.raises(shardcost.InputError, match="not a command a request runs.*shard-tables"):
         shardcost.run({"command": "train", "model": onnx, "cluster": "dgx-a100"})
+
+
+def test_an_operator_graphs_notes_are_warnings_as_the_command_line_says_them():
+    onnx = f"{SRC}/tests/data/onnx/computed-weight.onnx"
+    with pytest.warns(RuntimeWarning, match="note: "):
+        r = shardcost.place(onnx, "dgx-a100", gpus=4)
+    err = cli("place", "--model", onnx, "--cluster", "dgx-a100", "--gpus", "4",
+              "--format", "json").stderr
+    note = next(w for w in r.warnings if w.startswith("note: "))
+    assert note in err
+    request = {"command": "place", "model": onnx, "cluster": "dgx-a100", "gpus": 4}
+    with pytest.warns(RuntimeWarning, match="note: "):
+        r = shardcost.run(request)
+    request["gpus"] = 8  # the report keeps the request it ran
+    assert r.request["gpus"] == 4

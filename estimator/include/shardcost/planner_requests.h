@@ -130,4 +130,26 @@ struct PlannerRun {
 bool is_planner_command(std::string_view command);
 PlannerRun run_planner_json(const nlohmann::json& request, std::string_view origin);
 
+// A request file's JSON object (read whole; not JSON or not an object: InputError naming it
+// and `command`, the planner it is for).
+nlohmann::json load_planner_request(const std::string& path, std::string_view command);
+// Each planner's request from JSON (the keys above; a "command" where given must be the
+// planner's) and back, every key written: what `--request FILE` reads and what the command
+// line's options replace.
+PlaceRequest place_request_from_json(const nlohmann::json&, std::string_view origin);
+SplitLearningRequest split_learning_request_from_json(const nlohmann::json&,
+                                                      std::string_view origin);
+ShardTablesRequest shard_tables_request_from_json(const nlohmann::json&, std::string_view origin);
+// schedule: many jobs ("jobs") or one hyperparameter search ("search"), one of the two.
+struct ScheduleRequests {
+  std::optional<ScheduleRequest> jobs;
+  std::optional<SearchRequest> search;
+};
+ScheduleRequests schedule_request_from_json(const nlohmann::json&, std::string_view origin);
+nlohmann::json to_json(const PlaceRequest&);
+nlohmann::json to_json(const SplitLearningRequest&);
+nlohmann::json to_json(const ShardTablesRequest&);
+nlohmann::json to_json(const ScheduleRequest&);
+nlohmann::json to_json(const SearchRequest&);
+
 }  // namespace shardcost

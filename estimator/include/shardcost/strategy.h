@@ -335,7 +335,8 @@ struct Software {
   // DeepSpeed ZeRO-3's stage3_prefetch_bucket_size: parameters gathered ahead of use.
   double prefetch_bucket_params = 0;
   // ZeRO-3 through torch.distributed's list collectives, as DeepSpeed ran it in 2021
-  // (v0.3.13-v0.5.x, partition_parameters.py): each parameter tensor's all-gather
+  // (v0.3.13-v0.5.4, partition_parameters.py; from v0.5.5 on PyTorch 1.9+ the gathers take
+  // _all_gather_base, the reduce-scatters keep their lists): each parameter tensor's all-gather
   // (_allgather_param) first synchronizes the device (torch.cuda.synchronize()), then builds a
   // list of one narrow() view per rank in Python, and PyTorch's ProcessGroupNCCL::allgather
   // copies the flat result into each view with its own copy_ in C++; each tensor's gradient
@@ -379,6 +380,9 @@ struct Software {
   // A kernel launched from C++ inside one op's call (Transformer Engine's GEMM per local
   // expert beyond the first): the driver's cuLaunchKernel alone.
   double host_driver_launch_s = 3e-6;
+  // An ATen op called from Python that launches nothing (a view: narrow): about 2 us, half
+  // of it Python's argument parsing (pytorch/pytorch#41383, 2020: x*x on a CPU tensor).
+  double host_python_op_s = 2e-6;
   // CUDA graphs replay each layer's kernels from one launch (Megatron-core's and Transformer
   // Engine's per-layer graphs): no host launch per kernel of the transformer layers (the
   // embedding, the head and the loss stay eager).
