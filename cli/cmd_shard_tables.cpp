@@ -79,7 +79,7 @@ void add_shard_tables_command(CLI::App& app) {
     if (request_file->empty())
       require_options({{"--tables", !request.tables.empty()},
                        {"--cluster", !request.cluster.empty()},
-                       {"--batch", request.batch > 0}});
+                       {"--batch", cmd->get_option("--batch")->count() > 0}});
     else
       request =
           shard_tables_request_from_json(planner_request(*cmd, *request_file, to_json(request)),
