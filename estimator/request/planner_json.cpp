@@ -232,15 +232,6 @@ nlohmann::json to_json(const ScheduleRequest& r) {
   if (r.gpus) j["gpus"] = *r.gpus;
   return j;
 }
-nlohmann::json to_json(const SearchRequest& r) {
-  nlohmann::json j = {{"command", "schedule"},
-                      {"search", r.search},
-                      {"cluster", r.cluster},
-                      {"software", r.software}};
-  if (r.gpus) j["gpus"] = *r.gpus;
-  return j;
-}
-
 PlannerRun run_planner_json(const nlohmann::json& j, std::string_view origin) {
   const std::string where = fmt::format("request {}", origin);
   if (!j.is_object())

@@ -150,6 +150,5 @@ nlohmann::json to_json(const PlaceRequest&);
 nlohmann::json to_json(const SplitLearningRequest&);
 nlohmann::json to_json(const ShardTablesRequest&);
 nlohmann::json to_json(const ScheduleRequest&);
-nlohmann::json to_json(const SearchRequest&);
 
 }  // namespace shardcost
