@@ -239,10 +239,12 @@ PlannerRun run_planner_json(const nlohmann::json& j, std::string_view origin) {
         "{}: not a JSON object; give {{\"command\": \"place\", \"model\": ..., ...}}", where));
   const std::string command = JsonFields(j, where).required_string("command");
   // An operator graph's notes (what the command line says on stderr) among the warnings.
-  auto with_notes = [](const OpGraph& g, std::vector<std::string> warnings) {
+  auto with_notes = [](const OpGraph& g, const std::vector<std::string>& warnings) {
+    std::vector<std::string> out;
     for (const std::string& note : g.notes)
-      warnings.insert(warnings.begin(), fmt::format("note: {}: {}", g.source, note));
-    return warnings;
+      out.push_back(fmt::format("note: {}: {}", g.source, note));
+    out.insert(out.end(), warnings.begin(), warnings.end());
+    return out;
   };
   if (command == "place") {
     const PlaceReport rep = run_place(place_request_from_json(j, origin));
