@@ -84,7 +84,8 @@ Software software_preset(std::string_view name) {
     ds.grad_bucket_grows_with_dp = false;
     ds.prefetch_bucket_params = 5e7;
     ds.zero3_list_collectives = true;
-    ds.zero3_persistence_params = 1e5;  // stage3_param_persistence_threshold's default
+    ds.zero3_persistence_params = 1e5;     // stage3_param_persistence_threshold's default
+    ds.zero3_reuse_distance_params = 1e9;  // stage3_max_reuse_distance's default
     return ds;
   }
   if (name == "torchtitan") {

@@ -67,6 +67,8 @@ void add_shards(StageShards& to, const StageShards& more) {
   to.reduce_calls += more.reduce_calls;
   to.persistent_tensors += more.persistent_tensors;
   to.persistent_params += more.persistent_params;
+  to.recompute_regathers += more.recompute_regathers;
+  to.recompute_regather_params += more.recompute_regather_params;
   to.gathered_peak = std::max(to.gathered_peak, more.gathered_peak);
   to.largest_slice_tensor = std::max(to.largest_slice_tensor, more.largest_slice_tensor);
   if (to.held_first.total() <= 0) to.held_first = more.held_first;
@@ -121,6 +123,47 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
     if (!masked) return add_units(unit, mark(index), n);
     for (int i = 0; i < n; ++i) add_units(unit, mark(index + i), 1);
   });
+  if (!per_layer && sw.zero3_reuse_distance_params > 0 && s.recompute == Recompute::full &&
+      (zero >= 3 || masked)) {
+    // Body units on this stage, in order (for_each_unit_run's numbering: 1..L).
+    int unit = 0;
+    const int lo = span.first_unit, hi = span.first_unit + span.units;
+    for (const Block& b : g.blocks) {
+      if (b.pin != Block::Pin::body) continue;
+      const int from = std::max(unit, lo), to = std::min(unit + b.count, hi);
+      unit += b.count;
+      if (to <= from || recompute_of(b, s) != Recompute::full) continue;
+      int sharded = 0;
+      for (int i = from; i < to; ++i) sharded += mark(1 + i) > 0 ? 1 : 0;
+      if (sharded == 0) continue;
+      const ReuseRegathers r = recompute_regathers(b, sw.zero3_reuse_distance_params);
+      out.recompute_regathers += sharded * r.tensors;
+      out.recompute_regather_params += sharded * r.params;
+    }
+  }
+  return out;
+}
+
+ReuseRegathers recompute_regathers(const Block& b, double reuse_distance) {
+  // The block's linears in forward order, each one module's weight (the attention core's
+  // batched GEMMs hold none). Recomputed, linear i runs, then those after it, then their
+  // backwards in reverse, then its own: the trace between its two uses holds every later
+  // linear twice. DeepSpeed counts the modules' whole elements (ds_numel: a tensor-parallel
+  // rank's shard as that rank holds it); norms and biases, tiny, are left out of the sum.
+  ReuseRegathers out;
+  double later = 0;  // the weights after linear i, summed from the block's end
+  for (auto op = b.ops.rbegin(); op != b.ops.rend(); ++op) {
+    if (op->kind != OpKind::gemm || op->core_attention) continue;
+    const double weight = static_cast<double>(op->gemm.n) * static_cast<double>(op->gemm.k) *
+                          static_cast<double>(op->gemm.batch);
+    // The experts' weights go over their own group: counted in the distance, not regathered
+    // here (DeepSpeed of 2021 ran no expert parallelism under ZeRO-3).
+    if (2 * later >= reuse_distance && !op->per_expert_kernels) {
+      out.tensors += 1;
+      out.params += weight;
+    }
+    later += weight;
+  }
   return out;
 }
 

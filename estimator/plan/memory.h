@@ -76,6 +76,11 @@ struct StageShards {
   // held whole, gathered once a step after the optimizer, not in the passes.
   int persistent_tensors = 0;
   double persistent_params = 0;
+  // Per backward, the sharded tensors gathered a second time under full recomputation
+  // (Software::zero3_reuse_distance_params): released after their recomputed forward because
+  // the weights run before their backward reach the reuse distance.
+  double recompute_regathers = 0;
+  double recompute_regather_params = 0;
   // Parameters gathered at once, as the units run in order: the one computing and the next
   // one's prefetch (per-layer stacks); the largest tensor over its slices (per-tensor stacks).
   double gathered_peak = 0;
@@ -86,6 +91,13 @@ struct StageShards {
   double total() const { return held.total() + sharded.total(); }
 };
 StageShards stage_shards(const Graph&, const Strategy&, const Software&, const StageSpan&);
+// Of one copy of a body block recomputed in full, the linears' weights a per-tensor stack with
+// DeepSpeed's reuse distance (Software::zero3_reuse_distance_params) releases after the
+// recomputed forward and gathers again for the backward.
+struct ReuseRegathers {
+  double tensors = 0, params = 0;
+};
+ReuseRegathers recompute_regathers(const Block&, double reuse_distance);
 // How a block is recomputed under the strategy: the body's layers by its setting; pinned
 // blocks not at all, but one whose layer follows selective recomputation (an MTP module).
 inline Recompute recompute_of(const Block& b, const Strategy& s) {

@@ -622,6 +622,16 @@ struct Step {
             exposed_gathers(combined(gather.rest, gather.first), calls, p.total() * pb.weight);
         add(c.every_forward, gathers, false);
         add(c.every_backward, gathers, false);
+        if (shards.recompute_regathers > 0) {
+          // Under full recomputation the linears released after their recomputed forward
+          // (Software::zero3_reuse_distance_params) are gathered again for their backward,
+          // each as above.
+          const double n = shards.recompute_regathers;
+          const double bytes = shards.recompute_regather_params * pb.weight;
+          add(c.every_backward,
+              exposed_gathers(split(on, CollectiveOp::all_gather, bytes, n, place.dp_cp), n, bytes),
+              false);
+        }
         c.every_backward.host =
             combined(c.every_backward.host,
                      Cost(Priced{reduce_calls * ranks * (2 * py + cpp), CostOrigin::catalog}));

@@ -332,6 +332,70 @@ TEST(Zero3, DeepSpeedOf2021PaysTheHostAViewPerRankAndWaitsForEveryGather) {
   EXPECT_EQ(software_preset("torchtitan").zero3_persistence_params, 0);
 }
 
+// Under full recomputation DeepSpeed's coordinator keeps a linear gathered after its
+// recomputed forward only where the weights run before its backward add up to fewer than
+// stage3_max_reuse_distance (1e9) elements: between the two uses of linear i run every later
+// linear's recomputation and backward, 2 x their weights. GPT-3 175B (h = 12,288): fc2 runs
+// its backward next (0, kept); fc1 has fc2 twice, 2 x 4h^2 = 1.21e9; the projection and QKV
+// more. Three of a layer's four weights, 8h^2 of its 12h^2, are gathered again.
+TEST(Zero3, DeepSpeedGathersALinearAgainForItsBackwardPastTheReuseDistance) {
+  const Model m = load_model("gpt3-175b");
+  const Cluster c = load_cluster("dgx-a100", 1536);
+  const Software ds = software_preset("megatron-deepspeed");
+  ASSERT_EQ(ds.zero3_reuse_distance_params, 1e9);
+  const double h = 12288, layer = 8 * h * h;
+  auto shards_of = [&](const char* recompute, const Software& sw) {
+    const Strategy s = parse_strategy(
+        std::string("tp=1,pp=1,dp=1536,mbs=1,gbs=1536,zero=3,precision=fp16,recompute=") +
+            recompute,
+        1536);
+    Graph g;
+    transformer_workload(m)->graph(s, sw.attention, g);
+    return stage_shards(g, s, sw, StageLayout(96, 1).span(0));
+  };
+  const StageShards full = shards_of("full", ds);
+  EXPECT_EQ(full.recompute_regathers, 96 * 3);
+  EXPECT_NEAR(full.recompute_regather_params, 96 * layer, 1);
+  // Nothing is recomputed, or the stack keeps a unit through its backward: none.
+  EXPECT_EQ(shards_of("none", ds).recompute_regathers, 0);
+  Software keeps = ds;
+  keeps.zero3_reuse_distance_params = 0;
+  EXPECT_EQ(shards_of("full", keeps).recompute_regathers, 0);
+  // A threshold of one element releases all but the last linear; GPT-3 6.7B's layer
+  // (h = 4,096: 2 x 9h^2 = 3.0e8 at most) stays under 1e9 whole.
+  Graph g;
+  const Strategy s = parse_strategy("tp=1,pp=1,dp=8,mbs=1,gbs=8,zero=3,recompute=full", 8);
+  transformer_workload(m)->graph(s, ds.attention, g);
+  const Block& body = *std::find_if(g.blocks.begin(), g.blocks.end(),
+                                    [](const Block& b) { return b.pin == Block::Pin::body; });
+  EXPECT_EQ(recompute_regathers(body, 1).tensors, 3);
+  EXPECT_EQ(recompute_regathers(body, 2 * 4 * h * h + 1).tensors, 2);  // fc1 kept too
+  Model small = load_model("gpt3-6.7b");
+  Graph gs;
+  transformer_workload(small)->graph(s, ds.attention, gs);
+  for (const Block& b : gs.blocks) {
+    if (b.pin != Block::Pin::body) continue;
+    EXPECT_EQ(recompute_regathers(b, 1e9).tensors, 0);
+  }
+
+  // Priced as the backward's other gathers: exposed, each with its views and copies per rank
+  // and its zeroed buffer; 288 x 1,536 x 6 us of host work alone, 2.65 s a backward.
+  const Strategy st =
+      parse_strategy("tp=1,pp=1,dp=1536,mbs=1,gbs=1536,recompute=full,zero=3,precision=fp16", 1536);
+  const Priced3 with = zero_comm(m, c, st, ds), without = zero_comm(m, c, st, keeps);
+  const double ranks = 1536, bytes = 2 * 96 * layer;
+  const double each =
+      with.pricer.collective(CollectiveOp::all_gather, bytes / 288, with.place.dp_cp).seconds;
+  const double regathers = 288 * ranks * 2e-6 + std::max(288 * each, 288 * ranks * 4e-6) +
+                           with.pricer.memory("memset", bytes).seconds;
+  EXPECT_NEAR(288 * ranks * 6e-6, 2.654, 0.001);
+  EXPECT_NEAR(
+      with.comm.every_backward.exposed.seconds - without.comm.every_backward.exposed.seconds,
+      regathers, 1e-9);
+  EXPECT_DOUBLE_EQ(with.comm.every_forward.exposed.seconds,
+                   without.comm.every_forward.exposed.seconds);
+}
+
 // Past a hidden size of 25,000 a GPT's fc1 bias (4h) crosses the threshold: its layers'
 // vectors are gathered with the weights (the unit's vectors taken together). Llama's RMSNorm
 // scales persist at any size it has.

@@ -349,6 +349,14 @@ struct Software {
   // elements are not partitioned for the passes (gathered once a step, after the optimizer)
   // but still reduce-scattered; 0: none (the per-layer stacks shard every tensor).
   double zero3_persistence_params = 0;
+  // DeepSpeed ZeRO-3's stage3_max_reuse_distance (v0.3.13-v0.5.x: PartitionedParameter-
+  // Coordinator._keep_for_later): after a sub-module runs, its parameters stay gathered only
+  // where the parameters the recorded trace runs before its next use add up to fewer elements.
+  // Under full recomputation a layer's recomputed forward is followed by its backward, so a
+  // linear whose later linears' weights, forward and backward, reach it is gathered a second
+  // time for its backward. 0: the stack keeps a unit gathered from its recomputation through
+  // its backward (the per-layer stacks).
+  double zero3_reuse_distance_params = 0;
   // What a GPU holds beyond the modelled state and activations (plan/memory.h's MemoryModel):
   // a fixed part (CUDA context, NCCL's buffers, cuBLAS and Transformer Engine workspaces) and
   // a share of the rest for the caching allocator's fragmentation. --memory-headroom replaces
