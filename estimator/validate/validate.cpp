@@ -337,18 +337,24 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
         main_int(r, "vp", 1), tp > 1 ? "true" : "false", fsdp > 1 ? 3 : 1, *precision,
         ep_overlap ? "true" : "false");
     ro.fixed += recipe;
-    // Its Llama recipes on Blackwell turn two overlaps off by precision (scripts/performance/
-    // configs/llama/llama3_llm_pretrain.py and llama31_llm_pretrain.py): NVFP4 runs without
-    // the tensor-parallel userbuffers overlap ("tp_comm_overlap = False if precision ==
-    // nvfp4"), MXFP8 without the parameter all-gather's ("keeping this enabled causes NaN grad
-    // norm").
+    // Its Llama recipes on Blackwell run NVFP4 without the tensor-parallel userbuffers overlap
+    // (scripts/performance/configs/llama/llama3_llm_pretrain.py and llama31_llm_pretrain.py,
+    // v0.2.0-v0.5.x: "tp_comm_overlap = False if precision == nvfp4"). Up to 25.11 (v0.2.x)
+    // its Llama recipes on Blackwell and its DeepSeek-V3 recipes on GB200 and GB300 ran MXFP8
+    // without the parameter all-gather's overlap ("keeping this enabled causes NaN grad norm",
+    // configs/llama3, llama31 and deepseek); from 26.02 (v0.3.0, utils/overrides.py) MXFP8 only
+    // leaves out overlap_param_gather_with_optimizer_step, which is not priced.
     EstimateOptions row_opt = opt;
     row_opt.software.fused_grouped_mlp = fused_grouped_mlp;
     row_opt.software.fp8_attention = fp8_attention;
     if (!dispatcher.empty()) row_opt.software.ep_dispatcher = parse_ep_dispatcher(dispatcher);
-    const bool llama_on_blackwell = std::string(model) != "deepseek-v3" && r.at("gpu") != "H100";
-    if (llama_on_blackwell && *precision == "nvfp4") row_opt.software.tp_comm_overlap = false;
-    if (llama_on_blackwell && *precision == "mxfp8") row_opt.software.overlap_param_gather = false;
+    const bool deepseek = std::string(model) == "deepseek-v3";
+    const bool blackwell = r.at("gpu") != "H100";
+    const bool nvl72 = r.at("gpu") == "GB200" || r.at("gpu") == "GB300";
+    if (!deepseek && blackwell && *precision == "nvfp4") row_opt.software.tp_comm_overlap = false;
+    if (*precision == "mxfp8" && release_numbers(r.at("release")) < release_numbers("26.02") &&
+        (deepseek ? nvl72 : blackwell))
+      row_opt.software.overlap_param_gather = false;
     ro.estimate = row_opt;
     ro.near_limit_fits = true;  // the run ran
     const std::string label = fmt::format("{} {} {} ({} GPUs){}", r.at("release"), model,
