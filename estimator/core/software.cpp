@@ -22,7 +22,19 @@ Software software_preset(std::string_view name) {
   // fp32 math on TF32 tensor cores (tf32_matmul, tf32_conv): Megatron runs in NGC's PyTorch
   // containers, which set TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1, and Megatron-LM of 2021-2022 ran
   // PyTorch before 1.12, whose matmuls defaulted to TF32.
+  // Megatron's DDP passes over its whole gradient buffer before each step's reduction
+  // (Software::grad_nan_check and what follows it): Megatron-core r0.8 checks every bucket's
+  // norm for NaN and scales it by 1/dp in place (Bucket.start_grad_sync).
+  if (name == "megatron-core") {
+    s.grad_nan_check = true;
+    s.grad_scale_in_place = true;
+  }
   if (name == "megatron-lm-2022" || name == "megatron-lm-2021") {
+    // allreduce_gradients divides the buffer by dp, then all-reduces it (v2.5-v3.0,
+    // megatron/model/distributed.py); the 2021 code, without contiguous buffers, flattens the
+    // gradients first and copies them back after.
+    s.grad_scale_in_place = true;
+    s.grad_coalesce_copies = name == "megatron-lm-2021";
     // Megatron-LM of the Korthikanti et al. 2022 experiments (code of May 2022): unfused
     // softmax attention (FlashAttention came later), gradients all-reduced after the pipeline
     // flush (overlapping it with backward came in 2023), bf16 with fp32 main gradients,
@@ -86,6 +98,9 @@ Software software_preset(std::string_view name) {
     ds.zero3_list_collectives = true;
     ds.zero3_persistence_params = 1e5;     // stage3_param_persistence_threshold's default
     ds.zero3_reuse_distance_params = 1e9;  // stage3_max_reuse_distance's default
+    // DeepSpeed's engine reduces the gradients, not Megatron's DDP.
+    ds.grad_scale_in_place = false;
+    ds.grad_coalesce_copies = false;
     return ds;
   }
   if (name == "torchtitan") {

@@ -711,7 +711,21 @@ struct Step {
     const double buffer =
         sw.zero_whole_grad_buffer && p.held_zero <= 1 ? sharded + p.held.total() : local;
     const Priced step = on.memory_pass(bytes * local);
-    return {step.seconds + on.memory("memset", pb.gradient * buffer).seconds, step.origin};
+    // Before the reduction the stack's own passes over the whole gradient buffer of the
+    // parameters it keeps whole per rank (ZeRO 0-2), once a step on the compute stream
+    // (Software::grad_nan_check, grad_scale_in_place, grad_coalesce_copies): a read for the
+    // NaN check (not under fp16's dynamic loss scale), a read and a write for the 1/dp
+    // scaling, two of each for a flatten and the copy back.
+    double passes = 0;
+    if (sw.grad_nan_check && s.precision.value_or(sw.precision) != DType::fp16) passes += 1;
+    if (sw.grad_scale_in_place && s.dp * s.cp > 1) passes += 2;
+    if (sw.grad_coalesce_copies) passes += 4;
+    const double before_reduction =
+        passes > 0 && p.held.total() > 0
+            ? on.memory_pass(passes * pb.gradient * p.held.total()).seconds
+            : 0.0;
+    return {step.seconds + before_reduction + on.memory("memset", pb.gradient * buffer).seconds,
+            step.origin};
   }
 };
 

@@ -117,8 +117,8 @@ TEST(Validate, Nemo2407Fp8StaysWithinItsBound) {
 TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const ValidationReport r = validate();
   const std::pair<const char*, double> recorded[] = {
-      {"korthikanti2022", 0.0236},         {"megatron2021", 0.0428},
-      {"megatron2021_fixed_rule", 0.1026}, {"megatron_core_h100_2024", 0.1284},
+      {"korthikanti2022", 0.0236},         {"megatron2021", 0.0441},
+      {"megatron2021_fixed_rule", 0.1049}, {"megatron_core_h100_2024", 0.1134},
       {"nemo_2407_h100_fp8", 0.0312},      {"deepseek_v3_h800_2024", 0.1004},
       {"megatron_bridge_h100", 0.0798},    {"megatron_bridge_b200", 0.1111},
       {"megatron_bridge_b300", 0.0612},    {"megatron_bridge_gb200", 0.0821},

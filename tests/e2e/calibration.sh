@@ -34,9 +34,9 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 by = {(c["device"], c["software"]): c for c in j["calibrations"]}
 h100 = by[("h100-sxm5-80gb", "megatron-core")]
-# The estimate alone is 12.8 % off on these 9 runs, every one too fast; held out a model at a
+# The estimate alone is 11.3 % off on these 9 runs, every one too fast; held out a model at a
 # time, the calibration is within 5 %.
-assert h100["runs"] == 9 and h100["analytic_error"] > 0.12, h100
+assert h100["runs"] == 9 and h100["analytic_error"] > 0.10, h100
 assert h100["model_cv_error"] < 0.05, h100
 assert all(f["value"] >= 0 for c in j["calibrations"] for f in c["factors"])
 PY
@@ -83,7 +83,7 @@ PY
 expect_exit 0 "$BIN" rank --model llama3-70b --cluster dgx-h100 --gpus 64 --gbs 128 --top 5 \
   --fix cp=2 --db "$DB"
 grep -q "^calibrated      not applied: cp_comm is" "$SCRATCH/out" || fail "rank cp unseen: $OUT"
-grep -q "^uncertainty     +/-12.8 %: the estimate's mean error on the 9 published h100-sxm5-80gb bf16 runs" \
+grep -q "^uncertainty     +/-11.3 %: the estimate's mean error on the 9 published h100-sxm5-80gb bf16 runs" \
   "$SCRATCH/out" || fail "rank uncertainty without a calibration: $OUT"
 
 # validate --db applies the calibrations too, and says which rows they were fitted on.
@@ -105,7 +105,7 @@ grep -q "^calibrated: mean absolute error .* on the 9 rows a calibration covers,
 expect_exit 0 "$BIN" report --db "$DB" -o "$SCRATCH/report.html"
 grep -q '<h2 id="calibration">Measured training steps</h2>' "$SCRATCH/report.html" || fail "report section"
 grep -q "h100-sxm5-80gb under megatron-core: 9 measured runs of 9 models" "$SCRATCH/report.html" || fail "report H100 plot"
-grep -q "calibrated, its model held out: 3.4 % mean error" "$SCRATCH/report.html" || fail "report held-out figure"
+grep -q "calibrated, its model held out: 3.8 % mean error" "$SCRATCH/report.html" || fail "report held-out figure"
 grep -q "calibrated, its configuration held out:" "$SCRATCH/report.html" || fail "report one-model plot"
 
 # Exported and imported as every other table: the same runs in another store.

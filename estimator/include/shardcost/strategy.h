@@ -256,6 +256,19 @@ struct Software {
   // bucket even under the distributed optimizer). Stacks that drop gradients (PyTorch's
   // zero_grad(set_to_none=True)) or keep them sharded zero their shard at most.
   bool zero_whole_grad_buffer = true;
+  // Passes a stack makes over the whole local gradient buffer once a step, on the compute
+  // stream, before its data-parallel reduction (ZeRO 0-2; a ZeRO-3 unit's gradients take
+  // other paths): Megatron-core's DDP norms every bucket to check it for NaN (r0.8
+  // Bucket.start_grad_sync, `check_for_nan_in_grad` from --check-for-nan-in-loss-and-grad,
+  // on by default but for fp16 runs under dynamic loss scaling: one read, grad_nan_check)
+  // and scales it by 1/dp in place where average_in_collective is off (its default: a read and
+  // a write where dp x cp > 1, grad_scale_in_place); Megatron-LM of 2021-2022 divides its
+  // buffer by dp before the all-reduce (megatron/model/distributed.py allreduce_gradients),
+  // and without contiguous buffers (2021) first flattens the gradients into one tensor and
+  // afterwards copies them back (two more reads and writes, grad_coalesce_copies).
+  bool grad_nan_check = false;
+  bool grad_scale_in_place = false;
+  bool grad_coalesce_copies = false;
   // SMs an expert-parallel dispatch or combine kernel takes while it runs: HybridEP's
   // moe_hybridep_num_sms (32 in Megatron-Bridge's performance recipes), DeepEP's 20 under
   // DeepSeek-V3's DualPipe; 0: NCCL's channels.
