@@ -126,20 +126,18 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
   if (!per_layer && sw.zero3_reuse_distance_params > 0 && s.recompute == Recompute::full &&
       (zero >= 3 || masked)) {
     // Body units on this stage, in order (for_each_unit_run's numbering: 1..L).
-    int unit = 0;
-    const int lo = span.first_unit, hi = span.first_unit + span.units;
-    for (const Block& b : g.blocks) {
-      if (b.pin != Block::Pin::body) continue;
-      const int from = std::max(unit, lo), to = std::min(unit + b.count, hi);
-      unit += b.count;
-      if (to <= from || recompute_of(b, s) != Recompute::full) continue;
+    int unit = span.first_unit;
+    for_each_body(g, span, [&](const Block& b, int copies) {
+      const int from = unit;
+      unit += copies;
+      if (recompute_of(b, s) != Recompute::full) return;
       int sharded = 0;
-      for (int i = from; i < to; ++i) sharded += mark(1 + i) > 0 ? 1 : 0;
-      if (sharded == 0) continue;
+      for (int i = from; i < unit; ++i) sharded += mark(1 + i) > 0 ? 1 : 0;
+      if (sharded == 0) return;
       const ReuseRegathers r = recompute_regathers(b, sw.zero3_reuse_distance_params);
       out.recompute_regathers += sharded * r.tensors;
       out.recompute_regather_params += sharded * r.params;
-    }
+    });
   }
   return out;
 }

@@ -431,10 +431,9 @@ struct Step {
   // micro-batch ones m times, the once-a-step ones and the tied all-reduce once.
   static Cost exposed_per_step(const DataParallelComm& c, double fwd, double bwd, int m) {
     const Cost each = combined(c.exposed(c.every_forward, fwd), c.exposed(c.every_backward, bwd));
-    const Cost later = c.later_forward.as(c.later_forward.seconds * std::max(0, m - 1));
-    return combined(
-        combined(combined(each.as(each.seconds * m), later), c.exposed(c.last_backward, bwd)),
-        combined(c.exposed(c.next_forward, fwd), c.tied));
+    return combined(combined(combined(each.as(each.seconds * m), c.later_forwards(m)),
+                             c.exposed(c.last_backward, bwd)),
+                    combined(c.exposed(c.next_forward, fwd), c.tied));
   }
 
   // The data-parallel collectives behind the pace-setting stage's windows: those of the stage
@@ -475,9 +474,9 @@ struct Step {
       return combined(combined(w.hidden, w.exposed), w.host);
     };
     const Cost each = combined(whole(c.every_forward), whole(c.every_backward));
-    const Cost later = c.later_forward.as(c.later_forward.seconds * std::max(0, micro_batches - 1));
     dp_full_ = combined(
-        combined(combined(each.as(each.seconds * micro_batches), later), whole(c.last_backward)),
+        combined(combined(each.as(each.seconds * micro_batches), c.later_forwards(micro_batches)),
+                 whole(c.last_backward)),
         combined(whole(c.next_forward), c.tied));
   }
 
@@ -704,8 +703,8 @@ struct Step {
     const double copy_back = pb.weight < 4 ? 6 : 0;
     const double state = pb.optimizer + (pb.weight < 4 ? 0 : pb.weight);
     const double adam = 4 + 2 * state;
-    const double bytes = adam + 4 + copy_back + (pb.gradient < 4 ? 6 : 0) +
-                         (s.precision.value_or(sw.precision) == DType::fp16 ? 8 : 0);
+    const bool fp16 = s.precision.value_or(sw.precision) == DType::fp16;
+    const double bytes = adam + 4 + copy_back + (pb.gradient < 4 ? 6 : 0) + (fp16 ? 8 : 0);
     // Zeroing the gradients for the next step: the whole buffer where the stack keeps whole
     // gradients in one (Software::zero_whole_grad_buffer, under ZeRO 0-1), else the shard.
     const double buffer =
@@ -717,7 +716,7 @@ struct Step {
     // NaN check (not under fp16's dynamic loss scale), a read and a write for the 1/dp
     // scaling, two of each for a flatten and the copy back.
     double passes = 0;
-    if (sw.grad_nan_check && s.precision.value_or(sw.precision) != DType::fp16) passes += 1;
+    if (sw.grad_nan_check && !fp16) passes += 1;
     if (sw.grad_scale_in_place && s.dp * s.cp > 1) passes += 2;
     if (sw.grad_coalesce_copies) passes += 4;
     const double before_reduction =
@@ -739,7 +738,7 @@ double DataParallelComm::seconds(const std::vector<double>& forward_s,
                                  const std::vector<double>& backward_s) const {
   double t = tied.seconds;
   for (double w : forward_s) t += exposed(every_forward, w).seconds;
-  if (forward_s.size() > 1) t += later_forward.seconds * static_cast<double>(forward_s.size() - 1);
+  t += later_forwards(static_cast<int>(forward_s.size())).seconds;
   for (double w : backward_s) t += exposed(every_backward, w).seconds;
   if (!backward_s.empty()) t += exposed(last_backward, backward_s.back()).seconds;
   if (!forward_s.empty()) t += exposed(next_forward, forward_s.front()).seconds;

@@ -3,6 +3,7 @@
 // their blocks, the pipeline schedule (1F1B, interleaved) over the slowest stage, the
 // data-parallel collectives in the compute windows that hide them, the optimizer step.
 // Independent of the model family: it reads graphs.
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct DataParallelComm {
   // Exposed in each micro-batch's forward but the first (DeepSpeed's persisting tensors,
   // released after every backward and gathered back after the step).
   Cost later_forward;
+  // later_forward over a step of `micro_batches`.
+  Cost later_forwards(int micro_batches) const {
+    return later_forward.as(later_forward.seconds * std::max(0, micro_batches - 1));
+  }
   Cost tied;            // tied embeddings' all-reduce after the backward
   double sm_share = 0;  // of the hidden part, what the NCCL kernels' SMs cost
   // What outlasts a window of window_s seconds, plus the SMs' share of the hidden part.
