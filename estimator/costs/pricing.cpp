@@ -86,6 +86,37 @@ double NcclProtocols::seconds(double latency_s, double bus_bytes, double bandwid
   return std::min({ll, ll128, simple});
 }
 
+double fp8_shape_relative(const Fp8ShapeGrid& g, const GemmShape& s) {
+  // Trilinear in log2 of each dimension between the grid's points, flat past its ends. A
+  // batched GEMM takes its members' shape (one kernel per member, or one grouped kernel whose
+  // tiles are its members').
+  const size_t n = g.dims.size();
+  if (g.empty() || n < 2) return 1;
+  struct Along {
+    size_t lo;
+    double t;
+  };
+  auto axis = [&](double x) {
+    const double lx = std::log2(std::max(1.0, x));
+    if (lx <= std::log2(g.dims.front())) return Along{0, 0.0};
+    if (lx >= std::log2(g.dims.back())) return Along{n - 2, 1.0};
+    size_t i = 1;
+    while (std::log2(g.dims[i]) < lx) ++i;
+    const double a = std::log2(g.dims[i - 1]), b = std::log2(g.dims[i]);
+    return Along{i - 1, (lx - a) / (b - a)};
+  };
+  const Along am = axis(static_cast<double>(s.m)), an = axis(static_cast<double>(s.n)),
+              ak = axis(static_cast<double>(s.k));
+  double v = 0;
+  for (size_t i = 0; i < 2; ++i)
+    for (size_t j = 0; j < 2; ++j)
+      for (size_t k = 0; k < 2; ++k) {
+        const double w = (i ? am.t : 1 - am.t) * (j ? an.t : 1 - an.t) * (k ? ak.t : 1 - ak.t);
+        if (w > 0) v += w * g.relative[((am.lo + i) * n + an.lo + j) * n + ak.lo + k];
+      }
+  return v;
+}
+
 double gemm_efficiency(const Device& d, const GemmShape& s, DType dtype) {
   // Wave quantization: tiles run in waves of one tile per SM; a partial last wave idles SMs.
   // Tile quantization: dimensions are padded up to whole tiles.
@@ -105,10 +136,19 @@ double gemm_efficiency(const Device& d, const GemmShape& s, DType dtype) {
   double large = d.gemm_efficiency;
   if (dtype == DType::fp32 && d.gemm_fp32_efficiency > 0) large = d.gemm_fp32_efficiency;
   // Quantized GEMMs: FP8's measured fraction of its peak (block-scaled MXFP8 and NVFP4 MMAs
-  // are assumed to reach the same fraction of theirs until the store measures them).
-  if (is_quantized(dtype))
-    large = d.gemm_fp8_efficiency > 0 ? d.gemm_fp8_efficiency
-                                      : d.gemm_efficiency * GemmModel::kFp8RelativeEfficiency;
+  // are assumed to reach the same fraction of theirs until the store measures them). Where the
+  // die's FP8 GEMMs were measured by shape, FP8 keeps the grid's share of bf16's efficiency at
+  // this shape (its large-GEMM figure, where it has one, stands for the grid's large cubes).
+  if (is_quantized(dtype)) {
+    if (!d.gemm_fp8_shape.empty()) {
+      const double relative = fp8_shape_relative(d.gemm_fp8_shape, s);
+      large = d.gemm_fp8_efficiency > 0 ? d.gemm_fp8_efficiency * relative / d.gemm_fp8_shape.large
+                                        : d.gemm_efficiency * relative;
+    } else {
+      large = d.gemm_fp8_efficiency > 0 ? d.gemm_fp8_efficiency
+                                        : d.gemm_efficiency * GemmModel::kFp8RelativeEfficiency;
+    }
+  }
   return large * best_wave * k_eff;
 }
 

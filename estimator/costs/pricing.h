@@ -227,6 +227,8 @@ double curve_seconds(const std::vector<BusbwPoint>& curve, double bytes, double 
 double bus_bandwidth_factor(CollectiveOp op, int ranks);
 
 double gemm_efficiency(const Device&, const GemmShape&, DType = DType::bf16);
+// A die's FP8 efficiency against bf16's at this shape, from its measured grid (1 without one).
+double fp8_shape_relative(const Fp8ShapeGrid&, const GemmShape&);
 // Bytes a GEMM's operands hold (and its output, 16-bit for quantized types); one element's are
 // dtype_bytes (shardcost/hardware.h).
 double gemm_bytes(DType, const GemmShape&);

@@ -384,6 +384,50 @@ TEST(Pricing, Fp32GemmsUseTheirOwnEfficiencyAndAShorterPrologue) {
               (64 + 96.0) / (64 + 96 * 19.5 / 312), 1e-12);
 }
 
+// FP8 GEMMs by shape where the die's were measured so (Device::gemm_fp8_shape): B200's grid
+// from the shared aiconfigurator table keeps FP8 at its measured share of bf16's efficiency,
+// shape by shape, where a part without one keeps kFp8RelativeEfficiency everywhere.
+TEST(Pricing, Fp8GemmsKeepTheirDiesMeasuredShareOfBf16sEfficiencyByShape) {
+  const Device b200 = find_device("b200-sxm-180gb");
+  const Fp8ShapeGrid& g = b200.gemm_fp8_shape;
+  ASSERT_EQ(g.dims.size(), 7u);
+  ASSERT_EQ(g.relative.size(), 343u);
+  auto at = [&](size_t i, size_t j, size_t k) { return g.relative[(i * 7 + j) * 7 + k]; };
+  // On a grid point the grid's value; halfway (in log2) between two points of m, their mean;
+  // past the grid's ends its edge.
+  EXPECT_DOUBLE_EQ(fp8_shape_relative(g, {1024, 4096, 8192, 1}), at(2, 4, 5));
+  EXPECT_NEAR(fp8_shape_relative(g, {1448, 4096, 8192, 1}), (at(2, 4, 5) + at(3, 4, 5)) / 2, 2e-4);
+  EXPECT_DOUBLE_EQ(fp8_shape_relative(g, {65536, 100, 16384, 1}), at(6, 0, 6));
+  // A batched GEMM takes its members' shape.
+  EXPECT_DOUBLE_EQ(fp8_shape_relative(g, {1024, 4096, 8192, 32}), at(2, 4, 5));
+  // At the large cubes (8192^3, 16384^3) near the constant the catalog used before, the median
+  // of the same tables over their single shapes with m, n, k >= 4096.
+  EXPECT_DOUBLE_EQ(g.large, (at(5, 5, 5) + at(6, 6, 6)) / 2);
+  EXPECT_NEAR(g.large, GemmModel::kFp8RelativeEfficiency, 0.04);
+  // Same shape, so the same tiles and K prologue: FP8's efficiency is bf16's times the grid. A
+  // DeepSeek-V3 expert's fc1 at 1,024 tokens (1024 x 4096 x 8192) keeps about half of bf16's.
+  for (const GemmShape s : {GemmShape{1024, 4096, 8192, 32}, GemmShape{8192, 8192, 8192, 1}})
+    EXPECT_NEAR(gemm_efficiency(b200, s, DType::fp8) / gemm_efficiency(b200, s),
+                fp8_shape_relative(g, s), 1e-12);
+  EXPECT_LT(at(2, 4, 5), 0.55);
+  EXPECT_GT(at(5, 5, 5), 0.7);
+  // A part with a measured large-GEMM FP8 figure (B200's grid on GB200's 0.578, as a cluster
+  // file may give) scales that figure by the grid over the grid's value at the large cubes.
+  Device gb200 = find_device("gb200");
+  ASSERT_DOUBLE_EQ(gb200.gemm_fp8_efficiency, 0.578);
+  EXPECT_TRUE(gb200.gemm_fp8_shape.empty());  // no GB200 table by shape: kept as measured
+  gb200.gemm_fp8_shape = g;
+  const GemmShape expert{1024, 4096, 8192, 1};
+  const double k_and_waves = gemm_efficiency(gb200, expert) / gb200.gemm_efficiency;
+  EXPECT_NEAR(gemm_efficiency(gb200, expert, DType::fp8),
+              0.578 * at(2, 4, 5) / g.large * k_and_waves, 1e-12);
+  // H100 has no measured grid: FP8 keeps kFp8RelativeEfficiency at every shape.
+  const Device h100 = find_device("h100-sxm5-80gb");
+  EXPECT_TRUE(h100.gemm_fp8_shape.empty());
+  EXPECT_NEAR(gemm_efficiency(h100, expert, DType::fp8) / gemm_efficiency(h100, expert),
+              GemmModel::kFp8RelativeEfficiency, 1e-12);
+}
+
 // Baidu DeepBench's fp16 GEMMs on a T4 and a DGX-1 V100 (tests/fixtures/measured/README.md):
 // each shape called 400 times back to back after one warm-up, host-timed. The rows at 10 ms
 // or more a call multiplied for 4 s or more without a pause, past any boost: the clock the

@@ -42,6 +42,42 @@ constexpr double kDefaultInterEfficiency = 0.90;
 // "forward_causal": [TFLOP/s...], "forward": [...], "backward": [...]}, ...]}; a curve may give
 // "backward_causal" instead of (or beside) the non-causal pair, and "dtype": "mxfp8" for an
 // FP8 variant of a kernel.
+// "gemm_fp8_shape": {"dims": [256, ..., 16384], "relative": [[[...k...], ...n...], ...m...]}.
+Fp8ShapeGrid parse_fp8_shape_grid(const nlohmann::json& j, const std::string& where) {
+  JsonFields f(j, where);
+  Fp8ShapeGrid g;
+  const nlohmann::json* dims = f.optional_array("dims");
+  if (!dims || dims->size() < 2)
+    f.fail("dims", "must list at least two GEMM dimensions, strictly increasing");
+  for (const auto& x : *dims) {
+    if (!x.is_number() || x.get<double>() < 1 ||
+        (!g.dims.empty() && x.get<double>() <= g.dims.back()))
+      f.fail("dims", "must list at least two GEMM dimensions, strictly increasing");
+    g.dims.push_back(x.get<double>());
+  }
+  const size_t n = g.dims.size();
+  const std::string shape =
+      fmt::format("must hold {0} x {0} x {0} fractions in (0, 1.5] (m, then n, then k)", n);
+  const nlohmann::json* rel = f.optional_array("relative");
+  if (!rel || rel->size() != n) f.fail("relative", shape);
+  for (const auto& plane : *rel) {
+    if (!plane.is_array() || plane.size() != n) f.fail("relative", shape);
+    for (const auto& line : plane) {
+      if (!line.is_array() || line.size() != n) f.fail("relative", shape);
+      for (const auto& x : line) {
+        if (!x.is_number() || x.get<double>() <= 0 || x.get<double>() > 1.5)
+          f.fail("relative", shape);
+        g.relative.push_back(x.get<double>());
+      }
+    }
+  }
+  // The grid at its two largest cubes (8192^3 and 16384^3 on the catalog's grids): the shapes a
+  // sustained large-GEMM figure is measured at (Azure's, efficiency.gemm_fp8).
+  auto cube = [&](size_t a) { return g.relative[(a * n + a) * n + a]; };
+  g.large = (cube(n - 2) + cube(n - 1)) / 2;
+  return g;
+}
+
 AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::string& where) {
   JsonFields f(j, where);
   AttentionKernels k;
@@ -143,6 +179,8 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
   if (d.gemm_fp32_efficiency > 1.0) ef.fail("gemm_fp32", "must be a fraction in (0, 1]");
   d.memory_efficiency = ef.required_number("memory", 0.01);
   d.attention_efficiency = ef.required_number("attention", 0.01);
+  if (const nlohmann::json* grid = f.optional_object("gemm_fp8_shape"))
+    d.gemm_fp8_shape = parse_fp8_shape_grid(*grid, where + " gemm_fp8_shape");
   if (const nlohmann::json* ak = f.optional_object("attention_kernels"))
     d.attention_kernels = parse_attention_kernels(*ak, where + " attention_kernels");
   for (const char* key : {"gemm", "memory", "attention"}) {

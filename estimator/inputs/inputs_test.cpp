@@ -331,6 +331,39 @@ TEST(Inputs, AttentionCurvesTakeTheCausalBackwardOrTheNonCausalPair) {
             std::string::npos);
 }
 
+// A device's FP8 efficiency by shape (scripts/fp8-shape-grid.py writes it): dims, and a cube
+// of fractions m-major; its value at the large cubes is worked out where it is read.
+TEST(Inputs, Fp8ShapeGridsAreCubesOfFractionsOverIncreasingDimensions) {
+  auto cluster = [](const std::string& grid) {
+    return fmt::format(R"({{"name": "x", "gpus_per_node": 8, "nodes": 1,
+      "intra_node_bandwidth_GBps": 300, "inter_node_bandwidth_GBps": 25,
+      "device": {{"name": "d", "sms": 100, "memory_GiB": 80, "memory_bandwidth_GBps": 2000,
+        "peak_tflops": {{"bf16": 1000, "fp8": 2000}}, "efficiency": {{"gemm": 0.7,
+        "memory": 0.8, "attention": 0.5}}, "gemm_fp8_shape": {}}}}})",
+                       grid);
+  };
+  const Cluster c =
+      parse_cluster_json(cluster(R"({"dims": [1024, 8192], "relative": [[[0.3, 0.4], [0.5, 0.6]],
+                                                        [[0.7, 0.8], [0.9, 1.0]]]})"),
+                         "c.json");
+  const Fp8ShapeGrid& g = c.groups[0].device.gemm_fp8_shape;
+  EXPECT_EQ(g.dims, (std::vector<double>{1024, 8192}));
+  EXPECT_EQ(g.relative, (std::vector<double>{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}));
+  EXPECT_DOUBLE_EQ(g.large, (0.3 + 1.0) / 2);  // its two largest cubes, 1024^3 and 8192^3
+  auto error = [&](const std::string& grid) {
+    return input_error([&] { parse_cluster_json(cluster(grid), "c.json"); });
+  };
+  EXPECT_NE(error(R"({"dims": [8192, 1024], "relative": []})").find("strictly increasing"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"dims": [1024, 8192], "relative": [[[0.3, 0.4], [0.5, 0.6]]]})")
+                .find("must hold 2 x 2 x 2 fractions in (0, 1.5] (m, then n, then k)"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"dims": [1024, 8192], "relative": [[[0.3, 0.4], [0.5, 0.6]],
+                                                           [[0.7, 0.8], [0.9, 0]]]})")
+                .find("gemm_fp8_shape"),
+            std::string::npos);
+}
+
 TEST(Inputs, StrategyTextDefaultsAndErrors) {
   const Strategy s = parse_strategy("tp=8,pp=2,mbs=2,gbs=64,recompute=full,sp=true", 64);
   EXPECT_EQ(s.dp, 4);

@@ -68,6 +68,19 @@ struct AttentionKernels {
   std::vector<AttentionCurve> curves;
 };
 
+// FP8 GEMMs' efficiency against bf16 GEMMs of the same shape, each against its own peak,
+// measured on one die over a grid of shapes (scripts/fp8-shape-grid.py): m, n and k each on
+// `dims` (ascending), `relative` m-major, then n, then k. FP8 halves a tile's multiplies but not
+// its operand staging, epilogue or launch, so small dimensions keep less of it.
+struct Fp8ShapeGrid {
+  std::vector<double> dims;
+  std::vector<double> relative;  // dims.size()^3 values
+  // Its mean at its two largest cubes (8192^3 and 16384^3 on the catalog's grids), the shapes a
+  // device's efficiency.gemm_fp8 is measured at (set where the grid is read).
+  double large = 0;
+  bool empty() const { return relative.empty(); }
+};
+
 struct Device {
   std::string name;
   std::vector<std::string> aliases;  // the names drivers and tools report for it
@@ -93,6 +106,9 @@ struct Device {
   // FP8 GEMMs' sustained fraction of the FP8 peak; 0 = not measured for this part, then
   // gemm_efficiency times GemmModel::kFp8RelativeEfficiency (measured on other parts).
   double gemm_fp8_efficiency = 0;
+  // Where measured, FP8's efficiency by shape: the large-GEMM figure above, or gemm_efficiency,
+  // scaled by the grid at each shape (Pricer; docs/estimator.md, "FP8 GEMMs by shape").
+  Fp8ShapeGrid gemm_fp8_shape;
   // FP32 GEMMs on the CUDA cores: their large-GEMM fraction of the FP32 peak, measured apart
   // (SIMT kernels reach more of their peak than tensor-core ones); 0 = gemm_efficiency.
   double gemm_fp32_efficiency = 0;
