@@ -38,10 +38,6 @@ constexpr double kDefaultIntraEfficiency = 0.80;
 constexpr double kDefaultPcieIntraEfficiency = 0.62;
 constexpr double kDefaultInterEfficiency = 0.90;
 
-// "attention_kernels": {"seq_len": [...], "curves": [{"kernel": "cudnn", "head_dim": 128,
-// "forward_causal": [TFLOP/s...], "forward": [...], "backward": [...]}, ...]}; a curve may give
-// "backward_causal" instead of (or beside) the non-causal pair, and "dtype": "mxfp8" for an
-// FP8 variant of a kernel.
 // "gemm_fp8_shape": {"dims": [256, ..., 16384], "relative": [[[...k...], ...n...], ...m...]}.
 Fp8ShapeGrid parse_fp8_shape_grid(const nlohmann::json& j, const std::string& where) {
   JsonFields f(j, where);
@@ -78,6 +74,10 @@ Fp8ShapeGrid parse_fp8_shape_grid(const nlohmann::json& j, const std::string& wh
   return g;
 }
 
+// "attention_kernels": {"seq_len": [...], "curves": [{"kernel": "cudnn", "head_dim": 128,
+// "forward_causal": [TFLOP/s...], "forward": [...], "backward": [...]}, ...]}; a curve may give
+// "backward_causal" instead of (or beside) the non-causal pair, and "dtype": "mxfp8" for an
+// FP8 variant of a kernel.
 AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::string& where) {
   JsonFields f(j, where);
   AttentionKernels k;
