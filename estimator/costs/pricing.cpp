@@ -97,13 +97,14 @@ double fp8_shape_relative(const Fp8ShapeGrid& g, const GemmShape& s) {
     double t;
   };
   auto axis = [&](double x) {
-    const double lx = std::log2(std::max(1.0, x));
-    if (lx <= std::log2(g.dims.front())) return Along{0, 0.0};
-    if (lx >= std::log2(g.dims.back())) return Along{n - 2, 1.0};
+    if (x <= g.dims.front()) return Along{0, 0.0};
+    if (x >= g.dims.back()) return Along{n - 2, 1.0};
     size_t i = 1;
-    while (std::log2(g.dims[i]) < lx) ++i;
-    const double a = std::log2(g.dims[i - 1]), b = std::log2(g.dims[i]);
-    return Along{i - 1, (lx - a) / (b - a)};
+    while (g.dims[i] < x) ++i;
+    if (g.dims[i] == x) return Along{i - 1, 1.0};
+    // One logarithm a dimension on the catalog's octave grids (a search prices many shapes).
+    const double ratio = g.dims[i] / g.dims[i - 1];
+    return Along{i - 1, std::log2(x / g.dims[i - 1]) / (ratio == 2.0 ? 1.0 : std::log2(ratio))};
   };
   const Along am = axis(static_cast<double>(s.m)), an = axis(static_cast<double>(s.n)),
               ak = axis(static_cast<double>(s.k));
