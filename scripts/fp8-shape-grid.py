@@ -28,12 +28,21 @@ def main() -> int:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     rates = {}
-    with open(sys.argv[1], newline="") as f:
-        for row in csv.DictReader(f):
-            key = (int(row["m"]), int(row["n"]), int(row["k"]))
-            if int(row.get("batch") or 1) != 1:
-                continue
-            rates[(row["dtype"], *key)] = float(row["tflop_per_s"])
+    try:
+        with open(sys.argv[1], newline="") as f:
+            for line, row in enumerate(csv.DictReader(f), start=2):
+                try:
+                    key = (int(row["m"]), int(row["n"]), int(row["k"]))
+                    if int(row.get("batch") or 1) != 1:
+                        continue
+                    rates[(row["dtype"], *key)] = float(row["tflop_per_s"])
+                except (KeyError, TypeError, ValueError):
+                    print(f"{sys.argv[1]} line {line}: needs numeric m, n, k and tflop_per_s "
+                          "columns (shardcost export --format csv)", file=sys.stderr)
+                    return 1
+    except OSError as e:
+        print(f"{sys.argv[1]}: {e.strerror}", file=sys.stderr)
+        return 1
     ratios = []
     for (dtype, m, n, k), fp8 in rates.items():
         bf16 = rates.get(("bf16", m, n, k))
