@@ -6,13 +6,13 @@ device (the shared ../shared/data/measured/gemm_*.csv), and prints the device ca
 "gemm_fp8_shape" object: for m, n, k on a grid of powers of two, the median over the measured
 shapes within half an octave of each (every dimension) of
 
-    (fp8 TFLOP/s / fp8 peak) / (bf16 TFLOP/s / bf16 peak) = fp8 TFLOP/s / bf16 TFLOP/s / 2,
+    (fp8 TFLOP/s / fp8 peak) / (bf16 TFLOP/s / bf16 peak) = fp8 TFLOP/s / bf16 TFLOP/s / R,
 
-the two measured at the same m, n, k (the peaks' ratio is 2 on every part with FP8 tensor cores).
-A grid point with no measured shape near it fails the script: the catalog holds no value that
-was not measured.
+the two measured at the same m, n, k, R the device's FP8 peak over its bf16 peak (the catalog's
+peak_tflops: 4500 / 2250 = 2 on B200, 733 / 362.05 on L40S). A grid point with no measured
+shape near it fails the script: the catalog holds no value that was not measured.
 
-Usage: scripts/fp8-shape-grid.py TABLE.csv
+Usage: scripts/fp8-shape-grid.py TABLE.csv PEAK_RATIO
 """
 import csv
 import json
@@ -24,8 +24,16 @@ DIMS = [256, 512, 1024, 2048, 4096, 8192, 16384]
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
+    if len(sys.argv) != 3:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    try:
+        peak_ratio = float(sys.argv[2])
+    except ValueError:
+        peak_ratio = 0
+    if not peak_ratio > 0:
+        print(f"PEAK_RATIO '{sys.argv[2]}' must be a positive number (FP8 peak / bf16 peak)",
+              file=sys.stderr)
         return 2
     rates = {}
     try:
@@ -47,7 +55,7 @@ def main() -> int:
     for (dtype, m, n, k), fp8 in rates.items():
         bf16 = rates.get(("bf16", m, n, k))
         if dtype == "fp8" and bf16:
-            ratios.append((math.log2(m), math.log2(n), math.log2(k), fp8 / bf16 / 2))
+            ratios.append((math.log2(m), math.log2(n), math.log2(k), fp8 / bf16 / peak_ratio))
     if not ratios:
         print(f"{sys.argv[1]}: no shape measured in both bf16 and fp8", file=sys.stderr)
         return 1

@@ -91,7 +91,7 @@ double fp8_shape_relative(const Fp8ShapeGrid& g, const GemmShape& s) {
   // batched GEMM takes its members' shape (one kernel per member, or one grouped kernel whose
   // tiles are its members').
   const size_t n = g.dims.size();
-  if (g.empty() || n < 2) return 1;
+  if (g.empty() || n < 2 || g.relative.size() != n * n * n) return 1;
   struct Along {
     size_t lo;
     double t;
@@ -143,8 +143,11 @@ double gemm_efficiency(const Device& d, const GemmShape& s, DType dtype) {
   if (is_quantized(dtype)) {
     if (!d.gemm_fp8_shape.empty()) {
       const double relative = fp8_shape_relative(d.gemm_fp8_shape, s);
-      large = d.gemm_fp8_efficiency > 0 ? d.gemm_fp8_efficiency * relative / d.gemm_fp8_shape.large
-                                        : d.gemm_efficiency * relative;
+      const double at_large = d.gemm_fp8_shape.large;
+      large = d.gemm_fp8_efficiency > 0 && at_large > 0
+                  ? d.gemm_fp8_efficiency * relative / at_large
+                  : d.gemm_efficiency * relative;
+      large = std::min(large, 1.0);  // no shape runs past the peak
     } else {
       large = d.gemm_fp8_efficiency > 0 ? d.gemm_fp8_efficiency
                                         : d.gemm_efficiency * GemmModel::kFp8RelativeEfficiency;

@@ -421,6 +421,14 @@ TEST(Pricing, Fp8GemmsKeepTheirDiesMeasuredShareOfBf16sEfficiencyByShape) {
   const double k_and_waves = gemm_efficiency(gb200, expert) / gb200.gemm_efficiency;
   EXPECT_NEAR(gemm_efficiency(gb200, expert, DType::fp8),
               0.578 * at(2, 4, 5) / g.large * k_and_waves, 1e-12);
+  // No shape runs past the FP8 peak, whatever a grid from a cluster file holds: 0.9 x 1.5 is
+  // held at 1 (times the shape's tiles and K prologue, which bf16 shares).
+  Device fast = b200;
+  fast.gemm_efficiency = 0.9;
+  fast.gemm_fp8_shape.relative.assign(343, 1.5);
+  const GemmShape cube{8192, 8192, 8192, 1};
+  EXPECT_NEAR(gemm_efficiency(fast, cube, DType::fp8) / gemm_efficiency(fast, cube) * 0.9, 1.0,
+              1e-12);
   // H100 has no measured grid: FP8 keeps kFp8RelativeEfficiency at every shape.
   const Device h100 = find_device("h100-sxm5-80gb");
   EXPECT_TRUE(h100.gemm_fp8_shape.empty());

@@ -41,6 +41,7 @@ constexpr double kDefaultInterEfficiency = 0.90;
 // "gemm_fp8_shape": {"dims": [256, ..., 16384], "relative": [[[...k...], ...n...], ...m...]}.
 Fp8ShapeGrid parse_fp8_shape_grid(const nlohmann::json& j, const std::string& where) {
   JsonFields f(j, where);
+  f.reject_unknown({"dims", "relative"});
   Fp8ShapeGrid g;
   const nlohmann::json* dims = f.optional_array("dims");
   if (!dims || dims->size() < 2)

@@ -358,9 +358,22 @@ TEST(Inputs, Fp8ShapeGridsAreCubesOfFractionsOverIncreasingDimensions) {
   EXPECT_NE(error(R"({"dims": [1024, 8192], "relative": [[[0.3, 0.4], [0.5, 0.6]]]})")
                 .find("must hold 2 x 2 x 2 fractions in (0, 1.5] (m, then n, then k)"),
             std::string::npos);
+  const std::string cube = "must hold 2 x 2 x 2 fractions in (0, 1.5] (m, then n, then k)";
   EXPECT_NE(error(R"({"dims": [1024, 8192], "relative": [[[0.3, 0.4], [0.5, 0.6]],
                                                            [[0.7, 0.8], [0.9, 0]]]})")
-                .find("gemm_fp8_shape"),
+                .find(cube),
+            std::string::npos);
+  EXPECT_NE(error(R"({"dims": [1024, 8192], "relative": [[[0.3, 0.4], [0.5, 0.6]],
+                                                           [[0.7, 0.8], [0.9, 1.6]]]})")
+                .find(cube),
+            std::string::npos);
+  EXPECT_NE(error(R"({"dims": [1024, 8192], "relative": [[[0.3, 0.4], [0.5, 0.6]],
+                                                           [[0.7, 0.8], [0.9, "x"]]]})")
+                .find(cube),
+            std::string::npos);
+  EXPECT_NE(error(R"({"dims": [1024], "relative": [[[0.3]]]})").find("at least two"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"dims": [1024, 8192], "relative": [], "relativ": []})").find("relativ"),
             std::string::npos);
 }
 
