@@ -143,7 +143,7 @@ double gemm_efficiency(const Device& d, const GemmShape& s, DType dtype) {
   if (is_quantized(dtype)) {
     if (!d.gemm_fp8_shape.empty()) {
       const double relative = fp8_shape_relative(d.gemm_fp8_shape, s);
-      const double at_large = d.gemm_fp8_shape.large;
+      const double at_large = d.gemm_fp8_shape.large();
       large = d.gemm_fp8_efficiency > 0 && at_large > 0
                   ? d.gemm_fp8_efficiency * relative / at_large
                   : d.gemm_efficiency * relative;

@@ -402,8 +402,8 @@ TEST(Pricing, Fp8GemmsKeepTheirDiesMeasuredShareOfBf16sEfficiencyByShape) {
   EXPECT_DOUBLE_EQ(fp8_shape_relative(g, {1024, 4096, 8192, 32}), at(2, 4, 5));
   // At the large cubes (8192^3, 16384^3) near the constant the catalog used before, the median
   // of the same tables over their single shapes with m, n, k >= 4096.
-  EXPECT_DOUBLE_EQ(g.large, (at(5, 5, 5) + at(6, 6, 6)) / 2);
-  EXPECT_NEAR(g.large, GemmModel::kFp8RelativeEfficiency, 0.04);
+  EXPECT_DOUBLE_EQ(g.large(), (at(5, 5, 5) + at(6, 6, 6)) / 2);
+  EXPECT_NEAR(g.large(), GemmModel::kFp8RelativeEfficiency, 0.04);
   // Same shape, so the same tiles and K prologue: FP8's efficiency is bf16's times the grid. A
   // DeepSeek-V3 expert's fc1 at 1,024 tokens (1024 x 4096 x 8192) keeps about half of bf16's.
   for (const GemmShape s : {GemmShape{1024, 4096, 8192, 32}, GemmShape{8192, 8192, 8192, 1}})
@@ -420,7 +420,7 @@ TEST(Pricing, Fp8GemmsKeepTheirDiesMeasuredShareOfBf16sEfficiencyByShape) {
   const GemmShape expert{1024, 4096, 8192, 1};
   const double k_and_waves = gemm_efficiency(gb200, expert) / gb200.gemm_efficiency;
   EXPECT_NEAR(gemm_efficiency(gb200, expert, DType::fp8),
-              0.578 * at(2, 4, 5) / g.large * k_and_waves, 1e-12);
+              0.578 * at(2, 4, 5) / g.large() * k_and_waves, 1e-12);
   // No shape runs past the FP8 peak, whatever a grid from a cluster file holds: 0.9 x 1.5 is
   // held at 1 (times the shape's tiles and K prologue, which bf16 shares).
   Device fast = b200;

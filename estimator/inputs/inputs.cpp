@@ -68,10 +68,6 @@ Fp8ShapeGrid parse_fp8_shape_grid(const nlohmann::json& j, const std::string& wh
       }
     }
   }
-  // The grid at its two largest cubes (8192^3 and 16384^3 on the catalog's grids): the shapes a
-  // sustained large-GEMM figure is measured at (Azure's, efficiency.gemm_fp8).
-  auto cube = [&](size_t a) { return g.relative[(a * n + a) * n + a]; };
-  g.large = (cube(n - 2) + cube(n - 1)) / 2;
   return g;
 }
 

@@ -332,7 +332,7 @@ TEST(Inputs, AttentionCurvesTakeTheCausalBackwardOrTheNonCausalPair) {
 }
 
 // A device's FP8 efficiency by shape (scripts/fp8-shape-grid.py writes it): dims, and a cube
-// of fractions m-major; its value at the large cubes is worked out where it is read.
+// of fractions m-major, and its value at the large cubes.
 TEST(Inputs, Fp8ShapeGridsAreCubesOfFractionsOverIncreasingDimensions) {
   auto cluster = [](const std::string& grid) {
     return fmt::format(R"({{"name": "x", "gpus_per_node": 8, "nodes": 1,
@@ -349,7 +349,7 @@ TEST(Inputs, Fp8ShapeGridsAreCubesOfFractionsOverIncreasingDimensions) {
   const Fp8ShapeGrid& g = c.groups[0].device.gemm_fp8_shape;
   EXPECT_EQ(g.dims, (std::vector<double>{1024, 8192}));
   EXPECT_EQ(g.relative, (std::vector<double>{0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}));
-  EXPECT_DOUBLE_EQ(g.large, (0.3 + 1.0) / 2);  // its two largest cubes, 1024^3 and 8192^3
+  EXPECT_DOUBLE_EQ(g.large(), (0.3 + 1.0) / 2);  // its two largest cubes, 1024^3 and 8192^3
   auto error = [&](const std::string& grid) {
     return input_error([&] { parse_cluster_json(cluster(grid), "c.json"); });
   };

@@ -75,10 +75,15 @@ struct AttentionKernels {
 struct Fp8ShapeGrid {
   std::vector<double> dims;
   std::vector<double> relative;  // dims.size()^3 values
-  // Its mean at its two largest cubes (8192^3 and 16384^3 on the catalog's grids), the shapes a
-  // device's efficiency.gemm_fp8 is measured at (set where the grid is read).
-  double large = 0;
   bool empty() const { return relative.empty(); }
+  // Its mean at its two largest cubes (8192^3 and 16384^3 on the catalog's grids), the shapes a
+  // device's efficiency.gemm_fp8 is measured at; 0 for a grid that is not a whole cube.
+  double large() const {
+    const size_t n = dims.size();
+    if (n < 2 || relative.size() != n * n * n) return 0;
+    auto cube = [&](size_t a) { return relative[(a * n + a) * n + a]; };
+    return (cube(n - 2) + cube(n - 1)) / 2;
+  }
 };
 
 struct Device {
