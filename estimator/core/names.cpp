@@ -117,6 +117,19 @@ EpDispatcher parse_ep_dispatcher(std::string_view name) {
       name));
 }
 
+std::string_view to_string(CrossEntropy c) {
+  return c == CrossEntropy::te ? "te" : "unfused";
+}
+
+CrossEntropy parse_cross_entropy(std::string_view name) {
+  for (CrossEntropy c : {CrossEntropy::unfused, CrossEntropy::te})
+    if (name == to_string(c)) return c;
+  throw InputError(fmt::format(
+      "unknown cross entropy '{}'; use unfused (Megatron's VocabParallelCrossEntropy, a PyTorch "
+      "op a pass) or te (Transformer Engine's fused Triton kernels)",
+      name));
+}
+
 std::string_view to_string(CpMode m) {
   return m == CpMode::dynamic ? "dynamic" : m == CpMode::flex ? "flex" : "fixed";
 }

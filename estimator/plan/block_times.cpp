@@ -91,10 +91,15 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
     case OpKind::memory: {
       const bool eager = sw.eager_elementwise && op.eager_bytes >= 0;
       const bool grouped = sw.fused_grouped_mlp && op.grouped_mlp_bytes >= 0;
-      c.fwd = pr.memory_pass(grouped ? op.grouped_mlp_bytes : eager ? op.eager_bytes : op.bytes);
-      c.bwd = pr.memory_pass(grouped ? op.grouped_mlp_backward_bytes
-                             : eager ? op.eager_backward_bytes
-                                     : op.backward_bytes);
+      const bool te_loss = sw.cross_entropy == CrossEntropy::te && op.te_loss_bytes >= 0;
+      c.fwd = pr.memory_pass(grouped   ? op.grouped_mlp_bytes
+                             : te_loss ? op.te_loss_bytes
+                             : eager   ? op.eager_bytes
+                                       : op.bytes);
+      c.bwd = pr.memory_pass(grouped   ? op.grouped_mlp_backward_bytes
+                             : te_loss ? op.te_loss_backward_bytes
+                             : eager   ? op.eager_backward_bytes
+                                       : op.backward_bytes);
       launch_each(c);
       c.is_attention = op.core_attention;
       break;

@@ -257,7 +257,9 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   double working = 0;
   for_each_pinned(g, span, [&](const Block& b) {
     mem.activations += in_flight * b.kept_bytes[static_cast<size_t>(recompute_of(b, s))];
-    working = std::max(working, b.working_bytes);
+    working = std::max(working, sw.cross_entropy == CrossEntropy::te && b.te_loss_working_bytes >= 0
+                                    ? b.te_loss_working_bytes
+                                    : b.working_bytes);
   });
   mem.activations += working;
   mem.buffers =

@@ -347,6 +347,11 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     EstimateOptions row_opt = opt;
     row_opt.software.fused_grouped_mlp = fused_grouped_mlp;
     row_opt.software.fp8_attention = fp8_attention;
+    // Its performance runs compute the loss with Transformer Engine's fused cross entropy:
+    // GPTModelProvider's cross_entropy_loss_fusion is on, and the performance scripts set
+    // cross_entropy_fusion_impl = "te" (scripts/performance/utils/helpers.py at v0.2.0,
+    // utils/overrides.py from v0.4.0 on; off only under --deterministic).
+    row_opt.software.cross_entropy = CrossEntropy::te;
     if (!dispatcher.empty()) row_opt.software.ep_dispatcher = parse_ep_dispatcher(dispatcher);
     const bool deepseek = std::string(model) == "deepseek-v3";
     const bool blackwell = r.at("gpu") != "H100";

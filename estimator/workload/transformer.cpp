@@ -150,6 +150,10 @@ class Transformer final : public Workload {
       head.dense_params += vocab_shard;
     // fp32 logits and their gradient for the loss, vocab-parallel.
     head.working_bytes = 2 * 4 * tokens * m_.vocab / s.tp;
+    // Under Transformer Engine's fused cross entropy the 16-bit logits hold their gradient
+    // until the head's backward; no fp32 copy (a soft-capped head keeps the unfused loss).
+    if (m_.logit_softcap <= 0)
+      head.te_loss_working_bytes = numerics(s).element_bytes * tokens * m_.vocab / s.tp;
 
     if (m_.mtp_layers > 0) {
       // Multi-token prediction on the last stage (as DeepSeek-V3 and Megatron-core place it):
@@ -184,6 +188,7 @@ class Transformer final : public Workload {
       mtp.kept_bytes[static_cast<size_t>(Recompute::selective)] = selective;
       mtp.follows_selective = true;
       mtp.working_bytes = head.working_bytes;
+      mtp.te_loss_working_bytes = head.te_loss_working_bytes;
     }
 
     g.boundary_bytes = numerics(s).element_bytes * tokens * m_.hidden;

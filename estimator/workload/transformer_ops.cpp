@@ -699,7 +699,19 @@ void head_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vec
   // and written forward (4 + 4), its gradient scaled by 1 - tanh^2 backward (read the capped
   // logits and the gradient, write it: 12).
   if (m.logit_softcap > 0) out.push_back(pass("logit_softcap", d.tokens * v_local, 8, 12));
-  out.push_back(pass("cross_entropy", d.tokens * v_local, 38, 14));
+  Op loss = pass("cross_entropy", d.tokens * v_local, 38, 14);
+  // Transformer Engine's fused cross entropy (Software::cross_entropy te; transformer_engine/
+  // pytorch/triton/cross_entropy.py): forward, online_softmax_kernel reads the 16-bit logits
+  // for each row's max and sum, then cross_entropy_kernel reads them again and writes the
+  // gradient over them (read e, read e and write e); backward, element_mul_kernel scales that
+  // gradient by each token's loss gradient in place (read e, write e; Megatron keeps the loss
+  // per token, so the multiply runs). A soft-capped head keeps the unfused passes (the kernels
+  // take raw logits; Megatron-Bridge's Gemma recipes turn the fusion off).
+  if (m.logit_softcap <= 0) {
+    loss.te_loss_bytes = d.tokens * v_local * 3 * d.e;
+    loss.te_loss_backward_bytes = d.tokens * v_local * 2 * d.e;
+  }
+  out.push_back(loss);
 }
 
 void mtp_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const MicroBatch& mb,

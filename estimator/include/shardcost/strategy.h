@@ -30,6 +30,15 @@ enum class EpDispatcher { alltoall, flex };
 std::string_view to_string(EpDispatcher);
 EpDispatcher parse_ep_dispatcher(std::string_view);  // throws InputError
 
+// How a stack computes the language-model loss over the vocabulary-parallel logits. unfused:
+// Megatron's VocabParallelCrossEntropy, one PyTorch op a pass in fp32 (Megatron-core's
+// default, cross_entropy_loss_fusion off). te: Transformer Engine's Triton kernels
+// (parallel_cross_entropy, TE 2.2 on; Megatron-core's cross_entropy_fusion_impl "te"): an
+// online softmax over the 16-bit logits, then one pass that writes the gradient into them.
+enum class CrossEntropy { unfused, te };
+std::string_view to_string(CrossEntropy);
+CrossEntropy parse_cross_entropy(std::string_view);  // throws InputError
+
 enum class Recompute { none, selective, full };
 std::string_view to_string(Recompute);
 // What recompute=selective recomputes (Megatron-core's --recompute-modules): attention's core
@@ -293,6 +302,8 @@ struct Software {
   // Megatron-Bridge's GB300 DeepSeek-V3 MXFP8 recipe from 26.06): the device's MXFP8 curves of
   // the fused kernel where the catalog has them (AttentionCurve::fp8), its 16-bit ones elsewhere.
   bool fp8_attention = false;
+  // The loss's kernels (CrossEntropy; Op::te_loss_bytes, Block::te_loss_working_bytes).
+  CrossEntropy cross_entropy = CrossEntropy::unfused;
   int max_zero = 3;  // ZeRO stages: 1 = distributed optimizer, 2-3 = FSDP
   // With pipeline parallelism: sharded gradients (ZeRO-2/3) would be reduce-scattered, and
   // ZeRO-3's weights re-gathered, every micro-batch; DeepSpeed refuses the combination and

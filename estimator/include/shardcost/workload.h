@@ -47,6 +47,9 @@ struct Op {
   // GEMMs (Software::fused_grouped_mlp), whose epilogues apply the activation and quantize its
   // output, and whose backward fuses the activation's gradient; negative: as above.
   double grouped_mlp_bytes = -1, grouped_mlp_backward_bytes = -1;
+  // memory: the loss's bytes forward and backward under Transformer Engine's fused cross
+  // entropy (Software::cross_entropy te); negative: not a loss it runs.
+  double te_loss_bytes = -1, te_loss_backward_bytes = -1;
   std::optional<CollectiveOp> op;           // forward collective (none: identity)
   std::optional<CollectiveOp> backward_op;  // backward collective (none: identity)
   Axis axis = Axis::tp;
@@ -131,6 +134,9 @@ struct Block {
   bool follows_selective = false;
   // Bytes the block needs while it runs and frees after (the loss's fp32 logits).
   double working_bytes = 0;
+  // The same under Transformer Engine's fused cross entropy (Software::cross_entropy te), which
+  // writes the gradient into the 16-bit logits; negative: as working_bytes.
+  double te_loss_working_bytes = -1;
 };
 
 struct Graph {
