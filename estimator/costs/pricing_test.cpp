@@ -411,12 +411,12 @@ TEST(Pricing, Fp8GemmsKeepTheirDiesMeasuredShareOfBf16sEfficiencyByShape) {
                 fp8_shape_relative(g, s), 1e-12);
   EXPECT_LT(at(2, 4, 5), 0.55);
   EXPECT_GT(at(5, 5, 5), 0.7);
-  // A part with a measured large-GEMM FP8 figure (B200's grid on GB200's 0.578, as a cluster
-  // file may give) scales that figure by the grid over the grid's value at the large cubes.
-  Device gb200 = find_device("gb200");
+  // A part with a measured large-GEMM FP8 figure (the catalog's GB200: Azure's 0.578, with
+  // B200's grid, the same die's) scales that figure by the grid over the grid's value at the
+  // large cubes.
+  const Device gb200 = find_device("gb200");
   ASSERT_DOUBLE_EQ(gb200.gemm_fp8_efficiency, 0.578);
-  EXPECT_TRUE(gb200.gemm_fp8_shape.empty());  // no GB200 table by shape: kept as measured
-  gb200.gemm_fp8_shape = g;
+  ASSERT_EQ(gb200.gemm_fp8_shape.relative, g.relative);
   const GemmShape expert{1024, 4096, 8192, 1};
   const double k_and_waves = gemm_efficiency(gb200, expert) / gb200.gemm_efficiency;
   EXPECT_NEAR(gemm_efficiency(gb200, expert, DType::fp8),

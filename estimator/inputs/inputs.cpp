@@ -176,8 +176,22 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
   if (d.gemm_fp32_efficiency > 1.0) ef.fail("gemm_fp32", "must be a fraction in (0, 1]");
   d.memory_efficiency = ef.required_number("memory", 0.01);
   d.attention_efficiency = ef.required_number("attention", 0.01);
-  if (const nlohmann::json* grid = f.optional_object("gemm_fp8_shape"))
+  // The grid, or the name of a catalog device whose measured grid this part shares (a die of
+  // the same tensor-core generation and FP8 peak without a table of its own).
+  if (const auto it = j.find("gemm_fp8_shape"); it != j.end() && it->is_string()) {
+    const std::string from = it->get<std::string>();
+    const nlohmann::json* other = catalog::find("devices", from);
+    const auto grid = other ? other->find("gemm_fp8_shape") : nlohmann::json::const_iterator{};
+    if (!other || grid == other->end() || !grid->is_object())
+      f.fail("gemm_fp8_shape",
+             fmt::format("names '{}', which is no catalog device with a measured grid of its "
+                         "own; give the grid (dims and relative) or such a device's name",
+                         from));
+    d.gemm_fp8_shape =
+        parse_fp8_shape_grid(*grid, fmt::format("catalog device '{}' gemm_fp8_shape", from));
+  } else if (const nlohmann::json* grid = f.optional_object("gemm_fp8_shape")) {
     d.gemm_fp8_shape = parse_fp8_shape_grid(*grid, where + " gemm_fp8_shape");
+  }
   if (const nlohmann::json* ak = f.optional_object("attention_kernels"))
     d.attention_kernels = parse_attention_kernels(*ak, where + " attention_kernels");
   for (const char* key : {"gemm", "memory", "attention"}) {

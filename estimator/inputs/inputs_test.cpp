@@ -377,6 +377,40 @@ TEST(Inputs, Fp8ShapeGridsAreCubesOfFractionsOverIncreasingDimensions) {
             std::string::npos);
 }
 
+// A part without a table of its own may name a catalog device whose measured grid it shares:
+// the catalog's GB200, B300 and GB300 take B200's, point by point. A name that is no device,
+// or a device without a grid of its own, is one line naming the field and the fix.
+TEST(Inputs, AnFp8ShapeGridMayBeACatalogDevicesByName) {
+  const Fp8ShapeGrid& b200 = find_device("b200-sxm-180gb").gemm_fp8_shape;
+  ASSERT_FALSE(b200.empty());
+  for (const char* part : {"gb200", "b300", "gb300"}) {
+    const Fp8ShapeGrid& g = find_device(part).gemm_fp8_shape;
+    EXPECT_EQ(g.dims, b200.dims) << part;
+    EXPECT_EQ(g.relative, b200.relative) << part;
+  }
+  EXPECT_TRUE(find_device("h100-sxm5-80gb").gemm_fp8_shape.empty());
+  auto cluster = [](const std::string& from) {
+    return fmt::format(R"({{"name": "x", "gpus_per_node": 8, "nodes": 1,
+      "intra_node_bandwidth_GBps": 300, "inter_node_bandwidth_GBps": 25,
+      "device": {{"name": "d", "sms": 100, "memory_GiB": 80, "memory_bandwidth_GBps": 2000,
+        "peak_tflops": {{"bf16": 1000, "fp8": 2000}}, "efficiency": {{"gemm": 0.7,
+        "memory": 0.8, "attention": 0.5}}, "gemm_fp8_shape": "{}"}}}})",
+                       from);
+  };
+  EXPECT_EQ(parse_cluster_json(cluster("b200-sxm-180gb"), "c.json")
+                .groups[0]
+                .device.gemm_fp8_shape.relative,
+            b200.relative);
+  for (const char* from : {"h100-sxm5-80gb", "no-such-gpu"}) {
+    const std::string e = input_error([&] { parse_cluster_json(cluster(from), "c.json"); });
+    EXPECT_NE(e.find(fmt::format("'gemm_fp8_shape' names '{}', which is no catalog device with a "
+                                 "measured grid of its own",
+                                 from)),
+              std::string::npos)
+        << e;
+  }
+}
+
 TEST(Inputs, StrategyTextDefaultsAndErrors) {
   const Strategy s = parse_strategy("tp=8,pp=2,mbs=2,gbs=64,recompute=full,sp=true", 64);
   EXPECT_EQ(s.dp, 4);

@@ -120,6 +120,10 @@ TEST(Validate, Nemo2407Fp8StaysWithinItsBound) {
 // 6.63 -> 6.12 %, but B200 5.68 -> 8.08 %, B300 6.12 -> 16.04 % and GB200 8.21 -> 10.08 %:
 // the DeepSeek-V3 rows' last stage, one layer with the MTP module and two losses, sets their
 // pace, and its unfused loss had covered MoE layers priced too fast (docs/validation.md).
+// B200's measured FP8 grid on the Blackwell parts without a table (GB200, the same die; B300
+// and GB300, Blackwell Ultra with B200's FP8 peak) then took B300 16.04 -> 3.55 % and GB200
+// 10.08 -> 7.74 %, and GB300 6.12 -> 9.13 % (its DeepSeek-V3 rows of 26.04-26.08 now too
+// slow by 15-22 %, like its Llama FP8 rows).
 TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const ValidationReport r = validate();
   const std::pair<const char*, double> recorded[] = {
@@ -127,8 +131,8 @@ TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
       {"megatron2021_fixed_rule", 0.1049}, {"megatron_core_h100_2024", 0.1134},
       {"nemo_2407_h100_fp8", 0.0312},      {"deepseek_v3_h800_2024", 0.1004},
       {"megatron_bridge_h100", 0.0580},    {"megatron_bridge_b200", 0.0808},
-      {"megatron_bridge_b300", 0.1604},    {"megatron_bridge_gb200", 0.1008},
-      {"megatron_bridge_gb300", 0.0612}};
+      {"megatron_bridge_b300", 0.0355},    {"megatron_bridge_gb200", 0.0774},
+      {"megatron_bridge_gb300", 0.0913}};
   for (const auto& [table, mean] : recorded) {
     EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
     EXPECT_LE(r.mean_abs_error(table), mean + 0.01) << table;
