@@ -2,6 +2,7 @@
 // VocabParallelCrossEntropy or Transformer Engine's fused Triton kernels.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "plan/block_times.h"
