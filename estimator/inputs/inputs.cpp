@@ -181,8 +181,9 @@ Device parse_device(const nlohmann::json& j, const std::string& where) {
   if (const auto it = j.find("gemm_fp8_shape"); it != j.end() && it->is_string()) {
     const std::string from = it->get<std::string>();
     const nlohmann::json* other = catalog::find("devices", from);
-    const auto grid = other ? other->find("gemm_fp8_shape") : nlohmann::json::const_iterator{};
-    if (!other || grid == other->end() || !grid->is_object())
+    const nlohmann::json* grid =
+        other && other->contains("gemm_fp8_shape") ? &other->at("gemm_fp8_shape") : nullptr;
+    if (!grid || !grid->is_object())
       f.fail("gemm_fp8_shape",
              fmt::format("names '{}', which is no catalog device with a measured grid of its "
                          "own; give the grid (dims and relative) or such a device's name",
