@@ -48,7 +48,8 @@ nlohmann::json software_json() {
         {"zero3_gathers", sw.zero3_gathers == ShardedCalls::per_layer ? "per_layer" : "per_tensor"},
         {"fp8_params", sw.fp8_params},
         {"ep_dispatcher", to_string(sw.ep_dispatcher)},
-        {"cross_entropy", to_string(sw.cross_entropy)}};
+        {"cross_entropy", to_string(sw.cross_entropy)},
+        {"cudnn", sw.cudnn}};
     // Every switch a --software override takes (what the preset overlaps, fuses, keeps).
     for (const auto& [key, on] : software_switches(sw)) j[key] = on;
     out.push_back(std::move(j));

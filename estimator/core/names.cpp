@@ -104,6 +104,25 @@ FusedAttention parse_fused_attention(std::string_view name) {
       name));
 }
 
+std::optional<std::pair<int, int>> library_release(std::string_view text) {
+  int part[2] = {0, 0};
+  int parts = 0;
+  size_t i = 0;
+  while (true) {
+    const size_t start = i;
+    long value = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && i - start < 6)
+      value = value * 10 + (text[i++] - '0');
+    if (i == start) return std::nullopt;  // empty, or not a digit
+    if (parts < 2) part[parts] = static_cast<int>(value);
+    ++parts;
+    if (i == text.size()) break;
+    if (text[i] != '.') return std::nullopt;
+    ++i;
+  }
+  return std::make_pair(part[0], part[1]);
+}
+
 std::string_view to_string(EpDispatcher d) {
   return d == EpDispatcher::flex ? "flex" : "alltoall";
 }

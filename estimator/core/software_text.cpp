@@ -47,7 +47,7 @@ constexpr BoolKey kBoolKeys[] = {
 std::string known_keys() {
   std::string out;
   for (const auto& k : kBoolKeys) out += std::string(k.name) + ", ";
-  return out + "attention, cross_entropy, ep_dispatcher, memory_headroom_gib";
+  return out + "attention, cross_entropy, cudnn, ep_dispatcher, memory_headroom_gib";
 }
 
 }  // namespace
@@ -83,6 +83,13 @@ Software parse_software(std::string_view text) {
       done = true;
     } else if (key == "cross_entropy") {
       s.cross_entropy = parse_cross_entropy(value);
+      done = true;
+    } else if (key == "cudnn") {
+      if (!library_release(value))
+        throw InputError(fmt::format(
+            "software '{}': cudnn is '{}'; give the release the stack ships, e.g. cudnn=9.19", text,
+            value));
+      s.cudnn = std::string(value);
       done = true;
     } else if (key == "ep_dispatcher") {
       s.ep_dispatcher = parse_ep_dispatcher(value);
@@ -127,6 +134,7 @@ std::string software_text(const Software& s) {
     add(fmt::format("attention={}", to_string(s.fused_attention)));
   if (s.cross_entropy != preset.cross_entropy)
     add(fmt::format("cross_entropy={}", to_string(s.cross_entropy)));
+  if (s.cudnn != preset.cudnn) add(fmt::format("cudnn={}", s.cudnn));
   if (s.ep_dispatcher != preset.ep_dispatcher)
     add(fmt::format("ep_dispatcher={}", to_string(s.ep_dispatcher)));
   if (s.memory_fixed_bytes != preset.memory_fixed_bytes ||

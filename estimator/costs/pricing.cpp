@@ -193,15 +193,36 @@ std::optional<double> attention_rate(const Device& d, const AttentionShape& a, b
   const bool fp8 = a.fp8 && std::any_of(k.curves.begin(), k.curves.end(), [&](const auto& c) {
                      return c.kernel == a.kernel && c.fp8;
                    });
+  // The release: the stack's nearest among the kernel's (major x 1000 + minor); without one,
+  // the earliest. A curve of unstated release counts as 0.
+  auto key = [](std::string_view release) {
+    const auto r = library_release(release);
+    return r ? r->first * 1000 + r->second : 0;
+  };
+  const auto wanted = library_release(a.release);
+  std::optional<int> release;
   for (const AttentionCurve& c : k.curves) {
     if (c.kernel != a.kernel || c.fp8 != fp8) continue;
+    const int r = key(c.release);
+    if (!release) {
+      release = r;
+    } else if (!wanted) {
+      release = std::min(*release, r);
+    } else {
+      const int target = wanted->first * 1000 + wanted->second;
+      const int gap = std::abs(r - target), held = std::abs(*release - target);
+      if (gap < held || (gap == held && r > *release)) release = r;
+    }
+  }
+  for (const AttentionCurve& c : k.curves) {
+    if (c.kernel != a.kernel || c.fp8 != fp8 || key(c.release) != release) continue;
     const double gap = a.head_dim > 0 ? std::abs(std::log(c.head_dim / a.head_dim)) : 0;
     if (!best || gap < best_gap) best = &c, best_gap = gap;
   }
   if (!best) return std::nullopt;
   // Log-linear in the length between measured points, flat past the ends.
   auto at = [&](const std::vector<double>& rate) {
-    const std::vector<double>& x = k.seq_len;
+    const std::vector<double>& x = k.lengths(*best);
     if (a.seq_len <= x.front()) return rate.front();
     if (a.seq_len >= x.back()) return rate.back();
     size_t i = 1;

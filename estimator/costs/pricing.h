@@ -144,11 +144,15 @@ struct AttentionShape {
   // In FP8 (Software::fp8_attention on a block-scaled run): the kernel's MXFP8 curves where the
   // device has them, its 16-bit ones where it has none.
   bool fp8 = false;
+  // The stack's cuDNN release (Software::cudnn); empty: the earliest the part has.
+  std::string_view release = {};
 };
-// The kernel's FLOP/s on the device from its measured curve: the head dimension nearest (in
-// ratio) among the kernel's curves, log-linear between the measured lengths and flat past
-// them; causal forward as measured, causal backward as the causal forward times the measured
-// non-causal backward-to-forward ratio at that length (no causal backward was published).
+// The kernel's FLOP/s on the device from its measured curve: among the kernel's curves those
+// of the release nearest the shape's (major x 1000 + minor apart, a tie to the newer; a curve
+// of unstated release counts as 0, the earliest), of them the head dimension nearest (in
+// ratio); log-linear between the measured lengths and flat past them; causal forward as
+// measured, causal backward as measured where the benchmark gave it, else the causal forward
+// times the measured non-causal backward-to-forward ratio at that length.
 // nullopt where the device has no curve for the kernel, or the shape gives no length.
 std::optional<double> attention_rate(const Device&, const AttentionShape&, bool backward);
 // What a tensor-core kernel benchmarked in short runs keeps at the power limit: the GEMMs'

@@ -602,6 +602,51 @@ TEST(Pricing, Fp8AttentionTakesTheKernelsMxfp8CurveWhereTheCatalogHasOne) {
   EXPECT_TRUE(sw.fp8_attention);
 }
 
+// A part's cuDNN curves of several releases: a stack takes the one nearest its own
+// (Software::cudnn). Hopper has the FlashAttention-3 paper's mid-2024 cuDNN (taken as 9.1) and
+// cudnn-frontend's 9.19.1 on H200: at 8k causal, forward 529 against 644 TFLOP/s, backward
+// 529 x 518 / 600 = 456.7 (the mid-2024 pair's ratio) against the measured 541. Without a
+// release the part's earliest; 9.13 is nearer 9.19 (6 minor releases) than 9.1 (12), 9.10 is
+// as near each (9) and takes the newer, 9.9 the older. Past 16k the mid-2024 curve is flat
+// (539) while 9.19.1's own lengths reach 32k (688 at 32k).
+TEST(Pricing, CudnnCurvesOfSeveralReleasesGoToTheStacksNearestRelease) {
+  const Device h100 = load_cluster("dgx-h100", 8).groups.front().device;
+  auto rate = [&](std::string_view release, double seq, bool backward) {
+    return *attention_rate(h100, {FusedAttention::cudnn, seq, 128, false, release}, backward);
+  };
+  EXPECT_DOUBLE_EQ(rate("", 8192, false), 529e12);
+  EXPECT_NEAR(rate("", 8192, true), 529e12 * 518 / 600, 1e6);
+  EXPECT_DOUBLE_EQ(rate("9.1", 8192, false), 529e12);
+  EXPECT_DOUBLE_EQ(rate("9.13", 8192, false), 644e12);
+  EXPECT_DOUBLE_EQ(rate("9.13", 8192, true), 541e12);
+  EXPECT_DOUBLE_EQ(rate("9.10", 8192, false), 644e12);
+  EXPECT_DOUBLE_EQ(rate("9.9.2", 8192, false), 529e12);
+  EXPECT_DOUBLE_EQ(rate("9.22", 32768, false), 688e12);
+  EXPECT_DOUBLE_EQ(rate("", 32768, false), 539e12);
+  // Its own lengths: log-linear between its 2k (484) and 4k (591).
+  EXPECT_NEAR(rate("9.19", std::pow(2.0, 11.5), false), 537.5e12, 1e9);
+  // The head dimension is then the nearest among that release's curves: 9.19.1 has only 128.
+  EXPECT_DOUBLE_EQ(*attention_rate(h100, {FusedAttention::cudnn, 8192, 64, false, "9.19"}, false),
+                   644e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(h100, {FusedAttention::cudnn, 8192, 64}, false), 379e12);
+  // A part with one release (B200: 9.13.1) prices every stack at it; other kernels have none.
+  const Device b200 = load_cluster("dgx-b200", 8).groups.front().device;
+  EXPECT_DOUBLE_EQ(*attention_rate(b200, {FusedAttention::cudnn, 8192, 128, false, "9.1"}, false),
+                   1384e12);
+  EXPECT_DOUBLE_EQ(*attention_rate(h100, {FusedAttention::fa3, 8192, 128, false, "9.19"}, false),
+                   602e12);
+  // The software key: what a container ships, refused unless it is a release.
+  EXPECT_EQ(software_preset("nemo").cudnn, "");
+  EXPECT_EQ(parse_software("nemo:cudnn=9.19.1").cudnn, "9.19.1");
+  EXPECT_EQ(software_text(parse_software("nemo:cudnn=9.19")), "nemo:cudnn=9.19");
+  EXPECT_THROW(parse_software("nemo:cudnn=latest"), InputError);
+  EXPECT_THROW(parse_software("nemo:cudnn=9."), InputError);
+  EXPECT_FALSE(library_release(""));
+  EXPECT_FALSE(library_release("9..1"));
+  EXPECT_EQ(library_release("9.19.1"), std::make_pair(9, 19));
+  EXPECT_EQ(library_release("10"), std::make_pair(10, 0));
+}
+
 TEST(Pricing, PresetsNameTheAttentionKernelTheirStacksRun) {
   EXPECT_EQ(software_preset("megatron-core").fused_attention, FusedAttention::cudnn);
   EXPECT_EQ(software_preset("nemo").fused_attention, FusedAttention::cudnn);

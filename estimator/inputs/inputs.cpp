@@ -73,8 +73,9 @@ Fp8ShapeGrid parse_fp8_shape_grid(const nlohmann::json& j, const std::string& wh
 
 // "attention_kernels": {"seq_len": [...], "curves": [{"kernel": "cudnn", "head_dim": 128,
 // "forward_causal": [TFLOP/s...], "forward": [...], "backward": [...]}, ...]}; a curve may give
-// "backward_causal" instead of (or beside) the non-causal pair, and "dtype": "mxfp8" for an
-// FP8 variant of a kernel.
+// "backward_causal" instead of (or beside) the non-causal pair, "dtype": "mxfp8" for an FP8
+// variant of a kernel, "release": "9.19.1" for the library release it measured, and
+// "seq_len" of its own where its benchmark measured other lengths.
 AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::string& where) {
   JsonFields f(j, where);
   AttentionKernels k;
@@ -89,10 +90,14 @@ AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::str
     }
     return out;
   };
-  k.seq_len = numbers(f, "seq_len", 1);
-  if (!std::is_sorted(k.seq_len.begin(), k.seq_len.end()) ||
-      std::adjacent_find(k.seq_len.begin(), k.seq_len.end()) != k.seq_len.end())
-    f.fail("seq_len", "must be strictly increasing");
+  auto lengths = [&](const JsonFields& in) {
+    std::vector<double> out = numbers(in, "seq_len", 1);
+    if (!std::is_sorted(out.begin(), out.end()) ||
+        std::adjacent_find(out.begin(), out.end()) != out.end())
+      in.fail("seq_len", "must be strictly increasing");
+    return out;
+  };
+  k.seq_len = lengths(f);
   const nlohmann::json* curves = f.optional_array("curves");
   if (!curves)
     f.fail("curves", "is missing; add [{\"kernel\": \"cudnn\", \"head_dim\": 128, ...}]");
@@ -107,6 +112,13 @@ AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::str
       curve.fp8 = true;
     else if (dtype && *dtype != "bf16")
       c.fail("dtype", "must be bf16 (the default) or mxfp8");
+    if (const auto release = c.optional_string("release")) {
+      if (!library_release(*release))
+        c.fail("release", "must be a release such as \"9.19.1\" (numbers and dots)");
+      curve.release = *release;
+    }
+    if (c.optional_array("seq_len")) curve.seq_len = lengths(c);
+    const size_t points = k.lengths(curve).size();
     curve.forward_causal = numbers(c, "forward_causal", 1e12);
     const bool causal_backward = c.optional_array("backward_causal") != nullptr;
     const bool has_forward = c.optional_array("forward") != nullptr;
@@ -122,10 +134,10 @@ AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::str
     }
     for (const auto* v :
          {&curve.forward_causal, &curve.forward, &curve.backward, &curve.backward_causal})
-      if (!v->empty() && v->size() != k.seq_len.size())
+      if (!v->empty() && v->size() != points)
         c.fail("forward", fmt::format("and the other rate arrays must hold one rate per seq_len "
                                       "({} of them)",
-                                      k.seq_len.size()));
+                                      points));
     k.curves.push_back(std::move(curve));
   }
   return k;

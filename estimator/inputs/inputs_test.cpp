@@ -329,6 +329,25 @@ TEST(Inputs, AttentionCurvesTakeTheCausalBackwardOrTheNonCausalPair) {
   EXPECT_NE(error(R"("backward_causal": [200, 350], "dtype": "fp16")")
                 .find("must be bf16 (the default) or mxfp8"),
             std::string::npos);
+  // A curve may name the library release it measured and lengths of its own, which its rate
+  // arrays then follow.
+  std::string json = cluster(R"("release": "9.19.1", "seq_len": [2048, 4096, 8192],
+                                "backward_causal": [1, 2, 3])");
+  json.replace(json.find("[300, 400]"), 10, "[1, 2, 3]");
+  const Cluster own = parse_cluster_json(json, "c.json");
+  const AttentionKernels& k = own.groups[0].device.attention_kernels;
+  EXPECT_EQ(k.curves.at(0).release, "9.19.1");
+  EXPECT_EQ(k.lengths(k.curves.at(0)), (std::vector<double>{2048, 4096, 8192}));
+  EXPECT_EQ(k.lengths(causal), (std::vector<double>{1024, 4096}));
+  EXPECT_NE(error(R"("seq_len": [2048, 4096, 8192], "backward_causal": [1, 2, 3])")
+                .find("one rate per seq_len (3 of them)"),
+            std::string::npos);
+  EXPECT_NE(error(R"("seq_len": [4096, 2048], "backward_causal": [1, 2])")
+                .find("must be strictly increasing"),
+            std::string::npos);
+  EXPECT_NE(error(R"("release": "nine", "backward_causal": [200, 350])")
+                .find("must be a release such as \"9.19.1\""),
+            std::string::npos);
 }
 
 // A device's FP8 efficiency by shape (scripts/fp8-shape-grid.py writes it): dims, and a cube

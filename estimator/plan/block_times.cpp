@@ -69,7 +69,7 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
     }
     case OpKind::attention: {
       const AttentionShape shape{kernel, op.attention_seq, op.attention_head_dim,
-                                 sw.fp8_attention && op.fp8_capable};
+                                 sw.fp8_attention && op.fp8_capable, sw.cudnn};
       c.fwd = pr.fused_attention(op.flops, op.dtype, shape);
       // FlashAttention's backward recomputes the scores: 2.5x the forward matmuls, at the
       // kernel's own backward rate.

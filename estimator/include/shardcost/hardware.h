@@ -49,6 +49,9 @@ std::optional<DType> parse_store_dtype(std::string_view);
 enum class FusedAttention { best, fa2, cudnn, fa3 };
 std::string_view to_string(FusedAttention);
 FusedAttention parse_fused_attention(std::string_view);  // throws InputError
+// A kernel library's release ("9.19.1") as (major, minor), what tells its kernels' rates apart;
+// nullopt unless it is numbers joined by dots.
+std::optional<std::pair<int, int>> library_release(std::string_view);
 
 // One fused attention kernel's measured rates on a device, per head dimension: FLOP/s at each
 // of AttentionKernels::seq_len (causal forward, non-causal forward, non-causal backward; causal
@@ -61,11 +64,22 @@ struct AttentionCurve {
   // The kernel's MXFP8 variant ("dtype": "mxfp8"): what a block-scaled FP8 run's attention
   // takes where its stack computes attention in FP8 (Software::fp8_attention); 16-bit otherwise.
   bool fp8 = false;
+  // The kernel library's release the curve was measured with ("9.19.1"); empty where its
+  // source does not say, which counts as older than any stated release. A stack picks among a
+  // kernel's releases by Software::cudnn (attention_rate).
+  std::string release;
+  // Its own lengths where its benchmark measured others than the part's other curves
+  // (AttentionKernels::seq_len); ascending. Empty: the part's.
+  std::vector<double> seq_len;
   std::vector<double> forward_causal, forward, backward, backward_causal;
 };
 struct AttentionKernels {
   std::vector<double> seq_len;  // ascending
   std::vector<AttentionCurve> curves;
+  // The lengths `c` is measured at: its own, else the part's.
+  const std::vector<double>& lengths(const AttentionCurve& c) const {
+    return c.seq_len.empty() ? seq_len : c.seq_len;
+  }
 };
 
 // FP8 GEMMs' efficiency against bf16 GEMMs of the same shape, each against its own peak,

@@ -218,6 +218,10 @@ struct Software {
   // The fused kernel, where attention is fused: Transformer Engine's default on Hopper, cuDNN
   // (transformer_engine/pytorch/attention.py, v1.6 on: "Select FusedAttention on sm90").
   FusedAttention fused_attention = FusedAttention::cudnn;
+  // The cuDNN release the stack's container ships ("9.19"): a part's attention curves measured
+  // with several releases price it at the one nearest this (attention_rate). Empty: the part's
+  // earliest, the mid-2024 kernels where a Hopper part has them.
+  std::string cudnn;
   // What recompute=selective recomputes where the strategy names no recompute_modules
   // (RecomputeModule bits; 0: attention's core, Megatron's default).
   unsigned recompute_modules = 0;
