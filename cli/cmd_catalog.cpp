@@ -67,6 +67,12 @@ std::string yes(bool b) {
   return b ? "yes" : "-";
 }
 
+// "cudnn 9.13": the fused kernel, with the cuDNN release the stack ships where it names one.
+std::string attention(const nlohmann::json& sw) {
+  const std::string kernel = sw["attention"], release = sw["cudnn"];
+  return release.empty() ? kernel : fmt::format("{} {}", kernel, release);
+}
+
 void print_catalog_text() {
   const auto all = nlohmann::json::parse(catalog_json());
   Table devices({"device", "arch", "SMs", "memory GiB", "HBM GB/s", "NVLink GB/s", "bf16 TFLOP/s",
@@ -118,14 +124,14 @@ void print_catalog_text() {
   fmt::print("systems (bandwidth per GPU, one direction)\n{}\n", systems.render(2));
   fmt::print("models\n{}", models.render(2));
   Table software(
-      {"software", "precision", "fp32 math", "attention", "tp", "sp", "selective", "cp", "ep",
-       "fp8", "zero", "grads"},
-      {false, false, false, false, false, false, false, false, false, false, true, true});
+      {"software", "precision", "fp32 math", "attention", "loss", "tp", "sp", "selective", "cp",
+       "ep", "fp8", "zero", "grads"},
+      {false, false, false, false, false, false, false, false, false, false, false, true, true});
   for (const auto& sw : software_json()) {
     const auto& su = sw["supports"];
     software.add(
-        {sw["name"], sw["precision"], fp32_math(sw), sw["attention"], yes(su["tensor_parallel"]),
-         yes(su["sequence_parallel"]),
+        {sw["name"], sw["precision"], fp32_math(sw), attention(sw), sw["cross_entropy"],
+         yes(su["tensor_parallel"]), yes(su["sequence_parallel"]),
          su["selective_recompute"].get<bool>()
              ? su["selective_recompute_modules"].get<std::string>() == "ops" ? "per op" : "yes"
              : "-",
@@ -135,7 +141,8 @@ void print_catalog_text() {
   }
   fmt::print(
       "\nsoftware presets (what each stack can run; --software NAME; fp32 math: what fp32 "
-      "matmuls/convolutions run as on parts with TF32)\n{}",
+      "matmuls/convolutions run as on parts with TF32; loss: Megatron's unfused cross entropy "
+      "or Transformer Engine's fused one)\n{}",
       software.render(2));
   Table edge({"edge device", "fp32 GFLOP/s", "fp16 GFLOP/s", "memory GiB", "GB/s", "description"},
              {false, true, true, true, true, false});

@@ -166,10 +166,12 @@ Software software_preset(std::string_view name) {
     s.quantized_moe_act_input = true;
     s.bf16_optimizer_moments = true;
   }
-  if (name == "nemo") {
+  if (name == "nemo" || name == "megatron-bridge") {
     // NeMo 2.0 (containers 24.07 on): Megatron-core and Transformer Engine under NeMo's
     // recipes, whose FP8 recipe keeps FP8 primary weights (bf16_with_fp8_mixed sets
     // fp8_params=True, nemo/collections/llm/recipes/precision/mixed_precision.py).
+    // megatron-bridge: the same under Megatron-Bridge's performance recipes (NeMo 25.09 on),
+    // below.
     s.fp8_params = true;
     // Gradients kept and reduced in bf16: NeMo's performance configurations turn
     // grad_reduce_in_fp32 off (NeMo 2.0's scripts/performance set
@@ -192,6 +194,17 @@ Software software_preset(std::string_view name) {
     // token once per destination node and GPU (DeepEP's internode kernels: one RDMA copy per
     // node carrying the mask of its GPUs there).
     s.ep_dispatcher = EpDispatcher::flex;
+  }
+  if (name == "megatron-bridge") {
+    // Its performance runs compute the loss with Transformer Engine's fused cross entropy:
+    // GPTModelProvider's cross_entropy_loss_fusion is on, and the performance scripts set
+    // cross_entropy_fusion_impl = "te" (scripts/performance/utils/helpers.py at v0.2.0,
+    // utils/overrides.py from v0.4.0 on; off only under --deterministic).
+    s.cross_entropy = CrossEntropy::te;
+    // Its releases run NGC PyTorch images of 2025-09 to 2026-04 (docker/Dockerfile's base
+    // image at v0.2.0-v0.5.1: 25.09, 25.11, 26.02, 26.04), whose cuDNN is 9.13 or later: on
+    // every part nearer the 9.19.1 that cudnn-frontend measured than the mid-2024 kernels.
+    s.cudnn = "9.13";
   }
   if (name == "pytorch-ddp" || name == "chainermn") {
     // Plain data-parallel stacks of the CNN papers (docs/operator-graphs.md), in fp32 unless
@@ -316,9 +329,9 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
 }
 
 std::vector<std::string> software_presets() {
-  return {"megatron-core",      "nemo",       "megatron-lm-2022", "megatron-lm-2021",
-          "megatron-deepspeed", "torchtitan", "deepseek-v3",      "pytorch-ddp",
-          "chainermn"};
+  return {
+      "megatron-core",      "nemo",       "megatron-bridge", "megatron-lm-2022", "megatron-lm-2021",
+      "megatron-deepspeed", "torchtitan", "deepseek-v3",     "pytorch-ddp",      "chainermn"};
 }
 
 std::optional<DType> resolved_precision(const Strategy& s, const Software& sw, const Device& d,

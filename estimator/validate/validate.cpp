@@ -237,7 +237,9 @@ bool in_releases(const std::string& release, const std::string& range) {
 // recomputation, and marked.
 void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) {
   EstimateOptions opt = base;
-  opt.software = software_preset("nemo");
+  // Its performance recipes' stack: NeMo's settings with Transformer Engine's fused loss and
+  // the cuDNN of its 2025-26 images (the preset's sources).
+  opt.software = software_preset("megatron-bridge");
   // Each GPU family's system and validation table.
   struct Family {
     const char* gpu;
@@ -347,15 +349,6 @@ void add_megatron_bridge(ValidationReport& report, const EstimateOptions& base) 
     EstimateOptions row_opt = opt;
     row_opt.software.fused_grouped_mlp = fused_grouped_mlp;
     row_opt.software.fp8_attention = fp8_attention;
-    // Its performance runs compute the loss with Transformer Engine's fused cross entropy:
-    // GPTModelProvider's cross_entropy_loss_fusion is on, and the performance scripts set
-    // cross_entropy_fusion_impl = "te" (scripts/performance/utils/helpers.py at v0.2.0,
-    // utils/overrides.py from v0.4.0 on; off only under --deterministic).
-    row_opt.software.cross_entropy = CrossEntropy::te;
-    // Its releases run NGC PyTorch images of 2025-09 to 2026-04 (docker/Dockerfile's base image
-    // at v0.2.0-v0.5.1: 25.09, 25.11, 26.02, 26.04), whose cuDNN is 9.13 or later: on every
-    // part nearer the 9.19.1 that cudnn-frontend measured than the mid-2024 kernels.
-    row_opt.software.cudnn = "9.13";
     if (!dispatcher.empty()) row_opt.software.ep_dispatcher = parse_ep_dispatcher(dispatcher);
     const bool deepseek = std::string(model) == "deepseek-v3";
     const bool blackwell = r.at("gpu") != "H100";

@@ -56,7 +56,7 @@ assert abs(sum(p["seconds"] for p in c["time"]) - c["step_time_s"]) < 1e-9, c
 PY
 # Not applied where held out it does no better than the estimate (B200: 7 runs), nor for a
 # device it has no runs of under the stack (pooled then), nor on a mixed part it never saw.
-expect_exit 0 "$BIN" estimate --model llama3-70b --cluster dgx-b200 --gpus 64 --software nemo \
+expect_exit 0 "$BIN" estimate --model llama3-70b --cluster dgx-b200 --gpus 64 --software megatron-bridge \
   --strategy tp=4,pp=4,mbs=1,gbs=128,sp=true,precision=mxfp8 --db "$DB"
 grep -q "^calibrated      not applied: held out, it misses its runs by" "$SCRATCH/out" || fail "B200: $OUT"
 expect_exit 0 "$BIN" estimate --model llama3-70b --cluster dgx-h100 --gpus 64 \

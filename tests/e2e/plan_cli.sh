@@ -146,9 +146,11 @@ for k in switches:
         assert isinstance(s.get(k), bool), (name, k)
 assert sw["torchtitan"]["eager_elementwise"] and sw["torchtitan"]["fsdp_copy_out"]
 assert not sw["megatron-core"]["eager_elementwise"]
-assert all(s["cross_entropy"] == "unfused" for s in sw.values()), sw
-# No preset names a cuDNN release: each part's earliest curves price it.
-assert all(s["cudnn"] == "" for s in sw.values()), sw
+# Megatron-Bridge's recipes fuse the loss in Transformer Engine and run 2025-26 images' cuDNN;
+# no other preset names a cuDNN release (each part's earliest curves price it).
+assert all(s["cross_entropy"] == ("te" if n == "megatron-bridge" else "unfused")
+           for n, s in sw.items()), sw
+assert all(s["cudnn"] == ("9.13" if n == "megatron-bridge" else "") for n, s in sw.items()), sw
 assert sw["megatron-deepspeed"]["zero3_list_collectives"]
 assert not sw["megatron-core"]["zero3_list_collectives"]
 PY
