@@ -195,15 +195,11 @@ std::optional<double> attention_rate(const Device& d, const AttentionShape& a, b
                    });
   // The release: the stack's nearest among the kernel's (major x 1000 + minor); without one,
   // the earliest. A curve of unstated release counts as 0.
-  auto key = [](std::string_view release) {
-    const auto r = library_release(release);
-    return r ? r->first * 1000 + r->second : 0;
-  };
-  const auto wanted = library_release(a.release);
+  const auto wanted = a.release.empty() ? std::nullopt : library_release(a.release);
   std::optional<int> release;
   for (const AttentionCurve& c : k.curves) {
     if (c.kernel != a.kernel || c.fp8 != fp8) continue;
-    const int r = key(c.release);
+    const int r = c.release_order;
     if (!release) {
       release = r;
     } else if (!wanted) {
@@ -215,7 +211,7 @@ std::optional<double> attention_rate(const Device& d, const AttentionShape& a, b
     }
   }
   for (const AttentionCurve& c : k.curves) {
-    if (c.kernel != a.kernel || c.fp8 != fp8 || key(c.release) != release) continue;
+    if (c.kernel != a.kernel || c.fp8 != fp8 || c.release_order != release) continue;
     const double gap = a.head_dim > 0 ? std::abs(std::log(c.head_dim / a.head_dim)) : 0;
     if (!best || gap < best_gap) best = &c, best_gap = gap;
   }

@@ -337,6 +337,7 @@ TEST(Inputs, AttentionCurvesTakeTheCausalBackwardOrTheNonCausalPair) {
   const Cluster own = parse_cluster_json(json, "c.json");
   const AttentionKernels& k = own.groups[0].device.attention_kernels;
   EXPECT_EQ(k.curves.at(0).release, "9.19.1");
+  EXPECT_EQ(k.curves.at(0).release_order, 9019);
   EXPECT_EQ(k.lengths(k.curves.at(0)), (std::vector<double>{2048, 4096, 8192}));
   EXPECT_EQ(k.lengths(causal), (std::vector<double>{1024, 4096}));
   EXPECT_NE(error(R"("seq_len": [2048, 4096, 8192], "backward_causal": [1, 2, 3])")

@@ -68,6 +68,9 @@ struct AttentionCurve {
   // source does not say, which counts as older than any stated release. A stack picks among a
   // kernel's releases by Software::cudnn (attention_rate).
   std::string release;
+  // The release as attention_rate orders it, major x 1000 + minor (0: unstated); set with
+  // `release` (parse_attention_kernels), so a search does not parse it per priced op.
+  int release_order = 0;
   // Its own lengths where its benchmark measured others than the part's other curves
   // (AttentionKernels::seq_len); ascending. Empty: the part's.
   std::vector<double> seq_len;
