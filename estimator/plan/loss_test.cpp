@@ -95,5 +95,24 @@ TEST(Loss, TheCrossEntropyKeyRoundTrips) {
   }
 }
 
+// The megatron-bridge preset is nemo as Megatron-Bridge's performance recipes run it: the
+// fused loss and its images' cuDNN, every other setting nemo's; its text round-trips, and an
+// override back to Megatron's loss is said against it.
+TEST(Loss, MegatronBridgeIsNemoWithTheFusedLossAndItsImagesCudnn) {
+  const Software nemo = software_preset("nemo");
+  const Software bridge = software_preset("megatron-bridge");
+  EXPECT_EQ(bridge.cross_entropy, CrossEntropy::te);
+  EXPECT_EQ(bridge.cudnn, "9.13");
+  EXPECT_EQ(nemo.cudnn, "");
+  Software as_nemo = parse_software("megatron-bridge:cross_entropy=unfused");
+  EXPECT_EQ(software_text(as_nemo), "megatron-bridge:cross_entropy=unfused");
+  as_nemo.cudnn = "";
+  as_nemo.name = "nemo";
+  EXPECT_EQ(software_text(as_nemo), "nemo");  // nothing else differs from nemo
+  EXPECT_EQ(bridge.grad_bytes, nemo.grad_bytes);
+  EXPECT_EQ(bridge.fp8_params, nemo.fp8_params);
+  EXPECT_EQ(bridge.ep_dispatcher, nemo.ep_dispatcher);
+}
+
 }  // namespace
 }  // namespace shardcost
