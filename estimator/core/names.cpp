@@ -123,6 +123,12 @@ std::optional<std::pair<int, int>> library_release(std::string_view text) {
   return std::make_pair(part[0], part[1]);
 }
 
+std::optional<int> library_release_order(std::string_view text) {
+  const auto r = library_release(text);
+  if (!r) return std::nullopt;
+  return r->first * 1000 + r->second;
+}
+
 std::string_view to_string(EpDispatcher d) {
   return d == EpDispatcher::flex ? "flex" : "alltoall";
 }

@@ -195,18 +195,17 @@ std::optional<double> attention_rate(const Device& d, const AttentionShape& a, b
                    });
   // The release: the stack's nearest among the kernel's (major x 1000 + minor); without one,
   // the earliest. A curve of unstated release counts as 0.
-  const auto wanted = a.release.empty() ? std::nullopt : library_release(a.release);
+  const auto target = a.release.empty() ? std::nullopt : library_release_order(a.release);
   std::optional<int> release;
   for (const AttentionCurve& c : k.curves) {
     if (c.kernel != a.kernel || c.fp8 != fp8) continue;
     const int r = c.release_order;
     if (!release) {
       release = r;
-    } else if (!wanted) {
+    } else if (!target) {
       release = std::min(*release, r);
     } else {
-      const int target = wanted->first * 1000 + wanted->second;
-      const int gap = std::abs(r - target), held = std::abs(*release - target);
+      const int gap = std::abs(r - *target), held = std::abs(*release - *target);
       if (gap < held || (gap == held && r > *release)) release = r;
     }
   }

@@ -113,10 +113,10 @@ AttentionKernels parse_attention_kernels(const nlohmann::json& j, const std::str
     else if (dtype && *dtype != "bf16")
       c.fail("dtype", "must be bf16 (the default) or mxfp8");
     if (const auto release = c.optional_string("release")) {
-      const auto r = library_release(*release);
-      if (!r) c.fail("release", "must be a release such as \"9.19.1\" (numbers and dots)");
+      const auto order = library_release_order(*release);
+      if (!order) c.fail("release", "must be a release such as \"9.19.1\" (numbers and dots)");
       curve.release = *release;
-      curve.release_order = r->first * 1000 + r->second;
+      curve.release_order = *order;
     }
     if (c.optional_array("seq_len")) curve.seq_len = lengths(c);
     const size_t points = k.lengths(curve).size();

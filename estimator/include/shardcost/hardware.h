@@ -52,6 +52,9 @@ FusedAttention parse_fused_attention(std::string_view);  // throws InputError
 // A kernel library's release ("9.19.1") as (major, minor), what tells its kernels' rates apart;
 // nullopt unless it is numbers joined by dots.
 std::optional<std::pair<int, int>> library_release(std::string_view);
+// The same as one number that orders releases, major x 1000 + minor (AttentionCurve::
+// release_order); nullopt where library_release has none.
+std::optional<int> library_release_order(std::string_view);
 
 // One fused attention kernel's measured rates on a device, per head dimension: FLOP/s at each
 // of AttentionKernels::seq_len (causal forward, non-causal forward, non-causal backward; causal
