@@ -126,7 +126,8 @@ TEST(Validate, Nemo2407Fp8StaysWithinItsBound) {
 // slow by 15-22 %, like its Llama FP8 rows). Pricing Megatron-Bridge's rows at the cuDNN its
 // 2025-26 images ship (cudnn=9.13: Hopper's 9.19.1 curve) took Bridge H100 5.80 -> 4.54 %.
 // GB200 and B300 at B200's measured FP8 efficiency (MAMF, one harness, has both within 6 % of
-// B200), Azure's GB200 figure held back: GB200 7.74 -> 5.66 %, B300 3.55 -> 2.25 %.
+// B200), Azure's GB200 figure held back: GB200 7.74 -> 5.66 %, B300 3.55 -> 2.25 %; then their
+// bf16 efficiency their own MAMF burst times B200's sustained-to-burst ratio: 5.48 and 2.13 %.
 TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
   const ValidationReport r = validate();
   const std::pair<const char*, double> recorded[] = {
@@ -134,7 +135,7 @@ TEST(Validate, NoTablesMeanErrorGrowsByMoreThanAPoint) {
       {"megatron2021_fixed_rule", 0.1049}, {"megatron_core_h100_2024", 0.1134},
       {"nemo_2407_h100_fp8", 0.0312},      {"deepseek_v3_h800_2024", 0.1004},
       {"megatron_bridge_h100", 0.0454},    {"megatron_bridge_b200", 0.0808},
-      {"megatron_bridge_b300", 0.0225},    {"megatron_bridge_gb200", 0.0566},
+      {"megatron_bridge_b300", 0.0213},    {"megatron_bridge_gb200", 0.0548},
       {"megatron_bridge_gb300", 0.0913}};
   for (const auto& [table, mean] : recorded) {
     EXPECT_GT(r.max_abs_error(table), 0) << table << ": no rows";
