@@ -6,7 +6,8 @@
 #   3. measures tracing overhead: median step time traced against untraced (aim < 3 %);
 #      checks that the traced loop's NVTX step ranges are stored as its steps (within 5 %);
 #   4. writes $OUT/trace-gpu-report.md (+ .json, the summary, the Perfetto timeline).
-# Exit status: 0 when every check passes, 1 otherwise. Usage: scripts/trace-gpu-check.sh
+# Exit status: 0 when every check passes, 1 otherwise. Usage: scripts/trace-gpu-check.sh, from the
+# shardcost tree (builds into $BUILD) or from a pack made by scripts/pack-gpu.sh (builds nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/trace-gpu-out}
@@ -22,14 +23,19 @@ log() { echo "[trace-gpu-check] $*" >&2; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" || { log "no GPU"; exit 1; }
 log "GPU: $(cat "$OUT/gpu.txt")"
 
-log "building"
-generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
-cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSHARDCOST_BENCH=ON > "$OUT/cmake.log" 2>&1
-cmake --build "$BUILD" --parallel "$(nproc)" --target shardcost shardcost_inject trace_tests bench_trace \
-  > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
-"$BUILD/profiler/trace/trace_tests" > "$OUT/trace_tests.log" 2>&1 || { log "unit tests failed"; exit 1; }
-"$BUILD/bench/bench_trace" > "$OUT/bench_trace.txt" 2>&1 || true
-BIN=$BUILD/shardcost
+if [ -x bin/shardcost ]; then  # inside a pack (scripts/pack-gpu.sh): built here, nothing to build
+  export LD_LIBRARY_PATH=$PWD/lib:${LD_LIBRARY_PATH:-}
+  TRACE_TESTS=bin/trace_tests BENCH_TRACE=bin/bench_trace BIN=bin/shardcost
+else
+  log "building"
+  generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
+  cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSHARDCOST_BENCH=ON > "$OUT/cmake.log" 2>&1
+  cmake --build "$BUILD" --parallel "$(nproc)" --target shardcost shardcost_inject trace_tests bench_trace \
+    > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+  TRACE_TESTS=$BUILD/profiler/trace/trace_tests BENCH_TRACE=$BUILD/bench/bench_trace BIN=$BUILD/shardcost
+fi
+"$TRACE_TESTS" > "$OUT/trace_tests.log" 2>&1 || { log "unit tests failed"; exit 1; }
+"$BENCH_TRACE" > "$OUT/bench_trace.txt" 2>&1 || true
 
 cat > "$WORK/train.py" <<'PY'
 # A short training loop: warm-up steps, then measured steps between two synchronisations whose
