@@ -1,6 +1,6 @@
-// A step calibration applied to an estimate where it covers it: the same device (or its
-// stack's pooled calibration), every part it prices seen in the runs fitted on, a scale not far
-// beyond theirs.
+// A step calibration applied to an estimate where it covers it: the same device, or the same
+// devices of a mixed cluster (else the stack's pooled calibration), every part it prices seen in
+// the runs fitted on, a scale not far beyond theirs.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -20,7 +20,7 @@ constexpr int kMaxScaleOut = 4;
 
 std::optional<CalibratedStep> calibrate(const Estimate& e, const Cluster& c, const Software& sw,
                                         const std::vector<StepCalibration>& calibrations) {
-  const std::string device = c.groups.front().device.name;
+  const std::string device = calibration_devices(c);
   const StepCalibration* own = nullptr;
   const StepCalibration* pooled = nullptr;
   for (const auto& k : calibrations) {
@@ -38,9 +38,6 @@ std::optional<CalibratedStep> calibrate(const Estimate& e, const Cluster& c, con
     out.why_not = std::move(why);
     return out;
   };
-  for (const NodeGroup& g : c.groups)
-    if (g.device.name != device)
-      return refuse("a calibration is per device, and this cluster mixes devices");
   // A plan over its memory is still priced (the calibrated verdict below may differ).
   if (!(e.step_time_s > 0)) return refuse("the estimate prices no step (" + e.reason + ")");
   std::string why;

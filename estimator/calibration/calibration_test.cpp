@@ -213,6 +213,75 @@ TEST_F(Calibration, FitFindsTheDistortionAndHoldsItOutOfSample) {
   EXPECT_NE(far->why_not.find("more than 4 times"), std::string::npos) << far->why_not;
 }
 
+// A small mixed cluster calibrated from a handful of its own trials (issue 33: "small
+// heterogeneous clusters from a handful of trials"): four A100s and four V100s, five plans
+// "measured" with compute 25 % slower than the estimate and 0.2 s a step more. The runs form a
+// calibration of their own, named by the cluster's devices, that prices a sixth plan within
+// 2 %, and applies neither to one of the two devices alone nor to another mix.
+TEST_F(Calibration, AMixedClusterIsCalibratedOnItsOwnTrials) {
+  const std::string mixed_path =
+      std::string(SHARDCOST_SOURCE_DIR) + "/data/examples/a100-v100.json";
+  const Cluster mixed = load_cluster(mixed_path, 8);
+  EXPECT_EQ(calibration_devices(mixed), "a100-sxm4-80gb + v100-sxm2-32gb");
+  EXPECT_EQ(calibration_devices(load_cluster("dgx-h100", 16)), "h100-sxm5-80gb");
+  EstimateOptions opt;
+  opt.software = software_preset("megatron-core");
+  auto distorted = [&](const Model& m, const Strategy& s) {
+    const Estimate e = estimate(m, mixed, s, opt);
+    double step = 0.2;
+    for (const auto& [part, seconds] : calibration_parts(e, "fp16"))
+      step += seconds * (part == "compute_fp16" ? 1.25 : 1.0);
+    return std::make_pair(e, step);
+  };
+  struct Trial {
+    const char* model;
+    const char* strategy;
+  };
+  const Trial trials[] = {{"gpt3-1.3b", "tp=1,pp=2,mbs=2,gbs=64"},
+                          {"gpt3-1.3b", "tp=1,pp=4,mbs=1,gbs=64"},
+                          {"gpt3-1.3b", "tp=2,pp=2,mbs=2,gbs=64"},
+                          {"gpt3-2.7b", "tp=2,pp=2,mbs=1,gbs=32"},
+                          {"gpt3-2.7b", "tp=1,pp=4,mbs=1,gbs=32"}};
+  db::Store store = db::Store::open(file("s.db"), db::Store::Mode::read_write);
+  for (const Trial& t : trials) {
+    const Model m = load_model(t.model);
+    const Strategy s = parse_strategy(std::string(t.strategy) + ",precision=fp16", 8);
+    const auto [e, step] = distorted(m, s);
+    ASSERT_GT(e.step_time_s, 0) << t.strategy << ": " << e.reason;
+    MeasuredFigures f;
+    f.step_s = step;
+    db::Measurements run;
+    run.run.tool = "test";
+    run.run.uuid = std::string(t.model) + "/" + t.strategy;
+    run.measured = measured_record(m, mixed_path, mixed, s, opt.software, f, run.run.uuid);
+    EXPECT_EQ(run.measured->device, "a100-sxm4-80gb + v100-sxm2-32gb");
+    store.write(run);
+  }
+  std::vector<std::string> skipped;
+  const auto fits = fit_step_calibrations(store.path(), nullptr, &skipped);
+  EXPECT_TRUE(skipped.empty()) << skipped.front();
+  ASSERT_EQ(fits.size(), 1u);
+  EXPECT_EQ(fits[0].device, "a100-sxm4-80gb + v100-sxm2-32gb");
+  EXPECT_EQ(fits[0].runs, 5);
+  EXPECT_NEAR(fits[0].factor("compute_fp16"), 1.25, 0.05);
+  ASSERT_TRUE(fits[0].model_cv_error);
+  EXPECT_LT(*fits[0].model_cv_error, 0.03);
+
+  // A plan none of the trials ran, within 2 %: five steps of like length leave the compute
+  // factor and the overhead partly interchangeable (1.20 and 0.31 s fitted here).
+  const Model m = load_model("gpt3-2.7b");
+  const Strategy s = parse_strategy("tp=1,pp=2,mbs=2,gbs=64,precision=fp16", 8);
+  const auto [e, truth] = distorted(m, s);
+  const auto cal = calibrate(e, mixed, opt.software, fits);
+  ASSERT_TRUE(cal);
+  ASSERT_TRUE(cal->applied) << cal->why_not;
+  EXPECT_NEAR(cal->step_s / truth, 1.0, 0.02);
+  EXPECT_GT(std::abs(e.step_time_s / truth - 1), 0.10);
+  // Not on the A100s alone, nor on a cluster of other devices.
+  const Cluster a100 = load_cluster("dgx-a100", 8);
+  EXPECT_FALSE(calibrate(estimate(m, a100, s, opt), a100, opt.software, fits));
+}
+
 // Undistorted runs leave the factors at 1 and the overhead at 0: the fit adds nothing the runs
 // do not show.
 TEST_F(Calibration, RunsTheEstimateGetsRightLeaveItAlone) {

@@ -384,7 +384,9 @@ std::vector<StepCalibration> fit_step_calibrations(const std::string& store_path
         r.peak = static_cast<double>(*stored.record.peak_memory_bytes);
       if (!(r.analytic > 0)) throw InputError("the estimate prices no step time");
       rows.push_back(std::move(r));
-      keys.emplace_back(stored.record.device, run.software.name);
+      // From the run's cluster, not the stored name: stores written before mixed clusters
+      // were calibrated on their own name only their first group's device.
+      keys.emplace_back(calibration_devices(run.cluster), run.software.name);
       uuids.push_back(stored.run_uuid);
     } catch (const InputError& e) {
       if (skipped) skipped->push_back(e.what());

@@ -147,7 +147,7 @@ db::MeasuredStepRecord measured_record(const Model& m, std::string_view cluster_
   r.gpus = c.total_gpus();
   r.strategy = to_string(s);
   r.software = software_text(sw);
-  r.device = c.groups.front().device.name;
+  r.device = calibration_devices(c);
   std::string why;
   const auto precision = resolved_precision(s, sw, c.groups.front().device, &why);
   r.precision = precision ? std::string(to_string(*precision)) : "";

@@ -1,5 +1,9 @@
 #include "calibration/parts.h"
 
+#include <set>
+
+#include "shardcost/calibration.h"
+
 namespace shardcost {
 
 std::string calibration_part(const std::string& time_part, std::string_view precision) {
@@ -14,6 +18,14 @@ std::map<std::string, double> calibration_parts(const Estimate& e, std::string_v
   std::map<std::string, double> out;
   for (const TimePart& p : e.time)  // input_wait is the user's loader, not a priced part
     if (p.seconds > 0 && !p.given) out[calibration_part(p.name, precision)] += p.seconds;
+  return out;
+}
+
+std::string calibration_devices(const Cluster& c) {
+  std::set<std::string> names;
+  for (const NodeGroup& g : c.groups) names.insert(g.device.name);
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " + ") + n;
   return out;
 }
 

@@ -98,7 +98,9 @@ std::string runs_table_csv(const std::vector<db::MeasuredStepRecord>&);
 // by the run's precision, exposed communication by axis, the pipeline's sends and bubble,
 // the optimizer; factors and overhead not negative, pulled toward 1 and 0.
 struct StepCalibration {
-  std::string device;    // catalog device; empty: pooled over every device of the stack
+  // The cluster's devices (calibration_devices): one catalog device, or a mixed cluster's
+  // several joined by " + "; empty: pooled over every device of the stack.
+  std::string device;
   std::string software;  // the preset's name
   struct Factor {
     std::string part;  // compute_bf16, tp_comm, ...
@@ -131,6 +133,11 @@ struct StepCalibration {
   double uncertainty() const;
   double factor(std::string_view part) const;  // 1 when it has none of that name
 };
+
+// What a calibration is fitted per: the cluster's device, or a mixed cluster's devices in name
+// order joined by " + " (a mixed cluster is calibrated on its own trials: the devices' shares
+// of each part are its own).
+std::string calibration_devices(const Cluster&);
 
 // Fits one calibration per device and stack the store's measured runs cover (and one pooled
 // over devices per stack, for devices with too few runs of their own), prices them with
