@@ -146,6 +146,37 @@ grep -q "kernel events, and its measured step" "$SCRATCH/out" || fail "kineto me
 expect_exit 2 "$BIN" import kineto --db "$SCRATCH/logs.db" --model llama3-8b "$SRC/tests/fixtures/kineto/profiler_steps.json"
 one_line_error
 
+# A small mixed cluster from a handful of its own trials: five plans on four A100s and four
+# V100s, "measured" as the estimate with 30 % more compute time, fitted under the cluster's
+# devices and applied to a sixth plan there; not to the A100s alone.
+mixed=$SRC/data/examples/a100-v100.json
+cat >"$SCRATCH/trial.py" <<'PY'
+import csv, json, sys
+e = json.load(sys.stdin)
+compute = sum(p["seconds"] for p in e["breakdown"]["time"]
+              if p["part"].startswith("compute_") or p["part"] == "pipeline_bubble")
+model, plan, cluster = sys.argv[1:4]
+csv.writer(sys.stdout).writerow([f"{model} {plan}", model, cluster, 8, plan, "megatron-core",
+                                 f"{e['step_time_s'] + 0.3 * compute:.6f}"])
+PY
+{ echo "label,model,cluster,gpus,strategy,software,step_time_s"
+  for plan in "gpt3-1.3b tp=1,pp=2,mbs=2,gbs=64" "gpt3-1.3b tp=1,pp=4,mbs=1,gbs=64" \
+      "gpt3-1.3b tp=2,pp=2,mbs=2,gbs=64" "gpt3-2.7b tp=2,pp=2,mbs=1,gbs=32" "gpt3-2.7b tp=1,pp=4,mbs=1,gbs=32"; do
+    set -- $plan
+    "$BIN" estimate --model "$1" --cluster "$mixed" --gpus 8 --strategy "$2,precision=fp16" \
+      --software megatron-core --format json | python3 "$SCRATCH/trial.py" "$1" "$2,precision=fp16" "$mixed"
+  done; } >"$SCRATCH/mixed.csv"
+expect_exit 0 "$BIN" import runs --db "$SCRATCH/mixed.db" "$SCRATCH/mixed.csv"
+expect_exit 0 "$BIN" fit --db "$SCRATCH/mixed.db" --table step
+grep -q "^a100-sxm4-80gb + v100-sxm2-32gb, megatron-core: 5 runs of 2 models, up to 8 GPUs" \
+  "$SCRATCH/out" || fail "mixed fit: $OUT"
+expect_exit 0 "$BIN" estimate --model gpt3-2.7b --cluster "$mixed" --gpus 8 \
+  --strategy tp=1,pp=2,mbs=2,gbs=64,precision=fp16 --db "$SCRATCH/mixed.db"
+grep -q "^calibrated .*a100-sxm4-80gb + v100-sxm2-32gb" "$SCRATCH/out" || fail "mixed estimate: $OUT"
+expect_exit 0 "$BIN" estimate --model gpt3-2.7b --cluster dgx-a100 --gpus 8 \
+  --strategy tp=1,pp=2,mbs=2,gbs=64,precision=fp16 --db "$SCRATCH/mixed.db"
+if grep -q "^calibrated" "$SCRATCH/out"; then fail "a mixed cluster's calibration on the A100s alone: $OUT"; fi
+
 # A store without measured runs: one line, exit 1.
 expect_exit 0 "$BIN" import csv --db "$SCRATCH/empty.db" "$SRC/tests/fixtures/measured/gemm_a100_sample.csv"
 expect_exit 1 "$BIN" fit --db "$SCRATCH/empty.db" --table step
