@@ -33,7 +33,7 @@ StageCosts::StageCosts(const OpGraph& g, const Cluster& c, const PlacementOption
         for (size_t u : producers_[i]) consumers_[u].push_back(i);
       for (int v : order_) {
         const GraphNode& n = g.nodes[static_cast<size_t>(v)];
-        kept_.push_back(n.in_elements * o.micro_batch * m.element_bytes());
+        kept_.push_back(n.kept_bytes(m.element_bytes()) * o.micro_batch);
         out_bytes_.push_back(n.out_elements * o.micro_batch * m.element_bytes());
       }
     }

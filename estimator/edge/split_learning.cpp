@@ -131,7 +131,7 @@ struct Planner {
           cc.memory[k + 1] = cc.memory[k] + node.params * e;
         } else {
           cc.device_s[k + 1] = cc.device_s[k] + fwd + bwd + step;
-          cc.memory[k + 1] = cc.memory[k] + node.params * kStateBytes + node.in_elements * b * e;
+          cc.memory[k + 1] = cc.memory[k] + node.params * kStateBytes + node.kept_bytes(e) * b;
         }
         cc.smashed[k + 1] = k + 1 == n && o.inference ? 0 : node.out_elements * b * e;
       }

@@ -96,8 +96,8 @@ class GraphWorkload final : public Workload {
       blk.dense_params = n.params;
       blk.param_tensors = n.params > 0 ? 2 : 0;
       blk.largest_tensor_params = n.params;
-      // Kept for backward: the operator's inputs.
-      const double kept = n.in_elements * e * b;
+      // Kept for backward: what autograd saves of it (GraphNode::kept_elements).
+      const double kept = n.kept_bytes(e) * b;
       blk.kept_bytes = {kept, kept, kept};
       boundary = std::max(boundary, n.out_elements * e * b);
     }

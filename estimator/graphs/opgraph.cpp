@@ -110,6 +110,38 @@ const std::set<std::string_view> kWeightPaths = {"Transpose", "Identity", "Cast"
 
 constexpr double kMaxElements = 1e12;
 
+// What an operator keeps for its backward pass (GraphNode::kept_elements), as PyTorch's
+// autograd and Chainer save it: elementwise functions whose derivative is a function of their
+// result keep the result; those of their input keep the input; a window's maximum keeps the
+// input and the output (cuDNN's pooling backward reads both); sums, moves and averages keep
+// nothing but shapes.
+enum class Keeps { nothing, first_input, inputs, output, input_and_output, mask };
+const std::set<std::string_view> kKeepOutput = {"Relu", "Sigmoid",    "Tanh", "Softmax",
+                                                "Exp",  "LogSoftmax", "Sqrt", "Reciprocal"};
+const std::set<std::string_view> kKeepInputs = {"LeakyRelu",
+                                                "PRelu",
+                                                "Elu",
+                                                "Selu",
+                                                "Celu",
+                                                "HardSigmoid",
+                                                "HardSwish",
+                                                "Softplus",
+                                                "Softsign",
+                                                "Gelu",
+                                                "Erf",
+                                                "Mish",
+                                                "Clip",
+                                                "Log",
+                                                "Pow",
+                                                "Abs",
+                                                "Max",
+                                                "Min",
+                                                "Einsum",
+                                                "SoftmaxCrossEntropyLoss",
+                                                "NegativeLogLikelihoodLoss"};
+const std::set<std::string_view> kKeepInputAndOutput = {"MaxPool",   "GlobalMaxPool", "LpPool",
+                                                        "ReduceMax", "ReduceMin",     "ReduceL2"};
+
 class Builder {
  public:
   Builder(const OnnxRecords& r, std::string_view origin) : r_(r), origin_(origin) {}
@@ -142,6 +174,7 @@ class Builder {
       }
       if (n.outputs.empty() || n.outputs[0].empty()) fail(n, "has no output");
       GraphNode node = make(n, acts);
+      keep(n, acts, node, g.nodes.size());
       const int index = static_cast<int>(g.nodes.size());
       for (const std::string& in : acts)
         if (int p = producer_.at(in); p >= 0)
@@ -158,6 +191,14 @@ class Builder {
     if (g.nodes.empty())
       throw InputError(fmt::format("{}: no operator of the graph computes on its input '{}'",
                                    origin_, r_.input));
+    // Each kept tensor counted once: by the first operator that keeps it as an input (which
+    // holds it in its own layout, gathered where a split gathers it), else by its producer.
+    std::map<std::string, size_t> owner;
+    for (const Kept& k : kept_)
+      if (k.input && !owner.count(k.tensor)) owner[k.tensor] = k.node;
+    for (const Kept& k : kept_)
+      if (!k.input && !owner.count(k.tensor)) owner[k.tensor] = k.node;
+    for (const auto& [tensor, node] : owner) g.nodes[node].kept_elements += kept_elements_[tensor];
     g.notes = r_.notes;
     if (!uncounted_.empty())
       g.notes.push_back(fmt::format(
@@ -321,6 +362,56 @@ class Builder {
     return node;
   }
 
+  Keeps keeps(const OnnxNode& n, const GraphNode& node, size_t activations) const {
+    const std::string& op = n.op_type;
+    if (node.kind == NodeKind::view) return Keeps::nothing;
+    if (node.kind == NodeKind::conv) return Keeps::first_input;  // the weight gradient's
+    if (node.kind == NodeKind::matmul || node.unknown) return Keeps::inputs;
+    if (op.find("Normalization") != std::string::npos) return Keeps::first_input;
+    if (kKeepOutput.count(op)) return Keeps::output;
+    if (kKeepInputs.count(op)) return Keeps::inputs;
+    if (kKeepInputAndOutput.count(op)) return Keeps::input_and_output;
+    if (op == "Dropout") return Keeps::mask;
+    // A product keeps the other operand for each one's gradient: a constant scale keeps no
+    // activation, a trained one (LayerScale) the activation its gradient multiplies; a
+    // quotient by a constant keeps nothing.
+    if (op == "Mul" || op == "Div") {
+      const bool divisor = op == "Div" && n.inputs.size() > 1 && active_.count(n.inputs[1]);
+      return activations > 1 || node.params > 0 || divisor ? Keeps::inputs : Keeps::nothing;
+    }
+    return Keeps::nothing;
+  }
+
+  // Records what the operator (node `index` of the graph) keeps; build() counts each tensor
+  // once.
+  void keep(const OnnxNode& n, const std::vector<std::string>& acts, GraphNode& node,
+            size_t index) {
+    auto add = [&](const std::string& t, bool input = true) {
+      kept_.push_back({t, index, input});
+      kept_elements_[t] = product(shape(n, t));
+    };
+    switch (keeps(n, node, acts.size())) {
+      case Keeps::nothing:
+        break;
+      case Keeps::first_input:
+        add(acts[0]);
+        break;
+      case Keeps::inputs:
+        for (const std::string& t : acts) add(t);
+        break;
+      case Keeps::output:
+        add(n.outputs[0], false);
+        break;
+      case Keeps::input_and_output:
+        add(acts[0]);
+        add(n.outputs[0], false);
+        break;
+      case Keeps::mask:  // one byte an element (PyTorch's bool mask)
+        node.kept_mask_bytes = product(node.out);
+        break;
+    }
+  }
+
   void conv(const OnnxNode& n, GraphNode& node) {
     node.kind = NodeKind::conv;
     node.transposed = n.op_type == "ConvTranspose";
@@ -399,9 +490,16 @@ class Builder {
 
   const OnnxRecords& r_;
   std::string_view origin_;
-  std::set<std::string> active_;                  // tensors that carry the batch
-  std::map<std::string, int> producer_;           // activation -> its node (-1: the model's input)
-  std::set<std::string> counted_;                 // initializers counted as parameters
+  std::set<std::string> active_;         // tensors that carry the batch
+  std::map<std::string, int> producer_;  // activation -> its node (-1: the model's input)
+  std::set<std::string> counted_;        // initializers counted as parameters
+  struct Kept {
+    std::string tensor;
+    size_t node;
+    bool input;  // kept as its input (else as its output)
+  };
+  std::vector<Kept> kept_;                        // activations kept for a backward pass
+  std::map<std::string, double> kept_elements_;   // their elements per sample
   std::map<std::string, std::string> weight_of_;  // a weight's view -> its initializer
   std::vector<std::string> uncounted_;  // weight-operand nodes whose weight is not followed
 };

@@ -38,6 +38,10 @@ const NodeGroup& only_group(const Cluster& c) {
 
 void finish(GraphPlan& p, const LayerwiseOptions& o, double capacity) {
   p.capacity_bytes = capacity;
+  // What the device holds beyond the modelled tensors: the allocator's fragmentation and the
+  // stack's fixed part (CUDA context, library handles and workspaces, NCCL's buffers).
+  if (p.memory_bytes > 0)
+    p.memory_bytes = p.memory_bytes * (1 + o.memory_fragmentation) + o.memory_fixed_bytes;
   if (p.memory_bytes > capacity && p.reason.empty())
     p.reason = fmt::format("needs {:.1f} GiB per device, {:.1f} GiB available",
                            p.memory_bytes / units::kGiB, capacity / units::kGiB);
@@ -128,6 +132,10 @@ GraphPlan evaluate(const SplitModel& m, const std::vector<LayerSplit>& splits,
   std::vector<NodePrice> prices(g.nodes.size());
   std::vector<const NodePrice*> in_order;
   std::vector<double> reshard;
+  // The peak: each operator's backward runs while what it and the operators before it keep
+  // is still held (autograd frees a node's saved tensors after its backward), with its
+  // gradients in flight; the end of the forward is the first of those moments.
+  double kept = 0, peak = 0;
   for (int v : m.priced()) {
     const auto sv = static_cast<size_t>(v);
     const NodePrice np = m.node(v, splits[sv]);
@@ -145,11 +153,14 @@ GraphPlan evaluate(const SplitModel& m, const std::vector<LayerSplit>& splits,
     p.compute_s += lc.compute_s;
     p.comm_s += lc.comm_s;
     p.reshard_s += lc.reshard_s;
-    p.memory_bytes += lc.memory_bytes;
+    p.memory_bytes += lc.memory_bytes - np.kept_bytes;
+    kept += np.kept_bytes;
+    peak = std::max(peak, kept + np.working_bytes);
     in_order.push_back(&prices[sv]);
     reshard.push_back(lc.reshard_s);
     p.layers.push_back(std::move(lc));
   }
+  p.memory_bytes += peak;
   p.sync_exposed_s = exposed_sync(m, m.priced(), splits, prices, o);
   p.host_launch_s = host_wait(in_order, reshard, o);
   p.step_s = p.compute_s + p.comm_s + p.reshard_s + p.sync_exposed_s + p.host_launch_s;
@@ -191,7 +202,7 @@ GraphPlan price_pipeline(const OpGraph& g, const NodeGroup& group, const Fabric&
   const SplitModel m(g, group, network, o, q, mb);
   const std::vector<int>& order = m.priced();
   const size_t count = order.size();
-  std::vector<double> t(count), sync(count), mem(count), kept(count);
+  std::vector<double> t(count), sync(count), mem(count), kept(count), working(count);
   std::vector<NodePrice> prices(count);
   std::vector<LayerSplit> splits(g.nodes.size());
   for (size_t i = 0; i < count; ++i) {
@@ -202,9 +213,9 @@ GraphPlan price_pipeline(const OpGraph& g, const NodeGroup& group, const Fabric&
     prices[i] = np;
     t[i] = np.forward_s + np.backward_s + np.comm_s;
     sync[i] = np.grad_bytes;
-    const double in = g.nodes[static_cast<size_t>(v)].in_elements * mb / s.sample;
-    kept[i] = in * m.element_bytes();
-    mem[i] = np.memory_bytes - kept[i];
+    kept[i] = np.kept_bytes;  // a micro-batch's
+    mem[i] = np.memory_bytes - np.kept_bytes;
+    working[i] = np.working_bytes;
   }
   // Linear partition: the cut that minimises the slowest stage.
   std::vector<double> prefix(count + 1, 0);
@@ -224,12 +235,15 @@ GraphPlan price_pipeline(const OpGraph& g, const NodeGroup& group, const Fabric&
   double slowest = 0, send = 0, sync_s = 0, memory = 0, host = 0;
   const Pricer& pricer = m.pricer();
   for (size_t k = 0; k < s; ++k) {
-    double time = 0, grad = 0, held = 0;
+    double time = 0, grad = 0, held = 0, in_flight = 0;
     std::vector<const NodePrice*> stage;
+    // GPipe holds every micro-batch's kept tensors at the flush, one's gradients in flight.
     for (size_t i = bounds[k]; i < bounds[k + 1]; ++i) {
       time += t[i], grad += sync[i], held += mem[i] + micro * kept[i];
+      in_flight = std::max(in_flight, working[i]);
       stage.push_back(&prices[i]);
     }
+    held += in_flight;
     // Each micro-batch's passes through the stage wait for its host as one step's would.
     const double wait = host_wait(stage, std::vector<double>(stage.size(), 0), o);
     if (time + wait > slowest) host = wait;

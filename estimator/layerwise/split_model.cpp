@@ -343,7 +343,11 @@ NodePrice SplitModel::node(int index, const LayerSplit& s) const {
   p.sync_s =
       pricer_.collective(CollectiveOp::all_reduce, p.grad_bytes, {replicas, s.channel * s.filter})
           .seconds;
-  p.memory_bytes = local_params * state_bytes_ + n.in_elements * bl * e_ / in_split;
+  p.kept_bytes = n.kept_bytes(e_) * bl / in_split;
+  p.memory_bytes = local_params * state_bytes_ + p.kept_bytes;
+  // A filter split splits the output's channels; a channel split's output is whole (partial
+  // sums) and so is a replica's.
+  p.working_bytes = (n.in_elements / in_split + n.out_elements / (s.spatial * s.filter)) * bl * e_;
   return p;
 }
 

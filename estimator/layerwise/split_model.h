@@ -14,7 +14,11 @@ struct NodePrice {
   double comm_s = 0;                     // halos, filter all-reduces, norm statistics
   double sync_s = 0;                     // the weight gradients' all-reduce
   double grad_bytes = 0;                 // what that all-reduce moves per device
-  double memory_bytes = 0;               // weights, gradients, optimizer state, kept inputs
+  double memory_bytes = 0;               // weights, gradients, optimizer state, what it keeps
+  double kept_bytes = 0;                 // of memory_bytes, what it keeps for its backward
+  // Its backward's gradients in flight, of its output and its input (plans add the largest
+  // to what is still kept when it runs).
+  double working_bytes = 0;
   int kernels_fwd = 0, kernels_bwd = 0;  // what the host launches for it, collectives too
   double total() const { return forward_s + backward_s + comm_s + sync_s; }
 };

@@ -53,7 +53,7 @@ Keys parse_keys(std::string_view text, bool named) {
 
 LayerwiseOptions layerwise_options(const PlanRequest& a, const Cluster& c, int global_batch,
                                    std::optional<DType> precision, const CostSource* costs) {
-  const Software sw = parse_software(a.software);
+  const Software sw = software_of(a);
   Strategy st;
   st.precision = precision;
   std::string why;
@@ -77,6 +77,8 @@ LayerwiseOptions layerwise_options(const PlanRequest& a, const Cluster& c, int g
   o.optimizer = a.optimizer;
   o.costs = costs;
   o.overlap_grad_reduce = sw.overlap_grad_reduce;
+  o.memory_fixed_bytes = sw.memory_fixed_bytes;
+  o.memory_fragmentation = sw.memory_fragmentation;
   if (sw.grad_bucket_params > 0) o.grad_bucket_bytes = sw.grad_bucket_params * 4;
   return o;
 }

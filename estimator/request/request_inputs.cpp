@@ -35,10 +35,9 @@ PlanRequest resolved(const PlanRequest& a) {
   if (!is_onnx_path(a.model) && (a.epoch_samples != 0 || a.optimizer != "sgd"))
     throw InputError(
         "--epoch-samples and --optimizer apply to operator graphs (--model FILE.onnx)");
-  if (is_onnx_path(a.model) && (!a.attention.empty() || a.memory_headroom_gib || a.seq_len))
+  if (is_onnx_path(a.model) && (!a.attention.empty() || a.seq_len))
     throw InputError(
-        "--attention, --memory-headroom and --seq-len apply to transformer models, not operator "
-        "graphs (.onnx)");
+        "--attention and --seq-len apply to transformer models, not operator graphs (.onnx)");
   // The sampling of variable-length data, without the data: nothing would read it.
   const VarlenRequest& v = a.varlen;
   const VarlenRequest none;

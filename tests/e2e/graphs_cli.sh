@@ -98,4 +98,11 @@ python3 -c 'import sys; a, b = map(float, sys.argv[1:]); assert b > 2 * a, (a, b
 expect_exit 2 "$BIN" estimate --model data/onnx/resnet50.onnx --cluster dgx-a100 --gpus 8 --strategy data,gbs=256 \
   --software pytorch-ddp:tf32_conv=maybe
 one_line_error
+# Memory (issue 35): ResNet-50 in fp32 at 128 images on one 16 GB V100 fits, as NVIDIA's
+# examples train it there; --memory-headroom replaces the stack's allowance (2 GiB + 5 %).
+expect_exit 0 "$BIN" estimate --model data/onnx/resnet50.onnx --cluster abci-v100 --gpus 1 \
+  --strategy data,gbs=128,precision=fp32
+expect_exit 1 "$BIN" estimate --model data/onnx/resnet50.onnx --cluster abci-v100 --gpus 1 \
+  --strategy data,gbs=128,precision=fp32 --memory-headroom 6
+grep -q "does not fit" "$SCRATCH/out" "$SCRATCH/err" || fail "--memory-headroom 6 still fits: $OUT"
 echo "graphs_cli: ok"

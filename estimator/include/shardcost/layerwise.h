@@ -54,6 +54,9 @@ struct LayerwiseOptions {
   // "data+pipeline"); empty: all.
   std::vector<std::string> uniform;
   bool search = true;  // false: the uniform strategies only
+  // What a device holds beyond the modelled tensors (Software::memory_fixed_bytes and
+  // memory_fragmentation for the stack's preset; none by default).
+  double memory_fixed_bytes = 0, memory_fragmentation = 0;
   // Each device's data loader: a plan waits for loading beyond its compute (empty: free).
   std::optional<DataLoading> loading;
 };

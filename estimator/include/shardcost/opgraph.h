@@ -50,7 +50,20 @@ struct GraphNode {
   double in_elements = 0;   // activation elements read per sample (every input)
   double out_elements = 0;  // elements written per sample
   bool unknown = false;     // an operator shardcost does not know: priced as a memory pass
-  double flops() const;     // forward FLOPs per sample
+  // What the operator keeps for its backward pass, per sample, as autograd saves it: a
+  // convolution's or a weight product's activation input, a norm's input, ReLU's, a sigmoid's
+  // or a softmax's output, a max pool's input and output, both operands of a product of
+  // activations; an add, a view, a concatenation or an average pool keeps nothing. A tensor
+  // two operators keep (a ReLU's output and the next convolution's input) is counted once:
+  // by the first that keeps it as its input (which holds it in its own split), else by its
+  // producer. Elements at the activations' width, dropout's one-byte masks apart
+  // (docs/operator-graphs.md, "Memory").
+  double kept_elements = 0;
+  double kept_mask_bytes = 0;
+  double kept_bytes(double element_bytes) const {
+    return kept_elements * element_bytes + kept_mask_bytes;
+  }
+  double flops() const;  // forward FLOPs per sample
   bool depthwise() const { return kind == NodeKind::conv && cin == groups && groups > 1; }
 };
 
