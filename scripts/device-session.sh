@@ -5,7 +5,8 @@
 #   2. scripts/trace-gpu-check.sh    shardcost trace against torch.profiler on a training loop
 #   3. scripts/learned-gpu-check.sh  learned GEMM models on shapes measured there (SHAPES of them)
 #   4. bench gemm at the GEMMs the estimator prices for two `validate` rows (Megatron-core r0.8's
-#      1.7B at mbs 4 and 70B at tp 8, bf16), then `validate --db` against the catalog: does the
+#      1.7B at mbs 4 and 70B at tp 8, bf16) and bench memory's device-to-device copies (which
+#      price the memory-bound passes), then `validate --db` against the catalog: does the
 #      measured device move the H100 tables (issue 32's Megatron-core gap)?
 #   5. scripts/attention-gpu-check.py fused attention (flash, cuDNN) against the catalog's curves
 # Each step runs under its own time limit and one failing does not stop the next; OUT/session.md
@@ -69,6 +70,10 @@ gemms='bin/shardcost bench gemm --device cuda --dtype bf16 --shapes-from "$OUT/m
   bin/shardcost bench gemm --device cuda --dtype bf16 --shapes-from "$OUT/megatron-core-70B.json" \
     --tp 8 --mbs 1,2,4 --warmup 3 --time-budget 0.05 --db "$OUT/gemm.db"'
 step bench-gemm-megatron-core 120 env OUT="$OUT" bash -c "$gemms"
+# Device-to-device copies from 1 MiB to 4 GiB into the same store: `validate --db` then prices
+# the memory-bound passes (norms, activations, the loss) from them too (docs/store.md).
+step bench-memory 60 bin/shardcost bench memory --device cuda --op copy_d2d -b 1M -e 4G -f 2 \
+  --warmup 3 --time-budget 0.05 --db "$OUT/gemm.db"
 step validate-catalog 120 bin/shardcost validate -o "$OUT/validate-catalog.txt"
 step validate-db 120 bin/shardcost validate --db "$OUT/gemm.db" -o "$OUT/validate-db.txt"
 step attention 150 python3 scripts/attention-gpu-check.py --binary bin/shardcost --device "$DEVICE" \

@@ -254,8 +254,19 @@ Priced Pricer::fused_attention(double flops, DType dtype, const AttentionShape& 
           CostOrigin::catalog};
 }
 
+// A framework's memory-bound kernel moving `bytes` through HBM (reads and writes together).
+// Where a cost source has the device's copies (`bench memory --op copy_d2d`: a copy of n bytes
+// reads n and writes n), the pass takes a measured copy of bytes / 2 at the framework kernels'
+// fraction of it (GemmModel::kFrameworkBandwidthFraction, a ratio to STREAM-type kernels such
+// as a device-to-device copy), so a store measured on the user's GPU prices the elementwise
+// passes too; else the catalog's STREAM figure at that fraction.
 Priced Pricer::memory_pass(double bytes) const {
   if (bytes <= 0) return {0, CostOrigin::catalog};
+  if (costs_) {
+    if (auto copy = costs_->memory(device_, "copy_d2d", bytes / 2))
+      return {copy->seconds / GemmModel::kFrameworkBandwidthFraction + GemmModel::kKernelGap_s,
+              copy->origin};
+  }
   return {bytes / kernel_bandwidth() + GemmModel::kKernelGap_s, CostOrigin::catalog};
 }
 

@@ -163,6 +163,36 @@ TEST(StoreCosts, PlanPriceMovesWhenTheStoreSaysTheNetworkIsSlower) {
   EXPECT_TRUE(named) << "the breakdown names a store-priced part";
 }
 
+// A store's measured device-to-device copies price the framework's memory-bound passes (norms,
+// activations, residual adds, the loss): a pass moving B bytes as a copy of B / 2 (which reads
+// and writes it), at the framework kernels' fraction of that copy's rate; the catalog's STREAM
+// figure where the store has no copy near the size.
+TEST(StoreCosts, MemoryPassesTakeTheStoresMeasuredCopies) {
+  std::vector<MemorySample> copies;
+  // 2.4 TB/s of traffic (1.2 TB/s of copy size) and 3 us per copy, 1 MiB to 1 GiB.
+  auto copy_s = [](double n) { return 3e-6 + 2 * n / 2.4e12; };
+  for (double n = 1 << 20; n <= (1 << 30); n *= 2)
+    copies.push_back({"NVIDIA H100 80GB HBM3", "copy_d2d", n, copy_s(n)});
+  const StoreCosts costs({}, {}, copies);
+  const Cluster c = load_cluster("dgx-h100", 8);
+  const NodeGroup& g = c.groups.front();
+  const Pricer with{g.device, g.intra_node, c.inter_node, g.gpus_per_node, &costs};
+  const Pricer catalog{g.device, g.intra_node, c.inter_node, g.gpus_per_node, nullptr};
+  const double gap = GemmModel::kKernelGap_s, share = GemmModel::kFrameworkBandwidthFraction;
+  // 128 MiB moved: a 64 MiB copy, measured.
+  const Priced exact = with.memory_pass(128.0 * (1 << 20));
+  EXPECT_EQ(exact.origin, CostOrigin::measured);
+  EXPECT_NEAR(exact.seconds, copy_s(64.0 * (1 << 20)) / share + gap, 1e-12);
+  // Between measured sizes: interpolated; past them, the catalog (no learned model here).
+  EXPECT_EQ(with.memory_pass(3.0 * (1 << 20)).origin, CostOrigin::interpolated);
+  const Priced beyond = with.memory_pass(8.0 * (1 << 30));
+  EXPECT_EQ(beyond.origin, CostOrigin::catalog);
+  EXPECT_DOUBLE_EQ(beyond.seconds, catalog.memory_pass(8.0 * (1 << 30)).seconds);
+  // The catalog: H100's BabelStream triad fraction (0.887 of 3.35 TB/s) at the same share.
+  EXPECT_NEAR(catalog.memory_pass(128.0 * (1 << 20)).seconds,
+              128.0 * (1 << 20) / (3.35e12 * 0.887 * share) + gap, 1e-12);
+}
+
 // The store names collectives as the importers and benchmarks write them (all_to_all,
 // send_recv); every op the estimator prices must be read back, not silently dropped.
 TEST(StoreCosts, ReadsEveryCollectiveTheStoreNames) {
