@@ -15,85 +15,96 @@
 namespace shardcost {
 namespace {
 
-// Memory-bound operators shardcost knows (anything else that touches activations is priced
-// the same way and listed as unknown).
-const std::set<std::string_view> kMemoryOps = {"BatchNormalization",
-                                               "LayerNormalization",
-                                               "InstanceNormalization",
-                                               "GroupNormalization",
-                                               "LpNormalization",
-                                               "MaxPool",
-                                               "AveragePool",
-                                               "GlobalAveragePool",
-                                               "GlobalMaxPool",
-                                               "LpPool",
-                                               "Relu",
-                                               "LeakyRelu",
-                                               "PRelu",
-                                               "Elu",
-                                               "Selu",
-                                               "Celu",
-                                               "Sigmoid",
-                                               "HardSigmoid",
-                                               "HardSwish",
-                                               "Tanh",
-                                               "Softplus",
-                                               "Softsign",
-                                               "Gelu",
-                                               "Erf",
-                                               "Mish",
-                                               "Clip",
-                                               "Add",
-                                               "Sub",
-                                               "Mul",
-                                               "Div",
-                                               "Pow",
-                                               "Sqrt",
-                                               "Exp",
-                                               "Log",
-                                               "Neg",
-                                               "Abs",
-                                               "Reciprocal",
-                                               "Where",
-                                               "Max",
-                                               "Min",
-                                               "Sum",
-                                               "Mean",
-                                               "Cast",
-                                               "Dropout",
-                                               "Softmax",
-                                               "LogSoftmax",
-                                               "Concat",
-                                               "Split",
-                                               "Slice",
-                                               "Transpose",
-                                               "Pad",
-                                               "Resize",
-                                               "Upsample",
-                                               "Gather",
-                                               "GatherElements",
-                                               "Expand",
-                                               "Tile",
-                                               "ReduceMean",
-                                               "ReduceSum",
-                                               "ReduceMax",
-                                               "ReduceMin",
-                                               "ReduceL2",
-                                               "Equal",
-                                               "Less",
-                                               "Greater",
-                                               "Not",
-                                               "And",
-                                               "Or",
-                                               "Trilu",
-                                               "CumSum",
-                                               "Einsum",
-                                               "SoftmaxCrossEntropyLoss",
-                                               "NegativeLogLikelihoodLoss",
-                                               "ArgMax",
-                                               "TopK",
-                                               "DepthToSpace",
-                                               "SpaceToDepth"};
+// What an operator keeps for its backward pass (GraphNode::kept_elements), as PyTorch's
+// autograd and Chainer save it: elementwise functions whose derivative is a function of their
+// result keep the result; those of their input keep the input; a window's maximum keeps the
+// input and the output (cuDNN's pooling backward reads both); sums, moves and averages keep
+// nothing but shapes; a product or quotient keeps its operands where a gradient needs them
+// (Builder::keeps).
+enum class Keeps { nothing, first_input, inputs, output, input_and_output, mask, operands };
+
+// Memory-bound operators shardcost knows, with what each keeps (anything else that touches
+// activations is priced the same way, keeps its inputs and is listed as unknown).
+const std::map<std::string_view, Keeps> kMemoryOps = {
+    {"BatchNormalization", Keeps::first_input},
+    {"LayerNormalization", Keeps::first_input},
+    {"InstanceNormalization", Keeps::first_input},
+    {"GroupNormalization", Keeps::first_input},
+    {"LpNormalization", Keeps::first_input},
+    {"MaxPool", Keeps::input_and_output},
+    {"AveragePool", Keeps::nothing},
+    {"GlobalAveragePool", Keeps::nothing},
+    {"GlobalMaxPool", Keeps::input_and_output},
+    {"LpPool", Keeps::input_and_output},
+    {"Relu", Keeps::output},
+    {"LeakyRelu", Keeps::inputs},
+    {"PRelu", Keeps::inputs},
+    {"Elu", Keeps::inputs},
+    {"Selu", Keeps::inputs},
+    {"Celu", Keeps::inputs},
+    {"Sigmoid", Keeps::output},
+    {"HardSigmoid", Keeps::inputs},
+    {"HardSwish", Keeps::inputs},
+    {"Tanh", Keeps::output},
+    {"Softplus", Keeps::inputs},
+    {"Softsign", Keeps::inputs},
+    {"Gelu", Keeps::inputs},
+    {"Erf", Keeps::inputs},
+    {"Mish", Keeps::inputs},
+    {"Clip", Keeps::inputs},
+    {"Add", Keeps::nothing},
+    {"Sub", Keeps::nothing},
+    {"Mul", Keeps::operands},
+    {"Div", Keeps::operands},
+    {"Pow", Keeps::inputs},
+    {"Sqrt", Keeps::output},
+    {"Exp", Keeps::output},
+    {"Log", Keeps::inputs},
+    {"Neg", Keeps::nothing},
+    {"Abs", Keeps::inputs},
+    {"Reciprocal", Keeps::output},
+    {"Where", Keeps::nothing},
+    {"Max", Keeps::inputs},
+    {"Min", Keeps::inputs},
+    {"Sum", Keeps::nothing},
+    {"Mean", Keeps::nothing},
+    {"Cast", Keeps::nothing},
+    {"Dropout", Keeps::mask},
+    {"Softmax", Keeps::output},
+    {"LogSoftmax", Keeps::output},
+    {"Concat", Keeps::nothing},
+    {"Split", Keeps::nothing},
+    {"Slice", Keeps::nothing},
+    {"Transpose", Keeps::nothing},
+    {"Pad", Keeps::nothing},
+    {"Resize", Keeps::nothing},
+    {"Upsample", Keeps::nothing},
+    {"Gather", Keeps::nothing},
+    {"GatherElements", Keeps::nothing},
+    {"Expand", Keeps::nothing},
+    {"Tile", Keeps::nothing},
+    {"ReduceMean", Keeps::nothing},
+    {"ReduceSum", Keeps::nothing},
+    {"ReduceMax", Keeps::input_and_output},
+    {"ReduceMin", Keeps::input_and_output},
+    {"ReduceL2", Keeps::input_and_output},
+    {"Equal", Keeps::nothing},
+    {"Less", Keeps::nothing},
+    {"Greater", Keeps::nothing},
+    {"Not", Keeps::nothing},
+    {"And", Keeps::nothing},
+    {"Or", Keeps::nothing},
+    {"Trilu", Keeps::nothing},
+    {"CumSum", Keeps::nothing},
+    {"Einsum", Keeps::inputs},
+    {"SoftmaxCrossEntropyLoss", Keeps::inputs},
+    {"NegativeLogLikelihoodLoss", Keeps::inputs},
+    {"ArgMax", Keeps::nothing},
+    {"TopK", Keeps::nothing},
+    {"DepthToSpace", Keeps::nothing},
+    {"SpaceToDepth", Keeps::nothing},
+};
+
 // Operators that only relabel a tensor's shape.
 const std::set<std::string_view> kViewOps = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
                                              "Identity"};
@@ -109,38 +120,6 @@ const std::set<std::string_view> kWeightPaths = {"Transpose", "Identity", "Cast"
                                                  "Squeeze",   "Flatten",  "Tile"};
 
 constexpr double kMaxElements = 1e12;
-
-// What an operator keeps for its backward pass (GraphNode::kept_elements), as PyTorch's
-// autograd and Chainer save it: elementwise functions whose derivative is a function of their
-// result keep the result; those of their input keep the input; a window's maximum keeps the
-// input and the output (cuDNN's pooling backward reads both); sums, moves and averages keep
-// nothing but shapes.
-enum class Keeps { nothing, first_input, inputs, output, input_and_output, mask };
-const std::set<std::string_view> kKeepOutput = {"Relu", "Sigmoid",    "Tanh", "Softmax",
-                                                "Exp",  "LogSoftmax", "Sqrt", "Reciprocal"};
-const std::set<std::string_view> kKeepInputs = {"LeakyRelu",
-                                                "PRelu",
-                                                "Elu",
-                                                "Selu",
-                                                "Celu",
-                                                "HardSigmoid",
-                                                "HardSwish",
-                                                "Softplus",
-                                                "Softsign",
-                                                "Gelu",
-                                                "Erf",
-                                                "Mish",
-                                                "Clip",
-                                                "Log",
-                                                "Pow",
-                                                "Abs",
-                                                "Max",
-                                                "Min",
-                                                "Einsum",
-                                                "SoftmaxCrossEntropyLoss",
-                                                "NegativeLogLikelihoodLoss"};
-const std::set<std::string_view> kKeepInputAndOutput = {"MaxPool",   "GlobalMaxPool", "LpPool",
-                                                        "ReduceMax", "ReduceMin",     "ReduceL2"};
 
 class Builder {
  public:
@@ -363,23 +342,16 @@ class Builder {
   }
 
   Keeps keeps(const OnnxNode& n, const GraphNode& node, size_t activations) const {
-    const std::string& op = n.op_type;
     if (node.kind == NodeKind::view) return Keeps::nothing;
     if (node.kind == NodeKind::conv) return Keeps::first_input;  // the weight gradient's
     if (node.kind == NodeKind::matmul || node.unknown) return Keeps::inputs;
-    if (op.find("Normalization") != std::string::npos) return Keeps::first_input;
-    if (kKeepOutput.count(op)) return Keeps::output;
-    if (kKeepInputs.count(op)) return Keeps::inputs;
-    if (kKeepInputAndOutput.count(op)) return Keeps::input_and_output;
-    if (op == "Dropout") return Keeps::mask;
+    const Keeps k = kMemoryOps.at(n.op_type);
+    if (k != Keeps::operands) return k;
     // A product keeps the other operand for each one's gradient: a constant scale keeps no
     // activation, a trained one (LayerScale) the activation its gradient multiplies; a
     // quotient by a constant keeps nothing.
-    if (op == "Mul" || op == "Div") {
-      const bool divisor = op == "Div" && n.inputs.size() > 1 && active_.count(n.inputs[1]);
-      return activations > 1 || node.params > 0 || divisor ? Keeps::inputs : Keeps::nothing;
-    }
-    return Keeps::nothing;
+    const bool divisor = n.op_type == "Div" && n.inputs.size() > 1 && active_.count(n.inputs[1]);
+    return activations > 1 || node.params > 0 || divisor ? Keeps::inputs : Keeps::nothing;
   }
 
   // Records what the operator (node `index` of the graph) keeps; build() counts each tensor
@@ -397,6 +369,7 @@ class Builder {
         add(acts[0]);
         break;
       case Keeps::inputs:
+      case Keeps::operands:  // keeps() resolves it to inputs or nothing
         for (const std::string& t : acts) add(t);
         break;
       case Keeps::output:
