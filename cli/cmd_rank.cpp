@@ -323,6 +323,14 @@ void print_fixed_rank(const RankReport& rep, Format format) {
               : fmt::format("replicas train alone, parameters averaged every {} steps",
                             d.bound_steps));
     }
+    // Pinned LoRA fine-tuning: every plan listed trains the adapters alone (--fix lora=R).
+    if (!r.best.empty() && r.best.front().strategy.lora > 0) {
+      const Strategy& b = r.best.front().strategy;
+      fmt::print(
+          "\nLoRA            rank-{} adapters on {} in every plan (pinned); every other weight is "
+          "frozen\n",
+          b.lora, lora_targets_text(b.lora_linears()));
+    }
     if (trusted && !r.best.empty()) fmt::print("\n{}", trust_text(*trusted, r.best.size()));
     if (r.sharding) print_sharding(*r.sharding);
     if (!r.rejected.empty()) {

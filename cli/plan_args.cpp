@@ -157,6 +157,11 @@ std::string summary_text(const Estimate& e) {
         "convergence is not priced\n",
         how, d.exchange_s, d.per_update_s, 1e3 * d.per_sample_s);
   }
+  if (e.strategy.lora > 0)
+    out += fmt::format(
+        "LoRA            rank-{} adapters on {} train; every other weight is frozen (no weight "
+        "gradient, optimizer state or gradient reduction)\n",
+        e.strategy.lora, lora_targets_text(e.strategy.lora_linears()));
   if (e.strategy.precision == DType::fp32)
     out += e.strategy.tf32_math
                ? "fp32 math       GEMMs on TF32 tensor cores, as the stack allows "

@@ -37,6 +37,7 @@ class GraphWorkload final : public Workload {
              "planner's (rank --model FILE.onnx)";
     if (s.cp != 1 || s.cp_per_sequence()) return "cp>1 needs a transformer's sequence";
     if (s.ep != 1) return "ep>1 needs a mixture-of-experts model";
+    if (s.lora > 0) return "lora is modelled for transformers (their attention and MLP linears)";
     if (s.sp) return "sp=true needs a transformer (its norms and residuals split the sequence)";
     if (s.recompute != Recompute::none)
       return "recomputation of operator graphs is not modelled; use recompute=none";

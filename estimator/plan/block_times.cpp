@@ -53,11 +53,13 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
         c.dgrad.seconds += launches;
         c.wgrad.seconds += launches;
       }
+      // A frozen weight (LoRA) takes no gradient: the input gradient's GEMM alone.
+      if (op.frozen) c.wgrad = {0, c.dgrad.origin};
       c.bwd = {c.dgrad.seconds + c.wgrad.seconds, c.dgrad.origin};
       // The input- and the weight-gradient GEMM backward; a stack running one GEMM per local
       // expert launches the others from the same C++ call, at the driver's cost each.
       c.host_fwd = sw.host_forward_launch_s;
-      c.host_bwd = 2 * sw.host_backward_launch_s;
+      c.host_bwd = (op.frozen ? 1 : 2) * sw.host_backward_launch_s;
       if (per_expert) {
         const double members = (op.gemm.batch - 1) * sw.host_driver_launch_s;
         c.host_fwd += members;

@@ -58,7 +58,7 @@ Estimate estimate_graph(const Workload& w, const Graph& graph, const Cluster& c,
   Estimate e;
   e.strategy = s;
   e.parameters = w.parameters();
-  e.model_flops = w.model_flops(s.gbs);
+  e.model_flops = w.trained_flops(s);
   e.memory_capacity_bytes = g.device.memory_bytes;
 
   // Memory: the most loaded stage; on a mixed cluster each stage's replicas against their own

@@ -12,6 +12,7 @@ StageParameters unit_of(const Block& b) {
   p.dense = b.dense_params;
   p.expert = b.expert_params;
   p.fp8 = b.fp8_params;
+  p.frozen = b.frozen ? b.dense_params - b.adapter_params : 0;
   p.blocks = 1;
   p.tensors = b.param_tensors;
   p.largest_tensor = b.largest_tensor_params;
@@ -27,6 +28,7 @@ StageParameters pinned_unit(const Graph& g, Block::Pin pin, const StageSpan& spa
     if (b.pin != pin) continue;
     p.dense += b.dense_params;
     p.expert += b.expert_params;
+    if (b.frozen) p.frozen += b.dense_params - b.adapter_params;
     p.blocks += 1;  // (their FP8 weights are not counted: pinned blocks were priced so)
     p.tensors += b.param_tensors;
     p.largest_tensor = std::max(p.largest_tensor, b.largest_tensor_params);
@@ -35,8 +37,10 @@ StageParameters pinned_unit(const Graph& g, Block::Pin pin, const StageSpan& spa
     p.largest_vector = std::max(p.largest_vector, b.largest_vector_params);
     // Tied weights are held once where the first-stage block they share sits here too.
     if (b.tied_params > 0 &&
-        !(b.pin == Block::Pin::last_stage && (span.first || span.shares_first)))
+        !(b.pin == Block::Pin::last_stage && (span.first || span.shares_first))) {
       p.dense += b.tied_params;
+      if (b.frozen) p.frozen += b.tied_params;
+    }
   }
   return p;
 }
@@ -52,6 +56,7 @@ void add_parameters(StageParameters& to, const StageParameters& more, int copies
   to.dense += copies * more.dense;
   to.expert += copies * more.expert;
   to.fp8 += copies * more.fp8;
+  to.frozen += copies * more.frozen;
   to.blocks += copies * more.blocks;
   to.tensors += copies * more.tensors;
   to.largest_tensor = std::max(to.largest_tensor, more.largest_tensor);
@@ -208,20 +213,24 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
       // them, FSDP2), and the one before it, copied into its reduce-scatter's input in the
       // reduction type and held until that reduce-scatter ends (FSDP2's foreach_reduce;
       // Megatron-core FSDP's bucket). Each as half the adjacent pair gathered_peak counts.
+      // Frozen weights (LoRA) have none: the trained share of the sharded part.
       const double computed = sw.fused_grad_accumulation ? pb.gradient : pb.weight;
-      mem.gradients += 0.5 * (computed + pb.gradient) * p.gathered_peak;
+      const double trained = p.sharded.trainable().total() / p.sharded.total();
+      mem.gradients += 0.5 * (computed + pb.gradient) * p.gathered_peak * trained;
     } else {
       // DeepSpeed: the sub-module computing (at most its largest tensor) and the prefetch
       // bucket (stage3_prefetch_bucket_size).
       mem.weights += pb.weight * (p.largest_slice_tensor + sw.prefetch_bucket_params);
       // ... and the gradients gathered for the next reduction, up to reduce_bucket_size.
-      mem.gradients += pb.gradient * std::min(sw.grad_bucket_params, p.sharded.total());
+      mem.gradients += pb.gradient * std::min(sw.grad_bucket_params, p.sharded.trainable().total());
     }
   }
   // FP8 copies follow the weights' sharding (ZeRO-3 casts the gathered ones).
   mem.weights += pb.fp8_copy * (p.held.fp8 + p.sharded.fp8 / dense_shards);
-  mem.gradients += pb.gradient * (held(p.held, z >= 2) + held(p.sharded, true));
-  mem.optimizer = pb.optimizer * (held(p.held, z >= 1) + held(p.sharded, true));
+  // Gradients and optimizer state for the parameters that train (not LoRA's frozen weights).
+  const StageParameters held_trained = p.held.trainable(), sharded_trained = p.sharded.trainable();
+  mem.gradients += pb.gradient * (held(held_trained, z >= 2) + held(sharded_trained, true));
+  mem.optimizer = pb.optimizer * (held(held_trained, z >= 1) + held(sharded_trained, true));
 
   // Micro-batches in flight, in units of the stage's whole activations, as Megatron's
   // schedules run: stage i warms up with (pp-i-1)*2 + (v-1)*pp model-chunk forwards

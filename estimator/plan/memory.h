@@ -15,6 +15,9 @@ struct StageParameters {
   double dense = 0;
   double expert = 0;
   double fp8 = 0;  // of both, those of FP8 linears (precision=fp8)
+  // Of dense, the frozen weights (Block::frozen): held, gathered under ZeRO-3, but given no
+  // gradient, optimizer state or reduction.
+  double frozen = 0;
   // What a ZeRO-3 stack gathers one call at a time: body units and pinned blocks (per layer),
   // parameter tensors (per tensor), and the largest tensor.
   int blocks = 0;
@@ -25,6 +28,14 @@ struct StageParameters {
   double vector_params = 0;
   double largest_vector = 0;
   double total() const { return dense + expert; }
+  // The parameters that train: all but the frozen ones (FP8 linears are frozen ones first).
+  StageParameters trainable() const {
+    StageParameters t = *this;
+    t.dense = std::max(0.0, dense - frozen);
+    t.fp8 = std::max(0.0, fp8 - frozen);
+    t.frozen = 0;
+    return t;
+  }
 };
 StageParameters stage_parameters(const Graph&, const StageSpan&);
 void add_parameters(StageParameters& to, const StageParameters& more, int copies = 1);

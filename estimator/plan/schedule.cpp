@@ -249,7 +249,8 @@ struct Step {
       add_p2p(t);
       if (!sw.fused_grad_accumulation)
         t.add(kComputeBackward,
-              u.pricer->memory_pass(accumulate_bytes * stage_parameters(ug, span).total()));
+              u.pricer->memory_pass(accumulate_bytes *
+                                    stage_parameters(ug, span).trainable().total()));
       // FSDP2's copy-out after each ZeRO-3 all-gather (Software::fsdp_copy_out): every
       // gathered parameter read from the gathered buffer and written to its unsharded tensor,
       // once for the forward and once for the backward's gather.
@@ -553,22 +554,25 @@ struct Step {
       // attention). ZeRO-3 calls one per unit (per-layer stacks; the call holding the first
       // unit is its own) or per tensor (the unit's share); the rest call in buckets.
       const bool blockwise = zero == 3 && per_layer;
-      auto over_groups = [&](CollectiveOp op, double bytes_per_param, bool sharded_calls) {
+      // Over the parameters `q` (the part's first unit's: `q_first`): gradients are reduced for
+      // those that train, weights gathered for all (ZeRO-3) or for those updated (ZeRO-1/2).
+      auto over_groups = [&](CollectiveOp op, double bytes_per_param, bool sharded_calls,
+                             const StageParameters& q, const StageParameters& q_first) {
         const double n = op == CollectiveOp::all_gather ? calls : reduce_calls;
         auto calls_of = [&](double params) { return sharded_calls ? n : buckets(params); };
         auto lead_of = [&](double unit) {
-          if (sharded_calls) return blockwise ? unit : unit / std::max(1, first.tensors);
+          if (sharded_calls) return blockwise ? unit : unit / std::max(1, q_first.tensors);
           return bucket > 0 ? std::max(bucket, unit) : std::numeric_limits<double>::infinity();
         };
         if (s.ep == 1 && s.expert_tp() == s.tp) {
-          const double all = p.total();
-          return with_first(op, bytes_per_param, all, calls_of(all), lead_of(first.total()),
+          const double all = q.total();
+          return with_first(op, bytes_per_param, all, calls_of(all), lead_of(q_first.total()),
                             place.dp_cp);
         }
-        const Calls dense = with_first(op, bytes_per_param, p.dense, calls_of(p.dense),
-                                       lead_of(first.dense), place.dp_cp);
+        const Calls dense = with_first(op, bytes_per_param, q.dense, calls_of(q.dense),
+                                       lead_of(q_first.dense), place.dp_cp);
         const Cost expert =
-            split(on, op, p.expert * bytes_per_param, calls_of(p.expert), place.expert_dp);
+            split(on, op, q.expert * bytes_per_param, calls_of(q.expert), place.expert_dp);
         return Calls{combined(dense.rest, expert), dense.first};
       };
       // FP8 primary weights are gathered in FP8: their share of the bytes halves.
@@ -577,12 +581,16 @@ struct Step {
       // A stack of list collectives (Software::zero3_list_collectives) reduce-scatters stage
       // 3's gradients one tensor at a time, as it gathers them.
       const bool lists = zero == 3 && sw.zero3_list_collectives;
+      const StageParameters trained = p.trainable(), trained_first = first.trainable();
       const Calls reduced =
           over_groups(zero == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter, gbytes,
-                      blockwise || lists);
+                      blockwise || lists, trained, trained_first);
       // After the step, ZeRO-1/2 gather the updated shards in buckets; ZeRO-3 gathers as the
-      // stack issues its calls.
-      const Calls gather = over_groups(CollectiveOp::all_gather, pb.weight * gathered, zero == 3);
+      // stack issues its calls, frozen weights too.
+      const Calls gather =
+          zero == 3 ? over_groups(CollectiveOp::all_gather, pb.weight * gathered, true, p, first)
+                    : over_groups(CollectiveOp::all_gather, pb.weight * gathered, false, trained,
+                                  trained_first);
       if (zero <= 1) {
         // Gradients reduced once per step, behind the last micro-batch's backward.
         add_calls(c.last_backward, reduced, overlap);
@@ -661,7 +669,8 @@ struct Step {
     // all-reduce (DeepSeek-V3 Sec. 3.2.3, "physical sharing of parameters and gradients").
     if (s.pp > 1 && s.schedule != PipeSchedule::dualpipe) {
       for (const Block& b : ug.blocks) {
-        if (b.pin != Block::Pin::last_stage || b.tied_params <= 0) continue;
+        // (Frozen tied weights, LoRA's, have no gradient to all-reduce.)
+        if (b.pin != Block::Pin::last_stage || b.tied_params <= 0 || b.frozen) continue;
         GroupPlacement pair{2, place.pp_stride * (s.pp - 1)};
         c.tied = combined(
             c.tied, tied_pr.collective(CollectiveOp::all_reduce, b.tied_params * gbytes, pair));
@@ -683,7 +692,10 @@ struct Step {
 
   Priced optimizer(const StageSpan& span, const ReplicaPricing& u) const {
     const Pricer& on = *u.pricer;
-    const StageShards p = device_shards(*u.graph, span);
+    // Over the parameters that train (LoRA's adapters, not its frozen weights).
+    StageShards p = device_shards(*u.graph, span);
+    p.held = p.held.trainable();
+    p.sharded = p.sharded.trainable();
     const double shards = s.dp * s.cp;
     const double expert_shards = static_cast<double>(s.expert_dp());
     const double sharded = p.sharded.dense / shards + p.sharded.expert / expert_shards;

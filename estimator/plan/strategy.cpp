@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <limits>
 
@@ -34,6 +35,8 @@ std::string to_string(const Strategy& s) {
   if (!s.stage_layers.empty()) out += fmt::format(",layers={}", fmt::join(s.stage_layers, "/"));
   if (!s.stage_tp.empty()) out += fmt::format(",stage_tp={}", fmt::join(s.stage_tp, "/"));
   if (s.precision) out += fmt::format(",precision={}", to_string(*s.precision));
+  if (s.lora > 0) out += fmt::format(",lora={}", s.lora);
+  if (s.lora_targets != 0) out += ",lora_targets=" + lora_targets_text(s.lora_targets);
   if (!s.zero_layers.empty()) out += ",zero_layers=" + zero_layers_text(s.zero_layers);
   return out;
 }
@@ -70,42 +73,72 @@ void for_each_item(std::string_view value, F&& f) {
   }
 }
 
-constexpr std::pair<const char*, unsigned> kModules[] = {
-    {"core_attn", kRecomputeCoreAttn},
-    {"layernorm", kRecomputeLayernorm},
-    {"mla_up_proj", kRecomputeMlaUpProj},
-    {"moe_act", kRecomputeMoeAct},
-    {"mlp", kRecomputeMlp},
-    {"moe", kRecomputeMoe},
-    {"shared_experts", kRecomputeSharedExperts},
-    {"ops", kRecomputeOps}};
+using NamedBit = std::pair<std::string_view, unsigned>;
 
-unsigned parse_recompute_modules(std::string_view value) {
+constexpr NamedBit kModules[] = {{"core_attn", kRecomputeCoreAttn},
+                                 {"layernorm", kRecomputeLayernorm},
+                                 {"mla_up_proj", kRecomputeMlaUpProj},
+                                 {"moe_act", kRecomputeMoeAct},
+                                 {"mlp", kRecomputeMlp},
+                                 {"moe", kRecomputeMoe},
+                                 {"shared_experts", kRecomputeSharedExperts},
+                                 {"ops", kRecomputeOps}};
+
+// LoRA's targets; "attention" and "mlp" name two each.
+constexpr NamedBit kLoraTargets[] = {{"qkv", kLoraQkv},
+                                     {"proj", kLoraProj},
+                                     {"fc1", kLoraFc1},
+                                     {"fc2", kLoraFc2},
+                                     {"attention", kLoraQkv | kLoraProj},
+                                     {"mlp", kLoraFc1 | kLoraFc2}};
+
+// "a/b/c" of the names in `table` as their bits OR'd, or `needs` (what the key takes) in one
+// line naming the key.
+template <size_t N>
+unsigned parse_bits(const NamedBit (&table)[N], std::string_view key, std::string_view value,
+                    std::string_view needs) {
   unsigned out = 0;
   for_each_item(value, [&](std::string_view item) {
     bool known = false;
-    for (const auto& [name, bit] : kModules)
+    for (const auto& [name, bit] : table)
       if (item == name) out |= bit, known = true;
     if (!known)
-      throw InputError(fmt::format(
-          "strategy key 'recompute_modules' needs modules from core_attn, layernorm, mla_up_proj, "
-          "moe_act, mlp, moe and shared_experts, joined by /, or ops alone (torchtitan's per-op "
-          "policy) (got '{}')",
-          value));
+      throw InputError(fmt::format("strategy key '{}' needs {} (got '{}')", key, needs, value));
   });
   return out;
 }
 
-}  // namespace
-
-std::string recompute_modules_text(unsigned modules) {
+// The names of the single bits set, joined by /.
+template <size_t N>
+std::string bits_text(const NamedBit (&table)[N], unsigned bits) {
   std::string out;
-  for (const auto& [name, bit] : kModules)
-    if (modules & bit) {
+  for (const auto& [name, bit] : table)
+    if (std::popcount(bit) == 1 && (bits & bit)) {
       if (!out.empty()) out += '/';
       out += name;
     }
   return out;
+}
+
+unsigned parse_recompute_modules(std::string_view value) {
+  return parse_bits(kModules, "recompute_modules", value,
+                    "modules from core_attn, layernorm, mla_up_proj, moe_act, mlp, moe and "
+                    "shared_experts, joined by /, or ops alone (torchtitan's per-op policy)");
+}
+
+unsigned parse_lora_targets(std::string_view value) {
+  return parse_bits(kLoraTargets, "lora_targets", value,
+                    "linears from qkv, proj, fc1 and fc2 (or attention, mlp), joined by /");
+}
+
+}  // namespace
+
+std::string lora_targets_text(unsigned targets) {
+  return bits_text(kLoraTargets, targets);
+}
+
+std::string recompute_modules_text(unsigned modules) {
+  return bits_text(kModules, modules);
 }
 
 namespace {
@@ -276,6 +309,15 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
       s.precision = parse_dtype(value);
     } else if (key == "recompute_modules") {
       s.recompute_modules = parse_recompute_modules(value);
+    } else if (key == "lora") {
+      s.lora = parse_int_value(key, value);
+      if (s.lora < 1 || s.lora > 65536)
+        throw InputError(fmt::format(
+            "strategy key 'lora' needs the adapters' rank, a whole number from 1 to 65536 (got "
+            "'{}')",
+            value));
+    } else if (key == "lora_targets") {
+      s.lora_targets = parse_lora_targets(value);
     } else if (key == "schedule") {
       if (value == "1f1b")
         s.schedule = PipeSchedule::one_f_one_b;
@@ -323,7 +365,8 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
           "dp_sync, "
           "offload, "
           "recompute_modules, "
-          "vpp, recompute, sp, zero, zero_layers, cp_kind, layers, stage_tp, precision (and "
+          "vpp, recompute, sp, zero, zero_layers, cp_kind, layers, stage_tp, precision, lora, "
+          "lora_targets (and "
           "balance, "
           "max_tokens, "
           "cp=dynamic|flex, cp_max with variable-length data)",
@@ -530,6 +573,7 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
   if (!s.stage_layers.empty())
     if (auto why = check_stage_layers(w, s, s.stage_layers)) return why;
   if (s.vpp > 1 && s.pp == 1) return "vpp>1 needs pp>1 (interleaving is a pipeline schedule)";
+  if (s.lora_targets != 0 && s.lora <= 0) return "lora_targets needs lora=R (the adapters' rank)";
   if (s.recompute_modules != 0 && s.recompute != Recompute::selective)
     return "recompute_modules needs recompute=selective (they name what it recomputes)";
   if ((s.recompute_modules & kRecomputeOps) && s.recompute_modules != kRecomputeOps)

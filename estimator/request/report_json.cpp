@@ -34,6 +34,10 @@ nlohmann::json to_json(const Strategy& s) {
     j["recompute_modules"] = recompute_modules_text(s.recompute_modules);
   if (!s.zero_layers.empty()) j["zero_layers"] = zero_layers_text(s.zero_layers);
   if (s.dp_sync != DpSync::sync) j["dp_sync"] = dp_sync_text(s);
+  if (s.lora > 0) {
+    j["lora"] = s.lora;
+    j["lora_targets"] = lora_targets_text(s.lora_linears());
+  }
   return j;
 }
 

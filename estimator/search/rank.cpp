@@ -461,6 +461,9 @@ struct Ranker {
                         // when pinned (dp_sync=async:S or local:H), never by default.
                         s.dp_sync = fixed.dp_sync;
                         s.dp_sync_steps = fixed.dp_sync_steps;
+                        // LoRA changes what is trained: pinned, never searched.
+                        s.lora = fixed.lora;
+                        s.lora_targets = fixed.lora_targets;
                         // A pinned all-to-all overlap where Megatron-core runs it: all-to-alls
                         // under 1F1B, without a pipeline or interleaved, without full
                         // recomputation or the MoE layer's (check_strategy).

@@ -41,6 +41,7 @@ class Mlp final : public Workload {
       if (h % s.tp != 0) return fmt::format("tp={} does not divide the hidden size {}", s.tp, h);
     if (s.cp != 1) return "cp>1 needs a sequence model with attention";
     if (s.ep != 1) return "ep>1 needs a mixture-of-experts model";
+    if (s.lora > 0) return "lora is modelled for transformers (their attention and MLP linears)";
     if (s.sp) return "sp=true needs a transformer (its norms and residuals split the sequence)";
     if (s.precision && is_quantized(*s.precision))
       return fmt::format(

@@ -63,6 +63,8 @@ double attention_core_width(const Model& m) {
   return 2.0 * m.heads * m.head_dim();
 }
 
+}  // namespace
+
 double layer_linear_flops_per_token(const Model& m, LayerKind kind) {
   double mixer = 0;
   if (kind.mixer == Mixer::attention) mixer = attention_linear_flops(m);
@@ -76,6 +78,8 @@ double layer_linear_flops_per_token(const Model& m, LayerKind kind) {
   }
   return mixer + ffn;
 }
+
+namespace {
 
 LayerKind last_layer_kind(const Model& m) {
   return m.layer_kind(m.layers - 1);
@@ -216,6 +220,18 @@ double active_parameter_count(const Model& m) {
 
 double mtp_parameter_count(const Model& m) {
   return m.mtp_layers * mtp_module_parameters(m);
+}
+
+double lora_layer_parameters(const Model& m, unsigned targets, double rank) {
+  const double h = m.hidden, q = static_cast<double>(m.heads) * m.head_dim();
+  const double qkv = q + 2.0 * m.kv_heads * m.head_dim();
+  const double f = m.ffn_hidden, gate = m.activation == Activation::swiglu ? 2 : 1;
+  double sides = 0;  // inputs + outputs of the adapted linears
+  if (targets & kLoraQkv) sides += h + qkv;
+  if (targets & kLoraProj) sides += q + h;
+  if (targets & kLoraFc1) sides += h + gate * f;
+  if (targets & kLoraFc2) sides += f + h;
+  return rank * sides;
 }
 
 double layer_forward_flops_per_token(const Model& m, LayerKind kind) {

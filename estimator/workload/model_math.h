@@ -43,6 +43,12 @@ double mtp_module_parameters(const Model&);
 // Forward FLOPs per token of one layer as Megatron counts them: its matmuls, attention over the
 // full sequence, active experts only, a Mamba mixer's scan.
 double layer_forward_flops_per_token(const Model&, LayerKind);
+// Forward FLOPs per token of a layer's linears alone (its mixer's and MLP's or experts').
+double layer_linear_flops_per_token(const Model&, LayerKind);
+// LoRA (Strategy::lora): the adapters' weights of one dense attention layer, whole (before any
+// tensor-parallel split): rank x (inputs + outputs) of each linear `targets` names (LoraTarget
+// bits).
+double lora_layer_parameters(const Model&, unsigned targets, double rank);
 // Forward FLOPs of a Mamba-2 mixer's chunked scan per token, over all its heads: per chunk of
 // Q, the scores C B^T per group (2 Q N), their product with x per head (2 Q P), and the chunk
 // state in and out per head (2 x 2 N P).

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "model_math.h"
 #include "shardcost/divisors.h"
@@ -29,6 +30,20 @@ class Transformer final : public Workload {
   double parameters() const override { return parameter_count(m_) + mtp_parameter_count(m_); }
   double model_flops(int global_batch) const override {
     return model_flops_per_step(m_, global_batch);
+  }
+  // Under LoRA the frozen weights' gradients are not computed: the linears and the head count
+  // forward and input gradient (4 FLOPs a weight and token, not 6), attention's core in full,
+  // and the adapters' weights 6 each.
+  double trained_flops(const Strategy& s) const override {
+    const double all = model_flops(s.gbs);
+    if (s.lora <= 0) return all;
+    const double tokens = static_cast<double>(s.gbs) * m_.seq_len;
+    double linear = 2.0 * m_.hidden * m_.vocab, adapters = 0;
+    for (const LayerRun& r : runs_) {
+      linear += r.count * layer_linear_flops_per_token(m_, r.kind);
+      adapters += r.count * lora_layer_parameters(m_, s.lora_linears(), s.lora);
+    }
+    return all - tokens * linear + 6 * tokens * adapters;
   }
   double model_flops_of(double tokens, double squared) const override {
     return model_flops_of_batch(m_, tokens, squared);
@@ -69,6 +84,17 @@ class Transformer final : public Workload {
     if ((s.recompute_modules & kRecomputeOps) && (m_.is_moe() || m_.is_mla() || mamba_))
       return "recompute_modules=ops (torchtitan's per-op policy) is modelled for dense attention "
              "layers; this model has experts, latent attention or Mamba layers";
+    if (s.lora > 0) {
+      if (mamba_ || m_.is_mla() || m_.is_moe() || m_.mtp_layers > 0 || !dense_)
+        return "lora is modelled for dense transformer layers (multi-head or grouped-query "
+               "attention and dense MLPs); this model has experts, latent attention, Mamba "
+               "layers or multi-token prediction";
+      if ((s.lora_linears() & (kLoraQkv | kLoraFc1)) && s.lora % s.tp != 0)
+        return fmt::format(
+            "lora={} needs a rank divisible by tp={} (the adapters beside qkv and fc1 split it "
+            "over the tensor-parallel ranks)",
+            s.lora, s.tp);
+    }
     if (!m_.is_moe() && s.ep != 1) return "ep>1 needs a mixture-of-experts model";
     if (!m_.is_moe() && s.etp > 0 && s.etp != s.tp)
       return "etp (expert tensor parallelism) needs a mixture-of-experts model";
@@ -123,6 +149,8 @@ class Transformer final : public Workload {
     embedding.largest_tensor_params = vocab_shard;
     // The embedding's dropout mask, one byte per element.
     embedding.kept_bytes.fill(tokens * m_.hidden * (m_.dropout > 0 ? 1 : 0));
+    // LoRA freezes every weight of the model; only the layers' adapters train.
+    embedding.frozen = s.lora > 0;
 
     size_t next = 1;
     for (const LayerRun& r : runs_) {
@@ -136,6 +164,7 @@ class Transformer final : public Workload {
     Block& head = g.blocks[next++];
     head.name = "head";
     head.pin = Block::Pin::last_stage;
+    head.frozen = s.lora > 0;
     head_ops(m_, s, mb, head.ops);
     head.dense_params = final_norm_parameters(m_);
     head.param_tensors = (m_.rmsnorm ? 1 : 2) + (m_.tied_embeddings ? 0 : 1);
@@ -334,6 +363,14 @@ class Transformer final : public Workload {
           lp.attention / s.tp + (kind.ffn == Ffn::none ? 0 : mlp_local) + lp.shared / s.tp;
     for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
       layer.kept_bytes[static_cast<size_t>(r)] = layer_activation_bytes(m_, s, kernel, r, mb, kind);
+    // LoRA: the layer's weights frozen, its adapters (two tensors each, split over TP) trained.
+    if (s.lora > 0) {
+      layer.frozen = true;
+      layer.adapter_params = lora_layer_parameters(m_, s.lora_linears(), s.lora) / s.tp;
+      layer.dense_params += layer.adapter_params;
+      const int adapters = std::popcount(s.lora_linears());
+      layer.param_tensors += 2 * adapters;
+    }
   }
 
   Model m_;
@@ -415,6 +452,17 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
     const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
     bytes = e * T * h / sp_div + norm_out * li * T * h / sp_div + e * T * q + 2 * e * T * kv +
             li * T * q + mask * T * h / sp_div;
+    if (st.lora > 0) {
+      // LoRA: the frozen linears keep no input (Transformer Engine saves one only where the
+      // weight requires a gradient, backward_needs_input); an adapter keeps its input in 16
+      // bits, beside qkv the gathered norm output (T x h, not the sequence shard), beside the
+      // projection the attention's output (which the attention's backward reads anyway), and
+      // its B the T x R low-rank activation.
+      const unsigned lora = st.lora_linears();
+      bytes += -norm_out * li * T * h / sp_div - li * T * q + e * T * q;
+      if (lora & kLoraQkv) bytes += norm_out * e * T * h + e * T * st.lora;
+      if (lora & kLoraProj) bytes += e * T * st.lora;
+    }
     if (m.qk_norm) bytes += e * T * (q + kv);
   } else if (kind.mixer == Mixer::mamba) {
     // Mamba-2: norm input and output (in_proj input), in_proj's output (z, x, B, C, dt), the
@@ -447,6 +495,15 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
     // recompute_modules=mlp keeps only the checkpoint's input, the norm's input above.
     if (dropped(kRecomputeMlp)) return bytes;
     const double f = static_cast<double>(m.ffn_hidden) / t;
+    if (st.lora > 0) {
+      // LoRA: the activation's input(s) alone, and the adapters' inputs (as above: beside fc1
+      // the gathered norm output, beside fc2 its input) with their low-rank activations.
+      const unsigned lora = st.lora_linears();
+      bytes += e * T * gate * f;
+      if (lora & kLoraFc1) bytes += norm_out * e * T * h + e * T * st.lora;
+      if (lora & kLoraFc2) bytes += e * T * f + e * T * st.lora;
+      return bytes;
+    }
     bytes += norm_out * li * T * h / sp_div + e * T * gate * f + li * T * f;
     return bytes;
   }

@@ -21,6 +21,12 @@ struct Dims {
   // torchtitan's per-op policy (kRecomputeOps): elementwise ops, the sequence-parallel
   // all-gathers and every second matrix multiply of a layer are recomputed.
   bool per_op() const { return recomputes(kRecomputeOps); }
+  // LoRA (Strategy::lora): the adapters' rank, the linears adapted (LoraTarget bits) and
+  // whether the model's own weights are frozen.
+  double lora = 0;
+  unsigned lora_linears = 0;
+  bool frozen() const { return lora > 0; }
+  bool adapts(unsigned target) const { return (lora_linears & target) != 0; }
 };
 
 Dims dims(const Model& m, const Strategy& st, const MicroBatch& mb) {
@@ -41,6 +47,8 @@ Dims dims(const Model& m, const Strategy& st, const MicroBatch& mb) {
   d.e = d.num.element_bytes;
   d.w = d.e / 2;
   if (st.recompute_modules != 0) d.modules = st.recompute_modules;
+  d.lora = st.lora;
+  d.lora_linears = st.lora_linears();
   return d;
 }
 
@@ -122,7 +130,8 @@ void tp_enter(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quan
                        CollectiveOp::all_reduce, d.e * d.tokens * d.h);
   if (q) op.backward_bytes = d.e * d.tokens * d.h;
   op.before_column_parallel = true;
-  op.backward_regather = st.sp;
+  // (A frozen linear computes no weight gradient; LoRA's adapter keeps the gathered input.)
+  op.backward_regather = st.sp && !d.frozen();
   op.userbuffers = st.sp;
   recomputed(op, st.sp && d.per_op());  // the gathered input is not kept
   out.push_back(op);
@@ -186,6 +195,64 @@ Op residual(const char* name, const Dims& d, bool dropout) {
               4 * d.w + (dropout ? 1 : 0));
 }
 
+// A linear's weight GEMM (its last op), frozen under LoRA: no weight gradient.
+void frozen_linear(const Dims& d, std::vector<Op>& out) {
+  out.back().frozen = d.frozen();
+}
+
+// LoRA's adapter beside a linear (Megatron-Bridge's ParallelLinearAdapter, src/megatron/bridge/
+// peft/utils.py, with LoRALinear adding its output to the linear's): x A B scaled by alpha / R,
+// in 16 bits, on the T tokens the linear computes, with the tensor-parallel calls its two
+// Megatron linears make (the adapter's own config runs without sequence parallelism).
+// Beside a column-parallel linear (qkv, fc1; `k` inputs, `n_local` outputs here): A is
+// column-parallel over the rank (R / tp columns here) with its output gathered (an all-gather
+// of T x R forward, a split backward); without sequence parallelism its input gradient is
+// all-reduced backward (T x h; under it Transformer Engine hands over the gathered norm output,
+// return_layernorm_output_gathered, and its backward reduces the sum); B column-parallel
+// (n_local outputs), its T x R input gradient all-reduced backward.
+// Beside a row-parallel linear (proj, fc2; `k` inputs here, h outputs), after its reduction:
+// A row-parallel (k inputs here), its T x R output all-reduced forward; B column-parallel with
+// its output gathered (an all-gather of T x h forward), then split back to the sequence shard
+// under sequence parallelism (an all-gather of the gradient backward), its T x R input
+// gradient all-reduced backward.
+// Then the scale and the add: read the adapter's output, write it scaled, read it and the
+// linear's output, write the sum (10 B an element in 16 bits); backward, the scale of the
+// gradient (4 B).
+void lora_adapter(const Dims& d, const Strategy& st, bool column, double k, double n_local,
+                  std::vector<Op>& out) {
+  const double r = d.lora, T = d.tokens;
+  const bool tp = st.tp > 1;
+  const DType type = d.num.other;
+  if (column) {
+    if (tp && !st.sp)
+      out.push_back(comm("lora_a_input_grad_all_reduce", OpKind::collective, Axis::tp, std::nullopt,
+                         CollectiveOp::all_reduce, d.e * T * k));
+    out.push_back(gemm("lora_a", type, T, r / d.t, k));
+    if (tp)
+      out.push_back(comm("lora_a_all_gather", OpKind::collective, Axis::tp,
+                         CollectiveOp::all_gather, std::nullopt, d.e * T * r));
+  } else {
+    out.push_back(gemm("lora_a", type, T, r, k));
+    if (tp)
+      out.push_back(comm("lora_a_all_reduce", OpKind::collective, Axis::tp,
+                         CollectiveOp::all_reduce, std::nullopt, d.e * T * r));
+  }
+  if (tp)
+    out.push_back(comm("lora_b_input_grad_all_reduce", OpKind::collective, Axis::tp, std::nullopt,
+                       CollectiveOp::all_reduce, d.e * T * r));
+  out.push_back(gemm("lora_b", type, T, n_local, r));
+  double added = T * n_local;
+  if (!column && tp) {
+    out.push_back(comm("lora_b_all_gather", OpKind::collective, Axis::tp, CollectiveOp::all_gather,
+                       std::nullopt, d.e * T * d.h));
+    if (st.sp)
+      out.push_back(comm("lora_sequence_grad_all_gather", OpKind::collective, Axis::tp,
+                         std::nullopt, CollectiveOp::all_gather, d.e * T * d.h));
+    added = T * d.h / d.sp_div;
+  }
+  out.push_back(pass("lora_scale_add", added, 10 * d.w, 4 * d.w));
+}
+
 // Transformer Engine's casts around one FP8 linear (delayed scaling, Hopper's TN-only FP8
 // GEMMs): forward, the bf16 input cast to FP8 with its transpose for the weight gradient
 // (read 2, write 1 + 1 bytes per element), or, where a norm already wrote it in FP8, only the
@@ -205,6 +272,16 @@ Op fp8_casts(const Numerics& n, const char* name, double inputs, double outputs,
   if (norm_elements > 0 && n.norm_fuses_cast)
     return pass(name, 1, 0, cast * outputs + (n.copies - 1) * 2 * n.q * inputs);
   return pass(name, 1, cast * (norm_elements > 0 ? norm_elements : inputs), cast * outputs);
+}
+
+// The numerics of a linear's activation casts: under LoRA its weight is frozen, so neither
+// its input nor its output gradient is cast column-wise for a weight gradient (Transformer
+// Engine quantizes column-wise only where backward_needs_input, the weight requiring a
+// gradient): one copy each.
+Numerics frozen_numerics(const Dims& d) {
+  Numerics n = d.num;
+  if (d.frozen()) n.copies = 1;
+  return n;
 }
 
 // The tokens a rank's experts compute, over the mean: the busiest expert's load factor.
@@ -232,8 +309,9 @@ double tokens_on_experts(const Model& m, const Strategy& st, double tokens) {
 namespace {
 
 // A dense MLP of `ffn` hidden features split over TP, on all T tokens (after tp_enter).
-void mlp_ops(const char* const names[4], const Dims& d, double ffn, Activation act, bool fp8,
-             bool input_from_norm, std::vector<Op>& out) {
+void mlp_ops(const char* const names[4], const Dims& d, const Strategy& st, double ffn,
+             Activation act, bool fp8, bool input_from_norm, std::vector<Op>& out,
+             bool adapted = false) {
   const bool swiglu = act == Activation::swiglu;
   const double f_local = ffn / d.t;
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
@@ -241,9 +319,11 @@ void mlp_ops(const char* const names[4], const Dims& d, double ffn, Activation a
   // MLP's w1 kept, w2 recomputed (matrix multiplies 5 and 6 of a layer).
   out.push_back(gemm(names[0], d.num.linear, d.tokens, fc1_out, d.h));
   recomputed(out.back(), d.per_op(), swiglu ? 0.5 : 0);
+  frozen_linear(d, out);
   if (fp8)
-    out.push_back(fp8_casts(d.num, names[2], d.tokens * d.h, d.tokens * fc1_out,
+    out.push_back(fp8_casts(frozen_numerics(d), names[2], d.tokens * d.h, d.tokens * fc1_out,
                             input_from_norm ? d.tokens * d.h / d.sp_div : 0));
+  if (adapted && d.adapts(kLoraFc1)) lora_adapter(d, st, true, d.h, fc1_out, out);
   // Squared ReLU reads and writes as GeLU does (read x, write y; backward read x and dy, write
   // dx).
   out.push_back(swiglu ? pass("swiglu", d.tokens * f_local, 6 * d.w, 10 * d.w)
@@ -253,7 +333,9 @@ void mlp_ops(const char* const names[4], const Dims& d, double ffn, Activation a
   recomputed(out.back(), d.per_op());
   out.push_back(gemm(names[1], d.num.linear, d.tokens, d.h, f_local));
   recomputed(out.back(), d.per_op(), swiglu ? 0 : 1);
-  if (fp8) out.push_back(fp8_casts(d.num, names[3], d.tokens * f_local, d.tokens * d.h));
+  frozen_linear(d, out);
+  if (fp8)
+    out.push_back(fp8_casts(frozen_numerics(d), names[3], d.tokens * f_local, d.tokens * d.h));
 }
 
 // A mixture-of-experts MLP: route, dispatch over expert parallelism, the local experts, combine,
@@ -283,7 +365,7 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
     const bool own_tp = dispatcher && st.tp > 1;
     const size_t first = out.size();
     if (own_tp) tp_enter(d, st, out, false);
-    mlp_ops(names, d, static_cast<double>(m.moe.shared_experts) * m.expert_ffn(), m.activation,
+    mlp_ops(names, d, st, static_cast<double>(m.moe.shared_experts) * m.expert_ffn(), m.activation,
             d.num.quantized(), false, out);
     if (own_tp) tp_exit(d, st, out);
     if (d.recomputes(kRecomputeSharedExperts)) checkpointed(out, first);
@@ -411,9 +493,11 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   out.push_back(gemm("qkv", d.num.linear, d.tokens, qkv_out, d.h));
   // Per op: wq and wv kept, wk recomputed (matrix multiplies 1-3 of a layer, fused here).
   recomputed(out.back(), d.per_op(), d.kv_local * d.hd / qkv_out);
+  frozen_linear(d, out);
   if (fp8)
-    out.push_back(fp8_casts(d.num, "qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out,
+    out.push_back(fp8_casts(frozen_numerics(d), "qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out,
                             d.tokens * d.h / d.sp_div));
+  if (d.adapts(kLoraQkv)) lora_adapter(d, st, true, d.h, qkv_out, out);
   // Per-head query and key norms (Qwen3): read and write Q and K.
   if (m.qk_norm) {
     const double elements = d.tokens * (d.q_local + d.kv_local) * d.hd;
@@ -473,9 +557,10 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   out.push_back(recomputed(copy, d.per_op()));
   out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * d.hd));
   recomputed(out.back(), d.per_op());  // wo, the layer's fourth matrix multiply
+  frozen_linear(d, out);
   if (fp8)
-    out.push_back(
-        fp8_casts(d.num, "attention_proj_fp8_casts", d.tokens * d.q_local * d.hd, d.tokens * d.h));
+    out.push_back(fp8_casts(frozen_numerics(d), "attention_proj_fp8_casts",
+                            d.tokens * d.q_local * d.hd, d.tokens * d.h));
 }
 
 // Multi-head latent attention as Megatron-core runs it in training (the up projections
@@ -612,6 +697,8 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
       gqa_ops(m, st, kernel, d, kind.window, out);
     }
     tp_exit(d, st, out, fp8);
+    if (kind.mixer == Mixer::attention && !m.is_mla() && d.adapts(kLoraProj))
+      lora_adapter(d, st, false, d.q_local * d.hd, d.h / d.t, out);
     if (m.post_norms) {
       out.push_back(norm("post_attention_norm", d, false, m.rmsnorm));
       out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
@@ -635,11 +722,13 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   if (!moe_layer) {
     static const char* const names[4] = {"mlp_fc1", "mlp_fc2", "mlp_fc1_fp8_casts",
                                          "mlp_fc2_fp8_casts"};
-    mlp_ops(names, d, m.ffn_hidden, m.activation, fp8, true, out);
+    mlp_ops(names, d, st, m.ffn_hidden, m.activation, fp8, true, out, true);
   } else {
     moe_ops(m, st, d, out);
   }
   if (!dispatcher) tp_exit(d, st, out, fp8 && !moe_layer);
+  if (!moe_layer && d.adapts(kLoraFc2))
+    lora_adapter(d, st, false, static_cast<double>(m.ffn_hidden) / d.t, d.h / d.t, out);
   if (!moe_layer && d.recomputes(kRecomputeMlp)) checkpointed(out, mlp_first);
   if (moe_layer && d.recomputes(kRecomputeMoe)) checkpointed(out, moe_first);
   if (m.post_norms) {
@@ -675,10 +764,18 @@ void layer_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
 
 void embedding_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vector<Op>& out) {
   const Dims d = dims(m, st, mb);
+  const size_t first = out.size();
   // Vocab-parallel lookup writes the (partial) embeddings; backward scatters into the table.
   out.push_back(
       pass("embedding_lookup", d.tokens * d.h, (m.learned_positions ? 6 : 2) * d.w, 6 * d.w));
   tp_exit(d, st, out);
+  // A frozen table (LoRA) takes no gradient, and nothing before it does: autograd runs none
+  // of its backward.
+  if (d.frozen())
+    for (size_t i = first; i < out.size(); ++i) {
+      if (out[i].kind == OpKind::memory) out[i].backward_bytes = 0;
+      out[i].backward_op.reset();
+    }
 }
 
 void head_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vector<Op>& out) {
@@ -692,6 +789,7 @@ void head_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vec
   const double v_local = static_cast<double>(m.vocab) / st.tp;
   // Under fp8 the head stays in 16 bits (Megatron's output layer is not a TE linear).
   out.push_back(gemm("lm_head", d.num.other, d.tokens, v_local, d.h));
+  frozen_linear(d, out);
   // Vocab-parallel cross entropy in fp32, as Megatron's passes run: .float() (read 2, write
   // 4), max (4), sub_ (8), exp (8), sum (4), div_ (8); backward: softmax minus one-hot in
   // place (8) and the cast back to 16 bits (6).

@@ -39,6 +39,18 @@ enum class CrossEntropy { unfused, te };
 std::string_view to_string(CrossEntropy);
 CrossEntropy parse_cross_entropy(std::string_view);  // throws InputError
 
+// The linears of a transformer layer that LoRA adapts (Strategy::lora_targets): the fused
+// query-key-value projection and the attention's output projection (column- and row-parallel),
+// the MLP's two (column- and row-parallel). Megatron-Bridge's LoRA targets all four by default
+// (src/megatron/bridge/peft/lora.py, target_modules).
+enum LoraTarget : unsigned {
+  kLoraQkv = 1,
+  kLoraProj = 2,
+  kLoraFc1 = 4,
+  kLoraFc2 = 8,
+  kLoraAll = 15,
+};
+
 enum class Recompute { none, selective, full };
 std::string_view to_string(Recompute);
 // What recompute=selective recomputes (Megatron-core's --recompute-modules): attention's core
@@ -149,6 +161,16 @@ struct Strategy {
   // overlap): one micro-batch's forward runs beside another's backward, so each expert-parallel
   // all-to-all runs behind the other's compute, less the SMs its kernels take.
   bool ep_overlap = false;
+  // lora=R: LoRA fine-tuning (Hu et al. 2021) as Megatron-Bridge runs it: every weight of the
+  // model frozen (no weight-gradient GEMMs, gradients or optimizer state for them), and beside
+  // each linear lora_targets names a trainable adapter of rank R, x A B scaled by alpha / R
+  // (ParallelLinearAdapter). 0: every weight trained. lora_targets: LoraTarget bits (0: all
+  // four linears of a layer). Dense transformer layers only (Workload::check).
+  int lora = 0;
+  unsigned lora_targets = 0;
+  unsigned lora_linears() const {
+    return lora > 0 ? (lora_targets != 0 ? lora_targets : kLoraAll) : 0;
+  }
   // recompute_modules=core_attn/layernorm/mla_up_proj/moe_act/mlp/moe/shared_experts with
   // recompute=selective; 0: the default (core_attn).
   unsigned recompute_modules = 0;
@@ -208,6 +230,8 @@ std::string to_string(const Strategy&);
 std::string dp_sync_text(const Strategy&);
 // "layernorm/mla_up_proj": the modules' names, as the strategy key takes them.
 std::string recompute_modules_text(unsigned modules);
+// "qkv/proj": the LoRA targets, as the strategy key takes them.
+std::string lora_targets_text(unsigned targets);
 // "s/rx30/s": per-layer sharding marks, as the strategy key takes them (runs merged).
 std::string zero_layers_text(const std::vector<int>& marks);
 

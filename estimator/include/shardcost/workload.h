@@ -75,6 +75,9 @@ struct Op {
   // A grouped GEMM over the local experts (gemm.batch of them): under a stack that runs one
   // kernel per expert (Software::grouped_gemm_per_expert) each pays its own launch.
   bool per_expert_kernels = false;
+  // gemm: the weight is frozen (LoRA fine-tuning): the backward computes the input gradient
+  // only, no weight gradient.
+  bool frozen = false;
   // attention: the run quantizes its linears, so a stack may compute attention in FP8 too
   // (Software::fp8_attention; Transformer Engine's fp8_dot_product_attention).
   bool fp8_capable = false;
@@ -111,6 +114,11 @@ struct Block {
   // once where both sit on one stage; on different stages each holds a copy and their
   // gradients are all-reduced between the two stages.
   double tied_params = 0;
+  // Frozen weights (LoRA fine-tuning): the block's parameters (tied ones too) take no gradient,
+  // no optimizer state and no data-parallel reduction, but for adapter_params of them, the
+  // adapters' own (counted in dense_params).
+  bool frozen = false;
+  double adapter_params = 0;
   // Of dense_params and expert_params, those of FP8 linears (precision=fp8): Transformer
   // Engine holds an FP8 copy and its transpose of each, cast once per step.
   double fp8_params = 0;
@@ -173,6 +181,9 @@ class Workload {
   // Model FLOPs per step for a global batch of samples (forward and backward, no
   // recomputation), as the family's papers count them: the numerator of MFU.
   virtual double model_flops(int global_batch) const = 0;
+  // The same for what the strategy trains: under LoRA (Strategy::lora) the frozen weights'
+  // gradients are not computed, and the adapters' FLOPs are added. Default: model_flops.
+  virtual double trained_flops(const Strategy& s) const { return model_flops(s.gbs); }
   virtual double tokens_per_sample() const = 0;  // sequence length (1: not a sequence model)
   virtual int layers() const = 0;                // body units a pipeline splits
   // Why the strategy's splits (tp, cp, ep, ...) do not apply to this model, or nullopt.
