@@ -28,6 +28,7 @@ Part comm_part(Axis a) {
 }
 
 OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Software& sw) {
+  if (op.needs_tp_comm_overlap && !sw.tp_comm_overlap) return {};  // not run by this stack
   const FusedAttention kernel = sw.fused_attention;
   // One kernel each way where the op takes time (an identity collective launches none).
   auto launch_each = [&](OpCost& c) {

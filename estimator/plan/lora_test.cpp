@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "plan/block_times.h"
 #include "plan/estimate_internal.h"
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
@@ -112,6 +113,17 @@ TEST(Lora, FrozenLinearsComputeNoWeightGradientAndAdaptersSitBeside) {
   EXPECT_EQ(op_named(layer, "lora_b", 0).gemm.n, 3072);
   EXPECT_DOUBLE_EQ(op_named(layer, "lora_a_all_gather").bytes, 2 * T * 16);
   EXPECT_EQ(count_named(layer, "lora_a_input_grad_all_reduce"), 0);
+  // Where userbuffers overlap the linear's all-gather, Transformer Engine gives the adapter the
+  // norm's output ungathered: the adapter gathers it (T x h) and the gradient goes back through
+  // a reduce-scatter and an add into the norm's (6 B an element of the shard); the linear's
+  // own gather then runs without userbuffers.
+  const Op& own = op_named(layer, "lora_sequence_all_gather");
+  EXPECT_TRUE(own.needs_tp_comm_overlap);
+  EXPECT_DOUBLE_EQ(own.bytes, 2 * T * h);
+  EXPECT_EQ(own.backward_op, CollectiveOp::reduce_scatter);
+  EXPECT_TRUE(op_named(layer, "lora_input_grad_add").needs_tp_comm_overlap);
+  EXPECT_DOUBLE_EQ(op_named(layer, "lora_input_grad_add").backward_bytes, 6 * T * h / 2);
+  EXPECT_FALSE(op_named(layer, "tp_all_gather", 0).userbuffers);
   // Beside the projection (row-parallel, 2048 inputs a rank): A 2048 -> 16, its output
   // all-reduced; B 16 -> 2048 outputs of 4096, gathered whole (T x h), split back to the
   // sequence shard (an all-gather of the gradient backward).
@@ -122,6 +134,10 @@ TEST(Lora, FrozenLinearsComputeNoWeightGradientAndAdaptersSitBeside) {
   EXPECT_DOUBLE_EQ(op_named(layer, "lora_a_all_reduce").bytes, 2 * T * 16);
   EXPECT_DOUBLE_EQ(op_named(layer, "lora_b_all_gather").bytes, 2 * T * h);
   EXPECT_DOUBLE_EQ(op_named(layer, "lora_sequence_grad_all_gather").bytes, 2 * T * h);
+  // The gather along the last dimension ends in a concatenation: a copy of T x h forward, the
+  // split's copy of T x h / 2 backward.
+  EXPECT_DOUBLE_EQ(op_named(layer, "lora_gather_concat").bytes, 4 * T * h);
+  EXPECT_DOUBLE_EQ(op_named(layer, "lora_gather_concat").backward_bytes, 4 * T * h / 2);
   EXPECT_FALSE(op_named(layer, "lora_sequence_grad_all_gather").op.has_value());
   // The scale and add over the projection's output shard: 10 B forward, 4 B backward.
   EXPECT_DOUBLE_EQ(op_named(layer, "lora_scale_add", 1).bytes, 10 * T * h / 2);
@@ -133,18 +149,92 @@ TEST(Lora, FrozenLinearsComputeNoWeightGradientAndAdaptersSitBeside) {
   EXPECT_TRUE(layer.frozen);
 }
 
-TEST(Lora, Fp8CastsOfAFrozenLinearWriteOneCopy) {
-  // precision=fp8 on Hopper: TE quantizes an input or output gradient column-wise only for a
-  // weight gradient. qkv's input comes quantized from the norm: backward casts the output
-  // gradient once (read 2, write 1 B) and transposes nothing: 3 B x T x 3072 (4 B x T x 3072
-  // and a 2 B x T x h transpose when trained).
+TEST(Lora, Fp8CastsOfAFrozenLinear) {
+  // precision=fp8 on Hopper: TE quantizes a linear's input column-wise only for a weight
+  // gradient; its LayerNormLinear (qkv, fc1) casts the output gradient both ways always, its
+  // Linear (proj, fc2) only where there is a bias (Llama has none). T = 8192, h = 4096, qkv
+  // 3072 outputs a rank, proj 2048 inputs a rank; casts read 2 B and write 1 B a copy.
   const Model m = load_model("llama3-8b");
   const auto w = transformer_workload(m);
-  Graph g;
-  w->graph(parse_strategy("tp=2,mbs=1,gbs=8,sp=true,precision=fp8,lora=16", 8),
-           AttentionKernel::flash, g);
-  const double T = 8192;
-  EXPECT_DOUBLE_EQ(op_named(layer_of(g), "qkv_fp8_casts").backward_bytes, 3 * T * 3072);
+  const double T = 8192, h = 4096;
+  auto layer_graph = [&](const std::string& extra, Graph& g) {
+    w->graph(parse_strategy("tp=2,mbs=1,gbs=8,sp=true,precision=fp8" + extra, 8),
+             AttentionKernel::flash, g);
+    return layer_of(g);
+  };
+  Graph trained_g, frozen_g, adapted_g;
+  const Block& trained = layer_graph("", trained_g);
+  const Block& frozen = layer_graph(",lora=16,lora_targets=proj/fc2", frozen_g);
+  const Block& adapted = layer_graph(",lora=16", adapted_g);
+  // qkv frozen, its input quantized by the norm: forward nothing, backward the output gradient
+  // both ways and no transpose of the input (trained: also 2 B x T x h for that transpose).
+  EXPECT_DOUBLE_EQ(op_named(trained, "qkv_fp8_casts").backward_bytes, 4 * T * 3072 + 2 * T * h);
+  EXPECT_DOUBLE_EQ(op_named(frozen, "qkv_fp8_casts").bytes, 0);
+  EXPECT_DOUBLE_EQ(op_named(frozen, "qkv_fp8_casts").backward_bytes, 4 * T * 3072);
+  // qkv adapted: the norm writes 16 bits, gathered so (2 B an element, not 1) and cast whole
+  // after the gather, one copy.
+  EXPECT_DOUBLE_EQ(op_named(adapted, "qkv_fp8_casts").bytes, 3 * T * h);
+  EXPECT_DOUBLE_EQ(op_named(adapted, "tp_all_gather", 0).bytes, 2 * T * h);
+  EXPECT_DOUBLE_EQ(op_named(frozen, "tp_all_gather", 0).bytes, 1 * T * h);
+  // proj frozen: its input cast once (3 B), its output gradient once (3 B); trained, both twice.
+  EXPECT_DOUBLE_EQ(op_named(frozen, "attention_proj_fp8_casts").bytes, 3 * T * 2048);
+  EXPECT_DOUBLE_EQ(op_named(frozen, "attention_proj_fp8_casts").backward_bytes, 3 * T * h);
+  EXPECT_DOUBLE_EQ(op_named(trained, "attention_proj_fp8_casts").bytes, 4 * T * 2048);
+  EXPECT_DOUBLE_EQ(op_named(trained, "attention_proj_fp8_casts").backward_bytes, 4 * T * h);
+}
+
+TEST(Lora, AFrozenGemmPricesItsInputGradientAloneAndUserbuffersOnlyOpsNothingWithout) {
+  const Cluster c = load_cluster("dgx-h100", 8);
+  const NodeGroup& g = c.groups.front();
+  const Pricer pr{g.device, g.intra_node, c.inter_node, g.gpus_per_node, nullptr};
+  const Placement place = placement(parse_strategy("tp=8,sp=true,gbs=1", 8));
+  Op linear;
+  linear.name = "linear";
+  linear.kind = OpKind::gemm;
+  linear.gemm = {8192, 3072, 8192, 1};
+  Op frozen = linear;
+  frozen.frozen = true;
+  Software on = software_preset("megatron-core"), off = on;
+  on.tp_comm_overlap = true;
+  off.tp_comm_overlap = false;
+  const double dgrad = pr.gemm(dgrad_shape(linear.gemm)).seconds;
+  const double wgrad = pr.gemm(wgrad_shape(linear.gemm)).seconds;
+  EXPECT_DOUBLE_EQ(
+      block_times({linear}, pr, place, Recompute::none, off, false).s[kComputeBackward],
+      dgrad + wgrad);
+  EXPECT_DOUBLE_EQ(
+      block_times({frozen}, pr, place, Recompute::none, off, false).s[kComputeBackward], dgrad);
+  // An adapter's own gather (T x h, 8192 x 8192 in bf16): priced under userbuffers, absent
+  // without them.
+  Op gather;
+  gather.name = "lora_sequence_all_gather";
+  gather.kind = OpKind::collective;
+  gather.axis = Axis::tp;
+  gather.op = CollectiveOp::all_gather;
+  gather.bytes = 2.0 * 8192 * 8192;
+  gather.needs_tp_comm_overlap = true;
+  EXPECT_DOUBLE_EQ(block_times({gather}, pr, place, Recompute::none, off, false).s[kTpComm], 0);
+  EXPECT_DOUBLE_EQ(block_times({gather}, pr, place, Recompute::none, on, false).s[kTpComm],
+                   pr.collective(CollectiveOp::all_gather, gather.bytes, place.tp).seconds);
+}
+
+TEST(Lora, TheAdaptersOwnGathersRunOnlyUnderUserbuffers) {
+  // Under Transformer Engine's userbuffers the adapters beside qkv and fc1 gather the norm's
+  // output themselves and the linears' gathers lose their overlap; without them neither: the
+  // tensor-parallel time LoRA adds is larger with the overlap than without it.
+  const Model m = load_model("llama3-8b");
+  const Cluster c = load_cluster("dgx-h100", 8);
+  EstimateOptions on, off;
+  on.software.tp_comm_overlap = true;
+  off.software.tp_comm_overlap = false;
+  const std::string base = "tp=8,dp=1,mbs=1,gbs=8,sp=true";
+  auto tp_comm = [&](const EstimateOptions& o, const std::string& extra) {
+    return part(estimate(m, c, parse_strategy(base + extra, 8), o), "tp_comm");
+  };
+  const double added_on = tp_comm(on, ",lora=16") - tp_comm(on, "");
+  const double added_off = tp_comm(off, ",lora=16") - tp_comm(off, "");
+  EXPECT_GT(added_off, 0);
+  EXPECT_GT(added_on, added_off);
 }
 
 TEST(Lora, ActivationsKeepWhatTheBackwardReads) {
@@ -162,9 +252,10 @@ TEST(Lora, ActivationsKeepWhatTheBackwardReads) {
   // Attention's linears alone: fc1's and fc2's inputs are no longer kept.
   EXPECT_DOUBLE_EQ(kept("tp=1,dp=8,gbs=8,lora=16,lora_targets=attention") - kept("tp=1,dp=8,gbs=8"),
                    2 * e * T * r - e * T * h - e * T * f);
-  // tp 2 with sequence parallelism: beside qkv and fc1 the whole gathered input, not the shard.
+  // tp 2 with sequence parallelism: beside qkv and fc1 the whole gathered input, not the shard,
+  // and Transformer Engine's own copy of the shard, which it returns to the adapter.
   EXPECT_DOUBLE_EQ(kept("tp=2,dp=4,gbs=8,sp=true,lora=16") - kept("tp=2,dp=4,gbs=8,sp=true"),
-                   2 * e * T * h / 2 + 4 * e * T * r);
+                   2 * e * T * h / 2 + 2 * e * T * h / 2 + 4 * e * T * r);
 }
 
 TEST(Lora, OnlyTheAdaptersTakeGradientsStateAndReduction) {

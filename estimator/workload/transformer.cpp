@@ -460,7 +460,12 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
       // its B the T x R low-rank activation.
       const unsigned lora = st.lora_linears();
       bytes += -norm_out * li * T * h / sp_div - li * T * q + e * T * q;
-      if (lora & kLoraQkv) bytes += norm_out * e * T * h + e * T * st.lora;
+      // Transformer Engine's LayerNormLinear, returning its norm output to the adapter, keeps
+      // its own copy of it where that is not the same tensor: the sequence shard under sequence
+      // parallelism, the quantized copy under FP8.
+      const double ln_out =
+          (st.sp && t > 1) || num.quantized() ? norm_out * li * T * h / sp_div : 0;
+      if (lora & kLoraQkv) bytes += norm_out * e * T * h + e * T * st.lora + ln_out;
       if (lora & kLoraProj) bytes += e * T * st.lora;
     }
     if (m.qk_norm) bytes += e * T * (q + kv);
@@ -500,7 +505,9 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
       // the gathered norm output, beside fc2 its input) with their low-rank activations.
       const unsigned lora = st.lora_linears();
       bytes += e * T * gate * f;
-      if (lora & kLoraFc1) bytes += norm_out * e * T * h + e * T * st.lora;
+      const double ln_out =
+          (st.sp && t > 1) || num.quantized() ? norm_out * li * T * h / sp_div : 0;
+      if (lora & kLoraFc1) bytes += norm_out * e * T * h + e * T * st.lora + ln_out;
       if (lora & kLoraFc2) bytes += e * T * f + e * T * st.lora;
       return bytes;
     }

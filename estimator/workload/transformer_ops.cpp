@@ -25,6 +25,7 @@ struct Dims {
   // whether the model's own weights are frozen.
   double lora = 0;
   unsigned lora_linears = 0;
+  bool bias = false;  // the linears have biases
   bool frozen() const { return lora > 0; }
   bool adapts(unsigned target) const { return (lora_linears & target) != 0; }
 };
@@ -49,6 +50,7 @@ Dims dims(const Model& m, const Strategy& st, const MicroBatch& mb) {
   if (st.recompute_modules != 0) d.modules = st.recompute_modules;
   d.lora = st.lora;
   d.lora_linears = st.lora_linears();
+  d.bias = m.bias;
   return d;
 }
 
@@ -207,9 +209,10 @@ void frozen_linear(const Dims& d, std::vector<Op>& out) {
 // Beside a column-parallel linear (qkv, fc1; `k` inputs, `n_local` outputs here): A is
 // column-parallel over the rank (R / tp columns here) with its output gathered (an all-gather
 // of T x R forward, a split backward); without sequence parallelism its input gradient is
-// all-reduced backward (T x h; under it Transformer Engine hands over the gathered norm output,
-// return_layernorm_output_gathered, and its backward reduces the sum); B column-parallel
-// (n_local outputs), its T x R input gradient all-reduced backward.
+// all-reduced backward (T x h); under it Transformer Engine hands over the gathered norm output
+// (return_layernorm_output_gathered), or, where userbuffers overlap the linear's all-gather,
+// the adapter gathers it again itself; B column-parallel (n_local outputs), its T x R input
+// gradient all-reduced backward.
 // Beside a row-parallel linear (proj, fc2; `k` inputs here, h outputs), after its reduction:
 // A row-parallel (k inputs here), its T x R output all-reduced forward; B column-parallel with
 // its output gathered (an all-gather of T x h forward), then split back to the sequence shard
@@ -224,9 +227,23 @@ void lora_adapter(const Dims& d, const Strategy& st, bool column, double k, doub
   const bool tp = st.tp > 1;
   const DType type = d.num.other;
   if (column) {
+    if (tp && st.sp) {
+      // Under userbuffers the adapter gathers the norm's output itself (its T x h all-gather,
+      // a reduce-scatter of the gradient back).
+      Op gather = comm("lora_sequence_all_gather", OpKind::collective, Axis::tp,
+                       CollectiveOp::all_gather, CollectiveOp::reduce_scatter, d.e * T * k);
+      gather.needs_tp_comm_overlap = true;
+      out.push_back(gather);
+    }
     if (tp && !st.sp)
       out.push_back(comm("lora_a_input_grad_all_reduce", OpKind::collective, Axis::tp, std::nullopt,
                          CollectiveOp::all_reduce, d.e * T * k));
+    // Where the norm's output is handed over ungathered, Transformer Engine's backward adds the
+    // adapter's input gradient to its own (read both, write the sum: 6 B an element of the
+    // rank's shard); handed over gathered, it drops it (TE since PR #1711), adding nothing.
+    Op add = pass("lora_input_grad_add", T * k / d.sp_div, 0, 6 * d.w);
+    add.needs_tp_comm_overlap = tp && st.sp;
+    out.push_back(add);
     out.push_back(gemm("lora_a", type, T, r / d.t, k));
     if (tp)
       out.push_back(comm("lora_a_all_gather", OpKind::collective, Axis::tp,
@@ -245,6 +262,9 @@ void lora_adapter(const Dims& d, const Strategy& st, bool column, double k, doub
   if (!column && tp) {
     out.push_back(comm("lora_b_all_gather", OpKind::collective, Axis::tp, CollectiveOp::all_gather,
                        std::nullopt, d.e * T * d.h));
+    // The gather along the last dimension ends in a concatenation (a copy of T x h); backward,
+    // the split's contiguous copy of the rank's T x h / tp.
+    out.push_back(pass("lora_gather_concat", T * d.h, 4 * d.w, 4 * d.w / d.t));
     if (st.sp)
       out.push_back(comm("lora_sequence_grad_all_gather", OpKind::collective, Axis::tp,
                          std::nullopt, CollectiveOp::all_gather, d.e * T * d.h));
@@ -274,14 +294,29 @@ Op fp8_casts(const Numerics& n, const char* name, double inputs, double outputs,
   return pass(name, 1, cast * (norm_elements > 0 ? norm_elements : inputs), cast * outputs);
 }
 
-// The numerics of a linear's activation casts: under LoRA its weight is frozen, so neither
-// its input nor its output gradient is cast column-wise for a weight gradient (Transformer
-// Engine quantizes column-wise only where backward_needs_input, the weight requiring a
-// gradient): one copy each.
-Numerics frozen_numerics(const Dims& d) {
-  Numerics n = d.num;
-  if (d.frozen()) n.copies = 1;
-  return n;
+// The casts around a frozen FP8 linear (LoRA): no column-wise copy of its input, which only a
+// weight gradient reads (Transformer Engine quantizes it column-wise where backward_needs_input);
+// the output gradient cast with `grad_copies` copies (TE's LayerNormLinear always casts it both
+// ways, its Linear only where the layer has a bias). `norm_elements`: the norm's output this
+// linear takes, quantized by the norm itself where `fused` (else cast here), or 0 where the
+// input is cast whole here (`inputs`).
+Op frozen_fp8_casts(const Numerics& n, const char* name, double inputs, double outputs,
+                    double norm_elements, bool fused, double grad_copies) {
+  const double fwd =
+      fused ? 0 : (n.cast_reads + n.q) * (norm_elements > 0 ? norm_elements : inputs);
+  return pass(name, 1, fwd, (n.cast_reads + grad_copies * n.q) * outputs);
+}
+
+// A linear's FP8 casts: as trained, or frozen (above). `layernorm`: TE's LayerNormLinear (qkv,
+// fc1), whose norm quantizes its output unless an adapter takes that output (`adapted`: it is
+// then written in 16 bits, gathered so and cast whole after the gather).
+Op linear_fp8_casts(const Dims& d, const char* name, double inputs, double outputs,
+                    double norm_elements, bool layernorm = false, bool adapted = false) {
+  if (!d.frozen()) return fp8_casts(d.num, name, inputs, outputs, norm_elements);
+  const double copies = layernorm || d.bias ? d.num.copies : 1;
+  if (adapted) return frozen_fp8_casts(d.num, name, inputs, outputs, 0, false, copies);
+  return frozen_fp8_casts(d.num, name, inputs, outputs, norm_elements,
+                          norm_elements > 0 && d.num.norm_fuses_cast, copies);
 }
 
 // The tokens a rank's experts compute, over the mean: the busiest expert's load factor.
@@ -321,8 +356,9 @@ void mlp_ops(const char* const names[4], const Dims& d, const Strategy& st, doub
   recomputed(out.back(), d.per_op(), swiglu ? 0.5 : 0);
   frozen_linear(d, out);
   if (fp8)
-    out.push_back(fp8_casts(frozen_numerics(d), names[2], d.tokens * d.h, d.tokens * fc1_out,
-                            input_from_norm ? d.tokens * d.h / d.sp_div : 0));
+    out.push_back(linear_fp8_casts(d, names[2], d.tokens * d.h, d.tokens * fc1_out,
+                                   input_from_norm ? d.tokens * d.h / d.sp_div : 0, input_from_norm,
+                                   adapted && d.adapts(kLoraFc1)));
   if (adapted && d.adapts(kLoraFc1)) lora_adapter(d, st, true, d.h, fc1_out, out);
   // Squared ReLU reads and writes as GeLU does (read x, write y; backward read x and dy, write
   // dx).
@@ -334,8 +370,7 @@ void mlp_ops(const char* const names[4], const Dims& d, const Strategy& st, doub
   out.push_back(gemm(names[1], d.num.linear, d.tokens, d.h, f_local));
   recomputed(out.back(), d.per_op(), swiglu ? 0 : 1);
   frozen_linear(d, out);
-  if (fp8)
-    out.push_back(fp8_casts(frozen_numerics(d), names[3], d.tokens * f_local, d.tokens * d.h));
+  if (fp8) out.push_back(linear_fp8_casts(d, names[3], d.tokens * f_local, d.tokens * d.h, 0));
 }
 
 // A mixture-of-experts MLP: route, dispatch over expert parallelism, the local experts, combine,
@@ -495,8 +530,8 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   recomputed(out.back(), d.per_op(), d.kv_local * d.hd / qkv_out);
   frozen_linear(d, out);
   if (fp8)
-    out.push_back(fp8_casts(frozen_numerics(d), "qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out,
-                            d.tokens * d.h / d.sp_div));
+    out.push_back(linear_fp8_casts(d, "qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out,
+                                   d.tokens * d.h / d.sp_div, true, d.adapts(kLoraQkv)));
   if (d.adapts(kLoraQkv)) lora_adapter(d, st, true, d.h, qkv_out, out);
   // Per-head query and key norms (Qwen3): read and write Q and K.
   if (m.qk_norm) {
@@ -559,8 +594,8 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   recomputed(out.back(), d.per_op());  // wo, the layer's fourth matrix multiply
   frozen_linear(d, out);
   if (fp8)
-    out.push_back(fp8_casts(frozen_numerics(d), "attention_proj_fp8_casts",
-                            d.tokens * d.q_local * d.hd, d.tokens * d.h));
+    out.push_back(linear_fp8_casts(d, "attention_proj_fp8_casts", d.tokens * d.q_local * d.hd,
+                                   d.tokens * d.h, 0));
 }
 
 // Multi-head latent attention as Megatron-core runs it in training (the up projections
@@ -684,8 +719,14 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
                LayerKind kind, std::vector<Op>& out) {
   const bool dropout = m.dropout > 0;
   const bool fp8 = d.num.quantized();
+  // An adapter beside qkv or fc1 takes the norm's output (LoRA): Transformer Engine then writes
+  // it in 16 bits and gathers it so, not quantized, and runs that gather without userbuffers.
+  const bool qkv_adapted = d.adapts(kLoraQkv), fc1_adapted = d.adapts(kLoraFc1);
+  auto adapted_gather = [&](bool adapted) {
+    if (adapted && st.tp > 1) out.back().userbuffers = false;
+  };
   if (kind.mixer != Mixer::none) {
-    out.push_back(norm("input_norm", d, fp8, m.rmsnorm));
+    out.push_back(norm("input_norm", d, fp8 && !qkv_adapted, m.rmsnorm));
     out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
     if (kind.mixer == Mixer::mamba) {
       tp_enter(d, st, out, fp8);
@@ -693,7 +734,8 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
     } else if (m.is_mla()) {
       mla_ops(m, st, kernel, d, kind.window, out);
     } else {
-      tp_enter(d, st, out, fp8);
+      tp_enter(d, st, out, fp8 && !qkv_adapted);
+      adapted_gather(qkv_adapted);
       gqa_ops(m, st, kernel, d, kind.window, out);
     }
     tp_exit(d, st, out, fp8);
@@ -714,11 +756,14 @@ void block_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const
   // fc1; an MoE layer's is a module of its own): recompute_modules=mlp checkpoints it with the
   // MLP, from the layer's residual stream on.
   const size_t mlp_first = out.size();
-  out.push_back(norm("mlp_norm", d, fp8 && !moe_layer, m.rmsnorm));
+  out.push_back(norm("mlp_norm", d, fp8 && !moe_layer && !fc1_adapted, m.rmsnorm));
   out.back().selective = d.recomputes(kRecomputeLayernorm) || d.per_op();
   const size_t moe_first = out.size();
   // Under the dispatcher the experts move their tokens over TP themselves (moe_ops).
-  if (!dispatcher) tp_enter(d, st, out, fp8 && !moe_layer);
+  if (!dispatcher) {
+    tp_enter(d, st, out, fp8 && !moe_layer && !fc1_adapted);
+    adapted_gather(fc1_adapted && !moe_layer);
+  }
   if (!moe_layer) {
     static const char* const names[4] = {"mlp_fc1", "mlp_fc2", "mlp_fc1_fp8_casts",
                                          "mlp_fc2_fp8_casts"};

@@ -78,6 +78,10 @@ struct Op {
   // gemm: the weight is frozen (LoRA fine-tuning): the backward computes the input gradient
   // only, no weight gradient.
   bool frozen = false;
+  // The op runs only under a stack that overlaps the sequence-parallel all-gathers with their
+  // GEMMs (Software::tp_comm_overlap): LoRA's adapter then gathers its input itself, since
+  // Transformer Engine hands over the gathered norm output only without userbuffers.
+  bool needs_tp_comm_overlap = false;
   // attention: the run quantizes its linears, so a stack may compute attention in FP8 too
   // (Software::fp8_attention; Transformer Engine's fp8_dot_product_attention).
   bool fp8_capable = false;
