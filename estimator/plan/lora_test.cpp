@@ -56,6 +56,13 @@ TEST(Lora, StrategyTextRoundTripsAndBadValuesAreOneLine) {
   EXPECT_EQ(to_string(all).find("lora_targets"), std::string::npos);
   EXPECT_EQ(parse_strategy("dp=1", 1).lora_linears(), 0u);
 
+  const Strategy dropped = parse_strategy("lora=16,lora_dropout=0.1", 1);
+  EXPECT_DOUBLE_EQ(dropped.lora_dropout, 0.1);
+  EXPECT_NE(to_string(dropped).find(",lora=16,lora_dropout=0.1"), std::string::npos);
+  EXPECT_NE(input_error_of([] {
+              parse_strategy("lora=16,lora_dropout=1", 1);
+            }).find("a probability from 0 up to (not including) 1"),
+            std::string::npos);
   EXPECT_NE(input_error_of([] { parse_strategy("lora=0", 1); }).find("a whole number from 1"),
             std::string::npos);
   EXPECT_NE(input_error_of([] {
@@ -71,7 +78,8 @@ TEST(Lora, RefusedWhereItIsNotModelled) {
     return input_error_of([&] { estimate(m, c, parse_strategy(text, 8), opt); });
   };
   const Model llama = load_model("llama3-8b");
-  EXPECT_NE(error(llama, "tp=1,dp=8,gbs=8,lora_targets=qkv").find("lora_targets needs lora=R"),
+  EXPECT_NE(error(llama, "tp=1,dp=8,gbs=8,lora_targets=qkv")
+                .find("lora_targets and lora_dropout need lora=R"),
             std::string::npos);
   // The adapters beside qkv and fc1 split their rank over the tensor-parallel ranks.
   EXPECT_NE(error(llama, "tp=4,dp=2,gbs=8,sp=true,lora=10").find("divisible by tp=4"),
@@ -124,6 +132,14 @@ TEST(Lora, FrozenLinearsComputeNoWeightGradientAndAdaptersSitBeside) {
   EXPECT_TRUE(op_named(layer, "lora_input_grad_add").needs_tp_comm_overlap);
   EXPECT_DOUBLE_EQ(op_named(layer, "lora_input_grad_add").backward_bytes, 6 * T * h / 2);
   EXPECT_FALSE(op_named(layer, "tp_all_gather", 0).userbuffers);
+  EXPECT_EQ(count_named(layer, "lora_dropout"), 0);
+  // Dropout on the adapters' inputs (lora_dropout): read, write the masked copy and a 1-byte
+  // mask (5 B); backward, the gradient through the mask and its add into the input's (11 B).
+  Graph dg;
+  w->graph(parse_strategy("tp=2,mbs=1,gbs=8,sp=true,lora=16,lora_dropout=0.1", 8),
+           AttentionKernel::flash, dg);
+  EXPECT_DOUBLE_EQ(op_named(layer_of(dg), "lora_dropout").bytes, 5 * T * h);
+  EXPECT_DOUBLE_EQ(op_named(layer_of(dg), "lora_dropout").backward_bytes, 11 * T * h);
   // Beside the projection (row-parallel, 2048 inputs a rank): A 2048 -> 16, its output
   // all-reduced; B 16 -> 2048 outputs of 4096, gathered whole (T x h), split back to the
   // sequence shard (an all-gather of the gradient backward).
@@ -252,6 +268,12 @@ TEST(Lora, ActivationsKeepWhatTheBackwardReads) {
   // Attention's linears alone: fc1's and fc2's inputs are no longer kept.
   EXPECT_DOUBLE_EQ(kept("tp=1,dp=8,gbs=8,lora=16,lora_targets=attention") - kept("tp=1,dp=8,gbs=8"),
                    2 * e * T * r - e * T * h - e * T * f);
+  // Dropout on the adapters' inputs: each keeps the masked copy instead, and the mask (1 B);
+  // beside the projection the copy is a tensor of its own (the attention keeps its output).
+  const double q = 4096;  // 32 heads of 128
+  EXPECT_DOUBLE_EQ(
+      kept("tp=1,dp=8,gbs=8,lora=16,lora_dropout=0.1") - kept("tp=1,dp=8,gbs=8,lora=16"),
+      T * h + (e + 1) * T * q + T * h + T * f);
   // tp 2 with sequence parallelism: beside qkv and fc1 the whole gathered input, not the shard,
   // and Transformer Engine's own copy of the shard, which it returns to the adapter.
   EXPECT_DOUBLE_EQ(kept("tp=2,dp=4,gbs=8,sp=true,lora=16") - kept("tp=2,dp=4,gbs=8,sp=true"),

@@ -37,6 +37,7 @@ std::string to_string(const Strategy& s) {
   if (s.precision) out += fmt::format(",precision={}", to_string(*s.precision));
   if (s.lora > 0) out += fmt::format(",lora={}", s.lora);
   if (s.lora_targets != 0) out += ",lora_targets=" + lora_targets_text(s.lora_targets);
+  if (s.lora_dropout > 0) out += fmt::format(",lora_dropout={:g}", s.lora_dropout);
   if (!s.zero_layers.empty()) out += ",zero_layers=" + zero_layers_text(s.zero_layers);
   return out;
 }
@@ -318,6 +319,15 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
             value));
     } else if (key == "lora_targets") {
       s.lora_targets = parse_lora_targets(value);
+    } else if (key == "lora_dropout") {
+      double p = -1;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), p);
+      if (ec != std::errc() || end != value.data() + value.size() || !(p >= 0 && p < 1))
+        throw InputError(fmt::format(
+            "strategy key 'lora_dropout' needs a probability from 0 up to (not including) 1 "
+            "(got '{}')",
+            value));
+      s.lora_dropout = p;
     } else if (key == "schedule") {
       if (value == "1f1b")
         s.schedule = PipeSchedule::one_f_one_b;
@@ -366,7 +376,7 @@ std::vector<std::string> apply_strategy_text(std::string_view text, Strategy& s)
           "offload, "
           "recompute_modules, "
           "vpp, recompute, sp, zero, zero_layers, cp_kind, layers, stage_tp, precision, lora, "
-          "lora_targets (and "
+          "lora_targets, lora_dropout (and "
           "balance, "
           "max_tokens, "
           "cp=dynamic|flex, cp_max with variable-length data)",
@@ -573,7 +583,8 @@ std::optional<std::string> check(const Workload& w, const Cluster& c, const Stra
   if (!s.stage_layers.empty())
     if (auto why = check_stage_layers(w, s, s.stage_layers)) return why;
   if (s.vpp > 1 && s.pp == 1) return "vpp>1 needs pp>1 (interleaving is a pipeline schedule)";
-  if (s.lora_targets != 0 && s.lora <= 0) return "lora_targets needs lora=R (the adapters' rank)";
+  if ((s.lora_targets != 0 || s.lora_dropout > 0) && s.lora <= 0)
+    return "lora_targets and lora_dropout need lora=R (the adapters' rank)";
   if (s.recompute_modules != 0 && s.recompute != Recompute::selective)
     return "recompute_modules needs recompute=selective (they name what it recomputes)";
   if ((s.recompute_modules & kRecomputeOps) && s.recompute_modules != kRecomputeOps)

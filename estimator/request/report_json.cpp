@@ -37,6 +37,7 @@ nlohmann::json to_json(const Strategy& s) {
   if (s.lora > 0) {
     j["lora"] = s.lora;
     j["lora_targets"] = lora_targets_text(s.lora_linears());
+    j["lora_dropout"] = s.lora_dropout;
   }
   return j;
 }

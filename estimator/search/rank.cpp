@@ -464,6 +464,7 @@ struct Ranker {
                         // LoRA changes what is trained: pinned, never searched.
                         s.lora = fixed.lora;
                         s.lora_targets = fixed.lora_targets;
+                        s.lora_dropout = fixed.lora_dropout;
                         // A pinned all-to-all overlap where Megatron-core runs it: all-to-alls
                         // under 1F1B, without a pipeline or interleaved, without full
                         // recomputation or the MoE layer's (check_strategy).

@@ -467,6 +467,12 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
           (st.sp && t > 1) || num.quantized() ? norm_out * li * T * h / sp_div : 0;
       if (lora & kLoraQkv) bytes += norm_out * e * T * h + e * T * st.lora + ln_out;
       if (lora & kLoraProj) bytes += e * T * st.lora;
+      // Under lora_dropout each adapter keeps its masked input instead (beside the projection
+      // a copy: the attention's backward reads the output itself) and the mask.
+      if (st.lora_dropout > 0) {
+        if (lora & kLoraQkv) bytes += T * h;
+        if (lora & kLoraProj) bytes += (e + 1) * T * q;
+      }
     }
     if (m.qk_norm) bytes += e * T * (q + kv);
   } else if (kind.mixer == Mixer::mamba) {
@@ -509,6 +515,8 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
           (st.sp && t > 1) || num.quantized() ? norm_out * li * T * h / sp_div : 0;
       if (lora & kLoraFc1) bytes += norm_out * e * T * h + e * T * st.lora + ln_out;
       if (lora & kLoraFc2) bytes += e * T * f + e * T * st.lora;
+      if (st.lora_dropout > 0)
+        bytes += ((lora & kLoraFc1) ? T * h : 0.0) + ((lora & kLoraFc2) ? T * f : 0.0);
       return bytes;
     }
     bytes += norm_out * li * T * h / sp_div + e * T * gate * f + li * T * f;

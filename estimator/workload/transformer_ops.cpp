@@ -26,6 +26,7 @@ struct Dims {
   double lora = 0;
   unsigned lora_linears = 0;
   bool bias = false;  // the linears have biases
+  double lora_dropout = 0;
   bool frozen() const { return lora > 0; }
   bool adapts(unsigned target) const { return (lora_linears & target) != 0; }
 };
@@ -51,6 +52,7 @@ Dims dims(const Model& m, const Strategy& st, const MicroBatch& mb) {
   d.lora = st.lora;
   d.lora_linears = st.lora_linears();
   d.bias = m.bias;
+  d.lora_dropout = st.lora_dropout;
   return d;
 }
 
@@ -202,6 +204,13 @@ void frozen_linear(const Dims& d, std::vector<Op>& out) {
   out.back().frozen = d.frozen();
 }
 
+// Dropout on an adapter's input of `elements` (lora_dropout): read it, write the masked copy and
+// a one-byte mask; backward, read the gradient and the mask, write the input's gradient, then
+// add it into the gradient the input already has (read both, write the sum).
+Op lora_dropout(const Dims& d, double elements) {
+  return pass("lora_dropout", elements, 4 * d.w + 1, 4 * d.w + 1 + 6 * d.w);
+}
+
 // LoRA's adapter beside a linear (Megatron-Bridge's ParallelLinearAdapter, src/megatron/bridge/
 // peft/utils.py, with LoRALinear adding its output to the linear's): x A B scaled by alpha / R,
 // in 16 bits, on the T tokens the linear computes, with the tensor-parallel calls its two
@@ -244,11 +253,13 @@ void lora_adapter(const Dims& d, const Strategy& st, bool column, double k, doub
     Op add = pass("lora_input_grad_add", T * k / d.sp_div, 0, 6 * d.w);
     add.needs_tp_comm_overlap = tp && st.sp;
     out.push_back(add);
+    if (d.lora_dropout > 0) out.push_back(lora_dropout(d, T * k));
     out.push_back(gemm("lora_a", type, T, r / d.t, k));
     if (tp)
       out.push_back(comm("lora_a_all_gather", OpKind::collective, Axis::tp,
                          CollectiveOp::all_gather, std::nullopt, d.e * T * r));
   } else {
+    if (d.lora_dropout > 0) out.push_back(lora_dropout(d, T * k));
     out.push_back(gemm("lora_a", type, T, r, k));
     if (tp)
       out.push_back(comm("lora_a_all_reduce", OpKind::collective, Axis::tp,

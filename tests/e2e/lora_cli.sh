@@ -52,7 +52,8 @@ check() {  # check PATTERN CMD...
 }
 check "strategy key 'lora' needs the adapters' rank" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy $S,lora=0
 check "needs linears from qkv, proj, fc1 and fc2" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy $S,lora=16,lora_targets=gate
-check "lora_targets needs lora=R" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy $S,lora_targets=qkv
+check "lora_targets and lora_dropout need lora=R" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy $S,lora_targets=qkv
+check "a probability from 0 up to" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy $S,lora=16,lora_dropout=1.5
 check "divisible by tp=2" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy $S,lora=15
 check "dense transformer layers" estimate --model mixtral-8x7b --cluster dgx-h100 --gpus 8 --strategy tp=1,dp=8,ep=8,gbs=8,lora=16
 check "the other keys are transformer strategies" estimate --model "$SRC/data/onnx/resnet50.onnx" --cluster abci-v100 --gpus 8 --strategy data,gbs=256,lora=16

@@ -168,6 +168,9 @@ struct Strategy {
   // four linears of a layer). Dense transformer layers only (Workload::check).
   int lora = 0;
   unsigned lora_targets = 0;
+  // lora_dropout=P: dropout on each adapter's input (Bridge's "pre" position; its default 0,
+  // the MLPerf reference's 0.1): a masked copy the adapter keeps, and its mask.
+  double lora_dropout = 0;
   unsigned lora_linears() const {
     return lora > 0 ? (lora_targets != 0 ? lora_targets : kLoraAll) : 0;
   }
