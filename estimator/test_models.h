@@ -29,6 +29,13 @@ inline double part(const Estimate& e, const std::string& name) {
   return -1;
 }
 
+// The bytes of the memory breakdown's part `name`, or -1 where the breakdown does not say it.
+inline double memory_part(const Estimate& e, const std::string& name) {
+  for (const auto& p : e.memory)
+    if (p.name == name) return p.bytes;
+  return -1;
+}
+
 // The one line an InputError says, or "" when f throws none.
 template <typename F>
 std::string input_error_of(const F& f) {

@@ -16,15 +16,11 @@
 namespace shardcost {
 namespace {
 
+using test_models::memory_part;
+
 double part(const Estimate& e, const std::string& name) {
   for (const auto& p : e.time)
     if (p.name == name) return p.seconds;
-  return 0;
-}
-
-double memory_part(const Estimate& e, const std::string& name) {
-  for (const auto& p : e.memory)
-    if (p.name == name) return p.bytes;
   return 0;
 }
 

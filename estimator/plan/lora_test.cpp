@@ -16,6 +16,7 @@ namespace shardcost {
 namespace {
 
 using test_models::input_error_of;
+using test_models::memory_part;
 using test_models::part;
 
 const Op& op_named(const Block& b, const std::string& name, int nth = 0) {
@@ -34,12 +35,6 @@ const Block& layer_of(const Graph& g) {
   for (const Block& b : g.blocks)
     if (b.pin == Block::Pin::body) return b;
   throw std::runtime_error("no layer");
-}
-
-double memory_part(const Estimate& e, const std::string& name) {
-  for (const auto& p : e.memory)
-    if (p.name == name) return p.bytes;
-  return -1;
 }
 
 TEST(Lora, StrategyTextRoundTripsAndBadValuesAreOneLine) {

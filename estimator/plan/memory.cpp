@@ -7,12 +7,21 @@
 
 namespace shardcost {
 
+namespace {
+
+// A frozen block's weights that take no gradient: all it holds but its adapters (LoRA).
+double frozen_params(const Block& b) {
+  return b.frozen ? b.dense_params - b.adapter_params : 0;
+}
+
+}  // namespace
+
 StageParameters unit_of(const Block& b) {
   StageParameters p;
   p.dense = b.dense_params;
   p.expert = b.expert_params;
   p.fp8 = b.fp8_params;
-  p.frozen = b.frozen ? b.dense_params - b.adapter_params : 0;
+  p.frozen = frozen_params(b);
   p.blocks = 1;
   p.tensors = b.param_tensors;
   p.largest_tensor = b.largest_tensor_params;
@@ -28,7 +37,7 @@ StageParameters pinned_unit(const Graph& g, Block::Pin pin, const StageSpan& spa
     if (b.pin != pin) continue;
     p.dense += b.dense_params;
     p.expert += b.expert_params;
-    if (b.frozen) p.frozen += b.dense_params - b.adapter_params;
+    p.frozen += frozen_params(b);
     p.blocks += 1;  // (their FP8 weights are not counted: pinned blocks were priced so)
     p.tensors += b.param_tensors;
     p.largest_tensor = std::max(p.largest_tensor, b.largest_tensor_params);

@@ -5,21 +5,14 @@
 
 #include "shardcost/error.h"
 #include "shardcost/estimator.h"
+#include "test_models.h"
 #include "workload/transformer.h"
 
 namespace shardcost {
 namespace {
 
-double part(const Estimate& e, const char* name) {
-  for (const TimePart& p : e.time)
-    if (p.name == name) return p.seconds;
-  return -1;
-}
-double memory_part(const Estimate& e, const char* name) {
-  for (const MemoryPart& p : e.memory)
-    if (p.name == name) return p.bytes;
-  return -1;
-}
+using test_models::memory_part;
+using test_models::part;
 
 const char* const kPlan = "tp=1,pp=1,dp=8,mbs=1,gbs=8,zero=3,recompute=none";
 

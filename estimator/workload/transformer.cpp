@@ -415,6 +415,11 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
                                                        : static_cast<unsigned>(kRecomputeCoreAttn);
   auto dropped = [&](unsigned module) { return (modules & module) != 0; };
   const double norm_out = dropped(kRecomputeLayernorm) ? 0.0 : 1.0;
+  // LoRA beside qkv or fc1: Transformer Engine's LayerNormLinear, returning its norm output to
+  // the adapter, keeps its own copy of it where that is not the same tensor: the sequence shard
+  // under sequence parallelism, the quantized copy under FP8.
+  const double ln_out =
+      st.lora > 0 && ((st.sp && t > 1) || num.quantized()) ? norm_out * li * T * h / sp_div : 0;
 
   if (dropped(kRecomputeOps) && kind.mixer == Mixer::attention && kind.ffn == Ffn::dense &&
       !m.is_mla()) {
@@ -460,11 +465,6 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
       // its B the T x R low-rank activation.
       const unsigned lora = st.lora_linears();
       bytes += -norm_out * li * T * h / sp_div - li * T * q + e * T * q;
-      // Transformer Engine's LayerNormLinear, returning its norm output to the adapter, keeps
-      // its own copy of it where that is not the same tensor: the sequence shard under sequence
-      // parallelism, the quantized copy under FP8.
-      const double ln_out =
-          (st.sp && t > 1) || num.quantized() ? norm_out * li * T * h / sp_div : 0;
       if (lora & kLoraQkv) bytes += norm_out * e * T * h + e * T * st.lora + ln_out;
       if (lora & kLoraProj) bytes += e * T * st.lora;
       // Under lora_dropout each adapter keeps its masked input instead (beside the projection
@@ -511,8 +511,6 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
       // the gathered norm output, beside fc2 its input) with their low-rank activations.
       const unsigned lora = st.lora_linears();
       bytes += e * T * gate * f;
-      const double ln_out =
-          (st.sp && t > 1) || num.quantized() ? norm_out * li * T * h / sp_div : 0;
       if (lora & kLoraFc1) bytes += norm_out * e * T * h + e * T * st.lora + ln_out;
       if (lora & kLoraFc2) bytes += e * T * f + e * T * st.lora;
       if (st.lora_dropout > 0)
