@@ -47,6 +47,10 @@ nlohmann::json software_json() {
           {"fp8", sw.fp8}}},
         {"zero3_gathers", sw.zero3_gathers == ShardedCalls::per_layer ? "per_layer" : "per_tensor"},
         {"fp8_params", sw.fp8_params},
+        {"fp8_library", !sw.fp8             ? ""
+                        : sw.torchao_float8 ? "torchao"
+                                            : "transformer_engine"},
+        {"float8_recipe", to_string(sw.float8_recipe)},
         {"ep_dispatcher", to_string(sw.ep_dispatcher)},
         {"cross_entropy", to_string(sw.cross_entropy)},
         {"cudnn", sw.cudnn}};
@@ -135,7 +139,8 @@ void print_catalog_text() {
          su["selective_recompute"].get<bool>()
              ? su["selective_recompute_modules"].get<std::string>() == "ops" ? "per op" : "yes"
              : "-",
-         yes(su["context_parallel"]), yes(su["expert_parallel"]), yes(su["fp8"]),
+         yes(su["context_parallel"]), yes(su["expert_parallel"]),
+         sw["fp8_library"] == "torchao" ? "torchao" : yes(su["fp8"]),
          fmt::format("{}", fmt::join(su["zero_stages"].get<std::vector<int>>(), ",")),
          fmt::format("{} B", sw["grad_bytes"].get<int>())});
   }

@@ -491,6 +491,45 @@ TEST(TorchtitanLog, ConfigAndMetricLinesMakeARun) {
   EXPECT_NEAR(*r.peak_memory_bytes / units::kGiB, 61.25 + 0.83, 1e-6);  // rank 1's
 }
 
+// torch.compile and torchao's float8 from the config, in both of torchtitan's layouts: the
+// 2024-25 one ([training] compile, [float8], converters "float8") and the 2025-26 one
+// ([compile] enable with its components, [quantize.linear.float8]).
+TEST(TorchtitanLog, CompileAndFloat8FromTheConfigBecomeStackKeys) {
+  const std::string log = fixture("torchtitan_llama3_8b.log");
+  const std::string config = fixture("torchtitan_llama3_8b.toml");
+  auto with = [&](std::vector<std::pair<std::string, std::string>> edits, std::string extra) {
+    std::string c = config;
+    for (const auto& [from, to] : edits) c.replace(c.find(from), from.size(), to);
+    return c + extra;
+  };
+  const std::string old_style =
+      with({{"compile = false", "compile = true"},
+            {"converters = []", "converters = [\"float8\"]"},
+            {"enable_fsdp_float8_all_gather = false", "enable_fsdp_float8_all_gather = true"}},
+           "");
+  auto r = import_torchtitan_log(log, "t.log", titan(old_style));
+  EXPECT_EQ(r[0].measured->software, "torchtitan:compile=true,float8_all_gather=true");
+  EXPECT_NE(r[0].measured->strategy.find("precision=fp8"), std::string::npos);
+
+  const std::string new_style = with(
+      {{"compile = false", ""}, {"converters = []", "converters = [\"quantize.linear.float8\"]"}},
+      "\n[compile]\nenable = true\ncomponents = [\"model\"]\n"
+      "\n[quantize.linear.float8]\nrecipe_name = \"rowwise\"\n");
+  r = import_torchtitan_log(log, "t.log", titan(new_style));
+  EXPECT_EQ(r[0].measured->software,
+            "torchtitan:compile=true,cross_entropy=unfused,float8_recipe=rowwise");
+  EXPECT_NE(r[0].measured->strategy.find("precision=fp8"), std::string::npos);
+  // What every key prices as stored: the stack reads back.
+  EXPECT_EQ(software_text(parse_software(r[0].measured->software)), r[0].measured->software);
+
+  const std::string hp = with({{"converters = []", "converters = [\"float8\"]"}},
+                              "\n[quantize.linear.float8]\nrecipe_name = \"rowwise_with_gw_hp\"\n");
+  EXPECT_NE(input_error([&] { import_torchtitan_log(log, "t.log", titan(hp)); })
+                .find("job.toml: [quantize.linear.float8] recipe_name \"rowwise_with_gw_hp\" is "
+                      "not modelled"),
+            std::string::npos);
+}
+
 TEST(TorchtitanLog, TwoRunsAndWhatFixesTheGpus) {
   const std::string log = fixture("torchtitan_two_runs.log");
   // No device mesh line and data_parallel_shard_degree -1: the GPUs must be given.

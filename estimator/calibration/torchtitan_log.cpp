@@ -34,27 +34,27 @@ struct Config {
   const toml::table& t;
   std::string source;
   int64_t integer(std::string_view section, std::string_view key, int64_t fallback) const {
-    const auto node = t[section][key];
+    const auto node = toml::node_view<const toml::node>{t}.at_path(section)[key];
     if (!node) return fallback;
     if (const auto v = node.value<int64_t>()) return *v;
     throw InputError(fmt::format("{}: [{}] {} is not an integer", source, section, key));
   }
   std::string text(std::string_view section, std::string_view key, std::string fallback) const {
-    const auto node = t[section][key];
+    const auto node = toml::node_view<const toml::node>{t}.at_path(section)[key];
     if (!node) return fallback;
     if (const auto v = node.value<std::string>()) return *v;
     if (const auto v = node.value<int64_t>()) return std::to_string(*v);
     throw InputError(fmt::format("{}: [{}] {} is not a string", source, section, key));
   }
   bool flag(std::string_view section, std::string_view key, bool fallback) const {
-    const auto node = t[section][key];
+    const auto node = toml::node_view<const toml::node>{t}.at_path(section)[key];
     if (!node) return fallback;
     if (const auto v = node.value<bool>()) return *v;
     throw InputError(fmt::format("{}: [{}] {} is not true or false", source, section, key));
   }
   std::vector<std::string> list(std::string_view section, std::string_view key) const {
     std::vector<std::string> out;
-    const auto node = t[section][key];
+    const auto node = toml::node_view<const toml::node>{t}.at_path(section)[key];
     if (const auto* a = node.as_array()) {
       for (const auto& e : *a)
         if (const auto v = e.value<std::string>()) out.push_back(*v);
@@ -98,10 +98,55 @@ std::optional<int> mesh_gpus(std::string_view line) {
 struct TitanPlan {
   Model model;
   std::string strategy;
+  // The stack's keys the config sets (torch.compile, torchao's float8), "key=value,...".
+  std::string software_keys;
   int64_t global_batch = 0;  // -1: local x the data-parallel degree
   int64_t local = 0;         // sequences per data-parallel rank and step
   std::optional<int> gpus;   // what the degrees fix without the log or --gpus
 };
+
+// torch.compile and torchao's float8 as the config sets them: [training] compile (2024-25;
+// the loss compiled with the model since torchtitan of 2025-04) or [compile] enable with its
+// components (2025-08 on, ["model", "loss"] by default); [float8] (2024-25) or
+// [quantize.linear.float8] (2025-09 on) recipe_name and enable_fsdp_float8_all_gather.
+std::string stack_keys(const Config& cfg, bool float8) {
+  std::vector<std::string> keys;
+  const bool old_compile = cfg.flag("training", "compile", false);
+  if (old_compile || cfg.flag("compile", "enable", false)) {
+    std::vector<std::string> parts = cfg.list("compile", "components");
+    if (old_compile || !toml::node_view<const toml::node>{cfg.t}.at_path("compile")["components"])
+      parts = {"model", "loss"};
+    const bool model = std::find(parts.begin(), parts.end(), "model") != parts.end();
+    const bool loss = std::find(parts.begin(), parts.end(), "loss") != parts.end();
+    if (model) keys.push_back("compile=true");
+    if (model && !loss) keys.push_back("cross_entropy=unfused");
+    if (!model && loss) keys.push_back("cross_entropy=compiled");
+  }
+  if (float8) {
+    const char* section = toml::node_view<const toml::node>{cfg.t}.at_path("quantize.linear.float8")
+                              ? "quantize.linear.float8"
+                              : "float8";
+    const std::string recipe = cfg.text(section, "recipe_name", "tensorwise");
+    if (recipe == "rowwise")
+      keys.push_back("float8_recipe=rowwise");
+    else if (recipe != "tensorwise")
+      cfg.refuse(fmt::format(
+          "[{}] recipe_name \"{}\" is not modelled; shardcost prices torchao's tensorwise and "
+          "rowwise recipes",
+          section, recipe));
+    if (cfg.flag(section, "enable_fsdp_float8_all_gather", false)) {
+      if (recipe != "tensorwise")
+        cfg.refuse(fmt::format(
+            "[{}] enable_fsdp_float8_all_gather needs the tensorwise recipe (torchao refuses it "
+            "with {})",
+            section, recipe));
+      keys.push_back("float8_all_gather=true");
+    }
+  }
+  std::string out;
+  for (const std::string& k : keys) out += (out.empty() ? "" : ",") + k;
+  return out;
+}
 
 TitanPlan read_config(const Config& cfg, const LogImport& opt) {
   TitanPlan p;
@@ -204,6 +249,10 @@ TitanPlan read_config(const Config& cfg, const LogImport& opt) {
   }
   // Older configs: [float8] enable_float8_linear.
   if (cfg.flag("float8", "enable_float8_linear", false)) precision = "fp8";
+  if (const auto c = cfg.list("model", "converters");
+      std::find(c.begin(), c.end(), "quantize.linear.float8") != c.end())
+    precision = "fp8";
+  p.software_keys = stack_keys(cfg, precision == "fp8");
   if (shard > 0) p.gpus = static_cast<int>(replicate * shard * tp * pp * cp);
   const int64_t global = cfg.integer("training", "global_batch_size", -1);
   p.global_batch = global;
@@ -340,7 +389,10 @@ std::vector<db::Measurements> import_torchtitan_log(std::string_view log, std::s
     r.cluster = opt.cluster;
     r.gpus = *gpus;
     r.strategy = plan.strategy;
+    // The config's stack keys after the given stack's own ("torchtitan:compile=true").
     r.software = opt.software;
+    if (!plan.software_keys.empty())
+      r.software += (r.software.find(':') == std::string::npos ? ":" : ",") + plan.software_keys;
     r.kept = logs::past_warmup(intervals);
     if (run.peak_gib) r.peak_memory_bytes = *run.peak_gib * 1024 * 1024 * 1024;
     r.label = fmt::format("{} (line {})", source, run.line);

@@ -143,15 +143,28 @@ EpDispatcher parse_ep_dispatcher(std::string_view name) {
 }
 
 std::string_view to_string(CrossEntropy c) {
-  return c == CrossEntropy::te ? "te" : "unfused";
+  return c == CrossEntropy::te ? "te" : c == CrossEntropy::compiled ? "compiled" : "unfused";
 }
 
 CrossEntropy parse_cross_entropy(std::string_view name) {
-  for (CrossEntropy c : {CrossEntropy::unfused, CrossEntropy::te})
+  for (CrossEntropy c : {CrossEntropy::unfused, CrossEntropy::te, CrossEntropy::compiled})
     if (name == to_string(c)) return c;
   throw InputError(fmt::format(
       "unknown cross entropy '{}'; use unfused (Megatron's VocabParallelCrossEntropy, a PyTorch "
-      "op a pass) or te (Transformer Engine's fused Triton kernels)",
+      "op a pass), te (Transformer Engine's fused Triton kernels) or compiled (torch.compile's)",
+      name));
+}
+
+std::string_view to_string(Float8Recipe r) {
+  return r == Float8Recipe::rowwise ? "rowwise" : "tensorwise";
+}
+
+Float8Recipe parse_float8_recipe(std::string_view name) {
+  for (Float8Recipe r : {Float8Recipe::tensorwise, Float8Recipe::rowwise})
+    if (name == to_string(r)) return r;
+  throw InputError(fmt::format(
+      "unknown float8 recipe '{}'; use tensorwise (a scale per tensor) or rowwise (a scale per "
+      "row), torchao's recipes as torchtitan names them",
       name));
 }
 

@@ -112,7 +112,7 @@ Software software_preset(std::string_view name) {
     // With pipelining it gathers once a step and reduce-scatters once after the last
     // micro-batch. Tensor parallelism through DTensor with sequence-parallel norms, no
     // asynchronous or overlapped TP collectives; ring context parallelism; SDPA's fused
-    // attention; no Transformer Engine (its float8 is torchao's, not modelled here).
+    // attention; no Transformer Engine: its float8 is torchao's (torchao_float8).
     s.async_tp_backward = false;
     s.tp_comm_overlap = false;
     s.overlap_p2p = false;
@@ -123,7 +123,10 @@ Software software_preset(std::string_view name) {
     // the policy in torchtitan's activation_checkpoint.py saves matmul outputs alternately,
     // attention's outputs and reduce-scatters).
     s.recompute_modules = kRecomputeOps;
-    s.fp8 = false;
+    // precision=fp8: torchao's Float8Linear (torchtitan's float8 converter), tensorwise unless
+    // float8_recipe says otherwise; the weights gathered in bf16 unless float8_all_gather.
+    s.fp8 = true;
+    s.torchao_float8 = true;
     s.zero_stages = 0b1001;
     s.max_zero_with_pipeline = 3;
     // F.scaled_dot_product_attention's flash backend, FlashAttention-2 (PyTorch 2.2 on).
@@ -311,6 +314,16 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
     return fmt::format(
         "{} has no DualPipe schedule; use schedule=1f1b, or --software deepseek-v3 (DeepSeek's "
         "stack, which runs it)",
+        sw.name);
+  if (s.precision && is_quantized(*s.precision) && *s.precision != DType::fp8 && sw.torchao_float8)
+    return fmt::format(
+        "{} trains in float8 through torchao's Float8Linear, priced for precision=fp8 only "
+        "(torchao's MX formats are not modelled); use precision=fp8 or bf16",
+        sw.name);
+  if (s.lora > 0 && s.precision == DType::fp8 && sw.torchao_float8)
+    return fmt::format(
+        "LoRA over torchao's float8 linears is not modelled ({} freezes no float8 weight); use "
+        "precision=bf16 with lora",
         sw.name);
   if (s.precision && is_quantized(*s.precision) && !sw.fp8) {
     std::string type(to_string(*s.precision));

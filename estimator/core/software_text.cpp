@@ -41,13 +41,23 @@ constexpr BoolKey kBoolKeys[] = {
     {"fsdp_copy_out", &Software::fsdp_copy_out},
     {"eager_elementwise", &Software::eager_elementwise},
     {"cuda_graphs", &Software::cuda_graphs},
+    {"compile", &Software::compile},
+    {"float8_all_gather", &Software::float8_all_gather},
     {"zero3_list_collectives", &Software::zero3_list_collectives},
 };
 
 std::string known_keys() {
   std::string out;
   for (const auto& k : kBoolKeys) out += std::string(k.name) + ", ";
-  return out + "attention, cross_entropy, cudnn, ep_dispatcher, memory_headroom_gib";
+  return out + "attention, cross_entropy, cudnn, ep_dispatcher, float8_recipe, memory_headroom_gib";
+}
+
+// The loss a stack computes unless a cross_entropy key says otherwise: compile=true compiles
+// torchtitan's loss with its layers (compile.components "model" and "loss").
+CrossEntropy implied_cross_entropy(const Software& s, const Software& preset) {
+  return s.compile && !preset.compile && preset.cross_entropy == CrossEntropy::unfused
+             ? CrossEntropy::compiled
+             : preset.cross_entropy;
 }
 
 }  // namespace
@@ -57,6 +67,8 @@ Software parse_software(std::string_view text) {
   const std::string_view name = text.substr(0, colon);
   Software s = software_preset(name);
   if (colon == std::string_view::npos) return s;
+  const Software preset = s;
+  bool loss_given = false;
   std::string_view rest = text.substr(colon + 1);
   while (!rest.empty()) {
     const size_t comma = rest.find(',');
@@ -83,6 +95,10 @@ Software parse_software(std::string_view text) {
       done = true;
     } else if (key == "cross_entropy") {
       s.cross_entropy = parse_cross_entropy(value);
+      loss_given = true;
+      done = true;
+    } else if (key == "float8_recipe") {
+      s.float8_recipe = parse_float8_recipe(value);
       done = true;
     } else if (key == "cudnn") {
       if (!library_release(value))
@@ -114,6 +130,29 @@ Software parse_software(std::string_view text) {
       throw InputError(
           fmt::format("software '{}': unknown key '{}'; the keys are {}", text, key, known_keys()));
   }
+  if (!loss_given) s.cross_entropy = implied_cross_entropy(s, preset);
+  // Keys of one stack's kind set on another's.
+  if (s.compile && !preset.eager_elementwise)
+    throw InputError(fmt::format(
+        "software '{}': compile is torch.compile over eager PyTorch's layers (torchtitan); {} "
+        "runs fused kernels already; drop compile",
+        text, s.name));
+  if (!s.torchao_float8 && (s.float8_all_gather || s.float8_recipe != preset.float8_recipe))
+    throw InputError(fmt::format(
+        "software '{}': float8_recipe and float8_all_gather are torchao's (torchtitan); {} "
+        "trains FP8 through Transformer Engine; drop them",
+        text, s.name));
+  if (s.torchao_float8 && (s.fp8_params || s.fp8_current_scaling || s.fp8_attention))
+    throw InputError(fmt::format(
+        "software '{}': fp8_current_scaling and fp8_attention are Transformer Engine's; {} "
+        "trains float8 through torchao (float8_recipe, float8_all_gather)",
+        text, s.name));
+  if (s.float8_all_gather && s.float8_recipe != Float8Recipe::tensorwise)
+    throw InputError(fmt::format(
+        "software '{}': torchao gathers weights in float8 only under the tensorwise recipe "
+        "(Float8LinearConfig refuses it otherwise); drop float8_all_gather or use "
+        "float8_recipe=tensorwise",
+        text));
   return s;
 }
 
@@ -132,8 +171,10 @@ std::string software_text(const Software& s) {
       add(fmt::format("{}={}", k.name, s.*k.field ? "true" : "false"));
   if (s.fused_attention != preset.fused_attention)
     add(fmt::format("attention={}", to_string(s.fused_attention)));
-  if (s.cross_entropy != preset.cross_entropy)
+  if (s.cross_entropy != implied_cross_entropy(s, preset))
     add(fmt::format("cross_entropy={}", to_string(s.cross_entropy)));
+  if (s.float8_recipe != preset.float8_recipe)
+    add(fmt::format("float8_recipe={}", to_string(s.float8_recipe)));
   if (s.cudnn != preset.cudnn) add(fmt::format("cudnn={}", s.cudnn));
   if (s.ep_dispatcher != preset.ep_dispatcher)
     add(fmt::format("ep_dispatcher={}", to_string(s.ep_dispatcher)));

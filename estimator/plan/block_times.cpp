@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 namespace shardcost {
 namespace {
@@ -92,17 +93,26 @@ OpCost price(const Op& op, const Pricer& pr, const Placement& place, const Softw
       break;
     }
     case OpKind::memory: {
+      // The loss (the one pass with fused variants of its own), or a pass of a layer, which
+      // torch.compile (Software::compile, the body's blocks only) runs as Inductor fuses it.
+      const bool loss = op.te_loss_bytes >= 0;
       const bool eager = sw.eager_elementwise && op.eager_bytes >= 0;
       const bool grouped = sw.fused_grouped_mlp && op.grouped_mlp_bytes >= 0;
-      const bool te_loss = sw.cross_entropy == CrossEntropy::te && op.te_loss_bytes >= 0;
-      c.fwd = pr.memory_pass(grouped   ? op.grouped_mlp_bytes
-                             : te_loss ? op.te_loss_bytes
-                             : eager   ? op.eager_bytes
-                                       : op.bytes);
-      c.bwd = pr.memory_pass(grouped   ? op.grouped_mlp_backward_bytes
-                             : te_loss ? op.te_loss_backward_bytes
-                             : eager   ? op.eager_backward_bytes
-                                       : op.backward_bytes);
+      const bool te_loss = sw.cross_entropy == CrossEntropy::te && loss;
+      const bool compiled_loss =
+          sw.cross_entropy == CrossEntropy::compiled && loss && op.compiled_bytes >= 0;
+      const bool compiled = sw.compile && !loss;
+      const bool own = compiled && op.compiled_bytes >= 0;
+      // The bytes forward and backward of the variant this stack runs.
+      using Bytes = std::pair<double, double>;
+      const auto [fwd, bwd] = grouped   ? Bytes{op.grouped_mlp_bytes, op.grouped_mlp_backward_bytes}
+                              : te_loss ? Bytes{op.te_loss_bytes, op.te_loss_backward_bytes}
+                              : compiled_loss || own
+                                  ? Bytes{op.compiled_bytes, op.compiled_backward_bytes}
+                              : eager && !compiled ? Bytes{op.eager_bytes, op.eager_backward_bytes}
+                                                   : Bytes{op.bytes, op.backward_bytes};
+      c.fwd = pr.memory_pass(fwd);
+      c.bwd = pr.memory_pass(bwd);
       launch_each(c);
       c.is_attention = op.core_attention;
       break;

@@ -189,7 +189,9 @@ ParameterBytes parameter_bytes(const Strategy& s, const Software& sw) {
     if (sw.bf16_optimizer_moments) b.optimizer = 4 + 2 + 2;  // fp32 master, bf16 moments
     // The quantized copies of each quantized linear's weight, as its casts write them
     // (Numerics::copies: with its transpose, or one where FP8 GEMMs take either layout).
-    if (is_quantized(p) && !sw.fp8_params) b.fp8_copy = numerics(s).copies * dtype_bytes(p);
+    // torchao keeps none: it casts each weight as a GEMM takes it.
+    if (is_quantized(p) && !sw.fp8_params && !s.torchao.active)
+      b.fp8_copy = numerics(s).copies * dtype_bytes(p);
   }
   return b;
 }
@@ -275,8 +277,12 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   double working = 0;
   for_each_pinned(g, span, [&](const Block& b) {
     mem.activations += in_flight * b.kept_bytes[static_cast<size_t>(recompute_of(b, s))];
-    working = std::max(working, sw.cross_entropy == CrossEntropy::te && b.te_loss_working_bytes >= 0
+    // Compiled, the loss keeps the 16-bit logits and writes their gradient beside them.
+    const bool fused_loss = b.te_loss_working_bytes >= 0;
+    working = std::max(working, sw.cross_entropy == CrossEntropy::te && fused_loss
                                     ? b.te_loss_working_bytes
+                                : sw.cross_entropy == CrossEntropy::compiled && fused_loss
+                                    ? 2 * b.te_loss_working_bytes
                                     : b.working_bytes);
   });
   mem.activations += working;

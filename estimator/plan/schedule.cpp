@@ -62,9 +62,11 @@ struct Step {
     e.graph = u.graph;
     e.times.clear();
     // Per-layer CUDA graphs capture the body's layers only: the embedding and the head and
-    // loss are launched eagerly.
+    // loss are launched eagerly. So does torch.compile compile them (the loss on its own:
+    // Software::cross_entropy).
     Software eager = sw;
     eager.cuda_graphs = false;
+    eager.compile = false;
     for (const Block& b : u.graph->blocks) {
       const bool body = b.pin == Block::Pin::body;
       e.times.push_back(block_times(b.ops, *u.pricer, *u.place, recompute_of(b, s),
@@ -254,10 +256,17 @@ struct Step {
       // FSDP2's copy-out after each ZeRO-3 all-gather (Software::fsdp_copy_out): every
       // gathered parameter read from the gathered buffer and written to its unsharded tensor,
       // once for the forward and once for the backward's gather.
+      // Under FSDP2's float8 all-gather (torchao's fsdp_pre_all_gather) the float8 linears'
+      // weights are copied out in float8, and each gather first casts the rank's fp32 shard of
+      // them (read 4, write 1) with the scale computed once a step.
       if (sw.fsdp_copy_out) {
-        const double gathered = device_shards(ug, span).sharded.total();
+        const StageParameters sharded = device_shards(ug, span).sharded;
+        const double gathered = sharded.total();
         if (gathered > 0) {
-          const Priced copy = u.pricer->memory_pass(2.0 * pb.weight * gathered);
+          const double float8 = s.torchao.weight_gather ? sharded.fp8 : 0;
+          const double shard_cast = 5.0 * float8 / (s.dp * s.cp);
+          const Priced copy =
+              u.pricer->memory_pass(2.0 * pb.weight * (gathered - 0.5 * float8) + shard_cast);
           t.add(kComputeForward, copy);
           t.add(kComputeBackward, copy);
         }
@@ -376,7 +385,8 @@ struct Step {
     // a step, in the first micro-batch (read 2, write 1 + 1 bytes per parameter; NVFP4 reads
     // it twice, its amax first: Numerics::weight_cast_reads); FP8 primary weights need only
     // the transpose (read 1, write 1). On the slowest stage's parameters, as the pace is.
-    if (const Numerics n = numerics(s); n.quantized()) {
+    // (torchao casts every weight each micro-batch instead: in the linears' cast passes.)
+    if (const Numerics n = numerics(s); n.quantized() && !n.torchao) {
       const ReplicaPricing& u = *pace_entry.slowest;
       // Under DualPipe the device casts both its stages' weights.
       const StageShards p = device_shards(*u.graph, pace_entry.span);
@@ -575,9 +585,10 @@ struct Step {
             split(on, op, q.expert * bytes_per_param, calls_of(q.expert), place.expert_dp);
         return Calls{combined(dense.rest, expert), dense.first};
       };
-      // FP8 primary weights are gathered in FP8: their share of the bytes halves.
-      const double gathered =
-          numerics(s).quantized() && sw.fp8_params ? 1 - 0.5 * p.fp8 / p.total() : 1;
+      // FP8 primary weights are gathered in FP8, and so are torchao's float8 linears' under
+      // FSDP2's float8 all-gather: their share of the bytes halves.
+      const bool fp8_gather = numerics(s).quantized() && (sw.fp8_params || s.torchao.weight_gather);
+      const double gathered = fp8_gather ? 1 - 0.5 * p.fp8 / p.total() : 1;
       // A stack of list collectives (Software::zero3_list_collectives) reduce-scatters stage
       // 3's gradients one tensor at a time, as it gathers them.
       const bool lists = zero == 3 && sw.zero3_list_collectives;

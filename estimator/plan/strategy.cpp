@@ -524,6 +524,15 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
                        });
   out.fp8_current_scaling = *out.precision == DType::fp8 && sw.fp8_current_scaling;
   out.quantized_moe_act_input = is_quantized(*out.precision) && sw.quantized_moe_act_input;
+  out.torchao = {};
+  if (*out.precision == DType::fp8 && sw.torchao_float8) {
+    out.torchao.active = true;
+    out.torchao.recipe = sw.float8_recipe;
+    out.torchao.compiled = sw.compile;
+    out.torchao.weight_gather =
+        sw.float8_all_gather && sw.float8_recipe == Float8Recipe::tensorwise;
+    out.fp8_any_layout = false;  // torchao's casts write their own layouts (Numerics)
+  }
   if (out.recompute == Recompute::selective && out.recompute_modules == 0)
     out.recompute_modules = sw.recompute_modules;
   return out;

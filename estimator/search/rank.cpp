@@ -457,6 +457,7 @@ struct Ranker {
                         s.fp8_any_layout = fixed.fp8_any_layout;
                         s.fp8_current_scaling = fixed.fp8_current_scaling;
                         s.quantized_moe_act_input = fixed.quantized_moe_act_input;
+                        s.torchao = fixed.torchao;
                         // Asynchronous or local updates change what is trained: searched only
                         // when pinned (dp_sync=async:S or local:H), never by default.
                         s.dp_sync = fixed.dp_sync;

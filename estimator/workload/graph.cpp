@@ -13,6 +13,72 @@ double Op::forward_flops() const {
   }
 }
 
+namespace {
+
+// torchao's float8 casts (torchao/float8: float8_linear.py's matmul_with_hp_or_float8_args,
+// float8_scaling_utils.py, float8_ops.py's preprocess_addmm), in bytes per element cast from
+// 16 bits (e = 2) to float8 (1):
+// - eager, each cast is ATen op by op: abs (read e, write e) and max (read e) for the amax,
+//   then to fp32 (e + 4), the product with the scale (4 + 4), the clamp (4 + 4) and the cast to
+//   float8 (4 + 1): 33 B; rowwise the amax along a dimension costs the same;
+// - compiled, Inductor fuses a cast into an amax reduction (read e) and one kernel that reads
+//   the tensor again and writes float8 (e + 1): 5 B; a rowwise scale along the contiguous
+//   dimension is one kernel (e + 1: 3 B), along the other a reduction first (5 B);
+// - torch._scaled_mm takes its first operand row-major and its second column-major, so the
+//   backward's weight, output gradient and input need float8 copies transposed: a copy of its
+//   own in eager (read 1, write 1), one more write where Inductor fuses it into the cast.
+void torchao_numerics(const TorchaoFloat8& ao, Numerics& n) {
+  n.torchao = true;
+  n.norm_fuses_cast = false;
+  constexpr double kEagerCast = 33, kCompiledCast = 5, kRowCast = 3, kCopy = 2, kWrite = 1;
+  if (ao.recipe == Float8Recipe::tensorwise) {
+    // Forward: the input and the weight cast (the weight already float8 where FSDP2 gathered
+    // it so, its shard cast before the gather). Backward: the output gradient cast with its
+    // transpose (eager: cast once for each GEMM, and the transpose copied); the weight
+    // transposed (recast from the 16-bit weight unless gathered in float8); the input
+    // transposed for the weight gradient, from the float8 copy the compiled graph saves, or
+    // recast in eager from the 16-bit input its autograd function saves.
+    n.amax_reduction = true;
+    if (ao.compiled) {
+      n.ao_input_fwd = kCompiledCast;
+      n.ao_input_bwd = kCopy;
+      n.ao_grad_bwd = kCompiledCast + kWrite;
+      n.ao_weight_fwd = ao.weight_gather ? 0 : kCompiledCast;
+      n.ao_weight_bwd = ao.weight_gather ? kCopy : kCompiledCast;
+    } else {
+      n.keeps_quantized_input = false;
+      n.ao_input_fwd = kEagerCast;
+      n.ao_input_bwd = kEagerCast + kCopy;
+      n.ao_grad_bwd = 2 * kEagerCast + kCopy;
+      n.ao_weight_fwd = ao.weight_gather ? 0 : kEagerCast;
+      n.ao_weight_bwd = ao.weight_gather ? kCopy : kEagerCast + kCopy;
+    }
+  } else {
+    // Rowwise: the output GEMM scales the input per token and the weight per output feature
+    // (both along the contiguous dimension); the input gradient the output gradient per token
+    // and the weight per input feature (across); the weight gradient the output gradient and
+    // the input per feature (across tokens), the input cast again from its 16-bit copy. No
+    // amax is shared between ranks, and sequence-parallel gathers move 16 bits.
+    n.keeps_quantized_input = false;
+    n.gathers_quantized = false;
+    if (ao.compiled) {
+      n.ao_input_fwd = kRowCast;
+      n.ao_input_bwd = kCompiledCast;
+      n.ao_grad_bwd = kRowCast + kCompiledCast;
+      n.ao_weight_fwd = kRowCast;
+      n.ao_weight_bwd = kCompiledCast;
+    } else {
+      n.ao_input_fwd = kEagerCast;
+      n.ao_input_bwd = kEagerCast + kCopy;
+      n.ao_grad_bwd = 2 * kEagerCast + kCopy;
+      n.ao_weight_fwd = kEagerCast;
+      n.ao_weight_bwd = kEagerCast + kCopy;
+    }
+  }
+}
+
+}  // namespace
+
 Numerics numerics(const Strategy& s) {
   const DType p = s.precision.value_or(DType::bf16);
   Numerics n;
@@ -30,6 +96,7 @@ Numerics numerics(const Strategy& s) {
     n.norm_fuses_cast = false;
     n.amax_reduction = true;
   }
+  if (p == DType::fp8 && s.torchao.active) torchao_numerics(s.torchao, n);
   if (p == DType::nvfp4) {
     n.cast_reads = 6;
     n.weight_cast_reads = 4;

@@ -403,8 +403,9 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   const Numerics num = numerics(st);
   const double e = num.element_bytes;
   // A linear's input, kept for its weight gradient: in FP8 under precision=fp8 (Transformer
-  // Engine saves the cast copy), else an activation element.
-  const double li = num.quantized() ? num.q : e;
+  // Engine saves the cast copy; torchao compiled and tensorwise too), else an activation
+  // element (Numerics::kept_input_bytes).
+  const double li = num.kept_input_bytes();
 
   if (recompute == Recompute::full) return e * T * h / sp_div;  // the layer's input only
   // Selective recomputation drops what its modules recompute: attention's core (the default),

@@ -121,7 +121,7 @@ Op comm(const char* name, OpKind kind, Axis axis, std::optional<CollectiveOp> fw
 // 4-byte all-reduce forward, waited for before the cast.
 void tp_enter(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quantized_input) {
   if (st.tp == 1) return;
-  const bool q = st.sp && quantized_input;
+  const bool q = st.sp && quantized_input && d.num.gathers_quantized;
   if (q && d.num.amax_reduction) {
     Op amax = comm("tp_input_amax_all_reduce", OpKind::collective, Axis::tp,
                    CollectiveOp::all_reduce, std::nullopt, kAmaxBytes);
@@ -321,8 +321,22 @@ Op frozen_fp8_casts(const Numerics& n, const char* name, double inputs, double o
 // A linear's FP8 casts: as trained, or frozen (above). `layernorm`: TE's LayerNormLinear (qkv,
 // fc1), whose norm quantizes its output unless an adapter takes that output (`adapted`: it is
 // then written in 16 bits, gathered so and cast whole after the gather).
+// torchao's casts around one float8 linear, each micro-batch (Numerics::torchao; the bytes per
+// element in graph.cpp's torchao_numerics): its input (the sequence shard where a tensorwise
+// input is cast before its all-gather), its output gradient and its weight, whose elements
+// are the linear's inputs and outputs per token multiplied.
+Op torchao_casts(const Dims& d, const char* name, double inputs, double outputs,
+                 double norm_elements) {
+  const Numerics& n = d.num;
+  const double cast_in = n.gathers_quantized && norm_elements > 0 ? norm_elements : inputs;
+  const double weights = inputs / d.tokens * (outputs / d.tokens);
+  return pass(name, 1, n.ao_input_fwd * cast_in + n.ao_weight_fwd * weights,
+              n.ao_input_bwd * inputs + n.ao_grad_bwd * outputs + n.ao_weight_bwd * weights);
+}
+
 Op linear_fp8_casts(const Dims& d, const char* name, double inputs, double outputs,
                     double norm_elements, bool layernorm = false, bool adapted = false) {
+  if (d.num.torchao) return torchao_casts(d, name, inputs, outputs, norm_elements);
   if (!d.frozen()) return fp8_casts(d.num, name, inputs, outputs, norm_elements);
   const double copies = layernorm || d.bias ? d.num.copies : 1;
   if (adapted) return frozen_fp8_casts(d.num, name, inputs, outputs, 0, false, copies);
@@ -571,6 +585,9 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
     const double bytes = 2 * d.e * d.tokens * (d.kv_local + d.q_local) * d.hd;
     Op repeat = pass("repeat_kv", 0, 0, 0);
     repeat.eager_bytes = repeat.eager_backward_bytes = bytes;
+    // Compiled, the copy stays (SDPA, an extern kernel, reads the expanded K and V), each
+    // written once at the queries' size.
+    repeat.compiled_bytes = repeat.compiled_backward_bytes = bytes;
     out.push_back(recomputed(repeat, d.per_op()));
   }
   // Ulysses: Q, K and V all-to-all'd from a sequence split to a head split (K and V heads
@@ -861,9 +878,15 @@ void head_ops(const Model& m, const Strategy& st, const MicroBatch& mb, std::vec
   // gradient by each token's loss gradient in place (read e, write e; Megatron keeps the loss
   // per token, so the multiply runs). A soft-capped head keeps the unfused passes (the kernels
   // take raw logits; Megatron-Bridge's Gemma recipes turn the fusion off).
+  // Compiled (Software::cross_entropy compiled: torchtitan's cross_entropy_loss under
+  // torch.compile, the upcast to fp32 inside it): forward, a reduction over each row of the
+  // 16-bit logits for its max and another for the sum of exponentials (read e twice);
+  // backward, one kernel reads the logits and writes the 16-bit gradient (read e, write e).
   if (m.logit_softcap <= 0) {
     loss.te_loss_bytes = d.tokens * v_local * 3 * d.e;
     loss.te_loss_backward_bytes = d.tokens * v_local * 2 * d.e;
+    loss.compiled_bytes = d.tokens * v_local * 2 * d.e;
+    loss.compiled_backward_bytes = d.tokens * v_local * 2 * d.e;
   }
   out.push_back(loss);
 }

@@ -35,9 +35,32 @@ EpDispatcher parse_ep_dispatcher(std::string_view);  // throws InputError
 // default, cross_entropy_loss_fusion off). te: Transformer Engine's Triton kernels
 // (parallel_cross_entropy, TE 2.2 on; Megatron-core's cross_entropy_fusion_impl "te"): an
 // online softmax over the 16-bit logits, then one pass that writes the gradient into them.
-enum class CrossEntropy { unfused, te };
+// compiled: the loss under torch.compile (torchtitan compiles its cross entropy with the
+// model, compile.components "loss"): the fp32 upcast fused into Inductor's reductions over the
+// 16-bit logits, and one kernel backward that writes the 16-bit gradient beside them.
+enum class CrossEntropy { unfused, te, compiled };
 std::string_view to_string(CrossEntropy);
 CrossEntropy parse_cross_entropy(std::string_view);  // throws InputError
+
+// How torchao's float8 training scales a linear's operands (torchtitan's [quantize.linear.float8]
+// recipe_name; torchao/float8/config.py). tensorwise: one scale per tensor from its amax,
+// e4m3 forward and e5m2 gradients (torchtitan's default until 2026-04). rowwise: a scale per
+// row along each GEMM's inner dimension, e4m3 throughout, so each operand is cast along both
+// of its axes (torchtitan's only recipe since 2026-04).
+enum class Float8Recipe { tensorwise, rowwise };
+std::string_view to_string(Float8Recipe);
+Float8Recipe parse_float8_recipe(std::string_view);  // throws InputError
+
+// torchao's float8 linears as a strategy runs them (Software::torchao_float8): set by
+// with_precision from the stack, never a key. active: precision=fp8 under torchao; compiled:
+// the casts fused by torch.compile (Software::compile); weight_gather: FSDP2 gathers the
+// float8 linears' weights in float8 (Software::float8_all_gather, tensorwise only).
+struct TorchaoFloat8 {
+  bool active = false;
+  Float8Recipe recipe = Float8Recipe::tensorwise;
+  bool compiled = false;
+  bool weight_gather = false;
+};
 
 // The linears of a transformer layer that LoRA adapts (Strategy::lora_targets): the fused
 // query-key-value projection and the attention's output projection (column- and row-parallel),
@@ -210,6 +233,8 @@ struct Strategy {
   // Quantized training under a stack that keeps the experts' SwiGLU inputs for the backward in
   // the quantized type (Software::quantized_moe_act_input): set by with_precision, never a key.
   bool quantized_moe_act_input = false;
+  // precision=fp8 through torchao's Float8Linear (torchtitan): set by with_precision.
+  TorchaoFloat8 torchao;
   // Saturating at 2^40 GPUs: sizes read from a file may be anything up to INT_MAX each.
   int64_t gpus() const {
     constexpr int64_t cap = int64_t{1} << 40;
@@ -345,6 +370,20 @@ struct Software {
   // and whether the stack has FP8 (Transformer Engine, Megatron-core since 2023).
   DType precision = DType::bf16;
   bool fp8 = true;
+  // The stack's FP8 is torchao's Float8Linear (torchtitan's float8 converter), not Transformer
+  // Engine: every GEMM's operands cast on the fly with dynamic scales (no amax history, no
+  // cached FP8 weights), the weights again each micro-batch; the LM head stays in 16 bits
+  // (torchtitan's configs filter "output"). Its recipe (float8_recipe) and FSDP2's float8
+  // all-gather of the weights (float8_all_gather: torchtitan's enable_fsdp_float8_all_gather
+  // with precompute_float8_dynamic_scale_for_fsdp, tensorwise only).
+  bool torchao_float8 = false;
+  Float8Recipe float8_recipe = Float8Recipe::tensorwise;
+  bool float8_all_gather = false;
+  // torch.compile over each transformer layer (torchtitan's apply_compile: every
+  // TransformerBlock compiled on its own, fullgraph; the embedding, the final norm and the LM
+  // head stay eager): Inductor fuses the layers' elementwise work into the kernels a fused
+  // stack runs (Op::compiled_bytes), where eager_elementwise runs ATen's composites.
+  bool compile = false;
   // FP8's scaling recipe: each tensor scaled by the amax of its own values, computed in a pass
   // of its own just before the cast (Transformer Engine's Float8CurrentScaling, Megatron's
   // --fp8-recipe tensorwise; Megatron-Bridge's performance recipes' fp8_cs), instead of the

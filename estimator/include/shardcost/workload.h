@@ -50,6 +50,10 @@ struct Op {
   // memory: the loss's bytes forward and backward under Transformer Engine's fused cross
   // entropy (Software::cross_entropy te); negative: not a loss it runs.
   double te_loss_bytes = -1, te_loss_backward_bytes = -1;
+  // memory: the bytes forward and backward under torch.compile (Software::compile for a
+  // layer's passes, Software::cross_entropy compiled for the loss): Inductor's fused kernels;
+  // negative: the fused `bytes` (a layer's pass) or not a loss it compiles (the loss).
+  double compiled_bytes = -1, compiled_backward_bytes = -1;
   std::optional<CollectiveOp> op;           // forward collective (none: identity)
   std::optional<CollectiveOp> backward_op;  // backward collective (none: identity)
   Axis axis = Axis::tp;
@@ -246,8 +250,27 @@ struct Numerics {
   // gradient (2), or one where per-tensor FP8 GEMMs take either layout (Blackwell FP8:
   // Strategy::fp8_any_layout). MXFP8 and NVFP4 scale along one dimension: always 2.
   double copies = 2;
+  // A linear keeps its input for the weight gradient quantized (Transformer Engine's cast
+  // copy; torchao's tensorwise float8 under torch.compile, whose partitioner saves the float8
+  // input) or in 16 bits (torchao's eager autograd function saves the 16-bit input and casts
+  // it again backward; its rowwise recipe casts it along the other axis there).
+  bool keeps_quantized_input = true;
+  // A sequence-parallel input quantized before its all-gather, which moves q bytes an element
+  // (Transformer Engine; torchao's tensorwise Float8ColwiseParallel); false: gathered in 16
+  // bits (torchao's rowwise recipe: "all distributed communication is done in high precision").
+  bool gathers_quantized = true;
+  // torchao's Float8Linear (Strategy::torchao) casts every operand of every GEMM itself, the
+  // weights too, each micro-batch: the bytes its casts read and write per element of a linear's
+  // input, its output gradient and its weight, forward and backward (transformer_ops.cpp,
+  // torchao_casts; docs/estimator.md, "torchtitan's float8 and torch.compile").
+  bool torchao = false;
+  double ao_input_fwd = 0, ao_input_bwd = 0, ao_grad_bwd = 0, ao_weight_fwd = 0, ao_weight_bwd = 0;
   // The linears' operands are quantized (fp8, mxfp8, nvfp4): Transformer Engine casts them.
   bool quantized() const { return is_quantized(linear); }
+  // The bytes an element of a linear's input kept for its weight gradient takes.
+  double kept_input_bytes() const {
+    return quantized() && keeps_quantized_input ? q : element_bytes;
+  }
 };
 Numerics numerics(const Strategy&);
 
