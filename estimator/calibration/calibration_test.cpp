@@ -333,6 +333,24 @@ TEST(Uncertainty, PublishedRowsNearestTheDeviceAndPrecision) {
   const auto b200 = published_uncertainty(r, "b200", "bf16");  // none: every row
   EXPECT_NEAR(b200.relative, 0.66 / 5, 1e-12);
   EXPECT_NE(b200.basis.find("none on b200"), std::string::npos) << b200.basis;
+  // A stack's own rows first, where it has three; a stack no row ran under says so.
+  row("h", "dgx-h100", "tp=8", 0.01);
+  r.rows.back().software = software_preset("nemo");
+  for (double err : {0.02, 0.03}) {
+    row("h", "dgx-h100", "tp=8", err);
+    r.rows.back().software = software_preset("nemo");
+  }
+  const auto nemo = published_uncertainty(r, "h100-sxm5-80gb", "bf16", "nemo");
+  EXPECT_NEAR(nemo.relative, 0.02, 1e-12);
+  EXPECT_EQ(nemo.runs, 3);
+  EXPECT_EQ(nemo.basis.find("none ran"), std::string::npos) << nemo.basis;
+  const auto core = published_uncertainty(r, "h100-sxm5-80gb", "bf16", "megatron-core");
+  EXPECT_EQ(core.runs, 3);
+  EXPECT_NEAR(core.relative, 0.2, 1e-12);
+  const auto titan = published_uncertainty(r, "h100-sxm5-80gb", "bf16", "torchtitan");
+  EXPECT_EQ(titan.runs, 6);
+  EXPECT_NE(titan.basis.find("(validate; none ran under torchtitan)"), std::string::npos)
+      << titan.basis;
 }
 
 // rank re-ordered by the calibrated step only where the calibration covers every plan; the
@@ -505,7 +523,9 @@ TEST(TorchtitanLog, CompileAndFloat8FromTheConfigBecomeStackKeys) {
   const std::string old_style =
       with({{"compile = false", "compile = true"},
             {"converters = []", "converters = [\"float8\"]"},
-            {"enable_fsdp_float8_all_gather = false", "enable_fsdp_float8_all_gather = true"}},
+            {"enable_fsdp_float8_all_gather = false", "enable_fsdp_float8_all_gather = true"},
+            {"precompute_float8_dynamic_scale_for_fsdp = false",
+             "precompute_float8_dynamic_scale_for_fsdp = true"}},
            "");
   auto r = import_torchtitan_log(log, "t.log", titan(old_style));
   EXPECT_EQ(r[0].measured->software, "torchtitan:compile=true,float8_all_gather=true");
@@ -524,6 +544,20 @@ TEST(TorchtitanLog, CompileAndFloat8FromTheConfigBecomeStackKeys) {
 
   const std::string hp = with({{"converters = []", "converters = [\"float8\"]"}},
                               "\n[quantize.linear.float8]\nrecipe_name = \"rowwise_with_gw_hp\"\n");
+  // The all-gather without its once-a-step scales, or beside a recipe_name (torchtitan asserts).
+  const std::string no_precompute =
+      with({{"converters = []", "converters = [\"float8\"]"},
+            {"enable_fsdp_float8_all_gather = false", "enable_fsdp_float8_all_gather = true"}},
+           "");
+  EXPECT_NE(input_error([&] {
+              import_torchtitan_log(log, "t.log", titan(no_precompute));
+            }).find("without precompute_float8_dynamic_scale_for_fsdp is not modelled"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] {
+              import_torchtitan_log(log, "t.log",
+                                    titan(old_style + "recipe_name = \"tensorwise\"\n"));
+            }).find("torchtitan refuses the pair"),
+            std::string::npos);
   EXPECT_NE(input_error([&] { import_torchtitan_log(log, "t.log", titan(hp)); })
                 .find("job.toml: [quantize.linear.float8] recipe_name \"rowwise_with_gw_hp\" is "
                       "not modelled"),

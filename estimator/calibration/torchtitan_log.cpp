@@ -135,11 +135,19 @@ std::string stack_keys(const Config& cfg, bool float8) {
           "rowwise recipes",
           section, recipe));
     if (cfg.flag(section, "enable_fsdp_float8_all_gather", false)) {
-      if (recipe != "tensorwise")
+      // torchtitan takes the float8 all-gather on its default (tensorwise) path only: a
+      // recipe_name given beside it, even "tensorwise", fails its assertion.
+      if (toml::node_view<const toml::node>{cfg.t}.at_path(section)["recipe_name"])
         cfg.refuse(fmt::format(
-            "[{}] enable_fsdp_float8_all_gather needs the tensorwise recipe (torchao refuses it "
-            "with {})",
+            "[{}] enable_fsdp_float8_all_gather with recipe_name \"{}\": torchtitan refuses the "
+            "pair (the all-gather runs on the default tensorwise path only); drop one",
             section, recipe));
+      if (!cfg.flag(section, "precompute_float8_dynamic_scale_for_fsdp", false))
+        cfg.refuse(fmt::format(
+            "[{}] enable_fsdp_float8_all_gather without precompute_float8_dynamic_scale_for_fsdp "
+            "is not modelled (each gather would take every weight's amax and all-reduce it); "
+            "shardcost prices the all-gather with the scales computed once a step",
+            section));
       keys.push_back("float8_all_gather=true");
     }
   }

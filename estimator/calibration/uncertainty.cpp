@@ -23,8 +23,9 @@ struct Near {
 }  // namespace
 
 StepUncertainty published_uncertainty(const ValidationReport& report, const std::string& device,
-                                      const std::string& precision) {
-  Near both, same_device, every;
+                                      const std::string& precision, const std::string& software) {
+  Near stack, both, same_device, every;
+  int under_stack = 0;
   for (const ValidationRow& row : report.rows) {
     // The fixed rule's rows are Narayanan's runs again, priced under another rule.
     if (row.table == "megatron2021_fixed_rule" || row.gpus <= 0 || !(row.published_s > 0)) continue;
@@ -33,26 +34,34 @@ StepUncertainty published_uncertainty(const ValidationReport& report, const std:
     std::string why;
     const auto p = resolved_precision(row.strategy, row.software, d, &why);
     const std::string prec = p ? std::string(to_string(*p)) : "";
+    const bool ours = row.software.name == software;
+    under_stack += ours ? 1 : 0;
     every.add(row.error());
     if (d.name != device) continue;
     same_device.add(row.error());
-    if (prec == precision) both.add(row.error());
+    if (prec != precision) continue;
+    both.add(row.error());
+    if (ours) stack.add(row.error());
   }
+  // A stack no published run ran under borrows the other stacks' rows, and says so.
+  const std::string borrowed =
+      software.empty() || under_stack > 0 ? "" : fmt::format("; none ran under {}", software);
   StepUncertainty u;
   const auto said = [&](const Near& n, std::string what) {
     u.relative = n.mean();
     u.runs = n.rows;
-    u.basis = fmt::format("the estimate's mean error on the {} published {} runs (validate)",
-                          n.rows, what);
+    u.basis = fmt::format("the estimate's mean error on the {} published {} runs (validate{})",
+                          n.rows, what, borrowed);
     return u;
   };
+  if (stack.rows >= kMinRows) return said(stack, device + " " + precision);
   if (both.rows >= kMinRows) return said(both, device + " " + precision);
   if (same_device.rows >= kMinRows) return said(same_device, device);
   u.relative = every.mean();
   u.runs = every.rows;
   u.basis =
-      fmt::format("the estimate's mean error on every published run ({}, validate; none on {})",
-                  every.rows, device);
+      fmt::format("the estimate's mean error on every published run ({}, validate; none on {}{})",
+                  every.rows, device, borrowed);
   return u;
 }
 
@@ -73,7 +82,7 @@ StepUncertainty step_uncertainty(const Estimate& e, const Cluster& c, const Soft
   const Device& d = c.groups.front().device;
   std::string why;
   const auto p = resolved_precision(e.strategy, sw, d, &why);
-  return published_uncertainty(published(), d.name, p ? std::string(to_string(*p)) : "");
+  return published_uncertainty(published(), d.name, p ? std::string(to_string(*p)) : "", sw.name);
 }
 
 int indistinguishable_from_best(const std::vector<double>& steps, double uncertainty) {

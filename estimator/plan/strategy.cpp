@@ -529,8 +529,9 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
     out.torchao.active = true;
     out.torchao.recipe = sw.float8_recipe;
     out.torchao.compiled = sw.compile;
+    // torchtitan gathers in float8 only where FSDP2 shards the weights.
     out.torchao.weight_gather =
-        sw.float8_all_gather && sw.float8_recipe == Float8Recipe::tensorwise;
+        sw.float8_all_gather && sw.float8_recipe == Float8Recipe::tensorwise && out.zero == 3;
     out.fp8_any_layout = false;  // torchao's casts write their own layouts (Numerics)
   }
   if (out.recompute == Recompute::selective && out.recompute_modules == 0)

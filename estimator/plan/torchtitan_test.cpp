@@ -24,6 +24,15 @@ const Op& op_named(const Graph& g, const std::string& name) {
   throw std::runtime_error("no op " + name);
 }
 
+// The first op of that name in a transformer layer (not the embedding's or the head's).
+const Op& layer_op(const Graph& g, const std::string& name) {
+  for (const Block& b : g.blocks)
+    if (b.pin == Block::Pin::body)
+      for (const Op& op : b.ops)
+        if (name == op.name) return op;
+  throw std::runtime_error("no layer op " + name);
+}
+
 // Llama 3 8B (h 4096, f 14336, 32 query and 8 key-value heads of 128) at one sequence of 8192
 // tokens, under a torchtitan stack given as text.
 struct Llama8b {
@@ -44,8 +53,8 @@ struct Llama8b {
 // forward the input's amax and cast (read 2, read 2 and write 1: 5 B) and the weight's
 // (5 B); backward the output gradient's cast written in both layouts (6 B), the float8 input
 // the compiled graph saved copied transposed (read 1, write 1) and the weight cast transposed
-// from its 16-bit copy (5 B). Under FSDP2's float8 all-gather the gathered weight is already
-// float8: nothing forward, its transposed copy (2 B) backward.
+// from its 16-bit copy with the forward's amax (read 2, write 1). Under FSDP2's float8 all-gather
+// the gathered weight is already float8: nothing forward, its transposed copy (2 B) backward.
 TEST(Torchtitan, TensorwiseFloat8CastsEveryOperandEachMicroBatch) {
   Llama8b l;
   const std::string s = "tp=1,dp=8,mbs=1,gbs=8,zero=3,recompute=none,precision=fp8";
@@ -56,7 +65,7 @@ TEST(Torchtitan, TensorwiseFloat8CastsEveryOperandEachMicroBatch) {
   const double W = l.f * l.h;
   const Op& fc2 = op_named(l.graph(compiled), "mlp_fc2_fp8_casts");
   EXPECT_DOUBLE_EQ(fc2.bytes, 5 * l.T * l.f + 5 * W);
-  EXPECT_DOUBLE_EQ(fc2.backward_bytes, 2 * l.T * l.f + 6 * l.T * l.h + 5 * W);
+  EXPECT_DOUBLE_EQ(fc2.backward_bytes, 2 * l.T * l.f + 6 * l.T * l.h + 3 * W);
 
   const Strategy gathered = l.resolved("torchtitan:compile=true,float8_all_gather=true", s);
   ASSERT_TRUE(gathered.torchao.weight_gather);
@@ -72,6 +81,13 @@ TEST(Torchtitan, TensorwiseFloat8CastsEveryOperandEachMicroBatch) {
   const Op& e = op_named(l.graph(eager), "mlp_fc2_fp8_casts");
   EXPECT_DOUBLE_EQ(e.bytes, 33 * l.T * l.f + 33 * W);
   EXPECT_DOUBLE_EQ(e.backward_bytes, 35 * l.T * l.f + 68 * l.T * l.h + 35 * W);
+  // torchtitan's wq, wk and wv are linears of their own: eager, each casts the shared input
+  // (compiled, Inductor merges the three casts into one).
+  const double qkv = (32 + 2 * 8) * 128.0, Wq = l.h * qkv;
+  const Op& q = op_named(l.graph(eager), "qkv_fp8_casts");
+  EXPECT_DOUBLE_EQ(q.bytes, 3 * 33 * l.T * l.h + 33 * Wq);
+  EXPECT_DOUBLE_EQ(q.backward_bytes, 3 * 35 * l.T * l.h + 68 * l.T * qkv + 35 * Wq);
+  EXPECT_DOUBLE_EQ(op_named(l.graph(compiled), "qkv_fp8_casts").bytes, 5 * l.T * l.h + 5 * Wq);
 }
 
 // Rowwise, compiled: a cast along the contiguous dimension is one kernel (read 2, write 1: 3
@@ -97,8 +113,20 @@ TEST(Torchtitan, RowwiseFloat8CastsAlongBothAxesAndGathersIn16Bits) {
   const Graph t = l.graph(tensor);
   EXPECT_DOUBLE_EQ(op_named(t, "tp_all_gather").bytes, 1 * l.T * l.h);
   EXPECT_DOUBLE_EQ(op_named(t, "tp_input_amax_all_reduce").bytes, 4);
-  // The tensorwise input is cast on the rank's sequence shard, before the gather.
+  // The tensorwise input is cast on the rank's sequence shard, before the gather, and the
+  // output gradient before its all-gather backward (Float8RowwiseParallel), in float8.
   EXPECT_DOUBLE_EQ(op_named(t, "mlp_fc1_fp8_casts").bytes, 5 * l.T * l.h / 2 + 5 * W);
+  EXPECT_DOUBLE_EQ(layer_op(t, "tp_reduce_scatter").backward_bytes, 1 * l.T * l.h);
+  EXPECT_DOUBLE_EQ(layer_op(g, "tp_reduce_scatter").backward_bytes, 0);  // 16 bits, as forward
+
+  // Eager under torchtitan's float8 TP the input arrives cast once and the gradient is cast
+  // once before the linear's backward: the linear saves float8 and transposes it (2 B), the
+  // gradient's one cast and transpose 35 B; the 16-bit weight cast as without TP.
+  const Strategy eager = l.resolved("torchtitan", s);
+  EXPECT_DOUBLE_EQ(numerics(eager).kept_input_bytes(), 1);
+  const Op& e = op_named(l.graph(eager), "mlp_fc1_fp8_casts");
+  EXPECT_DOUBLE_EQ(e.bytes, 33 * l.T * l.h / 2 + 33 * W);
+  EXPECT_DOUBLE_EQ(e.backward_bytes, 2 * l.T * l.h + 35 * l.T * out + 35 * W);
 }
 
 // What a layer keeps for its weight gradients: the float8 input under tensorwise compiled (the
@@ -139,6 +167,9 @@ TEST(Torchtitan, Float8HoldsNoWeightCopiesAndGathersFloat8WeightsInOneByte) {
   // FSDP2 all-gathers move 1 - 0.5 x 6.98 / 8.03 = 0.565 of the bytes.
   const Estimate g = estimate(m, c, s, gather);
   EXPECT_LT(part(g, "dp_comm"), part(fp8, "dp_comm"));
+  // Without FSDP2 (DDP) nothing is gathered, so the key changes nothing.
+  const Strategy ddp = parse_strategy("tp=1,mbs=1,gbs=64,zero=0,recompute=full,precision=fp8", 64);
+  EXPECT_DOUBLE_EQ(estimate(m, c, ddp, gather).step_time_s, estimate(m, c, ddp, plain).step_time_s);
 }
 
 // torch.compile (compile=true) against the fused passes of eager_elementwise=false: the same

@@ -23,33 +23,41 @@ namespace {
 //   float8 (4 + 1): 33 B; rowwise the amax along a dimension costs the same;
 // - compiled, Inductor fuses a cast into an amax reduction (read e) and one kernel that reads
 //   the tensor again and writes float8 (e + 1): 5 B; a rowwise scale along the contiguous
-//   dimension is one kernel (e + 1: 3 B), along the other a reduction first (5 B);
+//   dimension is one kernel (e + 1: 3 B), along the other a reduction first (5 B); a cast
+//   whose amax is already known reads and writes once (3 B);
 // - torch._scaled_mm takes its first operand row-major and its second column-major, so the
 //   backward's weight, output gradient and input need float8 copies transposed: a copy of its
 //   own in eager (read 1, write 1), one more write where Inductor fuses it into the cast.
-void torchao_numerics(const TorchaoFloat8& ao, Numerics& n) {
+void torchao_numerics(const TorchaoFloat8& ao, bool tp, Numerics& n) {
   n.torchao = true;
   n.norm_fuses_cast = false;
   constexpr double kEagerCast = 33, kCompiledCast = 5, kRowCast = 3, kCopy = 2, kWrite = 1;
   if (ao.recipe == Float8Recipe::tensorwise) {
     // Forward: the input and the weight cast (the weight already float8 where FSDP2 gathered
     // it so, its shard cast before the gather). Backward: the output gradient cast with its
-    // transpose (eager: cast once for each GEMM, and the transpose copied); the weight
-    // transposed (recast from the 16-bit weight unless gathered in float8); the input
-    // transposed for the weight gradient, from the float8 copy the compiled graph saves, or
-    // recast in eager from the 16-bit input its autograd function saves.
+    // transpose; the weight transposed, from the gathered float8 weight, or compiled recast
+    // from the 16-bit weight with the amax the forward took (read 2, write 1: the partitioner
+    // saves parameters, not their casts); the input transposed for the weight gradient, from
+    // the float8 copy the compiled graph saves. Eager, torchao's autograd function saves the
+    // 16-bit input and casts it again backward, and casts the output gradient once for each
+    // GEMM; under tensor parallelism torchtitan's float8 TP styles cast the input once before
+    // its gather (PrepareFloat8ModuleInput, Float8ColwiseParallel) and the output gradient
+    // before the linear's backward (NoopFwToFloat8BwDynamic), so the linear saves and takes
+    // float8 even eager.
     n.amax_reduction = true;
+    n.gathers_quantized_grad = tp;
     if (ao.compiled) {
       n.ao_input_fwd = kCompiledCast;
       n.ao_input_bwd = kCopy;
       n.ao_grad_bwd = kCompiledCast + kWrite;
       n.ao_weight_fwd = ao.weight_gather ? 0 : kCompiledCast;
-      n.ao_weight_bwd = ao.weight_gather ? kCopy : kCompiledCast;
+      n.ao_weight_bwd = ao.weight_gather ? kCopy : kRowCast;
     } else {
-      n.keeps_quantized_input = false;
+      n.keeps_quantized_input = tp;
+      n.ao_shared_input_casts = !tp;
       n.ao_input_fwd = kEagerCast;
-      n.ao_input_bwd = kEagerCast + kCopy;
-      n.ao_grad_bwd = 2 * kEagerCast + kCopy;
+      n.ao_input_bwd = tp ? kCopy : kEagerCast + kCopy;
+      n.ao_grad_bwd = (tp ? 1 : 2) * kEagerCast + kCopy;
       n.ao_weight_fwd = ao.weight_gather ? 0 : kEagerCast;
       n.ao_weight_bwd = ao.weight_gather ? kCopy : kEagerCast + kCopy;
     }
@@ -61,6 +69,7 @@ void torchao_numerics(const TorchaoFloat8& ao, Numerics& n) {
     // amax is shared between ranks, and sequence-parallel gathers move 16 bits.
     n.keeps_quantized_input = false;
     n.gathers_quantized = false;
+    n.ao_shared_input_casts = !ao.compiled;
     if (ao.compiled) {
       n.ao_input_fwd = kRowCast;
       n.ao_input_bwd = kCompiledCast;
@@ -96,7 +105,7 @@ Numerics numerics(const Strategy& s) {
     n.norm_fuses_cast = false;
     n.amax_reduction = true;
   }
-  if (p == DType::fp8 && s.torchao.active) torchao_numerics(s.torchao, n);
+  if (p == DType::fp8 && s.torchao.active) torchao_numerics(s.torchao, s.tp > 1, n);
   if (p == DType::nvfp4) {
     n.cast_reads = 6;
     n.weight_cast_reads = 4;

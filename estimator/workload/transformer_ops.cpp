@@ -149,6 +149,10 @@ void tp_exit(const Dims& d, const Strategy& st, std::vector<Op>& out, bool quant
   if (st.sp) {
     Op op = comm("tp_reduce_scatter", OpKind::collective, Axis::tp, CollectiveOp::reduce_scatter,
                  CollectiveOp::all_gather, d.e * d.tokens * d.h);
+    // torchao's tensorwise TP casts the output gradient before its all-gather
+    // (Float8RowwiseParallel: NoopFwToFloat8BwDynamic after the redistribute).
+    if (quantized_grad && d.num.gathers_quantized_grad)
+      op.backward_bytes = d.num.q * d.tokens * d.h;
     op.userbuffers = true;
     out.push_back(op);
     if (quantized_grad && d.num.amax_reduction)
@@ -325,18 +329,24 @@ Op frozen_fp8_casts(const Numerics& n, const char* name, double inputs, double o
 // element in graph.cpp's torchao_numerics): its input (the sequence shard where a tensorwise
 // input is cast before its all-gather), its output gradient and its weight, whose elements
 // are the linear's inputs and outputs per token multiplied.
+// `sharers`: the separate linears torchtitan's model has where this one is fused (wq, wk, wv:
+// 3; w1, w3: 2), each of which casts the same input itself unless Inductor merges the casts or
+// the input arrives already cast (Numerics::ao_shared_input_casts).
 Op torchao_casts(const Dims& d, const char* name, double inputs, double outputs,
-                 double norm_elements) {
+                 double norm_elements, int sharers) {
   const Numerics& n = d.num;
   const double cast_in = n.gathers_quantized && norm_elements > 0 ? norm_elements : inputs;
   const double weights = inputs / d.tokens * (outputs / d.tokens);
-  return pass(name, 1, n.ao_input_fwd * cast_in + n.ao_weight_fwd * weights,
-              n.ao_input_bwd * inputs + n.ao_grad_bwd * outputs + n.ao_weight_bwd * weights);
+  const double times = n.ao_shared_input_casts ? sharers : 1;
+  return pass(
+      name, 1, times * n.ao_input_fwd * cast_in + n.ao_weight_fwd * weights,
+      times * n.ao_input_bwd * inputs + n.ao_grad_bwd * outputs + n.ao_weight_bwd * weights);
 }
 
 Op linear_fp8_casts(const Dims& d, const char* name, double inputs, double outputs,
-                    double norm_elements, bool layernorm = false, bool adapted = false) {
-  if (d.num.torchao) return torchao_casts(d, name, inputs, outputs, norm_elements);
+                    double norm_elements, bool layernorm = false, bool adapted = false,
+                    int sharers = 1) {
+  if (d.num.torchao) return torchao_casts(d, name, inputs, outputs, norm_elements, sharers);
   if (!d.frozen()) return fp8_casts(d.num, name, inputs, outputs, norm_elements);
   const double copies = layernorm || d.bias ? d.num.copies : 1;
   if (adapted) return frozen_fp8_casts(d.num, name, inputs, outputs, 0, false, copies);
@@ -383,7 +393,7 @@ void mlp_ops(const char* const names[4], const Dims& d, const Strategy& st, doub
   if (fp8)
     out.push_back(linear_fp8_casts(d, names[2], d.tokens * d.h, d.tokens * fc1_out,
                                    input_from_norm ? d.tokens * d.h / d.sp_div : 0, input_from_norm,
-                                   adapted && d.adapts(kLoraFc1)));
+                                   adapted && d.adapts(kLoraFc1), swiglu ? 2 : 1));
   if (adapted && d.adapts(kLoraFc1)) lora_adapter(d, st, true, d.h, fc1_out, out);
   // Squared ReLU reads and writes as GeLU does (read x, write y; backward read x and dy, write
   // dx).
@@ -556,7 +566,7 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   frozen_linear(d, out);
   if (fp8)
     out.push_back(linear_fp8_casts(d, "qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out,
-                                   d.tokens * d.h / d.sp_div, true, d.adapts(kLoraQkv)));
+                                   d.tokens * d.h / d.sp_div, true, d.adapts(kLoraQkv), 3));
   if (d.adapts(kLoraQkv)) lora_adapter(d, st, true, d.h, qkv_out, out);
   // Per-head query and key norms (Qwen3): read and write Q and K.
   if (m.qk_norm) {
@@ -613,11 +623,9 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
     out.push_back(comm("cp_ulysses_out_all_to_all", OpKind::collective, Axis::cp,
                        CollectiveOp::all_to_all, CollectiveOp::all_to_all,
                        d.e * d.tokens * d.q_local * d.hd));
-  // Eager SDPA's output transposed back and made contiguous (read and write it) before wo.
-  Op copy = pass("attention_out_copy", 0, 0, 0);
-  copy.eager_bytes = 2 * d.e * d.tokens * d.q_local * d.hd;
-  copy.eager_backward_bytes = 0;
-  out.push_back(recomputed(copy, d.per_op()));
+  // (SDPA's output needs no copy before wo: the flash and memory-efficient kernels write it
+  // (batch, sequence, heads, dim), so the model's transpose back makes it contiguous as is;
+  // PyTorch's attention.cu.)
   out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * d.hd));
   recomputed(out.back(), d.per_op());  // wo, the layer's fourth matrix multiply
   frozen_linear(d, out);

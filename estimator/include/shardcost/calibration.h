@@ -185,11 +185,13 @@ struct StepUncertainty {
   std::string basis;  // "the calibration's model-held-out error on its 24 runs", ...
   int runs = 0;       // the runs it rests on
 };
-// The estimate's mean |error| on the published runs nearest a device and precision: validate's
-// rows of both (at least 3), else of the device, else every row (the fixed rule's rows, the same
-// runs again, left out).
+// The estimate's mean |error| on the published runs nearest a device, precision and software
+// preset: validate's rows of all three (at least 3), else of the device and precision, else of
+// the device, else every row (the fixed rule's rows, the same runs again, left out); the basis
+// says where no row ran under the preset (an empty name: any).
 StepUncertainty published_uncertainty(const ValidationReport&, const std::string& device,
-                                      const std::string& precision);
+                                      const std::string& precision,
+                                      const std::string& software = "");
 // The published runs' errors, asked for only where no calibration applies (validate prices
 // every published table: about 50 ms).
 using PublishedErrors = std::function<ValidationReport()>;

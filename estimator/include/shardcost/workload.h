@@ -265,6 +265,13 @@ struct Numerics {
   // torchao_casts; docs/estimator.md, "torchtitan's float8 and torch.compile").
   bool torchao = false;
   double ao_input_fwd = 0, ao_input_bwd = 0, ao_grad_bwd = 0, ao_weight_fwd = 0, ao_weight_bwd = 0;
+  // Each of the separate linears a fused one stands for (wq, wk, wv) casts the shared input
+  // itself: eager torchao without tensor parallelism (compiled, Inductor merges the casts;
+  // under torchao's float8 TP the input arrives cast once).
+  bool ao_shared_input_casts = false;
+  // A row-parallel linear's output gradient is cast before its sequence-parallel all-gather,
+  // which moves q bytes an element (torchao's tensorwise TP).
+  bool gathers_quantized_grad = false;
   // The linears' operands are quantized (fp8, mxfp8, nvfp4): Transformer Engine casts them.
   bool quantized() const { return is_quantized(linear); }
   // The bytes an element of a linear's input kept for its weight gradient takes.
