@@ -43,6 +43,7 @@ constexpr BoolKey kBoolKeys[] = {
     {"cuda_graphs", &Software::cuda_graphs},
     {"compile", &Software::compile},
     {"float8_all_gather", &Software::float8_all_gather},
+    {"sac_saves_scaled_mm", &Software::sac_saves_scaled_mm},
     {"zero3_list_collectives", &Software::zero3_list_collectives},
 };
 
@@ -137,9 +138,11 @@ Software parse_software(std::string_view text) {
         "software '{}': compile is torch.compile over eager PyTorch's layers (torchtitan); {} "
         "runs fused kernels already; drop compile",
         text, s.name));
-  if (!s.torchao_float8 && (s.float8_all_gather || s.float8_recipe != preset.float8_recipe))
+  if (!s.torchao_float8 &&
+      (s.float8_all_gather || s.sac_saves_scaled_mm || s.float8_recipe != preset.float8_recipe))
     throw InputError(fmt::format(
-        "software '{}': float8_recipe and float8_all_gather are torchao's (torchtitan); {} "
+        "software '{}': float8_recipe, float8_all_gather and sac_saves_scaled_mm are torchao's "
+        "(torchtitan); {} "
         "trains FP8 through Transformer Engine; drop them",
         text, s.name));
   if (s.torchao_float8 && (s.fp8_params || s.fp8_current_scaling || s.fp8_attention))

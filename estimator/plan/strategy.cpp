@@ -529,6 +529,7 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
     out.torchao.active = true;
     out.torchao.recipe = sw.float8_recipe;
     out.torchao.compiled = sw.compile;
+    out.torchao.sac_saves_scaled_mm = sw.sac_saves_scaled_mm;
     // torchtitan gathers in float8 only where FSDP2 shards the weights.
     out.torchao.weight_gather =
         sw.float8_all_gather && sw.float8_recipe == Float8Recipe::tensorwise && out.zero == 3;

@@ -172,6 +172,47 @@ TEST(Torchtitan, Float8HoldsNoWeightCopiesAndGathersFloat8WeightsInOneByte) {
   EXPECT_DOUBLE_EQ(estimate(m, c, ddp, gather).step_time_s, estimate(m, c, ddp, plain).step_time_s);
 }
 
+// torchtitan's per-op policy saves aten.mm's outputs alternately, but not torch._scaled_mm's:
+// under float8 every linear's GEMM runs again in the recomputation (bf16: wk's third of the
+// fused QKV, w3's half of the fused w1/w3, wo; w2 not), and its casts with it but for the
+// tensorwise amax the policy saves (torch.max: 2 of a compiled cast's 5 B; rowwise's
+// aten.amax is not saved). The layer keeps no linear's output: its input, attention's output
+// and statistics.
+TEST(Torchtitan, PerOpPolicyRecomputesEveryFloat8Matmul) {
+  Llama8b l;
+  const std::string s = "tp=1,dp=8,mbs=1,gbs=8,zero=3,recompute=selective,precision=";
+  const Graph fp8 = l.graph(l.resolved("torchtitan:compile=true", s + "fp8"));
+  const Graph bf16 = l.graph(l.resolved("torchtitan:compile=true", s + "bf16"));
+  for (const char* name : {"qkv", "attention_proj", "mlp_fc1", "mlp_fc2"}) {
+    EXPECT_TRUE(layer_op(fp8, name).selective) << name;
+    EXPECT_DOUBLE_EQ(layer_op(fp8, name).selective_share, 1) << name;
+  }
+  EXPECT_DOUBLE_EQ(layer_op(bf16, "qkv").selective_share, 1024.0 / 6144);
+  EXPECT_DOUBLE_EQ(layer_op(bf16, "mlp_fc1").selective_share, 0.5);
+  EXPECT_FALSE(layer_op(bf16, "mlp_fc2").selective);
+  EXPECT_DOUBLE_EQ(layer_op(fp8, "mlp_fc2_fp8_casts").selective_share, 3.0 / 5);
+  const Graph row = l.graph(l.resolved("torchtitan:compile=true,float8_recipe=rowwise", s + "fp8"));
+  EXPECT_DOUBLE_EQ(layer_op(row, "mlp_fc2_fp8_casts").selective_share, 1);
+
+  auto kept = [&](const std::string& software, const char* precision) {
+    return layer_activation_bytes(l.m, l.resolved(software, s + precision), AttentionKernel::flash,
+                                  Recompute::selective);
+  };
+  const double T = l.T, h = l.h, q = 4096, kv = 1024;
+  EXPECT_DOUBLE_EQ(kept("torchtitan:compile=true", "fp8"), 2 * T * h + 2 * T * q + 4 * 32 * T);
+  EXPECT_DOUBLE_EQ(kept("torchtitan:compile=true", "bf16"),
+                   2 * T * h + 2 * T * (q + kv) + 2 * T * q + 4 * 32 * T + 2 * T * l.f +
+                       2 * T * h);  // torchtitan from 2026-02 saves _scaled_mm's outputs as
+                                    // aten.mm's (sac_saves_scaled_mm):
+  // the bf16 shares and keeps, the casts still recomputed (their float8 copies are not saved).
+  const std::string saves = "torchtitan:compile=true,sac_saves_scaled_mm=true";
+  const Graph later = l.graph(l.resolved(saves, s + "fp8"));
+  EXPECT_DOUBLE_EQ(layer_op(later, "qkv").selective_share, 1024.0 / 6144);
+  EXPECT_FALSE(layer_op(later, "mlp_fc2").selective);
+  EXPECT_DOUBLE_EQ(layer_op(later, "mlp_fc2_fp8_casts").selective_share, 3.0 / 5);
+  EXPECT_DOUBLE_EQ(kept(saves, "fp8"), kept("torchtitan:compile=true", "bf16"));
+}
+
 // torch.compile (compile=true) against the fused passes of eager_elementwise=false: the same
 // but for repeat_kv, whose copy Inductor still writes for SDPA (read K and V, write them at
 // the queries' 32 heads: 4 x (8 + 32) x 128 B a token each way), and the final norm, outside
@@ -215,7 +256,8 @@ TEST(Torchtitan, CompiledLossReadsTheLogitsInSixteenBits) {
 TEST(Torchtitan, StackKeysRoundTripAndOtherStacksRefuseThem) {
   for (const char* text :
        {"torchtitan:compile=true", "torchtitan:compile=true,cross_entropy=unfused",
-        "torchtitan:compile=true,float8_all_gather=true", "torchtitan:float8_recipe=rowwise"})
+        "torchtitan:compile=true,float8_all_gather=true", "torchtitan:float8_recipe=rowwise",
+        "torchtitan:compile=true,sac_saves_scaled_mm=true"})
     EXPECT_EQ(software_text(parse_software(text)), text);
   EXPECT_EQ(parse_software("torchtitan").cross_entropy, CrossEntropy::unfused);
   EXPECT_NE(input_error_of([] {

@@ -30,6 +30,7 @@ namespace {
 //   own in eager (read 1, write 1), one more write where Inductor fuses it into the cast.
 void torchao_numerics(const TorchaoFloat8& ao, bool tp, Numerics& n) {
   n.torchao = true;
+  n.ao_recomputes_every_gemm = !ao.sac_saves_scaled_mm;
   n.norm_fuses_cast = false;
   constexpr double kEagerCast = 33, kCompiledCast = 5, kRowCast = 3, kCopy = 2, kWrite = 1;
   if (ao.recipe == Float8Recipe::tensorwise) {
@@ -46,6 +47,8 @@ void torchao_numerics(const TorchaoFloat8& ao, bool tp, Numerics& n) {
     // float8 even eager.
     n.amax_reduction = true;
     n.gathers_quantized_grad = tp;
+    // The amax's read (2 of 5 compiled); eager its abs and max (4 + 2 of 33).
+    n.ao_saved_amax_share = ao.compiled ? 2 / kCompiledCast : 6 / kEagerCast;
     if (ao.compiled) {
       n.ao_input_fwd = kCompiledCast;
       n.ao_input_bwd = kCopy;

@@ -434,6 +434,11 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
     const double f = static_cast<double>(m.ffn_hidden) / t;
     const bool gated = m.activation == Activation::swiglu;
     const double scattered = st.sp && t > 1 ? 2 * e * T * h / t : 0.0;
+    // Under torchao's float8 the linears run torch._scaled_mm, which torchtitan's policy
+    // saved only from 2026-02 (Software::sac_saves_scaled_mm): before, none of their outputs
+    // is kept.
+    if (num.ao_recomputes_every_gemm)
+      return e * T * h / sp_div + e * T * q + 4 * heads * T + scattered;
     return e * T * h / sp_div + e * T * (q + kv) + e * T * q + 4 * heads * T + e * T * f +
            (gated ? e * T * h : 0.0) + scattered;
   }

@@ -77,6 +77,15 @@ Op& recomputed(Op& op, bool yes, double share = 1) {
   return op;
 }
 
+// The share of a linear's GEMM that torchtitan's per-op policy recomputes: `alternate`, its
+// share of the layer's every second matrix multiply (aten.mm), or all of it where the linear
+// runs in float8 under a torchtitan whose policy does not save torch._scaled_mm (before
+// 2026-02: _op_sac_save_list held aten.mm, the attention kernels, reduce-scatter, max;
+// TorchaoFloat8::sac_saves_scaled_mm).
+double per_op_share(const Dims& d, double alternate) {
+  return d.num.ao_recomputes_every_gemm ? 1.0 : alternate;
+}
+
 // Marks every op from `first` on recomputed whole: a module under normal checkpointing, run
 // again from its kept input before its backward, its collectives too.
 void checkpointed(std::vector<Op>& out, size_t first) {
@@ -338,9 +347,12 @@ Op torchao_casts(const Dims& d, const char* name, double inputs, double outputs,
   const double cast_in = n.gathers_quantized && norm_elements > 0 ? norm_elements : inputs;
   const double weights = inputs / d.tokens * (outputs / d.tokens);
   const double times = n.ao_shared_input_casts ? sharers : 1;
-  return pass(
-      name, 1, times * n.ao_input_fwd * cast_in + n.ao_weight_fwd * weights,
-      times * n.ao_input_bwd * inputs + n.ao_grad_bwd * outputs + n.ao_weight_bwd * weights);
+  Op op =
+      pass(name, 1, times * n.ao_input_fwd * cast_in + n.ao_weight_fwd * weights,
+           times * n.ao_input_bwd * inputs + n.ao_grad_bwd * outputs + n.ao_weight_bwd * weights);
+  // Under the per-op policy the forward's casts run again with their GEMMs, but for the
+  // tensorwise amax passes, whose aten.max the policy saves.
+  return recomputed(op, d.per_op(), 1 - n.ao_saved_amax_share);
 }
 
 Op linear_fp8_casts(const Dims& d, const char* name, double inputs, double outputs,
@@ -388,7 +400,7 @@ void mlp_ops(const char* const names[4], const Dims& d, const Strategy& st, doub
   // Per op: w1 kept and w3 recomputed (SwiGLU's fused fc1 is w1 and w3), w2 kept; a plain
   // MLP's w1 kept, w2 recomputed (matrix multiplies 5 and 6 of a layer).
   out.push_back(gemm(names[0], d.num.linear, d.tokens, fc1_out, d.h));
-  recomputed(out.back(), d.per_op(), swiglu ? 0.5 : 0);
+  recomputed(out.back(), d.per_op(), per_op_share(d, swiglu ? 0.5 : 0));
   frozen_linear(d, out);
   if (fp8)
     out.push_back(linear_fp8_casts(d, names[2], d.tokens * d.h, d.tokens * fc1_out,
@@ -403,7 +415,7 @@ void mlp_ops(const char* const names[4], const Dims& d, const Strategy& st, doub
                     : pass("bias_gelu", d.tokens * f_local, 4 * d.w, 6 * d.w));
   recomputed(out.back(), d.per_op());
   out.push_back(gemm(names[1], d.num.linear, d.tokens, d.h, f_local));
-  recomputed(out.back(), d.per_op(), swiglu ? 0 : 1);
+  recomputed(out.back(), d.per_op(), per_op_share(d, swiglu ? 0 : 1));
   frozen_linear(d, out);
   if (fp8) out.push_back(linear_fp8_casts(d, names[3], d.tokens * f_local, d.tokens * d.h, 0));
 }
@@ -562,7 +574,7 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   const double qkv_out = (d.q_local + 2 * d.kv_local) * d.hd;
   out.push_back(gemm("qkv", d.num.linear, d.tokens, qkv_out, d.h));
   // Per op: wq and wv kept, wk recomputed (matrix multiplies 1-3 of a layer, fused here).
-  recomputed(out.back(), d.per_op(), d.kv_local * d.hd / qkv_out);
+  recomputed(out.back(), d.per_op(), per_op_share(d, d.kv_local * d.hd / qkv_out));
   frozen_linear(d, out);
   if (fp8)
     out.push_back(linear_fp8_casts(d, "qkv_fp8_casts", d.tokens * d.h, d.tokens * qkv_out,

@@ -60,6 +60,7 @@ struct TorchaoFloat8 {
   Float8Recipe recipe = Float8Recipe::tensorwise;
   bool compiled = false;
   bool weight_gather = false;
+  bool sac_saves_scaled_mm = false;  // Software::sac_saves_scaled_mm
 };
 
 // The linears of a transformer layer that LoRA adapts (Strategy::lora_targets): the fused
@@ -379,6 +380,12 @@ struct Software {
   bool torchao_float8 = false;
   Float8Recipe float8_recipe = Float8Recipe::tensorwise;
   bool float8_all_gather = false;
+  // torchtitan's per-op recomputation policy saves torch._scaled_mm's outputs as it saves
+  // aten.mm's, every second one (torchtitan from 2026-02, pytorch/torchtitan#2357: the policy
+  // built on PyTorch's get_default_op_list, whose compute-intensive ops include _scaled_mm);
+  // false: torchtitan before, whose per-model _op_sac_save_list held aten.mm alone, so every
+  // float8 linear's GEMM was recomputed and none of their outputs kept.
+  bool sac_saves_scaled_mm = false;
   // torch.compile over each transformer layer (torchtitan's apply_compile: every
   // TransformerBlock compiled on its own, fullgraph; the embedding, the final norm and the LM
   // head stay eager): Inductor fuses the layers' elementwise work into the kernels a fused

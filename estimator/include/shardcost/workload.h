@@ -269,6 +269,11 @@ struct Numerics {
   // itself: eager torchao without tensor parallelism (compiled, Inductor merges the casts;
   // under torchao's float8 TP the input arrives cast once).
   bool ao_shared_input_casts = false;
+  // Of a forward cast's bytes, the amax pass's (tensorwise: torch.max over the whole tensor),
+  // whose output torchtitan's per-op policy saves, so a recomputation skips it.
+  double ao_saved_amax_share = 0;
+  // The per-op policy recomputes every float8 GEMM (TorchaoFloat8::sac_saves_scaled_mm off).
+  bool ao_recomputes_every_gemm = false;
   // A row-parallel linear's output gradient is cast before its sequence-parallel all-gather,
   // which moves q bytes an element (torchao's tensorwise TP).
   bool gathers_quantized_grad = false;
