@@ -84,6 +84,7 @@ void add_shards(StageShards& to, const StageShards& more) {
   to.recompute_regathers += more.recompute_regathers;
   to.recompute_regather_params += more.recompute_regather_params;
   to.gathered_peak = std::max(to.gathered_peak, more.gathered_peak);
+  to.gathered_peak_fp8_half = std::max(to.gathered_peak_fp8_half, more.gathered_peak_fp8_half);
   to.largest_slice_tensor = std::max(to.largest_slice_tensor, more.largest_slice_tensor);
   if (to.held_first.total() <= 0) to.held_first = more.held_first;
   if (to.sharded_first.total() <= 0) to.sharded_first = more.sharded_first;
@@ -103,13 +104,14 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
                : 0;
   };
   const bool per_layer = sw.zero3_gathers == ShardedCalls::per_layer;
-  double previous = 0;  // the slice gathered before, in execution order (0: a held unit)
+  double previous = 0;       // the slice gathered before, in execution order (0: a held unit)
+  double previous_half = 0;  // the same, its FP8 linears' weights counted half
   // n consecutive units alike, marked `slices`: what n calls of one unit each would add.
   auto add_units = [&](const StageParameters& p, int slices, int n) {
     if (slices == 0) {
       if (out.held.total() <= 0) out.held_first = p;
       add_parameters(out.held, p, n);
-      previous = 0;
+      previous = previous_half = 0;
       return;
     }
     if (out.sharded.total() <= 0) out.sharded_first = p;
@@ -128,8 +130,13 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
     const double piece = p.total() / slices;
     out.gathered_peak = std::max(out.gathered_peak, previous + piece);
     if (slices > 1 || n > 1) out.gathered_peak = std::max(out.gathered_peak, 2 * piece);
+    const double half = (p.total() - 0.5 * p.fp8) / slices;
+    out.gathered_peak_fp8_half = std::max(out.gathered_peak_fp8_half, previous_half + half);
+    if (slices > 1 || n > 1)
+      out.gathered_peak_fp8_half = std::max(out.gathered_peak_fp8_half, 2 * half);
     out.largest_slice_tensor = std::max(out.largest_slice_tensor, p.largest_tensor / slices);
     previous = piece;
+    previous_half = half;
   };
   // Unmasked, every unit of a run has one mark: a run at a time (the search prices this for
   // every stage of every plan); a per-layer mask, a unit at a time.
@@ -216,8 +223,11 @@ MemoryBreakdown stage_memory(const Graph& g, const Strategy& s, const Software& 
   mem.weights = pb.weight * (held(p.held, false) + held(p.sharded, true));
   if (p.sharded.total() > 0) {
     if (sw.zero3_gathers == ShardedCalls::per_layer) {
-      // The unit computing and the next one's prefetch, gathered whole (or a slice of each).
-      mem.weights += pb.weight * p.gathered_peak;
+      // The unit computing and the next one's prefetch, gathered whole (or a slice of each);
+      // under FSDP2's float8 all-gather the float8 linears' unsharded weights are float8
+      // (torchao's fsdp_post_all_gather returns the gathered float8 data), one byte each.
+      mem.weights +=
+          pb.weight * (s.torchao.weight_gather ? p.gathered_peak_fp8_half : p.gathered_peak);
       // Backward holds two units' gradients unsharded: the unit whose backward runs, in the
       // type its weight-gradient GEMMs write (the reduction type where they accumulate into
       // the gradient buffer, Megatron-core's FSDP; the parameters' type where autograd writes

@@ -95,6 +95,9 @@ struct StageShards {
   // Parameters gathered at once, as the units run in order: the one computing and the next
   // one's prefetch (per-layer stacks); the largest tensor over its slices (per-tensor stacks).
   double gathered_peak = 0;
+  // The same with the FP8 linears' weights counted half: their bytes where they are gathered in
+  // one byte against the others' two (torchao's float8 all-gather under FSDP2).
+  double gathered_peak_fp8_half = 0;
   double largest_slice_tensor = 0;
   // Each part's first unit in execution order (the embedding on the first stage): its bucket
   // is the last reduced after the backward and its gather the first the forward waits for.

@@ -167,6 +167,11 @@ TEST(Torchtitan, Float8HoldsNoWeightCopiesAndGathersFloat8WeightsInOneByte) {
   // FSDP2 all-gathers move 1 - 0.5 x 6.98 / 8.03 = 0.565 of the bytes.
   const Estimate g = estimate(m, c, s, gather);
   EXPECT_LT(part(g, "dp_comm"), part(fp8, "dp_comm"));
+  // The gathered units at their peak (the last layer and the untied LM head after it: 218.1M
+  // weights, all but the norms' 8,192 in float8 linears, and 525.3M in bf16) hold the float8
+  // linears' weights in one byte.
+  const double linears = 218103808 - 8192;
+  EXPECT_NEAR(memory_part(fp8, "weights") - memory_part(g, "weights"), linears, 1e-3 * linears);
   // Without FSDP2 (DDP) nothing is gathered, so the key changes nothing.
   const Strategy ddp = parse_strategy("tp=1,mbs=1,gbs=64,zero=0,recompute=full,precision=fp8", 64);
   EXPECT_DOUBLE_EQ(estimate(m, c, ddp, gather).step_time_s, estimate(m, c, ddp, plain).step_time_s);
