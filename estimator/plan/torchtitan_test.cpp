@@ -63,13 +63,15 @@ TEST(Torchtitan, TensorwiseFloat8CastsEveryOperandEachMicroBatch) {
   EXPECT_TRUE(compiled.torchao.compiled);
   EXPECT_FALSE(compiled.torchao.weight_gather);
   const double W = l.f * l.h;
-  const Op& fc2 = op_named(l.graph(compiled), "mlp_fc2_fp8_casts");
+  const Graph compiled_graph = l.graph(compiled);
+  const Op& fc2 = op_named(compiled_graph, "mlp_fc2_fp8_casts");
   EXPECT_DOUBLE_EQ(fc2.bytes, 5 * l.T * l.f + 5 * W);
   EXPECT_DOUBLE_EQ(fc2.backward_bytes, 2 * l.T * l.f + 6 * l.T * l.h + 3 * W);
 
   const Strategy gathered = l.resolved("torchtitan:compile=true,float8_all_gather=true", s);
   ASSERT_TRUE(gathered.torchao.weight_gather);
-  const Op& g = op_named(l.graph(gathered), "mlp_fc2_fp8_casts");
+  const Graph gathered_graph = l.graph(gathered);
+  const Op& g = op_named(gathered_graph, "mlp_fc2_fp8_casts");
   EXPECT_DOUBLE_EQ(g.bytes, 5 * l.T * l.f);
   EXPECT_DOUBLE_EQ(g.backward_bytes, 2 * l.T * l.f + 6 * l.T * l.h + 2 * W);
 
@@ -78,16 +80,17 @@ TEST(Torchtitan, TensorwiseFloat8CastsEveryOperandEachMicroBatch) {
   // 16-bit input its autograd function saved cast again backward.
   const Strategy eager = l.resolved("torchtitan", s);
   EXPECT_FALSE(eager.torchao.compiled);
-  const Op& e = op_named(l.graph(eager), "mlp_fc2_fp8_casts");
+  const Graph eager_graph = l.graph(eager);
+  const Op& e = op_named(eager_graph, "mlp_fc2_fp8_casts");
   EXPECT_DOUBLE_EQ(e.bytes, 33 * l.T * l.f + 33 * W);
   EXPECT_DOUBLE_EQ(e.backward_bytes, 35 * l.T * l.f + 68 * l.T * l.h + 35 * W);
   // torchtitan's wq, wk and wv are linears of their own: eager, each casts the shared input
   // (compiled, Inductor merges the three casts into one).
   const double qkv = (32 + 2 * 8) * 128.0, Wq = l.h * qkv;
-  const Op& q = op_named(l.graph(eager), "qkv_fp8_casts");
+  const Op& q = op_named(eager_graph, "qkv_fp8_casts");
   EXPECT_DOUBLE_EQ(q.bytes, 3 * 33 * l.T * l.h + 33 * Wq);
   EXPECT_DOUBLE_EQ(q.backward_bytes, 3 * 35 * l.T * l.h + 68 * l.T * qkv + 35 * Wq);
-  EXPECT_DOUBLE_EQ(op_named(l.graph(compiled), "qkv_fp8_casts").bytes, 5 * l.T * l.h + 5 * Wq);
+  EXPECT_DOUBLE_EQ(op_named(compiled_graph, "qkv_fp8_casts").bytes, 5 * l.T * l.h + 5 * Wq);
 }
 
 // Rowwise, compiled: a cast along the contiguous dimension is one kernel (read 2, write 1: 3
@@ -124,7 +127,8 @@ TEST(Torchtitan, RowwiseFloat8CastsAlongBothAxesAndGathersIn16Bits) {
   // gradient's one cast and transpose 35 B; the 16-bit weight cast as without TP.
   const Strategy eager = l.resolved("torchtitan", s);
   EXPECT_DOUBLE_EQ(numerics(eager).kept_input_bytes(), 1);
-  const Op& e = op_named(l.graph(eager), "mlp_fc1_fp8_casts");
+  const Graph eager_graph = l.graph(eager);
+  const Op& e = op_named(eager_graph, "mlp_fc1_fp8_casts");
   EXPECT_DOUBLE_EQ(e.bytes, 33 * l.T * l.h / 2 + 33 * W);
   EXPECT_DOUBLE_EQ(e.backward_bytes, 2 * l.T * l.h + 35 * l.T * out + 35 * W);
 }
