@@ -33,28 +33,35 @@ std::optional<std::string> catalog_model(const std::string& name, const std::str
 struct Config {
   const toml::table& t;
   std::string source;
+  // The value at [section] key, sections dotted ("quantize.linear.float8"); empty if absent.
+  toml::node_view<const toml::node> at(std::string_view section, std::string_view key) const {
+    return toml::node_view<const toml::node>{t}.at_path(section)[key];
+  }
+  bool has(std::string_view section) const {
+    return static_cast<bool>(toml::node_view<const toml::node>{t}.at_path(section));
+  }
   int64_t integer(std::string_view section, std::string_view key, int64_t fallback) const {
-    const auto node = toml::node_view<const toml::node>{t}.at_path(section)[key];
+    const auto node = at(section, key);
     if (!node) return fallback;
     if (const auto v = node.value<int64_t>()) return *v;
     throw InputError(fmt::format("{}: [{}] {} is not an integer", source, section, key));
   }
   std::string text(std::string_view section, std::string_view key, std::string fallback) const {
-    const auto node = toml::node_view<const toml::node>{t}.at_path(section)[key];
+    const auto node = at(section, key);
     if (!node) return fallback;
     if (const auto v = node.value<std::string>()) return *v;
     if (const auto v = node.value<int64_t>()) return std::to_string(*v);
     throw InputError(fmt::format("{}: [{}] {} is not a string", source, section, key));
   }
   bool flag(std::string_view section, std::string_view key, bool fallback) const {
-    const auto node = toml::node_view<const toml::node>{t}.at_path(section)[key];
+    const auto node = at(section, key);
     if (!node) return fallback;
     if (const auto v = node.value<bool>()) return *v;
     throw InputError(fmt::format("{}: [{}] {} is not true or false", source, section, key));
   }
   std::vector<std::string> list(std::string_view section, std::string_view key) const {
     std::vector<std::string> out;
-    const auto node = toml::node_view<const toml::node>{t}.at_path(section)[key];
+    const auto node = at(section, key);
     if (const auto* a = node.as_array()) {
       for (const auto& e : *a)
         if (const auto v = e.value<std::string>()) out.push_back(*v);
@@ -114,8 +121,7 @@ std::string stack_keys(const Config& cfg, bool float8) {
   const bool old_compile = cfg.flag("training", "compile", false);
   if (old_compile || cfg.flag("compile", "enable", false)) {
     std::vector<std::string> parts = cfg.list("compile", "components");
-    if (old_compile || !toml::node_view<const toml::node>{cfg.t}.at_path("compile")["components"])
-      parts = {"model", "loss"};
+    if (old_compile || !cfg.at("compile", "components")) parts = {"model", "loss"};
     const bool model = std::find(parts.begin(), parts.end(), "model") != parts.end();
     const bool loss = std::find(parts.begin(), parts.end(), "loss") != parts.end();
     if (model) keys.push_back("compile=true");
@@ -123,9 +129,7 @@ std::string stack_keys(const Config& cfg, bool float8) {
     if (!model && loss) keys.push_back("cross_entropy=compiled");
   }
   if (float8) {
-    const char* section = toml::node_view<const toml::node>{cfg.t}.at_path("quantize.linear.float8")
-                              ? "quantize.linear.float8"
-                              : "float8";
+    const char* section = cfg.has("quantize.linear.float8") ? "quantize.linear.float8" : "float8";
     const std::string recipe = cfg.text(section, "recipe_name", "tensorwise");
     if (recipe == "rowwise")
       keys.push_back("float8_recipe=rowwise");
@@ -137,7 +141,7 @@ std::string stack_keys(const Config& cfg, bool float8) {
     if (cfg.flag(section, "enable_fsdp_float8_all_gather", false)) {
       // torchtitan takes the float8 all-gather on its default (tensorwise) path only: a
       // recipe_name given beside it, even "tensorwise", fails its assertion.
-      if (toml::node_view<const toml::node>{cfg.t}.at_path(section)["recipe_name"])
+      if (cfg.at(section, "recipe_name"))
         cfg.refuse(fmt::format(
             "[{}] enable_fsdp_float8_all_gather with recipe_name \"{}\": torchtitan refuses the "
             "pair (the all-gather runs on the default tensorwise path only); drop one",

@@ -145,7 +145,7 @@ Software parse_software(std::string_view text) {
         "(torchtitan); {} "
         "trains FP8 through Transformer Engine; drop them",
         text, s.name));
-  if (s.torchao_float8 && (s.fp8_params || s.fp8_current_scaling || s.fp8_attention))
+  if (s.torchao_float8 && (s.fp8_current_scaling || s.fp8_attention))
     throw InputError(fmt::format(
         "software '{}': fp8_current_scaling and fp8_attention are Transformer Engine's; {} "
         "trains float8 through torchao (float8_recipe, float8_all_gather)",
