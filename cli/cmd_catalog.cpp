@@ -51,6 +51,7 @@ nlohmann::json software_json() {
                         : sw.torchao_float8 ? "torchao"
                                             : "transformer_engine"},
         {"float8_recipe", to_string(sw.float8_recipe)},
+        {"mx_dim1_cast", to_string(sw.mx_dim1_cast)},
         {"ep_dispatcher", to_string(sw.ep_dispatcher)},
         {"cross_entropy", to_string(sw.cross_entropy)},
         {"cudnn", sw.cudnn}};

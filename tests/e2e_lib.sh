@@ -33,3 +33,11 @@ one_line_error() {
   [ "$(printf '%s\n' "$ERR" | wc -l)" = 1 ] || fail "expected one error line, got: $ERR"
   case "$ERR" in "shardcost: "*) ;; *) fail "error does not start with 'shardcost: ': $ERR";; esac
 }
+
+# check PATTERN CMD...: the binary refuses CMD (exit 2) in one line containing PATTERN.
+check() {
+  local pattern=$1; shift
+  expect_exit 2 "$BIN" "$@"
+  one_line_error
+  case "$ERR" in *"$pattern"*) ;; *) fail "error for '$*' lacks '$pattern': $ERR";; esac
+}

@@ -564,6 +564,78 @@ TEST(TorchtitanLog, CompileAndFloat8FromTheConfigBecomeStackKeys) {
             std::string::npos);
 }
 
+// torchao's MXFP8 from [quantize.linear.mx] (2025-08 on) or [mx] (2025-05 to 07), and the
+// experts' grouped GEMMs from the grouped-GEMM converters' fqns.
+TEST(TorchtitanLog, MxAndQuantizedExpertsFromTheConfigBecomeStackKeys) {
+  const std::string log = fixture("torchtitan_llama3_8b.log");
+  const std::string config = fixture("torchtitan_llama3_8b.toml");
+  auto with = [&](const std::string& converters, const std::string& extra) {
+    std::string c = config;
+    const std::string from = "converters = []";
+    c.replace(c.find(from), from.size(), "converters = " + converters);
+    return c + extra;
+  };
+  auto on_b200 = [](const std::string& c) {
+    LogImport o = titan(c);
+    o.cluster = "dgx-b200";
+    return o;
+  };
+  auto imported = [&](const std::string& c) {
+    const auto r = import_torchtitan_log(log, "t.log", on_b200(c));
+    EXPECT_NE(r[0].measured->strategy.find("precision="), std::string::npos);
+    return r[0].measured->software + " " +
+           r[0].measured->strategy.substr(r[0].measured->strategy.find("precision="));
+  };
+  EXPECT_EQ(imported(with("[\"quantize.linear.mx\"]",
+                          "\n[quantize.linear.mx]\nmxfp8_dim1_cast_kernel_choice = \"cuda\"\n")),
+            "torchtitan:mx_dim1_cast=cuda precision=mxfp8");
+  EXPECT_EQ(imported(with("[\"mx\"]",
+                          "\n[mx]\nrecipe_name = \"mxfp8\"\n"
+                          "use_fp8_dim1_cast_triton_kernel = false\n")),
+            "torchtitan:mx_dim1_cast=torch precision=mxfp8");
+  EXPECT_EQ(imported(with("[\"quantize.linear.mx\", \"quantize.grouped_mm.mx\"]",
+                          "\n[quantize.grouped_mm.mx]\nfqns = [\"experts\"]\n")),
+            "torchtitan:quantize_experts=true precision=mxfp8");
+  // A grouped converter listed with no fqns naming the experts converts nothing.
+  EXPECT_EQ(imported(with("[\"quantize.linear.mx\", \"quantize.grouped_mm.mx\"]", "")),
+            "torchtitan precision=mxfp8");
+  EXPECT_EQ(imported(with("[\"quantize.linear.float8\", \"quantize.grouped_mm.float8\"]",
+                          "\n[quantize.grouped_mm.float8]\nfqns = [\"moe.experts\"]\n")),
+            "torchtitan:quantize_experts=true precision=fp8");
+  EXPECT_NE(input_error([&] {
+              import_torchtitan_log(
+                  log, "t.log",
+                  on_b200(with("[\"quantize.linear.mx\"]",
+                               "\n[quantize.linear.mx]\nrecipe_name = \"mxfp4_cutlass\"\n")));
+            }).find("[quantize.linear.mx] recipe_name \"mxfp4_cutlass\" is not modelled"),
+            std::string::npos);
+  // The quantize.linear.float8 converter under TP: the plain TP styles (torchtitan looked for
+  // "float8" among the converters).
+  {
+    std::string c = with("[\"quantize.linear.float8\"]", "");
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"tensor_parallel_degree = 1",
+                                              "tensor_parallel_degree = 2"},
+          {"data_parallel_shard_degree = -1", "data_parallel_shard_degree = 4"}})
+      c.replace(c.find(from), from.size(), to);
+    const auto r = import_torchtitan_log(log, "t.log", titan(c));
+    EXPECT_EQ(r[0].measured->software, "torchtitan:float8_tp=false");
+  }
+  EXPECT_NE(input_error([&] {
+              import_torchtitan_log(
+                  log, "t.log",
+                  on_b200(with("[\"quantize.linear.mx\", \"quantize.grouped_mm.float8\"]", "")));
+            }).find("mixes float8 and MX"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] {
+              import_torchtitan_log(
+                  log, "t.log",
+                  titan(with("[\"quantize.grouped_mm.mx\"]",
+                             "\n[quantize.grouped_mm.mx]\nfqns = [\"experts\"]\n")));
+            }).find("without a linear converter"),
+            std::string::npos);
+}
+
 TEST(TorchtitanLog, TwoRunsAndWhatFixesTheGpus) {
   const std::string log = fixture("torchtitan_two_runs.log");
   // No device mesh line and data_parallel_shard_degree -1: the GPUs must be given.

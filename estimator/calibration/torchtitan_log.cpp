@@ -112,11 +112,56 @@ struct TitanPlan {
   std::optional<int> gpus;   // what the degrees fix without the log or --gpus
 };
 
-// torch.compile and torchao's float8 as the config sets them: [training] compile (2024-25;
-// the loss compiled with the model since torchtitan of 2025-04) or [compile] enable with its
-// components (2025-08 on, ["model", "loss"] by default); [float8] (2024-25) or
-// [quantize.linear.float8] (2025-09 on) recipe_name and enable_fsdp_float8_all_gather.
-std::string stack_keys(const Config& cfg, bool float8) {
+bool has_converter(const Config& cfg, std::string_view name) {
+  const auto c = cfg.list("model", "converters");
+  return std::find(c.begin(), c.end(), name) != c.end();
+}
+
+// Whether a list of module names quantizes the routed experts: torchtitan converts the MoE
+// modules whose name contains an entry (moe_module_filter_fn: `target_fqn in cur_fqn`), and its
+// routed experts live at layers.N.moe.experts.
+bool names_experts(const std::vector<std::string>& fqns) {
+  return std::any_of(fqns.begin(), fqns.end(), [](const std::string& f) {
+    return !f.empty() && (std::string_view("moe.experts").find(f) != std::string_view::npos ||
+                          f.find("experts") != std::string::npos);
+  });
+}
+
+// torchao's MXFP8 as the config sets it: [mx] (2025-05 to 09: recipe_name "mxfp8", then
+// "mxfp8_cublas"; use_fp8_dim1_cast_triton_kernel until 2025-07-24, then
+// mxfp8_dim1_cast_kernel_choice) or [quantize.linear.mx] (2025-09-30 on); the experts by the
+// quantize.grouped_mm.mx converter's fqns.
+void mx_keys(const Config& cfg, std::vector<std::string>& keys) {
+  const char* section = cfg.has("quantize.linear.mx") ? "quantize.linear.mx" : "mx";
+  const std::string recipe = cfg.text(section, "recipe_name", "mxfp8_cublas");
+  if (recipe.rfind("mxfp8", 0) != 0 || recipe == "mxfp8_emulated")
+    cfg.refuse(fmt::format(
+        "[{}] recipe_name \"{}\" is not modelled; shardcost prices torchao's MXFP8 recipes on "
+        "Blackwell's MX GEMMs (mxfp8, mxfp8_cublas, mxfp8_cublas_rceil)",
+        section, recipe));
+  std::string dim1 = cfg.text(section, "mxfp8_dim1_cast_kernel_choice", "triton");
+  if (!cfg.flag(section, "use_fp8_dim1_cast_triton_kernel", true)) dim1 = "torch";
+  if (dim1 != "triton" && dim1 != "cuda" && dim1 != "torch")
+    cfg.refuse(fmt::format("[{}] mxfp8_dim1_cast_kernel_choice \"{}\" is not triton, cuda or torch",
+                           section, dim1));
+  if (dim1 != "triton") keys.push_back("mx_dim1_cast=" + dim1);
+  // ([mx] moe_fqns_prototype only aligned the token groups: its converter swapped nn.Linear
+  // modules alone.)
+  if (has_converter(cfg, "quantize.grouped_mm.mx") &&
+      names_experts(cfg.list("quantize.grouped_mm.mx", "fqns")))
+    keys.push_back("quantize_experts=true");
+}
+
+// torch.compile and torchao's float8 and MXFP8 as the config sets them: [training] compile
+// (2024-25; the loss compiled with the model since torchtitan of 2025-04) or [compile] enable
+// with its components (2025-08 on, ["model", "loss"] by default); [float8] (2024-25) or
+// [quantize.linear.float8] (2025-09-30 on) recipe_name and enable_fsdp_float8_all_gather, the
+// experts by [float8] moe_fqns_prototype or the quantize.grouped_mm.float8 converter's fqns.
+// The quantize.linear.float8 converter under tensor parallelism ran the plain TP styles: from
+// 2025-09-30 to 2026-02-23 (when TOML configs went) torchtitan's parallelize.py looked for
+// "float8" among the converters to apply its float8 ones.
+std::string stack_keys(const Config& cfg, std::string_view precision, int64_t tp) {
+  const bool float8 = precision == "fp8";
   std::vector<std::string> keys;
   const bool old_compile = cfg.flag("training", "compile", false);
   if (old_compile || cfg.flag("compile", "enable", false)) {
@@ -154,7 +199,14 @@ std::string stack_keys(const Config& cfg, bool float8) {
             section));
       keys.push_back("float8_all_gather=true");
     }
+    const bool grouped = has_converter(cfg, "quantize.grouped_mm.float8") &&
+                         names_experts(cfg.list("quantize.grouped_mm.float8", "fqns"));
+    if (grouped || names_experts(cfg.list("float8", "moe_fqns_prototype")))
+      keys.push_back("quantize_experts=true");
+    if (tp > 1 && has_converter(cfg, "quantize.linear.float8") && !has_converter(cfg, "float8"))
+      keys.push_back("float8_tp=false");
   }
+  if (precision == "mxfp8") mx_keys(cfg, keys);
   std::string out;
   for (const std::string& k : keys) out += (out.empty() ? "" : ",") + k;
   return out;
@@ -256,15 +308,24 @@ TitanPlan read_config(const Config& cfg, const LogImport& opt) {
   std::string precision =
       cfg.text("training", "mixed_precision_param", "bfloat16") == "float32" ? "fp32" : "bf16";
   for (const std::string& c : cfg.list("model", "converters")) {
-    if (c == "float8") precision = "fp8";
-    if (c == "mx") precision = "mxfp8";
+    if (c == "float8" || c == "quantize.linear.float8") precision = "fp8";
+    if (c == "mx" || c == "quantize.linear.mx") precision = "mxfp8";
   }
   // Older configs: [float8] enable_float8_linear.
   if (cfg.flag("float8", "enable_float8_linear", false)) precision = "fp8";
-  if (const auto c = cfg.list("model", "converters");
-      std::find(c.begin(), c.end(), "quantize.linear.float8") != c.end())
-    precision = "fp8";
-  p.software_keys = stack_keys(cfg, precision == "fp8");
+  for (const char* grouped : {"quantize.grouped_mm.float8", "quantize.grouped_mm.mx"})
+    if (has_converter(cfg, grouped) && precision != "fp8" && precision != "mxfp8")
+      cfg.refuse(fmt::format(
+          "[model] converters has {} without a linear converter: experts quantized beside 16-bit "
+          "linears are not modelled; add quantize.linear.float8 or quantize.linear.mx",
+          grouped));
+  // torchtitan asserts that its quantize.* converters share one type.
+  if ((precision == "fp8" && has_converter(cfg, "quantize.grouped_mm.mx")) ||
+      (precision == "mxfp8" && has_converter(cfg, "quantize.grouped_mm.float8")))
+    cfg.refuse(
+        "[model] converters mixes float8 and MX quantize converters, which torchtitan refuses; "
+        "give one type");
+  p.software_keys = stack_keys(cfg, precision, tp);
   if (shard > 0) p.gpus = static_cast<int>(replicate * shard * tp * pp * cp);
   const int64_t global = cfg.integer("training", "global_batch_size", -1);
   p.global_batch = global;

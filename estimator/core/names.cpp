@@ -168,6 +168,20 @@ Float8Recipe parse_float8_recipe(std::string_view name) {
       name));
 }
 
+std::string_view to_string(MxDim1Cast c) {
+  return c == MxDim1Cast::cuda ? "cuda" : c == MxDim1Cast::torch ? "torch" : "triton";
+}
+
+MxDim1Cast parse_mx_dim1_cast(std::string_view name) {
+  for (MxDim1Cast c : {MxDim1Cast::triton, MxDim1Cast::cuda, MxDim1Cast::torch})
+    if (name == to_string(c)) return c;
+  throw InputError(fmt::format(
+      "unknown MXFP8 dim-1 cast kernel '{}'; use triton, cuda (torchao's kernels) or torch (a "
+      "transposed copy, then the dim-0 cast), as torchtitan's mxfp8_dim1_cast_kernel_choice "
+      "names them",
+      name));
+}
+
 std::string_view to_string(CpMode m) {
   return m == CpMode::dynamic ? "dynamic" : m == CpMode::flex ? "flex" : "fixed";
 }

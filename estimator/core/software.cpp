@@ -125,6 +125,8 @@ Software software_preset(std::string_view name) {
     s.recompute_modules = kRecomputeOps;
     // precision=fp8: torchao's Float8Linear (torchtitan's float8 converter), tensorwise unless
     // float8_recipe says otherwise; the weights gathered in bf16 unless float8_all_gather.
+    // precision=mxfp8: torchao's MXLinear (its mx converter, Blackwell only). The routed
+    // experts stay in bf16 unless quantize_experts.
     s.fp8 = true;
     s.torchao_float8 = true;
     s.zero_stages = 0b1001;
@@ -315,16 +317,31 @@ std::optional<std::string> unsupported(const Software& sw, const Strategy& s) {
         "{} has no DualPipe schedule; use schedule=1f1b, or --software deepseek-v3 (DeepSeek's "
         "stack, which runs it)",
         sw.name);
-  if (s.precision && is_quantized(*s.precision) && *s.precision != DType::fp8 && sw.torchao_float8)
+  const bool torchao_types = s.precision == DType::fp8 || s.precision == DType::mxfp8;
+  if (s.precision && is_quantized(*s.precision) && !torchao_types && sw.torchao_float8)
     return fmt::format(
-        "{} trains in float8 through torchao's Float8Linear, priced for precision=fp8 only "
-        "(torchao's MX formats are not modelled); use precision=fp8 or bf16",
-        sw.name);
-  if (s.lora > 0 && s.precision == DType::fp8 && sw.torchao_float8)
+        "{} trains in low precision through torchao, priced for precision=fp8 (Float8Linear) "
+        "and mxfp8 (MXLinear); torchao's {} training is not modelled; use one of those or bf16",
+        sw.name, to_string(*s.precision));
+  // torchtitan's MXLinearConverter: "TP not yet supported with torch.compile for mxfp8".
+  if (s.precision == DType::mxfp8 && sw.torchao_float8 && sw.compile && s.tp > 1)
     return fmt::format(
-        "LoRA over torchao's float8 linears is not modelled ({} freezes no float8 weight); use "
+        "{} does not run MXFP8 with tensor parallelism under torch.compile (tp={}; its MX "
+        "converter refuses the pair); use tp=1, or compile=false",
+        sw.name, s.tp);
+  // torchtitan's float8 MoE converter: "Float8 MoE training prototype does not yet support
+  // pipeline parallelism" (and context parallelism).
+  if (s.precision == DType::fp8 && sw.torchao_float8 && sw.quantize_experts &&
+      (s.pp > 1 || s.cp > 1))
+    return fmt::format(
+        "{} quantizes experts in float8 without pipeline or context parallelism (pp={}, cp={}; "
+        "its grouped-GEMM converter refuses them); use pp=1 and cp=1, or quantize_experts=false",
+        sw.name, s.pp, s.cp);
+  if (s.lora > 0 && torchao_types && sw.torchao_float8)
+    return fmt::format(
+        "LoRA over torchao's {} linears is not modelled ({} freezes no quantized weight); use "
         "precision=bf16 with lora",
-        sw.name);
+        to_string(*s.precision), sw.name);
   if (s.precision && is_quantized(*s.precision) && !sw.fp8) {
     std::string type(to_string(*s.precision));
     for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

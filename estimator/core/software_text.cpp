@@ -44,13 +44,17 @@ constexpr BoolKey kBoolKeys[] = {
     {"compile", &Software::compile},
     {"float8_all_gather", &Software::float8_all_gather},
     {"sac_saves_scaled_mm", &Software::sac_saves_scaled_mm},
+    {"quantize_experts", &Software::quantize_experts},
+    {"float8_tp", &Software::float8_tp},
     {"zero3_list_collectives", &Software::zero3_list_collectives},
 };
 
 std::string known_keys() {
   std::string out;
   for (const auto& k : kBoolKeys) out += std::string(k.name) + ", ";
-  return out + "attention, cross_entropy, cudnn, ep_dispatcher, float8_recipe, memory_headroom_gib";
+  return out +
+         "attention, cross_entropy, cudnn, ep_dispatcher, float8_recipe, memory_headroom_gib, "
+         "mx_dim1_cast";
 }
 
 // The loss a stack computes unless a cross_entropy key says otherwise: compile=true compiles
@@ -101,6 +105,9 @@ Software parse_software(std::string_view text) {
     } else if (key == "float8_recipe") {
       s.float8_recipe = parse_float8_recipe(value);
       done = true;
+    } else if (key == "mx_dim1_cast") {
+      s.mx_dim1_cast = parse_mx_dim1_cast(value);
+      done = true;
     } else if (key == "cudnn") {
       if (!library_release(value))
         throw InputError(fmt::format(
@@ -139,10 +146,11 @@ Software parse_software(std::string_view text) {
         "runs fused kernels already; drop compile",
         text, s.name));
   if (!s.torchao_float8 &&
-      (s.float8_all_gather || s.sac_saves_scaled_mm || s.float8_recipe != preset.float8_recipe))
+      (s.float8_all_gather || s.sac_saves_scaled_mm || s.quantize_experts || !s.float8_tp ||
+       s.float8_recipe != preset.float8_recipe || s.mx_dim1_cast != preset.mx_dim1_cast))
     throw InputError(fmt::format(
-        "software '{}': float8_recipe, float8_all_gather and sac_saves_scaled_mm are torchao's "
-        "(torchtitan); {} "
+        "software '{}': float8_recipe, float8_all_gather, float8_tp, sac_saves_scaled_mm, "
+        "mx_dim1_cast and quantize_experts are torchao's (torchtitan); {} "
         "trains FP8 through Transformer Engine; drop them",
         text, s.name));
   if (s.torchao_float8 && (s.fp8_current_scaling || s.fp8_attention))
@@ -178,6 +186,8 @@ std::string software_text(const Software& s) {
     add(fmt::format("cross_entropy={}", to_string(s.cross_entropy)));
   if (s.float8_recipe != preset.float8_recipe)
     add(fmt::format("float8_recipe={}", to_string(s.float8_recipe)));
+  if (s.mx_dim1_cast != preset.mx_dim1_cast)
+    add(fmt::format("mx_dim1_cast={}", to_string(s.mx_dim1_cast)));
   if (s.cudnn != preset.cudnn) add(fmt::format("cudnn={}", s.cudnn));
   if (s.ep_dispatcher != preset.ep_dispatcher)
     add(fmt::format("ep_dispatcher={}", to_string(s.ep_dispatcher)));

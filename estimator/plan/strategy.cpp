@@ -525,14 +525,19 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
   out.fp8_current_scaling = *out.precision == DType::fp8 && sw.fp8_current_scaling;
   out.quantized_moe_act_input = is_quantized(*out.precision) && sw.quantized_moe_act_input;
   out.torchao = {};
-  if (*out.precision == DType::fp8 && sw.torchao_float8) {
+  if ((*out.precision == DType::fp8 || *out.precision == DType::mxfp8) && sw.torchao_float8) {
     out.torchao.active = true;
+    out.torchao.mx = *out.precision == DType::mxfp8;
+    out.torchao.mx_dim1_torch = sw.mx_dim1_cast == MxDim1Cast::torch;
+    out.torchao.experts = sw.quantize_experts;
+    out.torchao.tp_styles = sw.float8_tp;
     out.torchao.recipe = sw.float8_recipe;
     out.torchao.compiled = sw.compile;
     out.torchao.sac_saves_scaled_mm = sw.sac_saves_scaled_mm;
-    // torchtitan gathers in float8 only where FSDP2 shards the weights.
-    out.torchao.weight_gather =
-        sw.float8_all_gather && sw.float8_recipe == Float8Recipe::tensorwise && out.zero == 3;
+    // torchtitan gathers in float8 only where FSDP2 shards the weights, and MXFP8's weights
+    // in bf16 ("all distributed communication for MXFP8 training is done in high precision").
+    out.torchao.weight_gather = !out.torchao.mx && sw.float8_all_gather &&
+                                sw.float8_recipe == Float8Recipe::tensorwise && out.zero == 3;
     out.fp8_any_layout = false;  // torchao's casts write their own layouts (Numerics)
   }
   if (out.recompute == Recompute::selective && out.recompute_modules == 0)

@@ -288,13 +288,13 @@ TEST(Torchtitan, StackKeysRoundTripAndOtherStacksRefuseThem) {
   EXPECT_NE(input_error_of([] { parse_float8_recipe("blockwise"); }).find("use tensorwise"),
             std::string::npos);
   const Software tt = software_preset("torchtitan");
-  EXPECT_NE(unsupported(tt, parse_strategy("dp=8,gbs=8,precision=mxfp8", 8))
+  EXPECT_NE(unsupported(tt, parse_strategy("dp=8,gbs=8,precision=nvfp4", 8))
                 .value_or("")
-                .find("priced for precision=fp8 only"),
+                .find("priced for precision=fp8 (Float8Linear) and mxfp8 (MXLinear)"),
             std::string::npos);
   EXPECT_NE(unsupported(tt, parse_strategy("dp=8,gbs=8,precision=fp8,lora=16", 8))
                 .value_or("")
-                .find("LoRA over torchao's float8 linears"),
+                .find("LoRA over torchao's fp8 linears"),
             std::string::npos);
   EXPECT_FALSE(unsupported(tt, parse_strategy("dp=8,gbs=8,precision=fp8", 8)));
 }

@@ -358,9 +358,12 @@ class Transformer final : public Workload {
     layer.vector_params =
         qkv_bias + fc1_bias * mlps + expert_bias + std::max(0, layer.vector_tensors - named) * h;
     // The linears Transformer Engine runs in FP8: the mixer's and the MLP's (or experts').
-    if (numerics(s).quantized())
+    // Under torchao the routed experts stay in 16 bits unless quantize_experts.
+    if (const Numerics n = numerics(s); n.quantized())
       layer.fp8_params =
-          lp.attention / s.tp + (kind.ffn == Ffn::none ? 0 : mlp_local) + lp.shared / s.tp;
+          lp.attention / s.tp +
+          (kind.ffn == Ffn::none || (moe && !n.experts_quantized()) ? 0 : mlp_local) +
+          lp.shared / s.tp;
     for (Recompute r : {Recompute::none, Recompute::selective, Recompute::full})
       layer.kept_bytes[static_cast<size_t>(r)] = layer_activation_bytes(m_, s, kernel, r, mb, kind);
     // LoRA: the layer's weights frozen, its adapters (two tensors each, split over TP) trained.
@@ -537,8 +540,9 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   const double routed = tokens_on_experts(m, st, T);
   // The SwiGLU inputs in 16 bits, or quantized where the stack caches them so.
   const double act_in = st.quantized_moe_act_input ? num.q : e;
-  bytes += act_in * routed * gate * f + (dropped(kRecomputeMoeAct) ? 0.0 : 1.0) * li * routed * f +
-           li * routed * h;
+  const double le = num.expert_kept_input_bytes();
+  bytes += act_in * routed * gate * f + (dropped(kRecomputeMoeAct) ? 0.0 : 1.0) * le * routed * f +
+           le * routed * h;
   if (m.moe.shared_experts > 0 && !dropped(kRecomputeSharedExperts)) {
     // Shared experts, a dense MLP beside them: input (sequence-parallel shard, gathered again
     // in backward), activation input(s), fc2 input; recompute_modules=shared_experts keeps

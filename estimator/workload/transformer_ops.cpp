@@ -341,15 +341,19 @@ Op frozen_fp8_casts(const Numerics& n, const char* name, double inputs, double o
 // `sharers`: the separate linears torchtitan's model has where this one is fused (wq, wk, wv:
 // 3; w1, w3: 2), each of which casts the same input itself unless Inductor merges the casts or
 // the input arrives already cast (Numerics::ao_shared_input_casts).
+Op ao_casts(const Numerics::AoCasts& c, const char* name, double cast_in, double inputs,
+            double outputs, double weights, double times) {
+  return pass(name, 1, times * c.input_fwd * cast_in + c.weight_fwd * weights,
+              times * c.input_bwd * inputs + c.grad_bwd * outputs + c.weight_bwd * weights);
+}
+
 Op torchao_casts(const Dims& d, const char* name, double inputs, double outputs,
                  double norm_elements, int sharers) {
   const Numerics& n = d.num;
   const double cast_in = n.gathers_quantized && norm_elements > 0 ? norm_elements : inputs;
   const double weights = inputs / d.tokens * (outputs / d.tokens);
   const double times = n.ao_shared_input_casts ? sharers : 1;
-  Op op =
-      pass(name, 1, times * n.ao_input_fwd * cast_in + n.ao_weight_fwd * weights,
-           times * n.ao_input_bwd * inputs + n.ao_grad_bwd * outputs + n.ao_weight_bwd * weights);
+  Op op = ao_casts(n.ao, name, cast_in, inputs, outputs, weights, times);
   // Under the per-op policy the forward's casts run again with their GEMMs, but for the
   // tensorwise amax passes, whose aten.max the policy saves.
   return recomputed(op, d.per_op(), 1 - n.ao_saved_amax_share);
@@ -477,14 +481,22 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
   const double local_experts = static_cast<double>(m.moe.experts) / st.ep;
   const double tokens_per_expert = routed * st.ep / m.moe.experts;
   const double fc1_out = (swiglu ? 2 : 1) * f_local;
-  out.push_back(gemm("expert_fc1", d.num.linear, tokens_per_expert, fc1_out, d.h, local_experts));
+  out.push_back(
+      gemm("expert_fc1", d.num.experts(), tokens_per_expert, fc1_out, d.h, local_experts));
   out.back().per_expert_kernels = true;
   // Fused grouped GEMMs (Software::fused_grouped_mlp) take block-scaled SwiGLU experts: the
   // fc1 input's cast forward and fc2's output gradient's backward stay, the rest is in their
   // epilogues.
   const bool fusable = swiglu && (d.num.linear == DType::mxfp8 || d.num.linear == DType::nvfp4);
-  if (d.num.quantized()) {
-    out.push_back(fp8_casts(d.num, "expert_fc1_fp8_casts", routed * d.h, routed * fc1_out));
+  // torchao's grouped GEMMs cast their operands themselves, each micro-batch: the routed
+  // tokens and the weights of the rank's local experts.
+  auto expert_casts = [&](const char* name, double in_f, double out_f) {
+    if (!d.num.torchao) return fp8_casts(d.num, name, routed * in_f, routed * out_f);
+    return ao_casts(d.num.ao_experts, name, routed * in_f, routed * in_f, routed * out_f,
+                    local_experts * in_f * out_f, 1);
+  };
+  if (d.num.experts_quantized()) {
+    out.push_back(expert_casts("expert_fc1_fp8_casts", d.h, fc1_out));
     if (fusable) {
       out.back().grouped_mlp_bytes = out.back().bytes;
       out.back().grouped_mlp_backward_bytes = 0;
@@ -494,10 +506,11 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
                        : pass("expert_bias_gelu", routed * f_local, 4 * d.w, 6 * d.w));
   out.back().selective = d.recomputes(kRecomputeMoeAct);
   if (fusable) out.back().grouped_mlp_bytes = out.back().grouped_mlp_backward_bytes = 0;
-  out.push_back(gemm("expert_fc2", d.num.linear, tokens_per_expert, d.h, f_local, local_experts));
+  out.push_back(
+      gemm("expert_fc2", d.num.experts(), tokens_per_expert, d.h, f_local, local_experts));
   out.back().per_expert_kernels = true;
-  if (d.num.quantized()) {
-    out.push_back(fp8_casts(d.num, "expert_fc2_fp8_casts", routed * f_local, routed * d.h));
+  if (d.num.experts_quantized()) {
+    out.push_back(expert_casts("expert_fc2_fp8_casts", f_local, d.h));
     if (fusable) {
       out.back().grouped_mlp_bytes = 0;
       out.back().grouped_mlp_backward_bytes = out.back().backward_bytes;

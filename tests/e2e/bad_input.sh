@@ -3,12 +3,6 @@
 source "$(dirname "$0")/../e2e_lib.sh"
 F=$SRC/tests/fixtures
 
-check() {  # check PATTERN CMD...: exit 2, one line, containing PATTERN
-  local pattern=$1; shift
-  expect_exit 2 "$BIN" "$@"
-  one_line_error
-  case "$ERR" in *"$pattern"*) ;; *) fail "error for '$*' lacks '$pattern': $ERR";; esac
-}
 
 check "unknown model 'gpt9'" estimate --model gpt9 --cluster dgx-a100 --strategy tp=8
 check "unknown cluster 'dgx-z'" estimate --model gpt3-13b --cluster dgx-z --strategy tp=8

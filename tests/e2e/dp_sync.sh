@@ -34,12 +34,6 @@ expect_exit 0 "$BIN" rank --model gpt3-1.3b --cluster dgx-h100 --gpus 16 --gbs 6
 grep -q "^data parallel   local:4 in every plan (pinned): replicas train alone, parameters averaged every 4 steps; the times are per update, and what the updates train to is not priced$" \
   "$SCRATCH/out" || fail "rank note: $OUT"
 
-check() {  # check PATTERN CMD...
-  local pattern=$1; shift
-  expect_exit 2 "$BIN" "$@"
-  one_line_error
-  case "$ERR" in *"$pattern"*) ;; *) fail "error for '$*' lacks '$pattern': $ERR";; esac
-}
 check "strategy key 'dp_sync' needs sync, async:S" estimate --model gpt3-1.3b --cluster dgx-h100 --gpus 16 --strategy tp=1,dp=16,gbs=64,dp_sync=lazy
 check "a whole number of steps" estimate --model gpt3-1.3b --cluster dgx-h100 --gpus 16 --strategy tp=1,dp=16,gbs=64,dp_sync=async:0
 check "use zero=0" estimate --model gpt3-1.3b --cluster dgx-h100 --gpus 16 --strategy tp=1,dp=16,gbs=64,zero=1,dp_sync=async:2

@@ -44,12 +44,6 @@ for p in plans:
     assert p["strategy"]["lora"] == 16, p["strategy"]
 PY
 
-check() {  # check PATTERN CMD...
-  local pattern=$1; shift
-  expect_exit 2 "$BIN" "$@"
-  one_line_error
-  case "$ERR" in *"$pattern"*) ;; *) fail "error for '$*' lacks '$pattern': $ERR";; esac
-}
 check "strategy key 'lora' needs the adapters' rank" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy $S,lora=0
 check "needs linears from qkv, proj, fc1 and fc2" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy $S,lora=16,lora_targets=gate
 check "lora_targets and lora_dropout need lora=R" estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy $S,lora_targets=qkv

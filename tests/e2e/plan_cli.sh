@@ -138,7 +138,7 @@ line = open(sys.argv[1]).read()
 keys = re.search(r"the keys are (.*)", line).group(1).split(", ")
 switches = [k for k in keys
             if k not in ("attention", "cross_entropy", "cudnn", "ep_dispatcher",
-                         "float8_recipe", "memory_headroom_gib")]
+                         "float8_recipe", "memory_headroom_gib", "mx_dim1_cast")]
 assert {"fsdp_copy_out", "eager_elementwise", "fp16_grads"} <= set(switches), switches
 sw = {s["name"]: s for s in json.load(open(sys.argv[2]))["software"]}
 for k in switches:
@@ -155,6 +155,7 @@ assert sw["megatron-deepspeed"]["zero3_list_collectives"]
 assert not sw["megatron-core"]["zero3_list_collectives"]
 # torchtitan's float8 is torchao's (tensorwise by default), the Megatron presets' TE's.
 assert sw["torchtitan"]["fp8_library"] == "torchao" and sw["torchtitan"]["float8_recipe"] == "tensorwise"
+assert sw["torchtitan"]["mx_dim1_cast"] == "triton" and not sw["torchtitan"]["quantize_experts"]
 assert sw["megatron-core"]["fp8_library"] == "transformer_engine"
 assert sw["megatron-lm-2021"]["fp8_library"] == ""
 PY

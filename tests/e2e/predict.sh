@@ -55,12 +55,6 @@ grep -q 'catalog' "$SCRATCH/out" || fail "catalog collective: $OUT"
 expect_exit 0 "$BIN" predict memory --device h100-sxm5-80gb --op copy_d2d -b 1G --format csv
 grep -q '^copy_d2d,1073741824,[0-9]*,catalog$' "$SCRATCH/out" || fail "memory: $OUT"
 
-check() {  # check PATTERN CMD...: exit 2, one line, containing PATTERN
-  local pattern=$1; shift
-  expect_exit 2 "$BIN" "$@"
-  one_line_error
-  case "$ERR" in *"$pattern"*) ;; *) fail "error for '$*' lacks '$pattern': $ERR";; esac
-}
 printf 'm,n,k\n1,2,3\n4,x,6\n' >"$SCRATCH/bad.csv"
 check "bad.csv:3: column 'n' is 'x'; it must be a positive integer" predict gemm --device a100-sxm4-80gb --shapes "$SCRATCH/bad.csv"
 printf 'm,k\n1,2\n' >"$SCRATCH/nocol.csv"

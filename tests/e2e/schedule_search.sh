@@ -51,12 +51,6 @@ expect_exit 1 "$BIN" schedule --search "$SCRATCH/none.json" --cluster dgx-h100 -
 grep -q "left out          128 GPUs per trial: the cluster has 16" "$SCRATCH/out" || fail "none: $OUT"
 
 # Bad input: one line, exit 2.
-check() {  # check PATTERN CMD...
-  local pattern=$1; shift
-  expect_exit 2 "$BIN" "$@"
-  one_line_error
-  case "$ERR" in *"$pattern"*) ;; *) fail "error for '$*' lacks '$pattern': $ERR";; esac
-}
 check "give --jobs FILE (many jobs) or --search FILE" schedule --cluster dgx-h100
 check "excludes" schedule --search "$SEARCH" --jobs "$SRC/tests/fixtures/jobs/sweep.json" --cluster dgx-h100
 check "--db, --spill, --objective and --solver go with --jobs" \

@@ -22,12 +22,6 @@ expect_exit 143 "$BIN" trace --db "$DB" -- sh -c 'kill -TERM $$'
 expect_exit 0 "$BIN" trace --db "$DB" -- echo --db summary --help
 [ "$OUT" = "--db summary --help" ] || fail "arguments changed: '$OUT'"
 
-check() {  # check PATTERN CMD...: exit 2, one line, containing PATTERN
-  local pattern=$1; shift
-  expect_exit 2 "$BIN" "$@"
-  one_line_error
-  case "$ERR" in *"$pattern"*) ;; *) fail "error for '$*' lacks '$pattern': $ERR";; esac
-}
 check "cannot run '/nonexistent/prog'" trace --db "$DB" -- /nonexistent/prog
 check "unknown --kinds entry 'kernels'" trace --kinds kernels -- true
 check "no command to trace" trace --db "$DB"

@@ -60,12 +60,6 @@ assert sizes["1"] > 9 * 1024 and sum(sizes.values()) == 10 * 1024, sizes
 assert "cp=8," in j["baseline"] and j["step_time_s"] < j["baseline_step_time_s"], j
 PY
 
-check() {  # check PATTERN CMD...: exit 2, one line, containing PATTERN
-  local pattern=$1; shift
-  expect_exit 2 "$BIN" "$@"
-  one_line_error
-  case "$ERR" in *"$pattern"*) ;; *) fail "wanted '$pattern' in: $ERR";; esac
-}
 S=(estimate --model llama3-8b --cluster dgx-h100 --gpus 8 --strategy "tp=8,mbs=1,gbs=8")
 printf '100\n\n' >"$SCRATCH/ok.txt"
 printf '100\nabc\n' >"$SCRATCH/bad.txt"

@@ -51,16 +51,31 @@ enum class Float8Recipe { tensorwise, rowwise };
 std::string_view to_string(Float8Recipe);
 Float8Recipe parse_float8_recipe(std::string_view);  // throws InputError
 
+// The kernel torchao's MXFP8 linears cast along a tensor's first dimension with (torchtitan's
+// mxfp8_dim1_cast_kernel_choice; torchao/prototype/mx_formats/config.py): triton or cuda, a
+// kernel of its own that reads the 16-bit tensor once and writes the transposed MXFP8 copy
+// with its scales; torch, a transposed 16-bit copy first and then the dim-0 cast.
+enum class MxDim1Cast { triton, cuda, torch };
+std::string_view to_string(MxDim1Cast);
+MxDim1Cast parse_mx_dim1_cast(std::string_view);  // throws InputError
+
 // torchao's float8 linears as a strategy runs them (Software::torchao_float8): set by
 // with_precision from the stack, never a key. active: precision=fp8 under torchao; compiled:
 // the casts fused by torch.compile (Software::compile); weight_gather: FSDP2 gathers the
 // float8 linears' weights in float8 (Software::float8_all_gather, tensorwise only).
+// mx: precision=mxfp8 through torchao's MXLinear (Blackwell), whose dim-1 casts take
+// mx_dim1_torch's path where Software::mx_dim1_cast is torch; experts: the routed experts'
+// grouped GEMMs quantized too (Software::quantize_experts), else in 16 bits.
 struct TorchaoFloat8 {
   bool active = false;
   Float8Recipe recipe = Float8Recipe::tensorwise;
   bool compiled = false;
   bool weight_gather = false;
   bool sac_saves_scaled_mm = false;  // Software::sac_saves_scaled_mm
+  bool mx = false;
+  bool mx_dim1_torch = false;
+  bool experts = false;
+  bool tp_styles = true;  // Software::float8_tp
 };
 
 // The linears of a transformer layer that LoRA adapts (Strategy::lora_targets): the fused
@@ -377,9 +392,23 @@ struct Software {
   // (torchtitan's configs filter "output"). Its recipe (float8_recipe) and FSDP2's float8
   // all-gather of the weights (float8_all_gather: torchtitan's enable_fsdp_float8_all_gather
   // with precompute_float8_dynamic_scale_for_fsdp, tensorwise only).
+  // precision=mxfp8 is torchao's MXLinear on the same stack (torchtitan's mx converter,
+  // recipe mxfp8_cublas), its dim-1 casts by mx_dim1_cast's kernel.
   bool torchao_float8 = false;
   Float8Recipe float8_recipe = Float8Recipe::tensorwise;
+  MxDim1Cast mx_dim1_cast = MxDim1Cast::triton;
   bool float8_all_gather = false;
+  // The routed experts' grouped GEMMs quantized as well (torchtitan's grouped-GEMM converters,
+  // [quantize.grouped_mm.float8] or [quantize.grouped_mm.mx] with fqns ["experts"]: torchao's
+  // rowwise float8 or MXFP8 torch._scaled_grouped_mm); false: torchtitan's float8 and MX
+  // converters swap nn.Linear modules only, and the experts' 3-D weights stay in 16 bits.
+  bool quantize_experts = false;
+  // Under tensor parallelism torchtitan applies torchao's float8 TP styles (Float8ColwiseParallel
+  // and the rest: the input cast before its all-gather, which moves float8). false: the plain
+  // DTensor styles, gathering 16 bits, as torchtitan from 2025-09-30 to 2026-02-23 did for
+  // configs naming the quantize.linear.float8 converter (its parallelize.py tested for
+  // "float8" among the converters).
+  bool float8_tp = true;
   // torchtitan's per-op recomputation policy saves torch._scaled_mm's outputs as it saves
   // aten.mm's, every second one (torchtitan from 2026-02, pytorch/torchtitan#2357: the policy
   // built on PyTorch's get_default_op_list, whose compute-intensive ops include _scaled_mm);

@@ -263,8 +263,16 @@ struct Numerics {
   // weights too, each micro-batch: the bytes its casts read and write per element of a linear's
   // input, its output gradient and its weight, forward and backward (transformer_ops.cpp,
   // torchao_casts; docs/estimator.md, "torchtitan's float8 and torch.compile").
+  struct AoCasts {
+    double input_fwd = 0, input_bwd = 0, grad_bwd = 0, weight_fwd = 0, weight_bwd = 0;
+  };
   bool torchao = false;
-  double ao_input_fwd = 0, ao_input_bwd = 0, ao_grad_bwd = 0, ao_weight_fwd = 0, ao_weight_bwd = 0;
+  AoCasts ao;
+  // torchtitan's routed experts under torchao: 16-bit grouped GEMMs (torch._grouped_mm) unless
+  // its grouped-GEMM converter quantizes them (ao_quantized_experts), then torchao's rowwise
+  // float8 or MXFP8 casts around torch._scaled_grouped_mm (ao_experts, per element as ao).
+  bool ao_quantized_experts = false;
+  AoCasts ao_experts;
   // Each of the separate linears a fused one stands for (wq, wk, wv) casts the shared input
   // itself: eager torchao without tensor parallelism (compiled, Inductor merges the casts;
   // under torchao's float8 TP the input arrives cast once).
@@ -279,10 +287,16 @@ struct Numerics {
   bool gathers_quantized_grad = false;
   // The linears' operands are quantized (fp8, mxfp8, nvfp4): Transformer Engine casts them.
   bool quantized() const { return is_quantized(linear); }
+  // The routed experts' grouped GEMMs: in the linears' type, but in 16 bits where torchao
+  // leaves them so.
+  bool experts_quantized() const { return quantized() && (!torchao || ao_quantized_experts); }
+  DType experts() const { return experts_quantized() ? linear : other; }
   // The bytes an element of a linear's input kept for its weight gradient takes.
   double kept_input_bytes() const {
     return quantized() && keeps_quantized_input ? q : element_bytes;
   }
+  // ... of a routed expert's input: torchao's grouped GEMMs save their 16-bit operands.
+  double expert_kept_input_bytes() const { return torchao ? element_bytes : kept_input_bytes(); }
 };
 Numerics numerics(const Strategy&);
 

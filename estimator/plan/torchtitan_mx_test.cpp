@@ -1,0 +1,222 @@
+// torchtitan's MXFP8 (torchao's MXLinear) and its quantized experts (torchao's grouped GEMMs),
+// each rule with its hand calculation (docs/estimator.md, "torchtitan's MXFP8 and experts").
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "plan/estimate_internal.h"
+#include "shardcost/error.h"
+#include "shardcost/estimator.h"
+#include "test_models.h"
+#include "workload/transformer.h"
+
+namespace shardcost {
+namespace {
+
+using test_models::input_error_of;
+
+const Op* find_op(const Graph& g, const std::string& name) {
+  for (const Block& b : g.blocks)
+    if (b.pin == Block::Pin::body)
+      for (const Op& op : b.ops)
+        if (name == op.name) return &op;
+  return nullptr;
+}
+
+const Op& layer_op(const Graph& g, const std::string& name) {
+  if (const Op* op = find_op(g, name)) return *op;
+  throw std::runtime_error("no layer op " + name);
+}
+
+struct TitanRun {
+  Model m;
+  std::string cluster;
+  int gpus;
+  Strategy resolved(const std::string& software, const std::string& strategy) const {
+    return with_precision(parse_strategy(strategy, gpus), parse_software(software),
+                          load_cluster(cluster, gpus));
+  }
+  Graph graph(const Strategy& s) const {
+    Graph g;
+    transformer_workload(m)->graph(s, AttentionKernel::flash, g);
+    return g;
+  }
+};
+
+// An MXFP8 cast from 16 bits: read 2 B, write 1 B and one E8M0 scale a block of 32, the scales
+// read and written again into cuBLAS's blocked layout: 3 + 3/32 B an element. Eager, along
+// the contiguous dimension, ATen op by op as float8's (abs 4, the blocks' amax 2, to fp32 6,
+// the division 8, the clamp 8, to float8 5: 33 B) with the same scale bytes.
+constexpr double kCast = 3 + 3.0 / 32, kEager = 33 + 3.0 / 32;
+
+// Llama 3 8B on one DGX B200, one sequence of 8192 tokens a GPU. Per fc2 (input T x f, output
+// T x h, weight f x h) and micro-batch, compiled: forward the input and the weight along dim 0;
+// backward the output gradient along both dimensions, the weight and the saved 16-bit input
+// along dim 1 (torchao's Triton or CUDA kernel: as a dim-0 cast). With mx_dim1_cast=torch each
+// dim-1 cast first copies its tensor transposed (read 2, write 2). Eager, the dim-0 casts are
+// ATen's and the dim-1 casts torchao's kernels still.
+TEST(TorchtitanMx, MxCastsEveryOperandAlongBothDimensions) {
+  const TitanRun r{load_model("llama3-8b"), "dgx-b200", 8};
+  const double T = 8192, h = 4096, f = 14336, W = f * h;
+  const std::string s = "tp=1,dp=8,mbs=1,gbs=8,zero=3,recompute=none,precision=mxfp8";
+  const Strategy compiled = r.resolved("torchtitan:compile=true", s);
+  ASSERT_TRUE(compiled.torchao.active);
+  ASSERT_TRUE(compiled.torchao.mx);
+  const Graph g = r.graph(compiled);
+  const Op& fc2 = layer_op(g, "mlp_fc2_fp8_casts");
+  EXPECT_DOUBLE_EQ(fc2.bytes, kCast * T * f + kCast * W);
+  EXPECT_DOUBLE_EQ(fc2.backward_bytes, kCast * T * f + 2 * kCast * T * h + kCast * W);
+  EXPECT_EQ(layer_op(g, "mlp_fc2").dtype, DType::mxfp8);
+
+  const Graph torch = r.graph(r.resolved("torchtitan:compile=true,mx_dim1_cast=torch", s));
+  const Op& t = layer_op(torch, "mlp_fc2_fp8_casts");
+  EXPECT_DOUBLE_EQ(t.bytes, fc2.bytes);
+  EXPECT_DOUBLE_EQ(t.backward_bytes, fc2.backward_bytes + 4 * (T * f + T * h + W));
+
+  const Graph eager = r.graph(r.resolved("torchtitan", s));
+  const Op& e = layer_op(eager, "mlp_fc2_fp8_casts");
+  EXPECT_DOUBLE_EQ(e.bytes, kEager * T * f + kEager * W);
+  EXPECT_DOUBLE_EQ(e.backward_bytes, kCast * T * f + (kEager + kCast) * T * h + kCast * W);
+  // Eager, wq, wk and wv each cast the norm's output (three dim-0 casts forward, three dim-1
+  // casts backward); compiled, Inductor merges them into one.
+  const double qkv_out = 4096 + 2 * 1024, Wq = h * qkv_out;
+  EXPECT_DOUBLE_EQ(layer_op(eager, "qkv_fp8_casts").bytes, 3 * kEager * T * h + kEager * Wq);
+  EXPECT_DOUBLE_EQ(layer_op(g, "qkv_fp8_casts").bytes, kCast * T * h + kCast * Wq);
+}
+
+// MXFP8 keeps what bf16 keeps (mx_mm saves the 16-bit input and weight), moves every
+// collective in 16 bits (no amax all-reduce: the block scales are local), and FSDP2's float8
+// all-gather does not apply to it.
+TEST(TorchtitanMx, MxKeepsSixteenBitInputsAndCommunicatesInSixteenBits) {
+  const TitanRun r{load_model("llama3-8b"), "dgx-b200", 8};
+  const double T = 8192, h = 4096;
+  const std::string tp = "tp=2,dp=4,mbs=1,gbs=8,sp=true,zero=3,recompute=none,precision=";
+  const Strategy mx = r.resolved("torchtitan", tp + "mxfp8");
+  EXPECT_DOUBLE_EQ(numerics(mx).kept_input_bytes(), 2);
+  EXPECT_FALSE(numerics(mx).amax_reduction);
+  const Graph g = r.graph(mx);
+  EXPECT_DOUBLE_EQ(layer_op(g, "tp_all_gather").bytes, 2 * T * h);
+  EXPECT_DOUBLE_EQ(layer_op(g, "tp_reduce_scatter").backward_bytes, 0);
+  EXPECT_EQ(find_op(g, "tp_input_amax_all_reduce"), nullptr);
+  auto kept = [&](const std::string& precision) {
+    return layer_activation_bytes(r.m, r.resolved("torchtitan", tp + precision),
+                                  AttentionKernel::flash, Recompute::none);
+  };
+  EXPECT_DOUBLE_EQ(kept("mxfp8"), kept("bf16"));
+  const Strategy gathered = r.resolved("torchtitan:compile=true,float8_all_gather=true",
+                                       "tp=1,dp=8,mbs=1,gbs=8,zero=3,precision=mxfp8");
+  EXPECT_FALSE(gathered.torchao.weight_gather);
+}
+
+// Where torchtitan refuses MXFP8, or shardcost does not price it, one line each: a part
+// without MX GEMMs (Hopper), tensor parallelism under torch.compile (torchtitan's MX
+// converter asserts against the pair), torchao's NVFP4, LoRA.
+TEST(TorchtitanMx, RefusesWhatTorchtitanOrShardcostDoesNotRun) {
+  const TitanRun h100{load_model("llama3-8b"), "dgx-h100", 8};
+  EXPECT_NE(input_error_of([&] {
+              h100.resolved("torchtitan:compile=true", "dp=8,gbs=8,precision=mxfp8");
+            }).find("mxfp8"),
+            std::string::npos);
+  const Software tt = software_preset("torchtitan");
+  Software compiled = tt;
+  compiled.compile = true;
+  const Strategy tp = parse_strategy("tp=2,dp=4,gbs=8,precision=mxfp8", 8);
+  EXPECT_NE(unsupported(compiled, tp).value_or("").find("tensor parallelism under torch.compile"),
+            std::string::npos);
+  EXPECT_FALSE(unsupported(tt, tp));  // eager TP runs
+  EXPECT_NE(unsupported(tt, parse_strategy("dp=8,gbs=8,precision=nvfp4", 8))
+                .value_or("")
+                .find("torchao's nvfp4 training is not modelled"),
+            std::string::npos);
+  EXPECT_NE(unsupported(tt, parse_strategy("dp=8,gbs=8,precision=mxfp8,lora=16", 8))
+                .value_or("")
+                .find("LoRA over torchao's mxfp8 linears"),
+            std::string::npos);
+  EXPECT_NE(input_error_of([] {
+              parse_software("nemo:mx_dim1_cast=cuda");
+            }).find("trains FP8 through Transformer Engine"),
+            std::string::npos);
+  EXPECT_NE(input_error_of([] { parse_mx_dim1_cast("cutlass"); }).find("use triton, cuda"),
+            std::string::npos);
+  for (const char* text : {"torchtitan:mx_dim1_cast=cuda", "torchtitan:quantize_experts=true",
+                           "torchtitan:compile=true,mx_dim1_cast=torch"})
+    EXPECT_EQ(software_text(parse_software(text)), text);
+}
+
+// torchtitan's float8 and MX converters swap nn.Linear modules; the routed experts' 3-D
+// weights go through torch._grouped_mm in bf16 unless a grouped-GEMM converter quantizes them
+// (quantize_experts). Mixtral 8x7B, one sequence of 4096 tokens a GPU, top 2: 8,192 routed
+// tokens over 8 local experts, each expert's fc1 4096 x 28672 (w1 and w3).
+TEST(TorchtitanMx, ExpertsStayInSixteenBitsUnlessTheirConverterQuantizesThem) {
+  const TitanRun r{load_model("mixtral-8x7b"), "dgx-b200", 8};
+  const std::string s = "tp=1,dp=8,mbs=1,gbs=8,zero=3,recompute=full,precision=mxfp8";
+  const double routed = 4096 * 2, h = 4096, fc1 = 2 * 14336, experts = 8;
+  const Graph plain = r.graph(r.resolved("torchtitan:compile=true", s));
+  EXPECT_EQ(layer_op(plain, "expert_fc1").dtype, DType::bf16);
+  EXPECT_EQ(find_op(plain, "expert_fc1_fp8_casts"), nullptr);
+  EXPECT_EQ(layer_op(plain, "qkv").dtype, DType::mxfp8);
+  const Graph quantized = r.graph(r.resolved("torchtitan:compile=true,quantize_experts=true", s));
+  EXPECT_EQ(layer_op(quantized, "expert_fc1").dtype, DType::mxfp8);
+  const Op& mx = layer_op(quantized, "expert_fc1_fp8_casts");
+  const double W = experts * h * fc1;
+  EXPECT_DOUBLE_EQ(mx.bytes, kCast * routed * h + kCast * W);
+  EXPECT_DOUBLE_EQ(mx.backward_bytes, kCast * routed * h + 2 * kCast * routed * fc1 + kCast * W);
+
+  // The experts' weights count among the quantized linears' only when quantized (what FSDP2's
+  // float8 all-gather would move in one byte): the attention's alone here.
+  const Block* a = nullptr;
+  const Block* b = nullptr;
+  for (const Block& x : plain.blocks) a = x.pin == Block::Pin::body ? &x : a;
+  for (const Block& x : quantized.blocks) b = x.pin == Block::Pin::body ? &x : b;
+  ASSERT_TRUE(a && b);
+  EXPECT_DOUBLE_EQ(b->fp8_params - a->fp8_params, 3 * experts * h * 14336);  // w1, w3, w2
+  EXPECT_DOUBLE_EQ(a->fp8_params, h * (4096 + 2 * 1024) + 4096 * h);         // qkv and wo
+
+  // Eager, the experts' MXFP8 casts are torchao's kernels still (the linears' dim-0 casts
+  // ATen's).
+  const Graph eager = r.graph(r.resolved("torchtitan:quantize_experts=true", s));
+  EXPECT_DOUBLE_EQ(layer_op(eager, "expert_fc1_fp8_casts").bytes, mx.bytes);
+
+  // torchao's float8 grouped GEMM (on Hopper) is rowwise whatever the linears' recipe: forward
+  // the tokens and the weights along their inner dimension (3 B compiled); backward the output
+  // gradient so (3 B), the weights transposed by two Triton kernels (scales, then the cast:
+  // 5 B), and the output gradient and the 16-bit tokens each cast per expert group by a
+  // two-pass kernel (5 B).
+  const TitanRun hopper{load_model("mixtral-8x7b"), "dgx-h100", 8};
+  const Graph f8 =
+      hopper.graph(hopper.resolved("torchtitan:compile=true,quantize_experts=true",
+                                   "tp=1,dp=8,mbs=1,gbs=8,zero=3,recompute=full,precision=fp8"));
+  const Op& row = layer_op(f8, "expert_fc1_fp8_casts");
+  EXPECT_EQ(layer_op(f8, "expert_fc1").dtype, DType::fp8);
+  EXPECT_DOUBLE_EQ(row.bytes, 3 * routed * h + 3 * W);
+  EXPECT_DOUBLE_EQ(row.backward_bytes, 5 * routed * h + 8 * routed * fc1 + 5 * W);
+  // Its converter refuses pipeline and context parallelism.
+  Software q = software_preset("torchtitan");
+  q.quantize_experts = true;
+  EXPECT_NE(unsupported(q, parse_strategy("pp=2,dp=4,gbs=64,precision=fp8", 8))
+                .value_or("")
+                .find("without pipeline or context parallelism"),
+            std::string::npos);
+  EXPECT_FALSE(unsupported(q, parse_strategy("pp=2,dp=4,gbs=64,precision=mxfp8", 8)));
+}
+
+// torchtitan from 2025-09-30 to 2026-02-23 applied its float8 TP styles only for the "float8"
+// converter, not "quantize.linear.float8" (float8_tp=false): the plain styles gather the
+// 16-bit input (no amax all-reduce first), and each linear casts the whole gathered input.
+TEST(TorchtitanMx, Float8WithoutItsTpStylesGathersSixteenBits) {
+  const TitanRun r{load_model("llama3-8b"), "dgx-h100", 8};
+  const double T = 8192, h = 4096, out = 14336, W = h * out;  // fc1's half of 2f over tp 2
+  const std::string s = "tp=2,dp=4,mbs=1,gbs=8,sp=true,zero=3,recompute=none,precision=fp8";
+  const Graph plain = r.graph(r.resolved("torchtitan:compile=true,float8_tp=false", s));
+  EXPECT_DOUBLE_EQ(layer_op(plain, "tp_all_gather").bytes, 2 * T * h);
+  EXPECT_EQ(find_op(plain, "tp_input_amax_all_reduce"), nullptr);
+  EXPECT_DOUBLE_EQ(layer_op(plain, "tp_reduce_scatter").backward_bytes, 0);
+  EXPECT_DOUBLE_EQ(layer_op(plain, "mlp_fc1_fp8_casts").bytes, 5 * T * h + 5 * W);
+  const Graph styled = r.graph(r.resolved("torchtitan:compile=true", s));
+  EXPECT_DOUBLE_EQ(layer_op(styled, "tp_all_gather").bytes, 1 * T * h);
+  EXPECT_EQ(software_text(parse_software("torchtitan:float8_tp=false")),
+            "torchtitan:float8_tp=false");
+}
+
+}  // namespace
+}  // namespace shardcost
