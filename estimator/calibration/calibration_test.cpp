@@ -656,6 +656,45 @@ TEST(TorchtitanLog, TwoRunsAndWhatFixesTheGpus) {
             std::string::npos);
 }
 
+// Expert parallelism: expert_parallel_degree with torchtitan's default etp 1 (the routed
+// experts folded over the tensor-parallel ranks too), and its DeepEP backend as the flex
+// dispatcher; an MoE model given with --model.
+TEST(TorchtitanLog, ExpertParallelismFromTheConfig) {
+  const std::string log = fixture("torchtitan_llama3_8b.log");
+  auto config = [&](const std::string& parallel) {
+    std::string c = fixture("torchtitan_llama3_8b.toml");
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"context_parallel_degree = 1",
+                                              "context_parallel_degree = 1\n" + parallel},
+          {"mode = \"selective\"", "mode = \"full\""}})
+      c.replace(c.find(from), from.size(), to);
+    LogImport o = titan(c);
+    o.model = "mixtral-8x7b";
+    return o;
+  };
+  auto r = import_torchtitan_log(log, "t.log", config("expert_parallel_degree = 8"));
+  EXPECT_NE(r[0].measured->strategy.find(",ep=8,"), std::string::npos) << r[0].measured->strategy;
+  EXPECT_NE(r[0].measured->strategy.find(",etp=1,"), std::string::npos);
+  EXPECT_EQ(r[0].measured->software, "torchtitan");
+  r = import_torchtitan_log(
+      log, "t.log",
+      config("expert_parallel_degree = 4\nexpert_parallel_comm_backend = \"deepep\""));
+  EXPECT_NE(r[0].measured->strategy.find(",ep=4,"), std::string::npos);
+  EXPECT_EQ(r[0].measured->software, "torchtitan:ep_dispatcher=flex");
+  EXPECT_NE(input_error([&] {
+              import_torchtitan_log(
+                  log, "t.log",
+                  config("expert_parallel_degree = 8\nexpert_tensor_parallel_degree = 4"));
+            }).find("takes 1 or the tensor-parallel degree"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] {
+              import_torchtitan_log(log, "t.log",
+                                    config("expert_parallel_degree = 8\n"
+                                           "expert_parallel_comm_backend = \"minimal_async_ep\""));
+            }).find("is not modelled"),
+            std::string::npos);
+}
+
 TEST(TorchtitanLog, WhatIsNotModelledIsRefusedNamingTheFile) {
   const std::string log = fixture("torchtitan_llama3_8b.log");
   const std::string config = fixture("torchtitan_llama3_8b.toml");

@@ -326,14 +326,35 @@ TitanPlan read_config(const Config& cfg, const LogImport& opt) {
         "[model] converters mixes float8 and MX quantize converters, which torchtitan refuses; "
         "give one type");
   p.software_keys = stack_keys(cfg, precision, tp);
+  // Expert parallelism: the routed experts on ep ranks folded from dp_shard, cp and tp (etp 1,
+  // torchtitan's default) or beside tp (etp = tp); its DeepEP backend (2025-12 on) sends one
+  // copy a node, as the flex dispatcher prices.
+  std::string expert_keys;
+  if (ep > 1) {
+    const int64_t etp = cfg.integer("parallelism", "expert_tensor_parallel_degree", 1);
+    if (etp != 1 && etp != tp)
+      cfg.refuse(fmt::format(
+          "expert_tensor_parallel_degree is {}; torchtitan takes 1 or the tensor-parallel "
+          "degree ({})",
+          etp, tp));
+    expert_keys = fmt::format(",etp={}", etp);
+    const std::string backend = cfg.text("parallelism", "expert_parallel_comm_backend", "standard");
+    if (backend == "deepep")
+      p.software_keys += std::string(p.software_keys.empty() ? "" : ",") + "ep_dispatcher=flex";
+    else if (backend != "standard")
+      cfg.refuse(fmt::format(
+          "expert_parallel_comm_backend \"{}\" is not modelled; shardcost prices \"standard\" "
+          "(all_to_all_single) and \"deepep\"",
+          backend));
+  }
   if (shard > 0) p.gpus = static_cast<int>(replicate * shard * tp * pp * cp);
   const int64_t global = cfg.integer("training", "global_batch_size", -1);
   p.global_batch = global;
   p.local = local;
   p.strategy = fmt::format(
-      "tp={},pp={},cp={},ep={},mbs={},vpp={},sp={},zero={},recompute={},"
+      "tp={},pp={},cp={},ep={}{},mbs={},vpp={},sp={},zero={},recompute={},"
       "precision={}",
-      tp, pp, cp, ep, mbs, vpp, tp > 1 ? "true" : "false",
+      tp, pp, cp, ep, expert_keys, mbs, vpp, tp > 1 ? "true" : "false",
       shard > 1 || (shard == -1 && replicate == 1) ? 3 : 0, recompute, precision);
   return p;
 }

@@ -116,7 +116,12 @@ Software software_preset(std::string_view name) {
     s.async_tp_backward = false;
     s.tp_comm_overlap = false;
     s.overlap_p2p = false;
-    s.expert_parallel = false;
+    // Expert parallelism (torchtitan from 2025-07: expert_parallel_degree, the routed experts
+    // on an [efsdp, ep] mesh folded from dp_shard, cp and tp; distributed/expert_parallel.py):
+    // every (token, expert) copy sent by all_to_all_single, the experts' grouped GEMMs, the
+    // copies combined back, nothing overlapped in eager mode; its DeepEP backend (2025-12 on)
+    // is ep_dispatcher=flex.
+    s.expert_parallel = true;
     s.ep_overlap = false;
     // Its default activation checkpointing: selective, per op (torchtitan/models/llama3/
     // train_configs: [activation_checkpoint] mode = "selective", selective_ac_option = "op";

@@ -218,5 +218,29 @@ TEST(TorchtitanMx, Float8WithoutItsTpStylesGathersSixteenBits) {
             "torchtitan:float8_tp=false");
 }
 
+// torchtitan's expert parallelism: the routed experts over ep ranks folded from the data-
+// parallel, context- and tensor-parallel ranks (etp=1), every copy sent by the all-to-all and
+// exposed (no overlap in eager mode); its DeepEP backend as the flex dispatcher.
+TEST(TorchtitanMx, ExpertParallelismRunsUnderTorchtitan) {
+  const Model m = load_model("mixtral-8x7b");
+  const Cluster c = load_cluster("dgx-h100", 16);
+  EstimateOptions standard, deepep;
+  standard.software = parse_software("torchtitan:compile=true");
+  deepep.software = parse_software("torchtitan:compile=true,ep_dispatcher=flex");
+  const Strategy s = parse_strategy("tp=1,dp=16,ep=8,mbs=1,gbs=16,zero=3,recompute=full", 16);
+  const Estimate a = estimate(m, c, s, standard), b = estimate(m, c, s, deepep);
+  EXPECT_GT(test_models::part(a, "ep_comm"), 0);
+  EXPECT_LE(test_models::part(b, "ep_comm"), test_models::part(a, "ep_comm"));
+  // etp=1 folds the tensor-parallel ranks into the experts' ranks (ep over tp x dp).
+  const Strategy folded =
+      parse_strategy("tp=2,dp=8,ep=8,etp=1,sp=true,mbs=1,gbs=8,zero=3,recompute=full", 16);
+  EXPECT_GT(estimate(m, c, folded, standard).step_time_s, 0);
+  EXPECT_NE(
+      unsupported(standard.software, parse_strategy("tp=1,dp=16,ep=8,ep_overlap=true,gbs=16", 16))
+          .value_or("")
+          .find("no expert-parallel all-to-all overlap"),
+      std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardcost

@@ -78,4 +78,15 @@ ratio = {m: load(f"moe-experts-{m}")["step_time_s"] / load(f"moe-plain-{m}")["st
 assert ratio[8] < 1 and ratio[1] > ratio[8], ratio
 assert load("moe-experts-8")["software"] == "torchtitan:compile=true,quantize_experts=true"
 PY
+# Expert parallelism under torchtitan: the experts' all-to-alls priced, the overlap refused.
+expect_exit 0 "$BIN" estimate --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --software torchtitan:compile=true \
+  --strategy tp=1,dp=16,ep=8,mbs=1,gbs=16,zero=3,recompute=full --format json
+python3 - "$SCRATCH/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j = j if "step_time_s" in j else j["estimate"]
+ep = next(p["seconds"] for p in j["breakdown"]["time"] if p["part"] == "ep_comm")
+assert ep > 0, ep
+PY
+check "no expert-parallel all-to-all overlap" estimate --model mixtral-8x7b --cluster dgx-h100 --gpus 16 --software torchtitan --strategy tp=1,dp=16,ep=8,ep_overlap=true,mbs=1,gbs=16,zero=3,recompute=none
 echo "torchtitan_cli: ok"
