@@ -242,5 +242,42 @@ TEST(TorchtitanMx, ExpertParallelismRunsUnderTorchtitan) {
       std::string::npos);
 }
 
+// torchtitan's per-op policy in MoE layers (its default selective recomputation): the
+// all-to-alls' outputs are saved (nothing sent again), the router, the reorders and the
+// experts' grouped GEMMs recomputed. Mixtral 8x7B on 16 GPUs at ep 8, one sequence of 4096
+// tokens: a layer keeps its input, wq's and wv's outputs, attention's output and statistics,
+// and the copies received and sent back (T x top-2 x the busiest rank's load each).
+TEST(TorchtitanMx, PerOpPolicyInMoeLayersKeepsTheAllToAllOutputs) {
+  const TitanRun r{load_model("mixtral-8x7b"), "dgx-h100", 16};
+  const std::string s = "tp=1,dp=16,ep=8,mbs=1,gbs=16,zero=3,recompute=selective,precision=";
+  const Strategy bf16 = r.resolved("torchtitan:compile=true", s + "bf16");
+  const Graph g = r.graph(bf16);
+  for (const char* name : {"moe_router", "moe_router_topk", "moe_permute", "expert_fc1",
+                           "expert_swiglu", "expert_fc2", "moe_unpermute"}) {
+    EXPECT_TRUE(layer_op(g, name).selective) << name;
+    EXPECT_DOUBLE_EQ(layer_op(g, name).selective_share, 1) << name;
+  }
+  EXPECT_FALSE(layer_op(g, "ep_dispatch").selective);
+  EXPECT_FALSE(layer_op(g, "ep_combine").selective);
+  const double T = 4096, h = 4096, q = 4096, kv = 1024, heads = 32;
+  const double copies = 2 * T * 2 * r.m.moe.load_factor();  // received and sent back
+  const double expected = 2 * T * h + 2 * T * (q + kv) + 2 * T * q + 4 * heads * T + 2 * copies * h;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(r.m, bf16, AttentionKernel::flash, Recompute::selective),
+                   expected);
+  // Under float8 whose policy saves no torch._scaled_mm output, wq's and wv's are not kept.
+  const Strategy fp8 = r.resolved("torchtitan:compile=true", s + "fp8");
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(r.m, fp8, AttentionKernel::flash, Recompute::selective),
+                   expected - 2 * T * (q + kv));
+  // Latent attention stays refused under the per-op policy.
+  const TitanRun dsv3{load_model("deepseek-v3"), "dgx-h100", 64};
+  EXPECT_NE(input_error_of([&] {
+              const Strategy st = dsv3.resolved(
+                  "torchtitan", "tp=1,dp=64,ep=8,mbs=1,gbs=64,zero=3,recompute=selective");
+              dsv3.graph(st);
+              if (auto why = transformer_workload(dsv3.m)->check(st)) throw InputError(*why);
+            }).find("latent attention or Mamba"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardcost

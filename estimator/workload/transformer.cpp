@@ -81,9 +81,10 @@ class Transformer final : public Workload {
             "rank do not divide by cp",
             s.cp, heads, groups);
     }
-    if ((s.recompute_modules & kRecomputeOps) && (m_.is_moe() || m_.is_mla() || mamba_))
-      return "recompute_modules=ops (torchtitan's per-op policy) is modelled for dense attention "
-             "layers; this model has experts, latent attention or Mamba layers";
+    if ((s.recompute_modules & kRecomputeOps) && (m_.is_mla() || mamba_))
+      return "recompute_modules=ops (torchtitan's per-op policy) is modelled for grouped-query "
+             "attention with dense or expert MLPs; this model has latent attention or Mamba "
+             "layers";
     if (s.lora > 0) {
       if (mamba_ || m_.is_mla() || m_.is_moe() || m_.mtp_layers > 0 || !dense_)
         return "lora is modelled for dense transformer layers (multi-head or grouped-query "
@@ -425,6 +426,28 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   const double ln_out =
       st.lora > 0 && ((st.sp && t > 1) || num.quantized()) ? norm_out * li * T * h / sp_div : 0;
 
+  if (dropped(kRecomputeOps) && kind.mixer == Mixer::attention && kind.ffn == Ffn::moe &&
+      !m.is_mla()) {
+    // An MoE layer under the per-op policy: the attention's part as in a dense layer below
+    // (input, wq's and wv's outputs, attention's output and statistics, the reduce-scatter's),
+    // the all-to-alls' outputs (the copies this rank's experts received, and the copies of its
+    // own tokens sent back), and the shared experts' kept matrix multiplies (w1's output and,
+    // gated, w2's); the router, the experts and the reorders are recomputed.
+    const double hd = m.head_dim();
+    const double q = heads * hd;
+    const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
+    const bool gated = m.activation == Activation::swiglu;
+    const double scattered = st.sp && t > 1 ? 2 * e * T * h / t : 0.0;
+    const bool all_to_all = st.ep > 1 || st.expert_tp() != st.tp;
+    const double received = tokens_on_experts(m, st, T);
+    const double sent =
+        (all_to_all && t > 1 ? T / t : T) * m.moe.top_k * (st.ep > 1 ? m.moe.load_factor() : 1.0);
+    const double fs = static_cast<double>(m.moe.shared_experts) * m.expert_ffn() / t;
+    const double kept_mm = num.ao_recomputes_every_gemm ? 0.0 : 1.0;
+    return e * T * h / sp_div + kept_mm * e * T * (q + kv) + e * T * q + 4 * heads * T + scattered +
+           (all_to_all ? e * (received + sent) * h : 0.0) +
+           kept_mm * (fs > 0 ? e * T * fs + (gated ? e * T * h : 0.0) : 0.0);
+  }
   if (dropped(kRecomputeOps) && kind.mixer == Mixer::attention && kind.ffn == Ffn::dense &&
       !m.is_mla()) {
     // torchtitan's per-op policy keeps what it does not recompute: the layer's input (the

@@ -456,6 +456,7 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
     if (own_tp) tp_exit(d, st, out);
     if (d.recomputes(kRecomputeSharedExperts)) checkpointed(out, first);
   }
+  const size_t routed_first = out.size();
   out.push_back(gemm("moe_router", d.num.other, local, m.moe.experts, d.h));
   // The router's scores in fp32 (Megatron-core's moe_router_dtype fp32 in the performance
   // recipes): softmax or sigmoid, the top-k (within the best groups), the probabilities
@@ -529,6 +530,14 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
   out.push_back(comm("ep_combine", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
                      CollectiveOp::all_to_all, d.e * routed_local * load * d.h));
   out.back().routing = routing;
+  // torchtitan's per-op policy in an MoE layer: it saves the all-to-alls' outputs (and the
+  // host's copy of the token counts), so nothing is sent again; the router's matrix multiply
+  // (always recomputed: its policy excludes the gate), the top-k, the reorders and the experts'
+  // grouped GEMMs (torch._grouped_mm is not in its save list) run again with their casts. The
+  // shared experts alternate their matrix multiplies as a dense MLP's (mlp_ops).
+  if (d.per_op())
+    for (size_t i = routed_first; i < out.size(); ++i)
+      if (out[i].kind != OpKind::collective) recomputed(out[i], true);
 }
 
 // Attention's core over the local heads: `qk` and `v` dims per head (MLA's differ).
