@@ -123,6 +123,7 @@ Software software_preset(std::string_view name) {
     // is ep_dispatcher=flex.
     s.expert_parallel = true;
     s.ep_overlap = false;
+    s.moe_tp_wrapped = true;
     // Its default activation checkpointing: selective, per op (torchtitan/models/llama3/
     // train_configs: [activation_checkpoint] mode = "selective", selective_ac_option = "op";
     // the policy in torchtitan's activation_checkpoint.py saves matmul outputs alternately,

@@ -524,6 +524,7 @@ Strategy with_precision(const Strategy& s, const Software& sw, const Cluster& c)
                        });
   out.fp8_current_scaling = *out.precision == DType::fp8 && sw.fp8_current_scaling;
   out.quantized_moe_act_input = is_quantized(*out.precision) && sw.quantized_moe_act_input;
+  out.moe_tp_wrapped = sw.moe_tp_wrapped;
   out.torchao = {};
   if ((*out.precision == DType::fp8 || *out.precision == DType::mxfp8) && sw.torchao_float8) {
     out.torchao.active = true;

@@ -260,8 +260,10 @@ TEST(TorchtitanMx, PerOpPolicyInMoeLayersKeepsTheAllToAllOutputs) {
   EXPECT_FALSE(layer_op(g, "ep_dispatch").selective);
   EXPECT_FALSE(layer_op(g, "ep_combine").selective);
   const double T = 4096, h = 4096, q = 4096, kv = 1024, heads = 32;
-  const double copies = 2 * T * 2 * r.m.moe.load_factor();  // received and sent back
-  const double expected = 2 * T * h + 2 * T * (q + kv) + 2 * T * q + 4 * heads * T + 2 * copies * h;
+  // The copies received (the busiest rank's load) and the rank's own sent back (no load).
+  const double received = T * 2 * r.m.moe.load_factor(), sent = T * 2;
+  const double expected =
+      2 * T * h + 2 * T * (q + kv) + 2 * T * q + 4 * heads * T + 2 * (received + sent) * h;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(r.m, bf16, AttentionKernel::flash, Recompute::selective),
                    expected);
   // Under float8 whose policy saves no torch._scaled_mm output, wq's and wv's are not kept.
@@ -277,6 +279,35 @@ TEST(TorchtitanMx, PerOpPolicyInMoeLayersKeepsTheAllToAllOutputs) {
               if (auto why = transformer_workload(dsv3.m)->check(st)) throw InputError(*why);
             }).find("latent attention or Mamba"),
             std::string::npos);
+}
+
+// Under torchtitan's tensor parallelism an MoE layer sits inside one all-gather and one
+// reduce-scatter like a dense MLP (PrepareModuleInputOutput): the router scores all T tokens;
+// with etp=1 the experts' ranks split the routed tokens over the TP group
+// (ReordererSequenceParallel), with etp=tp every rank sends all T x k copies and computes its
+// slice of each expert, nothing gathered after the all-to-all. Mixtral 8x7B, T = 4096, tp 2.
+TEST(TorchtitanMx, TensorParallelMoeLayersSitInsideTheTpCollectives) {
+  const TitanRun r{load_model("mixtral-8x7b"), "dgx-h100", 16};
+  const double T = 4096, h = 4096, f = 14336;
+  const std::string base = "tp=2,dp=8,ep=8,sp=true,mbs=1,gbs=8,zero=3,recompute=full,etp=";
+  auto ops = [&](const std::string& etp) { return r.graph(r.resolved("torchtitan", base + etp)); };
+  const Graph one = ops("1"), two = ops("2");
+  for (const Graph* g : {&one, &two}) {
+    EXPECT_EQ(layer_op(*g, "moe_router").gemm.m, T);
+    EXPECT_EQ(find_op(*g, "moe_tp_all_gather"), nullptr);
+  }
+  // Each rank sends its T/2 tokens' two copies (etp=1), or all T tokens' (etp=2), in bf16.
+  const double load = r.m.moe.load_factor();
+  EXPECT_DOUBLE_EQ(layer_op(one, "ep_dispatch").bytes, 2 * (T / 2) * 2 * load * h);
+  EXPECT_DOUBLE_EQ(layer_op(two, "ep_dispatch").bytes, 2 * T * 2 * load * h);
+  EXPECT_EQ(layer_op(one, "expert_fc1").gemm.n, 2 * f);
+  EXPECT_EQ(layer_op(two, "expert_fc1").gemm.n, f);
+  // Megatron-core's dispatcher instead routes each rank's sequence shard.
+  const Strategy megatron =
+      with_precision(parse_strategy(base + "1", 16), parse_software("megatron-core"),
+                     load_cluster("dgx-h100", 16));
+  const Graph routed_by_shard = r.graph(megatron);
+  EXPECT_EQ(layer_op(routed_by_shard, "moe_router").gemm.m, T / 2);
 }
 
 }  // namespace

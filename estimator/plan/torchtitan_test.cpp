@@ -211,15 +211,18 @@ TEST(Torchtitan, PerOpPolicyRecomputesEveryFloat8Matmul) {
   EXPECT_DOUBLE_EQ(kept("torchtitan:compile=true", "fp8"), 2 * T * h + 2 * T * q + 4 * 32 * T);
   EXPECT_DOUBLE_EQ(kept("torchtitan:compile=true", "bf16"),
                    2 * T * h + 2 * T * (q + kv) + 2 * T * q + 4 * 32 * T + 2 * T * l.f +
-                       2 * T * h);  // torchtitan from 2026-02 saves _scaled_mm's outputs as
-                                    // aten.mm's (sac_saves_scaled_mm):
-  // the bf16 shares and keeps, the casts still recomputed (their float8 copies are not saved).
+                       2 * T * h);  // torchtitan from 2026-03-23 saves _scaled_mm's outputs
+                                    // (sac_saves_scaled_mm):
+  // every float8 linear's output saved, outside the alternation (none recomputed), the casts
+  // still recomputed (their float8 copies are not saved). The layer keeps, beyond bf16's, wk's
+  // output (kv), wo's (h) and w3's (f).
   const std::string saves = "torchtitan:compile=true,sac_saves_scaled_mm=true";
   const Graph later = l.graph(l.resolved(saves, s + "fp8"));
-  EXPECT_DOUBLE_EQ(layer_op(later, "qkv").selective_share, 1024.0 / 6144);
-  EXPECT_FALSE(layer_op(later, "mlp_fc2").selective);
+  for (const char* name : {"qkv", "attention_proj", "mlp_fc1", "mlp_fc2"})
+    EXPECT_FALSE(layer_op(later, name).selective) << name;
   EXPECT_DOUBLE_EQ(layer_op(later, "mlp_fc2_fp8_casts").selective_share, 3.0 / 5);
-  EXPECT_DOUBLE_EQ(kept(saves, "fp8"), kept("torchtitan:compile=true", "bf16"));
+  EXPECT_DOUBLE_EQ(kept(saves, "fp8"),
+                   kept("torchtitan:compile=true", "bf16") + 2 * T * (kv + h + l.f));
 }
 
 // torch.compile (compile=true) against the fused passes of eager_elementwise=false: the same

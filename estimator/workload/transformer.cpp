@@ -438,15 +438,21 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
     const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
     const bool gated = m.activation == Activation::swiglu;
     const double scattered = st.sp && t > 1 ? 2 * e * T * h / t : 0.0;
-    const bool all_to_all = st.ep > 1 || st.expert_tp() != st.tp;
+    // The copies of the rank's own routed tokens come back whatever the experts' imbalance;
+    // under torchtitan's TP (moe_tp_wrapped) its share of all the tokens with etp=1, else all.
+    const bool all_to_all = st.moe_tp_wrapped ? st.ep > 1 : st.ep > 1 || st.expert_tp() != st.tp;
     const double received = tokens_on_experts(m, st, T);
-    const double sent =
-        (all_to_all && t > 1 ? T / t : T) * m.moe.top_k * (st.ep > 1 ? m.moe.load_factor() : 1.0);
+    const double own = st.moe_tp_wrapped ? (st.ep > 1 && st.expert_tp() == 1 ? T / t : T)
+                                         : (all_to_all && t > 1 ? T / t : T);
+    const double sent = own * m.moe.top_k;
     const double fs = static_cast<double>(m.moe.shared_experts) * m.expert_ffn() / t;
-    const double kept_mm = num.ao_recomputes_every_gemm ? 0.0 : 1.0;
-    return e * T * h / sp_div + kept_mm * e * T * (q + kv) + e * T * q + 4 * heads * T + scattered +
-           (all_to_all ? e * (received + sent) * h : 0.0) +
-           kept_mm * (fs > 0 ? e * T * fs + (gated ? e * T * h : 0.0) : 0.0);
+    const double routed = all_to_all ? e * (received + sent) * h : 0.0;
+    const double base = e * T * h / sp_div + e * T * q + 4 * heads * T + scattered + routed;
+    // Float8 linears (see the dense branch below): none kept, or every one.
+    if (num.torchao && num.ao_recomputes_every_gemm) return base;
+    if (num.torchao)
+      return base + e * T * (q + 2 * kv + h) + (fs > 0 ? e * T * ((gated ? 2 : 1) * fs + h) : 0.0);
+    return base + e * T * (q + kv) + (fs > 0 ? e * T * fs + (gated ? e * T * h : 0.0) : 0.0);
   }
   if (dropped(kRecomputeOps) && kind.mixer == Mixer::attention && kind.ffn == Ffn::dense &&
       !m.is_mla()) {
@@ -460,13 +466,14 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
     const double f = static_cast<double>(m.ffn_hidden) / t;
     const bool gated = m.activation == Activation::swiglu;
     const double scattered = st.sp && t > 1 ? 2 * e * T * h / t : 0.0;
-    // Under torchao's float8 the linears run torch._scaled_mm, which torchtitan's policy
-    // saved only from 2026-02 (Software::sac_saves_scaled_mm): before, none of their outputs
-    // is kept.
-    if (num.ao_recomputes_every_gemm)
-      return e * T * h / sp_div + e * T * q + 4 * heads * T + scattered;
-    return e * T * h / sp_div + e * T * (q + kv) + e * T * q + 4 * heads * T + e * T * f +
-           (gated ? e * T * h : 0.0) + scattered;
+    // Under torchao's float8 and MXFP8 the linears run torch._scaled_mm, which torchtitan's
+    // policy did not save before 2026-03-23 (none of their outputs kept) and from then on saves
+    // always, outside the alternation (Software::sac_saves_scaled_mm: every linear's output
+    // kept, wk's, wo's and w3's too).
+    const double base = e * T * h / sp_div + e * T * q + 4 * heads * T + scattered;
+    if (num.torchao && num.ao_recomputes_every_gemm) return base;
+    if (num.torchao) return base + e * T * (q + 2 * kv + h) + e * T * ((gated ? 2 : 1) * f + h);
+    return base + e * T * (q + kv) + e * T * f + (gated ? e * T * h : 0.0);
   }
 
   double bytes = 0;

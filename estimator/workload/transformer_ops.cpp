@@ -78,12 +78,14 @@ Op& recomputed(Op& op, bool yes, double share = 1) {
 }
 
 // The share of a linear's GEMM that torchtitan's per-op policy recomputes: `alternate`, its
-// share of the layer's every second matrix multiply (aten.mm), or all of it where the linear
-// runs in float8 under a torchtitan whose policy does not save torch._scaled_mm (before
-// 2026-02: _op_sac_save_list held aten.mm, the attention kernels, reduce-scatter, max;
-// TorchaoFloat8::sac_saves_scaled_mm).
+// share of the layer's every second matrix multiply (aten.mm); where the linear runs in float8
+// or MXFP8 (torch._scaled_mm), all of it under a torchtitan whose policy does not save
+// _scaled_mm (before 2026-03-23: _op_sac_save_list held aten.mm, the attention kernels,
+// reduce-scatter, max), none under one that does (pytorch/torchtitan#2357: saved always,
+// outside the alternation; TorchaoFloat8::sac_saves_scaled_mm).
 double per_op_share(const Dims& d, double alternate) {
-  return d.num.ao_recomputes_every_gemm ? 1.0 : alternate;
+  if (d.num.torchao) return d.num.ao_recomputes_every_gemm ? 1.0 : 0.0;
+  return alternate;
 }
 
 // Marks every op from `first` on recomputed whole: a module under normal checkpointing, run
@@ -374,11 +376,14 @@ Op linear_fp8_casts(const Dims& d, const char* name, double inputs, double outpu
 // Under the all-to-all dispatcher (expert parallelism, or an expert TP degree of its own) each
 // rank routes its own tokens: T/tp under sequence parallelism. Without it every TP rank routes
 // all T tokens (after tp_enter's all-gather) and computes its slice of every expert.
+// Under a stack that wraps the MoE layer in its TP collectives (Strategy::moe_tp_wrapped) every
+// TP rank has all T tokens, and with etp=1 the experts' ranks split them over the TP group.
 bool moe_dispatcher(const Strategy& st) {
-  return st.ep > 1 || st.expert_tp() != st.tp;
+  return !st.moe_tp_wrapped && (st.ep > 1 || st.expert_tp() != st.tp);
 }
 
 double tokens_routed_by_rank(const Strategy& st, double tokens) {
+  if (st.moe_tp_wrapped) return st.ep > 1 && st.expert_tp() == 1 ? tokens / st.tp : tokens;
   return moe_dispatcher(st) && st.tp > 1 ? tokens / st.tp : tokens;
 }
 
@@ -457,11 +462,13 @@ void moe_ops(const Model& m, const Strategy& st, const Dims& d, std::vector<Op>&
     if (d.recomputes(kRecomputeSharedExperts)) checkpointed(out, first);
   }
   const size_t routed_first = out.size();
-  out.push_back(gemm("moe_router", d.num.other, local, m.moe.experts, d.h));
+  // (Wrapped in the TP collectives, the router runs on all the tokens, replicated.)
+  const double scored = st.moe_tp_wrapped ? d.tokens : local;
+  out.push_back(gemm("moe_router", d.num.other, scored, m.moe.experts, d.h));
   // The router's scores in fp32 (Megatron-core's moe_router_dtype fp32 in the performance
   // recipes): softmax or sigmoid, the top-k (within the best groups), the probabilities
   // gathered: the logits read, the scores written and read back, forward; backward alike.
-  out.push_back(pass("moe_router_topk", local * m.moe.experts, 12, 12));
+  out.push_back(pass("moe_router_topk", scored * m.moe.experts, 12, 12));
   // Where the copies go, for a dispatcher that sends each token once per node and GPU.
   const Routing routing{m.moe.experts, m.moe.top_k, m.moe.groups, m.moe.group_top_k};
   out.push_back(comm("ep_dispatch", OpKind::collective, Axis::ep, CollectiveOp::all_to_all,
@@ -661,7 +668,7 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   // (batch, sequence, heads, dim), so the model's transpose back makes it contiguous as is;
   // PyTorch's attention.cu.)
   out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * d.hd));
-  recomputed(out.back(), d.per_op());  // wo, the layer's fourth matrix multiply
+  recomputed(out.back(), d.per_op(), per_op_share(d, 1));  // wo, the fourth matrix multiply
   frozen_linear(d, out);
   if (fp8)
     out.push_back(linear_fp8_casts(d, "attention_proj_fp8_casts", d.tokens * d.q_local * d.hd,

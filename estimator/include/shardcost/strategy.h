@@ -246,6 +246,9 @@ struct Strategy {
   // precision=fp8 under a stack that scales each FP8 tensor by its own amax, taken just before
   // the cast (Software::fp8_current_scaling): set by with_precision, never a key.
   bool fp8_current_scaling = false;
+  // The MoE layer inside the stack's tensor-parallel collectives (Software::moe_tp_wrapped):
+  // set by with_precision, never a key.
+  bool moe_tp_wrapped = false;
   // Quantized training under a stack that keeps the experts' SwiGLU inputs for the backward in
   // the quantized type (Software::quantized_moe_act_input): set by with_precision, never a key.
   bool quantized_moe_act_input = false;
@@ -332,6 +335,13 @@ struct Software {
   bool context_parallel = true;     // cp>1 (Megatron-core, 2024)
   bool expert_parallel = true;      // ep>1 (Megatron-core MoE)
   bool ep_overlap = true;           // ep_overlap=true (Megatron-core, 2025 on)
+  // Under tensor parallelism the MoE layer sits inside one all-gather and one reduce-scatter
+  // like a dense MLP (torchtitan's PrepareModuleInputOutput around the MoE module): the router
+  // runs on all the tokens, and the experts' ranks split the routed tokens over the TP group
+  // (etp=1: ReordererSequenceParallel) or split the experts (etp=tp: every rank sends all its
+  // copies, nothing gathered after the all-to-all). false: Megatron-core's dispatcher, each TP
+  // rank routing its own sequence shard and gathering over the experts' TP group.
+  bool moe_tp_wrapped = false;
   // Each step starts by zeroing the whole gradient buffer, not the data-parallel shard
   // (Megatron's contiguous buffers: DistributedDataParallel.zero_grad_buffer() clears every
   // bucket even under the distributed optimizer). Stacks that drop gradients (PyTorch's
@@ -409,11 +419,11 @@ struct Software {
   // configs naming the quantize.linear.float8 converter (its parallelize.py tested for
   // "float8" among the converters).
   bool float8_tp = true;
-  // torchtitan's per-op recomputation policy saves torch._scaled_mm's outputs as it saves
-  // aten.mm's, every second one (torchtitan from 2026-02, pytorch/torchtitan#2357: the policy
-  // built on PyTorch's get_default_op_list, whose compute-intensive ops include _scaled_mm);
-  // false: torchtitan before, whose per-model _op_sac_save_list held aten.mm alone, so every
-  // float8 linear's GEMM was recomputed and none of their outputs kept.
+  // torchtitan's per-op recomputation policy saves torch._scaled_mm's outputs, every one: it is
+  // in the save set but outside aten.mm's alternation (torchtitan from 2026-03-23,
+  // pytorch/torchtitan#2357: the policy built on PyTorch's get_default_op_list); false:
+  // torchtitan before, whose per-model _op_sac_save_list held aten.mm alone, so every float8
+  // linear's GEMM was recomputed and none of their outputs kept.
   bool sac_saves_scaled_mm = false;
   // torch.compile over each transformer layer (torchtitan's apply_compile: every
   // TransformerBlock compiled on its own, fullgraph; the embedding, the final norm and the LM
