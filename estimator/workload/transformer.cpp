@@ -81,10 +81,13 @@ class Transformer final : public Workload {
             "rank do not divide by cp",
             s.cp, heads, groups);
     }
-    if ((s.recompute_modules & kRecomputeOps) && (m_.is_mla() || mamba_))
-      return "recompute_modules=ops (torchtitan's per-op policy) is modelled for grouped-query "
-             "attention with dense or expert MLPs; this model has latent attention or Mamba "
-             "layers";
+    if ((s.recompute_modules & kRecomputeOps) && mamba_)
+      return "recompute_modules=ops (torchtitan's per-op policy) is modelled for attention "
+             "layers with dense or expert MLPs; this model has Mamba layers";
+    if ((s.recompute_modules & kRecomputeOps) && m_.is_mla() && s.tp > 1)
+      return "recompute_modules=ops with latent attention is modelled at tp=1 (under TP "
+             "torchtitan runs MLA's down projections replicated on the gathered tokens); use "
+             "tp=1 or recompute=full";
     if (s.lora > 0) {
       if (mamba_ || m_.is_mla() || m_.is_moe() || m_.mtp_layers > 0 || !dense_)
         return "lora is modelled for dense transformer layers (multi-head or grouped-query "
@@ -396,6 +399,71 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   return layer_activation_bytes(m, st, kernel, recompute, mb, m.layer_kind(m.layers - 1));
 }
 
+namespace {
+
+// What a layer keeps under torchtitan's per-op policy: the layer's input (the checkpoint's),
+// the outputs of every second matrix multiply in the order they run (aten.mm's alternation:
+// GQA's wq and wv; MLA's wq and wkv_b, or with query compression wq_a, wkv_a and wo; then the
+// MLP's w1 and, gated, w2, or after MLA's five w3, or w2 ungated), attention's output and
+// softmax statistics, the reduce-scatters' outputs; in an MoE layer the all-to-alls' outputs
+// (the copies received, the rank's own sent back) and the shared experts' kept outputs, the
+// router and the experts recomputed. Float8 and MXFP8 linears (torch._scaled_mm) keep no output
+// before torchtitan's 2026-03-23 policy and every one after (sac_saves_scaled_mm).
+double per_op_layer_bytes(const Model& m, const Strategy& st, const Numerics& num, double T,
+                          LayerKind kind) {
+  const double e = num.element_bytes, h = m.hidden, t = st.tp;
+  const double sp_div = st.sp ? t : 1;
+  const double heads = m.heads / t;
+  const bool gated = m.activation == Activation::swiglu;
+  const double scattered = st.sp && t > 1 ? 2 * e * T * h / t : 0.0;
+  // Each matrix multiply's output features a token, in the order they run.
+  std::vector<double> attention_mms;
+  double attention_out = 0;
+  if (m.is_mla()) {
+    const Mla& a = m.mla;
+    if (a.q_lora_rank > 0) attention_mms.push_back(a.q_lora_rank);
+    attention_mms.push_back(heads * a.qk_head_dim());
+    attention_mms.push_back(a.kv_lora_rank + a.qk_rope_head_dim);
+    attention_mms.push_back(heads * (a.qk_nope_head_dim + a.v_head_dim));
+    attention_out = heads * a.v_head_dim;
+  } else {
+    const double hd = m.head_dim();
+    const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
+    attention_mms = {heads * hd, kv, kv};
+    attention_out = heads * hd;
+  }
+  attention_mms.push_back(h);  // wo: the partial sums before the reduce-scatter
+  const bool moe = kind.ffn == Ffn::moe;
+  const double f = moe ? static_cast<double>(m.moe.shared_experts) * m.expert_ffn() / t
+                       : static_cast<double>(m.ffn_hidden) / t;
+  std::vector<double> mms = attention_mms;
+  if (f > 0) {
+    mms.push_back(f);
+    if (gated) mms.push_back(f);
+    mms.push_back(h);
+  }
+  double kept = 0;
+  for (size_t i = 0; i < mms.size(); ++i) {
+    if (num.torchao)
+      kept += num.ao_recomputes_every_gemm ? 0.0 : mms[i];
+    else if (i % 2 == 0)
+      kept += mms[i];
+  }
+  double routed = 0;
+  if (moe) {
+    // The copies of the rank's own routed tokens come back whatever the experts' imbalance;
+    // under torchtitan's TP (moe_tp_wrapped) its share of all the tokens with etp=1, else all.
+    const bool all_to_all = st.moe_tp_wrapped ? st.ep > 1 : st.ep > 1 || st.expert_tp() != st.tp;
+    const double own = st.moe_tp_wrapped ? (st.ep > 1 && st.expert_tp() == 1 ? T / t : T)
+                                         : (all_to_all && t > 1 ? T / t : T);
+    if (all_to_all) routed = e * (tokens_on_experts(m, st, T) + own * m.moe.top_k) * h;
+  }
+  return e * T * h / sp_div + e * T * kept + e * T * attention_out + 4 * heads * T + scattered +
+         routed;
+}
+
+}  // namespace
+
 double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKernel kernel,
                               Recompute recompute, const MicroBatch& mb, LayerKind kind) {
   const double T = mb.tokens / st.cp;
@@ -426,55 +494,8 @@ double layer_activation_bytes(const Model& m, const Strategy& st, AttentionKerne
   const double ln_out =
       st.lora > 0 && ((st.sp && t > 1) || num.quantized()) ? norm_out * li * T * h / sp_div : 0;
 
-  if (dropped(kRecomputeOps) && kind.mixer == Mixer::attention && kind.ffn == Ffn::moe &&
-      !m.is_mla()) {
-    // An MoE layer under the per-op policy: the attention's part as in a dense layer below
-    // (input, wq's and wv's outputs, attention's output and statistics, the reduce-scatter's),
-    // the all-to-alls' outputs (the copies this rank's experts received, and the copies of its
-    // own tokens sent back), and the shared experts' kept matrix multiplies (w1's output and,
-    // gated, w2's); the router, the experts and the reorders are recomputed.
-    const double hd = m.head_dim();
-    const double q = heads * hd;
-    const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
-    const bool gated = m.activation == Activation::swiglu;
-    const double scattered = st.sp && t > 1 ? 2 * e * T * h / t : 0.0;
-    // The copies of the rank's own routed tokens come back whatever the experts' imbalance;
-    // under torchtitan's TP (moe_tp_wrapped) its share of all the tokens with etp=1, else all.
-    const bool all_to_all = st.moe_tp_wrapped ? st.ep > 1 : st.ep > 1 || st.expert_tp() != st.tp;
-    const double received = tokens_on_experts(m, st, T);
-    const double own = st.moe_tp_wrapped ? (st.ep > 1 && st.expert_tp() == 1 ? T / t : T)
-                                         : (all_to_all && t > 1 ? T / t : T);
-    const double sent = own * m.moe.top_k;
-    const double fs = static_cast<double>(m.moe.shared_experts) * m.expert_ffn() / t;
-    const double routed = all_to_all ? e * (received + sent) * h : 0.0;
-    const double base = e * T * h / sp_div + e * T * q + 4 * heads * T + scattered + routed;
-    // Float8 linears (see the dense branch below): none kept, or every one.
-    if (num.torchao && num.ao_recomputes_every_gemm) return base;
-    if (num.torchao)
-      return base + e * T * (q + 2 * kv + h) + (fs > 0 ? e * T * ((gated ? 2 : 1) * fs + h) : 0.0);
-    return base + e * T * (q + kv) + (fs > 0 ? e * T * fs + (gated ? e * T * h : 0.0) : 0.0);
-  }
-  if (dropped(kRecomputeOps) && kind.mixer == Mixer::attention && kind.ffn == Ffn::dense &&
-      !m.is_mla()) {
-    // torchtitan's per-op policy keeps what it does not recompute: the layer's input (the
-    // checkpoint's), the outputs of wq and wv, of attention (and its softmax statistics), of
-    // w1 and, gated, of w2 (the partial sums before the reduce-scatter), and the
-    // reduce-scatters' outputs; everything else is recomputed from them.
-    const double hd = m.head_dim();
-    const double q = heads * hd;
-    const double kv = std::max(1.0, static_cast<double>(m.kv_heads) / t) * hd;
-    const double f = static_cast<double>(m.ffn_hidden) / t;
-    const bool gated = m.activation == Activation::swiglu;
-    const double scattered = st.sp && t > 1 ? 2 * e * T * h / t : 0.0;
-    // Under torchao's float8 and MXFP8 the linears run torch._scaled_mm, which torchtitan's
-    // policy did not save before 2026-03-23 (none of their outputs kept) and from then on saves
-    // always, outside the alternation (Software::sac_saves_scaled_mm: every linear's output
-    // kept, wk's, wo's and w3's too).
-    const double base = e * T * h / sp_div + e * T * q + 4 * heads * T + scattered;
-    if (num.torchao && num.ao_recomputes_every_gemm) return base;
-    if (num.torchao) return base + e * T * (q + 2 * kv + h) + e * T * ((gated ? 2 : 1) * f + h);
-    return base + e * T * (q + kv) + e * T * f + (gated ? e * T * h : 0.0);
-  }
+  if (dropped(kRecomputeOps) && kind.mixer == Mixer::attention && kind.ffn != Ffn::none)
+    return per_op_layer_bytes(m, st, num, T, kind);
 
   double bytes = 0;
   if (kind.mixer == Mixer::attention && m.is_mla()) {

@@ -21,6 +21,9 @@ struct Dims {
   // torchtitan's per-op policy (kRecomputeOps): elementwise ops, the sequence-parallel
   // all-gathers and every second matrix multiply of a layer are recomputed.
   bool per_op() const { return recomputes(kRecomputeOps); }
+  // The layer's attention made an odd number of matrix multiplies (MLA with query
+  // compression: wq_a, wq_b, wkv_a, wkv_b, wo), so the MLP's alternation starts recomputing.
+  bool odd_mm_parity = false;
   // LoRA (Strategy::lora): the adapters' rank, the linears adapted (LoraTarget bits) and
   // whether the model's own weights are frozen.
   double lora = 0;
@@ -43,6 +46,7 @@ Dims dims(const Model& m, const Strategy& st, const MicroBatch& mb) {
   d.sp_div = st.sp ? st.tp : 1;
   d.hd = m.head_dim();
   d.q_local = static_cast<double>(m.heads) / st.tp;
+  d.odd_mm_parity = m.is_mla() && m.mla.q_lora_rank > 0;
   // With more tensor-parallel ranks than kv heads, each rank holds one replicated kv head.
   d.kv_local = std::max(1.0, static_cast<double>(m.kv_heads) / st.tp);
   d.num = numerics(st);
@@ -409,7 +413,9 @@ void mlp_ops(const char* const names[4], const Dims& d, const Strategy& st, doub
   // Per op: w1 kept and w3 recomputed (SwiGLU's fused fc1 is w1 and w3), w2 kept; a plain
   // MLP's w1 kept, w2 recomputed (matrix multiplies 5 and 6 of a layer).
   out.push_back(gemm(names[0], d.num.linear, d.tokens, fc1_out, d.h));
-  recomputed(out.back(), d.per_op(), per_op_share(d, swiglu ? 0.5 : 0));
+  // (After MLA's five: w1 recomputed, w3 kept, w2 recomputed.)
+  const bool odd = d.odd_mm_parity;
+  recomputed(out.back(), d.per_op(), per_op_share(d, swiglu ? 0.5 : odd ? 1 : 0));
   frozen_linear(d, out);
   if (fp8)
     out.push_back(linear_fp8_casts(d, names[2], d.tokens * d.h, d.tokens * fc1_out,
@@ -424,7 +430,7 @@ void mlp_ops(const char* const names[4], const Dims& d, const Strategy& st, doub
                     : pass("bias_gelu", d.tokens * f_local, 4 * d.w, 6 * d.w));
   recomputed(out.back(), d.per_op());
   out.push_back(gemm(names[1], d.num.linear, d.tokens, d.h, f_local));
-  recomputed(out.back(), d.per_op(), per_op_share(d, swiglu ? 0 : 1));
+  recomputed(out.back(), d.per_op(), per_op_share(d, (swiglu != odd) ? 0 : 1));
   frozen_linear(d, out);
   if (fp8) out.push_back(linear_fp8_casts(d, names[3], d.tokens * f_local, d.tokens * d.h, 0));
 }
@@ -683,6 +689,7 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
 void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
              Window window, std::vector<Op>& out) {
   const Mla& a = m.mla;
+  const size_t first = out.size();
   const bool fp8 = d.num.quantized();
   const double own = d.tokens / d.sp_div;  // tokens this rank holds before the gather
   const double qk = a.qk_head_dim(), v = a.v_head_dim;
@@ -745,6 +752,32 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   if (fp8)
     out.push_back(
         fp8_casts(d.num, "attention_proj_fp8_casts", d.tokens * d.q_local * v, d.tokens * d.h));
+  // torchtitan's per-op policy (tp = 1): every second matrix multiply kept in the order they
+  // run, wq (or wq_a, wq_b), wkv_a, wkv_b, wo; the norms, the rotary step and K's assembly
+  // recomputed, attention's outputs kept (attention_core_ops).
+  if (d.per_op()) {
+    const bool q_down = a.q_lora_rank > 0;
+    const std::vector<std::pair<const char*, bool>> mms =
+        q_down ? std::vector<std::pair<const char*, bool>>{{"mla_q_down", false},
+                                                           {"mla_q_up", true},
+                                                           {"mla_kv_down", false},
+                                                           {"mla_kv_up", true},
+                                                           {"attention_proj", false}}
+               : std::vector<std::pair<const char*, bool>>{{"mla_q_up", false},
+                                                           {"mla_kv_down", true},
+                                                           {"mla_kv_up", false},
+                                                           {"attention_proj", true}};
+    for (size_t i = first; i < out.size(); ++i) {
+      Op& op = out[i];
+      if (op.kind == OpKind::gemm) {
+        for (const auto& [name, again] : mms)
+          if (op.name == name) recomputed(op, true, per_op_share(d, again ? 1 : 0));
+      } else if (op.kind == OpKind::memory && !op.core_attention) {
+        const std::string n = op.name;
+        if (n == "mla_q_norm" || n == "mla_kv_norm" || n == "mla_rope_and_k") recomputed(op, true);
+      }
+    }
+  }
 }
 
 // A Mamba-2 mixer as Megatron-core's MambaMixer runs it, split over TP by heads and groups:

@@ -118,7 +118,7 @@ TEST(TransformerActivations, TorchtitansPerOpPolicyKeepsAlternateMatmulOutputs) 
 
 // The policy is torchtitan's: other stacks refuse it, torchtitan refuses Megatron's modules,
 // it stands alone, and only dense attention layers are modelled.
-TEST(TransformerActivations, ThePerOpPolicyIsTorchtitansAndNotForLatentAttention) {
+TEST(TransformerActivations, ThePerOpPolicyIsTorchtitansAndTakesLatentAttentionAtTp1) {
   const Model m = load_model("llama3-8b");
   const Cluster c = load_cluster("dgx-a100", 8);
   EstimateOptions titan;
@@ -141,14 +141,19 @@ TEST(TransformerActivations, ThePerOpPolicyIsTorchtitansAndNotForLatentAttention
                                             "recompute_modules=ops/layernorm",
                                             8))
                   .has_value());
-  // MoE layers take it (torchtitan_mx_test.cpp); latent attention does not.
+  // MoE layers take it (torchtitan_mx_test.cpp); latent attention only at tp=1.
   EXPECT_FALSE(check_strategy(load_model("mixtral-8x7b"), load_cluster("dgx-h100", 8),
                               parse_strategy("tp=1,ep=8,mbs=1,gbs=8,recompute=selective,"
                                              "recompute_modules=ops",
                                              8))
                    .has_value());
+  EXPECT_FALSE(check_strategy(load_model("deepseek-v3"), load_cluster("dgx-h100", 64),
+                              parse_strategy("tp=1,ep=8,mbs=1,gbs=64,recompute=selective,"
+                                             "recompute_modules=ops",
+                                             64))
+                   .has_value());
   EXPECT_TRUE(check_strategy(load_model("deepseek-v3"), load_cluster("dgx-h100", 64),
-                             parse_strategy("tp=1,ep=8,mbs=1,gbs=64,recompute=selective,"
+                             parse_strategy("tp=2,ep=8,sp=true,mbs=1,gbs=64,recompute=selective,"
                                             "recompute_modules=ops",
                                             64))
                   .has_value());
