@@ -127,16 +127,15 @@ StageShards stage_shards(const Graph& g, const Strategy& s, const Software& sw,
     out.reduce_calls += n * (per_layer ? p.blocks * slices : p.tensors + (slices - 1));
     out.persistent_tensors += n * kept;
     out.persistent_params += persist ? n * p.vector_params : 0;
-    const double piece = p.total() / slices;
-    out.gathered_peak = std::max(out.gathered_peak, previous + piece);
-    if (slices > 1 || n > 1) out.gathered_peak = std::max(out.gathered_peak, 2 * piece);
-    const double half = (p.total() - 0.5 * p.fp8) / slices;
-    out.gathered_peak_fp8_half = std::max(out.gathered_peak_fp8_half, previous_half + half);
-    if (slices > 1 || n > 1)
-      out.gathered_peak_fp8_half = std::max(out.gathered_peak_fp8_half, 2 * half);
+    // The slice computing beside the one gathered before it, or two of this run's.
+    auto peak = [&](double& at, double& before, double piece) {
+      at = std::max(at, before + piece);
+      if (slices > 1 || n > 1) at = std::max(at, 2 * piece);
+      before = piece;
+    };
+    peak(out.gathered_peak, previous, p.total() / slices);
+    peak(out.gathered_peak_fp8_half, previous_half, (p.total() - 0.5 * p.fp8) / slices);
     out.largest_slice_tensor = std::max(out.largest_slice_tensor, p.largest_tensor / slices);
-    previous = piece;
-    previous_half = half;
   };
   // Unmasked, every unit of a run has one mark: a run at a time (the search prices this for
   // every stage of every plan); a per-layer mask, a unit at a time.

@@ -73,13 +73,13 @@ void torchao_numerics(const TorchaoFloat8& ao, bool tp, Numerics& n) {
   // cast per expert group across tokens by a two-pass Triton kernel (5 B). (From 2025-08-27 to
   // 2026-03-02 torchao copied those two column-major first, 4 B more each: not priced.)
   n.ao_quantized_experts = ao.experts;
-  if (!ao.mx) {
-    const double row = ao.compiled ? kRowCast : kEagerCast;
-    n.ao_experts = {row, kCompiledCast, row + kCompiledCast, row, kCompiledCast};
-  }
   if (ao.mx) {
     mx_numerics(ao, n);
-  } else if (ao.recipe == Float8Recipe::tensorwise) {
+    return;
+  }
+  const double row = ao.compiled ? kRowCast : kEagerCast;
+  n.ao_experts = {row, kCompiledCast, row + kCompiledCast, row, kCompiledCast};
+  if (ao.recipe == Float8Recipe::tensorwise) {
     // Forward: the input and the weight cast (the weight already float8 where FSDP2 gathered
     // it so, its shard cast before the gather). Backward: the output gradient cast with its
     // transpose; the weight transposed, from the gathered float8 weight, or compiled recast

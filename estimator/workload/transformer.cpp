@@ -451,12 +451,10 @@ double per_op_layer_bytes(const Model& m, const Strategy& st, const Numerics& nu
   }
   double routed = 0;
   if (moe) {
-    // The copies of the rank's own routed tokens come back whatever the experts' imbalance;
-    // under torchtitan's TP (moe_tp_wrapped) its share of all the tokens with etp=1, else all.
-    const bool all_to_all = st.moe_tp_wrapped ? st.ep > 1 : st.ep > 1 || st.expert_tp() != st.tp;
-    const double own = st.moe_tp_wrapped ? (st.ep > 1 && st.expert_tp() == 1 ? T / t : T)
-                                         : (all_to_all && t > 1 ? T / t : T);
-    if (all_to_all) routed = e * (tokens_on_experts(m, st, T) + own * m.moe.top_k) * h;
+    // The copies of the rank's own routed tokens come back whatever the experts' imbalance.
+    const bool all_to_all = st.ep > 1 || (!st.moe_tp_wrapped && st.expert_tp() != st.tp);
+    if (all_to_all)
+      routed = e * (tokens_on_experts(m, st, T) + tokens_routed_by_rank(st, T) * m.moe.top_k) * h;
   }
   return e * T * h / sp_div + e * T * kept + e * T * attention_out + 4 * heads * T + scattered +
          routed;

@@ -15,5 +15,8 @@ double layer_activation_bytes(const Model&, const Strategy&, AttentionKernel, Re
 // Tokens (top-k copies) the busiest rank's experts compute in one expert layer, of `tokens`
 // on each of a TP group's ranks.
 double tokens_on_experts(const Model&, const Strategy&, double tokens);
+// Tokens one rank routes (and sends a copy of to each of its top-k experts) in an expert layer,
+// of `tokens` on each of a TP group's ranks.
+double tokens_routed_by_rank(const Strategy&, double tokens);
 
 }  // namespace shardcost

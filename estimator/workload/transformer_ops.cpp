@@ -386,12 +386,12 @@ bool moe_dispatcher(const Strategy& st) {
   return !st.moe_tp_wrapped && (st.ep > 1 || st.expert_tp() != st.tp);
 }
 
+}  // namespace
+
 double tokens_routed_by_rank(const Strategy& st, double tokens) {
   if (st.moe_tp_wrapped) return st.ep > 1 && st.expert_tp() == 1 ? tokens / st.tp : tokens;
   return moe_dispatcher(st) && st.tp > 1 ? tokens / st.tp : tokens;
 }
-
-}  // namespace
 
 double tokens_on_experts(const Model& m, const Strategy& st, double tokens) {
   const double local = tokens_routed_by_rank(st, tokens) * m.moe.top_k;
@@ -689,19 +689,29 @@ void gqa_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
 void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const Dims& d,
              Window window, std::vector<Op>& out) {
   const Mla& a = m.mla;
-  const size_t first = out.size();
   const bool fp8 = d.num.quantized();
+  // torchtitan's per-op policy (tp = 1) keeps every second matrix multiply in the order they
+  // run: wq (or wq_a, wq_b), wkv_a, wkv_b, wo; the norms, the rotary step and K's assembly are
+  // recomputed, attention's outputs kept (attention_core_ops).
+  const int q_mms = a.q_lora_rank > 0 ? 2 : 1;
+  auto per_op_mm = [&](int run_order) {
+    recomputed(out.back(), d.per_op(), per_op_share(d, run_order % 2));
+  };
   const double own = d.tokens / d.sp_div;  // tokens this rank holds before the gather
   const double qk = a.qk_head_dim(), v = a.v_head_dim;
   const double latent = a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim;
   if (a.q_lora_rank > 0) {
     out.push_back(gemm("mla_q_down", d.num.linear, own, a.q_lora_rank, d.h));
+    per_op_mm(0);
     out.push_back(pass("mla_q_norm", own * a.q_lora_rank, 4 * d.w, 10 * d.w));
+    recomputed(out.back(), d.per_op());
   }
   out.push_back(gemm("mla_kv_down", d.num.linear, own, a.kv_lora_rank + a.qk_rope_head_dim, d.h));
+  per_op_mm(q_mms);
   if (fp8)
     out.push_back(fp8_casts(d.num, "mla_down_fp8_casts", own * d.h, own * latent, own * d.h));
   out.push_back(pass("mla_kv_norm", own * a.kv_lora_rank, 4 * d.w, 10 * d.w));
+  recomputed(out.back(), d.per_op());
   if (st.tp > 1) {
     Op op = st.sp ? comm("mla_latent_all_gather", OpKind::collective, Axis::tp,
                          CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
@@ -720,8 +730,10 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
   // they are gathered over TP as any such linear's input.
   if (a.q_lora_rank == 0) tp_enter(d, st, out, d.num.quantized());
   out.push_back(gemm("mla_q_up", d.num.linear, d.tokens, q_out, q_in));
+  per_op_mm(q_mms - 1);
   const double kv_out = d.q_local * (a.qk_nope_head_dim + v);
   out.push_back(gemm("mla_kv_up", d.num.linear, d.tokens, kv_out, a.kv_lora_rank));
+  per_op_mm(q_mms + 1);
   if (fp8)
     out.push_back(fp8_casts(d.num, "mla_up_fp8_casts", d.tokens * (a.q_lora_rank + a.kv_lora_rank),
                             d.tokens * (q_out + kv_out)));
@@ -731,8 +743,9 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
       pass("mla_rope_and_k",
            d.tokens * (d.q_local * a.qk_rope_head_dim + d.q_local * qk + a.qk_rope_head_dim),
            4 * d.w, 4 * d.w));
-  for (size_t i = up_first; i < out.size(); ++i)
-    out[i].selective = d.recomputes(kRecomputeMlaUpProj);
+  recomputed(out.back(), d.per_op());
+  if (d.recomputes(kRecomputeMlaUpProj))
+    for (size_t i = up_first; i < out.size(); ++i) out[i].selective = true;
   const bool ulysses = st.cp > 1 && st.cp_kind == CpKind::ulysses;
   if (ulysses)
     out.push_back(comm("cp_ulysses_qkv_all_to_all", OpKind::collective, Axis::cp,
@@ -749,35 +762,10 @@ void mla_ops(const Model& m, const Strategy& st, AttentionKernel kernel, const D
                        CollectiveOp::all_to_all, CollectiveOp::all_to_all,
                        d.e * d.tokens * d.q_local * v));
   out.push_back(gemm("attention_proj", d.num.linear, d.tokens, d.h, d.q_local * v));
+  per_op_mm(q_mms + 2);
   if (fp8)
     out.push_back(
         fp8_casts(d.num, "attention_proj_fp8_casts", d.tokens * d.q_local * v, d.tokens * d.h));
-  // torchtitan's per-op policy (tp = 1): every second matrix multiply kept in the order they
-  // run, wq (or wq_a, wq_b), wkv_a, wkv_b, wo; the norms, the rotary step and K's assembly
-  // recomputed, attention's outputs kept (attention_core_ops).
-  if (d.per_op()) {
-    const bool q_down = a.q_lora_rank > 0;
-    const std::vector<std::pair<const char*, bool>> mms =
-        q_down ? std::vector<std::pair<const char*, bool>>{{"mla_q_down", false},
-                                                           {"mla_q_up", true},
-                                                           {"mla_kv_down", false},
-                                                           {"mla_kv_up", true},
-                                                           {"attention_proj", false}}
-               : std::vector<std::pair<const char*, bool>>{{"mla_q_up", false},
-                                                           {"mla_kv_down", true},
-                                                           {"mla_kv_up", false},
-                                                           {"attention_proj", true}};
-    for (size_t i = first; i < out.size(); ++i) {
-      Op& op = out[i];
-      if (op.kind == OpKind::gemm) {
-        for (const auto& [name, again] : mms)
-          if (op.name == name) recomputed(op, true, per_op_share(d, again ? 1 : 0));
-      } else if (op.kind == OpKind::memory && !op.core_attention) {
-        const std::string n = op.name;
-        if (n == "mla_q_norm" || n == "mla_kv_norm" || n == "mla_rope_and_k") recomputed(op, true);
-      }
-    }
-  }
 }
 
 // A Mamba-2 mixer as Megatron-core's MambaMixer runs it, split over TP by heads and groups:
